@@ -1,0 +1,94 @@
+"""The ``aitrain`` command line: plan a blueprint offline, browse the catalog, size and recommend."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from blueprints.cli_support import OutputFormat, emit, reports_user_errors
+
+app = typer.Typer(
+    name="aitrain",
+    help="Turn an AI-training job into reviewable, tested Alibaba Cloud infrastructure (Pulumi).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+@app.command()
+@reports_user_errors
+def plan(
+    preset: Annotated[Optional[str], typer.Argument(help="A bundled preset, e.g. medical-imaging or autoscaling-training.")] = None,
+    stack_config: Annotated[Optional[Path], typer.Option("--stack-config", help="A Pulumi.<stack>.yaml whose aitrain:preset / aitrain:profile keys are merged over the preset.")] = None,
+    set_: Annotated[Optional[list[str]], typer.Option("--set", help="Override one profile field, PATH=VALUE (e.g. compute.nodes=16); repeatable, applied last.")] = None,
+    output_format: Annotated[OutputFormat, typer.Option("--format", help="table for a terminal, markdown for a pull request, json for tools.")] = OutputFormat.table,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Write the plan to this file instead of standard output.")] = None,
+) -> None:
+    """Show exactly what `pulumi up` would create, by running the real program offline under Pulumi mocks."""
+    from blueprints.preview import preview_profile
+    from blueprints.render import render_markdown, render_table
+    from blueprints.stackconfig import parse_overrides, read_stack_config, resolve_profile
+
+    overrides = parse_overrides(set_ or [])
+    stack_preset, stack_profile = read_stack_config(stack_config) if stack_config else (None, {})
+    profile_dict, profile = resolve_profile(preset or stack_preset, stack_profile, overrides)
+    result = preview_profile(profile_dict, profile)
+    if output_format is OutputFormat.json:
+        text = result.to_json()
+    elif output_format is OutputFormat.markdown:
+        text = render_markdown(result)
+    else:
+        text = render_table(result)
+    emit(text, out)
+
+
+@app.command()
+@reports_user_errors
+def presets() -> None:
+    """List the bundled presets."""
+    from blueprints.stackconfig import load_preset, preset_names
+
+    for name in preset_names():
+        data = load_preset(name)
+        typer.echo(f"{name}\t{data.get('blueprint')}\t{data.get('description', '')}")
+
+
+@app.command()
+@reports_user_errors
+def catalog(
+    gpu: Annotated[Optional[str], typer.Option("--gpu", help="Only this GPU model, e.g. A100-SXM4-80GB (case-insensitive prefix match, so 'A100' works).")] = None,
+    min_gpus: Annotated[Optional[int], typer.Option("--min-gpus", min=0, help="Only types with at least this many GPUs per instance.")] = None,
+    output_format: Annotated[OutputFormat, typer.Option("--format", help="table or json (a list of objects with the catalog's column names).")] = OutputFormat.table,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Write to this file instead of standard output.")] = None,
+) -> None:
+    """List real Alibaba Cloud instance types from the versioned catalog, with specs, prices and sources."""
+    from blueprints.catalog import load_catalog
+    from blueprints.catalog.render import catalog_rows, render_catalog_table
+
+    rows = catalog_rows(load_catalog(), gpu=gpu, min_gpus=min_gpus)
+    if output_format is OutputFormat.json:
+        emit(json.dumps(rows, indent=2, ensure_ascii=False), out)
+    else:
+        emit(render_catalog_table(rows), out)
+
+
+def _register_advisor() -> None:
+    from blueprints.advisor.commands import register
+
+    register(app)
+
+
+_register_advisor()
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,69 @@
+"""Shared conventions for aitrain components: child options, stable names, tags, node identity, user data."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import jinja2
+import pulumi
+import pulumi_alicloud as alicloud
+
+TEMPLATE_DIR = Path(__file__).parent / "templates"
+
+# Where every node sees the shared storage pool, whatever its kind.
+SHARED_MOUNT_PATH = "/mnt/shared"
+
+_templates = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
+    undefined=jinja2.StrictUndefined,
+    keep_trailing_newline=True,
+    autoescape=False,
+)
+
+
+def child(parent: pulumi.Resource, **extra) -> pulumi.ResourceOptions:
+    """Options for a child resource: parented to the component (so it inherits the provider)."""
+    return pulumi.ResourceOptions(parent=parent, **extra)
+
+
+def stateful(parent: pulumi.Resource) -> pulumi.ResourceOptions:
+    """Options for data that must outlive any change of compute: never deleted, never replaced by Pulumi."""
+    return pulumi.ResourceOptions(parent=parent, protect=True, retain_on_delete=True)
+
+
+def with_tags(tags: dict[str, str], component: str) -> dict[str, str]:
+    """Profile tags plus the tags aitrain always sets (who manages it, which unit it belongs to)."""
+    return {**tags, "managed-by": "aitrain", "aitrain-component": component}
+
+
+def render_user_data(**values) -> str:
+    """Render the node cloud-init (jinja2) that mounts the shared storage at ``SHARED_MOUNT_PATH``."""
+    return _templates.get_template("cloud-init.yaml.j2").render(mount_path=SHARED_MOUNT_PATH, **values)
+
+
+def base64_text(text: str) -> str:
+    """Base64 of UTF-8 text: ECS launch templates and ESS configurations take user data encoded."""
+    return base64.b64encode(text.encode("utf-8")).decode("ascii")
+
+
+# The ECS service may assume the node role; nothing else may (RAM trust policy, version 1).
+ECS_TRUST_POLICY = json.dumps(
+    {
+        "Version": "1",
+        "Statement": [{"Action": "sts:AssumeRole", "Effect": "Allow", "Principal": {"Service": ["ecs.aliyuncs.com"]}}],
+    },
+    sort_keys=True,
+)
+
+
+def node_role(parent: pulumi.Resource, name: str) -> alicloud.ram.Role:
+    """The RAM role the training nodes run as. It holds no policy: least privilege until a unit needs one."""
+    return alicloud.ram.Role(
+        f"{name}-node-role",
+        role_name=f"{name}-node",
+        assume_role_policy_document=ECS_TRUST_POLICY,
+        description="aitrain training nodes; grants nothing by default (attach scoped policies as needed)",
+        opts=child(parent),
+    )

@@ -1,0 +1,104 @@
+"""Pure layout arithmetic for blueprints: vSwitch CIDRs, zone choice, instance batches, off-hours schedules."""
+
+from __future__ import annotations
+
+import datetime as dt
+import ipaddress
+import math
+import zoneinfo
+from dataclasses import dataclass
+
+# ecs.EcsInstanceSet creates 1–100 instances per resource (terraform-provider-alicloud ecs_instance_set docs, `amount`).
+MAX_INSTANCES_PER_SET = 100
+
+# Each vSwitch gets 1/16 of the VPC (a /16 VPC gives /20 vSwitches: 4,096 addresses, above ESS's 2,000-instance cap).
+VSWITCH_PREFIX_EXTRA_BITS = 4
+VSWITCH_MAX_PREFIX = 29  # Alibaba vSwitch masks are /16–/29.
+
+
+class LayoutError(ValueError):
+    """A profile that cannot be laid out (for example no usable zone); the message says what to change."""
+
+
+def vswitch_cidrs(vpc_cidr: str, count: int) -> list[str]:
+    """The first ``count`` equal subnets of the VPC, each ``VSWITCH_PREFIX_EXTRA_BITS`` longer than the VPC prefix."""
+    vpc = ipaddress.ip_network(vpc_cidr)
+    prefix = min(vpc.prefixlen + VSWITCH_PREFIX_EXTRA_BITS, VSWITCH_MAX_PREFIX)
+    subnets = vpc.subnets(new_prefix=prefix)
+    out = []
+    for _ in range(count):
+        try:
+            out.append(str(next(subnets)))
+        except StopIteration:
+            raise LayoutError(f"VPC {vpc_cidr} has room for fewer than {count} vSwitches of /{prefix}") from None
+    return out
+
+
+def choose_zones(available: list[str], preferred: tuple[str, ...], count: int, *, instance_type: str, region: str) -> list[str]:
+    """Pick up to ``count`` zones that offer the instance type, in the profile's order of preference.
+
+    ``available`` is what the cloud reports for the type (``alicloud.get_zones``); ``preferred`` is the
+    profile's ``network.zones`` (empty: any available zone, in the cloud's order).
+    """
+    usable = [z for z in preferred if z in available] if preferred else sorted(available)
+    if not usable:
+        wanted = f" among network.zones {list(preferred)}" if preferred else ""
+        offered = ", ".join(sorted(available)) or "none"
+        raise LayoutError(
+            f"no zone{wanted} in {region} offers {instance_type} (zones that do: {offered}); "
+            "change network.zones, the region or compute.instance_type"
+        )
+    return usable[:count]
+
+
+def instance_batches(nodes: int, max_per_batch: int = MAX_INSTANCES_PER_SET) -> list[int]:
+    """Split ``nodes`` into the fewest batches of at most ``max_per_batch``, as even as possible (largest first)."""
+    if nodes < 1:
+        raise ValueError("nodes must be at least 1")
+    batches = math.ceil(nodes / max_per_batch)
+    base, extra = divmod(nodes, batches)
+    return [base + 1 if i < extra else base for i in range(batches)]
+
+
+@dataclass(frozen=True)
+class RecurringTask:
+    """One ESS scheduled task in the API's terms (UTC times)."""
+
+    launch_time: str  # YYYY-MM-DDThh:mmZ
+    recurrence_type: str  # Daily | Weekly
+    recurrence_value: str
+    recurrence_end_time: str  # YYYY-MM-DDThh:mm:ssZ
+
+
+# ESS: launch_time at most 90 days and recurrence_end_time at most 365 days after the task is created
+# (pulumi_alicloud.ess.ScheduledTask docstring, from terraform-provider-alicloud ess_scheduled_task docs).
+ESS_LAUNCH_WINDOW_DAYS = 90
+ESS_RECURRENCE_WINDOW_DAYS = 365
+SCHEDULE_LIFETIME_DAYS = 364
+
+
+def off_hours_tasks(start_date: dt.date, timezone: str, work_start: str, work_end: str, weekdays_only: bool) -> tuple[RecurringTask, RecurringTask]:
+    """(wake, sleep) tasks: wake at ``work_start`` on working days, sleep at ``work_end`` every day.
+
+    Local times are converted to UTC at ``start_date``'s offset (a zone with daylight saving shifts by an hour
+    in the other season). Weekday numbers follow ESS: 0 = Sunday … 6 = Saturday, shifted when the UTC time
+    falls on another calendar day than the local time.
+    """
+    zone = zoneinfo.ZoneInfo(timezone)
+    end = start_date + dt.timedelta(days=SCHEDULE_LIFETIME_DAYS)
+
+    def to_utc(hhmm: str) -> dt.datetime:
+        hour, minute = map(int, hhmm.split(":"))
+        local = dt.datetime.combine(start_date, dt.time(hour, minute), tzinfo=zone)
+        return local.astimezone(dt.timezone.utc)
+
+    def task(at: dt.datetime, days: list[int] | None) -> RecurringTask:
+        end_time = f"{end.isoformat()}T{at:%H:%M}:00Z"
+        if days is None:
+            return RecurringTask(f"{at:%Y-%m-%dT%H:%MZ}", "Daily", "1", end_time)
+        shift = (at.date() - start_date).days  # -1, 0 or +1
+        utc_days = sorted({(d + shift) % 7 for d in days})
+        return RecurringTask(f"{at:%Y-%m-%dT%H:%MZ}", "Weekly", ",".join(map(str, utc_days)), end_time)
+
+    working_days = [1, 2, 3, 4, 5] if weekdays_only else None
+    return task(to_utc(work_start), working_days), task(to_utc(work_end), None)

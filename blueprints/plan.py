@@ -1,0 +1,85 @@
+"""The Plan: plain, versioned data describing exactly what a blueprint would create (no Pulumi objects)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+PLAN_SCHEMA = "aitrain.plan/v1"
+
+
+@dataclass(frozen=True)
+class PlannedResource:
+    """One resource the program registers: engine type token, logical name, parent and inputs (engine names)."""
+
+    type: str
+    name: str
+    parent: str | None
+    custom: bool
+    inputs: dict[str, Any]
+    protect: bool = False
+    retain_on_delete: bool = False
+    delete_before_replace: bool = False
+    ignore_changes: tuple[str, ...] = ()
+
+    @property
+    def short_type(self) -> str:
+        """``alicloud:vpc/network:Network`` → ``vpc.Network``; components keep their token."""
+        if self.type.startswith("alicloud:") and "/" in self.type:
+            module = self.type.split(":")[1].split("/")[0]
+            return f"{module}.{self.type.rsplit(':', 1)[1]}"
+        return self.type
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything one offline run of the program would create, plus a summary a reviewer reads first."""
+
+    blueprint: str
+    region: str
+    profile_name: str
+    summary: dict[str, Any]
+    notes: tuple[str, ...]
+    resources: tuple[PlannedResource, ...]
+    outputs: dict[str, Any] = field(default_factory=dict)
+    schema: str = PLAN_SCHEMA
+
+    def count_by_type(self) -> dict[str, int]:
+        """How many resources of each short type (custom resources only), sorted by type."""
+        counts: dict[str, int] = {}
+        for r in self.resources:
+            if r.custom:
+                counts[r.short_type] = counts.get(r.short_type, 0) + 1
+        return dict(sorted(counts.items()))
+
+    def find(self, short_type: str) -> list[PlannedResource]:
+        """Resources of one short type (``ecs.EcsInstanceSet``) in plan order."""
+        return [r for r in self.resources if r.short_type == short_type]
+
+    def children(self, parent: str | None) -> list[PlannedResource]:
+        """Direct children of a resource name (``None``: top level)."""
+        return [r for r in self.resources if r.parent == parent]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The documented JSON form (schema ``aitrain.plan/v1``)."""
+        resources = []
+        for r in self.resources:
+            item = asdict(r)
+            item["ignore_changes"] = list(r.ignore_changes)
+            resources.append(item)
+        return {
+            "schema": self.schema,
+            "blueprint": self.blueprint,
+            "region": self.region,
+            "profile_name": self.profile_name,
+            "summary": self.summary,
+            "notes": list(self.notes),
+            "resource_counts": self.count_by_type(),
+            "resources": resources,
+            "outputs": self.outputs,
+        }
+
+    def to_json(self) -> str:
+        """Deterministic JSON text (sorted keys inside inputs, stable resource order)."""
+        return json.dumps(self.to_dict(), indent=2, sort_keys=False, ensure_ascii=False, default=str) + "\n"

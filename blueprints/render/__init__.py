@@ -1,0 +1,133 @@
+"""Render a Plan for people: a terminal table and Markdown for pull requests (JSON lives on the Plan)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import io
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from blueprints.plan import Plan, PlannedResource
+
+TEMPLATE_DIR = Path(__file__).parent / "templates"
+
+# The inputs a reviewer checks first, per resource type (engine names).
+KEY_PROPERTIES: dict[str, tuple[str, ...]] = {
+    "vpc.Network": ("cidrBlock",),
+    "vpc.Switch": ("zoneId", "cidrBlock"),
+    "ecs.SecurityGroup": ("innerAccessPolicy",),
+    "ecs.SecurityGroupRule": ("type", "ipProtocol", "portRange", "cidrIp", "sourceSecurityGroupId", "policy"),
+    "vpc.NatGateway": ("natType", "paymentType", "internetChargeType"),
+    "ecs.EipAddress": ("bandwidth", "internetChargeType"),
+    "ecs.EipAssociation": ("instanceType",),
+    "vpc.SnatEntry": ("sourceVswitchId", "snatIp"),
+    "nas.FileSystem": ("fileSystemType", "storageType", "capacity", "encryptType", "zoneId"),
+    "nas.AccessGroup": ("accessGroupName", "accessGroupType"),
+    "nas.AccessRule": ("sourceCidrIp", "rwAccessType", "userAccessType"),
+    "nas.MountTarget": ("networkType", "vswitchId"),
+    "ram.Role": ("roleName",),
+    "ecs.EcsDeploymentSet": ("strategy",),
+    "ecs.EcsLaunchTemplate": ("instanceType", "systemDisk", "internetMaxBandwidthOut", "httpTokens", "spotStrategy"),
+    "ecs.EcsInstanceSet": ("amount", "instanceType", "zoneId", "internetMaxBandwidthOut", "deletionProtection", "spotStrategy"),
+    "ess.ScalingGroup": ("minSize", "maxSize", "desiredCapacity", "multiAzPolicy", "groupDeletionProtection"),
+    "ess.ScalingConfiguration": ("instanceType", "systemDiskEncrypted", "internetMaxBandwidthOut", "spotStrategy"),
+    "ess.ScalingRule": ("adjustmentType", "adjustmentValue"),
+    "ess.Alarm": ("metricName", "comparisonOperator", "threshold", "period", "evaluationCount"),
+    "ess.ScheduledTask": ("launchTime", "recurrenceType", "recurrenceValue", "minValue", "desiredCapacity"),
+}
+
+# A PR comment holds at most 65,536 characters; the Markdown plan stays under this by summarising.
+MARKDOWN_LIMIT = 60_000
+
+
+def key_properties(resource: PlannedResource) -> dict[str, Any]:
+    """The reviewer-relevant inputs of one resource, in a fixed order, absent ones skipped."""
+    keys = KEY_PROPERTIES.get(resource.short_type, ())
+    return {k: resource.inputs[k] for k in keys if k in resource.inputs}
+
+
+def format_value(value: Any) -> str:
+    """Compact, deterministic text for a property value."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {format_value(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(format_value(v) for v in value) + "]"
+    return str(value)
+
+
+def safety_flags(resource: PlannedResource) -> str:
+    """Short text for the data-safety options set on a resource."""
+    flags = [name for name, on in (("protect", resource.protect), ("retain-on-delete", resource.retain_on_delete), ("delete-before-replace", resource.delete_before_replace)) if on]
+    if resource.ignore_changes:
+        flags.append("ignore-changes: " + ",".join(resource.ignore_changes))
+    return " ".join(flags)
+
+
+def depth_of(plan: Plan) -> dict[str, int]:
+    """Tree depth of every resource name (top level = 0)."""
+    parents = {r.name: r.parent for r in plan.resources}
+    depths: dict[str, int] = {}
+    for name in parents:
+        depth, cursor = 0, parents[name]
+        while cursor is not None and cursor in parents:
+            depth, cursor = depth + 1, parents[cursor]
+        depths[name] = depth
+    return depths
+
+
+def user_data_blocks(plan: Plan) -> list[tuple[str, str]]:
+    """(resource name, decoded cloud-init) for every resource that carries user data."""
+    blocks = []
+    for r in plan.resources:
+        encoded = r.inputs.get("userData")
+        if isinstance(encoded, str):
+            try:
+                blocks.append((r.name, base64.b64decode(encoded, validate=True).decode("utf-8")))
+            except (binascii.Error, UnicodeDecodeError):
+                blocks.append((r.name, encoded))
+    return blocks
+
+
+def render_table(plan: Plan, width: int = 140) -> str:
+    """Terminal rendering: summary, notes, then the resource tree with key properties."""
+    console = Console(file=io.StringIO(), width=width, color_system=None, force_terminal=False, record=True)
+    summary = Table(title=f"aitrain plan: {plan.profile_name} ({plan.blueprint}, {plan.region})", box=box.SIMPLE, show_header=False)
+    summary.add_column("key", style="bold")
+    summary.add_column("value")
+    for key, value in plan.summary.items():
+        summary.add_row(key, format_value(value))
+    console.print(summary)
+    for note in plan.notes:
+        console.print(f"note: {note}")
+    tree = Table(box=box.SIMPLE_HEAD, title=f"{sum(1 for r in plan.resources if r.custom)} resources in {sum(1 for r in plan.resources if not r.custom)} components")
+    tree.add_column("resource")
+    tree.add_column("type")
+    tree.add_column("key properties", overflow="fold")
+    tree.add_column("safety")
+    depths = depth_of(plan)
+    for r in plan.resources:
+        props = ", ".join(f"{k}={format_value(v)}" for k, v in key_properties(r).items())
+        tree.add_row("  " * depths[r.name] + r.name, r.short_type, props, safety_flags(r))
+    console.print(tree)
+    return console.export_text()
+
+
+def render_markdown(plan: Plan) -> str:
+    """Markdown for a pull request: summary, counts, tree, safety, user data; summarised to fit a PR comment."""
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATE_DIR), undefined=jinja2.StrictUndefined, keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
+    env.filters["value"] = format_value
+    template = env.get_template("plan.md.j2")
+    depths = depth_of(plan)
+    rows = [{"r": r, "depth": depths[r.name], "props": key_properties(r), "safety": safety_flags(r)} for r in plan.resources]
+    text = template.render(plan=plan, rows=rows, counts=plan.count_by_type(), user_data=user_data_blocks(plan), show_user_data=True)
+    if len(text) > MARKDOWN_LIMIT:
+        text = template.render(plan=plan, rows=[x for x in rows if not x["r"].custom], counts=plan.count_by_type(), user_data=[], show_user_data=False)
+    return text
