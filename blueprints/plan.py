@@ -43,6 +43,7 @@ class Plan:
     notes: tuple[str, ...]
     resources: tuple[PlannedResource, ...]
     outputs: dict[str, Any] = field(default_factory=dict)
+    findings: tuple[dict[str, str], ...] = ()
     schema: str = PLAN_SCHEMA
 
     def count_by_type(self) -> dict[str, int]:
@@ -78,6 +79,7 @@ class Plan:
             "resource_counts": self.count_by_type(),
             "resources": resources,
             "outputs": self.outputs,
+            "findings": list(self.findings),
         }
 
     def to_json(self) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -12,6 +13,7 @@ from pulumi.runtime import settings as pulumi_settings
 from pulumi.runtime.stack import Stack, run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
+from blueprints import guardrails
 from blueprints.catalog import load_catalog
 from blueprints.plan import Plan, PlannedResource
 from blueprints.profile import ProfileModel, alias_note
@@ -103,6 +105,28 @@ def run_program(program: Callable[[], None], config: dict[str, str], *, zones: l
     return mocks.registered, recorder.by_key, outputs
 
 
+def record(program: Callable[[], None], config: dict[str, str] | None = None, *, zones: list[str], image_id: str | None = None) -> tuple[list[PlannedResource], dict[str, Any]]:
+    """Run any Pulumi program offline; return its resources in tree order and its stack outputs."""
+    registered, options, outputs = run_program(program, config or {}, zones=zones, image_id=image_id)
+    resources = []
+    for r in registered:
+        opts = options.get((r.typ, r.name), {})
+        resources.append(
+            PlannedResource(
+                type=r.typ,
+                name=r.name,
+                parent=opts.get("parent"),
+                custom=bool(r.custom),
+                inputs=_clean(r.inputs),
+                protect=opts.get("protect", False),
+                retain_on_delete=opts.get("retain_on_delete", False),
+                delete_before_replace=opts.get("delete_before_replace", False),
+                ignore_changes=opts.get("ignore_changes", ()),
+            )
+        )
+    return _tree_order(resources), _clean(outputs)
+
+
 def preview_profile(profile_dict: dict[str, Any], profile: ProfileModel, program: Callable[[], None] | None = None) -> Plan:
     """Run the real program (``blueprints.program.run``, as ``infra/__main__.py`` does) for one profile."""
     from blueprints.program import run
@@ -111,32 +135,17 @@ def preview_profile(profile_dict: dict[str, Any], profile: ProfileModel, program
     zones = list(profile.network.zones) or list(catalog.zones(profile.region))
     image = catalog.image_for(profile.region)
     config = {PROFILE_KEY: json.dumps(profile_dict, sort_keys=True)}
-    registered, options, outputs = run_program(program or run, config, zones=zones, image_id=image.image_id if image else None)
-    resources = _tree_order(
-        [
-            PlannedResource(
-                type=r.typ,
-                name=r.name,
-                parent=options.get((r.typ, r.name), {}).get("parent"),
-                custom=bool(r.custom),
-                inputs=_clean(r.inputs),
-                protect=options.get((r.typ, r.name), {}).get("protect", False),
-                retain_on_delete=options.get((r.typ, r.name), {}).get("retain_on_delete", False),
-                delete_before_replace=options.get((r.typ, r.name), {}).get("delete_before_replace", False),
-                ignore_changes=options.get((r.typ, r.name), {}).get("ignore_changes", ()),
-            )
-            for r in registered
-        ]
-    )
-    return Plan(
+    resources, outputs = record(program or run, config, zones=zones, image_id=image.image_id if image else None)
+    plan = Plan(
         blueprint=profile.blueprint,
         region=profile.region,
         profile_name=profile.name,
         summary=summarize(profile),
         notes=tuple(n for n in (profile.description or None, alias_note(profile)) if n),
         resources=tuple(resources),
-        outputs=_clean(outputs),
+        outputs=outputs,
     )
+    return dataclasses.replace(plan, findings=tuple(dataclasses.asdict(f) for f in guardrails.check(plan)))
 
 
 def summarize(profile: ProfileModel) -> dict[str, Any]:

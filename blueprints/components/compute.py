@@ -111,10 +111,12 @@ class GpuCluster(pulumi.ComponentResource):
                     instance_charge_type="PostPaid",
                     spot_strategy=node.spot_strategy,
                     internet_max_bandwidth_out=0,
-                    # Deletion protection has no effect on spot instances (ecs.Instance docs), so it is only set for on-demand.
-                    deletion_protection=not node.spot,
+                    # Nodes are stateless (data lives on SharedStorage). An instance set changes only its tags in
+                    # place (provider docs), so any other change replaces it: deletion protection would block every
+                    # resize, and replacing delete-first avoids needing GPU quota for two clusters at once.
+                    deletion_protection=False,
                     tags=tags,
-                    opts=child(self),
+                    opts=child(self, delete_before_replace=True),
                 )
             )
         self.register_outputs(

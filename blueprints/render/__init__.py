@@ -96,7 +96,7 @@ def user_data_blocks(plan: Plan) -> list[tuple[str, str]]:
     return blocks
 
 
-def render_table(plan: Plan, width: int = 140) -> str:
+def render_table(plan: Plan, width: int = 200) -> str:
     """Terminal rendering: summary, notes, then the resource tree with key properties."""
     console = Console(file=io.StringIO(), width=width, color_system=None, force_terminal=False, record=True)
     summary = Table(title=f"aitrain plan: {plan.profile_name} ({plan.blueprint}, {plan.region})", box=box.SIMPLE, show_header=False)
@@ -108,15 +108,19 @@ def render_table(plan: Plan, width: int = 140) -> str:
     for note in plan.notes:
         console.print(f"note: {note}")
     tree = Table(box=box.SIMPLE_HEAD, title=f"{sum(1 for r in plan.resources if r.custom)} resources in {sum(1 for r in plan.resources if not r.custom)} components")
-    tree.add_column("resource")
-    tree.add_column("type")
-    tree.add_column("key properties", overflow="fold")
-    tree.add_column("safety")
+    tree.add_column("resource", no_wrap=True)
+    tree.add_column("type", no_wrap=True)
+    tree.add_column("key properties", overflow="fold", ratio=1)
+    tree.add_column("safety", no_wrap=True)
     depths = depth_of(plan)
     for r in plan.resources:
         props = ", ".join(f"{k}={format_value(v)}" for k, v in key_properties(r).items())
         tree.add_row("  " * depths[r.name] + r.name, r.short_type, props, safety_flags(r))
     console.print(tree)
+    for finding in plan.findings:
+        console.print(f"{finding['level']}: [{finding['rule']}] {finding['resource']}: {finding['message']}", markup=False)
+    if not plan.findings:
+        console.print("guardrails: all passed")
     return console.export_text()
 
 

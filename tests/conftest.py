@@ -1,0 +1,28 @@
+"""Shared fixtures: offline plans of the presets (computed once per session) and the golden-file flag."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def pytest_addoption(parser):
+    parser.addoption("--update-golden", action="store_true", default=False, help="rewrite tests/golden/* from the current output")
+
+
+@pytest.fixture(scope="session")
+def update_golden(request) -> bool:
+    return request.config.getoption("--update-golden")
+
+
+@pytest.fixture(scope="session")
+def medical_plan():
+    from blueprints.testing import offline_plan
+
+    return offline_plan("medical-imaging")
+
+
+@pytest.fixture(scope="session")
+def autoscaling_plan():
+    from blueprints.testing import offline_plan
+
+    return offline_plan("autoscaling-training")

@@ -1,0 +1,113 @@
+"""CLI tests: exit codes, the key lines a user reads, the JSON schema, files written or not."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from blueprints.cli import app
+
+runner = CliRunner()
+
+
+def invoke(*args):
+    return runner.invoke(app, list(args))
+
+
+def test_plan_table_shows_summary_tree_and_note():
+    result = invoke("plan", "medical-imaging")
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "aitrain plan: medical-imaging (fixed-cluster, cn-shanghai)" in out
+    assert "ecs.gn7e-c16g1.32xlarge" in out and "96" in out
+    assert "m6i.32xlarge (not an Alibaba Cloud type)" in out
+    assert "medical-imaging-storage-fs" in out and "protect retain-on-delete" in out
+    assert "guardrails: all passed" in out
+
+
+def test_plan_json_schema(tmp_path):
+    out_file = tmp_path / "plan.json"
+    result = invoke("plan", "autoscaling-training", "--format", "json", "--out", str(out_file))
+    assert result.exit_code == 0 and result.stdout == ""
+    data = json.loads(out_file.read_text())
+    assert data["schema"] == "aitrain.plan/v1"
+    assert data["blueprint"] == "autoscaling-pool" and data["region"] == "cn-shanghai"
+    for resource in data["resources"]:
+        assert set(resource) >= {"type", "name", "parent", "inputs", "protect", "retain_on_delete"}
+    assert data["findings"] == []
+
+
+def test_plan_markdown_fits_a_pr_comment():
+    result = invoke("plan", "medical-imaging", "--format", "markdown", "--set", "compute.nodes=128")
+    assert result.exit_code == 0
+    assert result.stdout.startswith("## aitrain plan: `medical-imaging`")
+    assert len(result.stdout) < 65_536
+    assert "amount=`64`" in result.stdout
+
+
+def test_plan_from_stack_config_with_set_override(tmp_path):
+    stack = tmp_path / "Pulumi.dev.yaml"
+    stack.write_text(yaml.safe_dump({"config": {"aitrain:preset": "medical-imaging", "aitrain:profile": {"compute": {"nodes": 4}}}}))
+    result = invoke("plan", "--stack-config", str(stack), "--set", "network.admin_cidr=203.0.113.0/24", "--format", "json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["summary"]["nodes"] == 4 and data["summary"]["admin_cidr"] == "203.0.113.0/24"
+    ssh = [r for r in data["resources"] if r["name"].endswith("sg-admin-ssh")]
+    assert ssh and ssh[0]["inputs"]["cidrIp"] == "203.0.113.0/24"
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["plan", "medical-imagin"], "did you mean 'medical-imaging'?"),
+        (["plan", "medical-imaging", "--set", "compute.nodes=0"], "compute.nodes = 0"),
+        (["plan", "medical-imaging", "--set", "compute.instance_type=m6i.32xlarg"], "did you mean"),
+        (["plan", "medical-imaging", "--set", "network.admin_cidr=0.0.0.0/0"], "network.admin_cidr = '0.0.0.0/0'"),
+        (["plan", "medical-imaging", "--set", "network.vpc_cidr=10.0.0/16"], "not a valid CIDR"),
+        (["plan", "medical-imaging", "--set", "compute.nodez=3"], "did you mean 'compute.nodes'?"),
+        (["plan", "--stack-config", "/nonexistent/Pulumi.dev.yaml"], "file does not exist"),
+        (["plan"], "name a preset"),
+    ],
+)
+def test_bad_input_exits_2_with_one_message_and_no_traceback(args, expected, tmp_path):
+    out_file = tmp_path / "never.json"
+    result = invoke(*args, "--out", str(out_file)) if args[0] == "plan" else invoke(*args)
+    assert result.exit_code == 2, result.output
+    assert expected in result.stderr
+    assert result.stderr.startswith("error: ")
+    assert "Traceback" not in result.output
+    assert not out_file.exists()
+
+
+def test_autoscaling_min_greater_than_max_is_rejected():
+    result = invoke("plan", "autoscaling-training", "--set", "compute.min_nodes=9")
+    assert result.exit_code == 2
+    assert "min_nodes (9) is greater than max_nodes (8)" in result.stderr
+
+
+def test_unreadable_or_invalid_stack_config(tmp_path):
+    bad = tmp_path / "Pulumi.bad.yaml"
+    bad.write_text("config: [unclosed\n")
+    result = invoke("plan", "--stack-config", str(bad))
+    assert result.exit_code == 2 and "is not valid YAML" in result.stderr
+    wrong_key = tmp_path / "Pulumi.key.yaml"
+    wrong_key.write_text(yaml.safe_dump({"config": {"aitrain:presett": "medical-imaging"}}))
+    result = invoke("plan", "--stack-config", str(wrong_key))
+    assert result.exit_code == 2 and "did you mean 'aitrain:preset'?" in result.stderr
+
+
+def test_catalog_json_lists_rows_with_column_names():
+    result = invoke("catalog", "--gpu", "A100", "--min-gpus", "8", "--format", "json")
+    assert result.exit_code == 0
+    rows = json.loads(result.stdout)
+    assert rows and all(r["gpu_count"] >= 8 and r["gpu_model"].startswith("A100") for r in rows)
+    assert {"instance_type", "vcpus", "memory_gib", "price_cny_per_hour", "price_source"} <= set(rows[0])
+
+
+def test_presets_lists_both():
+    result = invoke("presets")
+    assert result.exit_code == 0
+    assert "medical-imaging\tfixed-cluster" in result.stdout and "autoscaling-training\tautoscaling-pool" in result.stdout

@@ -1,0 +1,72 @@
+"""Pure layout arithmetic: vSwitch CIDRs, zone choice, instance batches, off-hours schedule in UTC."""
+
+from __future__ import annotations
+
+import datetime as dt
+import ipaddress
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from blueprints.layout import LayoutError, choose_zones, instance_batches, off_hours_tasks, vswitch_cidrs
+
+
+def test_vswitch_cidrs_are_disjoint_subnets_of_the_vpc():
+    cidrs = vswitch_cidrs("10.20.0.0/16", 3)
+    assert cidrs == ["10.20.0.0/20", "10.20.16.0/20", "10.20.32.0/20"]
+    nets = [ipaddress.ip_network(c) for c in cidrs]
+    assert all(n.subnet_of(ipaddress.ip_network("10.20.0.0/16")) for n in nets)
+    assert not nets[0].overlaps(nets[1])
+
+
+def test_vswitch_prefix_is_capped_at_29():
+    assert vswitch_cidrs("192.168.0.0/27", 2) == ["192.168.0.0/29", "192.168.0.8/29"]
+    with pytest.raises(LayoutError):
+        vswitch_cidrs("192.168.0.0/28", 3)
+
+
+def test_choose_zones_keeps_preference_order_and_skips_unavailable():
+    available = ["cn-shanghai-b", "cn-shanghai-a", "cn-shanghai-e"]
+    assert choose_zones(available, ("cn-shanghai-e", "cn-shanghai-x", "cn-shanghai-a"), 3, instance_type="t", region="r") == ["cn-shanghai-e", "cn-shanghai-a"]
+    assert choose_zones(available, (), 2, instance_type="t", region="r") == ["cn-shanghai-a", "cn-shanghai-b"]
+
+
+def test_choose_zones_explains_when_nothing_fits():
+    with pytest.raises(LayoutError) as info:
+        choose_zones(["cn-shanghai-b"], ("cn-shanghai-a",), 1, instance_type="ecs.gn7e-c16g1.32xlarge", region="cn-shanghai")
+    message = str(info.value)
+    assert "no zone among network.zones ['cn-shanghai-a'] in cn-shanghai offers ecs.gn7e-c16g1.32xlarge" in message
+    assert "zones that do: cn-shanghai-b" in message
+
+
+@pytest.mark.parametrize("nodes, expected", [(1, [1]), (12, [12]), (100, [100]), (101, [51, 50]), (128, [64, 64]), (250, [84, 83, 83])])
+def test_instance_batches_examples(nodes, expected):
+    assert instance_batches(nodes) == expected
+
+
+@given(st.integers(min_value=1, max_value=2000))
+def test_instance_batches_cover_nodes_in_fewest_even_batches(nodes):
+    batches = instance_batches(nodes)
+    assert sum(batches) == nodes
+    assert max(batches) <= 100
+    assert len(batches) == -(-nodes // 100)
+    assert max(batches) - min(batches) <= 1
+
+
+def test_off_hours_in_shanghai_convert_to_utc_without_day_shift():
+    wake, sleep = off_hours_tasks(dt.date(2026, 12, 1), "Asia/Shanghai", "09:00", "19:00", weekdays_only=True)
+    # 09:00 in Shanghai (UTC+8) is 01:00 UTC the same day; Monday–Friday stay 1–5 (ESS: 0 = Sunday).
+    assert wake.launch_time == "2026-12-01T01:00Z"
+    assert (wake.recurrence_type, wake.recurrence_value) == ("Weekly", "1,2,3,4,5")
+    # 19:00 in Shanghai is 11:00 UTC, every day.
+    assert sleep.launch_time == "2026-12-01T11:00Z"
+    assert (sleep.recurrence_type, sleep.recurrence_value) == ("Daily", "1")
+    assert sleep.recurrence_end_time == "2027-11-30T11:00:00Z"  # 364 days later, inside ESS's 365-day limit
+
+
+def test_off_hours_weekday_shift_when_utc_is_the_previous_day():
+    wake, _ = off_hours_tasks(dt.date(2026, 12, 1), "Asia/Shanghai", "07:00", "19:00", weekdays_only=True)
+    # 07:00 UTC+8 is 23:00 UTC the day before: Monday's wake-up fires on Sunday in UTC.
+    assert wake.launch_time == "2026-11-30T23:00Z"
+    assert wake.recurrence_value == "0,1,2,3,4"

@@ -1,0 +1,209 @@
+"""Pure profile validation: every bad input gets a located, explained error; good input is resolved."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from blueprints.errors import UserInputError
+from blueprints.profile import AutoscalingProfile, FixedClusterProfile, alias_note, parse_profile
+from blueprints.stackconfig import load_preset, parse_overrides, resolve_profile
+
+
+def medical() -> dict:
+    return copy.deepcopy(load_preset("medical-imaging"))
+
+
+def autoscaling() -> dict:
+    return copy.deepcopy(load_preset("autoscaling-training"))
+
+
+def problems(data: dict) -> list:
+    with pytest.raises(UserInputError) as info:
+        parse_profile(data)
+    return info.value.problems
+
+
+def test_presets_parse_into_their_blueprint_models():
+    assert isinstance(parse_profile(medical()), FixedClusterProfile)
+    profile = parse_profile(autoscaling())
+    assert isinstance(profile, AutoscalingProfile)
+    assert profile.compute.working_hours_nodes == 2
+
+
+def test_profiles_are_frozen():
+    profile = parse_profile(medical())
+    with pytest.raises(Exception):
+        profile.compute.nodes = 3  # type: ignore[misc]
+
+
+def test_unknown_key_gets_did_you_mean_and_allowed_keys():
+    data = medical()
+    data["storage"]["capacity_gb"] = data["storage"].pop("capacity_gib")
+    found = problems(data)
+    unknown = [p for p in found if p.path == "storage.capacity_gb"]
+    assert unknown and unknown[0].hint == "did you mean 'capacity_gib'?"
+    assert "allowed keys here" in unknown[0].message and "throughput_tier" in unknown[0].message
+
+
+def test_every_error_is_reported_together_with_path_and_value():
+    data = medical()
+    data["compute"]["nodes"] = 0
+    data["network"]["vpc_cidr"] = "10.0.0.300/16"
+    found = {p.path: p for p in problems(data)}
+    assert set(found) >= {"compute.nodes", "network.vpc_cidr"}
+    assert found["compute.nodes"].value == 0 and "greater than or equal to 1" in found["compute.nodes"].message
+    assert found["network.vpc_cidr"].value == "10.0.0.300/16" and "not a valid CIDR" in found["network.vpc_cidr"].message
+
+
+def test_wrong_type_is_rejected_in_strict_mode():
+    data = medical()
+    data["compute"]["nodes"] = "twelve"
+    (p,) = [p for p in problems(data) if p.path == "compute.nodes"]
+    assert p.value == "twelve" and "integer" in p.message
+
+
+def test_min_greater_than_max_is_rejected():
+    data = autoscaling()
+    data["compute"].update(min_nodes=5, max_nodes=3, desired_nodes=None)
+    (p,) = problems(data)
+    assert p.path == "compute" and "min_nodes (5) is greater than max_nodes (3)" in p.message
+
+
+def test_desired_outside_bounds_is_rejected():
+    data = autoscaling()
+    data["compute"]["desired_nodes"] = 9
+    (p,) = problems(data)
+    assert "desired_nodes (9) is outside [min_nodes, max_nodes] = [1, 8]" in p.message
+
+
+def test_fake_instance_type_is_rejected_with_suggestion():
+    data = medical()
+    data["compute"]["instance_type"] = "ecs.gn7e-c16g1.32xlage"
+    (p,) = problems(data)
+    assert p.path == "compute.instance_type" and p.value == "ecs.gn7e-c16g1.32xlage"
+    assert "not a real Alibaba Cloud ECS instance type" in p.message
+    assert "ecs.gn7e-c16g1.32xlarge" in p.hint
+
+
+def test_cpu_only_type_is_rejected_for_training_nodes():
+    data = medical()
+    data["compute"]["instance_type"] = "ecs.g7.8xlarge"
+    (p,) = problems(data)
+    assert "CPU-only" in p.message
+
+
+def test_article_alias_resolves_to_real_hardware_with_same_gpu_count():
+    data = medical()
+    data["compute"].update(instance_type="m6i.32xlarge", nodes=3)
+    profile = parse_profile(data)
+    assert profile.compute.instance_type == "ecs.gn7e-c16g1.32xlarge"
+    assert profile.compute.nodes == 12  # 3 article units × 4 real nodes × 8 A100 = 96 GPUs
+    note = alias_note(profile)
+    assert note and "m6i.32xlarge" in note and "ecs.gn7e-c16g1.32xlarge" in note
+
+
+@pytest.mark.parametrize("cidr", ["0.0.0.0/0", "8.0.0.0/4"])
+def test_admin_cidr_open_to_the_internet_is_rejected(cidr):
+    data = medical()
+    data["network"]["admin_cidr"] = cidr
+    (p,) = problems(data)
+    assert p.path == "network.admin_cidr" and p.value == cidr
+
+
+def test_public_vpc_cidr_is_rejected():
+    data = medical()
+    data["network"]["vpc_cidr"] = "8.8.0.0/16"
+    (p,) = problems(data)
+    assert "10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16" in p.message
+
+
+def test_scale_out_threshold_outside_article_band_needs_explicit_override():
+    data = autoscaling()
+    data["compute"]["scale_out_cpu_percent"] = 90
+    (p,) = problems(data)
+    assert "65–75 %" in p.message and "allow_scale_out_outside_article_band" in p.message
+    data["compute"]["allow_scale_out_outside_article_band"] = True
+    assert parse_profile(data).compute.scale_out_cpu_percent == 90
+
+
+def test_cpfs_needs_explicit_acceptance_of_no_encryption():
+    data = medical()
+    data["storage"].update(kind="cpfs", throughput_tier="advance_200")
+    (p,) = problems(data)
+    assert "cannot be encrypted" in p.message
+    data["storage"]["allow_unencrypted_cpfs"] = True
+    assert parse_profile(data).storage.kind == "cpfs"
+
+
+def test_tier_must_match_kind():
+    data = medical()
+    data["storage"]["throughput_tier"] = "advance_200"
+    (p,) = problems(data)
+    assert "not valid for kind 'extreme_nas'" in p.message and "'advance'" in p.message
+
+
+def test_off_hours_needs_a_start_date_and_a_real_time_zone():
+    data = autoscaling()
+    data["cost"]["off_hours"].pop("start_date")
+    (p,) = problems(data)
+    assert p.path == "cost.off_hours" and "start_date is required" in p.message
+    data = autoscaling()
+    data["cost"]["off_hours"]["timezone"] = "Asia/Shangai"
+    (p,) = problems(data)
+    assert p.path == "cost.off_hours.timezone" and "did you mean 'Asia/Shanghai'?" in p.message
+
+
+def test_fixed_cluster_cannot_sleep_off_hours():
+    data = medical()
+    data["cost"] = {"off_hours": {"enabled": True, "start_date": "2026-12-01"}}
+    (p,) = problems(data)
+    assert "autoscaling-pool" in p.message
+
+
+def test_unknown_region_and_foreign_zone():
+    data = medical()
+    data["region"] = "cn-shangai"
+    (p,) = problems(data)
+    assert p.path == "region" and "did you mean 'cn-shanghai'?" in p.message
+    data = medical()
+    data["network"]["zones"] = ["cn-hangzhou-h"]
+    (p,) = problems(data)
+    assert "not zones of cn-shanghai" in p.message
+
+
+def test_unknown_blueprint_and_preset_get_suggestions():
+    data = medical()
+    data["blueprint"] = "fixed-clustr"
+    (p,) = problems(data)
+    assert p.hint == "did you mean 'fixed-cluster'?"
+    with pytest.raises(UserInputError) as info:
+        load_preset("medical-imagin")
+    assert info.value.problems[0].hint == "did you mean 'medical-imaging'?"
+
+
+def test_set_overrides_are_typed_and_applied_after_the_preset():
+    data, profile = resolve_profile("medical-imaging", None, parse_overrides(["compute.nodes=128", "network.admin_cidr=203.0.113.0/24"]))
+    assert profile.compute.nodes == 128 and data["compute"]["nodes"] == 128
+    assert profile.network.admin_cidr == "203.0.113.0/24"
+
+
+def test_set_rejects_unknown_paths_with_suggestion():
+    with pytest.raises(UserInputError) as info:
+        parse_overrides(["compute.node=3", "nonsense"])
+    paths = [p.path for p in info.value.problems]
+    assert paths == ["--set compute.node", "--set"]
+    assert info.value.problems[0].hint == "did you mean 'compute.nodes'?"
+
+
+def test_error_message_is_one_block_listing_each_problem():
+    data = medical()
+    data["compute"]["nodes"] = -1
+    data["storage"]["kind"] = "s3"
+    with pytest.raises(UserInputError) as info:
+        parse_profile(data)
+    text = info.value.render()
+    assert text.startswith("error: invalid profile (")
+    assert "  - compute.nodes = -1:" in text and "storage.kind = 's3':" in text
+    assert "Traceback" not in text

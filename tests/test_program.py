@@ -1,0 +1,118 @@
+"""Whole-program tests: infra/__main__.py (what `pulumi up` runs) under mocks, for each preset."""
+
+from __future__ import annotations
+
+import json
+import runpy
+from pathlib import Path
+
+import pytest
+
+from blueprints.catalog import load_catalog
+from blueprints.preview import record
+from blueprints.stackconfig import PRESET_KEY, PROFILE_KEY
+from blueprints.testing import assert_guardrails, offline_plan
+
+PROGRAM = Path(__file__).resolve().parents[1] / "infra" / "__main__.py"
+SHANGHAI = list(load_catalog().zones("cn-shanghai"))
+
+
+def run_infra_main(config: dict[str, str]):
+    image = load_catalog().image_for("cn-shanghai")
+    return record(lambda: runpy.run_path(str(PROGRAM), run_name="__main__"), config, zones=SHANGHAI, image_id=image.image_id)
+
+
+@pytest.mark.parametrize("preset, plan_fixture", [("medical-imaging", "medical_plan"), ("autoscaling-training", "autoscaling_plan")])
+def test_infra_main_with_preset_config_creates_exactly_the_plan(preset, plan_fixture, request):
+    resources, outputs = run_infra_main({PRESET_KEY: preset})
+    plan = request.getfixturevalue(plan_fixture)
+    assert [(r.type, r.name, r.parent, r.inputs, r.protect, r.retain_on_delete) for r in resources] == [
+        (r.type, r.name, r.parent, r.inputs, r.protect, r.retain_on_delete) for r in plan.resources
+    ]
+    assert outputs["blueprint"] == plan.blueprint and outputs["region"] == "cn-shanghai"
+
+
+def test_infra_main_accepts_a_structured_profile_object():
+    profile = {"blueprint": "fixed-cluster", "name": "tiny", "region": "cn-shanghai",
+               "compute": {"instance_type": "ecs.gn7i-c32g1.8xlarge", "nodes": 2},
+               "storage": {"kind": "nas", "capacity_gib": 500, "throughput_tier": "Capacity"}}
+    resources, outputs = run_infra_main({PROFILE_KEY: json.dumps(profile)})
+    (instance_set,) = [r for r in resources if r.short_type == "ecs.EcsInstanceSet"]
+    assert instance_set.inputs["amount"] == 2 and instance_set.name == "tiny-cluster-nodes-0"
+    assert outputs["gpus"] == 2
+
+
+def test_infra_main_reports_bad_config_without_traceback():
+    import pulumi
+
+    with pytest.raises(pulumi.RunError) as info:
+        run_infra_main({PRESET_KEY: "medical-imagin"})
+    assert "did you mean 'medical-imaging'?" in str(info.value)
+
+
+def test_medical_imaging_plan_shape(medical_plan):
+    plan = medical_plan
+    assert plan.summary["gpus"] == 96 and plan.summary["nodes"] == 12
+    assert plan.summary["instance_type"] == "ecs.gn7e-c16g1.32xlarge" and plan.summary["gpu_model"].startswith("A100")
+    assert any("m6i.32xlarge" in n and "12 × ecs.gn7e-c16g1.32xlarge" in n for n in plan.notes)
+    tops = {r.type for r in plan.resources if r.parent is None and not r.custom}
+    assert tops == {"aitrain:network:TrainingNetwork", "aitrain:storage:SharedStorage", "aitrain:compute:GpuCluster"}
+    assert plan.count_by_type()["ecs.EcsInstanceSet"] == 1
+    assert plan.find("ecs.EcsDeploymentSet")[0].inputs["strategy"] == "LowLatency"
+    assert plan.summary["compute_cny_per_hour"] == pytest.approx(12 * 277.93)
+    assert_guardrails(plan)
+    assert plan.findings == ()
+
+
+def test_only_real_catalog_instance_types_appear_in_resources(medical_plan, autoscaling_plan):
+    catalog = load_catalog()
+    for plan in (medical_plan, autoscaling_plan):
+        types = {r.inputs["instanceType"] for r in plan.resources if "instanceType" in r.inputs and r.custom and r.short_type != "ecs.EipAssociation"}
+        assert types and all(t in catalog.instance_types and t.startswith("ecs.") for t in types)
+
+
+def test_every_child_is_parented_to_its_component(medical_plan):
+    components = {r.name for r in medical_plan.resources if not r.custom}
+    for r in medical_plan.resources:
+        if r.custom and r.type != "pulumi:providers:alicloud":
+            assert r.parent in components, r.name
+
+
+def test_scaling_nodes_keeps_plan_size_and_never_touches_storage(medical_plan):
+    big = offline_plan("medical-imaging", overrides={"compute.nodes": 128})
+    assert big.summary["gpus"] == 1024
+    assert [s.inputs["amount"] for s in big.find("ecs.EcsInstanceSet")] == [64, 64]
+    assert len(big.resources) == len(medical_plan.resources) + 1
+    storage = lambda plan: [(r.type, r.name, r.inputs, r.protect, r.retain_on_delete) for r in plan.resources if r.parent == "medical-imaging-storage"]
+    assert storage(big) == storage(medical_plan)
+
+
+def test_autoscaling_plan_shape(autoscaling_plan):
+    plan = autoscaling_plan
+    assert plan.summary["max_gpus"] == 8
+    assert len(plan.find("vpc.Switch")) == 3
+    (group,) = plan.find("ess.ScalingGroup")
+    assert len(group.inputs["vswitchIds"]) == 3
+    assert {a.inputs["metricName"] for a in plan.find("ess.Alarm")} == {"CpuUtilization", "GpuUtilizationAgent"}
+    assert len(plan.find("ess.ScheduledTask")) == 2
+    assert_guardrails(plan)
+
+
+def test_plan_is_deterministic(medical_plan):
+    again = offline_plan("medical-imaging")
+    assert again.to_json() == medical_plan.to_json()
+
+
+def test_guardrails_catch_a_public_node(medical_plan):
+    import dataclasses
+
+    from blueprints import guardrails
+
+    tampered = tuple(
+        dataclasses.replace(r, inputs={**r.inputs, "internetMaxBandwidthOut": 100}) if r.short_type == "ecs.EcsInstanceSet" else
+        dataclasses.replace(r, protect=False) if r.short_type == "nas.FileSystem" else r
+        for r in medical_plan.resources
+    )
+    findings = guardrails.check(dataclasses.replace(medical_plan, resources=tampered))
+    assert {(f.rule, f.resource) for f in findings} == {("AIT001", "medical-imaging-cluster-nodes-0"), ("AIT004", "medical-imaging-storage-fs")}
+    assert guardrails.check(dataclasses.replace(medical_plan, resources=tampered), skip=["AIT001", "AIT004"]) == []
