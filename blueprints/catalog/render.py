@@ -1,0 +1,73 @@
+"""Pure helpers behind ``aitrain catalog``: catalog rows as plain dicts and as an aligned text table."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Sequence
+
+from . import Catalog
+
+UNKNOWN = "?"
+"""Shown for a value the catalog does not know."""
+
+NOT_APPLICABLE = "-"
+"""Shown for the GPU model of a CPU-only type (known to have none, so not unknown)."""
+
+# (header, key in the row dict, right-aligned?)
+_TABLE_COLUMNS: tuple[tuple[str, str, bool], ...] = (
+    ("instance_type", "instance_type", False),
+    ("gpu", "gpu_model", False),
+    ("#gpu", "gpu_count", True),
+    ("vcpus", "vcpus", True),
+    ("memory_gib", "memory_gib", True),
+    ("network_gbps", "network_gbps", True),
+    ("rdma", "rdma", False),
+    ("price_cny_per_hour", "price_cny_per_hour", True),
+)
+
+
+def catalog_rows(catalog: Catalog, gpu: str | None = None, min_gpus: int | None = None) -> list[dict[str, Any]]:
+    """Instance types as dicts keyed by the instance_types.csv columns (typed; None = unknown; regions a list).
+
+    ``gpu`` matches a GPU model or a model prefix (``A100`` covers both A100 sizes), as in
+    ``Catalog.query``; rows are sorted by instance type.
+    """
+    rows = []
+    for it in catalog.query(gpu_model=gpu, min_gpus=min_gpus):
+        row = dataclasses.asdict(it)
+        row["regions"] = list(it.regions)
+        rows.append(row)
+    return rows
+
+
+def render_catalog_table(rows: Sequence[dict[str, Any]]) -> str:
+    """A plain-text table of ``rows`` (from ``catalog_rows``) with aligned columns; unknowns shown as ``?``."""
+    if not rows:
+        return "(no instance types match)"
+    body = [[_cell(row, key) for _, key, _ in _TABLE_COLUMNS] for row in rows]
+    headers = [header for header, _, _ in _TABLE_COLUMNS]
+    widths = [max(len(headers[i]), *(len(r[i]) for r in body)) for i in range(len(headers))]
+
+    def line(cells: Sequence[str]) -> str:
+        parts = []
+        for (_, _, right), cell, width in zip(_TABLE_COLUMNS, cells, widths):
+            parts.append(cell.rjust(width) if right else cell.ljust(width))
+        return "  ".join(parts).rstrip()
+
+    out = [line(headers), line(["-" * w for w in widths])]
+    out += [line(r) for r in body]
+    return "\n".join(out)
+
+
+def _cell(row: dict[str, Any], key: str) -> str:
+    value = row.get(key)
+    if key == "gpu_model" and value is None:
+        # A CPU type has no GPU (known); a GPU type whose model the sources do not name is unknown.
+        return NOT_APPLICABLE if not row.get("gpu_count") else UNKNOWN
+    if value is None:
+        return UNKNOWN
+    if key == "price_cny_per_hour":
+        return f"{value:.2f}"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
