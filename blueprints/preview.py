@@ -178,10 +178,20 @@ def summarize(profile: ProfileModel) -> dict[str, Any]:
             scale_in_gpu_percent=compute.scale_in_gpu_percent,
             off_hours=profile.cost.off_hours.enabled,
         )
+    storage = profile.storage
+    tier = next(t for t in catalog.storage_tiers(storage.kind) if t.storage_type == storage.throughput_tier)
+    throughput = tier.throughput_mb_s(storage.capacity_gib)
     summary.update(
-        storage_kind=profile.storage.kind,
-        storage_tier=profile.storage.throughput_tier,
-        storage_capacity_gib=profile.storage.capacity_gib,
+        storage_kind=storage.kind,
+        storage_tier=storage.throughput_tier,
+        storage_capacity_gib=storage.capacity_gib,
+        storage_throughput_mb_s=round(throughput) if throughput is not None else "unknown (not in the catalog)",
+        storage_price=(
+            f"{round(tier.price_per_gib_month * storage.capacity_gib):,} {tier.price_currency}/month at {storage.capacity_gib:,} GiB"
+            f" ({tier.price_per_gib_month} {tier.price_currency}/GiB-month, {tier.price_region}, {tier.price_date}; {tier.price_source})"
+            if tier.price_per_gib_month is not None
+            else "unknown: the catalog has no price for this tier"
+        ),
         spot=profile.cost.spot,
         admin_cidr=profile.network.admin_cidr,
     )

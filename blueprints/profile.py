@@ -20,13 +20,11 @@ ARTICLE_SCALE_OUT_BAND = (65.0, 75.0)
 # ESS limits: min_size / max_size are 0–2000 (terraform-provider-alicloud, ess_scaling_group docs, 2026-08-21).
 ESS_MAX_SIZE = 2000
 
-# Each tier's allowed values by storage kind, as the NAS API names them
-# (terraform-provider-alicloud nas_file_system docs; pulumi_alicloud.nas.FileSystem).
-STORAGE_TIERS = {
-    "nas": ("Performance", "Capacity"),
-    "extreme_nas": ("standard", "advance"),
-    "cpfs": ("advance_100", "advance_200"),
-}
+
+def storage_tiers(kind: str) -> tuple[str, ...]:
+    """Allowed ``throughput_tier`` values (the NAS API's storage_type) for a storage kind, from the catalog."""
+    return tuple(t.storage_type for t in load_catalog().storage_tiers(kind) if t.storage_type)
+
 
 _NAME_RE = re.compile(r"^[a-z][a-z0-9-]{1,22}[a-z0-9]$")
 _HHMM_RE = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
@@ -91,7 +89,7 @@ class Storage(_Strict):
 
     @model_validator(mode="after")
     def _tier_matches_kind(self) -> "Storage":
-        allowed = STORAGE_TIERS[self.kind]
+        allowed = storage_tiers(self.kind)
         if self.throughput_tier not in allowed:
             hint = did_you_mean(self.throughput_tier, allowed)
             raise ValueError(f"throughput_tier {self.throughput_tier!r} is not valid for kind {self.kind!r}; allowed: {join_allowed(allowed)}" + (f"; {hint}" if hint else ""))
