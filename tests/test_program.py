@@ -116,3 +116,19 @@ def test_guardrails_catch_a_public_node(medical_plan):
     findings = guardrails.check(dataclasses.replace(medical_plan, resources=tampered))
     assert {(f.rule, f.resource) for f in findings} == {("AIT001", "medical-imaging-cluster-nodes-0"), ("AIT004", "medical-imaging-storage-fs")}
     assert guardrails.check(dataclasses.replace(medical_plan, resources=tampered), skip=["AIT001", "AIT004"]) == []
+
+
+def test_node_cloud_init_mounts_the_shared_storage_at_one_path(medical_plan, autoscaling_plan):
+    import base64
+
+    import yaml
+
+    (template,) = medical_plan.find("ecs.EcsLaunchTemplate")
+    cloud_init = yaml.safe_load(base64.b64decode(template.inputs["userData"]))
+    (mount,) = cloud_init["mounts"]
+    assert mount[0] == "${medical-imaging-storage-mount-target.mountTargetDomain}:/share"  # Extreme NAS export
+    assert mount[1] == "/mnt/shared" and mount[2] == "nfs" and "vers=3" in mount[3]
+    (config,) = autoscaling_plan.find("ess.ScalingConfiguration")
+    pool_init = yaml.safe_load(base64.b64decode(config.inputs["userData"]))
+    assert pool_init["mounts"][0][:2] == ["${autoscaling-training-storage-mount-target.mountTargetDomain}:/", "/mnt/shared"]
+    assert pool_init["packages"] == ["nfs-common"] and pool_init["package_update"] is True
