@@ -1,0 +1,225 @@
+"""The ``recommend`` and ``estimate`` commands: a training job in, hardware, time, cost and a stack config out."""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from blueprints.cli_support import OutputFormat, emit, reports_user_errors
+from blueprints.errors import Problem, UserInputError
+
+
+class ObjectiveChoice(str, enum.Enum):
+    """What the recommendation minimises once every constraint is met."""
+
+    cost = "cost"
+    time = "time"
+
+
+class ModelKindChoice(str, enum.Enum):
+    """How training FLOPs are counted."""
+
+    transformer = "transformer"
+    cnn = "cnn"
+    other = "other"
+
+
+class PrecisionChoice(str, enum.Enum):
+    """Training precision (selects the GPU peak)."""
+
+    fp32 = "fp32"
+    tf32 = "tf32"
+    bf16 = "bf16"
+    fp16 = "fp16"
+    fp8 = "fp8"
+
+
+class OptimizerChoice(str, enum.Enum):
+    """Optimizer (sets optimizer-state bytes per parameter)."""
+
+    adam = "adam"
+    adamw = "adamw"
+    sgd = "sgd"
+    sgd_momentum = "sgd_momentum"
+
+
+JobFile = Annotated[Optional[Path], typer.Argument(help="Job YAML file (see examples/*.yaml). Flags below override its values; without it, flags describe the whole job.")]
+Name = Annotated[Optional[str], typer.Option("--name", help="Job name, reused as the profile name: lowercase letters, digits, hyphens, 3–24 characters.")]
+Params = Annotated[Optional[str], typer.Option("--params", help="Model parameters, count, e.g. 1.2e9.")]
+Tokens = Annotated[Optional[str], typer.Option("--tokens", help="Training tokens per run (transformer), e.g. 2e12.")]
+Kind = Annotated[Optional[ModelKindChoice], typer.Option("--model-kind", help="transformer (6·N·D FLOPs) or cnn / other (3 × forward FLOPs × samples × epochs).")]
+ForwardGflops = Annotated[Optional[str], typer.Option("--forward-gflops", help="Forward-pass GFLOP per sample (cnn / other), e.g. 7.6 for ResNet-50 at 224².")]
+Samples = Annotated[Optional[str], typer.Option("--samples", help="Samples per epoch (cnn / other), e.g. 1.28e6.")]
+Epochs = Annotated[Optional[str], typer.Option("--epochs", help="Passes over the dataset per run.")]
+PrecisionOpt = Annotated[Optional[PrecisionChoice], typer.Option("--precision", help="Training precision; selects the GPU's peak TFLOPS.")]
+OptimizerOpt = Annotated[Optional[OptimizerChoice], typer.Option("--optimizer", help="Optimizer; sets the optimizer-state bytes per parameter.")]
+Sharding = Annotated[Optional[bool], typer.Option("--sharding/--no-sharding", help="Whether weights, gradients and optimizer state may be sharded across GPUs (ZeRO-3 / FSDP).")]
+DatasetTb = Annotated[Optional[str], typer.Option("--dataset-tb", help="Dataset size in TB (10^12 bytes); sizes storage and the read rate.")]
+IngestTb = Annotated[Optional[str], typer.Option("--ingest-tb-per-day", help="New data written per day, TB; adds a write rate to the data-path check.")]
+RunsPerYear = Annotated[Optional[str], typer.Option("--runs-per-year", help="Training runs per year.")]
+DeadlineDays = Annotated[Optional[str], typer.Option("--deadline-days", help="Longest acceptable wall-clock time per run, days.")]
+BudgetRun = Annotated[Optional[str], typer.Option("--budget-cny-per-run", help="Largest acceptable compute cost per run, CNY.")]
+BudgetYear = Annotated[Optional[str], typer.Option("--budget-cny-per-year", help="Largest acceptable compute cost per year, CNY.")]
+Region = Annotated[Optional[str], typer.Option("--region", help="Alibaba Cloud region ID, e.g. cn-shanghai.")]
+Spot = Annotated[Optional[bool], typer.Option("--spot-allowed/--no-spot-allowed", help="The job checkpoints and tolerates preemption, so spot may be used.")]
+MaxNodes = Annotated[Optional[str], typer.Option("--max-nodes", help="Most nodes to consider (1–2000; default 100).")]
+Mfu = Annotated[Optional[str], typer.Option("--mfu", help="Measured model FLOPs utilisation (0–1) to use instead of the published default.")]
+Format = Annotated[OutputFormat, typer.Option("--format", help="table for a terminal, markdown for a pull request, json for tools.")]
+Out = Annotated[Optional[Path], typer.Option("--out", help="Write the output to this file instead of standard output.")]
+
+
+def _enum_value(value: Any) -> Any:
+    return value.value if isinstance(value, enum.Enum) else value
+
+
+def build_job(job_file: Path | None, flags: dict[str, Any]):
+    """Read the job file (if any), lay the given flags over it and validate against the catalog's regions."""
+    from blueprints.advisor.job import load_job_dict, parse_job
+    from blueprints.catalog import load_catalog
+
+    source = f"job {job_file}" if job_file is not None else "job (from flags)"
+    data = load_job_dict(job_file, {k: _enum_value(v) for k, v in flags.items()})
+    return parse_job(data, source=source, regions=load_catalog().regions)
+
+
+def _flags(**kwargs: Any) -> dict[str, Any]:
+    return {k: v for k, v in kwargs.items() if v is not None}
+
+
+def recommend(
+    job_file: JobFile = None,
+    name: Name = None,
+    params: Params = None,
+    tokens: Tokens = None,
+    model_kind: Kind = None,
+    forward_gflops: ForwardGflops = None,
+    samples: Samples = None,
+    epochs: Epochs = None,
+    precision: PrecisionOpt = None,
+    optimizer: OptimizerOpt = None,
+    sharding: Sharding = None,
+    dataset_tb: DatasetTb = None,
+    ingest_tb_per_day: IngestTb = None,
+    runs_per_year: RunsPerYear = None,
+    deadline_days: DeadlineDays = None,
+    budget_cny_per_run: BudgetRun = None,
+    budget_cny_per_year: BudgetYear = None,
+    region: Region = None,
+    spot_allowed: Spot = None,
+    max_nodes: MaxNodes = None,
+    mfu: Mfu = None,
+    objective: Annotated[ObjectiveChoice, typer.Option("--objective", help="cost: cheapest per run that meets every constraint; time: fastest that does.")] = ObjectiveChoice.cost,
+    output_format: Format = OutputFormat.table,
+    out: Out = None,
+    write: Annotated[Optional[Path], typer.Option("--write", help="Also write the chosen configuration as a stack config (e.g. Pulumi.dev.yaml) that `aitrain plan --stack-config` and `pulumi up` accept.")] = None,
+) -> None:
+    """Recommend the cheapest (or fastest) real Alibaba Cloud configuration that meets the job's deadline and budget.
+
+    Exit status: 0 with a choice, 1 when nothing is feasible (the output says what to relax), 2 for invalid input.
+    """
+    from blueprints.advisor.render import recommendation_dict, render_markdown, render_table, to_json
+    from blueprints.advisor.selection import recommend as choose
+    from blueprints.advisor.stack import stack_config_text
+    from blueprints.catalog import load_catalog
+
+    job = build_job(job_file, _flags(
+        name=name, params=params, tokens=tokens, model_kind=model_kind, forward_gflops=forward_gflops, samples=samples, epochs=epochs,
+        precision=precision, optimizer=optimizer, sharding=sharding, dataset_tb=dataset_tb, ingest_tb_per_day=ingest_tb_per_day,
+        runs_per_year=runs_per_year, deadline_days=deadline_days, budget_cny_per_run=budget_cny_per_run,
+        budget_cny_per_year=budget_cny_per_year, region=region, spot_allowed=spot_allowed, max_nodes=max_nodes, mfu=mfu,
+    ))
+    catalog = load_catalog()
+    rec = choose(job, catalog, objective.value)
+    stack_text = stack_config_text(rec) if write is not None and rec.chosen is not None else None
+    if output_format is OutputFormat.json:
+        text = to_json(recommendation_dict(rec, catalog.version))
+    elif output_format is OutputFormat.markdown:
+        text = render_markdown(rec)
+    else:
+        text = render_table(rec)
+    emit(text, out)
+    if write is not None:
+        if stack_text is None:
+            typer.echo(f"not written: {write} (no feasible option; relax as suggested)", err=True)
+        else:
+            try:
+                write.write_text(stack_text, encoding="utf-8")
+            except OSError as exc:
+                raise UserInputError("cannot write the stack config", [Problem("--write", str(write), f"{exc.strerror or exc}; give a writable path")]) from None
+            typer.echo(f"wrote {write}: preview it with `aitrain plan --stack-config {write}`", err=True)
+    if rec.chosen is None:
+        raise typer.Exit(code=1)
+
+
+def estimate(
+    job_file: JobFile = None,
+    instance_type: Annotated[str, typer.Option("--instance-type", help="Real ECS type (e.g. ecs.gn7e-c16g1.32xlarge) or one of the article's aliases (e.g. m6i.32xlarge).")] = ...,  # type: ignore[assignment]
+    nodes: Annotated[int, typer.Option("--nodes", min=1, max=2000, help="Number of instances (for an alias: number of alias units).")] = 1,
+    name: Name = None,
+    params: Params = None,
+    tokens: Tokens = None,
+    model_kind: Kind = None,
+    forward_gflops: ForwardGflops = None,
+    samples: Samples = None,
+    epochs: Epochs = None,
+    precision: PrecisionOpt = None,
+    optimizer: OptimizerOpt = None,
+    sharding: Sharding = None,
+    dataset_tb: DatasetTb = None,
+    ingest_tb_per_day: IngestTb = None,
+    runs_per_year: RunsPerYear = None,
+    deadline_days: DeadlineDays = None,
+    budget_cny_per_run: BudgetRun = None,
+    budget_cny_per_year: BudgetYear = None,
+    region: Region = None,
+    spot_allowed: Spot = None,
+    max_nodes: MaxNodes = None,
+    mfu: Mfu = None,
+    output_format: Format = OutputFormat.table,
+    out: Out = None,
+) -> None:
+    """Estimate time and cost of a fixed configuration for a job (GPUs, MFU, scaling, memory, data path)."""
+    from blueprints.advisor.render import estimate_dict, render_estimate_text, to_json
+    from blueprints.advisor.selection import estimate as run_estimate
+    from blueprints.catalog import load_catalog
+
+    job = build_job(job_file, _flags(
+        name=name, params=params, tokens=tokens, model_kind=model_kind, forward_gflops=forward_gflops, samples=samples, epochs=epochs,
+        precision=precision, optimizer=optimizer, sharding=sharding, dataset_tb=dataset_tb, ingest_tb_per_day=ingest_tb_per_day,
+        runs_per_year=runs_per_year, deadline_days=deadline_days, budget_cny_per_run=budget_cny_per_run,
+        budget_cny_per_year=budget_cny_per_year, region=region, spot_allowed=spot_allowed, max_nodes=max_nodes, mfu=mfu,
+    ))
+    catalog = load_catalog()
+    real_type, real_nodes, alias_note = resolve_instance(catalog, instance_type, nodes)
+    option, storage, findings = run_estimate(job, catalog, real_type, real_nodes)
+    if alias_note:
+        findings = [alias_note] + findings
+    if output_format is OutputFormat.json:
+        text = to_json(estimate_dict(job, option, storage, findings, catalog.version))
+    else:
+        text = render_estimate_text(job, option, storage, findings, markdown=output_format is OutputFormat.markdown)
+    emit(text, out)
+
+
+def resolve_instance(catalog: Any, name: str, nodes: int) -> tuple[str, int, str | None]:
+    """A real GPU type and node count for ``name`` (an alias multiplies nodes); ``UserInputError`` with suggestions otherwise."""
+    try:
+        instance, alias = catalog.resolve(name)
+    except KeyError:
+        suggestions = catalog.suggest(name)
+        hint = f"did you mean {' or '.join(repr(s) for s in suggestions)}?" if suggestions else "run 'aitrain catalog' to list real types"
+        raise UserInputError("invalid --instance-type", [Problem("--instance-type", name, "not a real Alibaba Cloud ECS instance type in the catalog", hint)]) from None
+    if not instance.is_gpu:
+        raise UserInputError("invalid --instance-type", [Problem("--instance-type", name, "is a CPU-only type; training needs a GPU type (run 'aitrain catalog --min-gpus 1')")])
+    if alias is None:
+        return instance.instance_type, nodes, None
+    return instance.instance_type, nodes * alias.nodes, f"alias: {alias.sentence} {nodes} × {name} = {nodes * alias.nodes} × {instance.instance_type}."
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``recommend`` and ``estimate`` to ``app``."""
+    app.command("recommend")(reports_user_errors(recommend))
+    app.command("estimate")(reports_user_errors(estimate))

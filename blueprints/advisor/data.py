@@ -1,0 +1,105 @@
+"""Loads the advisor's cited constants (MFU, scaling, memory, limits, RDMA bandwidth) from ``data/*.csv``."""
+
+from __future__ import annotations
+
+import csv
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+DATA_DIR = Path(__file__).with_name("data")
+
+
+def _rows(name: str) -> list[dict[str, str]]:
+    with (DATA_DIR / name).open(encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+@dataclass(frozen=True)
+class MfuRow:
+    """One default model-FLOPs-utilisation value and where it comes from."""
+
+    gpu_class: str
+    model_kind: str
+    precision_group: str
+    mfu: float
+    confidence: str
+    derivation: str
+    source: str
+
+
+@dataclass(frozen=True)
+class ScalingRow:
+    """One published multi-node scaling anchor: efficiency at ``anchor_nodes`` over a link of at least ``min_gbps_per_gpu``."""
+
+    link: str
+    comm: str
+    min_gbps_per_gpu: float
+    anchor_nodes: int
+    anchor_efficiency: float
+    confidence: str
+    anchor: str
+    source: str
+
+    @property
+    def loss_per_doubling(self) -> float:
+        """Efficiency lost per doubling of the node count: (1 − anchor efficiency) / log2(anchor nodes)."""
+        import math
+
+        return (1.0 - self.anchor_efficiency) / math.log2(self.anchor_nodes)
+
+
+@dataclass(frozen=True)
+class MemoryRow:
+    """Bytes per parameter for weights, gradients and optimizer state."""
+
+    precision_group: str
+    optimizer: str
+    weight_bytes: float
+    grad_bytes: float
+    optimizer_bytes: float
+    source: str
+
+    @property
+    def total_bytes(self) -> float:
+        """Weights + gradients + optimizer state, bytes per parameter."""
+        return self.weight_bytes + self.grad_bytes + self.optimizer_bytes
+
+
+@functools.lru_cache(maxsize=None)
+def mfu_rows() -> tuple[MfuRow, ...]:
+    """All rows of ``data/mfu.csv``."""
+    return tuple(
+        MfuRow(r["gpu_class"], r["model_kind"], r["precision_group"], float(r["mfu"]), r["confidence"], r["derivation"], r["source"])
+        for r in _rows("mfu.csv")
+    )
+
+
+@functools.lru_cache(maxsize=None)
+def scaling_rows() -> tuple[ScalingRow, ...]:
+    """All rows of ``data/scaling.csv``."""
+    return tuple(
+        ScalingRow(r["link"], r["comm"], float(r["min_gbps_per_gpu"]), int(r["anchor_nodes"]), float(r["anchor_efficiency"]), r["confidence"], r["anchor"], r["source"])
+        for r in _rows("scaling.csv")
+    )
+
+
+@functools.lru_cache(maxsize=None)
+def memory_rows() -> tuple[MemoryRow, ...]:
+    """All rows of ``data/memory.csv``."""
+    return tuple(
+        MemoryRow(r["precision_group"], r["optimizer"], float(r["weight_bytes"]), float(r["grad_bytes"]), float(r["optimizer_bytes"]), r["source"])
+        for r in _rows("memory.csv")
+    )
+
+
+@functools.lru_cache(maxsize=None)
+def limits() -> dict[str, float]:
+    """``data/limits.csv`` as name → value."""
+    return {r["name"]: float(r["value"]) for r in _rows("limits.csv")}
+
+
+@functools.lru_cache(maxsize=None)
+def rdma_gbps_per_node() -> dict[str, float]:
+    """``data/rdma.csv``: RDMA bandwidth (Gbit/s per node) of the types whose docs state it."""
+    return {r["instance_type"]: float(r["rdma_gbps_per_node"]) for r in _rows("rdma.csv")}

@@ -1,0 +1,159 @@
+"""A training job as the user describes it (model, data, precision, deadline, budget), validated strictly."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal, Mapping
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from blueprints.advisor.data import limits
+from blueprints.errors import Problem, UserInputError, did_you_mean, join_allowed, problems_from_validation_error
+
+ModelKind = Literal["transformer", "cnn", "other"]
+Precision = Literal["fp32", "tf32", "bf16", "fp16", "fp8"]
+Optimizer = Literal["adam", "adamw", "sgd", "sgd_momentum"]
+
+MODEL_KINDS = ("transformer", "cnn", "other")
+PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8")
+OPTIMIZERS = ("adam", "adamw", "sgd", "sgd_momentum")
+
+# Same rule as a profile's name, because the job name becomes the profile name (resource prefix).
+_NAME_RE = re.compile(r"^[a-z][a-z0-9-]{1,22}[a-z0-9]$")
+
+_NUMBER_FIELDS = (
+    "params", "tokens", "forward_gflops", "samples", "epochs", "dataset_tb", "ingest_tb_per_day",
+    "runs_per_year", "deadline_days", "budget_cny_per_run", "budget_cny_per_year", "mfu",
+)
+_INT_FIELDS = ("max_nodes",)
+
+
+class Job(BaseModel):
+    """What the user wants trained, with deadline and budget; the advisor picks hardware for it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    name: str = Field(default="training-job", description="Job name, reused as the profile name (resource prefix): lowercase letters, digits, hyphens, 3–24 characters.")
+    description: str = Field(default="", description="One line describing the job (free text).")
+    model_kind: ModelKind = Field(description="transformer (FLOPs = 6·N·D) or cnn / other (FLOPs = 3 × forward FLOPs per sample × samples × epochs); when omitted, 'transformer' if tokens are given.")
+    params: float = Field(gt=0, description="Model parameters, count (e.g. 1.2e9).")
+    tokens: float | None = Field(default=None, gt=0, description="Training tokens per run, count (transformer only).")
+    forward_gflops: float | None = Field(default=None, gt=0, description="Forward-pass compute per sample, GFLOP (cnn / other only).")
+    samples: float | None = Field(default=None, gt=0, description="Samples per epoch, count (cnn / other only).")
+    epochs: float = Field(default=1.0, gt=0, description="Passes over the dataset per run, count (also used for the data-path check).")
+    precision: Precision = Field(default="bf16", description="Training precision: fp32, tf32, bf16, fp16 or fp8; selects the GPU peak TFLOPS.")
+    optimizer: Optimizer = Field(default="adamw", description="Optimizer; sets the optimizer-state bytes per parameter.")
+    sharding: bool = Field(default=True, description="Weights, gradients and optimizer state may be sharded across all GPUs (ZeRO-3 / FSDP).")
+    dataset_tb: float | None = Field(default=None, gt=0, description="Training dataset size, TB (10^12 bytes); sizes storage and the read rate.")
+    ingest_tb_per_day: float | None = Field(default=None, gt=0, description="New data written to storage per day, TB/day (10^12 bytes); adds a write rate.")
+    runs_per_year: float = Field(default=1.0, gt=0, description="Training runs per year, count.")
+    deadline_days: float | None = Field(default=None, gt=0, description="Longest acceptable wall-clock time per run, days.")
+    budget_cny_per_run: float | None = Field(default=None, gt=0, description="Largest acceptable compute cost per run, CNY.")
+    budget_cny_per_year: float | None = Field(default=None, gt=0, description="Largest acceptable compute cost per year, CNY.")
+    region: str = Field(default="cn-shanghai", description="Alibaba Cloud region ID, e.g. cn-shanghai.")
+    spot_allowed: bool = Field(default=False, description="The job checkpoints and tolerates preemption, so spot instances may be used.")
+    max_nodes: int = Field(
+        default=int(limits()["max_nodes_default"]),
+        ge=1,
+        le=int(limits()["max_nodes_hard"]),
+        description="Most nodes (instances) to consider, count (1–2000; default 100, one ECS instance set).",
+    )
+    mfu: float | None = Field(default=None, gt=0, le=1, description="Measured model FLOPs utilisation (fraction) to use instead of the published default.")
+
+    @field_validator(*_NUMBER_FIELDS, mode="before")
+    @classmethod
+    def _number(cls, value: Any) -> Any:
+        """YAML 1.1 reads ``1.2e9`` as a string; accept it (and ``1_000``) as a number."""
+        if isinstance(value, str):
+            try:
+                return float(value.replace("_", ""))
+            except ValueError:
+                raise ValueError("must be a number, e.g. 1.2e9") from None
+        if isinstance(value, bool):
+            raise ValueError("must be a number, not true/false")
+        return value
+
+    @field_validator(*_INT_FIELDS, mode="before")
+    @classmethod
+    def _integer(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            try:
+                value = float(value.replace("_", ""))
+            except ValueError:
+                raise ValueError("must be a whole number") from None
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        return value
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not _NAME_RE.match(value):
+            raise ValueError("must be 3–24 characters: lowercase letters, digits and hyphens, starting with a letter")
+        return value
+
+    @model_validator(mode="after")
+    def _workload(self) -> "Job":
+        if self.model_kind == "transformer":
+            if self.tokens is None:
+                raise ValueError("model_kind 'transformer' needs tokens (training tokens per run, e.g. 2e12)")
+            if self.forward_gflops is not None or self.samples is not None:
+                raise ValueError("model_kind 'transformer' uses tokens; forward_gflops and samples are for cnn / other. Choose a single approach")
+        else:
+            missing = [f for f in ("forward_gflops", "samples") if getattr(self, f) is None]
+            if missing:
+                raise ValueError(f"model_kind {self.model_kind!r} needs {' and '.join(missing)} (forward GFLOP per sample, samples per epoch)")
+            if self.tokens is not None:
+                raise ValueError(f"tokens is for model_kind 'transformer'; model_kind {self.model_kind!r} uses forward_gflops × samples × epochs")
+        return self
+
+    @property
+    def deadline_hours(self) -> float | None:
+        """Deadline in hours, or None."""
+        return None if self.deadline_days is None else self.deadline_days * 24.0
+
+
+JOB_FIELDS = tuple(Job.model_fields)
+
+
+def parse_job(data: Any, *, source: str = "job", regions: Mapping[str, Any] | None = None) -> Job:
+    """Validate a plain dict into a Job; raise ``UserInputError`` listing every problem (path, value, allowed, hint)."""
+    if not isinstance(data, dict):
+        raise UserInputError(f"invalid {source}", [Problem("", data, "a job must be a mapping of keys to values (see examples/*.yaml)")])
+    if "model_kind" not in data and "tokens" in data:
+        # Tokens only make sense for a transformer (FLOPs = 6·N·D), so the flag is implied.
+        data = {**data, "model_kind": "transformer"}
+    try:
+        job = Job.model_validate(data)
+    except ValidationError as exc:
+        raise UserInputError(f"invalid {source}", problems_from_validation_error(exc, known_fields={"": JOB_FIELDS})) from None
+    if regions is not None and job.region not in regions:
+        hint = did_you_mean(job.region, regions)
+        raise UserInputError(f"invalid {source}", [Problem("region", job.region, f"unknown region; the catalog knows {join_allowed(regions)}", hint)])
+    return job
+
+
+def load_job_dict(path: Path | None, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Read a job YAML file (or start empty) and apply flag overrides (None means "not given")."""
+    from blueprints.cli_support import read_text_file
+
+    data: dict[str, Any] = {}
+    if path is not None:
+        text = read_text_file(path, "job file")
+        try:
+            loaded = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown position"
+            raise UserInputError("cannot parse the job file", [Problem(str(path), where, f"not valid YAML ({getattr(exc, 'problem', exc)})")]) from None
+        if loaded is None:
+            loaded = {}
+        if not isinstance(loaded, dict):
+            raise UserInputError("invalid job", [Problem("", loaded, "a job file must be a mapping of keys to values (see examples/*.yaml)")])
+        data = dict(loaded)
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            data[key] = value
+    return data

@@ -1,0 +1,281 @@
+"""Render recommendations and estimates as a terminal table, Markdown or versioned JSON (deterministic: no timestamps)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from blueprints.advisor import sizing
+from blueprints.advisor.selection import Considered, Option, Recommendation
+from blueprints.advisor.stack import profile_dict
+from blueprints.advisor.storage import StorageChoice
+
+RECOMMENDATION_SCHEMA = "aitrain.recommendation/v1"
+ESTIMATE_SCHEMA = "aitrain.estimate/v1"
+
+_STATUS = {
+    "gpu_unknown": "GPU unnamed",
+    "precision": "no peak",
+    "memory": "memory",
+    "mfu_assumed": "MFU unknown",
+    "unpriced": "no price",
+    "deadline": "too slow",
+    "budget_run": "over budget",
+    "budget_year": "over budget",
+}
+
+
+def _r(value: float | None, digits: int) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def status(item: Considered) -> str:
+    """Short status for the table: CHOSEN, feasible, or the first reasons."""
+    if item.chosen:
+        return "CHOSEN"
+    if item.option.feasible:
+        return "feasible"
+    labels: list[str] = []
+    for reason in item.option.reasons:
+        label = _STATUS.get(reason.code, reason.code)
+        if label not in labels:
+            labels.append(label)
+    return ", ".join(labels)
+
+
+def option_dict(option: Option) -> dict[str, Any]:
+    """JSON form of one option (rounded so output is stable and readable)."""
+    return {
+        "instance_type": option.instance_type,
+        "gpu_model": option.gpu_model,
+        "nodes": option.nodes,
+        "gpus": option.gpus,
+        "estimated_hours": _r(option.estimated_hours, 3),
+        "estimated_days": _r(None if option.estimated_hours is None else option.estimated_hours / 24, 3),
+        "gpu_hours": _r(option.gpu_hours, 1),
+        "cost_cny_per_run": _r(option.cost_cny_per_run, 2),
+        "cost_cny_per_year": _r(option.cost_cny_per_year, 2),
+        "price_cny_per_node_hour": option.price_cny_per_hour,
+        "peak_tflops": option.peak_tflops,
+        "mfu": _r(option.mfu, 4),
+        "mfu_confidence": option.mfu_confidence,
+        "scaling_efficiency": _r(option.scaling_efficiency, 4),
+        "memory_gib_per_gpu": _r(option.memory_gib_per_gpu, 2),
+        "gpu_memory_gib": option.gpu_memory_gib,
+        "feasible": option.feasible,
+        "reasons": [{"code": r.code, "message": r.message} for r in option.reasons],
+    }
+
+
+def storage_dict(storage: StorageChoice | None) -> dict[str, Any] | None:
+    """JSON form of the storage choice (price in its own currency; not added to CNY totals)."""
+    if storage is None:
+        return None
+    return {
+        "kind": storage.kind,
+        "throughput_tier": storage.profile_tier,
+        "capacity_gib": storage.capacity_gib,
+        "throughput_mb_s": _r(storage.throughput_mb_s, 1),
+        "needed_mb_s": _r(storage.needed_mb_s, 1),
+        "shortfall_mb_s": _r(storage.shortfall_mb_s, 1),
+        "price_per_month": _r(storage.price_per_month, 2),
+        "price_currency": storage.price_currency,
+    }
+
+
+def recommendation_dict(rec: Recommendation, catalog_version: str | None = None) -> dict[str, Any]:
+    """The ``aitrain.recommendation/v1`` document."""
+    chosen = rec.chosen
+    tier = rec.tier
+    return {
+        "schema": RECOMMENDATION_SCHEMA,
+        "catalog_version": catalog_version,
+        "objective": rec.objective,
+        "feasible": chosen is not None,
+        "instance_type": chosen.instance_type if chosen else None,
+        "gpu_model": chosen.gpu_model if chosen else None,
+        "nodes": chosen.nodes if chosen else None,
+        "gpus": chosen.gpus if chosen else None,
+        "estimated_hours": _r(chosen.estimated_hours, 3) if chosen else None,
+        "estimated_days": _r((chosen.estimated_hours or 0) / 24, 3) if chosen else None,
+        "cost_cny_per_run": _r(chosen.cost_cny_per_run, 2) if chosen else None,
+        "cost_cny_per_year": _r(chosen.cost_cny_per_year, 2) if chosen else None,
+        "mfu": _r(chosen.mfu, 4) if chosen else None,
+        "scaling_efficiency": _r(chosen.scaling_efficiency, 4) if chosen else None,
+        "blueprint": tier.blueprint if tier else None,
+        "tier": (
+            {"name": tier.name, "spot": tier.spot, "basis": tier.basis, "basis_cny_per_year": _r(tier.basis_cny_per_year, 2), "note": tier.note}
+            if tier
+            else None
+        ),
+        "storage": storage_dict(rec.storage),
+        "training_flops": float(f"{sizing.training_flops(rec.job):.6g}"),
+        "options_evaluated": rec.options_evaluated,
+        "feasible_options": rec.feasible_count,
+        "considered": [dict(option_dict(c.option), chosen=c.chosen, status=status(c), why=c.why) for c in rec.considered],
+        "relax": list(rec.relax),
+        "findings": list(rec.findings),
+        "profile": profile_dict(rec),
+        "job": rec.job.model_dump(mode="json"),
+    }
+
+
+def estimate_dict(job: Any, option: Option, storage: StorageChoice | None, findings: list[str], catalog_version: str | None = None) -> dict[str, Any]:
+    """The ``aitrain.estimate/v1`` document for a fixed configuration."""
+    return dict(
+        {"schema": ESTIMATE_SCHEMA, "catalog_version": catalog_version, "training_flops": float(f"{sizing.training_flops(job):.6g}")},
+        **option_dict(option),
+        storage=storage_dict(storage),
+        findings=list(findings),
+        job=job.model_dump(mode="json"),
+    )
+
+
+def to_json(document: dict[str, Any]) -> str:
+    """Stable JSON text (key order as built, two-space indent, UTF-8 characters kept)."""
+    return json.dumps(document, indent=2, ensure_ascii=False)
+
+
+# --- text ---------------------------------------------------------------------------------------
+
+
+def _money(value: float | None) -> str:
+    return "unknown" if value is None else f"¥{value:,.0f}"
+
+
+def _num(value: float | None, fmt: str) -> str:
+    return "unknown" if value is None else format(value, fmt)
+
+
+def _days(option: Option) -> str:
+    return "unknown" if option.estimated_hours is None else f"{option.estimated_hours / 24:,.1f}"
+
+
+def _rows(rec: Recommendation) -> list[list[str]]:
+    rows = []
+    for item in rec.considered:
+        o = item.option
+        rows.append(
+            [
+                "*" if item.chosen else "",
+                o.gpu_model or "(unnamed)",
+                f"{o.nodes} × {o.instance_type}",
+                str(o.gpus),
+                _num(o.estimated_hours, ",.1f"),
+                _days(o),
+                _money(o.cost_cny_per_run),
+                _money(o.cost_cny_per_year),
+                _num(o.mfu, ".3f"),
+                _num(o.scaling_efficiency, ".2f"),
+                status(item),
+            ]
+        )
+    return rows
+
+
+_HEADERS = ["", "GPU", "configuration", "GPUs", "hours", "days", "CNY/run", "CNY/year", "MFU", "scaling", "status"]
+
+
+def _fixed_width(headers: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    numeric = {3, 4, 5, 6, 7, 8, 9}
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.rjust(widths[i]) if i in numeric else c.ljust(widths[i]) for i, c in enumerate(cells)).rstrip()
+
+    out = [line(headers), line(["-" * w for w in widths])]
+    out += [line(r) for r in rows]
+    return "\n".join(out)
+
+
+def _summary_lines(rec: Recommendation) -> list[str]:
+    job = rec.job
+    flops = sizing.training_flops(job)
+    lines = [f"Job {job.name}: {job.model_kind}, {job.params:.3g} parameters, {flops:.3g} training FLOPs, {job.precision}, region {job.region}"]
+    limits = []
+    if job.deadline_days is not None:
+        limits.append(f"deadline {job.deadline_days:g} days")
+    if job.budget_cny_per_run is not None:
+        limits.append(f"budget ¥{job.budget_cny_per_run:,.0f} per run")
+    if job.budget_cny_per_year is not None:
+        limits.append(f"budget ¥{job.budget_cny_per_year:,.0f} a year")
+    limits.append(f"{job.runs_per_year:g} run{'' if job.runs_per_year == 1 else 's'} a year")
+    lines.append("Constraints: " + ", ".join(limits) + f"; objective: {rec.objective}")
+    c = rec.chosen
+    if c is None:
+        lines.append(f"No feasible option among {rec.options_evaluated:,} evaluated. What to relax:")
+        lines += [f"  - {r}" for r in rec.relax]
+        return lines
+    lines.append(
+        f"CHOSEN: {c.nodes} × {c.instance_type} = {c.gpus} × {c.gpu_model}; {c.estimated_hours or 0:,.1f} h ({(c.estimated_hours or 0) / 24:,.1f} days) per run; "
+        f"{_money(c.cost_cny_per_run)} per run, {_money(c.cost_cny_per_year)} a year (pay-as-you-go)"
+    )
+    lines.append(f"Why: MFU {c.mfu:.3f} ({c.mfu_confidence}), scaling efficiency {c.scaling_efficiency:.2f}; {rec.feasible_count:,} of {rec.options_evaluated:,} options feasible")
+    if rec.tier is not None:
+        t = rec.tier
+        basis = "unknown" if t.basis_cny_per_year is None else f"¥{t.basis_cny_per_year:,.0f}"
+        lines.append(f"Blueprint: {t.blueprint} (tier '{t.name}', from {t.basis} {basis}; spot {'on' if t.spot else 'off'}): {t.note}")
+    if rec.storage is not None:
+        s = rec.storage
+        price = "" if s.price_per_month is None else f", {s.price_per_month:,.0f} {s.price_currency}/month (not in the CNY totals)"
+        lines.append(f"Storage: {s.kind} {s.profile_tier}, {s.capacity_gib:,} GiB{price}")
+    return lines
+
+
+def render_table(rec: Recommendation) -> str:
+    """Terminal text: summary, the considered options (CHOSEN marked *), why each was not chosen, findings."""
+    lines = _summary_lines(rec)
+    lines += ["", "Considered (best option of each GPU model):", _fixed_width(_HEADERS, _rows(rec)), "", "Why not chosen:"]
+    for item in rec.considered:
+        lines.append(f"  {item.option.gpu_model or '(unnamed)'} — {item.option.nodes} × {item.option.instance_type}: {item.why}")
+    if rec.findings:
+        lines += ["", "Findings:"] + [f"  - {f}" for f in rec.findings]
+    return "\n".join(lines)
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def render_markdown(rec: Recommendation) -> str:
+    """Markdown for a pull request or a doc: summary, considered table with a why column, findings."""
+    lines = ["## aitrain recommendation", ""]
+    lines += [_md_escape(line) if not line.startswith("  - ") else "- " + _md_escape(line[4:]) for line in _summary_lines(rec)]
+    lines = [lines[0], lines[1]] + [line if line.startswith("- ") else line + "  " for line in lines[2:]]
+    lines += ["", "| | GPU | configuration | GPUs | hours | days | CNY/run | CNY/year | MFU | scaling | why |", "|---|---|---|--:|--:|--:|--:|--:|--:|--:|---|"]
+    for row, item in zip(_rows(rec), rec.considered):
+        cells = ["**CHOSEN**" if item.chosen else ""] + row[1:10] + [item.why]
+        lines.append("| " + " | ".join(_md_escape(c) for c in cells) + " |")
+    if rec.findings:
+        lines += ["", "### Findings", ""] + [f"- {_md_escape(f)}" for f in rec.findings]
+    return "\n".join(lines)
+
+
+def render_estimate_text(job: Any, option: Option, storage: StorageChoice | None, findings: list[str], markdown: bool = False) -> str:
+    """Text (or Markdown) for ``aitrain estimate``."""
+    flops = sizing.training_flops(job)
+    rows = [
+        ("configuration", f"{option.nodes} × {option.instance_type} = {option.gpus} × {option.gpu_model or '(unnamed GPU)'}"),
+        ("training FLOPs", f"{flops:.3g}"),
+        ("peak per GPU", "unknown" if option.peak_tflops is None else f"{option.peak_tflops:g} TFLOPS ({job.precision})"),
+        ("MFU", "unknown" if option.mfu is None else f"{option.mfu:.3f} ({option.mfu_confidence})"),
+        ("scaling efficiency", f"{option.scaling_efficiency:.3f}"),
+        ("estimated time", "unknown" if option.estimated_hours is None else f"{option.estimated_hours:,.1f} h ({option.estimated_hours / 24:,.2f} days)"),
+        ("GPU-hours", _num(option.gpu_hours, ",.0f")),
+        ("cost per run", _money(option.cost_cny_per_run) + ("" if option.cost_cny_per_run is None else " (pay-as-you-go list price)")),
+        ("cost per year", _money(option.cost_cny_per_year) + f" ({job.runs_per_year:g} runs)"),
+        ("model state per GPU", f"{option.memory_gib_per_gpu:,.2f} GiB of {option.gpu_memory_gib if option.gpu_memory_gib is not None else 'unknown'} GiB"),
+        ("feasible", "yes" if option.feasible else "no: " + "; ".join(r.message for r in option.reasons)),
+    ]
+    if storage is not None:
+        rows.append(("storage", f"{storage.kind} {storage.profile_tier}, {storage.capacity_gib:,} GiB, {_num(storage.throughput_mb_s, ',.0f')} MB/s"))
+    if markdown:
+        lines = ["## aitrain estimate", "", "| | |", "|---|---|"] + [f"| {k} | {_md_escape(v)} |" for k, v in rows]
+        if findings:
+            lines += ["", "### Findings", ""] + [f"- {_md_escape(f)}" for f in findings]
+        return "\n".join(lines)
+    width = max(len(k) for k, _ in rows)
+    lines = [f"{k.ljust(width)}  {v}" for k, v in rows]
+    if findings:
+        lines += ["", "Findings:"] + [f"  - {f}" for f in findings]
+    return "\n".join(lines)

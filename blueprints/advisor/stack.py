@@ -1,0 +1,65 @@
+"""Turn a recommendation into the profile dict that ``aitrain plan`` and ``pulumi up`` accept, and into stack-config text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from blueprints.advisor.selection import Recommendation
+from blueprints.errors import Problem, UserInputError
+
+
+def profile_dict(rec: Recommendation) -> dict[str, Any] | None:
+    """The profile for the chosen option (None when nothing is feasible). Plain data, key order fixed."""
+    if rec.chosen is None or rec.tier is None:
+        return None
+    job, chosen, tier = rec.job, rec.chosen, rec.tier
+    if tier.blueprint == "autoscaling-pool":
+        # Scale to zero between runs; a run scales out to the recommended node count.
+        compute: dict[str, Any] = {"instance_type": chosen.instance_type, "min_nodes": 0, "max_nodes": chosen.nodes}
+    else:
+        compute = {"instance_type": chosen.instance_type, "nodes": chosen.nodes}
+    description = job.description or (
+        f"aitrain recommend: {job.model_kind} {job.params:.3g} params, {chosen.estimated_hours or 0:,.1f} h per run"
+    )
+    profile: dict[str, Any] = {
+        "name": job.name,
+        "blueprint": tier.blueprint,
+        "description": " ".join(description.split()),
+        "region": job.region,
+        "compute": compute,
+    }
+    if rec.storage is not None:
+        storage: dict[str, Any] = {
+            "kind": rec.storage.kind,
+            "capacity_gib": rec.storage.capacity_gib,
+            "throughput_tier": rec.storage.profile_tier,
+        }
+        if rec.storage.kind == "cpfs":
+            # The throughput needs CPFS, which the NAS API cannot encrypt; the profile requires saying so explicitly.
+            storage["allow_unencrypted_cpfs"] = True
+        profile["storage"] = storage
+    profile["network"] = {"vpc_cidr": "10.0.0.0/16"}
+    profile["cost"] = {"spot": tier.spot}
+    profile["tags"] = {"workload": job.name, "sized-by": "aitrain-recommend"}
+    return profile
+
+
+def validate_profile(profile: dict[str, Any]) -> None:
+    """Check the profile with the same parser ``aitrain plan`` uses (raises ``UserInputError``)."""
+    from blueprints.profile import parse_profile
+
+    parse_profile(profile, source="recommended profile")
+
+
+def stack_config_text(rec: Recommendation) -> str:
+    """YAML of a ``Pulumi.<stack>.yaml`` for the chosen option, validated by ``parse_profile`` first."""
+    profile = profile_dict(rec)
+    if profile is None:
+        raise UserInputError(
+            "nothing to write",
+            [Problem("--write", None, "no option meets the job's constraints, so there is no stack config; relax as suggested above")],
+        )
+    validate_profile(profile)
+    from blueprints.stackconfig import render_stack_config
+
+    return render_stack_config(profile)

@@ -1,0 +1,48 @@
+"""A small hand-made catalog so selection tests have stable, hand-checkable numbers (real prices may change)."""
+
+from __future__ import annotations
+
+from blueprints.catalog import Catalog, GpuModel, InstanceType, Region, StorageTier
+
+A100 = GpuModel("A100-SXM4-80GB", 80, "HBM2e", 2039, 19.5, 156, 312, 312, None, 600, 400, "test", "2026-01-01")
+V100 = GpuModel("V100-SXM2-32GB", 32, "HBM2", 900, 15.7, None, 125, None, None, 300, 300, "test", "2026-01-01")
+
+
+def instance(name: str, gpu: GpuModel | None, count: int, price: float | None, network: float | None, nvlink: bool | None = True, rdma: str | None = "none") -> InstanceType:
+    """A GPU instance type with only the fields the advisor reads set to meaningful values."""
+    return InstanceType(
+        instance_type=name, family=name.split(".")[1], vcpus=8 * count, memory_gib=64.0 * count,
+        gpu_model=gpu.gpu_model if gpu else None, gpu_count=count, gpu_memory_gib=gpu.memory_gib if gpu else 80.0,
+        network_gbps=network, rdma=rdma, nvlink=nvlink, price_cny_per_hour=price, price_region="cn-shanghai" if price else None,
+        price_date="2023-06" if price else None, price_source="test" if price else None, price_confidence="medium" if price else None,
+        spec_source="test", spec_date="2026-01-01", regions=(), notes="",
+    )
+
+
+def storage() -> list[StorageTier]:
+    """Extreme NAS standard (step table, USD price) and CPFS advance_200 (200 MB/s per TiB, capped at 45,000)."""
+    common = dict(file_system_type=None, storage_type=None, protocol_type=None, price_region=None, price_date=None, price_source=None, source="test", source_date="2026-01-01", notes="")
+    nas = StorageTier(kind="extreme_nas", tier="standard", min_capacity_gib=100, max_capacity_gib=262144, throughput_mb_s_per_tib=None, throughput_mb_s_max=1200,
+                      throughput_steps=((100, 150), (500, 300), (2048, 600), (4096, 900), (8192, 1200)), price_per_gib_month=0.3, price_currency="USD", **common)
+    cpfs = StorageTier(kind="cpfs", tier="advance_200", min_capacity_gib=None, max_capacity_gib=None, throughput_mb_s_per_tib=200, throughput_mb_s_max=45000,
+                       throughput_steps=(), price_per_gib_month=None, price_currency=None, **common)
+    return [nas, cpfs]
+
+
+def fake_catalog() -> Catalog:
+    """ecs.a8 (8 × A100, ¥240/h = ¥30/GPU-h, 64 Gbit/s TCP), ecs.a1 (1 × A100, ¥40/h, 8 Gbit/s), ecs.v8 (8 × V100, ¥160/h), ecs.x8 (8 × A100, no price)."""
+    types = [
+        instance("ecs.a8.32xlarge", A100, 8, 240.0, 64.0),
+        instance("ecs.a1.4xlarge", A100, 1, 40.0, 8.0, nvlink=None),
+        instance("ecs.v8.24xlarge", V100, 8, 160.0, 32.0),
+        instance("ecs.x8.32xlarge", A100, 8, None, 64.0),
+    ]
+    return Catalog(
+        version="test",
+        instance_types={t.instance_type: t for t in types},
+        gpus={g.gpu_model: g for g in (A100, V100)},
+        regions={"cn-shanghai": Region("cn-shanghai", "China (Shanghai)", ("cn-shanghai-a",), "test", "2026-01-01")},
+        storage=storage(),
+        aliases={},
+        images=(),
+    )

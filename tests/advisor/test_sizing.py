@@ -1,0 +1,130 @@
+"""Table-driven tests of the sizing formulas, with the hand arithmetic in comments."""
+
+from __future__ import annotations
+
+
+import pytest
+
+from blueprints.advisor import cost, sizing
+from blueprints.advisor.job import parse_job
+
+
+def job(**kw):
+    base = {"model_kind": "transformer", "params": 1e9, "tokens": 1e11}
+    base.update(kw)
+    return parse_job(base)
+
+
+@pytest.mark.parametrize(
+    "fields, expected",
+    [
+        # 6 · N · D = 6 × 1e9 × 1e11
+        ({"model_kind": "transformer", "params": 1e9, "tokens": 1e11}, 6e20),
+        # Llama-2-70B: 6 × 70e9 × 2e12 = 8.4e23 (training-performance.md §4)
+        ({"model_kind": "transformer", "params": 70e9, "tokens": 2e12}, 8.4e23),
+        # ResNet-50 ImageNet 90 epochs: 3 × 7.6e9 × 1,281,167 × 90 = 2.6289e18
+        ({"model_kind": "cnn", "params": 25e6, "forward_gflops": 7.6, "samples": 1281167, "epochs": 90}, 3 * 7.6e9 * 1281167 * 90),
+        # other: 3 × 0.1e9 × 2e9 × 10 = 6e18
+        ({"model_kind": "other", "params": 5e7, "forward_gflops": 0.1, "samples": 2e9, "epochs": 10}, 6e18),
+    ],
+)
+def test_training_flops(fields, expected):
+    assert sizing.training_flops(parse_job(fields)) == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "gpu, kind, precision, mfu, confidence",
+    [
+        ("A100-SXM4-80GB", "transformer", "bf16", 0.40, "published"),  # §4 default
+        ("A800-SXM4-80GB", "transformer", "fp16", 0.40, "published"),  # A800 = A100 math (§1)
+        ("A100-SXM4-40GB", "transformer", "tf32", 0.437, "derived"),  # 0.40 × 2505/4591 × 312/156 = 0.4365
+        ("V100-SXM2-16GB", "transformer", "fp16", 0.380, "derived"),  # 0.40 × (1746/125)/(4591/312) = 0.3797
+        ("H800-SXM5-80GB", "transformer", "fp8", 0.17, "published"),  # DeepSeek-V3 343/1979
+        ("A100-SXM4-80GB", "cnn", "bf16", 0.152, "derived"),  # 3 × 7.6e9 × 16621/8 / 312e12 = 0.1518
+        ("V100-SXM2-32GB", "cnn", "fp32", 0.518, "derived"),  # 3 × 7.6e9 × 2855/8 / 15.7e12 = 0.5183
+        ("A10", "transformer", "bf16", 0.40, "assumed"),  # no anchor → '*' row
+        ("L20", "other", "fp16", 0.152, "assumed"),
+        (None, "cnn", "fp32", 0.518, "assumed"),
+    ],
+)
+def test_default_mfu(gpu, kind, precision, mfu, confidence):
+    row = sizing.default_mfu(gpu, kind, precision)
+    assert row.mfu == pytest.approx(mfu)
+    assert row.confidence == confidence
+
+
+def test_mfu_derivations_match_their_arithmetic():
+    """The derived rows equal the arithmetic written in their derivation column (to the 3 decimals stored)."""
+    assert 0.40 * (2505 / 4591) * (312 / 156) == pytest.approx(0.437, abs=5e-4)
+    assert 0.40 * (1746 / 125) / (4591 / 312) == pytest.approx(0.380, abs=5e-4)
+    assert 0.3797 * (387 / 1746) * (125 / 15.7) == pytest.approx(0.670, abs=5e-4)
+    assert 3 * 7.6e9 * 16621 / 8 / 312e12 == pytest.approx(0.152, abs=5e-4)
+    assert 3 * 7.6e9 * 8322 / 8 / 125e12 == pytest.approx(0.190, abs=5e-4)
+
+
+@pytest.mark.parametrize(
+    "kwargs, expected",
+    [
+        # one NVLink node: 1.0 by definition (the MFU anchors were measured on NVLink nodes)
+        (dict(nodes=1, gpus_per_node=8, nvlink=True, rdma="none", rdma_gbps_per_node=None, network_gbps=64, comm="heavy"), 1.0),
+        # 2 nodes, TCP, heavy: loss = 0.32 / log2(128) = 0.045714; 1 − 0.045714 × 1 = 0.954286
+        (dict(nodes=2, gpus_per_node=8, nvlink=True, rdma="none", rdma_gbps_per_node=None, network_gbps=64, comm="heavy"), 1 - 0.32 / 7),
+        # 32 nodes, TCP, light (Goyal): 1 − (0.10 / 5) × 5 = 0.90
+        (dict(nodes=32, gpus_per_node=8, nvlink=True, rdma="none", rdma_gbps_per_node=None, network_gbps=50, comm="light"), 0.90),
+        # RoCE 800 Gbit/s per node = 100 per GPU → DLE BERT row: 1 − (1 − 0.9416)/5 × log2(32) = 0.9416
+        (dict(nodes=32, gpus_per_node=8, nvlink=True, rdma="roce", rdma_gbps_per_node=800, network_gbps=64, comm="heavy"), 0.9416),
+        # eRDMA with unknown bandwidth and unknown VPC bandwidth → slowest rdma heavy row: 1 − 0.045714 × 2 = 0.908571
+        (dict(nodes=4, gpus_per_node=8, nvlink=True, rdma="erdma", rdma_gbps_per_node=None, network_gbps=None, comm="heavy"), 1 - 2 * 0.32 / 7),
+        # 4 GPUs on PCIe, one node: pcie row 1 − (0.0584/5) × log2(4) = 0.97664
+        (dict(nodes=1, gpus_per_node=4, nvlink=False, rdma="none", rdma_gbps_per_node=None, network_gbps=64, comm="heavy"), 1 - (1 - 0.9416) / 5 * 2),
+    ],
+)
+def test_scaling_efficiency(kwargs, expected):
+    assert sizing.scaling_efficiency(**kwargs).efficiency == pytest.approx(expected, rel=1e-9)
+
+
+def test_scaling_flags_bandwidth_bound_links():
+    notes = sizing.scaling_efficiency(nodes=4, gpus_per_node=8, nvlink=True, rdma="none", rdma_gbps_per_node=None, network_gbps=64, comm="heavy").notes
+    assert any("8 Gbit/s per GPU is below the 100 Gbit/s" in n for n in notes)
+
+
+def test_training_hours():
+    # 6e20 FLOPs ÷ (8 × 312e12 × 0.40 × 1.0) = 600,961.5 s = 166.934 h
+    assert sizing.training_hours(6e20, 8, 312, 0.40, 1.0) == pytest.approx(166.93376, rel=1e-6)
+
+
+@pytest.mark.parametrize(
+    "precision, optimizer, expected",
+    [("bf16", "adamw", 16), ("fp16", "adam", 16), ("fp32", "adam", 16), ("bf16", "sgd_momentum", 12), ("fp32", "sgd", 8), ("tf32", "sgd_momentum", 12), ("fp8", "adam", 16)],
+)
+def test_bytes_per_param(precision, optimizer, expected):
+    assert sizing.bytes_per_param(precision, optimizer) == expected
+
+
+def test_model_state_sharded_and_not():
+    # 70e9 × 16 B = 1.12e12 B = 1,043.1 GiB; sharded over 64 GPUs → 16.30 GiB each
+    j = job(params=70e9, tokens=2e12)
+    assert sizing.model_state_gib_per_gpu(j, 64) == pytest.approx(70e9 * 16 / 2**30 / 64)
+    unsharded = job(params=70e9, tokens=2e12, sharding=False)
+    assert sizing.model_state_gib_per_gpu(unsharded, 64) == pytest.approx(70e9 * 16 / 2**30)
+
+
+def test_data_rates():
+    # 100 TB × 1 epoch over 10 h = 1e14 B / 36,000 s = 2,777.8 MB/s; 100 TB/day = 1e14 / 86,400 = 1,157.4 MB/s
+    j = job(dataset_tb=100, ingest_tb_per_day=100)
+    assert sizing.read_rate_mb_s(j, 10) == pytest.approx(2777.777, rel=1e-5)
+    assert sizing.ingest_rate_mb_s(j) == pytest.approx(1157.407, rel=1e-5)
+    assert sizing.read_rate_mb_s(job(), 10) is None
+
+
+@pytest.mark.parametrize("model, cls", [("A100-SXM4-80GB", "A100"), ("A800-PCIe-80GB", "A100"), ("H800-SXM5-80GB", "H100"), ("A10", "A10"), ("L40S", "L40S"), (None, None), ("mystery", None)])
+def test_gpu_class(model, cls):
+    assert sizing.gpu_class(model) == cls
+
+
+def test_cost_functions():
+    # 3 nodes × ¥240/h × 60 h = ¥43,200; × 4 runs = ¥172,800; always on 3 × 240 × 8,760 = ¥6,307,200
+    assert cost.cost_cny_per_run(240, 3, 60) == pytest.approx(43200)
+    assert cost.cost_cny_per_year(43200, 4) == pytest.approx(172800)
+    assert cost.always_on_cny_per_year(240, 3) == pytest.approx(6307200)
+    assert cost.cost_cny_per_run(None, 3, 60) is None
