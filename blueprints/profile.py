@@ -27,6 +27,13 @@ def storage_tiers(kind: str) -> tuple[str, ...]:
 
 
 _NAME_RE = re.compile(r"^[a-z][a-z0-9-]{1,22}[a-z0-9]$")
+
+
+def check_resource_name(value: str) -> str:
+    """Validate a resource-name prefix (3–24 chars: lowercase letters, digits, hyphens; starts with a letter)."""
+    if not _NAME_RE.match(value):
+        raise ValueError("must be 3–24 characters: lowercase letters, digits and hyphens, starting with a letter")
+    return value
 _HHMM_RE = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
 
 
@@ -200,9 +207,7 @@ class _ProfileBase(_Strict):
     @field_validator("name")
     @classmethod
     def _name(cls, value: str) -> str:
-        if not _NAME_RE.match(value):
-            raise ValueError("must be 3–24 characters: lowercase letters, digits and hyphens, starting with a letter")
-        return value
+        return check_resource_name(value)
 
     @field_validator("region")
     @classmethod

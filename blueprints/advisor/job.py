@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
@@ -11,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from blueprints.advisor.data import limits
 from blueprints.errors import Problem, UserInputError, did_you_mean, join_allowed, problems_from_validation_error
+from blueprints.profile import check_resource_name
 
 ModelKind = Literal["transformer", "cnn", "other"]
 Precision = Literal["fp32", "tf32", "bf16", "fp16", "fp8"]
@@ -21,7 +21,6 @@ PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8")
 OPTIMIZERS = ("adam", "adamw", "sgd", "sgd_momentum")
 
 # Same rule as a profile's name, because the job name becomes the profile name (resource prefix).
-_NAME_RE = re.compile(r"^[a-z][a-z0-9-]{1,22}[a-z0-9]$")
 
 _NUMBER_FIELDS = (
     "params", "tokens", "forward_gflops", "samples", "epochs", "dataset_tb", "ingest_tb_per_day",
@@ -90,9 +89,7 @@ class Job(BaseModel):
     @field_validator("name")
     @classmethod
     def _name(cls, value: str) -> str:
-        if not _NAME_RE.match(value):
-            raise ValueError("must be 3–24 characters: lowercase letters, digits and hyphens, starting with a letter")
-        return value
+        return check_resource_name(value)
 
     @model_validator(mode="after")
     def _workload(self) -> "Job":
