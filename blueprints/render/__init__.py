@@ -54,6 +54,8 @@ def key_properties(resource: PlannedResource) -> dict[str, Any]:
 
 def format_value(value: Any) -> str:
     """Compact, deterministic text for a property value."""
+    if value is None:
+        return "none"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, dict):
