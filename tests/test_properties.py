@@ -1,0 +1,66 @@
+"""Property tests: any valid profile synthesises under mocks with every guardrail holding and node counts exact."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from blueprints.catalog import load_catalog
+from blueprints.profile import storage_tiers
+from blueprints.testing import assert_guardrails, offline_plan
+
+CATALOG = load_catalog()
+GPU_TYPES = sorted(t.instance_type for t in CATALOG.instance_types.values() if t.is_gpu)
+SHANGHAI_ZONES = list(CATALOG.zones("cn-shanghai"))
+
+
+@st.composite
+def profiles(draw):
+    blueprint = draw(st.sampled_from(["fixed-cluster", "autoscaling-pool"]))
+    kind = draw(st.sampled_from(["nas", "extreme_nas", "cpfs"]))
+    storage = {"kind": kind, "capacity_gib": draw(st.integers(100, 200_000)), "throughput_tier": draw(st.sampled_from(storage_tiers(kind)))}
+    if kind == "cpfs":
+        storage["allow_unencrypted_cpfs"] = True
+    network = {
+        "vpc_cidr": draw(st.sampled_from(["10.0.0.0/16", "172.16.0.0/12", "192.168.0.0/20"])),
+        "zones": draw(st.lists(st.sampled_from(SHANGHAI_ZONES), unique=True, max_size=3)),
+        "admin_cidr": draw(st.sampled_from([None, "203.0.113.0/24", "10.8.0.0/16"])),
+    }
+    data = {"name": "prop", "blueprint": blueprint, "region": "cn-shanghai", "storage": storage, "network": network,
+            "cost": {"spot": draw(st.booleans())}}
+    instance_type = draw(st.sampled_from(GPU_TYPES))
+    if blueprint == "fixed-cluster":
+        data["compute"] = {"instance_type": instance_type, "nodes": draw(st.integers(1, 450))}
+    else:
+        low = draw(st.integers(0, 20))
+        high = draw(st.integers(max(low, 1), 300))
+        data["compute"] = {"instance_type": instance_type, "min_nodes": low, "max_nodes": high,
+                           "scale_out_cpu_percent": draw(st.floats(65, 75))}
+        if draw(st.booleans()):
+            data["cost"]["off_hours"] = {"enabled": True, "start_date": "2026-12-01", "timezone": draw(st.sampled_from(["Asia/Shanghai", "Europe/Berlin", "America/New_York"]))}
+    return data
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(profiles())
+def test_every_valid_profile_synthesises_safely(data):
+    plan = offline_plan(profile=data)
+    assert_guardrails(plan)
+    (fs,) = plan.find("nas.FileSystem")
+    assert fs.protect and fs.retain_on_delete and fs.name == "prop-storage-fs"
+    switches = plan.find("vpc.Switch")
+    zones = data["network"]["zones"]
+    assert all(s.inputs["zoneId"] in (zones or SHANGHAI_ZONES) for s in switches)
+    if data["blueprint"] == "fixed-cluster":
+        nodes = data["compute"]["nodes"]
+        amounts = [s.inputs["amount"] for s in plan.find("ecs.EcsInstanceSet")]
+        assert sum(amounts) == nodes and max(amounts) <= 100 and len(amounts) == math.ceil(nodes / 100)
+        assert len(switches) == 1
+    else:
+        (group,) = plan.find("ess.ScalingGroup")
+        assert (group.inputs["minSize"], group.inputs["maxSize"]) == (data["compute"]["min_nodes"], data["compute"]["max_nodes"])
+        assert len(plan.find("ess.ScheduledTask")) == (2 if "off_hours" in data["cost"] else 0)
+    ssh_rules = [r for r in plan.find("ecs.SecurityGroupRule") if r.inputs.get("portRange") == "22/22"]
+    assert [r.inputs["cidrIp"] for r in ssh_rules] == ([data["network"]["admin_cidr"]] if data["network"]["admin_cidr"] else [])
