@@ -85,10 +85,10 @@ class _OptionsRecorder:
         return None
 
 
-def run_program(program: Callable[[], None], config: dict[str, str], *, zones: list[str], image_id: str | None, project: str = "aitrain") -> tuple[list, dict, dict]:
+def run_program(program: Callable[[], None], config: dict[str, str], *, zones: list[str], image_id: str | None, project: str = "aitrain", mocks: OfflineMocks | None = None) -> tuple[list, dict, dict]:
     """Run ``program`` under fresh mocks with ``config``; return (registrations, options by key, stack outputs)."""
     pulumi_settings.reset_options(project=project, stack=OFFLINE_STACK)
-    mocks = OfflineMocks(zones, image_id)
+    mocks = mocks or OfflineMocks(zones, image_id)
     pulumi.runtime.set_mocks(mocks, project=project, stack=OFFLINE_STACK, preview=False)
     pulumi.runtime.set_all_config(config)
     recorder = _OptionsRecorder()

@@ -132,3 +132,24 @@ def test_node_cloud_init_mounts_the_shared_storage_at_one_path(medical_plan, aut
     pool_init = yaml.safe_load(base64.b64decode(config.inputs["userData"]))
     assert pool_init["mounts"][0][:2] == ["${autoscaling-training-storage-mount-target.mountTargetDomain}:/", "/mnt/shared"]
     assert pool_init["packages"] == ["nfs-common"] and pool_init["package_update"] is True
+
+
+def test_every_resource_and_lookup_uses_the_region_pinned_provider():
+    from blueprints.preview import OfflineMocks, run_program
+    from blueprints.program import run
+
+    calls = []
+
+    class Spy(OfflineMocks):
+        def call(self, args):
+            calls.append((args.token, args.provider))
+            return super().call(args)
+
+    image_id = load_catalog().image_for("cn-shanghai").image_id
+    registered, _, _ = run_program(run, {PRESET_KEY: "medical-imaging"}, zones=SHANGHAI, image_id=image_id, mocks=Spy(SHANGHAI, image_id))
+    (provider,) = [r for r in registered if r.typ == "pulumi:providers:alicloud"]
+    assert provider.inputs["region"] == "cn-shanghai"
+    alicloud_resources = [r for r in registered if r.typ.startswith("alicloud:")]
+    assert alicloud_resources and all("pulumi:providers:alicloud::medical-imaging-cn-shanghai" in (r.provider or "") for r in alicloud_resources)
+    assert {token for token, _ in calls} == {"alicloud:index/getZones:getZones", "alicloud:ecs/getImages:getImages"}
+    assert all("medical-imaging-cn-shanghai" in (p or "") for _, p in calls)
