@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from abc import ABC, abstractmethod
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 import pulumi
 import pulumi_alicloud as alicloud
@@ -130,12 +130,11 @@ class Blueprint(ABC):
         return ResolvedImage(found.ids[0], package)
 
 
-class ResolvedImage:
+class ResolvedImage(NamedTuple):
     """The image ID and the NFS client package its OS names."""
 
-    def __init__(self, image_id: str, nfs_package: str):
-        self.image_id = image_id
-        self.nfs_package = nfs_package
+    image_id: str
+    nfs_package: str
 
 
 class FixedClusterBlueprint(Blueprint):

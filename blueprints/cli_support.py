@@ -51,16 +51,3 @@ def emit(text: str, out: Path | None) -> None:
             "cannot write the output file",
             [Problem("--out", str(out), f"{exc.strerror or exc}; give a writable path")],
         ) from None
-
-
-def read_text_file(path: Path, what: str) -> str:
-    """Read a user-named file, turning a missing or unreadable file into a ``UserInputError``."""
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        reason = "file does not exist"
-    except IsADirectoryError:
-        reason = "is a directory, not a file"
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = f"cannot be read ({getattr(exc, 'strerror', None) or exc})"
-    raise UserInputError(f"cannot read the {what}", [Problem(what, str(path), reason + "; give the path of a readable UTF-8 YAML file")])

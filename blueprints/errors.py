@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from pydantic import ValidationError
@@ -126,3 +127,16 @@ def problems_from_validation_error(
                     message = message[len(noise):]
             problems.append(Problem(path, value, message))
     return problems
+
+
+def read_text_file(path: Path, what: str) -> str:
+    """Read a user-named file, turning a missing or unreadable file into a ``UserInputError``."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        reason = "file does not exist"
+    except IsADirectoryError:
+        reason = "is a directory, not a file"
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = f"cannot be read ({getattr(exc, 'strerror', None) or exc})"
+    raise UserInputError(f"cannot read the {what}", [Problem(what, str(path), reason + "; give the path of a readable UTF-8 YAML file")])

@@ -94,11 +94,7 @@ def run_program(program: Callable[[], None], config: dict[str, str], *, zones: l
     recorder = _OptionsRecorder()
     pulumi.runtime.register_stack_transformation(recorder)
     outputs: dict[str, Any] = {}
-
-    def body() -> None:
-        program()
-
-    _sync_await(run_pulumi_func(body))
+    _sync_await(run_pulumi_func(program))
     root = pulumi_settings.get_root_resource()
     for key, value in (getattr(root, "outputs", None) or {}).items():
         outputs[key] = _sync_await(pulumi.Output.from_input(value).future())

@@ -5,9 +5,9 @@ from __future__ import annotations
 import datetime as dt
 import ipaddress
 import re
-from typing import Annotated, Any, Literal, Union
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from blueprints.catalog import load_catalog
 from blueprints.errors import Problem, UserInputError, did_you_mean, join_allowed, problems_from_validation_error
@@ -196,6 +196,9 @@ class Cost(_Strict):
 
 
 class _ProfileBase(_Strict):
+    # Set by parse_profile when the instance type was one of the article's aliases.
+    _alias_note: str | None = PrivateAttr(default=None)
+
     name: str = Field(default="aitrain", description="Prefix of every resource name: lowercase letters, digits and hyphens, 3–24 characters.")
     description: str = Field(default="", description="One line shown in plans.")
     region: str = Field(description="Alibaba Cloud region ID, e.g. cn-shanghai.")
@@ -247,10 +250,6 @@ class AutoscalingProfile(_ProfileBase):
     compute: AutoscalingCompute = Field(description="GPU node type and scaling bounds.")
 
 
-Profile = Annotated[
-    Union[Annotated[FixedClusterProfile, Tag("fixed-cluster")], Annotated[AutoscalingProfile, Tag("autoscaling-pool")]],
-    Discriminator(lambda data: data.get("blueprint") if isinstance(data, dict) else getattr(data, "blueprint", None)),
-]
 ProfileModel = FixedClusterProfile | AutoscalingProfile
 
 _MODELS: dict[str, type[_ProfileBase]] = {"fixed-cluster": FixedClusterProfile, "autoscaling-pool": AutoscalingProfile}
@@ -311,14 +310,13 @@ def parse_profile(data: Any, *, source: str = "profile") -> ProfileModel:
         raise UserInputError(f"invalid {source}", _dedupe(problems)) from None
     if problems:
         raise UserInputError(f"invalid {source}", problems)
-    if alias_note:
-        object.__setattr__(profile, "__alias_note__", alias_note)
+    profile._alias_note = alias_note
     return profile
 
 
 def alias_note(profile: ProfileModel) -> str | None:
     """The one sentence explaining an article alias that this profile used, if any."""
-    return getattr(profile, "__alias_note__", None)
+    return profile._alias_note
 
 
 def _resolve_instance_type(compute: dict, blueprint: str) -> tuple[dict, str | None, Problem | None]:

@@ -46,7 +46,7 @@ def load_preset(name: str) -> dict[str, Any]:
 
 def read_stack_config(path: Path) -> tuple[str | None, dict[str, Any]]:
     """``(preset, profile)`` from a ``Pulumi.<stack>.yaml`` — the same keys ``pulumi up`` reads."""
-    from blueprints.cli_support import read_text_file
+    from blueprints.errors import read_text_file
 
     text = read_text_file(path, "stack config")
     try:

@@ -134,7 +134,7 @@ def parse_job(data: Any, *, source: str = "job", regions: Mapping[str, Any] | No
 
 def load_job_dict(path: Path | None, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Read a job YAML file (or start empty) and apply flag overrides (None means "not given")."""
-    from blueprints.cli_support import read_text_file
+    from blueprints.errors import read_text_file
 
     data: dict[str, Any] = {}
     if path is not None:

@@ -1,0 +1,1 @@
+"""Pulumi components: one ComponentResource per architectural unit (network, storage, compute)."""
