@@ -335,10 +335,13 @@ def _resolve_instance_type(compute: dict, blueprint: str) -> tuple[dict, str | N
         return compute, None, None
     scaled = dict(compute, instance_type=instance.instance_type)
     count_fields = ("nodes",) if blueprint == "fixed-cluster" else ("min_nodes", "max_nodes", "desired_nodes")
+    counts = []
     for key in count_fields:
         if isinstance(scaled.get(key), int) and not isinstance(scaled.get(key), bool):
             scaled[key] = scaled[key] * alias.nodes
-    return scaled, alias.sentence, None
+            counts.append(f"{key} {compute[key]} × {name} = {scaled[key]} × {instance.instance_type}")
+    note = alias.sentence + (f" Counts are in article units: {'; '.join(counts)}." if counts else "")
+    return scaled, note, None
 
 
 def _coerce_lists(data: dict) -> dict:

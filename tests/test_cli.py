@@ -111,3 +111,15 @@ def test_presets_lists_both():
     result = invoke("presets")
     assert result.exit_code == 0
     assert "medical-imaging\tfixed-cluster" in result.stdout and "autoscaling-training\tautoscaling-pool" in result.stdout
+
+
+def test_the_committed_example_stack_config_plans():
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[1] / "Pulumi.example.yaml"
+    result = invoke("plan", "--stack-config", str(example), "--format", "json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["profile_name"] == "imaging-dev" and data["summary"]["nodes"] == 2
+    assert {r["inputs"]["zoneId"] for r in data["resources"] if r["type"] == "alicloud:vpc/switch:Switch"} == {"cn-shanghai-e"}
+    assert all(r["inputs"]["tags"]["owner"] == "ml-platform" for r in data["resources"] if "tags" in r["inputs"])
