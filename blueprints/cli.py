@@ -76,6 +76,24 @@ def catalog(
         emit(render_catalog_table(rows), out)
 
 
+@app.command()
+@reports_user_errors
+def diff(
+    old: Annotated[Path, typer.Argument(help="The earlier plan, from `aitrain plan --format json`.")],
+    new: Annotated[Path, typer.Argument(help="The later plan.")],
+    output_format: Annotated[OutputFormat, typer.Option("--format", help="table (plain text), markdown for a pull request, or json.")] = OutputFormat.table,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Write the diff to this file instead of standard output.")] = None,
+) -> None:
+    """Compare two JSON plans: resources added, removed and changed, and the changes that put stored data at risk."""
+    from blueprints.plandiff import diff_plans, load_plan_json, render_diff
+
+    result = diff_plans(load_plan_json(old), load_plan_json(new))
+    if output_format is OutputFormat.json:
+        emit(json.dumps(result.to_dict(), indent=2, ensure_ascii=False, default=str), out)
+    else:
+        emit(render_diff(result, markdown=output_format is OutputFormat.markdown), out)
+
+
 def _register_advisor() -> None:
     from blueprints.advisor.commands import register
 
