@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import pulumi
-from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import settings as pulumi_settings
 from pulumi.runtime.stack import Stack, run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
@@ -28,6 +27,7 @@ COMPUTED_OUTPUTS: dict[str, tuple[str, ...]] = {
     "alicloud:ecs/eipAddress:EipAddress": ("ipAddress",),
     "alicloud:nas/mountTarget:MountTarget": ("mountTargetDomain",),
     "alicloud:ess/scalingRule:ScalingRule": ("ari",),
+    "alicloud:ram/role:Role": ("arn",),
 }
 
 
@@ -50,8 +50,6 @@ class OfflineMocks(pulumi.runtime.Mocks):
         state = dict(args.inputs)
         for attribute in COMPUTED_OUTPUTS.get(args.typ, ()):
             state.setdefault(attribute, reference(args.name, attribute))
-        if args.typ == "alicloud:ram/role:Role":
-            state.setdefault("arn", reference(args.name, "arn"))
         return reference(args.name, "id"), state
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
@@ -148,7 +146,6 @@ def summarize(profile: ProfileModel) -> dict[str, Any]:
     """What a reviewer reads first: hardware, counts, storage and the compute price, with its source."""
     catalog = load_catalog()
     instance = catalog.instance_type(profile.compute.instance_type)
-    gpu = catalog.gpu(instance)
     compute = profile.compute
     summary: dict[str, Any] = {
         "blueprint": profile.blueprint,

@@ -158,7 +158,7 @@ class OffHours(_Strict):
             zoneinfo.ZoneInfo(value)
         except (zoneinfo.ZoneInfoNotFoundError, ValueError):
             hint = did_you_mean(value, sorted(zoneinfo.available_timezones()))
-            raise ValueError(f"unknown time zone; give an IANA name such as 'Asia/Shanghai'" + (f"; {hint}" if hint else "")) from None
+            raise ValueError("unknown time zone; give an IANA name such as 'Asia/Shanghai'" + (f"; {hint}" if hint else "")) from None
         return value
 
     @field_validator("work_start", "work_end")

@@ -17,7 +17,7 @@ import yaml
 from blueprints.advisor import sizing
 from blueprints.advisor.data import DATA_DIR, scaling_rows
 from blueprints.advisor.job import Job, load_job_dict, parse_job
-from blueprints.advisor.render import render_markdown, status
+from blueprints.advisor.render import render_markdown
 from blueprints.advisor.selection import Option, Recommendation, estimate, recommend
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
