@@ -98,7 +98,7 @@ def user_data_blocks(plan: Plan) -> list[tuple[str, str]]:
     return blocks
 
 
-def render_table(plan: Plan, width: int = 200) -> str:
+def render_table(plan: Plan, width: int = 160) -> str:
     """Terminal rendering: summary, notes, then the resource tree with key properties."""
     console = Console(file=io.StringIO(), width=width, color_system=None, force_terminal=False, record=True)
     summary = Table(title=f"aitrain plan: {plan.profile_name} ({plan.blueprint}, {plan.region})", box=box.SIMPLE, show_header=False)
@@ -123,7 +123,8 @@ def render_table(plan: Plan, width: int = 200) -> str:
         console.print(f"{finding['level']}: [{finding['rule']}] {finding['resource']}: {finding['message']}", markup=False)
     if not plan.findings:
         console.print("guardrails: all passed")
-    return console.export_text()
+    # A fixed width keeps the output byte-identical; rich pads cells, so trailing blanks are dropped.
+    return "\n".join(line.rstrip() for line in console.export_text().splitlines()) + "\n"
 
 
 def render_markdown(plan: Plan) -> str:
