@@ -123,3 +123,9 @@ def test_the_committed_example_stack_config_plans():
     assert data["profile_name"] == "imaging-dev" and data["summary"]["nodes"] == 2
     assert {r["inputs"]["zoneId"] for r in data["resources"] if r["type"] == "alicloud:vpc/switch:Switch"} == {"cn-shanghai-e"}
     assert all(r["inputs"]["tags"]["owner"] == "ml-platform" for r in data["resources"] if "tags" in r["inputs"])
+
+
+def test_table_prints_brackets_literally():
+    result = invoke("plan", "medical-imaging", "--set", "description=[bold]not markup[/bold] [sg-1]")
+    assert result.exit_code == 0, result.output
+    assert "note: [bold]not markup[/bold] [sg-1]" in result.stdout

@@ -12,6 +12,7 @@ import jinja2
 from rich import box
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from blueprints.plan import Plan, PlannedResource
 
@@ -105,10 +106,10 @@ def render_table(plan: Plan, width: int = 160) -> str:
     summary.add_column("key", style="bold")
     summary.add_column("value")
     for key, value in plan.summary.items():
-        summary.add_row(key, format_value(value))
+        summary.add_row(Text(key), Text(format_value(value)))
     console.print(summary)
     for note in plan.notes:
-        console.print(f"note: {note}")
+        console.print(Text(f"note: {note}"))
     tree = Table(box=box.SIMPLE_HEAD, title=f"{sum(1 for r in plan.resources if r.custom)} resources in {sum(1 for r in plan.resources if not r.custom)} components")
     tree.add_column("resource", no_wrap=True)
     tree.add_column("type", no_wrap=True)
@@ -117,7 +118,8 @@ def render_table(plan: Plan, width: int = 160) -> str:
     depths = depth_of(plan)
     for r in plan.resources:
         props = ", ".join(f"{k}={format_value(v)}" for k, v in key_properties(r).items())
-        tree.add_row("  " * depths[r.name] + r.name, r.short_type, props, safety_flags(r))
+        # Text, not str: values such as "[a, b]" must not be read as rich markup.
+        tree.add_row(Text("  " * depths[r.name] + r.name), Text(r.short_type), Text(props), Text(safety_flags(r)))
     console.print(tree)
     for finding in plan.findings:
         console.print(f"{finding['level']}: [{finding['rule']}] {finding['resource']}: {finding['message']}", markup=False)
