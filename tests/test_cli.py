@@ -129,3 +129,10 @@ def test_table_prints_brackets_literally():
     result = invoke("plan", "medical-imaging", "--set", "description=[bold]not markup[/bold] [sg-1]")
     assert result.exit_code == 0, result.output
     assert "note: [bold]not markup[/bold] [sg-1]" in result.stdout
+
+
+def test_markdown_cells_escape_pipes_and_newlines():
+    from blueprints.render import markdown_cell
+
+    assert markdown_cell("a|b\nc") == "a\\|b c"
+    assert markdown_cell({"k": "x|y"}) == "{k: x\\|y}"

@@ -66,6 +66,11 @@ def format_value(value: Any) -> str:
     return str(value)
 
 
+def markdown_cell(value: Any) -> str:
+    """A value safe inside a Markdown table cell: pipes escaped, newlines folded."""
+    return format_value(value).replace("|", "\\|").replace("\n", " ")
+
+
 def safety_flags(resource: PlannedResource) -> str:
     """Short text for the data-safety options set on a resource."""
     flags = [name for name, on in (("protect", resource.protect), ("retain-on-delete", resource.retain_on_delete), ("delete-before-replace", resource.delete_before_replace)) if on]
@@ -132,7 +137,7 @@ def render_table(plan: Plan, width: int = 160) -> str:
 def render_markdown(plan: Plan) -> str:
     """Markdown for a pull request: summary, counts, tree, safety, user data; summarised to fit a PR comment."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATE_DIR), undefined=jinja2.StrictUndefined, keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
-    env.filters["value"] = format_value
+    env.filters["value"] = markdown_cell
     template = env.get_template("plan.md.j2")
     depths = depth_of(plan)
     rows = [{"r": r, "depth": depths[r.name], "props": key_properties(r), "safety": safety_flags(r)} for r in plan.resources]
