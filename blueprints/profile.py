@@ -319,18 +319,29 @@ def alias_note(profile: ProfileModel) -> str | None:
     return profile._alias_note
 
 
-def _resolve_instance_type(compute: dict, blueprint: str) -> tuple[dict, str | None, Problem | None]:
-    """Replace an article alias by its real type (scaling node counts); reject unknown types with suggestions."""
+def resolve_gpu_type(name: str, path: str) -> tuple[Any, Any, Problem | None]:
+    """``(instance, alias, None)`` for a real GPU type or an article alias; ``(None, None, problem)`` otherwise.
+
+    The problem names ``path``, the value, and the closest real types and aliases.
+    """
     catalog = load_catalog()
-    name = compute["instance_type"]
     try:
         instance, alias = catalog.resolve(name)
     except KeyError:
         suggestions = catalog.suggest(name)
         hint = f"did you mean {' or '.join(repr(s) for s in suggestions)}?" if suggestions else "run 'aitrain catalog' to list real types"
-        return compute, None, Problem("compute.instance_type", name, "not a real Alibaba Cloud ECS instance type in the catalog", hint)
+        return None, None, Problem(path, name, "not a real Alibaba Cloud ECS instance type in the catalog", hint)
     if not instance.is_gpu:
-        return compute, None, Problem("compute.instance_type", name, "is a CPU-only type; training nodes need a GPU type (run 'aitrain catalog --min-gpus 1')")
+        return None, None, Problem(path, name, "is a CPU-only type; training needs a GPU type (run 'aitrain catalog --min-gpus 1')")
+    return instance, alias, None
+
+
+def _resolve_instance_type(compute: dict, blueprint: str) -> tuple[dict, str | None, Problem | None]:
+    """Replace an article alias by its real type (scaling node counts); reject unknown types with suggestions."""
+    name = compute["instance_type"]
+    instance, alias, problem = resolve_gpu_type(name, "compute.instance_type")
+    if problem is not None:
+        return compute, None, problem
     if alias is None:
         return compute, None, None
     scaled = dict(compute, instance_type=instance.instance_type)

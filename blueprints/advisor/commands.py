@@ -85,8 +85,17 @@ def build_job(job_file: Path | None, flags: dict[str, Any]):
     return parse_job(data, source=source, regions=load_catalog().regions)
 
 
-def _flags(**kwargs: Any) -> dict[str, Any]:
-    return {k: v for k, v in kwargs.items() if v is not None}
+# The job fields both commands take as flags (their values override the job file's).
+JOB_FLAGS = (
+    "name", "params", "tokens", "model_kind", "forward_gflops", "samples", "epochs", "precision", "optimizer", "sharding",
+    "dataset_tb", "ingest_tb_per_day", "runs_per_year", "deadline_days", "budget_cny_per_run", "budget_cny_per_year",
+    "region", "spot_allowed", "max_nodes", "mfu",
+)
+
+
+def _job_flags(values: dict[str, Any]) -> dict[str, Any]:
+    """The job flags that were given (not None), picked from a command's arguments."""
+    return {k: values[k] for k in JOB_FLAGS if values.get(k) is not None}
 
 
 def recommend(
@@ -120,17 +129,13 @@ def recommend(
 
     Exit status: 0 with a choice, 1 when nothing is feasible (the output says what to relax), 2 for invalid input.
     """
+    job_values = dict(locals())  # first statement: only the arguments are in scope
     from blueprints.advisor.render import recommendation_dict, render_markdown, render_table, to_json
     from blueprints.advisor.selection import recommend as choose
     from blueprints.advisor.stack import stack_config_text
     from blueprints.catalog import load_catalog
 
-    job = build_job(job_file, _flags(
-        name=name, params=params, tokens=tokens, model_kind=model_kind, forward_gflops=forward_gflops, samples=samples, epochs=epochs,
-        precision=precision, optimizer=optimizer, sharding=sharding, dataset_tb=dataset_tb, ingest_tb_per_day=ingest_tb_per_day,
-        runs_per_year=runs_per_year, deadline_days=deadline_days, budget_cny_per_run=budget_cny_per_run,
-        budget_cny_per_year=budget_cny_per_year, region=region, spot_allowed=spot_allowed, max_nodes=max_nodes, mfu=mfu,
-    ))
+    job = build_job(job_file, _job_flags(job_values))
     catalog = load_catalog()
     rec = choose(job, catalog, objective.value)
     stack_text = stack_config_text(rec) if write is not None and rec.chosen is not None else None
@@ -182,16 +187,12 @@ def estimate(
     out: Out = None,
 ) -> None:
     """Estimate time and cost of a fixed configuration for a job (GPUs, MFU, scaling, memory, data path)."""
+    job_values = dict(locals())  # first statement: only the arguments are in scope
     from blueprints.advisor.render import estimate_dict, render_estimate_text, to_json
     from blueprints.advisor.selection import estimate as run_estimate
     from blueprints.catalog import load_catalog
 
-    job = build_job(job_file, _flags(
-        name=name, params=params, tokens=tokens, model_kind=model_kind, forward_gflops=forward_gflops, samples=samples, epochs=epochs,
-        precision=precision, optimizer=optimizer, sharding=sharding, dataset_tb=dataset_tb, ingest_tb_per_day=ingest_tb_per_day,
-        runs_per_year=runs_per_year, deadline_days=deadline_days, budget_cny_per_run=budget_cny_per_run,
-        budget_cny_per_year=budget_cny_per_year, region=region, spot_allowed=spot_allowed, max_nodes=max_nodes, mfu=mfu,
-    ))
+    job = build_job(job_file, _job_flags(job_values))
     catalog = load_catalog()
     real_type, real_nodes, alias_note = resolve_instance(catalog, instance_type, nodes)
     option, storage, findings = run_estimate(job, catalog, real_type, real_nodes)
@@ -206,14 +207,11 @@ def estimate(
 
 def resolve_instance(catalog: Any, name: str, nodes: int) -> tuple[str, int, str | None]:
     """A real GPU type and node count for ``name`` (an alias multiplies nodes); ``UserInputError`` with suggestions otherwise."""
-    try:
-        instance, alias = catalog.resolve(name)
-    except KeyError:
-        suggestions = catalog.suggest(name)
-        hint = f"did you mean {' or '.join(repr(s) for s in suggestions)}?" if suggestions else "run 'aitrain catalog' to list real types"
-        raise UserInputError("invalid --instance-type", [Problem("--instance-type", name, "not a real Alibaba Cloud ECS instance type in the catalog", hint)]) from None
-    if not instance.is_gpu:
-        raise UserInputError("invalid --instance-type", [Problem("--instance-type", name, "is a CPU-only type; training needs a GPU type (run 'aitrain catalog --min-gpus 1')")])
+    from blueprints.profile import resolve_gpu_type
+
+    instance, alias, problem = resolve_gpu_type(name, "--instance-type")
+    if problem is not None:
+        raise UserInputError("invalid --instance-type", [problem])
     if alias is None:
         return instance.instance_type, nodes, None
     return instance.instance_type, nodes * alias.nodes, f"alias: {alias.sentence} {nodes} × {name} = {nodes * alias.nodes} × {instance.instance_type}."
