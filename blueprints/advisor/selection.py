@@ -110,15 +110,7 @@ def evaluate(job: Job, ctx: TypeContext, nodes: int, flops: float | None = None)
     elif ctx.peak_tflops is None:
         hint = "; it can train in fp16 (precision: fp16)" if job.precision == "bf16" and ctx.has_fp16 else ""
         reasons.append(Reason("precision", f"{ctx.gpu_model} has no published {job.precision} peak{hint}"))
-    scaling = sizing.scaling_efficiency(
-        nodes=nodes,
-        gpus_per_node=ctx.gpu_count,
-        nvlink=inst.nvlink,
-        rdma=inst.rdma,
-        rdma_gbps_per_node=rdma_gbps_per_node().get(inst.instance_type),
-        network_gbps=inst.network_gbps,
-        comm=sizing.comm_class(job),
-    )
+    scaling = scaling_for(job, inst, nodes)
     hours = None
     if ctx.peak_tflops is not None and ctx.mfu is not None:
         hours = sizing.training_hours(flops, gpus, ctx.peak_tflops, ctx.mfu, scaling.efficiency)
@@ -160,15 +152,20 @@ def evaluate(job: Job, ctx: TypeContext, nodes: int, flops: float | None = None)
 
 def candidate_types(job: Job, catalog: Any) -> list[Any]:
     """GPU instance types offered in the job's region (types with no recorded regions are kept: unknown is not "no")."""
-    out = []
-    for inst in catalog.instance_types.values():
-        if not inst.is_gpu:
-            continue
-        regions = getattr(inst, "regions", ()) or ()
-        if regions and job.region not in regions:
-            continue
-        out.append(inst)
-    return sorted(out, key=lambda i: i.instance_type)
+    return catalog.query(min_gpus=1, region=job.region)
+
+
+def scaling_for(job: Job, inst: Any, nodes: int) -> sizing.Scaling:
+    """Scaling efficiency (and its caveats) of ``nodes`` × ``inst`` for this job's communication class."""
+    return sizing.scaling_efficiency(
+        nodes=nodes,
+        gpus_per_node=int(inst.gpu_count or 0),
+        nvlink=inst.nvlink,
+        rdma=inst.rdma,
+        rdma_gbps_per_node=rdma_gbps_per_node().get(inst.instance_type),
+        network_gbps=inst.network_gbps,
+        comm=sizing.comm_class(job),
+    )
 
 
 def enumerate_options(job: Job, catalog: Any) -> list[Option]:
@@ -474,15 +471,7 @@ def _option_notes(job: Job, catalog: Any, option: Option) -> list[str]:
     out = []
     if option.mfu_confidence == "assumed":
         out.append(f"MFU {option.mfu:.3f} is assumed: no published {job.model_kind} anchor for {option.gpu_model} (data/mfu.csv); pass mfu: to use a measured value")
-    scaling = sizing.scaling_efficiency(
-        nodes=option.nodes,
-        gpus_per_node=int(inst.gpu_count or 0),
-        nvlink=inst.nvlink,
-        rdma=inst.rdma,
-        rdma_gbps_per_node=rdma_gbps_per_node().get(inst.instance_type),
-        network_gbps=inst.network_gbps,
-        comm=sizing.comm_class(job),
-    )
+    scaling = scaling_for(job, inst, option.nodes)
     out += [f"scaling: {n}" for n in scaling.notes]
     if not getattr(inst, "regions", ()):
         out.append(f"{inst.instance_type}: availability in {job.region} is not recorded in the catalog; check the console before applying")
