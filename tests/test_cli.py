@@ -121,7 +121,9 @@ def test_the_committed_example_stack_config_plans():
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["profile_name"] == "imaging-dev" and data["summary"]["nodes"] == 2
-    assert {r["inputs"]["zoneId"] for r in data["resources"] if r["type"] == "alicloud:vpc/switch:Switch"} == {"cn-shanghai-e"}
+    assert data["outputs"]["compute_zone_ids"] == ["cn-shanghai-e"]
+    (cluster_set,) = [r for r in data["resources"] if r["type"] == "alicloud:ecs/ecsInstanceSet:EcsInstanceSet"]
+    assert cluster_set["inputs"]["zoneId"] == "cn-shanghai-e"
     assert all(r["inputs"]["tags"]["owner"] == "ml-platform" for r in data["resources"] if "tags" in r["inputs"])
 
 

@@ -209,7 +209,7 @@ def resolve_instance(catalog: Any, name: str, nodes: int) -> tuple[str, int, str
     """A real GPU type and node count for ``name`` (an alias multiplies nodes); ``UserInputError`` with suggestions otherwise."""
     from blueprints.profile import resolve_gpu_type
 
-    instance, alias, problem = resolve_gpu_type(name, "--instance-type")
+    instance, alias, problem = resolve_gpu_type(name, "--instance-type", catalog)
     if problem is not None:
         raise UserInputError("invalid --instance-type", [problem])
     if alias is None:

@@ -46,9 +46,11 @@ def profile_dict(rec: Recommendation) -> dict[str, Any] | None:
 
 def validate_profile(profile: dict[str, Any]) -> None:
     """Check the profile with the same parser ``aitrain plan`` uses (raises ``UserInputError``)."""
-    from blueprints.profile import parse_profile
+    from blueprints import clock
+    from blueprints.architectures import parse
+    from blueprints.catalog import load_catalog
 
-    parse_profile(profile, source="recommended profile")
+    parse(profile, catalog=load_catalog(), today=clock.today(), source="recommended profile")
 
 
 def stack_config_text(rec: Recommendation) -> str:

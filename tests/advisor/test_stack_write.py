@@ -15,26 +15,32 @@ app = typer.Typer()
 register(app)
 
 
+def read_profile(path):
+    from blueprints.stackconfig import engine_config, read_settings
+
+    return read_settings(engine_config(path), source=str(path)).profile
+
+
 @pytest.mark.parametrize("example", ["medical-imaging", "tier-pool", "tier-single-node", "tier-dedicated", "ecommerce-resnet50"])
 def test_written_stack_config_parses(tmp_path, example):
-    from blueprints.profile import parse_profile
-    from blueprints.stackconfig import read_stack_config
+    import datetime as dt
+
+    from blueprints.architectures import parse
+    from blueprints.catalog import load_catalog
 
     target = tmp_path / "Pulumi.dev.yaml"
     result = CliRunner().invoke(app, ["recommend", str(EXAMPLES / f"{example}.yaml"), "--write", str(target)])
     assert result.exit_code == 0, result.output
-    _, profile_data = read_stack_config(target)
-    profile = parse_profile(profile_data)
+    profile_data = read_profile(target)
+    profile = parse(profile_data, catalog=load_catalog(), today=dt.date(2026, 11, 30))
     assert profile.region == "cn-shanghai"
     assert profile.name == example
 
 
 def test_pool_profile_scales_from_zero(tmp_path):
-    from blueprints.stackconfig import read_stack_config
-
     target = tmp_path / "Pulumi.pool.yaml"
     CliRunner().invoke(app, ["recommend", str(EXAMPLES / "tier-pool.yaml"), "--write", str(target)])
-    _, data = read_stack_config(target)
+    data = read_profile(target)
     assert data["blueprint"] == "autoscaling-pool" and data["compute"]["min_nodes"] == 0 and data["cost"]["spot"] is True
 
 
