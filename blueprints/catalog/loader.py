@@ -9,7 +9,7 @@ import re
 from typing import Any, Mapping
 
 from blueprints.catalog.queries import Catalog
-from blueprints.catalog.records import Alias, GpuModel, Image, InstanceType, Region, StorageTier
+from blueprints.catalog.records import Alias, GpuModel, Image, InstanceType, InstanceZones, Region, StorageTier
 from blueprints.catalog.schema import (
     ALIAS_SCHEMA,
     GPU_SCHEMA,
@@ -17,6 +17,7 @@ from blueprints.catalog.schema import (
     INSTANCE_SCHEMA,
     REGION_SCHEMA,
     STORAGE_SCHEMA,
+    ZONES_SCHEMA,
     read_rows,
 )
 from blueprints.errors import UserInputError
@@ -39,12 +40,13 @@ def _fail(file: str, line: int, column: str, message: str) -> ValueError:
     return ValueError(f"{file} line {line}, column {column!r}: {message}")
 
 
-def _unique(file: str, column: str, rows: list[tuple[int, dict[str, Any]]]) -> None:
+def _unique(file: str, column: str, rows: list[tuple[int, dict[str, Any]]], what: str = "") -> None:
     seen: dict[Any, int] = {}
     for line, values in rows:
         key = values[column]
         if key in seen:
-            raise _fail(file, line, column, f"duplicate {key!r} (first on line {seen[key]})")
+            label = f"{what} {key!r}" if what else repr(key)
+            raise _fail(file, line, column, f"duplicate {label} (first on line {seen[key]})")
         seen[key] = line
 
 
@@ -102,6 +104,12 @@ def _load(directory: pathlib.Path) -> Catalog:
             raise _fail("images.csv", line, "image_id", f"{v['image_id']!r} does not match name_regex {v['name_regex']!r}")
     images = [Image(**v) for _, v in image_rows]
 
+    zone_rows = read_rows(directory / "instance_zones.csv", ZONES_SCHEMA)
+    for line, v in zone_rows:
+        _check_zones("instance_zones.csv", line, v, instance_types, regions)
+    _unique("instance_zones.csv", "zones", [(line, {"zones": (v["instance_type"], v["region"])}) for line, v in zone_rows], what="row for")
+    instance_zones = [InstanceZones(**v) for _, v in zone_rows]
+
     return Catalog(
         version=version,
         instance_types=instance_types,
@@ -110,6 +118,7 @@ def _load(directory: pathlib.Path) -> Catalog:
         storage=storage,
         aliases=aliases,
         images=images,
+        instance_zones=instance_zones,
     )
 
 
@@ -154,6 +163,25 @@ def _check_alias(
             "gpu_total",
             f"{v['gpu_total']} != nodes {v['nodes']} × {target.gpu_count} GPUs of {target.instance_type}",
         )
+
+
+def _check_zones(
+    file: str,
+    line: int,
+    v: dict[str, Any],
+    instance_types: Mapping[str, InstanceType],
+    regions: Mapping[str, Region],
+) -> None:
+    # A row names one real type or a whole family; a zone list for anything else would never be read.
+    key = v["instance_type"]
+    if key not in instance_types and not any(it.family == key for it in instance_types.values()):
+        raise _fail(file, line, "instance_type", f"{key!r} is neither an instance type nor a family in instance_types.csv")
+    region = regions.get(v["region"])
+    if region is None:
+        raise _fail(file, line, "region", f"{v['region']!r} is not a region_id in regions.csv")
+    stray = [z for z in v["zones"] if z not in region.zones]
+    if stray:
+        raise _fail(file, line, "zones", f"{', '.join(stray)} not among the zones of {region.region_id} in regions.csv")
 
 
 class CatalogError(UserInputError):

@@ -6,7 +6,7 @@ import difflib
 from types import MappingProxyType
 from typing import Iterable, Mapping
 
-from blueprints.catalog.records import Alias, GpuModel, Image, InstanceType, Region, StorageTier
+from blueprints.catalog.records import Alias, GpuModel, Image, InstanceType, InstanceZones, Region, StorageTier
 
 __all__ = ["Catalog"]
 
@@ -21,6 +21,7 @@ class Catalog:
     storage: tuple[StorageTier, ...]
     aliases: Mapping[str, Alias]
     images: tuple[Image, ...]
+    instance_zones: tuple[InstanceZones, ...]
 
     def __init__(
         self,
@@ -32,6 +33,7 @@ class Catalog:
         storage: Iterable[StorageTier],
         aliases: Mapping[str, Alias],
         images: Iterable[Image],
+        instance_zones: Iterable[InstanceZones] = (),
     ) -> None:
         self.version = version
         # Read-only views: the default catalog is cached and shared, so nobody may mutate it.
@@ -41,12 +43,14 @@ class Catalog:
         self.storage = tuple(storage)
         self.aliases = MappingProxyType(dict(aliases))
         self.images = tuple(images)
+        self.instance_zones = tuple(instance_zones)
+        self._zones_by_key = MappingProxyType({(z.instance_type, z.region): z.zones for z in self.instance_zones})
 
     def __repr__(self) -> str:
         return (
             f"Catalog(version={self.version!r}, instance_types={len(self.instance_types)}, "
             f"gpus={len(self.gpus)}, regions={len(self.regions)}, storage={len(self.storage)}, "
-            f"aliases={len(self.aliases)}, images={len(self.images)})"
+            f"aliases={len(self.aliases)}, images={len(self.images)}, instance_zones={len(self.instance_zones)})"
         )
 
     def instance_type(self, name: str) -> InstanceType:
@@ -80,6 +84,26 @@ class Catalog:
         """Known zone IDs of ``region``; () when the region is not in the catalog."""
         found = self.regions.get(region)
         return found.zones if found else ()
+
+    def zones_offering(self, instance_type: str, region: str) -> tuple[str, ...] | None:
+        """Zones of ``region`` that offer ``instance_type``; None when the catalog does not know (not "nowhere").
+
+        A row for the exact type wins over a row for its family (``instance_zones.csv``).
+        """
+        found = self._zones_by_key.get((instance_type, region))
+        if found is None:
+            it = self.instance_types.get(instance_type)
+            if it is not None:
+                found = self._zones_by_key.get((it.family, region))
+        return found
+
+    def known_regions(self, instance: InstanceType) -> tuple[str, ...]:
+        """Regions the type is known to be sold in: its ``regions`` cell plus regions with zone data; () = unknown."""
+        regions = list(instance.regions)
+        for z in self.instance_zones:
+            if z.instance_type in (instance.instance_type, instance.family) and z.region not in regions:
+                regions.append(z.region)
+        return tuple(regions)
 
     def storage_tier(self, kind: str, tier: str) -> StorageTier:
         """The storage option ``kind``/``tier`` (case-insensitive); KeyError listing the known ones."""
@@ -115,7 +139,9 @@ class Catalog:
 
         ``gpu_model`` matches a model key case-insensitively, or a key prefix ending at a dash, so
         ``"A100"`` finds ``A100-SXM4-80GB`` and ``A100-SXM4-40GB`` but ``"A10"`` finds only ``A10``.
-        ``region`` keeps rows whose regions are unknown (empty) or include it.
+        ``region`` keeps rows whose known regions (``known_regions``: the ``regions`` cell and the
+        regions of ``instance_zones.csv``) include it, and rows with no known region at all (unknown
+        is not "no").
         """
         out = []
         for it in self.instance_types.values():
@@ -125,8 +151,10 @@ class Catalog:
                 continue
             if max_gpus is not None and it.gpu_count > max_gpus:
                 continue
-            if region is not None and it.regions and region not in it.regions:
-                continue
+            if region is not None:
+                known = self.known_regions(it)
+                if known and region not in known:
+                    continue
             if priced_only and it.price_cny_per_hour is None:
                 continue
             out.append(it)

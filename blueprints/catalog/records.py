@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["PRECISIONS", "Alias", "GpuModel", "Image", "InstanceType", "Region", "StorageTier"]
+__all__ = ["PRECISIONS", "Alias", "GpuModel", "Image", "InstanceType", "InstanceZones", "Region", "StorageTier"]
 
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8")
 """Precisions that ``GpuModel.peak_tflops`` understands (dense peaks)."""
@@ -71,6 +71,17 @@ class Region:
 
     region_id: str
     name: str
+    zones: tuple[str, ...]
+    source: str
+    source_date: str
+
+
+@dataclass(frozen=True)
+class InstanceZones:
+    """The zones of one region that offer an instance type, or every type of a family (``instance_type`` = family name)."""
+
+    instance_type: str
+    region: str
     zones: tuple[str, ...]
     source: str
     source_date: str

@@ -249,3 +249,18 @@ def read_rows(path: pathlib.Path, schema: Schema) -> list[tuple[int, dict[str, A
                     raise ValueError(f"{name} line {line}, column {column!r}: {exc} (got {raw!r})") from None
             rows.append((line, values))
     return rows
+
+def _nonempty_list(raw: str) -> tuple[str, ...]:
+    items = _list(_text(raw))
+    if len(set(items)) != len(items):
+        raise _CellError("must not list a zone twice")
+    return items
+
+
+ZONES_SCHEMA: Schema = {
+    "instance_type": _text,
+    "region": _text,
+    "zones": _nonempty_list,
+    "source": _text,
+    "source_date": _date,
+}
