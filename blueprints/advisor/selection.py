@@ -11,6 +11,7 @@ from blueprints.advisor import sizing
 from blueprints.advisor.data import limits, rdma_gbps_per_node
 from blueprints.advisor.job import Job
 from blueprints.advisor.storage import StorageChoice, choose_storage
+from blueprints.advisor.tiers import Tier, tier_for
 
 Objective = Literal["cost", "time"]
 OBJECTIVES = ("cost", "time")
@@ -189,18 +190,6 @@ class Considered:
 
 
 @dataclass(frozen=True)
-class Tier:
-    """The article's budget tier and the blueprint it maps to."""
-
-    name: str
-    blueprint: str
-    spot: bool
-    basis_cny_per_year: float | None
-    basis: str
-    note: str
-
-
-@dataclass(frozen=True)
 class Recommendation:
     """The chosen option (or None), the considered ones, what to relax, the tier/blueprint and storage."""
 
@@ -248,36 +237,6 @@ def _why_not(option: Option, chosen: Option | None, objective: str) -> str:
     extra = (option.cost_cny_per_run or 0) - (chosen.cost_cny_per_run or 0)
     pct = extra / chosen.cost_cny_per_run * 100 if chosen.cost_cny_per_run else 0.0
     return f"feasible, ¥{extra:,.0f} more per run (+{pct:.0f}%) than the chosen option"
-
-
-def tier_for(job: Job, chosen: Option | None) -> Tier | None:
-    """Map the article's budget tiers to a blueprint (boundaries in data/limits.csv, choices in data/README.md).
-
-    Basis: the job's yearly budget, else the chosen option's yearly cost.
-      ≥ ¥500k/yr        → dedicated training cluster: ``fixed-cluster``, on-demand.
-      ¥100k – < ¥500k   → ``autoscaling-pool`` (the article's ¥100k–300k mixed pool, extended over its ¥300k–500k gap:
-                          a pool that scales to zero between runs costs less than a dedicated cluster the article
-                          reserves for ≥ ¥500k); spot when the job allows it.
-      < ¥100k           → single node: ``fixed-cluster`` with nodes 1, spot when the job allows it.
-    """
-    if chosen is None:
-        return None
-    basis_value = job.budget_cny_per_year if job.budget_cny_per_year is not None else chosen.cost_cny_per_year
-    basis = "the job's yearly budget" if job.budget_cny_per_year is not None else "the chosen option's yearly cost"
-    dedicated = limits()["tier_dedicated_min_cny_per_year"]
-    pool = limits()["tier_pool_min_cny_per_year"]
-    if basis_value is None or basis_value >= dedicated:
-        always_on = costs.always_on_cny_per_year(chosen.price_cny_per_hour, chosen.nodes)
-        note = "dedicated training cluster"
-        if always_on is not None:
-            note += f"; kept up all year it would cost ¥{always_on:,.0f} (destroy it between runs to pay only per run)"
-        return Tier("dedicated", "fixed-cluster", False, basis_value, basis, note)
-    if basis_value >= pool:
-        return Tier("pool", "autoscaling-pool", job.spot_allowed, basis_value, basis, "autoscaling pool that scales to zero between runs")
-    note = "single node" + (", spot (preemptible, price capped at pay-as-you-go)" if job.spot_allowed else ", on-demand (the job does not allow spot)")
-    if chosen.nodes > 1:
-        note += f"; the article's under-¥100k tier is one node, but this job needs {chosen.nodes} nodes to meet its constraints"
-    return Tier("single-node", "fixed-cluster", job.spot_allowed, basis_value, basis, note)
 
 
 def _days(hours: float) -> str:

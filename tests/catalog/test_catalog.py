@@ -14,6 +14,7 @@ import pytest
 
 from blueprints.catalog import (
     CATALOG_DIR,
+    CatalogError,
     GPU_FAMILY_RE,
     PRECISIONS,
     Alias,
@@ -379,37 +380,37 @@ def _edit_cell(directory: Path, file: str, row_index: int, column: str, value: s
 
 def test_malformed_number_names_file_line_and_column(data_copy):
     line = _edit_cell(data_copy, "instance_types.csv", 4, "vcpus", "many")
-    with pytest.raises(ValueError, match=rf"instance_types\.csv line {line}, column 'vcpus'"):
+    with pytest.raises(CatalogError, match=rf"instance_types\.csv line {line}, column 'vcpus'"):
         load_catalog(data_copy)
 
 
 def test_bad_enum_is_refused(data_copy):
     line = _edit_cell(data_copy, "instance_types.csv", 0, "rdma", "infiniband")
-    with pytest.raises(ValueError, match=rf"line {line}, column 'rdma'"):
+    with pytest.raises(CatalogError, match=rf"line {line}, column 'rdma'"):
         load_catalog(data_copy)
 
 
 def test_price_without_date_is_refused(data_copy):
     line = _edit_cell(data_copy, "instance_types.csv", 0, "price_date", "")
-    with pytest.raises(ValueError, match=rf"line {line}, column 'price_date'"):
+    with pytest.raises(CatalogError, match=rf"line {line}, column 'price_date'"):
         load_catalog(data_copy)
 
 
 def test_unknown_gpu_model_is_refused(data_copy):
     line = _edit_cell(data_copy, "instance_types.csv", 0, "gpu_model", "A100-SXM9")
-    with pytest.raises(ValueError, match=rf"line {line}, column 'gpu_model'"):
+    with pytest.raises(CatalogError, match=rf"line {line}, column 'gpu_model'"):
         load_catalog(data_copy)
 
 
 def test_alias_gpu_total_mismatch_is_refused(data_copy):
     line = _edit_cell(data_copy, "aliases.csv", 0, "gpu_total", "95")
-    with pytest.raises(ValueError, match=rf"aliases\.csv line {line}, column 'gpu_total'"):
+    with pytest.raises(CatalogError, match=rf"aliases\.csv line {line}, column 'gpu_total'"):
         load_catalog(data_copy)
 
 
 def test_zone_outside_region_is_refused(data_copy):
     line = _edit_cell(data_copy, "regions.csv", 0, "zones", "cn-shanghai-a")
-    with pytest.raises(ValueError, match=rf"regions\.csv line {line}, column 'zones'"):
+    with pytest.raises(CatalogError, match=rf"regions\.csv line {line}, column 'zones'"):
         load_catalog(data_copy)
 
 
@@ -417,14 +418,14 @@ def test_bad_header_is_refused(data_copy):
     path = data_copy / "gpus.csv"
     text = path.read_text(encoding="utf-8")
     path.write_text(text.replace("tdp_w", "tdp_watts", 1), encoding="utf-8")
-    with pytest.raises(ValueError, match=r"gpus\.csv line 1: header .*missing \['tdp_w'\]"):
+    with pytest.raises(CatalogError, match=r"gpus\.csv line 1: header .*missing \['tdp_w'\]"):
         load_catalog(data_copy)
 
 
 def test_short_row_is_refused(data_copy):
     path = data_copy / "images.csv"
     path.write_text(path.read_text(encoding="utf-8") + "*,debian\n", encoding="utf-8")
-    with pytest.raises(ValueError, match=r"images\.csv line 4: expected 6 fields, got 2"):
+    with pytest.raises(CatalogError, match=r"images\.csv line 4: expected 6 fields, got 2"):
         load_catalog(data_copy)
 
 
@@ -471,3 +472,54 @@ def test_catalog_package_does_not_import_pulumi():
 
 def test_instance_type_dataclass_fields_match_csv_columns():
     assert [f.name for f in dataclasses.fields(InstanceType)] == INSTANCE_COLUMNS
+
+
+# ----------------------------------------------------------------------------------------------
+# AITRAIN_CATALOG_DIR: a user's own catalog directory
+# ----------------------------------------------------------------------------------------------
+
+
+def test_catalog_dir_variable_selects_the_users_catalog(data_copy, monkeypatch):
+    (data_copy / "VERSION").write_text("2030-01-01.7\n", encoding="utf-8")
+    _edit_cell(data_copy, "instance_types.csv", 0, "price_cny_per_hour", "1.5")
+    name = raw_rows("instance_types.csv")[0]["instance_type"]
+    monkeypatch.setenv("AITRAIN_CATALOG_DIR", str(data_copy))
+    mine = load_catalog()
+    assert mine.version == "2030-01-01.7"
+    assert mine.instance_types[name].price_cny_per_hour == 1.5
+    assert load_catalog() is mine  # cached per resolved directory
+    monkeypatch.delenv("AITRAIN_CATALOG_DIR")
+    shipped = load_catalog()
+    assert shipped is not mine and shipped.version == (CATALOG_DIR / "VERSION").read_text().strip()
+
+
+def test_catalog_dir_variable_naming_no_directory_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("AITRAIN_CATALOG_DIR", str(tmp_path / "nowhere"))
+    with pytest.raises(CatalogError) as info:
+        load_catalog()
+    text = info.value.render()
+    assert f"AITRAIN_CATALOG_DIR={tmp_path / 'nowhere'}" in text and "not a directory" in text
+
+
+def test_catalog_dir_variable_with_a_broken_file_names_variable_file_line_and_column(data_copy, monkeypatch):
+    line = _edit_cell(data_copy, "instance_types.csv", 2, "vcpus", "many")
+    monkeypatch.setenv("AITRAIN_CATALOG_DIR", str(data_copy))
+    with pytest.raises(CatalogError) as info:
+        load_catalog()
+    assert info.value.render() == (
+        f"error: invalid catalog (AITRAIN_CATALOG_DIR={data_copy}): "
+        f"instance_types.csv line {line}, column 'vcpus': must be a whole number (got 'many')"
+    )
+
+
+def test_cli_reports_a_bad_catalog_dir_in_one_line_with_exit_2(tmp_path):
+    import os
+
+    env = dict(os.environ, AITRAIN_CATALOG_DIR=str(tmp_path / "missing"))
+    done = subprocess.run(
+        [sys.executable, "-m", "blueprints.cli", "catalog", "--min-gpus", "8"],
+        capture_output=True, text=True, env=env, cwd=Path(__file__).resolve().parents[2],
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert "AITRAIN_CATALOG_DIR=" in done.stderr and "not a directory" in done.stderr
+    assert "Traceback" not in done.stderr

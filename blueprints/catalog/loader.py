@@ -1,0 +1,249 @@
+"""Loading the catalog: read every file, check references across files, build the ``Catalog``."""
+
+from __future__ import annotations
+
+import functools
+import os
+import pathlib
+import re
+from typing import Any, Mapping
+
+from blueprints.catalog.queries import Catalog
+from blueprints.catalog.records import Alias, GpuModel, Image, InstanceType, InstanceZones, Region, StorageTier
+from blueprints.catalog.schema import (
+    ALIAS_SCHEMA,
+    GPU_SCHEMA,
+    IMAGE_SCHEMA,
+    INSTANCE_SCHEMA,
+    REGION_SCHEMA,
+    STORAGE_SCHEMA,
+    ZONES_SCHEMA,
+    read_rows,
+)
+from blueprints.errors import UserInputError
+
+__all__ = ["CATALOG_DIR", "CATALOG_DIR_ENV", "GPU_FAMILY_RE", "CatalogError", "catalog_directory", "load_catalog"]
+
+CATALOG_DIR: pathlib.Path = pathlib.Path(__file__).resolve().parent / "data"
+"""Directory holding the shipped catalog files."""
+
+CATALOG_DIR_ENV = "AITRAIN_CATALOG_DIR"
+"""Environment variable naming a directory of catalog files to use instead of the shipped ones."""
+
+# A family name marks a GPU family when it is an NVIDIA GPU family (gn*), optionally as bare metal
+# (ebm*) or a super computing cluster (scc*); see the EGS naming conventions
+# (https://help.aliyun.com/en/egs/instance-naming-conventions).
+GPU_FAMILY_RE = re.compile(r"^(ebm|scc)?gn\d")
+
+
+def _fail(file: str, line: int, column: str, message: str) -> ValueError:
+    return ValueError(f"{file} line {line}, column {column!r}: {message}")
+
+
+def _unique(file: str, column: str, rows: list[tuple[int, dict[str, Any]]], what: str = "") -> None:
+    seen: dict[Any, int] = {}
+    for line, values in rows:
+        key = values[column]
+        if key in seen:
+            label = f"{what} {key!r}" if what else repr(key)
+            raise _fail(file, line, column, f"duplicate {label} (first on line {seen[key]})")
+        seen[key] = line
+
+
+def _load(directory: pathlib.Path) -> Catalog:
+    version_path = directory / "VERSION"
+    try:
+        version = version_path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        raise ValueError(f"VERSION: catalog version file missing at {version_path}") from None
+    if not version:
+        raise ValueError("VERSION line 1: must hold the catalog version, e.g. 2026-11-30.1")
+
+    gpu_rows = read_rows(directory / "gpus.csv", GPU_SCHEMA)
+    _unique("gpus.csv", "gpu_model", gpu_rows)
+    gpus = {v["gpu_model"]: GpuModel(**v) for _, v in gpu_rows}
+
+    it_rows = read_rows(directory / "instance_types.csv", INSTANCE_SCHEMA)
+    _unique("instance_types.csv", "instance_type", it_rows)
+    for line, v in it_rows:
+        _check_instance("instance_types.csv", line, v, gpus)
+    instance_types = {v["instance_type"]: InstanceType(**v) for _, v in it_rows}
+
+    region_rows = read_rows(directory / "regions.csv", REGION_SCHEMA)
+    _unique("regions.csv", "region_id", region_rows)
+    for line, v in region_rows:
+        for zone in v["zones"]:
+            # Zone IDs extend their region ID (cn-shanghai-e, ap-southeast-1a); anything else is a typo.
+            if not zone.startswith(v["region_id"]) or zone == v["region_id"]:
+                raise _fail("regions.csv", line, "zones", f"zone {zone!r} is not in region {v['region_id']!r}")
+    regions = {v["region_id"]: Region(**v) for _, v in region_rows}
+
+    storage_rows = read_rows(directory / "storage.csv", STORAGE_SCHEMA)
+    seen_tiers: dict[tuple[str, str], int] = {}
+    for line, v in storage_rows:
+        key = (v["kind"], v["tier"])
+        if key in seen_tiers:
+            raise _fail("storage.csv", line, "tier", f"duplicate {key[0]}/{key[1]} (first on line {seen_tiers[key]})")
+        seen_tiers[key] = line
+        _check_price("storage.csv", line, v, "price_per_gib_month", ("price_currency", "price_region", "price_date", "price_source"))
+    storage = [StorageTier(**v) for _, v in storage_rows]
+
+    alias_rows = read_rows(directory / "aliases.csv", ALIAS_SCHEMA)
+    _unique("aliases.csv", "alias", alias_rows)
+    for line, v in alias_rows:
+        _check_alias("aliases.csv", line, v, instance_types, gpus)
+    aliases = {v["alias"]: Alias(**v) for _, v in alias_rows}
+
+    image_rows = read_rows(directory / "images.csv", IMAGE_SCHEMA)
+    for line, v in image_rows:
+        try:
+            re.compile(v["name_regex"])
+        except re.error as exc:
+            raise _fail("images.csv", line, "name_regex", f"not a valid regex: {exc}") from None
+        if not re.match(v["name_regex"], v["image_id"]):
+            raise _fail("images.csv", line, "image_id", f"{v['image_id']!r} does not match name_regex {v['name_regex']!r}")
+    images = [Image(**v) for _, v in image_rows]
+
+    zone_rows = read_rows(directory / "instance_zones.csv", ZONES_SCHEMA)
+    for line, v in zone_rows:
+        _check_zones("instance_zones.csv", line, v, instance_types, regions)
+    _unique("instance_zones.csv", "zones", [(line, {"zones": (v["instance_type"], v["region"])}) for line, v in zone_rows], what="row for")
+    instance_zones = [InstanceZones(**v) for _, v in zone_rows]
+
+    return Catalog(
+        version=version,
+        instance_types=instance_types,
+        gpus=gpus,
+        regions=regions,
+        storage=storage,
+        aliases=aliases,
+        images=images,
+        instance_zones=instance_zones,
+    )
+
+
+def _check_price(file: str, line: int, v: dict[str, Any], price_column: str, required: tuple[str, ...]) -> None:
+    # A price without where, when and from whom cannot be judged, so it is refused outright.
+    if v[price_column] is None:
+        return
+    for column in required:
+        if v[column] is None:
+            raise _fail(file, line, column, f"required because {price_column} is set")
+
+
+def _check_instance(file: str, line: int, v: dict[str, Any], gpus: Mapping[str, GpuModel]) -> None:
+    if not v["instance_type"].startswith("ecs."):
+        raise _fail(file, line, "instance_type", "real ECS types start with 'ecs.'")
+    if v["gpu_model"] is not None and v["gpu_model"] not in gpus:
+        raise _fail(file, line, "gpu_model", f"{v['gpu_model']!r} is not a gpu_model in gpus.csv")
+    is_gpu_family = bool(GPU_FAMILY_RE.match(v["family"]))
+    if (v["gpu_count"] > 0) != (v["gpu_model"] is not None or is_gpu_family):
+        raise _fail(file, line, "gpu_count", "must be > 0 exactly when gpu_model is set or the family is a GPU family")
+    _check_price(file, line, v, "price_cny_per_hour", ("price_region", "price_date", "price_source", "price_confidence"))
+
+
+def _check_alias(
+    file: str,
+    line: int,
+    v: dict[str, Any],
+    instance_types: Mapping[str, InstanceType],
+    gpus: Mapping[str, GpuModel],
+) -> None:
+    target = instance_types.get(v["instance_type"])
+    if target is None:
+        raise _fail(file, line, "instance_type", f"{v['instance_type']!r} is not in instance_types.csv")
+    if v["alias"] in instance_types:
+        raise _fail(file, line, "alias", "an alias must not shadow a real instance type")
+    if v["gpu_model"] is not None and v["gpu_model"] not in gpus:
+        raise _fail(file, line, "gpu_model", f"{v['gpu_model']!r} is not a gpu_model in gpus.csv")
+    if v["gpu_total"] != v["nodes"] * target.gpu_count:
+        raise _fail(
+            file,
+            line,
+            "gpu_total",
+            f"{v['gpu_total']} != nodes {v['nodes']} × {target.gpu_count} GPUs of {target.instance_type}",
+        )
+
+
+def _check_zones(
+    file: str,
+    line: int,
+    v: dict[str, Any],
+    instance_types: Mapping[str, InstanceType],
+    regions: Mapping[str, Region],
+) -> None:
+    # A row names one real type or a whole family; a zone list for anything else would never be read.
+    key = v["instance_type"]
+    if key not in instance_types and not any(it.family == key for it in instance_types.values()):
+        raise _fail(file, line, "instance_type", f"{key!r} is neither an instance type nor a family in instance_types.csv")
+    region = regions.get(v["region"])
+    if region is None:
+        raise _fail(file, line, "region", f"{v['region']!r} is not a region_id in regions.csv")
+    stray = [z for z in v["zones"] if z not in region.zones]
+    if stray:
+        raise _fail(file, line, "zones", f"{', '.join(stray)} not among the zones of {region.region_id} in regions.csv")
+
+
+class CatalogError(UserInputError):
+    """A catalog directory or file that cannot be used; the message names the file, line, column and problem.
+
+    A ``UserInputError`` so the CLI reports it in one message with exit 2 (the directory may be the
+    user's own, through ``AITRAIN_CATALOG_DIR``). Deliberately not a ``ValueError``: raised inside a
+    pydantic validator it must stop validation, not become a complaint about the user's field.
+    """
+
+    def __init__(self, message: str, origin: str):
+        self.message = message
+        self.origin = origin
+        super().__init__(f"invalid catalog ({origin})", [])
+
+    def render(self) -> str:
+        """One line: where the catalog came from, then the problem."""
+        return f"error: invalid catalog ({self.origin}): {self.message}"
+
+
+def catalog_directory() -> tuple[pathlib.Path, str]:
+    """The directory ``load_catalog()`` reads when given none, and where that choice came from.
+
+    ``AITRAIN_CATALOG_DIR`` when set (non-empty), else the shipped ``data/``. A variable that does not
+    name a directory is a ``CatalogError`` naming the variable.
+    """
+    configured = os.environ.get(CATALOG_DIR_ENV, "")
+    if not configured:
+        return CATALOG_DIR, "the shipped catalog"
+    directory = pathlib.Path(configured).expanduser()
+    origin = f"{CATALOG_DIR_ENV}={configured}"
+    if not directory.is_dir():
+        raise CatalogError(
+            "not a directory; set the variable to a folder holding VERSION and the catalog CSVs "
+            "(copy blueprints/catalog/data and edit it), or unset it to use the shipped catalog",
+            origin,
+        )
+    return directory.resolve(), origin
+
+
+@functools.lru_cache(maxsize=8)
+def _load_cached(directory: pathlib.Path, origin: str) -> Catalog:
+    return _load_checked(directory, origin)
+
+
+def _load_checked(directory: pathlib.Path, origin: str) -> Catalog:
+    try:
+        return _load(directory)
+    except CatalogError:
+        raise
+    except ValueError as exc:
+        raise CatalogError(str(exc), origin) from None
+
+
+def load_catalog(directory: pathlib.Path | str | None = None) -> Catalog:
+    """Load and check the catalog from ``directory``.
+
+    Without a directory: the one named by ``AITRAIN_CATALOG_DIR`` if set, else the shipped data;
+    either is read once per process (cached per resolved directory). An explicit directory is read
+    afresh on every call. A malformed file raises ``CatalogError`` naming the
+    file, line and column of the first malformed cell or broken cross-reference.
+    """
+    if directory is None:
+        return _load_cached(*catalog_directory())
+    return _load_checked(pathlib.Path(directory), f"directory {directory}")

@@ -1,0 +1,179 @@
+"""The ``Catalog``: all tables, read-only, and the lookups the planner, cost model and mocks use."""
+
+from __future__ import annotations
+
+import difflib
+from types import MappingProxyType
+from typing import Iterable, Mapping
+
+from blueprints.catalog.records import Alias, GpuModel, Image, InstanceType, InstanceZones, Region, StorageTier
+
+__all__ = ["Catalog"]
+
+
+class Catalog:
+    """All catalog tables, read-only, with lookups used by the planner, cost model and mocks."""
+
+    version: str
+    instance_types: Mapping[str, InstanceType]
+    gpus: Mapping[str, GpuModel]
+    regions: Mapping[str, Region]
+    storage: tuple[StorageTier, ...]
+    aliases: Mapping[str, Alias]
+    images: tuple[Image, ...]
+    instance_zones: tuple[InstanceZones, ...]
+
+    def __init__(
+        self,
+        *,
+        version: str,
+        instance_types: Mapping[str, InstanceType],
+        gpus: Mapping[str, GpuModel],
+        regions: Mapping[str, Region],
+        storage: Iterable[StorageTier],
+        aliases: Mapping[str, Alias],
+        images: Iterable[Image],
+        instance_zones: Iterable[InstanceZones] = (),
+    ) -> None:
+        self.version = version
+        # Read-only views: the default catalog is cached and shared, so nobody may mutate it.
+        self.instance_types = MappingProxyType(dict(instance_types))
+        self.gpus = MappingProxyType(dict(gpus))
+        self.regions = MappingProxyType(dict(regions))
+        self.storage = tuple(storage)
+        self.aliases = MappingProxyType(dict(aliases))
+        self.images = tuple(images)
+        self.instance_zones = tuple(instance_zones)
+        self._zones_by_key = MappingProxyType({(z.instance_type, z.region): z.zones for z in self.instance_zones})
+
+    def __repr__(self) -> str:
+        return (
+            f"Catalog(version={self.version!r}, instance_types={len(self.instance_types)}, "
+            f"gpus={len(self.gpus)}, regions={len(self.regions)}, storage={len(self.storage)}, "
+            f"aliases={len(self.aliases)}, images={len(self.images)}, instance_zones={len(self.instance_zones)})"
+        )
+
+    def instance_type(self, name: str) -> InstanceType:
+        """The real instance type ``name``; KeyError (with suggestions) otherwise. Aliases are refused."""
+        try:
+            return self.instance_types[name]
+        except KeyError:
+            raise KeyError(self._unknown_message(name)) from None
+
+    def resolve(self, name: str) -> tuple[InstanceType, Alias | None]:
+        """A real type as ``(it, None)``; an article alias as ``(target, alias)``; KeyError otherwise."""
+        if name in self.instance_types:
+            return self.instance_types[name], None
+        if name in self.aliases:
+            alias = self.aliases[name]
+            return self.instance_types[alias.instance_type], alias
+        raise KeyError(self._unknown_message(name))
+
+    def suggest(self, name: str, n: int = 3) -> list[str]:
+        """Up to ``n`` closest real type names and aliases to ``name`` (difflib ratio), best first."""
+        candidates = list(self.instance_types) + list(self.aliases)
+        return difflib.get_close_matches(name, candidates, n=n, cutoff=0.6)
+
+    def gpu(self, instance: InstanceType) -> GpuModel | None:
+        """The GPU model of ``instance``; None for CPU types or when the model is not named."""
+        if instance.gpu_model is None:
+            return None
+        return self.gpus.get(instance.gpu_model)
+
+    def zones(self, region: str) -> tuple[str, ...]:
+        """Known zone IDs of ``region``; () when the region is not in the catalog."""
+        found = self.regions.get(region)
+        return found.zones if found else ()
+
+    def zones_offering(self, instance_type: str, region: str) -> tuple[str, ...] | None:
+        """Zones of ``region`` that offer ``instance_type``; None when the catalog does not know (not "nowhere").
+
+        A row for the exact type wins over a row for its family (``instance_zones.csv``).
+        """
+        found = self._zones_by_key.get((instance_type, region))
+        if found is None:
+            it = self.instance_types.get(instance_type)
+            if it is not None:
+                found = self._zones_by_key.get((it.family, region))
+        return found
+
+    def known_regions(self, instance: InstanceType) -> tuple[str, ...]:
+        """Regions the type is known to be sold in: its ``regions`` cell plus regions with zone data; () = unknown."""
+        regions = list(instance.regions)
+        for z in self.instance_zones:
+            if z.instance_type in (instance.instance_type, instance.family) and z.region not in regions:
+                regions.append(z.region)
+        return tuple(regions)
+
+    def storage_tier(self, kind: str, tier: str) -> StorageTier:
+        """The storage option ``kind``/``tier`` (case-insensitive); KeyError listing the known ones."""
+        for option in self.storage:
+            if option.kind == kind.lower() and option.tier == tier.lower():
+                return option
+        known = ", ".join(f"{s.kind}/{s.tier}" for s in self.storage)
+        raise KeyError(f"unknown storage tier {kind}/{tier}; known: {known}")
+
+    def storage_tiers(self, kind: str) -> tuple[StorageTier, ...]:
+        """All tiers of storage ``kind`` in file order; () for an unknown kind."""
+        return tuple(s for s in self.storage if s.kind == kind.lower())
+
+    def image_for(self, region: str, os: str | None = None) -> Image | None:
+        """The image to use in ``region`` (optionally for ``os``): a region row beats a ``*`` row; file order is preference."""
+        matching = [i for i in self.images if os is None or i.os.lower() == os.lower()]
+        for wanted in (region, "*"):
+            for image in matching:
+                if image.region == wanted:
+                    return image
+        return None
+
+    def query(
+        self,
+        *,
+        gpu_model: str | None = None,
+        min_gpus: int | None = None,
+        max_gpus: int | None = None,
+        region: str | None = None,
+        priced_only: bool = False,
+    ) -> list[InstanceType]:
+        """Instance types matching every given filter, sorted by name.
+
+        ``gpu_model`` matches a model key case-insensitively, or a key prefix ending at a dash, so
+        ``"A100"`` finds ``A100-SXM4-80GB`` and ``A100-SXM4-40GB`` but ``"A10"`` finds only ``A10``.
+        ``region`` keeps rows whose known regions (``known_regions``: the ``regions`` cell and the
+        regions of ``instance_zones.csv``) include it, and rows with no known region at all (unknown
+        is not "no").
+        """
+        out = []
+        for it in self.instance_types.values():
+            if gpu_model is not None and not _gpu_matches(it.gpu_model, gpu_model):
+                continue
+            if min_gpus is not None and it.gpu_count < min_gpus:
+                continue
+            if max_gpus is not None and it.gpu_count > max_gpus:
+                continue
+            if region is not None:
+                known = self.known_regions(it)
+                if known and region not in known:
+                    continue
+            if priced_only and it.price_cny_per_hour is None:
+                continue
+            out.append(it)
+        return sorted(out, key=lambda it: it.instance_type)
+
+    def _unknown_message(self, name: str) -> str:
+        alias = self.aliases.get(name)
+        if alias is not None:
+            # Only instance_type() gets here with an alias: say what it is rather than "did you mean" itself.
+            return f"{name!r} is an article alias, not a real instance type: {alias.sentence}"
+        text = f"{name!r} is not an instance type in catalog {self.version}"
+        close = self.suggest(name)
+        if close:
+            text += "; did you mean " + ", ".join(repr(c) for c in close) + "?"
+        return text
+
+
+def _gpu_matches(model: str | None, wanted: str) -> bool:
+    if model is None:
+        return False
+    model_l, wanted_l = model.lower(), wanted.lower()
+    return model_l == wanted_l or model_l.startswith(wanted_l + "-")

@@ -1,0 +1,157 @@
+"""The catalog's records: one frozen dataclass per row kind of ``data/*.csv``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["PRECISIONS", "Alias", "GpuModel", "Image", "InstanceType", "InstanceZones", "Region", "StorageTier"]
+
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8")
+"""Precisions that ``GpuModel.peak_tflops`` understands (dense peaks)."""
+
+
+@dataclass(frozen=True)
+class GpuModel:
+    """One GPU model with dense peak throughput (TFLOPS), memory and NVLink; None = unknown or unsupported."""
+
+    gpu_model: str
+    memory_gib: float | None
+    memory_type: str | None
+    memory_bandwidth_gb_s: float | None
+    fp32_tflops: float | None
+    tf32_tflops: float | None
+    fp16_tflops: float | None
+    bf16_tflops: float | None
+    fp8_tflops: float | None
+    nvlink_gb_s: float | None
+    tdp_w: float | None
+    source: str
+    source_date: str
+
+    def peak_tflops(self, precision: str) -> float | None:
+        """Dense peak TFLOPS at ``precision`` (one of PRECISIONS); None when unsupported or unknown."""
+        if precision not in PRECISIONS:
+            raise ValueError(f"unknown precision {precision!r}; expected one of {', '.join(PRECISIONS)}")
+        return getattr(self, f"{precision}_tflops")
+
+
+@dataclass(frozen=True)
+class InstanceType:
+    """One real ECS instance type with its specs, optional list price and sources."""
+
+    instance_type: str
+    family: str
+    vcpus: int
+    memory_gib: float
+    gpu_model: str | None
+    gpu_count: int
+    gpu_memory_gib: float | None
+    network_gbps: float | None
+    rdma: str | None
+    nvlink: bool | None
+    price_cny_per_hour: float | None
+    price_region: str | None
+    price_date: str | None
+    price_source: str | None
+    price_confidence: str | None
+    spec_source: str
+    spec_date: str
+    regions: tuple[str, ...]
+    notes: str
+
+    @property
+    def is_gpu(self) -> bool:
+        """True when the type has at least one GPU."""
+        return self.gpu_count > 0
+
+
+@dataclass(frozen=True)
+class Region:
+    """A region and the zone IDs known for it."""
+
+    region_id: str
+    name: str
+    zones: tuple[str, ...]
+    source: str
+    source_date: str
+
+
+@dataclass(frozen=True)
+class InstanceZones:
+    """The zones of one region that offer an instance type, or every type of a family (``instance_type`` = family name)."""
+
+    instance_type: str
+    region: str
+    zones: tuple[str, ...]
+    source: str
+    source_date: str
+
+
+@dataclass(frozen=True)
+class StorageTier:
+    """One storage option (NAS, Extreme NAS, CPFS, OSS tier) with throughput rules and price."""
+
+    kind: str
+    tier: str
+    file_system_type: str | None
+    storage_type: str | None
+    protocol_type: str | None
+    min_capacity_gib: float | None
+    max_capacity_gib: float | None
+    throughput_mb_s_per_tib: float | None
+    throughput_mb_s_max: float | None
+    throughput_steps: tuple[tuple[float, float], ...]
+    price_per_gib_month: float | None
+    price_currency: str | None
+    price_region: str | None
+    price_date: str | None
+    price_source: str | None
+    source: str
+    source_date: str
+    notes: str
+
+    def throughput_mb_s(self, capacity_gib: float) -> float | None:
+        """Baseline throughput in MB/s at ``capacity_gib`` of capacity; None when unknown.
+
+        A step table wins over a per-TiB rate; either is capped by ``throughput_mb_s_max``.
+        Below the first step (a size the product does not sell) the answer is None.
+        """
+        if capacity_gib < 0:
+            raise ValueError(f"capacity_gib must be >= 0, got {capacity_gib}")
+        value: float | None = None
+        if self.throughput_steps:
+            for lower_gib, mb_s in self.throughput_steps:
+                if capacity_gib >= lower_gib:
+                    value = mb_s
+        elif self.throughput_mb_s_per_tib is not None:
+            # Per TiB of capacity, with TiB = 1024 GiB (the tier names are "MB/s per TiB").
+            value = self.throughput_mb_s_per_tib * capacity_gib / 1024.0
+        if value is not None and self.throughput_mb_s_max is not None:
+            value = min(value, self.throughput_mb_s_max)
+        return value
+
+
+@dataclass(frozen=True)
+class Alias:
+    """A fictional instance name from the marketing article and the real types that provide it."""
+
+    alias: str
+    article_description: str
+    gpu_model: str | None
+    gpu_total: int
+    instance_type: str
+    nodes: int
+    sentence: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Image:
+    """Offline answer for ``alicloud.ecs.get_images(name_regex=..., owners="system", most_recent=True)``."""
+
+    region: str
+    os: str
+    name_regex: str
+    image_id: str
+    source: str
+    source_date: str

@@ -1,0 +1,266 @@
+"""Reading one catalog CSV: cell parsers, the column schema of each file, and a reader that names file, line and column."""
+
+from __future__ import annotations
+
+import csv
+import pathlib
+import re
+from typing import Any, Callable
+
+RDMA_KINDS = ("none", "erdma", "roce")
+"""Allowed non-empty values of ``instance_types.csv:rdma``."""
+
+PRICE_CONFIDENCES = ("high", "medium", "low")
+"""Allowed non-empty values of ``instance_types.csv:price_confidence``."""
+
+# Sources state dates to different precision (a year for a 2020 example, a month for "as of
+# 2023.06"); we keep what the source says rather than inventing a day.
+_DATE_RE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
+
+
+class _CellError(ValueError):
+    """A cell that does not parse; the reader adds file, line and column."""
+
+
+def _text(raw: str) -> str:
+    if not raw:
+        raise _CellError("must not be empty")
+    return raw
+
+
+def _opt_text(raw: str) -> str | None:
+    return raw or None
+
+
+def _int_pos_or_zero(raw: str) -> int:
+    try:
+        value = int(raw)
+    except ValueError:
+        raise _CellError("must be a whole number") from None
+    if value < 0:
+        raise _CellError("must be >= 0")
+    return value
+
+
+def _int_pos(raw: str) -> int:
+    value = _int_pos_or_zero(raw)
+    if value == 0:
+        raise _CellError("must be > 0")
+    return value
+
+
+def _opt_float(raw: str) -> float | None:
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        raise _CellError("must be a number or empty (unknown)") from None
+    if value != value or value < 0:  # NaN or negative
+        raise _CellError("must be a number >= 0")
+    return value
+
+
+def _float_pos(raw: str) -> float:
+    value = _opt_float(_text(raw))
+    assert value is not None
+    if value <= 0:
+        raise _CellError("must be > 0")
+    return value
+
+
+def _opt_bool(raw: str) -> bool | None:
+    if not raw:
+        return None
+    if raw in ("true", "false"):
+        return raw == "true"
+    raise _CellError("must be true, false or empty (unknown)")
+
+
+def _opt_choice(choices: tuple[str, ...]) -> Callable[[str], str | None]:
+    def parse(raw: str) -> str | None:
+        if not raw:
+            return None
+        if raw not in choices:
+            raise _CellError(f"must be one of {', '.join(choices)} or empty")
+        return raw
+
+    return parse
+
+
+def _date(raw: str) -> str:
+    if not _DATE_RE.match(_text(raw)):
+        raise _CellError("must be a date YYYY-MM-DD (or YYYY-MM / YYYY when the source is no finer)")
+    return raw
+
+
+def _opt_date(raw: str) -> str | None:
+    return _date(raw) if raw else None
+
+
+def _list(raw: str) -> tuple[str, ...]:
+    items = tuple(part.strip() for part in raw.split(";")) if raw else ()
+    if any(not item for item in items):
+        raise _CellError("must be a ';'-separated list without empty items")
+    return items
+
+
+def _steps(raw: str) -> tuple[tuple[float, float], ...]:
+    if not raw:
+        return ()
+    steps = []
+    for part in raw.split(";"):
+        bound, sep, mb_s = part.partition(":")
+        try:
+            if not sep:
+                raise ValueError
+            steps.append((float(bound), float(mb_s)))
+        except ValueError:
+            raise _CellError(f"step {part!r} must look like <capacity_gib>:<mb_s>") from None
+    if [b for b, _ in steps] != sorted({b for b, _ in steps}):
+        raise _CellError("step capacities must be strictly increasing")
+    return tuple(steps)
+
+
+Schema = dict[str, Callable[[str], Any]]
+"""Column name → cell parser, in header order."""
+
+INSTANCE_SCHEMA: Schema = {
+    "instance_type": _text,
+    "family": _text,
+    "vcpus": _int_pos,
+    "memory_gib": _float_pos,
+    "gpu_model": _opt_text,
+    "gpu_count": _int_pos_or_zero,
+    "gpu_memory_gib": _opt_float,
+    "network_gbps": _opt_float,
+    "rdma": _opt_choice(RDMA_KINDS),
+    "nvlink": _opt_bool,
+    "price_cny_per_hour": _opt_float,
+    "price_region": _opt_text,
+    "price_date": _opt_date,
+    "price_source": _opt_text,
+    "price_confidence": _opt_choice(PRICE_CONFIDENCES),
+    "spec_source": _text,
+    "spec_date": _date,
+    "regions": _list,
+    "notes": str,
+}
+
+GPU_SCHEMA: Schema = {
+    "gpu_model": _text,
+    "memory_gib": _opt_float,
+    "memory_type": _opt_text,
+    "memory_bandwidth_gb_s": _opt_float,
+    "fp32_tflops": _opt_float,
+    "tf32_tflops": _opt_float,
+    "fp16_tflops": _opt_float,
+    "bf16_tflops": _opt_float,
+    "fp8_tflops": _opt_float,
+    "nvlink_gb_s": _opt_float,
+    "tdp_w": _opt_float,
+    "source": _text,
+    "source_date": _date,
+}
+
+REGION_SCHEMA: Schema = {
+    "region_id": _text,
+    "name": _text,
+    "zones": _list,
+    "source": _text,
+    "source_date": _date,
+}
+
+STORAGE_SCHEMA: Schema = {
+    "kind": _text,
+    "tier": _text,
+    "file_system_type": _opt_text,
+    "storage_type": _opt_text,
+    "protocol_type": _opt_text,
+    "min_capacity_gib": _opt_float,
+    "max_capacity_gib": _opt_float,
+    "throughput_mb_s_per_tib": _opt_float,
+    "throughput_mb_s_max": _opt_float,
+    "throughput_steps": _steps,
+    "price_per_gib_month": _opt_float,
+    "price_currency": _opt_text,
+    "price_region": _opt_text,
+    "price_date": _opt_date,
+    "price_source": _opt_text,
+    "source": _text,
+    "source_date": _date,
+    "notes": str,
+}
+
+ALIAS_SCHEMA: Schema = {
+    "alias": _text,
+    "article_description": _text,
+    "gpu_model": _opt_text,
+    "gpu_total": _int_pos,
+    "instance_type": _text,
+    "nodes": _int_pos,
+    "sentence": _text,
+    "source": _text,
+}
+
+IMAGE_SCHEMA: Schema = {
+    "region": _text,
+    "os": _text,
+    "name_regex": _text,
+    "image_id": _text,
+    "source": _text,
+    "source_date": _date,
+}
+
+
+def read_rows(path: pathlib.Path, schema: Schema) -> list[tuple[int, dict[str, Any]]]:
+    """Rows of ``path`` parsed by ``schema`` as ``(line, values)``; ValueError names file, line, column."""
+    name = path.name
+    try:
+        handle = path.open(newline="", encoding="utf-8")
+    except FileNotFoundError:
+        raise ValueError(f"{name}: catalog file missing at {path}") from None
+    with handle:
+        reader = csv.reader(handle)
+        header = next(reader, None)
+        expected = list(schema)
+        if header != expected:
+            got = header or []
+            missing = [c for c in expected if c not in got]
+            extra = [c for c in got if c not in expected]
+            detail = f"missing {missing}" if missing else ""
+            if extra:
+                detail += ("; " if detail else "") + f"unexpected {extra}"
+            raise ValueError(
+                f"{name} line 1: header must be exactly {','.join(expected)} ({detail or 'wrong order'})"
+            )
+        rows = []
+        for cells in reader:
+            line = reader.line_num
+            if not any(cells):
+                continue  # a blank line is harmless; skipping it keeps hand edits forgiving
+            if len(cells) != len(expected):
+                raise ValueError(f"{name} line {line}: expected {len(expected)} fields, got {len(cells)}")
+            values: dict[str, Any] = {}
+            for column, raw in zip(expected, cells):
+                try:
+                    values[column] = schema[column](raw.strip())
+                except _CellError as exc:
+                    raise ValueError(f"{name} line {line}, column {column!r}: {exc} (got {raw!r})") from None
+            rows.append((line, values))
+    return rows
+
+def _nonempty_list(raw: str) -> tuple[str, ...]:
+    items = _list(_text(raw))
+    if len(set(items)) != len(items):
+        raise _CellError("must not list a zone twice")
+    return items
+
+
+ZONES_SCHEMA: Schema = {
+    "instance_type": _text,
+    "region": _text,
+    "zones": _nonempty_list,
+    "source": _text,
+    "source_date": _date,
+}

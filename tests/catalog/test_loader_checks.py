@@ -1,0 +1,259 @@
+"""Every check of the catalog loader, each with a fixture that breaks exactly one thing.
+
+The shipped data is copied to a temporary directory, one cell is changed, and the loader's error must
+name the file, the line, the column and the problem. Deleting any check in ``blueprints/catalog/loader.py``
+makes one of these tests fail.
+"""
+
+from __future__ import annotations
+
+import csv
+import shutil
+from pathlib import Path
+
+import pytest
+
+from blueprints.catalog import CATALOG_DIR, CatalogError, load_catalog
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    target = tmp_path / "data"
+    shutil.copytree(CATALOG_DIR, target)
+    return target
+
+
+def rows(directory: Path, file: str) -> list[dict[str, str]]:
+    with (directory / file).open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def write(directory: Path, file: str, table: list[dict[str, str]], header: list[str] | None = None) -> None:
+    header = header or list(table[0])
+    with (directory / file).open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=header, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(table)
+
+
+def edit(directory: Path, file: str, index: int, **cells: str) -> int:
+    """Change cells of row ``index``; returns its line in the file (the header is line 1)."""
+    table = rows(directory, file)
+    table[index].update(cells)
+    write(directory, file, table)
+    return index + 2
+
+
+def index_of(directory: Path, file: str, column: str, value: str) -> int:
+    return next(i for i, r in enumerate(rows(directory, file)) if r[column] == value)
+
+
+def zone_rows(directory: Path, *table: dict[str, str]) -> int:
+    """Write ``instance_zones.csv`` with these rows; returns the line of the last one."""
+    header = ["instance_type", "region", "zones", "source", "source_date"]
+    full = [{"source": "https://example.com/zones", "source_date": "2026-11-30", **r} for r in table]
+    write(directory, "instance_zones.csv", full, header)
+    return len(table) + 1
+
+
+def message(directory: Path) -> str:
+    with pytest.raises(CatalogError) as info:
+        load_catalog(directory)
+    return info.value.message
+
+
+# ----------------------------------------------------------------------------------------------
+# Files and VERSION
+# ----------------------------------------------------------------------------------------------
+
+
+def test_missing_version_file(data):
+    (data / "VERSION").unlink()
+    assert message(data) == f"VERSION: catalog version file missing at {data / 'VERSION'}"
+
+
+def test_empty_version_file(data):
+    (data / "VERSION").write_text("\n", encoding="utf-8")
+    assert message(data) == "VERSION line 1: must hold the catalog version, e.g. 2026-11-30.1"
+
+
+@pytest.mark.parametrize("file", ["gpus.csv", "instance_types.csv", "regions.csv", "storage.csv", "aliases.csv", "images.csv", "instance_zones.csv"])
+def test_missing_file(data, file):
+    (data / file).unlink()
+    assert message(data) == f"{file}: catalog file missing at {data / file}"
+
+
+# ----------------------------------------------------------------------------------------------
+# Unique keys
+# ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "file, column",
+    [("gpus.csv", "gpu_model"), ("instance_types.csv", "instance_type"), ("regions.csv", "region_id"), ("aliases.csv", "alias")],
+)
+def test_duplicate_key(data, file, column):
+    first = rows(data, file)[0][column]
+    line = edit(data, file, 1, **{column: first})
+    assert message(data) == f"{file} line {line}, column {column!r}: duplicate {first!r} (first on line 2)"
+
+
+def test_duplicate_storage_tier(data):
+    first = rows(data, "storage.csv")[0]
+    line = edit(data, "storage.csv", 1, kind=first["kind"], tier=first["tier"])
+    assert message(data) == f"storage.csv line {line}, column 'tier': duplicate {first['kind']}/{first['tier']} (first on line 2)"
+
+
+# ----------------------------------------------------------------------------------------------
+# instance_types.csv
+# ----------------------------------------------------------------------------------------------
+
+
+def test_instance_type_without_ecs_prefix(data):
+    line = edit(data, "instance_types.csv", 0, instance_type="gn7e-c16g1.32xlarge")
+    assert message(data) == f"instance_types.csv line {line}, column 'instance_type': real ECS types start with 'ecs.'"
+
+
+def test_instance_gpu_model_not_in_gpus(data):
+    line = edit(data, "instance_types.csv", 0, gpu_model="A100-SXM9")
+    assert message(data) == f"instance_types.csv line {line}, column 'gpu_model': 'A100-SXM9' is not a gpu_model in gpus.csv"
+
+
+def test_cpu_family_with_gpus(data):
+    i = index_of(data, "instance_types.csv", "instance_type", "ecs.g7.large")
+    line = edit(data, "instance_types.csv", i, gpu_count="1")
+    assert message(data) == (
+        f"instance_types.csv line {line}, column 'gpu_count': must be > 0 exactly when gpu_model is set or the family is a GPU family"
+    )
+
+
+@pytest.mark.parametrize("column", ["price_region", "price_date", "price_source", "price_confidence"])
+def test_instance_price_without_its_provenance(data, column):
+    line = edit(data, "instance_types.csv", 0, **{column: ""})
+    assert message(data) == f"instance_types.csv line {line}, column {column!r}: required because price_cny_per_hour is set"
+
+
+# ----------------------------------------------------------------------------------------------
+# regions.csv, storage.csv, images.csv
+# ----------------------------------------------------------------------------------------------
+
+
+def test_zone_outside_its_region(data):
+    line = edit(data, "regions.csv", 0, zones="cn-shanghai-a")
+    region = rows(data, "regions.csv")[0]["region_id"]
+    assert message(data) == f"regions.csv line {line}, column 'zones': zone 'cn-shanghai-a' is not in region {region!r}"
+
+
+@pytest.mark.parametrize("column", ["price_currency", "price_region", "price_date", "price_source"])
+def test_storage_price_without_its_provenance(data, column):
+    i = next(i for i, r in enumerate(rows(data, "storage.csv")) if r["price_per_gib_month"])
+    line = edit(data, "storage.csv", i, **{column: ""})
+    assert message(data) == f"storage.csv line {line}, column {column!r}: required because price_per_gib_month is set"
+
+
+def test_image_regex_that_does_not_compile(data):
+    line = edit(data, "images.csv", 0, name_regex="^ubuntu_(22")
+    assert message(data).startswith(f"images.csv line {line}, column 'name_regex': not a valid regex: missing ), unterminated subpattern")
+
+
+def test_image_id_that_its_regex_does_not_match(data):
+    line = edit(data, "images.csv", 0, image_id="centos_7_9_x64_20G_alibase_20230815.vhd")
+    regex = rows(data, "images.csv")[0]["name_regex"]
+    assert message(data) == (
+        f"images.csv line {line}, column 'image_id': 'centos_7_9_x64_20G_alibase_20230815.vhd' does not match name_regex {regex!r}"
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# aliases.csv
+# ----------------------------------------------------------------------------------------------
+
+
+def test_alias_target_not_a_real_type(data):
+    line = edit(data, "aliases.csv", 0, instance_type="ecs.gn99.large")
+    assert message(data) == f"aliases.csv line {line}, column 'instance_type': 'ecs.gn99.large' is not in instance_types.csv"
+
+
+def test_alias_shadowing_a_real_type(data):
+    line = edit(data, "aliases.csv", 0, alias="ecs.g7.large")
+    assert message(data) == f"aliases.csv line {line}, column 'alias': an alias must not shadow a real instance type"
+
+
+def test_alias_gpu_model_not_in_gpus(data):
+    line = edit(data, "aliases.csv", 0, gpu_model="V100-SXM9")
+    assert message(data) == f"aliases.csv line {line}, column 'gpu_model': 'V100-SXM9' is not a gpu_model in gpus.csv"
+
+
+def test_alias_gpu_total_not_nodes_times_gpus(data):
+    row = rows(data, "aliases.csv")[0]
+    line = edit(data, "aliases.csv", 0, gpu_total="95")
+    assert message(data) == (
+        f"aliases.csv line {line}, column 'gpu_total': 95 != nodes {row['nodes']} × 8 GPUs of {row['instance_type']}"
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# instance_zones.csv
+# ----------------------------------------------------------------------------------------------
+
+
+def test_zone_row_for_an_unknown_type_or_family(data):
+    line = zone_rows(data, {"instance_type": "gn99", "region": "cn-shanghai", "zones": "cn-shanghai-a"})
+    assert message(data) == (
+        f"instance_zones.csv line {line}, column 'instance_type': 'gn99' is neither an instance type nor a family in instance_types.csv"
+    )
+
+
+def test_zone_row_for_an_unknown_region(data):
+    line = zone_rows(data, {"instance_type": "gn7e", "region": "mars-north-1", "zones": "mars-north-1a"})
+    assert message(data) == f"instance_zones.csv line {line}, column 'region': 'mars-north-1' is not a region_id in regions.csv"
+
+
+def test_zone_row_naming_a_zone_of_another_region(data):
+    line = zone_rows(data, {"instance_type": "ecs.gn7e-c16g1.32xlarge", "region": "cn-shanghai", "zones": "cn-shanghai-e;cn-beijing-c"})
+    assert message(data) == f"instance_zones.csv line {line}, column 'zones': cn-beijing-c not among the zones of cn-shanghai in regions.csv"
+
+
+def test_zone_row_listed_twice(data):
+    row = {"instance_type": "gn7e", "region": "cn-shanghai", "zones": "cn-shanghai-e"}
+    line = zone_rows(data, row, {**row, "zones": "cn-shanghai-f"})
+    assert message(data) == f"instance_zones.csv line {line}, column 'zones': duplicate row for ('gn7e', 'cn-shanghai') (first on line 2)"
+
+
+@pytest.mark.parametrize(
+    "zones, problem",
+    [("", "must not be empty (got '')"), ("cn-shanghai-e;cn-shanghai-e", "must not list a zone twice (got 'cn-shanghai-e;cn-shanghai-e')")],
+)
+def test_zone_list_empty_or_repeated(data, zones, problem):
+    line = zone_rows(data, {"instance_type": "gn7e", "region": "cn-shanghai", "zones": zones})
+    assert message(data) == f"instance_zones.csv line {line}, column 'zones': {problem}"
+
+
+def test_zone_rows_answer_zones_offering_and_filter_query(data):
+    zone_rows(
+        data,
+        {"instance_type": "gn7e", "region": "cn-shanghai", "zones": "cn-shanghai-e;cn-shanghai-f"},
+        {"instance_type": "ecs.gn7e-c16g1.32xlarge", "region": "cn-shanghai", "zones": "cn-shanghai-l"},
+    )
+    catalog = load_catalog(data)
+    # A row for the exact type wins over its family's row; other types of the family take the family's.
+    assert catalog.zones_offering("ecs.gn7e-c16g1.32xlarge", "cn-shanghai") == ("cn-shanghai-l",)
+    assert catalog.zones_offering("ecs.gn7e-c16g1.16xlarge", "cn-shanghai") == ("cn-shanghai-e", "cn-shanghai-f")
+    # Unknown stays unknown: another region, another family, an unknown name.
+    assert catalog.zones_offering("ecs.gn7e-c16g1.16xlarge", "cn-beijing") is None
+    assert catalog.zones_offering("ecs.gn7i-c32g1.8xlarge", "cn-shanghai") is None
+    assert catalog.zones_offering("ecs.nothing", "cn-shanghai") is None
+    # The region filter now drops gn7e outside Shanghai and keeps types with no known region.
+    beijing = {it.instance_type for it in catalog.query(min_gpus=1, region="cn-beijing")}
+    shanghai = {it.instance_type for it in catalog.query(min_gpus=1, region="cn-shanghai")}
+    gn7e = {name for name, it in catalog.instance_types.items() if it.family == "gn7e"}
+    assert gn7e and gn7e <= shanghai and not gn7e & beijing
+    assert "ecs.gn7i-c32g1.8xlarge" in beijing
+
+
+def test_shipped_zone_data_is_unknown_everywhere():
+    # No public source lists which zones of a region offer each GPU family (see the README), so the
+    # shipped file has no rows and every answer is "unknown"; this test changes when a sourced row is added.
+    catalog = load_catalog()
+    assert catalog.instance_zones == ()
+    assert catalog.zones_offering("ecs.gn7e-c16g1.32xlarge", "cn-shanghai") is None
