@@ -74,7 +74,7 @@ class OfflineMocks(pulumi.runtime.Mocks):
 
 @dataclass
 class _OptionsRecorder:
-    """Records the options that matter for data safety, which mocks never see, at resource creation."""
+    """Records what mocks never see: data-safety options, ``depends_on`` edges and component outputs."""
 
     by_key: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
 
@@ -87,8 +87,24 @@ class _OptionsRecorder:
             "retain_on_delete": bool(opts.retain_on_delete),
             "delete_before_replace": bool(opts.delete_before_replace),
             "ignore_changes": tuple(opts.ignore_changes or ()),
+            "depends_on": _resource_names(opts.depends_on),
         }
         return None
+
+    def outputs_registered(self, component: pulumi.ComponentResource, outputs: Any) -> None:
+        """Remember the keys a component passed to ``register_outputs`` (the stack's own call is not a component's)."""
+        if isinstance(component, Stack):
+            return
+        entry = self.by_key.setdefault((component._type, component._name), {})
+        entry["registered_outputs"] = tuple(sorted(str(k) for k in (outputs or {})))
+
+
+def _resource_names(depends_on: Any) -> tuple[str, ...]:
+    """Logical names of ``opts.depends_on`` (a resource or a list of them), sorted for a stable plan."""
+    if depends_on is None:
+        return ()
+    items = depends_on if isinstance(depends_on, (list, tuple)) else [depends_on]
+    return tuple(sorted(getattr(d, "_name", str(d)) for d in items))
 
 
 def run_program(program: Callable[[], None], config: dict[str, str], *, zones: ZoneAnswer, image_id: str | None, project: str = "aitrain", mocks: OfflineMocks | None = None) -> tuple[list, dict, dict]:
@@ -100,7 +116,18 @@ def run_program(program: Callable[[], None], config: dict[str, str], *, zones: Z
     recorder = _OptionsRecorder()
     pulumi.runtime.register_stack_transformation(recorder)
     outputs: dict[str, Any] = {}
-    _sync_await(run_pulumi_func(program))
+    # Mocks never see register_outputs; wrap it for this run only (restored even if the program fails).
+    original = pulumi.ComponentResource.register_outputs
+
+    def register_outputs(self, outputs_):
+        recorder.outputs_registered(self, outputs_)
+        return original(self, outputs_)
+
+    pulumi.ComponentResource.register_outputs = register_outputs  # type: ignore[method-assign]
+    try:
+        _sync_await(run_pulumi_func(program))
+    finally:
+        pulumi.ComponentResource.register_outputs = original  # type: ignore[method-assign]
     root = pulumi_settings.get_root_resource()
     for key, value in (getattr(root, "outputs", None) or {}).items():
         outputs[key] = _sync_await(pulumi.Output.from_input(value).future())
@@ -124,6 +151,8 @@ def record(program: Callable[[], None], config: dict[str, str] | None = None, *,
                 retain_on_delete=opts.get("retain_on_delete", False),
                 delete_before_replace=opts.get("delete_before_replace", False),
                 ignore_changes=opts.get("ignore_changes", ()),
+                depends_on=opts.get("depends_on", ()),
+                registered_outputs=opts.get("registered_outputs", ()),
             )
         )
     check_unique_urns(resources)
