@@ -72,7 +72,9 @@ def write_golden() -> list[Path]:
 
 
 if __name__ == "__main__":
-    # Run as a script (``make regen``): the repository root first, so this checkout's ``blueprints`` is used.
+    # Run as a script (``make regen``): the repository root first, so this checkout's ``blueprints`` is used,
+    # and the suite's clock (conftest.TODAY), so the files match what the tests compare against.
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    import conftest  # noqa: F401  (sets AITRAIN_TODAY)
     for written in write_golden():
         print(f"wrote {written.relative_to(Path.cwd()) if written.is_relative_to(Path.cwd()) else written}")

@@ -132,9 +132,7 @@ def test_unknown_rule_id_is_an_error(medical_plan):
 
 
 def test_preview_records_findings_in_the_plan(medical_plan):
-    """preview_profile stores guardrails.check's findings in the plan (what the CLI prints)."""
-    from blueprints.preview import preview_profile
-    from blueprints.stackconfig import resolve_profile
+    """preview stores guardrails.check's findings in the plan (what the CLI prints)."""
+    from blueprints.testing import offline_plan
 
-    data, model = resolve_profile(MED, {}, [("network.admin_cidr", "203.0.113.0/24")])
-    assert preview_profile(data, model).findings == ()
+    assert offline_plan(MED, overrides={"network.admin_cidr": "203.0.113.0/24"}).findings == ()

@@ -10,7 +10,7 @@ import json
 import pytest
 
 COMPONENT_OUTPUTS = {
-    "aitrain:network:TrainingNetwork": ("security_group_id", "vpc_id", "vswitch_ids", "zone_ids"),
+    "aitrain:network:TrainingNetwork": ("compute_zone_ids", "security_group_id", "vpc_id", "vswitch_ids", "zone_ids"),
     "aitrain:storage:SharedStorage": ("file_system_id", "mount_source"),
     "aitrain:compute:GpuCluster": ("deployment_set_id", "instance_set_ids", "role_name"),
     "aitrain:compute:AutoscalingGpuPool": ("role_name", "scaling_group_id"),
