@@ -79,7 +79,7 @@ def test_exotic_tags_are_refused(text):
 
 
 def test_invalid_yaml_names_line_and_column():
-    assert "line 2, column 5" in _error("a: 1\nb: ]\n")
+    assert "line 2, column 4" in _error("a: 1\nb: ]\n")
 
 
 def test_oversized_text_is_refused():
