@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 import yaml
 
+from blueprints import yamlsafe
 from blueprints.errors import Problem, UserInputError, did_you_mean, join_allowed, read_text_file
 from blueprints.profile import ProfileBase, leaf_paths
 
@@ -61,19 +62,9 @@ def load_preset(name: str) -> dict[str, Any]:
     names = preset_names()
     if name not in names:
         raise UserInputError("unknown preset", [Problem("preset", name, f"no such preset; available: {join_allowed(names)}", did_you_mean(name, names))])
-    data = load_yaml((PRESET_DIR / f"{name}.yaml").read_text(encoding="utf-8"), f"preset {name}")
+    data = yamlsafe.load((PRESET_DIR / f"{name}.yaml").read_text(encoding="utf-8"), f"preset {name}")
     assert isinstance(data, dict), f"preset {name} is not a mapping"
     return data
-
-
-def load_yaml(text: str, source: str) -> Any:
-    """Parse user YAML (placeholder until the bounded loader lands)."""
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise UserInputError(f"invalid {source}", [Problem(source, "(file)", f"is not valid YAML{where}: {getattr(exc, 'problem', exc)}")]) from None
 
 
 def engine_value(value: Any) -> str:
@@ -83,7 +74,7 @@ def engine_value(value: Any) -> str:
 
 def engine_config(path: Path) -> dict[str, str]:
     """Every config key of a ``Pulumi.<stack>.yaml``, in the form `pulumi up` gives the program."""
-    document = load_yaml(read_text_file(path, "stack config"), f"stack config {path}")
+    document = yamlsafe.load(read_text_file(path, "stack config"), f"stack config {path}")
     config = document.get("config") if isinstance(document, dict) else None
     if not isinstance(config, dict):
         raise UserInputError("invalid stack config", [Problem(f"{path}: config", config, f"a stack config needs a 'config:' mapping with '{PRESET_KEY}' and/or '{PROFILE_KEY}'")])
@@ -156,7 +147,7 @@ def resolve(settings: StackSettings, models: Mapping[str, type[ProfileBase]], *,
 
 
 def parse_overrides(assignments: list[str], models: Mapping[str, type[ProfileBase]]) -> list[tuple[str, Any]]:
-    """``["compute.nodes=16"]`` → ``[("compute.nodes", 16)]``; values are read as YAML scalars (``19:00`` stays text)."""
+    """``["compute.nodes=16"]`` → ``[("compute.nodes", 16)]``; values are read by the bounded YAML loader (``19:00`` stays text)."""
     leaves = leaf_paths(models)
     problems: list[Problem] = []
     out = []
@@ -170,7 +161,7 @@ def parse_overrides(assignments: list[str], models: Mapping[str, type[ProfileBas
             hint = did_you_mean(path, leaves)
             problems.append(Problem(f"--set {path}", raw, f"unknown profile path; common ones: {', '.join(CONTRACT_PATHS)}", hint))
             continue
-        out.append((path, _scalar(raw, f"--set {path}")))
+        out.append((path, yamlsafe.load_scalar(raw, f"--set {path}")))
     if problems:
         raise UserInputError("invalid --set override", problems)
     return out
@@ -208,16 +199,6 @@ def render_stack_config(profile: dict[str, Any], preset: str | None = None) -> s
         config[PROFILE_KEY] = profile
     header = "# Written by aitrain. `pulumi up` reads the aitrain:* keys; `aitrain plan --stack-config FILE` previews them offline.\n"
     return header + yaml.safe_dump({"config": config}, sort_keys=False, allow_unicode=True)
-
-
-def _scalar(raw: str, source: str) -> Any:
-    """A ``--set`` value read as YAML; text that is not valid YAML (``[bold] x``) is taken as written."""
-    if not raw.strip():
-        return None
-    try:
-        return load_yaml(raw, source)
-    except UserInputError:
-        return raw
 
 
 def _canonical_key(key: str) -> str:

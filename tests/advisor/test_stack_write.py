@@ -76,9 +76,7 @@ def test_write_merges_into_an_existing_stack_file(tmp_path):
     assert result.exit_code == 0, result.output
     text = target.read_text()
     assert text.startswith(EXISTING)  # every existing byte kept; the aitrain entries are appended to config
-    from blueprints.stackconfig import read_stack_config
-
-    _, profile = read_stack_config(target)
+    profile = read_profile(target)
     assert profile["name"] == "tier-single-node"
 
 
