@@ -175,7 +175,7 @@ def render_document(results: list[CaseResult], general: list[str], catalog_versi
         "A test fails when this file is stale. -->",
         "",
         f"Catalog {catalog_version}. Times come from training FLOPs ÷ (GPUs × dense peak × MFU × scaling efficiency) with the "
-        "published anchors in `blueprints/advisor/data/` (MFU: training-performance.md §3–4; scaling: §5). Costs are "
+        "published anchors in `blueprints/advisor/data/` (MFU: `docs/sources/training-performance.md` sections 3–4; scaling: section 5). Costs are "
         "pay-as-you-go list prices (cn-shanghai, 2023-06) for compute only. Inputs that the article does not give are "
         "**illustrative** and marked so; they are not the article's numbers.",
         "",
