@@ -18,7 +18,8 @@ from blueprints.advisor import sizing
 from blueprints.advisor.data import DATA_DIR, scaling_rows
 from blueprints.advisor.job import Job, load_job_dict, parse_job
 from blueprints.advisor.render import render_markdown
-from blueprints.advisor.selection import Option, Recommendation, estimate, recommend
+from blueprints.advisor.choice import Recommendation, estimate, recommend
+from blueprints.advisor.options import Option
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DOC = REPO_ROOT / "docs" / "case-studies.md"

@@ -6,7 +6,8 @@ import json
 from typing import Any
 
 from blueprints.advisor import sizing
-from blueprints.advisor.selection import Considered, Option, Recommendation
+from blueprints.advisor.choice import Considered, Recommendation
+from blueprints.advisor.options import Option
 from blueprints.advisor.stack import profile_dict
 from blueprints.advisor.storage import StorageChoice
 
