@@ -18,7 +18,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from blueprints.advisor.job import parse_job
-    from blueprints.advisor.selection import recommend
+    from blueprints.advisor.choice import recommend
     from blueprints.catalog import load_catalog
 
     catalog = load_catalog()

@@ -71,16 +71,21 @@ def presets() -> None:
 def catalog(
     gpu: Annotated[Optional[str], typer.Option("--gpu", help="Only this GPU model, e.g. A100-SXM4-80GB (case-insensitive prefix match, so 'A100' works).")] = None,
     min_gpus: Annotated[Optional[int], typer.Option("--min-gpus", min=0, help="Only types with at least this many GPUs per instance.")] = None,
-    output_format: Annotated[OutputFormat, typer.Option("--format", help="table or json (a list of objects with the catalog's column names).")] = OutputFormat.table,
+    output_format: Annotated[OutputFormat, typer.Option("--format", help="table for a terminal, markdown for a pull request, json for tools (a list of objects with the catalog's column names).")] = OutputFormat.table,
     out: Annotated[Optional[Path], typer.Option("--out", help="Write to this file instead of standard output.")] = None,
 ) -> None:
-    """List real Alibaba Cloud instance types from the versioned catalog, with specs, prices and sources."""
+    """List real Alibaba Cloud instance types from the versioned catalog, with specs, prices and sources.
+
+    Reads the shipped catalog, or the directory named by AITRAIN_CATALOG_DIR when it is set.
+    """
     from blueprints.catalog import load_catalog
-    from blueprints.catalog.render import catalog_rows, render_catalog_table
+    from blueprints.catalog.render import catalog_rows, render_catalog_markdown, render_catalog_table
 
     rows = catalog_rows(load_catalog(), gpu=gpu, min_gpus=min_gpus)
     if output_format is OutputFormat.json:
         emit(json.dumps(rows, indent=2, ensure_ascii=False), out)
+    elif output_format is OutputFormat.markdown:
+        emit(render_catalog_markdown(rows), out)
     else:
         emit(render_catalog_table(rows), out)
 

@@ -18,7 +18,8 @@ from blueprints.advisor import sizing
 from blueprints.advisor.data import DATA_DIR, scaling_rows
 from blueprints.advisor.job import Job, load_job_dict, parse_job
 from blueprints.advisor.render import render_markdown
-from blueprints.advisor.selection import Option, Recommendation, estimate, recommend
+from blueprints.advisor.choice import Recommendation, estimate, recommend
+from blueprints.advisor.options import Option
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DOC = REPO_ROOT / "docs" / "case-studies.md"
@@ -175,7 +176,7 @@ def render_document(results: list[CaseResult], general: list[str], catalog_versi
         "A test fails when this file is stale. -->",
         "",
         f"Catalog {catalog_version}. Times come from training FLOPs ÷ (GPUs × dense peak × MFU × scaling efficiency) with the "
-        "published anchors in `blueprints/advisor/data/` (MFU: training-performance.md §3–4; scaling: §5). Costs are "
+        "published anchors in `blueprints/advisor/data/` (MFU: `docs/sources/training-performance.md` sections 3–4; scaling: section 5). Costs are "
         "pay-as-you-go list prices (cn-shanghai, 2023-06) for compute only. Inputs that the article does not give are "
         "**illustrative** and marked so; they are not the article's numbers.",
         "",

@@ -132,7 +132,7 @@ def recommend(
     """
     job_values = dict(locals())  # first statement: only the arguments are in scope
     from blueprints.advisor.render import recommendation_dict, render_markdown, render_table, to_json
-    from blueprints.advisor.selection import recommend as choose
+    from blueprints.advisor.choice import recommend as choose
     from blueprints.advisor.stack import stack_config_text
     from blueprints.catalog import load_catalog
     from blueprints.stackfile import write_stack_file
@@ -194,7 +194,7 @@ def estimate(
     """Estimate time and cost of a fixed configuration for a job (GPUs, MFU, scaling, memory, data path)."""
     job_values = dict(locals())  # first statement: only the arguments are in scope
     from blueprints.advisor.render import estimate_dict, render_estimate_text, to_json
-    from blueprints.advisor.selection import estimate as run_estimate
+    from blueprints.advisor.choice import estimate as run_estimate
     from blueprints.catalog import load_catalog
 
     job = build_job(job_file, _job_flags(job_values))

@@ -6,9 +6,11 @@ import json
 from typing import Any
 
 from blueprints.advisor import sizing
-from blueprints.advisor.selection import Considered, Option, Recommendation
+from blueprints.advisor.choice import Considered, Recommendation
+from blueprints.advisor.options import Option
 from blueprints.advisor.stack import profile_dict
 from blueprints.advisor.storage import StorageChoice
+from blueprints.text import md_cell, md_text, plain, table
 
 RECOMMENDATION_SCHEMA = "aitrain.recommendation/v1"
 ESTIMATE_SCHEMA = "aitrain.estimate/v1"
@@ -174,18 +176,7 @@ def _rows(rec: Recommendation) -> list[list[str]]:
 
 
 _HEADERS = ["", "GPU", "configuration", "GPUs", "hours", "days", "CNY/run", "CNY/year", "MFU", "scaling", "status"]
-
-
-def _fixed_width(headers: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-    numeric = {3, 4, 5, 6, 7, 8, 9}
-
-    def line(cells: list[str]) -> str:
-        return "  ".join(c.rjust(widths[i]) if i in numeric else c.ljust(widths[i]) for i, c in enumerate(cells)).rstrip()
-
-    out = [line(headers), line(["-" * w for w in widths])]
-    out += [line(r) for r in rows]
-    return "\n".join(out)
+_NUMERIC = (3, 4, 5, 6, 7, 8, 9)
 
 
 def _summary_lines(rec: Recommendation) -> list[str]:
@@ -225,29 +216,26 @@ def _summary_lines(rec: Recommendation) -> list[str]:
 def render_table(rec: Recommendation) -> str:
     """Terminal text: summary, the considered options (CHOSEN marked *), why each was not chosen, findings."""
     lines = _summary_lines(rec)
-    lines += ["", "Considered (best option of each GPU model):", _fixed_width(_HEADERS, _rows(rec)), "", "Why not chosen:"]
+    lines += ["", "Considered (best option of each GPU model):", table(_HEADERS, _rows(rec), right=_NUMERIC), "", "Why not chosen:"]
     for item in rec.considered:
         lines.append(f"  {item.option.gpu_model or '(unnamed)'} — {item.option.nodes} × {item.option.instance_type}: {item.why}")
     if rec.findings:
         lines += ["", "Findings:"] + [f"  - {f}" for f in rec.findings]
-    return "\n".join(lines)
-
-
-def _md_escape(text: str) -> str:
-    return text.replace("|", "\\|")
+    return "\n".join(plain(line) for line in lines)
 
 
 def render_markdown(rec: Recommendation) -> str:
     """Markdown for a pull request or a doc: summary, considered table with a why column, findings."""
     lines = ["## aitrain recommendation", ""]
-    lines += [_md_escape(line) if not line.startswith("  - ") else "- " + _md_escape(line[4:]) for line in _summary_lines(rec)]
+    lines += [md_text(line) if not line.startswith("  - ") else "- " + md_text(line[4:]) for line in _summary_lines(rec)]
     lines = [lines[0], lines[1]] + [line if line.startswith("- ") else line + "  " for line in lines[2:]]
     lines += ["", "| | GPU | configuration | GPUs | hours | days | CNY/run | CNY/year | MFU | scaling | why |", "|---|---|---|--:|--:|--:|--:|--:|--:|--:|---|"]
     for row, item in zip(_rows(rec), rec.considered):
         cells = ["**CHOSEN**" if item.chosen else ""] + row[1:10] + [item.why]
-        lines.append("| " + " | ".join(_md_escape(c) for c in cells) + " |")
+        # The CHOSEN marker is our own Markdown; every other cell is escaped.
+        lines.append("| " + " | ".join(c if i == 0 else md_cell(c) for i, c in enumerate(cells)) + " |")
     if rec.findings:
-        lines += ["", "### Findings", ""] + [f"- {_md_escape(f)}" for f in rec.findings]
+        lines += ["", "### Findings", ""] + [f"- {md_text(f)}" for f in rec.findings]
     return "\n".join(lines)
 
 
@@ -270,12 +258,12 @@ def render_estimate_text(job: Any, option: Option, storage: StorageChoice | None
     if storage is not None:
         rows.append(("storage", f"{storage.kind} {storage.profile_tier}, {storage.capacity_gib:,} GiB, {_num(storage.throughput_mb_s, ',.0f')} MB/s"))
     if markdown:
-        lines = ["## aitrain estimate", "", "| | |", "|---|---|"] + [f"| {k} | {_md_escape(v)} |" for k, v in rows]
+        lines = ["## aitrain estimate", "", "| | |", "|---|---|"] + [f"| {k} | {md_cell(v)} |" for k, v in rows]
         if findings:
-            lines += ["", "### Findings", ""] + [f"- {_md_escape(f)}" for f in findings]
+            lines += ["", "### Findings", ""] + [f"- {md_text(f)}" for f in findings]
         return "\n".join(lines)
     width = max(len(k) for k, _ in rows)
     lines = [f"{k.ljust(width)}  {v}" for k, v in rows]
     if findings:
         lines += ["", "Findings:"] + [f"  - {f}" for f in findings]
-    return "\n".join(lines)
+    return "\n".join(plain(line) for line in lines)

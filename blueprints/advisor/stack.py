@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from blueprints.advisor.selection import Recommendation
+from blueprints.advisor.choice import Recommendation
 from blueprints.errors import Problem, UserInputError
 
 

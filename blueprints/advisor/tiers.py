@@ -9,8 +9,8 @@ from blueprints.advisor import cost as costs
 from blueprints.advisor.data import limits
 from blueprints.advisor.job import Job
 
-if TYPE_CHECKING:  # the option type lives with selection, which imports this module
-    from blueprints.advisor.selection import Option
+if TYPE_CHECKING:
+    from blueprints.advisor.options import Option
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,18 @@
-"""Pure helpers behind ``aitrain catalog``: catalog rows as plain dicts and as an aligned text table."""
+"""Pure helpers behind ``aitrain catalog``: catalog rows as plain dicts, as an aligned text table and as Markdown."""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Any, Sequence
 
-from . import Catalog
+from blueprints.catalog.queries import Catalog
+from blueprints.text import md_table, table
 
 UNKNOWN = "?"
 """Shown for a value the catalog does not know."""
+
+NO_MATCH = "(no instance types match)"
+"""Printed instead of an empty table."""
 
 NOT_APPLICABLE = "-"
 """Shown for the GPU model of a CPU-only type (known to have none, so not unknown)."""
@@ -43,20 +47,22 @@ def catalog_rows(catalog: Catalog, gpu: str | None = None, min_gpus: int | None 
 def render_catalog_table(rows: Sequence[dict[str, Any]]) -> str:
     """A plain-text table of ``rows`` (from ``catalog_rows``) with aligned columns; unknowns shown as ``?``."""
     if not rows:
-        return "(no instance types match)"
-    body = [[_cell(row, key) for _, key, _ in _TABLE_COLUMNS] for row in rows]
+        return NO_MATCH
+    return table(*_table_parts(rows))
+
+
+def render_catalog_markdown(rows: Sequence[dict[str, Any]]) -> str:
+    """The same table as ``render_catalog_table`` in Markdown (every cell escaped), for a pull request or a doc."""
+    if not rows:
+        return NO_MATCH
+    return md_table(*_table_parts(rows))
+
+
+def _table_parts(rows: Sequence[dict[str, Any]]) -> tuple[list[str], list[list[str]], list[int]]:
     headers = [header for header, _, _ in _TABLE_COLUMNS]
-    widths = [max(len(headers[i]), *(len(r[i]) for r in body)) for i in range(len(headers))]
-
-    def line(cells: Sequence[str]) -> str:
-        parts = []
-        for (_, _, right), cell, width in zip(_TABLE_COLUMNS, cells, widths):
-            parts.append(cell.rjust(width) if right else cell.ljust(width))
-        return "  ".join(parts).rstrip()
-
-    out = [line(headers), line(["-" * w for w in widths])]
-    out += [line(r) for r in body]
-    return "\n".join(out)
+    body = [[_cell(row, key) for _, key, _ in _TABLE_COLUMNS] for row in rows]
+    right = [i for i, (_, _, is_right) in enumerate(_TABLE_COLUMNS) if is_right]
+    return headers, body, right
 
 
 def _cell(row: dict[str, Any], key: str) -> str:

@@ -18,7 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from blueprints.advisor.job import parse_job
-from blueprints.advisor.selection import enumerate_options, recommend
+from blueprints.advisor.choice import recommend
+from blueprints.advisor.options import enumerate_options
 
 from .fakes import fake_catalog
 

@@ -7,7 +7,8 @@ import math
 import pytest
 
 from blueprints.advisor.job import parse_job
-from blueprints.advisor.selection import enumerate_options, estimate, recommend
+from blueprints.advisor.choice import estimate, recommend
+from blueprints.advisor.options import enumerate_options
 from blueprints.advisor.tiers import tier_for
 from blueprints.advisor.storage import choose_storage
 

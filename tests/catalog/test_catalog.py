@@ -92,11 +92,13 @@ def test_instance_row_invariants(row):
         assert re.match(r"^[a-z]{2}-[a-z0-9-]+$", region)
 
 
-def test_no_row_cites_the_internal_reference_notes():
-    # Rows must cite the original source, never the project's compiled notes.
+def test_no_row_cites_notes_outside_the_repository():
+    # The project's compiled notes live outside the repository; rows cite their in-repo copy
+    # (docs/sources/...) or the original URL. tests/catalog/test_citations.py checks every citation.
     for name in ("instance_types.csv", "gpus.csv", "regions.csv", "storage.csv", "aliases.csv", "images.csv"):
         text = (CATALOG_DIR / name).read_text(encoding="utf-8")
-        assert "alibaba-cloud-facts" not in text and "training-performance" not in text, name
+        assert "shared/reference" not in text, name
+        assert not re.search(r"(?<![/\w])(alibaba-cloud-facts|training-performance)\.md", text), name
 
 
 def test_required_instance_types_are_present(catalog):
@@ -523,3 +525,42 @@ def test_cli_reports_a_bad_catalog_dir_in_one_line_with_exit_2(tmp_path):
     assert done.returncode == 2 and done.stdout == ""
     assert "AITRAIN_CATALOG_DIR=" in done.stderr and "not a directory" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_render_catalog_markdown(catalog):
+    from blueprints.catalog.render import render_catalog_markdown
+
+    rows = catalog_rows(catalog, min_gpus=8)
+    lines = render_catalog_markdown(rows).splitlines()
+    assert lines[0] == "| instance_type | gpu | #gpu | vcpus | memory_gib | network_gbps | rdma | price_cny_per_hour |"
+    assert lines[1] == "|---|---|--:|--:|--:|--:|---|--:|"
+    assert len(lines) == len(rows) + 2
+    assert "| ecs.gn7e-c16g1.32xlarge | A100-SXM4-80GB | 8 | 128 | 1000 | 64 | none | 277.93 |" in lines
+    assert render_catalog_markdown([]) == "(no instance types match)"
+
+
+def test_render_catalog_escapes_values_from_a_users_catalog(catalog):
+    from blueprints.catalog.render import render_catalog_markdown
+
+    row = dict(catalog_rows(catalog, min_gpus=8)[0], gpu_model="X|Y\n## forged", rdma="\x1b[31mred")
+    md = render_catalog_markdown([row]).splitlines()
+    assert len(md) == 3 and "X\\|Y ## forged" in md[2]
+    text = render_catalog_table([row])
+    assert "\x1b" not in text and len(text.splitlines()) == 3
+
+
+def test_cli_catalog_markdown_and_typed_help():
+    from typer.testing import CliRunner
+
+    from blueprints.cli import app
+
+    runner = CliRunner()
+    done = runner.invoke(app, ["catalog", "--min-gpus", "8", "--gpu", "A100", "--format", "markdown"])
+    assert done.exit_code == 0, done.output
+    assert done.output.splitlines()[0].startswith("| instance_type | gpu | #gpu |")
+    assert "| ecs.gn7e-c16g1.32xlarge | A100-SXM4-80GB | 8 |" in done.output
+    bad = runner.invoke(app, ["catalog", "--min-gpus", "many"])
+    flat = " ".join(bad.output.replace("│", " ").split())
+    assert bad.exit_code == 2 and "Invalid value for '--min-gpus'" in flat and "valid integer" in flat
+    shown = " ".join(runner.invoke(app, ["catalog", "--help"]).output.replace("│", " ").split())
+    assert "--min-gpus <int range> [x>=0]" in shown

@@ -1,0 +1,126 @@
+"""Choice: pick the best feasible option by objective, group the rest by GPU model, and estimate a fixed configuration."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from blueprints.advisor import sizing
+from blueprints.advisor.explanations import data_path_findings, option_notes, what_to_relax, why_not
+from blueprints.advisor.job import Job
+from blueprints.advisor.options import HARD, OBJECTIVES, Option, type_context, enumerate_options, evaluate
+from blueprints.advisor.storage import StorageChoice, choose_storage
+from blueprints.advisor.tiers import Tier, tier_for
+
+
+@dataclass(frozen=True)
+class Considered:
+    """The best option of one GPU model and why it was or was not chosen."""
+
+    option: Option
+    chosen: bool
+    why: str
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """The chosen option (or None), the considered ones, what to relax, the tier/blueprint and storage."""
+
+    job: Job
+    objective: str
+    chosen: Option | None
+    considered: tuple[Considered, ...]
+    options_evaluated: int
+    feasible_count: int
+    relax: tuple[str, ...]
+    tier: Tier | None
+    storage: StorageChoice | None
+    findings: tuple[str, ...] = field(default=())
+
+
+def _group(option: Option, family: str) -> str:
+    return option.gpu_model or f"unnamed GPU ({family})"
+
+
+def _best(options: Iterable[Option], objective: str) -> Option | None:
+    pool = list(options)
+    return min(pool, key=lambda o: o.key(objective)) if pool else None
+
+
+def _nearest_infeasible(options: list[Option], objective: str) -> Option:
+    """For a GPU model with no feasible option: fewest hard problems, then fewest reasons; then the fastest when
+    the deadline is what fails (shows how close the model gets), else by objective."""
+    def rank(o: Option) -> tuple:
+        return (sum(r.code in HARD for r in o.reasons), len(o.reasons))
+
+    top = min(rank(o) for o in options)
+    nearest = [o for o in options if rank(o) == top]
+    order = "time" if any(o.has("deadline") for o in nearest) else objective
+    return min(nearest, key=lambda o: o.key(order))
+
+
+def needed_mb_s(job: Job, hours: float | None) -> float | None:
+    """Read + ingest rate, MB/s, or None when neither is known."""
+    if hours is None:
+        return None
+    read = sizing.read_rate_mb_s(job, hours)
+    ingest = sizing.ingest_rate_mb_s(job)
+    if read is None and ingest is None:
+        return None
+    return (read or 0.0) + (ingest or 0.0)
+
+
+def recommend(job: Job, catalog: Any, objective: str = "cost", options: list[Option] | None = None) -> Recommendation:
+    """Choose the best feasible option by objective (cost: cheapest per run; time: fastest) and explain the rest."""
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective must be one of {OBJECTIVES}")
+    options = enumerate_options(job, catalog) if options is None else options
+    feasible = [o for o in options if o.feasible]
+    chosen = _best(feasible, objective)
+    groups: dict[str, list[Option]] = {}
+    for o in options:
+        groups.setdefault(_group(o, catalog.instance_types[o.instance_type].family), []).append(o)
+    considered = []
+    for name in sorted(groups):
+        members = groups[name]
+        ok = [o for o in members if o.feasible]
+        best = _best(ok, objective) if ok else _nearest_infeasible(members, objective)
+        assert best is not None
+        is_chosen = chosen is not None and best == chosen
+        considered.append(Considered(best, is_chosen, "chosen: " + _chosen_why(chosen, objective) if is_chosen else why_not(best, chosen, objective)))
+    considered.sort(key=lambda c: (not c.chosen, not c.option.feasible, c.option.key(objective)))
+    relax = () if chosen is not None else tuple(what_to_relax(job, options, objective))
+    tier = tier_for(job, chosen)
+    storage = None
+    findings: list[str] = []
+    if chosen is not None:
+        storage = choose_storage(catalog, needed_mb_s(job, chosen.estimated_hours), job.dataset_tb)
+        findings += data_path_findings(job, chosen, storage)
+        if storage.kind == "cpfs":
+            findings.append(
+                "storage: only CPFS meets this capacity and throughput, and CPFS cannot be encrypted at rest through the NAS API; "
+                "the written profile sets storage.allow_unencrypted_cpfs: true so that choice is explicit in review"
+            )
+        findings += option_notes(job, catalog, chosen)
+        if job.deadline_days is None and objective == "cost":
+            findings.append("no deadline given: the cheapest option is usually the one with the fewest nodes, so it is also slow; add deadline_days")
+    return Recommendation(job, objective, chosen, tuple(considered), len(options), len(feasible), relax, tier, storage, tuple(findings))
+
+
+def _chosen_why(chosen: Option | None, objective: str) -> str:
+    if chosen is None:
+        return ""
+    return "cheapest feasible option per run" if objective == "cost" else "fastest feasible option"
+
+
+def estimate(job: Job, catalog: Any, instance_type: str, nodes: int) -> tuple[Option, StorageChoice | None, list[str]]:
+    """Time and cost of a fixed configuration, with the storage it needs and caveats."""
+    inst = catalog.instance_types[instance_type]
+    option = evaluate(job, type_context(job, catalog, inst), nodes)
+    storage = None
+    findings: list[str] = []
+    if option.estimated_hours is not None:
+        storage = choose_storage(catalog, needed_mb_s(job, option.estimated_hours), job.dataset_tb)
+        findings += data_path_findings(job, option, storage)
+    findings += option_notes(job, catalog, option)
+    return option, storage, findings

@@ -1,0 +1,173 @@
+"""Explanations: why an option was not chosen, what to relax when nothing fits, the data-path check and caveats."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from blueprints.advisor import sizing
+from blueprints.advisor.job import Job
+from blueprints.advisor.options import HARD, INF, Option, scaling_for
+from blueprints.advisor.storage import StorageChoice
+
+
+def why_not(option: Option, chosen: Option | None, objective: str) -> str:
+    """Why ``option`` was not chosen: its reasons, or how much slower or dearer than the chosen one it is."""
+    if option.reasons:
+        return "; ".join(r.message for r in option.reasons)
+    if chosen is None:
+        return "feasible"
+    if objective == "time":
+        extra = (option.estimated_hours or 0) - (chosen.estimated_hours or 0)
+        return f"feasible, {extra:,.1f} h slower than the chosen option"
+    extra = (option.cost_cny_per_run or 0) - (chosen.cost_cny_per_run or 0)
+    pct = extra / chosen.cost_cny_per_run * 100 if chosen.cost_cny_per_run else 0.0
+    return f"feasible, ¥{extra:,.0f} more per run (+{pct:.0f}%) than the chosen option"
+
+
+def _days(hours: float) -> str:
+    return f"{hours / 24:,.1f} days"
+
+
+def _cfg(option: Option) -> str:
+    return f"{option.nodes} × {option.instance_type} ({option.gpus} × {option.gpu_model})"
+
+
+def what_to_relax(job: Job, options: list[Option], objective: str) -> list[str]:
+    """When nothing is feasible: which constraint to relax and by how much, with numbers."""
+    out: list[str] = []
+    runnable = [o for o in options if not o.has(*HARD)]
+    if not runnable:
+        mem = [o for o in options if o.has("memory") and not o.has("gpu_unknown", "precision")]
+        if mem:
+            biggest = max(mem, key=lambda o: (o.gpu_memory_gib or 0, o.gpus))
+            need = biggest.memory_gib_per_gpu
+            if not job.sharding:
+                sharded = sizing.model_state_gib_per_gpu(job.model_copy(update={"sharding": True}), biggest.gpus)
+                out.append(
+                    f"model state needs {need:,.1f} GiB per GPU unsharded and the largest GPU has {biggest.gpu_memory_gib:g} GiB: "
+                    f"set sharding: true (ZeRO-3/FSDP), which needs {sharded:,.1f} GiB per GPU on {biggest.gpus} GPUs"
+                )
+            else:
+                total = job.params * sizing.bytes_per_param(job.precision, job.optimizer) / sizing.GIB
+                gpus_needed = math.ceil(total / (biggest.gpu_memory_gib or 1))
+                out.append(
+                    f"model state is {total:,.0f} GiB; even {biggest.gpus} × {biggest.gpu_model} ({biggest.gpu_memory_gib:g} GiB each) is too small: "
+                    f"raise max_nodes from {job.max_nodes} so that at least {gpus_needed} such GPUs are allowed"
+                )
+        if any(o.has("precision") for o in options):
+            out.append(f"no GPU in the region has a published {job.precision} peak among the types that fit: choose another precision (bf16 is the common one)")
+        return out or ["no instance type in the catalog can run this job"]
+    priced = [o for o in runnable if not o.has("unpriced", "mfu_assumed")]
+    if not priced:
+        names = sorted({o.instance_type for o in runnable if not o.has("mfu_assumed")})[:5]
+        guessed = sorted({o.gpu_model or "" for o in runnable if o.has("mfu_assumed")})
+        out = []
+        if names:
+            out.append(f"no type that fits this job has a list price in the catalog; these can be planned but not priced: {', '.join(names)}")
+        if guessed:
+            out.append(f"{', '.join(guessed)} have no published MFU anchor for {job.model_kind}: measure one and pass mfu: (e.g. 0.3) to consider them")
+        return out
+    fastest = min(priced, key=lambda o: o.key("time"))
+    if job.deadline_hours is not None and (fastest.estimated_hours or INF) > job.deadline_hours:
+        ratio = job.deadline_hours / (fastest.estimated_hours or INF)
+        out.append(
+            f"the {job.deadline_days:g}-day deadline cannot be met by any priced option within {job.max_nodes} nodes: the fastest, {_cfg(fastest)}, "
+            f"takes {_days(fastest.estimated_hours or 0)}: extend the deadline to {math.ceil((fastest.estimated_hours or 0) / 24 * 10) / 10:g} days, "
+            f"cut the training work to {ratio:.0%} of the current value, or raise max_nodes above {job.max_nodes}"
+        )
+    on_time = [o for o in priced if not o.has("deadline")]
+    if on_time:
+        cheapest = min(on_time, key=lambda o: o.key("cost"))
+        per_run = cheapest.cost_cny_per_run or 0.0
+        per_year = cheapest.cost_cny_per_year or 0.0
+        what = f"meeting the {job.deadline_days:g}-day deadline" if job.deadline_days is not None else "the cheapest option"
+        if job.budget_cny_per_run is not None and per_run > job.budget_cny_per_run:
+            afford = _gpus_affordable(job.budget_cny_per_run, cheapest, job.deadline_hours)
+            out.append(
+                f"{what} needs ≥ {cheapest.gpus} {cheapest.gpu_model} ({_cfg(cheapest)}) at ¥{per_run:,.0f} per run{afford}: "
+                f"raise the per-run budget from ¥{job.budget_cny_per_run:,.0f} to ¥{math.ceil(per_run):,}"
+            )
+        if job.budget_cny_per_year is not None and per_year > job.budget_cny_per_year:
+            afford = _gpus_affordable(job.budget_cny_per_year / job.runs_per_year, cheapest, job.deadline_hours)
+            out.append(
+                f"{what} needs ≥ {cheapest.gpus} {cheapest.gpu_model} ({_cfg(cheapest)}) at ¥{per_year:,.0f} a year "
+                f"({job.runs_per_year:g} runs){afford}: raise the yearly budget from ¥{job.budget_cny_per_year:,.0f} to ¥{math.ceil(per_year):,}, "
+                f"or run {max(math.floor(job.budget_cny_per_year / per_run * 100) / 100, 0):g} times a year instead of {job.runs_per_year:g}"
+            )
+    in_budget = [o for o in priced if not o.has("budget_run", "budget_year")]
+    has_budget = job.budget_cny_per_run is not None or job.budget_cny_per_year is not None
+    if in_budget and has_budget and job.deadline_hours is not None:
+        quickest = min(in_budget, key=lambda o: o.key("time"))
+        if (quickest.estimated_hours or INF) > job.deadline_hours:
+            out.append(
+                f"within the budget the fastest option is {_cfg(quickest)}, {_days(quickest.estimated_hours or 0)} at ¥{quickest.cost_cny_per_run or 0:,.0f} per run: "
+                f"extend the deadline from {job.deadline_days:g} to {math.ceil((quickest.estimated_hours or 0) / 24 * 10) / 10:g} days"
+            )
+    if not in_budget and on_time and has_budget:
+        cheapest = min(priced, key=lambda o: o.key("cost"))
+        out.append(
+            f"no option fits the budget at any deadline: the cheapest, {_cfg(cheapest)}, costs ¥{cheapest.cost_cny_per_run or 0:,.0f} per run "
+            f"(¥{cheapest.cost_cny_per_year or 0:,.0f} a year) and takes {_days(cheapest.estimated_hours or 0)}"
+        )
+    if not in_budget and not on_time:
+        cheapest = min(priced, key=lambda o: o.key("cost"))
+        out.append(
+            f"even the cheapest option, {_cfg(cheapest)}, costs ¥{cheapest.cost_cny_per_run or 0:,.0f} per run (¥{cheapest.cost_cny_per_year or 0:,.0f} a year) "
+            f"and takes {_days(cheapest.estimated_hours or 0)}: raise the budget to at least that, and the deadline too"
+        )
+    return out or ["no option meets every constraint; see the considered options for each one's reason"]
+
+
+def _gpus_affordable(budget_per_run: float, option: Option, deadline_hours: float | None) -> str:
+    """"; the budget pays for N GPUs for the deadline" — budget ÷ (price per GPU-hour × deadline hours)."""
+    if deadline_hours is None or not option.price_cny_per_hour or not option.gpus:
+        return ""
+    per_gpu_hour = option.price_cny_per_hour * option.nodes / option.gpus
+    gpus = math.floor(budget_per_run / (per_gpu_hour * deadline_hours))
+    return f"; the budget pays for {gpus} of them for {deadline_hours / 24:g} days (¥{per_gpu_hour:,.2f} per GPU-hour)"
+
+
+def data_path_findings(job: Job, option: Option, storage: StorageChoice | None) -> list[str]:
+    """The data-path check: the rate the GPUs consume against what the chosen storage delivers."""
+    if option.estimated_hours is None:
+        return []
+    rate, unit = sizing.sample_rate(job, option.estimated_hours)
+    read = sizing.read_rate_mb_s(job, option.estimated_hours)
+    ingest = sizing.ingest_rate_mb_s(job)
+    out = []
+    if read is None and ingest is None:
+        out.append(f"data path not checked: the job consumes {rate:,.0f} {unit} but gives no dataset_tb, so the bytes per second are unknown")
+        return out
+    parts = []
+    if read is not None:
+        parts.append(f"read {read:,.0f} MB/s ({job.dataset_tb:g} TB × {job.epochs:g} epoch{'' if job.epochs == 1 else 's'} over {option.estimated_hours:,.1f} h, {rate:,.0f} {unit})")
+    if ingest is not None:
+        parts.append(f"write {ingest:,.0f} MB/s ({job.ingest_tb_per_day:g} TB/day ingest)")
+    if storage is not None:
+        gives = "unknown" if storage.throughput_mb_s is None else f"{storage.throughput_mb_s:,.0f} MB/s"
+        head = f"data path: needs {' + '.join(parts)}; {storage.kind} {storage.profile_tier} at {storage.capacity_gib:,} GiB gives {gives}"
+        if storage.shortfall_mb_s is not None and storage.shortfall_mb_s > 0:
+            head += (
+                f": SHORTFALL of {storage.shortfall_mb_s:,.0f} MB/s; the GPUs would wait on storage. Stage data on local disks, "
+                "split it across file systems, or ask for a raised CPFS limit (up to 100,000 MB/s by ticket)"
+            )
+        out.append(head)
+    return out
+
+
+def option_notes(job: Job, catalog: Any, option: Option) -> list[str]:
+    """Caveats that travel with an option: assumed MFU, optimistic scaling, unknown regions, price provenance."""
+    inst = catalog.instance_types[option.instance_type]
+    out = []
+    if option.mfu_confidence == "assumed":
+        out.append(f"MFU {option.mfu:.3f} is assumed: no published {job.model_kind} anchor for {option.gpu_model} (data/mfu.csv); pass mfu: to use a measured value")
+    scaling = scaling_for(job, inst, option.nodes)
+    out += [f"scaling: {n}" for n in scaling.notes]
+    if not getattr(inst, "regions", ()):
+        out.append(f"{inst.instance_type}: availability in {job.region} is not recorded in the catalog; check the console before applying")
+    if option.price_cny_per_hour is not None:
+        region = getattr(inst, "price_region", None)
+        date = getattr(inst, "price_date", None)
+        out.append(f"price: ¥{option.price_cny_per_hour:,.2f} per node-hour, pay-as-you-go list price ({region or 'region unknown'}, {date or 'date unknown'}); spot is cheaper but varies")
+    return out

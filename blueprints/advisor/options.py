@@ -1,0 +1,177 @@
+"""Options: every (instance type, node count) for a job, with its time, cost, memory and the reasons it is infeasible."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from blueprints.advisor import cost as costs
+from blueprints.advisor import sizing
+from blueprints.advisor.data import rdma_gbps_per_node
+from blueprints.advisor.job import Job
+
+Objective = Literal["cost", "time"]
+OBJECTIVES = ("cost", "time")
+INF = math.inf
+
+# Reason codes, in the order they are reported. "unpriced" options are kept in the table: they can be planned
+# (aitrain plan accepts them) but not priced, so they can never be chosen against a budget.
+HARD = ("gpu_unknown", "precision", "memory")
+SOFT = ("mfu_assumed", "unpriced", "deadline", "budget_run", "budget_year")
+@dataclass(frozen=True)
+class Reason:
+    """Why an option is infeasible: a code and a sentence with the numbers."""
+
+    code: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Option:
+    """One (instance type, node count) with its time, cost, memory and, if infeasible, the reasons."""
+
+    instance_type: str
+    gpu_model: str | None
+    nodes: int
+    gpus: int
+    gpu_memory_gib: float | None
+    peak_tflops: float | None
+    mfu: float | None
+    mfu_confidence: str | None
+    scaling_efficiency: float
+    estimated_hours: float | None
+    price_cny_per_hour: float | None
+    cost_cny_per_run: float | None
+    cost_cny_per_year: float | None
+    memory_gib_per_gpu: float
+    reasons: tuple[Reason, ...] = ()
+
+    @property
+    def feasible(self) -> bool:
+        """True when nothing rules the option out."""
+        return not self.reasons
+
+    @property
+    def gpu_hours(self) -> float | None:
+        """GPUs × hours."""
+        return None if self.estimated_hours is None else self.gpus * self.estimated_hours
+
+    def has(self, *codes: str) -> bool:
+        """True when the option has any of these reason codes."""
+        return any(r.code in codes for r in self.reasons)
+
+    def key(self, objective: str) -> tuple:
+        """Sort key: lowest cost (unknown last, then GPU-hours) or shortest time; ties by fewer nodes, then name."""
+        cost = self.cost_cny_per_run if self.cost_cny_per_run is not None else INF
+        hours = self.estimated_hours if self.estimated_hours is not None else INF
+        gpu_hours = self.gpu_hours if self.gpu_hours is not None else INF
+        if objective == "time":
+            return (hours, cost, gpu_hours, self.nodes, self.instance_type)
+        return (cost, gpu_hours, hours, self.nodes, self.instance_type)
+
+
+@dataclass(frozen=True)
+class TypeContext:
+    """Per-instance-type constants, computed once and reused for every node count."""
+
+    instance: Any
+    gpu_model: str | None
+    gpu_count: int
+    gpu_memory_gib: float | None
+    peak_tflops: float | None
+    mfu_row: Any | None
+    mfu: float | None
+    price: float | None
+    has_fp16: bool
+
+
+def type_context(job: Job, catalog: Any, instance: Any) -> TypeContext:
+    """The per-type constants of ``instance`` for this job: GPU, peak at the job's precision, default MFU, price."""
+    gpu = catalog.gpu(instance)
+    peak = gpu.peak_tflops(job.precision) if gpu is not None else None
+    mfu_row = sizing.default_mfu(instance.gpu_model, job.model_kind, job.precision) if gpu is not None else None
+    mfu = job.mfu if job.mfu is not None else (mfu_row.mfu if mfu_row is not None else None)
+    gpu_mem = instance.gpu_memory_gib if instance.gpu_memory_gib is not None else (gpu.memory_gib if gpu is not None else None)
+    has_fp16 = gpu is not None and gpu.peak_tflops("fp16") is not None
+    return TypeContext(instance, instance.gpu_model, int(instance.gpu_count or 0), gpu_mem, peak, mfu_row, mfu, instance.price_cny_per_hour, has_fp16)
+
+
+def evaluate(job: Job, ctx: TypeContext, nodes: int, flops: float | None = None) -> Option:
+    """Time, cost, memory and feasibility of ``nodes`` × one instance type for the job."""
+    inst = ctx.instance
+    flops = sizing.training_flops(job) if flops is None else flops
+    gpus = nodes * ctx.gpu_count
+    reasons: list[Reason] = []
+    if ctx.gpu_model is None:
+        reasons.append(Reason("gpu_unknown", "GPU model not named in the catalog, so its peak TFLOPS is unknown"))
+    elif ctx.peak_tflops is None:
+        hint = "; it can train in fp16 (precision: fp16)" if job.precision == "bf16" and ctx.has_fp16 else ""
+        reasons.append(Reason("precision", f"{ctx.gpu_model} has no published {job.precision} peak{hint}"))
+    scaling = scaling_for(job, inst, nodes)
+    hours = None
+    if ctx.peak_tflops is not None and ctx.mfu is not None:
+        hours = sizing.training_hours(flops, gpus, ctx.peak_tflops, ctx.mfu, scaling.efficiency)
+    mem = sizing.model_state_gib_per_gpu(job, gpus)
+    if ctx.gpu_memory_gib is not None and mem > ctx.gpu_memory_gib:
+        how = f"sharded over {gpus} GPUs" if job.sharding else "unsharded (sharding: false)"
+        reasons.append(Reason("memory", f"model state needs {mem:,.1f} GiB per GPU ({how}); {ctx.gpu_model} has {ctx.gpu_memory_gib:g} GiB"))
+    per_run = costs.cost_cny_per_run(ctx.price, nodes, hours) if hours is not None else None
+    per_year = costs.cost_cny_per_year(per_run, job.runs_per_year)
+    if job.mfu is None and ctx.mfu_row is not None and ctx.mfu_row.confidence == "assumed":
+        # Unknown stays unknown: an MFU with no published anchor is not good enough to choose hardware on.
+        reasons.append(Reason("mfu_assumed", f"no published {job.model_kind} MFU anchor for {ctx.gpu_model} (the {ctx.mfu_row.mfu:g} shown is assumed); set mfu: to a measured value to consider it"))
+    if ctx.price is None:
+        reasons.append(Reason("unpriced", "can be planned but not priced (no list price in the catalog)"))
+    if hours is not None and job.deadline_hours is not None and hours > job.deadline_hours:
+        reasons.append(Reason("deadline", f"takes {hours / 24:,.1f} days; the deadline is {job.deadline_days:g} days"))
+    if per_run is not None and job.budget_cny_per_run is not None and per_run > job.budget_cny_per_run:
+        reasons.append(Reason("budget_run", f"costs ¥{per_run:,.0f} per run; the budget is ¥{job.budget_cny_per_run:,.0f}"))
+    if per_year is not None and job.budget_cny_per_year is not None and per_year > job.budget_cny_per_year:
+        reasons.append(Reason("budget_year", f"costs ¥{per_year:,.0f} a year; the budget is ¥{job.budget_cny_per_year:,.0f}"))
+    return Option(
+        instance_type=inst.instance_type,
+        gpu_model=ctx.gpu_model,
+        nodes=nodes,
+        gpus=gpus,
+        gpu_memory_gib=ctx.gpu_memory_gib,
+        peak_tflops=ctx.peak_tflops,
+        mfu=ctx.mfu,
+        mfu_confidence=("from the job" if job.mfu is not None else (ctx.mfu_row.confidence if ctx.mfu_row else None)),
+        scaling_efficiency=scaling.efficiency,
+        estimated_hours=hours,
+        price_cny_per_hour=ctx.price,
+        cost_cny_per_run=per_run,
+        cost_cny_per_year=per_year,
+        memory_gib_per_gpu=mem,
+        reasons=tuple(reasons),
+    )
+
+
+def candidate_types(job: Job, catalog: Any) -> list[Any]:
+    """GPU instance types offered in the job's region (types with no recorded regions are kept: unknown is not "no")."""
+    return catalog.query(min_gpus=1, region=job.region)
+
+
+def scaling_for(job: Job, inst: Any, nodes: int) -> sizing.Scaling:
+    """Scaling efficiency (and its caveats) of ``nodes`` × ``inst`` for this job's communication class."""
+    return sizing.scaling_efficiency(
+        nodes=nodes,
+        gpus_per_node=int(inst.gpu_count or 0),
+        nvlink=inst.nvlink,
+        rdma=inst.rdma,
+        rdma_gbps_per_node=rdma_gbps_per_node().get(inst.instance_type),
+        network_gbps=inst.network_gbps,
+        comm=sizing.comm_class(job),
+    )
+
+
+def enumerate_options(job: Job, catalog: Any) -> list[Option]:
+    """Every (type, nodes) for nodes 1..job.max_nodes, in a stable order."""
+    flops = sizing.training_flops(job)
+    options = []
+    for inst in candidate_types(job, catalog):
+        ctx = type_context(job, catalog, inst)
+        for nodes in range(1, job.max_nodes + 1):
+            options.append(evaluate(job, ctx, nodes, flops))
+    return options
