@@ -32,7 +32,7 @@ bench: $(STAMP)
 # (`pytest --update-golden` also rewrites golden files but always fails the run). `golden` is an alias.
 regen: $(STAMP)
 	$(BIN)/python tests/test_golden.py
-	$(BIN)/python -m blueprints.advisor.casestudies --write docs/case-studies.md
+	$(BIN)/aitrain case-studies --write docs/case-studies.md
 
 golden: regen
 

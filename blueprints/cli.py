@@ -108,6 +108,31 @@ def diff(
         emit(render_diff(result, markdown=output_format is OutputFormat.markdown), out)
 
 
+@app.command("case-studies")
+@reports_user_errors
+def case_studies(
+    write: Annotated[Optional[Path], typer.Option("--write", help="Write the page to this file (docs/case-studies.md).")] = None,
+    check: Annotated[Optional[Path], typer.Option("--check", help="Exit 1 when this file differs from a fresh generation.")] = None,
+) -> None:
+    """Regenerate the article's case studies beside what aitrain computes (docs/case-studies.md)."""
+    from blueprints.advisor.casestudies import generate
+    from blueprints.advisor.data import limits
+    from blueprints.architectures import budget_tiers
+    from blueprints.catalog import load_catalog
+
+    text = generate(load_catalog(), budget_tiers(limits()))
+    if check is not None:
+        current = check.read_text(encoding="utf-8") if check.exists() else ""
+        if current != text:
+            typer.echo(f"{check} is stale: run `aitrain case-studies --write {check}`", err=True)
+            raise typer.Exit(code=1)
+        typer.echo(f"{check} is current")
+        return
+    emit(text, write)
+    if write is not None:
+        typer.echo(f"wrote {write}", err=True)
+
+
 def _register_advisor() -> None:
     from blueprints.advisor.commands import register
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import functools
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -133,7 +134,10 @@ def recommend(
     job_values = dict(locals())  # first statement: only the arguments are in scope
     from blueprints.advisor.render import recommendation_dict, render_markdown, render_table, to_json
     from blueprints.advisor.choice import recommend as choose
+    from blueprints import clock
+    from blueprints.advisor.data import limits
     from blueprints.advisor.stack import stack_config_text
+    from blueprints.architectures import budget_tiers, parse
     from blueprints.catalog import load_catalog
     from blueprints.stackfile import write_stack_file
 
@@ -141,8 +145,10 @@ def recommend(
         raise UserInputError("--write and --out name the same file", [Problem("--write", str(write), f"is also the --out file ({out}); one would overwrite the other — give two different paths")])
     job = build_job(job_file, _job_flags(job_values))
     catalog = load_catalog()
-    rec = choose(job, catalog, objective.value)
-    stack_text = stack_config_text(rec) if write is not None and rec.chosen is not None else None
+    today = clock.today()
+    rec = choose(job, catalog, objective.value, tiers=budget_tiers(limits()))
+    validate = functools.partial(parse, catalog=catalog, today=today, source="recommended profile")
+    stack_text = stack_config_text(rec, validate) if write is not None and rec.chosen is not None else None
     if output_format is OutputFormat.json:
         text = to_json(recommendation_dict(rec, catalog.version))
     elif output_format is OutputFormat.markdown:
