@@ -19,6 +19,23 @@ app = typer.Typer(
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        from blueprints.catalog import load_catalog
+
+        typer.echo(f"aitrain {version('aitrain')} (catalog {load_catalog().version})")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_options(
+    version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print the aitrain and catalog versions and exit.")] = False,
+) -> None:
+    """Turn an AI-training job into reviewable, tested Alibaba Cloud infrastructure (Pulumi)."""
+
+
 @app.command()
 @reports_user_errors
 def plan(

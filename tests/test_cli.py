@@ -206,3 +206,21 @@ def test_catalog_table_on_the_real_app():
     result = invoke("catalog", "--gpu", "A10", "--min-gpus", "1")
     assert result.exit_code == 0, result.output
     assert "ecs.gn7i-c32g1.8xlarge" in result.stdout
+
+
+def test_version_names_the_package_and_catalog_versions():
+    from importlib.metadata import version
+
+    from blueprints.catalog import load_catalog
+
+    result = invoke("--version")
+    assert result.exit_code == 0
+    assert result.stdout.strip() == f"aitrain {version('aitrain')} (catalog {load_catalog().version})"
+
+
+def test_numeric_flags_are_typed_as_numbers_in_help():
+    for command, flag, kinds in (("catalog", "--min-gpus", ("<int", "INTEGER")), ("estimate", "--nodes", ("<int", "INTEGER")),
+                                 ("recommend", "--params", ("<float", "FLOAT")), ("recommend", "--max-nodes", ("<int", "INTEGER"))):
+        result = CliRunner().invoke(app, [command, "--help"], terminal_width=200)
+        line = next(line for line in result.stdout.splitlines() if flag in line)
+        assert any(kind in line for kind in kinds), line
