@@ -319,12 +319,13 @@ def alias_note(profile: ProfileModel) -> str | None:
     return profile._alias_note
 
 
-def resolve_gpu_type(name: str, path: str) -> tuple[Any, Any, Problem | None]:
+def resolve_gpu_type(name: str, path: str, catalog: Any = None) -> tuple[Any, Any, Problem | None]:
     """``(instance, alias, None)`` for a real GPU type or an article alias; ``(None, None, problem)`` otherwise.
 
-    The problem names ``path``, the value, and the closest real types and aliases.
+    The problem names ``path``, the value, and the closest real types and aliases. ``catalog``
+    defaults to ``load_catalog()``.
     """
-    catalog = load_catalog()
+    catalog = catalog if catalog is not None else load_catalog()
     try:
         instance, alias = catalog.resolve(name)
     except KeyError:

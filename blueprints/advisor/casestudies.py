@@ -17,9 +17,10 @@ import yaml
 from blueprints.advisor import sizing
 from blueprints.advisor.data import DATA_DIR, scaling_rows
 from blueprints.advisor.job import Job, load_job_dict, parse_job
-from blueprints.advisor.render import render_markdown
 from blueprints.advisor.choice import Recommendation, estimate, recommend
 from blueprints.advisor.options import Option
+from blueprints.advisor.render import render_markdown
+from blueprints.text import md_cell, md_text
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DOC = REPO_ROOT / "docs" / "case-studies.md"
@@ -163,10 +164,6 @@ def _chosen_line(rec: Recommendation) -> str:
     return f"{c.nodes} × {c.instance_type} ({c.gpus} × {c.gpu_model}): {_fmt_hours(c)}, {_fmt_cost(c)}{blueprint}"
 
 
-def _md(text: str) -> str:
-    return text.replace("|", "\\|")
-
-
 def render_document(results: list[CaseResult], general: list[str], catalog_version: str) -> str:
     """The whole Markdown document (deterministic: no dates other than the catalog version)."""
     lines = [
@@ -188,9 +185,9 @@ def render_document(results: list[CaseResult], general: list[str], catalog_versi
     for r in results:
         hardware = "—" if r.claim is None else f"{r.claim[0]}: {_option_line(r.claim[1])}"
         flags = "<br>".join(f.split(" — ")[0] for f in r.flags) or "—"
-        lines.append(f"| {_md(r.case['title'])} | {_md(r.case['article_claim'])} | {_md(hardware)} | {_md(_chosen_line(r.rec))} | {_md(flags)} |")
+        lines.append(f"| {md_cell(r.case['title'])} | {md_cell(r.case['article_claim'])} | {md_cell(hardware)} | {md_cell(_chosen_line(r.rec))} | {md_cell(flags)} |")
     if general:
-        lines += ["", "## Other claims in the article", ""] + [f"- {_md(g)}" for g in general]
+        lines += ["", "## Other claims in the article", ""] + [f"- {md_text(g)}" for g in general]
     for r in results:
         lines += ["", f"## {r.case['title']}", "", f"Article: {r.case['article_claim']} (source: {r.case['source']}). Job file: `{r.case['job']}`."]
         if r.illustrative:
@@ -200,17 +197,14 @@ def render_document(results: list[CaseResult], general: list[str], catalog_versi
         for label, option in r.compare:
             lines.append(f"Compared with: {label} — {_option_line(option)}.")
         if r.flags:
-            lines += [""] + [f"- {_md(f)}" for f in r.flags]
+            lines += [""] + [f"- {md_text(f)}" for f in r.flags]
         body = render_markdown(r.rec).split("\n")[2:]  # drop the "## aitrain recommendation" heading
         lines += ["", "aitrain's recommendation:", ""] + [line.replace("### Findings", "Findings:") for line in body]
     return "\n".join(lines) + "\n"
 
 
-def generate(root: Path = REPO_ROOT) -> str:
-    """Run every case and return the document text."""
-    from blueprints.catalog import load_catalog
-
-    catalog = load_catalog()
+def generate(catalog: Any, root: Path = REPO_ROOT) -> str:
+    """Run every case against ``catalog`` and return the document text."""
     data = load_cases()
     results = [run_case(case, catalog, root) for case in data["cases"]]
     return render_document(results, general_checks(data.get("general_claims", []), catalog), catalog.version)
@@ -222,7 +216,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write", type=Path, help="write the document to this path")
     parser.add_argument("--check", nargs="?", const=DEFAULT_DOC, type=Path, help="exit 1 if this file (default docs/case-studies.md) is stale")
     args = parser.parse_args(argv)
-    text = generate()
+    from blueprints.catalog import load_catalog
+
+    text = generate(load_catalog())
     if args.check is not None:
         current = args.check.read_text(encoding="utf-8") if args.check.exists() else ""
         if current != text:

@@ -75,14 +75,13 @@ def _enum_value(value: Any) -> Any:
     return value.value if isinstance(value, enum.Enum) else value
 
 
-def build_job(job_file: Path | None, flags: dict[str, Any]):
+def build_job(job_file: Path | None, flags: dict[str, Any], catalog: Any):
     """Read the job file (if any), lay the given flags over it and validate against the catalog's regions."""
     from blueprints.advisor.job import load_job_dict, parse_job
-    from blueprints.catalog import load_catalog
 
     source = f"job {job_file}" if job_file is not None else "job (from flags)"
     data = load_job_dict(job_file, {k: _enum_value(v) for k, v in flags.items()})
-    return parse_job(data, source=source, regions=load_catalog().regions)
+    return parse_job(data, source=source, regions=catalog.regions)
 
 
 # The job fields both commands take as flags (their values override the job file's).
@@ -135,8 +134,8 @@ def recommend(
     from blueprints.advisor.stack import stack_config_text
     from blueprints.catalog import load_catalog
 
-    job = build_job(job_file, _job_flags(job_values))
     catalog = load_catalog()
+    job = build_job(job_file, _job_flags(job_values), catalog)
     rec = choose(job, catalog, objective.value)
     stack_text = stack_config_text(rec) if write is not None and rec.chosen is not None else None
     if output_format is OutputFormat.json:
@@ -192,8 +191,8 @@ def estimate(
     from blueprints.advisor.choice import estimate as run_estimate
     from blueprints.catalog import load_catalog
 
-    job = build_job(job_file, _job_flags(job_values))
     catalog = load_catalog()
+    job = build_job(job_file, _job_flags(job_values), catalog)
     real_type, real_nodes, alias_note = resolve_instance(catalog, instance_type, nodes)
     option, storage, findings = run_estimate(job, catalog, real_type, real_nodes)
     if alias_note:
@@ -209,7 +208,7 @@ def resolve_instance(catalog: Any, name: str, nodes: int) -> tuple[str, int, str
     """A real GPU type and node count for ``name`` (an alias multiplies nodes); ``UserInputError`` with suggestions otherwise."""
     from blueprints.profile import resolve_gpu_type
 
-    instance, alias, problem = resolve_gpu_type(name, "--instance-type")
+    instance, alias, problem = resolve_gpu_type(name, "--instance-type", catalog)
     if problem is not None:
         raise UserInputError("invalid --instance-type", [problem])
     if alias is None:

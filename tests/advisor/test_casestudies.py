@@ -5,13 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from blueprints.advisor.casestudies import DEFAULT_DOC, generate, main
+from blueprints.catalog import load_catalog
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_case_studies_doc_is_current():
     assert DEFAULT_DOC == ROOT / "docs" / "case-studies.md"
-    assert DEFAULT_DOC.read_text(encoding="utf-8") == generate(), "stale: run `python -m blueprints.advisor.casestudies --write docs/case-studies.md`"
+    assert DEFAULT_DOC.read_text(encoding="utf-8") == generate(load_catalog()), "stale: run `python -m blueprints.advisor.casestudies --write docs/case-studies.md`"
 
 
 def test_check_flag_exit_codes(tmp_path):
@@ -23,7 +24,7 @@ def test_check_flag_exit_codes(tmp_path):
 
 
 def test_implausible_claims_are_flagged():
-    text = generate()
+    text = generate(load_catalog())
     assert "IMPLAUSIBLE: “96 V100 = FP32 120 TFLOPS”" in text
     assert "IMPLAUSIBLE: “48 V100 per node, ResNet-50 at 120 images/s”" in text
     assert "IMPLAUSIBLE: “NVLink bandwidth 800 GB/s”" in text
