@@ -18,10 +18,15 @@ def main() -> None:
     args = parser.parse_args()
 
     from blueprints.advisor.job import parse_job
-    from blueprints.advisor.choice import recommend
+    import functools
+
+    from blueprints.advisor import choice
+    from blueprints.advisor.data import limits
+    from blueprints.architectures import budget_tiers
     from blueprints.catalog import load_catalog
 
     catalog = load_catalog()
+    recommend = functools.partial(choice.recommend, tiers=budget_tiers(limits()))
     # The medical-imaging case's workload: deadline and budget both bind, so every option is fully evaluated.
     job = parse_job({
         "name": "bench", "model_kind": "transformer", "params": 1.2e9, "tokens": 1.96e11, "dataset_tb": 100,

@@ -23,20 +23,29 @@ app = typer.Typer(
 @reports_user_errors
 def plan(
     preset: Annotated[Optional[str], typer.Argument(help="A bundled preset, e.g. medical-imaging or autoscaling-training.")] = None,
-    stack_config: Annotated[Optional[Path], typer.Option("--stack-config", help="A Pulumi.<stack>.yaml whose aitrain:preset / aitrain:profile keys are merged over the preset.")] = None,
-    set_: Annotated[Optional[list[str]], typer.Option("--set", help="Override one profile field, PATH=VALUE (e.g. compute.nodes=16); repeatable, applied last.")] = None,
+    stack_config: Annotated[Optional[Path], typer.Option("--stack-config", help="A Pulumi.<stack>.yaml: its aitrain:preset / aitrain:profile keys are read exactly as `pulumi up` reads them.")] = None,
+    set_: Annotated[Optional[list[str]], typer.Option("--set", help="Override one profile field, PATH=VALUE (e.g. compute.nodes=16); repeatable, applied last, as `pulumi config set --path` would.")] = None,
+    today: Annotated[Optional[str], typer.Option("--today", help="Plan as if today were this date (YYYY-MM-DD); default: $AITRAIN_TODAY, else the system date. Off-hours schedules are checked against it.")] = None,
     output_format: Annotated[OutputFormat, typer.Option("--format", help="table for a terminal, markdown for a pull request, json for tools.")] = OutputFormat.table,
     out: Annotated[Optional[Path], typer.Option("--out", help="Write the plan to this file instead of standard output.")] = None,
 ) -> None:
     """Show exactly what `pulumi up` would create, by running the real program offline under Pulumi mocks."""
-    from blueprints.preview import preview_profile
+    from blueprints import clock
+    from blueprints.architectures import profile_models
+    from blueprints.catalog import load_catalog
+    from blueprints.preview import preview
     from blueprints.render import render_markdown, render_table
-    from blueprints.stackconfig import parse_overrides, read_stack_config, resolve_profile
+    from blueprints.stackconfig import engine_config, parse_overrides, with_cli_inputs
 
-    overrides = parse_overrides(set_ or [])
-    stack_preset, stack_profile = read_stack_config(stack_config) if stack_config else (None, {})
-    profile_dict, profile = resolve_profile(preset or stack_preset, stack_profile, overrides)
-    result = preview_profile(profile_dict, profile)
+    if preset is None and stack_config is None:
+        from blueprints.errors import Problem, UserInputError
+        from blueprints.stackconfig import preset_names
+
+        raise UserInputError("no profile given", [Problem("preset", None, f"name a preset ({', '.join(preset_names())}) or give --stack-config")])
+    day = clock.parse_today(today, "--today") if today else clock.today()
+    overrides = parse_overrides(set_ or [], profile_models())
+    config = engine_config(stack_config) if stack_config else {}
+    result = preview(with_cli_inputs(config, preset, overrides), catalog=load_catalog(), today=day)
     if output_format is OutputFormat.json:
         text = result.to_json()
     elif output_format is OutputFormat.markdown:
@@ -97,6 +106,31 @@ def diff(
         emit(json.dumps(result.to_dict(), indent=2, ensure_ascii=False, default=str), out)
     else:
         emit(render_diff(result, markdown=output_format is OutputFormat.markdown), out)
+
+
+@app.command("case-studies")
+@reports_user_errors
+def case_studies(
+    write: Annotated[Optional[Path], typer.Option("--write", help="Write the page to this file (docs/case-studies.md).")] = None,
+    check: Annotated[Optional[Path], typer.Option("--check", help="Exit 1 when this file differs from a fresh generation.")] = None,
+) -> None:
+    """Regenerate the article's case studies beside what aitrain computes (docs/case-studies.md)."""
+    from blueprints.advisor.casestudies import generate
+    from blueprints.advisor.data import limits
+    from blueprints.architectures import budget_tiers
+    from blueprints.catalog import load_catalog
+
+    text = generate(load_catalog(), budget_tiers(limits()))
+    if check is not None:
+        current = check.read_text(encoding="utf-8") if check.exists() else ""
+        if current != text:
+            typer.echo(f"{check} is stale: run `aitrain case-studies --write {check}`", err=True)
+            raise typer.Exit(code=1)
+        typer.echo(f"{check} is current")
+        return
+    emit(text, write)
+    if write is not None:
+        typer.echo(f"wrote {write}", err=True)
 
 
 def _register_advisor() -> None:

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import functools
+import json
+import os
+import secrets
+import stat
 import sys
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import Callable, Iterator, TypeVar
 
 import typer
+import yaml
 
-from blueprints.errors import Problem, UserInputError
+from blueprints.errors import MISSING, Problem, UserInputError
 
 F = TypeVar("F", bound=Callable[..., object])
 
@@ -24,7 +30,11 @@ class OutputFormat(str, enum.Enum):
 
 
 def reports_user_errors(fn: F) -> F:
-    """Wrap a typer command so a ``UserInputError`` prints its message to stderr and exits 2, no traceback."""
+    """Wrap a typer command so a user-input error prints one message to stderr and exits 2, no traceback.
+
+    Besides ``UserInputError`` this catches only the parser errors that can come from nothing but user input
+    (YAML and JSON syntax, text that is not UTF-8); any other exception is a bug and keeps its traceback.
+    """
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -33,21 +43,77 @@ def reports_user_errors(fn: F) -> F:
         except UserInputError as exc:
             typer.echo(exc.render(), err=True)
             raise typer.Exit(code=exc.exit_code) from None
+        except (yaml.YAMLError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+            error = UserInputError("invalid input", [Problem("(input)", MISSING, f"cannot be parsed: {_one_line(exc)}")])
+            typer.echo(error.render(), err=True)
+            raise typer.Exit(code=error.exit_code) from None
 
     return wrapper  # type: ignore[return-value]
 
 
-def emit(text: str, out: Path | None) -> None:
-    """Print ``text`` or write it to ``out``; the text always ends with one newline."""
+@contextlib.contextmanager
+def reading(source: str, expected: str) -> Iterator[None]:
+    """Treat shape errors while interpreting user data (``KeyError``, ``TypeError``…) as that data's fault.
+
+    Wrap only code that walks a user-supplied document, e.g. ``with reading(str(path), "a plan from `aitrain plan
+    --format json`"): diff_plans(old, new)``; the error names the source and what was expected.
+    """
+    try:
+        yield
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError, RecursionError) as exc:
+        raise UserInputError(f"cannot read {source}", [Problem(source, MISSING, f"has an unexpected shape ({type(exc).__name__}: {_one_line(exc)}); expected {expected}")]) from None
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:200]
+
+
+def emit(text: str, out: Path | None, *, option: str = "--out") -> None:
+    """Print ``text`` or write it to ``out`` atomically; the text always ends with one newline."""
     if not text.endswith("\n"):
         text += "\n"
     if out is None:
         sys.stdout.write(text)
         return
+    write_atomic(out, text, option=option)
+
+
+def same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file (after symlinks, ``..`` and hard links), existing or not."""
     try:
-        out.write_text(text, encoding="utf-8")
+        if a.exists() and b.exists():
+            return a.samefile(b)
+    except OSError:
+        pass
+    return a.resolve() == b.resolve()
+
+
+def write_atomic(path: Path, text: str, *, option: str = "--out") -> None:
+    """Write ``text`` to a temporary file beside ``path`` and rename it into place.
+
+    A failure at any point leaves an existing ``path`` byte-for-byte as it was (never truncated) and no
+    temporary file behind. A symlink is followed, so the file it points to is replaced. An existing file keeps
+    its permission bits; a new one gets the usual mode (0666 minus the umask).
+    """
+    target = Path(os.path.realpath(path))
+    tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else None
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+            if mode is not None:
+                os.chmod(tmp, mode)
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
     except OSError as exc:
         raise UserInputError(
             "cannot write the output file",
-            [Problem("--out", str(out), f"{exc.strerror or exc}; give a writable path")],
+            [Problem(option, str(path), f"{exc.strerror or exc}; give a writable path in an existing directory")],
         ) from None

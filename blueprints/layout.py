@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import ipaddress
+import itertools
 import math
 import zoneinfo
 from dataclasses import dataclass
@@ -20,35 +21,58 @@ class LayoutError(ValueError):
     """A profile that cannot be laid out (for example no usable zone); the message says what to change."""
 
 
-def vswitch_cidrs(vpc_cidr: str, count: int) -> list[str]:
-    """The first ``count`` equal subnets of the VPC, each ``VSWITCH_PREFIX_EXTRA_BITS`` longer than the VPC prefix."""
+def vswitch_cidr(vpc_cidr: str, zone: str, region_zones: tuple[str, ...]) -> str:
+    """The vSwitch CIDR of ``zone``: the VPC's subnet numbered by the zone's place in the region's zone list.
+
+    Tied to the zone, not to how many zones are in use, so adding or dropping a compute zone never moves
+    (replaces) another zone's vSwitch, nor the file system bound to it.
+    """
     vpc = ipaddress.ip_network(vpc_cidr)
     prefix = min(vpc.prefixlen + VSWITCH_PREFIX_EXTRA_BITS, VSWITCH_MAX_PREFIX)
-    subnets = vpc.subnets(new_prefix=prefix)
-    out = []
-    for _ in range(count):
-        try:
-            out.append(str(next(subnets)))
-        except StopIteration:
-            raise LayoutError(f"VPC {vpc_cidr} has room for fewer than {count} vSwitches of /{prefix}") from None
-    return out
+    slots = 2 ** (prefix - vpc.prefixlen)
+    if zone not in region_zones:
+        raise LayoutError(f"zone {zone} is not in the catalog's zone list ({', '.join(region_zones)}); add it to regions.csv")
+    slot = region_zones.index(zone)
+    if slot >= slots:
+        raise LayoutError(f"VPC {vpc_cidr} has room for {slots} vSwitches of /{prefix}; zone {zone} is number {slot + 1} of the region")
+    return str(next(itertools.islice(vpc.subnets(new_prefix=prefix), slot, None)))
 
 
-def choose_zones(available: list[str], preferred: tuple[str, ...], count: int, *, instance_type: str, region: str) -> list[str]:
-    """Pick up to ``count`` zones that offer the instance type, in the profile's order of preference.
+def choose_compute_zones(
+    available: list[str],
+    preferred: tuple[str, ...],
+    storage_zone: str,
+    count: int,
+    *,
+    region_zones: tuple[str, ...],
+    instance_type: str,
+    region: str,
+) -> list[str]:
+    """Pick up to ``count`` zones that offer the instance type for compute.
 
-    ``available`` is what the cloud reports for the type (``alicloud.get_zones``); ``preferred`` is the
-    profile's ``network.zones`` (empty: any available zone, in the cloud's order).
+    ``available`` is what the cloud reports for the type (``alicloud.get_zones``), kept in the catalog's order;
+    ``preferred`` is the profile's ``network.zones`` (empty: the storage zone first when it offers the type,
+    then the others). Compute follows storage when it can; storage never follows compute.
     """
-    usable = [z for z in preferred if z in available] if preferred else sorted(available)
+    offered = [z for z in region_zones if z in set(available)]
+    if preferred:
+        usable = [z for z in preferred if z in offered]
+    else:
+        usable = sorted(offered, key=lambda z: z != storage_zone)
     if not usable:
         wanted = f" among network.zones {list(preferred)}" if preferred else ""
-        offered = ", ".join(sorted(available)) or "none"
+        listed = ", ".join(offered) or "none"
         raise LayoutError(
-            f"no zone{wanted} in {region} offers {instance_type} (zones that do: {offered}); "
+            f"no zone{wanted} in {region} offers {instance_type} (zones that do: {listed}); "
             "change network.zones, the region or compute.instance_type"
         )
     return usable[:count]
+
+
+def network_zones(storage_zone: str, compute_zones: list[str], region_zones: tuple[str, ...]) -> list[str]:
+    """Every zone that needs a vSwitch: the storage zone and the compute zones, in the region's order."""
+    wanted = {storage_zone, *compute_zones}
+    return [z for z in region_zones if z in wanted]
 
 
 def instance_batches(nodes: int, max_per_batch: int = MAX_INSTANCES_PER_SET) -> list[int]:

@@ -22,6 +22,10 @@ class PlannedResource:
     retain_on_delete: bool = False
     delete_before_replace: bool = False
     ignore_changes: tuple[str, ...] = ()
+    # Logical names of the resources this one waits for (``opts.depends_on``); the engine's ordering edges.
+    depends_on: tuple[str, ...] = ()
+    # Components only: the output keys passed to ``register_outputs`` (sorted); empty for custom resources.
+    registered_outputs: tuple[str, ...] = ()
 
     @property
     def short_type(self) -> str:
@@ -68,6 +72,8 @@ class Plan:
         for r in self.resources:
             item = asdict(r)
             item["ignore_changes"] = list(r.ignore_changes)
+            item["depends_on"] = list(r.depends_on)
+            item["registered_outputs"] = list(r.registered_outputs)
             resources.append(item)
         return {
             "schema": self.schema,

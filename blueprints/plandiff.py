@@ -7,12 +7,37 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from blueprints.errors import Problem, UserInputError, read_text_file
+from blueprints.errors import MISSING, Problem, UserInputError, read_text_file
 from blueprints.guardrails import STATEFUL_TYPES
 from blueprints.plan import PLAN_SCHEMA, PlannedResource
 
 DIFF_SCHEMA = "aitrain.plandiff/v1"
 SAFETY_OPTIONS = ("protect", "retain_on_delete", "delete_before_replace", "ignore_changes")
+
+# Inputs the cloud cannot change in place: a new value makes the provider replace the resource. Listed for the
+# stateful types and for what stateful storage is bound to. Sources: the "Update allowed"/"Editable" column of
+# ROS ALIYUN::NAS::FileSystem (https://www.alibabacloud.com/help/en/ros/developer-reference/aliyun-nas-filesystem),
+# ALIYUN::ECS::VSwitch (https://www.alibabacloud.com/help/en/ros/developer-reference/aliyun-ecs-vswitch) and the
+# ForceNew marks of Terraform alicloud_nas_file_system (https://help.aliyun.com/zh/terraform/alicloud-nas-file-system-1).
+# NAS `capacity`, `description` and `tags` change in place.
+REPLACING_INPUTS: dict[str, tuple[str, ...]] = {
+    "nas.FileSystem": ("fileSystemType", "protocolType", "storageType", "zoneId", "encryptType", "kmsKeyId", "vpcId", "vswitchId", "snapshotId"),
+    "vpc.Switch": ("vpcId", "zoneId", "cidrBlock"),
+}
+# Inputs that never replace anything; for types not in REPLACING_INPUTS any other changed input *may* replace.
+IN_PLACE_INPUTS = ("tags", "description")
+
+# What a plan file must look like for a diff: (key, JSON type name, Python types, required).
+_RESOURCE_FIELDS = (
+    ("type", "a string", (str,), True),
+    ("name", "a string", (str,), True),
+    ("inputs", "an object", (dict,), True),
+    ("protect", "true or false", (bool,), False),
+    ("retain_on_delete", "true or false", (bool,), False),
+    ("delete_before_replace", "true or false", (bool,), False),
+    ("ignore_changes", "a list", (list,), False),
+    ("depends_on", "a list", (list,), False),
+)
 
 
 @dataclass(frozen=True)
@@ -25,6 +50,7 @@ class ResourceChange:
     inputs: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # key → (old, new); missing side is None
     options: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     risks: tuple[str, ...] = ()
+    replacing: tuple[str, ...] = ()  # changed inputs that force (or, for types not in REPLACING_INPUTS, may force) a replacement
 
 
 @dataclass(frozen=True)
@@ -65,9 +91,45 @@ def load_plan_json(path: Path) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise UserInputError("invalid plan file", [Problem(str(path), f"line {exc.lineno}", f"is not JSON ({exc.msg}); write one with `aitrain plan --format json --out FILE`")]) from None
     if not isinstance(data, dict) or data.get("schema") != PLAN_SCHEMA:
-        found = data.get("schema") if isinstance(data, dict) else type(data).__name__
+        found = data.get("schema", "(missing)") if isinstance(data, dict) else type(data).__name__
         raise UserInputError("invalid plan file", [Problem(f"{path}: schema", found, f"expected '{PLAN_SCHEMA}' (from `aitrain plan --format json`)")])
+    problems = plan_shape_problems(data, str(path))
+    if problems:
+        raise UserInputError("invalid plan file", problems)
     return data
+
+
+def plan_shape_problems(data: dict[str, Any], where: str, limit: int = 10) -> list[Problem]:
+    """What makes ``data`` unusable for a diff (at most ``limit``), each located by its path in the JSON."""
+    problems: list[Problem] = []
+    hint = "write the plan with `aitrain plan --format json --out FILE`"
+    if not isinstance(data.get("summary", MISSING), dict):
+        problems.append(Problem(f"{where}: summary", data.get("summary", MISSING), _must(data.get("summary", MISSING), "an object"), hint))
+    resources = data.get("resources", MISSING)
+    if not isinstance(resources, list):
+        return problems + [Problem(f"{where}: resources", resources, _must(resources, "a list of resource objects"), hint)]
+    seen: dict[tuple[Any, Any], int] = {}
+    for index, item in enumerate(resources):
+        at = f"{where}: resources[{index}]"
+        if not isinstance(item, dict):
+            problems.append(Problem(at, item, "must be an object with type, name and inputs", hint))
+            continue
+        for key, expected, types, required in _RESOURCE_FIELDS:
+            value = item.get(key, MISSING)
+            if value is MISSING and not required:
+                continue
+            if not isinstance(value, types):
+                problems.append(Problem(f"{at}.{key}", value, _must(value, expected), hint))
+        key = (item.get("type"), item.get("name"))
+        if isinstance(key[0], str) and isinstance(key[1], str):
+            if key in seen:
+                problems.append(Problem(f"{at}.name", key[1], f"duplicates resources[{seen[key]}] (same type and name)"))
+            seen.setdefault(key, index)
+    return problems[:limit]
+
+
+def _must(value: Any, expected: str) -> str:
+    return f"is missing; must be {expected}" if value is MISSING else f"must be {expected}"
 
 
 def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> PlanDiff:
@@ -75,18 +137,25 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> PlanDiff:
     summary = {k: (old["summary"].get(k), new["summary"].get(k)) for k in _ordered_keys(old["summary"], new["summary"]) if old["summary"].get(k) != new["summary"].get(k)}
     before = {(r["type"], r["name"]): r for r in old["resources"]}
     after = {(r["type"], r["name"]): r for r in new["resources"]}
+    stateful = [r for r in old["resources"] if _is_stateful(r)]
     changes = []
     for key in _ordered_keys(before, after):
         a, b = before.get(key), after.get(key)
         if a is None:
             changes.append(ResourceChange("added", b["type"], b["name"]))
         elif b is None:
-            changes.append(ResourceChange("removed", a["type"], a["name"], risks=_removal_risks(a)))
+            risks = _removal_risks(a) + _bound_storage_risks(a["name"], "removes", stateful)
+            changes.append(ResourceChange("removed", a["type"], a["name"], risks=risks))
         else:
             inputs = _changed(a["inputs"], b["inputs"])
             options = {k: (a.get(k), b.get(k)) for k in SAFETY_OPTIONS if a.get(k) != b.get(k)}
             if inputs or options:
-                changes.append(ResourceChange("changed", a["type"], a["name"], inputs, options, _change_risks(a, b, inputs)))
+                replacing = _replacing(a, inputs)
+                risks = _change_risks(a, b, inputs, replacing)
+                if replacing:
+                    verb = f"{'replaces' if _short_type(a) in REPLACING_INPUTS else 'may replace'} ({', '.join(replacing)})"
+                    risks += _bound_storage_risks(a["name"], verb, stateful)
+                changes.append(ResourceChange("changed", a["type"], a["name"], inputs, options, risks, replacing))
     return PlanDiff(summary, tuple(changes))
 
 
@@ -110,11 +179,20 @@ def render_diff(diff: PlanDiff, markdown: bool = False) -> str:
                 # Base64 cloud-init says nothing in a diff; the Markdown plan shows it decoded.
                 lines.append(f"    {k}: cloud-init changed (see `aitrain plan --format markdown`)")
             else:
-                lines.append(f"    {k}: {code(_short(old))} → {code(_short(new))}")
+                mark = _mark(c, k)
+                lines.append(f"    {k}: {code(_short(old))} → {code(_short(new))}{mark}")
     if diff.risks:
         lines += ["", "**Data-safety risks:**" if markdown else "Data-safety risks:"]
         lines += [f"- {risk}" for risk in diff.risks]
     return "\n".join(lines) + "\n"
+
+
+def _mark(change: ResourceChange, key: str) -> str:
+    """Replacement marks only where the plan knows (storage and REPLACING_INPUTS types), to keep compute diffs quiet."""
+    known = {"type": change.type, "name": change.name}
+    if _short_type(known) not in REPLACING_INPUTS or key not in change.inputs:
+        return ""
+    return "  [forces replacement]" if key in change.replacing else "  [in place]"
 
 
 def _removal_risks(resource: dict[str, Any]) -> tuple[str, ...]:
@@ -127,12 +205,12 @@ def _removal_risks(resource: dict[str, Any]) -> tuple[str, ...]:
     return ()
 
 
-def _change_risks(old: dict[str, Any], new: dict[str, Any], inputs: dict[str, tuple[Any, Any]]) -> tuple[str, ...]:
+def _change_risks(old: dict[str, Any], new: dict[str, Any], inputs: dict[str, tuple[Any, Any]], replacing: tuple[str, ...]) -> tuple[str, ...]:
     risks = []
-    if _is_stateful(old) and inputs:
+    if _is_stateful(old) and replacing:
         risks.append(
-            f"inputs of stored data change ({', '.join(sorted(inputs))}): Pulumi refuses any of them that forces a replacement "
-            "(protect); move the data or create new storage on purpose"
+            f"replacing change of stored data ({', '.join(replacing)}): the provider would replace it and its data with it; "
+            "protect makes `pulumi up` fail instead — move the data or create new storage on purpose"
         )
     for option in ("protect", "retain_on_delete"):
         if old.get(option) and not new.get(option):
@@ -142,9 +220,31 @@ def _change_risks(old: dict[str, Any], new: dict[str, Any], inputs: dict[str, tu
     return tuple(risks)
 
 
+def _replacing(resource: dict[str, Any], inputs: dict[str, tuple[Any, Any]]) -> tuple[str, ...]:
+    """Changed inputs that force a replacement (known types) or may (other types; any input but tags/description)."""
+    known = REPLACING_INPUTS.get(_short_type(resource))
+    if known is not None:
+        return tuple(k for k in inputs if k in known)
+    return tuple(k for k in inputs if k not in IN_PLACE_INPUTS)
+
+
+def _bound_storage_risks(name: str, verb: str, stateful: list[dict[str, Any]]) -> tuple[str, ...]:
+    """Stateful resources whose inputs reference ``name`` (``${name.…}``) lose what they are bound to."""
+    marker = f"${{{name}."
+    return tuple(
+        f"this change {verb} a resource stateful {s['name']} is bound to ({', '.join(keys)}): the storage would have to be "
+        "replaced with it; protect makes `pulumi up` fail instead"
+        for s in stateful
+        if (keys := [k for k, v in s["inputs"].items() if marker in json.dumps(v)])
+    )
+
+
+def _short_type(resource: dict[str, Any]) -> str:
+    return PlannedResource(resource["type"], resource["name"], None, True, {}).short_type
+
+
 def _is_stateful(resource: dict[str, Any]) -> bool:
-    short = PlannedResource(resource["type"], resource["name"], None, True, {}).short_type
-    return short in STATEFUL_TYPES
+    return _short_type(resource) in STATEFUL_TYPES
 
 
 def _changed(old: dict[str, Any], new: dict[str, Any]) -> dict[str, tuple[Any, Any]]:

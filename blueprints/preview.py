@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-import json
+import datetime as dt
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Optional, Sequence, Union
 
 import pulumi
 from pulumi.runtime import settings as pulumi_settings
@@ -13,10 +13,10 @@ from pulumi.runtime.stack import Stack, run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from blueprints import guardrails
-from blueprints.catalog import load_catalog
+from blueprints.catalog import Catalog
+from blueprints.errors import MISSING, Problem, UserInputError
+from blueprints.layout import LayoutError
 from blueprints.plan import Plan, PlannedResource
-from blueprints.profile import ProfileModel, alias_note
-from blueprints.stackconfig import PROFILE_KEY
 
 OFFLINE_STACK = "offline"
 
@@ -36,10 +36,17 @@ def reference(name: str, attribute: str) -> str:
     return f"${{{name}.{attribute}}}"
 
 
-class OfflineMocks(pulumi.runtime.Mocks):
-    """Answers resource registrations and invokes from the catalog, and records every registration."""
+ZoneAnswer = Union[Sequence[str], Callable[[Optional[str]], Sequence[str]]]
 
-    def __init__(self, zones: list[str], image_id: str | None):
+
+class OfflineMocks(pulumi.runtime.Mocks):
+    """Answers resource registrations and invokes from the catalog, and records every registration.
+
+    ``zones`` answers ``get_zones``: a list (every type in those zones) or a function of the instance type
+    (``None`` when the call names none), as the cloud answers per type.
+    """
+
+    def __init__(self, zones: ZoneAnswer, image_id: str | None):
         self.zones = zones
         self.image_id = image_id
         self.registered: list[pulumi.runtime.MockResourceArgs] = []
@@ -56,8 +63,9 @@ class OfflineMocks(pulumi.runtime.Mocks):
         """Answer the data sources the program uses, from the catalog: zones and images."""
         if args.token == "alicloud:index/getZones:getZones":
             wanted = args.args.get("availableInstanceType")
-            zones = [{"id": z, "localName": z, "availableInstanceTypes": [wanted] if wanted else []} for z in self.zones]
-            return {"ids": list(self.zones), "zones": zones}
+            ids = list(self.zones(wanted) if callable(self.zones) else self.zones)
+            zones = [{"id": z, "localName": z, "availableInstanceTypes": [wanted] if wanted else []} for z in ids]
+            return {"ids": ids, "zones": zones}
         if args.token == "alicloud:ecs/getImages:getImages":
             ids = [self.image_id] if self.image_id else []
             return {"ids": ids, "images": [{"id": i, "name": i} for i in ids]}
@@ -66,7 +74,7 @@ class OfflineMocks(pulumi.runtime.Mocks):
 
 @dataclass
 class _OptionsRecorder:
-    """Records the options that matter for data safety, which mocks never see, at resource creation."""
+    """Records what mocks never see: data-safety options, ``depends_on`` edges and component outputs."""
 
     by_key: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
 
@@ -79,11 +87,27 @@ class _OptionsRecorder:
             "retain_on_delete": bool(opts.retain_on_delete),
             "delete_before_replace": bool(opts.delete_before_replace),
             "ignore_changes": tuple(opts.ignore_changes or ()),
+            "depends_on": _resource_names(opts.depends_on),
         }
         return None
 
+    def outputs_registered(self, component: pulumi.ComponentResource, outputs: Any) -> None:
+        """Remember the keys a component passed to ``register_outputs`` (the stack's own call is not a component's)."""
+        if isinstance(component, Stack):
+            return
+        entry = self.by_key.setdefault((component._type, component._name), {})
+        entry["registered_outputs"] = tuple(sorted(str(k) for k in (outputs or {})))
 
-def run_program(program: Callable[[], None], config: dict[str, str], *, zones: list[str], image_id: str | None, project: str = "aitrain", mocks: OfflineMocks | None = None) -> tuple[list, dict, dict]:
+
+def _resource_names(depends_on: Any) -> tuple[str, ...]:
+    """Logical names of ``opts.depends_on`` (a resource or a list of them), sorted for a stable plan."""
+    if depends_on is None:
+        return ()
+    items = depends_on if isinstance(depends_on, (list, tuple)) else [depends_on]
+    return tuple(sorted(getattr(d, "_name", str(d)) for d in items))
+
+
+def run_program(program: Callable[[], None], config: dict[str, str], *, zones: ZoneAnswer, image_id: str | None, project: str = "aitrain", mocks: OfflineMocks | None = None) -> tuple[list, dict, dict]:
     """Run ``program`` under fresh mocks with ``config``; return (registrations, options by key, stack outputs)."""
     pulumi_settings.reset_options(project=project, stack=OFFLINE_STACK)
     mocks = mocks or OfflineMocks(zones, image_id)
@@ -92,14 +116,25 @@ def run_program(program: Callable[[], None], config: dict[str, str], *, zones: l
     recorder = _OptionsRecorder()
     pulumi.runtime.register_stack_transformation(recorder)
     outputs: dict[str, Any] = {}
-    _sync_await(run_pulumi_func(program))
+    # Mocks never see register_outputs; wrap it for this run only (restored even if the program fails).
+    original = pulumi.ComponentResource.register_outputs
+
+    def register_outputs(self, outputs_):
+        recorder.outputs_registered(self, outputs_)
+        return original(self, outputs_)
+
+    pulumi.ComponentResource.register_outputs = register_outputs  # type: ignore[method-assign]
+    try:
+        _sync_await(run_pulumi_func(program))
+    finally:
+        pulumi.ComponentResource.register_outputs = original  # type: ignore[method-assign]
     root = pulumi_settings.get_root_resource()
     for key, value in (getattr(root, "outputs", None) or {}).items():
         outputs[key] = _sync_await(pulumi.Output.from_input(value).future())
     return mocks.registered, recorder.by_key, outputs
 
 
-def record(program: Callable[[], None], config: dict[str, str] | None = None, *, zones: list[str], image_id: str | None = None) -> tuple[list[PlannedResource], dict[str, Any]]:
+def record(program: Callable[[], None], config: dict[str, str] | None = None, *, zones: ZoneAnswer, image_id: str | None = None) -> tuple[list[PlannedResource], dict[str, Any]]:
     """Run any Pulumi program offline; return its resources in tree order and its stack outputs."""
     registered, options, outputs = run_program(program, config or {}, zones=zones, image_id=image_id)
     resources = []
@@ -116,90 +151,89 @@ def record(program: Callable[[], None], config: dict[str, str] | None = None, *,
                 retain_on_delete=opts.get("retain_on_delete", False),
                 delete_before_replace=opts.get("delete_before_replace", False),
                 ignore_changes=opts.get("ignore_changes", ()),
+                depends_on=opts.get("depends_on", ()),
+                registered_outputs=opts.get("registered_outputs", ()),
             )
         )
+    check_unique_urns(resources)
     return _tree_order(resources), _clean(outputs)
 
 
-def preview_profile(profile_dict: dict[str, Any], profile: ProfileModel, program: Callable[[], None] | None = None) -> Plan:
-    """Run the real program (``blueprints.program.run``, as ``infra/__main__.py`` does) for one profile."""
-    from blueprints.program import run
+def catalog_zones(catalog: Catalog, region: str) -> Callable[[Optional[str]], list[str]]:
+    """``get_zones`` as the cloud answers it: the zones of ``region`` that offer the type, from the catalog.
 
-    catalog = load_catalog()
-    zones = list(profile.network.zones) or list(catalog.zones(profile.region))
+    Where the catalog does not know a type's zones, every zone of the region (the plan says so in a note).
+    """
+
+    def answer(instance_type: str | None) -> list[str]:
+        offering = catalog.zones_offering(instance_type, region) if instance_type and hasattr(catalog, "zones_offering") else None
+        return list(offering) if offering else list(catalog.zones(region))
+
+    return answer
+
+
+def preview(config: dict[str, str], *, catalog: Catalog, today: dt.date, program: Callable[[], None] | None = None) -> Plan:
+    """The Plan of an engine-form stack config: the real program (as ``infra/__main__.py`` runs it) under mocks.
+
+    The profile for the summary is read from the same config by the same functions the program uses.
+    """
+    from blueprints.architectures import blueprint_for, profile_models
+    from blueprints.program import run
+    from blueprints.stackconfig import read_settings, resolve
+
+    settings = read_settings(config, source="(offline plan)")
+    _, profile = resolve(settings, profile_models(), catalog=catalog, today=today)
+    blueprint = blueprint_for(profile, catalog, today)
     image = catalog.image_for(profile.region)
-    config = {PROFILE_KEY: json.dumps(profile_dict, sort_keys=True)}
-    resources, outputs = record(program or run, config, zones=zones, image_id=image.image_id if image else None)
+    try:
+        resources, outputs = record(
+            program or (lambda: run(catalog, today)),
+            config,
+            zones=catalog_zones(catalog, profile.region),
+            image_id=image.image_id if image else None,
+        )
+    except (pulumi.RunError, LayoutError) as exc:
+        # The program's own message (a layout the cloud would refuse), as a user error: exit 2, no traceback.
+        text = str(exc).removeprefix("error: ")
+        raise UserInputError("cannot plan this profile", [Problem("profile", MISSING, text)]) from None
     plan = Plan(
         blueprint=profile.blueprint,
         region=profile.region,
         profile_name=profile.name,
-        summary=summarize(profile),
-        notes=tuple(n for n in (profile.description or None, alias_note(profile)) if n),
+        summary=blueprint.summary(),
+        notes=tuple(n for n in (profile.description or None, profile.alias_note, *_zone_notes(profile, outputs, catalog)) if n),
         resources=tuple(resources),
         outputs=outputs,
     )
     return dataclasses.replace(plan, findings=tuple(dataclasses.asdict(f) for f in guardrails.check(plan)))
 
 
-def summarize(profile: ProfileModel) -> dict[str, Any]:
-    """What a reviewer reads first: hardware, counts, storage and the compute price, with its source."""
-    catalog = load_catalog()
-    instance = catalog.instance_type(profile.compute.instance_type)
-    compute = profile.compute
-    summary: dict[str, Any] = {
-        "blueprint": profile.blueprint,
-        "region": profile.region,
-        "instance_type": instance.instance_type,
-        "gpu_model": instance.gpu_model,
-        "gpus_per_node": instance.gpu_count,
-        "gpu_memory_gib": instance.gpu_memory_gib,
-        "vcpus_per_node": instance.vcpus,
-        "memory_gib_per_node": instance.memory_gib,
-    }
-    if profile.blueprint == "fixed-cluster":
-        nodes_for_price = compute.nodes
-        summary.update(nodes=compute.nodes, gpus=compute.nodes * instance.gpu_count)
-    else:
-        nodes_for_price = compute.max_nodes
-        summary.update(
-            min_nodes=compute.min_nodes,
-            max_nodes=compute.max_nodes,
-            working_hours_nodes=compute.working_hours_nodes,
-            max_gpus=compute.max_nodes * instance.gpu_count,
-            scale_out_cpu_percent=compute.scale_out_cpu_percent,
-            scale_in_gpu_percent=compute.scale_in_gpu_percent,
-            off_hours=profile.cost.off_hours.enabled,
+def _zone_notes(profile: Any, outputs: dict[str, Any], catalog: Catalog) -> list[str]:
+    """Say where compute lands relative to storage, and when zone availability is assumed."""
+    notes = []
+    compute_zones = outputs.get("compute_zone_ids") or []
+    storage_zone = outputs.get("storage_zone_id")
+    if storage_zone and compute_zones and storage_zone not in compute_zones:
+        notes.append(
+            f"Compute runs in {', '.join(compute_zones)}; the file system stays in {storage_zone} (storage never follows compute), "
+            "so nodes mount it across zones. Pin storage.zone and network.zones to one zone that offers the type to keep them together."
         )
-    storage = profile.storage
-    tier = next(t for t in catalog.storage_tiers(storage.kind) if t.storage_type == storage.throughput_tier)
-    throughput = tier.throughput_mb_s(storage.capacity_gib)
-    summary.update(
-        storage_kind=storage.kind,
-        storage_tier=storage.throughput_tier,
-        storage_capacity_gib=storage.capacity_gib,
-        storage_throughput_mb_s=round(throughput) if throughput is not None else "unknown (not in the catalog)",
-        storage_price=(
-            f"{round(tier.price_per_gib_month * storage.capacity_gib):,} {tier.price_currency}/month at {storage.capacity_gib:,} GiB"
-            f" ({tier.price_per_gib_month} {tier.price_currency}/GiB-month, {tier.price_region}, {tier.price_date}; {tier.price_source})"
-            if tier.price_per_gib_month is not None
-            else "unknown: the catalog has no price for this tier"
-        ),
-        spot=profile.cost.spot,
-        admin_cidr=profile.network.admin_cidr,
-    )
-    if instance.price_cny_per_hour is None:
-        summary["compute_price"] = f"unknown: the catalog has no price for {instance.instance_type}"
-    else:
-        hourly = round(instance.price_cny_per_hour * nodes_for_price, 2)
-        summary["compute_cny_per_hour"] = hourly
-        summary["compute_price_basis"] = (
-            f"{nodes_for_price} × {instance.price_cny_per_hour} CNY/h pay-as-you-go list price"
-            f" ({instance.price_region}, {instance.price_date}; {instance.price_source})"
-            + ("; at max_nodes" if profile.blueprint == "autoscaling-pool" else "")
-            + ("; spot pays less, by a varying discount" if profile.cost.spot else "")
-        )
-    return summary
+    if not profile.storage.zone:
+        notes.append(f"storage.zone is not set: the file system goes to {storage_zone}, the region's first zone; record it in the stack config (storage.zone: {storage_zone}).")
+    offering = catalog.zones_offering(profile.compute.instance_type, profile.region) if hasattr(catalog, "zones_offering") else None
+    if not offering:
+        notes.append(f"The catalog does not say which zones of {profile.region} offer {profile.compute.instance_type}: the offline plan assumes every zone; `pulumi up` asks the cloud.")
+    return notes
+
+
+def check_unique_urns(resources: list[PlannedResource]) -> None:
+    """Refuse what the engine refuses: two resources with one type and logical name (one URN)."""
+    seen: set[tuple[str, str]] = set()
+    for r in resources:
+        key = (r.type, r.name)
+        if key in seen:
+            raise LayoutError(f"two resources would have the same URN ({r.type} '{r.name}'); `pulumi up` refuses duplicate URNs")
+        seen.add(key)
 
 
 def _tree_order(resources: list[PlannedResource]) -> list[PlannedResource]:

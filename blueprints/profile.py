@@ -1,102 +1,136 @@
-"""Validated training-infrastructure profiles (pydantic v2, strict, frozen): what a blueprint builds."""
+"""Validated training-infrastructure profiles (pydantic v2, strict, frozen): the parts every blueprint shares.
+
+Each blueprint module (``blueprints/architectures/``) defines its own profile model on top of ``ProfileBase``;
+``parse_profile`` validates a plain dict against the model its ``blueprint`` key names, with the catalog and
+today's date passed in as validation context (``ProfileContext``), never read from globals.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 import ipaddress
 import re
-from typing import Any, Literal
+import zoneinfo
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, ValidationInfo, field_validator, model_validator
 
-from blueprints.catalog import load_catalog
-from blueprints.errors import Problem, UserInputError, did_you_mean, join_allowed, problems_from_validation_error
+from blueprints.errors import MISSING, Problem, UserInputError, did_you_mean, join_allowed, problems_from_validation_error
 
-BLUEPRINT_NAMES = ("fixed-cluster", "autoscaling-pool")
-
-# The article's scale-out band ("scale out at 65–75 % CPU"); outside it only on purpose.
-ARTICLE_SCALE_OUT_BAND = (65.0, 75.0)
+if TYPE_CHECKING:
+    from blueprints.catalog import Alias, Catalog, InstanceType
 
 # ESS limits: min_size / max_size are 0–2000 (terraform-provider-alicloud, ess_scaling_group docs, 2026-08-21).
 ESS_MAX_SIZE = 2000
 
+# ESS scheduled tasks: the first run at most 90 days after the task is created
+# (pulumi_alicloud.ess.ScheduledTask docstring, from terraform-provider-alicloud ess_scheduled_task docs).
+# The earliest start is tomorrow, so the first launch time is never in the past whatever the time zone.
+OFF_HOURS_EARLIEST_DAYS = 1
+OFF_HOURS_LATEST_DAYS = 89
 
-def storage_tiers(kind: str) -> tuple[str, ...]:
-    """Allowed ``throughput_tier`` values (the NAS API's storage_type) for a storage kind, from the catalog."""
-    return tuple(t.storage_type for t in load_catalog().storage_tiers(kind) if t.storage_type)
+# Tags: key 1–128 characters, not starting with "aliyun" or "acs:" (any case), no "http://" or "https://";
+# value 0–128 characters, not starting with "acs:", no "http://" or "https://"
+# (https://alibabacloud.com/help/en/emr/emr-on-ecs/developer-reference/api-emr-2021-03-20-struct-tag;
+# case-insensitive prefixes: https://help.aliyun.com/en/oss/user-guide/0010-00000213).
+# A resource holds at most 20 tags; aitrain adds its own (components/base.py with_tags).
+TAG_MAX_LENGTH = 128
+USER_TAG_LIMIT = 18
+RESERVED_TAG_KEYS = ("managed-by", "aitrain-component")
+
+_NAME_RE = re.compile(r"[a-z][a-z0-9-]{1,22}[a-z0-9]")
+_HHMM_RE = re.compile(r"([01]\d|2[0-3]):[0-5]\d")
+_DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+DESCRIPTION_MAX_LENGTH = 300
 
 
-_NAME_RE = re.compile(r"^[a-z][a-z0-9-]{1,22}[a-z0-9]$")
+@dataclass(frozen=True)
+class ProfileContext:
+    """What validation reads from the world: the catalog and today's date (both passed in)."""
+
+    catalog: "Catalog"
+    today: dt.date
+
+
+def context_of(info: ValidationInfo) -> ProfileContext:
+    """The ``ProfileContext`` a validator runs with (``parse_profile`` always passes one)."""
+    context = info.context
+    if not isinstance(context, ProfileContext):
+        raise TypeError("profiles are validated through parse_profile(..., catalog=, today=), which passes the context")
+    return context
 
 
 def check_resource_name(value: str) -> str:
     """Validate a resource-name prefix (3–24 chars: lowercase letters, digits, hyphens; starts with a letter)."""
-    if not _NAME_RE.match(value):
-        raise ValueError("must be 3–24 characters: lowercase letters, digits and hyphens, starting with a letter")
+    if not _NAME_RE.fullmatch(value):
+        raise ValueError("must be 3–24 characters: lowercase letters, digits and hyphens, starting with a letter and ending with a letter or digit")
     return value
-_HHMM_RE = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
 
 
-class _Strict(BaseModel):
+def check_one_line(value: str, limit: int = DESCRIPTION_MAX_LENGTH) -> str:
+    """Free text shown in plans: one line, no control characters, at most ``limit`` characters."""
+    if _CONTROL_RE.search(value):
+        raise ValueError("must be one line of text without control characters (no newlines, tabs or escape sequences)")
+    if len(value) > limit:
+        raise ValueError(f"is {len(value)} characters long; at most {limit} are allowed")
+    return value
+
+
+_INT_TEXT_RE = re.compile(r"[+-]?\d{1,18}")
+_FLOAT_TEXT_RE = re.compile(r"[+-]?(\d{1,18}(\.\d{0,18})?|\.\d{1,18})")
+
+
+class Strict(BaseModel):
+    """Base of every profile model: unknown keys rejected, no type coercion but numbers written as text, immutable."""
+
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
+    @field_validator("*", mode="before")
+    @classmethod
+    def _numbers_written_as_text(cls, value: Any, info: ValidationInfo) -> Any:
+        # `pulumi config set --path` stores "72.5" as text unless told `--type float`; a number keeps its meaning.
+        if not isinstance(value, str) or info.field_name is None:
+            return value
+        annotation = cls.model_fields[info.field_name].annotation
+        kinds = set(getattr(annotation, "__args__", (annotation,)))
+        text = value.strip()
+        if int in kinds and _INT_TEXT_RE.fullmatch(text):
+            return int(text)
+        if float in kinds and _FLOAT_TEXT_RE.fullmatch(text):
+            return float(text)
+        return value
 
-class FixedCompute(_Strict):
-    """A fixed number of identical GPU nodes."""
+
+class ComputeBase(Strict):
+    """What every node of every blueprint is built from."""
 
     instance_type: str = Field(description="Real Alibaba Cloud ECS type (e.g. ecs.gn7e-c16g1.32xlarge) or one of the article's aliases, which resolve to real hardware.")
-    nodes: int = Field(ge=1, le=2000, description="Number of nodes (instances), 1–2000.")
     image_id: str | None = Field(default=None, description="ECS image ID; when empty, the newest system image matching the catalog's name pattern is looked up.")
     system_disk_gib: int = Field(default=200, ge=20, le=2048, description="System disk size in GiB (ESSD, encrypted), 20–2048.")
     system_disk_performance_level: Literal["PL0", "PL1", "PL2", "PL3"] = Field(default="PL1", description="ESSD performance level of the system disk.")
 
-
-class AutoscalingCompute(_Strict):
-    """One GPU node type in an ESS scaling group."""
-
-    instance_type: str = Field(description="Real Alibaba Cloud ECS type or one of the article's aliases.")
-    min_nodes: int = Field(ge=0, le=ESS_MAX_SIZE, description="Scaling-group minimum size (instances), 0–2000.")
-    max_nodes: int = Field(ge=1, le=ESS_MAX_SIZE, description="Scaling-group maximum size (instances), 1–2000.")
-    desired_nodes: int | None = Field(default=None, ge=0, le=ESS_MAX_SIZE, description="Desired size (instances) during working hours; defaults to min_nodes.")
-    scale_out_cpu_percent: float = Field(default=70.0, gt=0, lt=100, description="Scale out by one node when average CpuUtilization (%) stays at or above this.")
-    scale_in_gpu_percent: float = Field(default=40.0, gt=0, lt=100, description="Scale in by one node when average GpuUtilizationAgent (%) stays below this.")
-    allow_scale_out_outside_article_band: bool = Field(default=False, description="Permit scale_out_cpu_percent outside the 65–75 % band.")
-    image_id: str | None = Field(default=None, description="ECS image ID; when empty, looked up by the catalog's name pattern.")
-    system_disk_gib: int = Field(default=200, ge=20, le=2048, description="System disk size in GiB (ESSD, encrypted), 20–2048.")
-    system_disk_performance_level: Literal["PL0", "PL1", "PL2", "PL3"] = Field(default="PL1", description="ESSD performance level of the system disk.")
-
-    @model_validator(mode="after")
-    def _bounds(self) -> "AutoscalingCompute":
-        if self.min_nodes > self.max_nodes:
-            raise ValueError(f"min_nodes ({self.min_nodes}) is greater than max_nodes ({self.max_nodes}); need min_nodes ≤ desired_nodes ≤ max_nodes")
-        if self.desired_nodes is not None and not self.min_nodes <= self.desired_nodes <= self.max_nodes:
-            raise ValueError(f"desired_nodes ({self.desired_nodes}) is outside [min_nodes, max_nodes] = [{self.min_nodes}, {self.max_nodes}]")
-        low, high = ARTICLE_SCALE_OUT_BAND
-        if not self.allow_scale_out_outside_article_band and not low <= self.scale_out_cpu_percent <= high:
-            raise ValueError(
-                f"scale_out_cpu_percent ({self.scale_out_cpu_percent:g}) is outside the recommended {low:g}–{high:g} % band; "
-                "set compute.allow_scale_out_outside_article_band: true to use it anyway"
-            )
-        return self
-
-    @property
-    def working_hours_nodes(self) -> int:
-        """Desired size during working hours."""
-        return self.desired_nodes if self.desired_nodes is not None else self.min_nodes
+    @field_validator("image_id")
+    @classmethod
+    def _image_id(cls, value: str | None) -> str | None:
+        return None if value is None else check_one_line(value, 128)
 
 
-class Storage(_Strict):
-    """The shared storage pool mounted by every node."""
+class Storage(Strict):
+    """The shared storage pool mounted by every node. Its inputs never depend on compute, so it is never replaced."""
 
     kind: Literal["cpfs", "extreme_nas", "nas"] = Field(description="cpfs (General-purpose CPFS), extreme_nas (Extreme NAS) or nas (General-purpose NAS).")
     capacity_gib: int = Field(ge=100, le=1_048_576, description="Provisioned capacity in GiB (Extreme NAS and CPFS bill and perform by it).")
     throughput_tier: str = Field(description="nas: Performance|Capacity; extreme_nas: standard|advance; cpfs: advance_100|advance_200 (MB/s per TiB).")
+    zone: str | None = Field(default=None, description="Zone of the file system. Empty: the region's first zone in the catalog. Pin it in the stack config: it is fixed for the life of the data.")
     allow_unencrypted_cpfs: bool = Field(default=False, description="CPFS cannot be encrypted through the NAS API (encrypt_type supports standard and extreme only); set true to accept that.")
     recycle_bin_days: int = Field(default=7, ge=1, le=180, description="Days deleted files stay in the recycle bin (general-purpose NAS only), 1–180.")
 
     @model_validator(mode="after")
-    def _tier_matches_kind(self) -> "Storage":
-        allowed = storage_tiers(self.kind)
+    def _tier_matches_kind(self, info: ValidationInfo) -> "Storage":
+        catalog = context_of(info).catalog
+        allowed = tuple(t.storage_type for t in catalog.storage_tiers(self.kind) if t.storage_type)
         if self.throughput_tier not in allowed:
             hint = did_you_mean(self.throughput_tier, allowed)
             raise ValueError(f"throughput_tier {self.throughput_tier!r} is not valid for kind {self.kind!r}; allowed: {join_allowed(allowed)}" + (f"; {hint}" if hint else ""))
@@ -108,11 +142,11 @@ class Storage(_Strict):
         return self
 
 
-class Network(_Strict):
+class Network(Strict):
     """The VPC and who may reach the nodes."""
 
     vpc_cidr: str = Field(default="10.0.0.0/16", description="VPC CIDR: a private range (10/8, 172.16/12, 192.168/16 or inside them), prefix /8–/24.")
-    zones: tuple[str, ...] = Field(default=(), description="Zone IDs to use, in order of preference; empty means every zone that offers the instance type.")
+    zones: tuple[str, ...] = Field(default=(), description="Zone IDs for compute, in order of preference; empty means every zone that offers the instance type.")
     admin_cidr: str | None = Field(default=None, description="Source CIDR allowed to SSH (port 22) into the nodes; empty means no admin ingress at all. At most 65,536 addresses (/16).")
 
     @field_validator("vpc_cidr")
@@ -120,11 +154,19 @@ class Network(_Strict):
     def _vpc_cidr(cls, value: str) -> str:
         net = _parse_cidr(value)
         private = [ipaddress.ip_network(c) for c in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")]
-        if net.version != 4 or not any(net.subnet_of(p) for p in private):
+        if net.version != 4 or not any(net.subnet_of(p) for p in private):  # type: ignore[arg-type]
             raise ValueError("vpc_cidr must be inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16")
         if not 8 <= net.prefixlen <= 24:
             raise ValueError(f"vpc_cidr prefix /{net.prefixlen} is outside /8–/24")
         return str(net)
+
+    @field_validator("zones")
+    @classmethod
+    def _unique_zones(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        repeated = sorted({z for z in value if value.count(z) > 1})
+        if repeated:
+            raise ValueError(f"lists {', '.join(repeated)} more than once; give each zone once, in order of preference")
+        return value
 
     @field_validator("admin_cidr")
     @classmethod
@@ -139,7 +181,7 @@ class Network(_Strict):
         return str(net)
 
 
-class OffHours(_Strict):
+class OffHours(Strict):
     """Scale the pool to zero outside working hours."""
 
     enabled: bool = Field(default=False, description="Scale to zero outside working hours.")
@@ -147,16 +189,17 @@ class OffHours(_Strict):
     work_start: str = Field(default="09:00", description="Start of the working day, HH:MM local time.")
     work_end: str = Field(default="19:00", description="End of the working day, HH:MM local time.")
     weekdays_only: bool = Field(default=True, description="Work on Monday–Friday only (otherwise every day).")
-    start_date: str | None = Field(default=None, description="First day (YYYY-MM-DD) the schedule runs; ESS needs it within 90 days of deployment and repeats it for 364 days, so renew it yearly.")
+    start_date: str | None = Field(
+        default=None,
+        description="First day (YYYY-MM-DD) the schedule runs: tomorrow to 89 days ahead (ESS's 90-day window). Empty: tomorrow, by the run's clock; pin it so re-deploys keep the schedule. ESS repeats it for 364 days, so renew it yearly.",
+    )
 
     @field_validator("timezone")
     @classmethod
     def _tz(cls, value: str) -> str:
-        import zoneinfo
-
         try:
             zoneinfo.ZoneInfo(value)
-        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
             hint = did_you_mean(value, sorted(zoneinfo.available_timezones()))
             raise ValueError("unknown time zone; give an IANA name such as 'Asia/Shanghai'" + (f"; {hint}" if hint else "")) from None
         return value
@@ -164,95 +207,141 @@ class OffHours(_Strict):
     @field_validator("work_start", "work_end")
     @classmethod
     def _hhmm(cls, value: str) -> str:
-        if not _HHMM_RE.match(value):
+        if not _HHMM_RE.fullmatch(value):
             raise ValueError("must be HH:MM on a 24-hour clock, e.g. '09:00'")
         return value
 
     @field_validator("start_date")
     @classmethod
-    def _date(cls, value: str | None) -> str | None:
+    def _date(cls, value: str | None, info: ValidationInfo) -> str | None:
         if value is None:
             return None
         try:
-            dt.date.fromisoformat(value)
+            if not _DATE_RE.fullmatch(value):
+                raise ValueError
+            day = dt.date.fromisoformat(value)
         except ValueError:
             raise ValueError("must be a date written YYYY-MM-DD, e.g. '2026-12-01'") from None
+        earliest, latest = off_hours_window(context_of(info).today)
+        if not earliest <= day <= latest:
+            raise ValueError(
+                f"must be from {earliest.isoformat()} to {latest.isoformat()}: ESS runs a scheduled task at most 90 days after it is "
+                f"created and never in the past (today is {context_of(info).today.isoformat()}); leave it empty to start tomorrow"
+            )
         return value
 
     @model_validator(mode="after")
     def _order(self) -> "OffHours":
-        if self.enabled and self.start_date is None:
-            raise ValueError("start_date is required when off_hours is enabled (YYYY-MM-DD, within 90 days of deployment)")
         if self.work_start >= self.work_end:
             raise ValueError(f"work_start ({self.work_start}) must be before work_end ({self.work_end})")
         return self
 
+    def first_day(self, today: dt.date) -> dt.date:
+        """The day the schedule starts: ``start_date``, or tomorrow by the given clock."""
+        return dt.date.fromisoformat(self.start_date) if self.start_date else today + dt.timedelta(days=OFF_HOURS_EARLIEST_DAYS)
 
-class Cost(_Strict):
+
+def off_hours_window(today: dt.date) -> tuple[dt.date, dt.date]:
+    """The first and last allowed ``start_date`` for a deployment made ``today``."""
+    return today + dt.timedelta(days=OFF_HOURS_EARLIEST_DAYS), today + dt.timedelta(days=OFF_HOURS_LATEST_DAYS)
+
+
+class Cost(Strict):
     """Cost controls."""
 
     spot: bool = Field(default=False, description="Use preemptible (spot) instances at the market price, capped at the pay-as-you-go price.")
-    off_hours: OffHours = Field(default_factory=OffHours, description="Scale-to-zero schedule (autoscaling-pool only).")
+    off_hours: OffHours = Field(default_factory=OffHours, description="Scale-to-zero schedule (blueprints that scale only).")
 
 
-class _ProfileBase(_Strict):
+class ProfileBase(Strict):
+    """Fields every blueprint's profile has; a blueprint module subclasses it with its own ``compute``."""
+
+    # Which compute fields count nodes: an article alias multiplies them by its node count.
+    alias_count_fields: ClassVar[tuple[str, ...]] = ()
     # Set by parse_profile when the instance type was one of the article's aliases.
     _alias_note: str | None = PrivateAttr(default=None)
 
+    blueprint: str = Field(description="Which blueprint builds this profile.")
+    compute: ComputeBase = Field(description="GPU node type and count.")
     name: str = Field(default="aitrain", description="Prefix of every resource name: lowercase letters, digits and hyphens, 3–24 characters.")
-    description: str = Field(default="", description="One line shown in plans.")
+    description: str = Field(default="", description=f"One line shown in plans (at most {DESCRIPTION_MAX_LENGTH} characters).")
     region: str = Field(description="Alibaba Cloud region ID, e.g. cn-shanghai.")
     storage: Storage = Field(description="The shared storage pool.")
     network: Network = Field(default_factory=Network, description="VPC, zones and admin access.")
     cost: Cost = Field(default_factory=Cost, description="Spot and off-hours settings.")
-    tags: dict[str, str] = Field(default_factory=dict, description="Tags added to every taggable resource.")
+    tags: dict[str, str] = Field(default_factory=dict, description="Tags added to every taggable resource (at most 18; Alibaba Cloud's tag rules apply).")
 
     @field_validator("name")
     @classmethod
     def _name(cls, value: str) -> str:
         return check_resource_name(value)
 
+    @field_validator("description")
+    @classmethod
+    def _description(cls, value: str) -> str:
+        return check_one_line(value)
+
     @field_validator("region")
     @classmethod
-    def _region(cls, value: str) -> str:
-        regions = load_catalog().regions
+    def _region(cls, value: str, info: ValidationInfo) -> str:
+        regions = context_of(info).catalog.regions
         if value not in regions:
             hint = did_you_mean(value, regions)
             raise ValueError(f"unknown region; the catalog knows {join_allowed(regions)}" + (f"; {hint}" if hint else ""))
         return value
 
+    @field_validator("tags")
+    @classmethod
+    def _tags(cls, value: dict[str, str]) -> dict[str, str]:
+        problems = [p for key, text in value.items() for p in tag_problems(key, text)]
+        if len(value) > USER_TAG_LIMIT:
+            problems.append(f"{len(value)} tags given; at most {USER_TAG_LIMIT} (a resource holds 20 and aitrain adds {len(RESERVED_TAG_KEYS)})")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return value
+
     @model_validator(mode="after")
-    def _zones_in_region(self):
-        known = load_catalog().zones(self.region)
-        bad = [z for z in self.network.zones if z not in known]
+    def _zones_in_region(self, info: ValidationInfo) -> "ProfileBase":
+        known = context_of(info).catalog.zones(self.region)
+        bad = [z for z in (*self.network.zones, self.storage.zone) if z is not None and z not in known]
         if bad:
-            raise ValueError(f"network.zones {bad} are not zones of {self.region}; allowed: {join_allowed(known)}")
+            raise ValueError(f"zones {bad} are not zones of {self.region}; allowed: {join_allowed(known)}")
         return self
 
+    @property
+    def storage_zone(self) -> str:
+        """Where the file system lives: ``storage.zone``, else derived from storage inputs alone (the region)."""
+        return self.storage.zone or self._region_zones[0]
 
-class FixedClusterProfile(_ProfileBase):
-    """Profile of the ``fixed-cluster`` blueprint."""
+    @property
+    def alias_note(self) -> str | None:
+        """The one sentence explaining an article alias that this profile used, if any."""
+        return self._alias_note
 
-    blueprint: Literal["fixed-cluster"] = Field(description="Which blueprint builds this profile.")
-    compute: FixedCompute = Field(description="GPU node type and count.")
-
-    @model_validator(mode="after")
-    def _no_off_hours(self) -> "FixedClusterProfile":
-        if self.cost.off_hours.enabled:
-            raise ValueError("cost.off_hours is for the autoscaling-pool blueprint; a fixed cluster keeps its nodes (use blueprint 'autoscaling-pool' to sleep off-hours)")
-        return self
-
-
-class AutoscalingProfile(_ProfileBase):
-    """Profile of the ``autoscaling-pool`` blueprint."""
-
-    blueprint: Literal["autoscaling-pool"] = Field(description="Which blueprint builds this profile.")
-    compute: AutoscalingCompute = Field(description="GPU node type and scaling bounds.")
+    # Set by parse_profile from the catalog, so storage_zone needs no global lookup.
+    _region_zones: tuple[str, ...] = PrivateAttr(default=())
 
 
-ProfileModel = FixedClusterProfile | AutoscalingProfile
-
-_MODELS: dict[str, type[_ProfileBase]] = {"fixed-cluster": FixedClusterProfile, "autoscaling-pool": AutoscalingProfile}
+def tag_problems(key: str, value: str) -> list[str]:
+    """What is wrong with one tag under Alibaba Cloud's tag rules (empty when it is fine)."""
+    out = []
+    lowered = key.lower()
+    if not 1 <= len(key) <= TAG_MAX_LENGTH:
+        out.append(f"tag key {key!r} must be 1–{TAG_MAX_LENGTH} characters")
+    if lowered.startswith(("aliyun", "acs:")):
+        out.append(f"tag key {key!r} starts with a prefix Alibaba Cloud reserves ('aliyun', 'acs:')")
+    if key in RESERVED_TAG_KEYS:
+        out.append(f"tag key {key!r} is set by aitrain itself")
+    if len(value) > TAG_MAX_LENGTH:
+        out.append(f"tag value of {key!r} is {len(value)} characters; at most {TAG_MAX_LENGTH}")
+    if value.lower().startswith("acs:"):
+        out.append(f"tag value of {key!r} starts with the reserved prefix 'acs:'")
+    for text, what in ((key, "key"), (value, "value")):
+        if "http://" in text.lower() or "https://" in text.lower():
+            out.append(f"tag {what} {text!r} contains 'http://' or 'https://', which Alibaba Cloud rejects")
+        if _CONTROL_RE.search(text):
+            out.append(f"tag {what} {text!r} contains control characters")
+    return out
 
 
 def _parse_cidr(value: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
@@ -262,7 +351,7 @@ def _parse_cidr(value: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
         raise ValueError(f"not a valid CIDR ({exc}); write it like 10.0.0.0/16") from None
 
 
-def known_fields(model: type[BaseModel] = FixedClusterProfile, prefix: str = "", out: dict[str, tuple[str, ...]] | None = None) -> dict[str, tuple[str, ...]]:
+def known_fields(model: type[BaseModel], prefix: str = "", out: dict[str, tuple[str, ...]] | None = None) -> dict[str, tuple[str, ...]]:
     """Map each dotted parent path to the keys allowed there (for "did you mean" on unknown keys)."""
     out = {} if out is None else out
     keys = set(out.get(prefix, ()))
@@ -276,56 +365,67 @@ def known_fields(model: type[BaseModel] = FixedClusterProfile, prefix: str = "",
     return out
 
 
-def _all_known_fields() -> dict[str, tuple[str, ...]]:
-    merged: dict[str, tuple[str, ...]] = {}
-    for model in _MODELS.values():
-        for path, keys in known_fields(model).items():
-            merged[path] = tuple(sorted(set(merged.get(path, ())) | set(keys)))
-    return merged
+def leaf_paths(models: Mapping[str, type[ProfileBase]]) -> dict[str, tuple[str, ...]]:
+    """Every settable dotted path of any blueprint's profile → the blueprints that take it."""
+    owners: dict[str, set[str]] = {}
+    for blueprint, model in models.items():
+        fields = known_fields(model)
+        for parent, keys in fields.items():
+            for key in keys:
+                path = f"{parent}.{key}" if parent else key
+                if path not in fields:
+                    owners.setdefault(path, set()).add(blueprint)
+    return {path: tuple(sorted(names)) for path, names in sorted(owners.items())}
 
 
-def parse_profile(data: Any, *, source: str = "profile") -> ProfileModel:
-    """Validate a plain dict into a profile, resolving aliases; raise ``UserInputError`` listing every problem."""
+def parse_profile(
+    data: Any,
+    *,
+    models: Mapping[str, type[ProfileBase]],
+    catalog: "Catalog",
+    today: dt.date,
+    source: str = "profile",
+) -> ProfileBase:
+    """Validate a plain dict into the profile of the blueprint it names, resolving aliases.
+
+    Raises ``UserInputError`` listing every problem (path, value, what is allowed).
+    """
     if not isinstance(data, dict):
         raise UserInputError(f"invalid {source}", [Problem("", data, "a profile must be a mapping of keys to values")])
     blueprint = data.get("blueprint")
-    if blueprint not in _MODELS:
-        hint = did_you_mean(str(blueprint), BLUEPRINT_NAMES) if blueprint is not None else None
+    names = tuple(models)
+    if not isinstance(blueprint, str) or blueprint not in models:
+        hint = did_you_mean(blueprint, names) if isinstance(blueprint, str) else None
         message = "required field is missing" if blueprint is None else "unknown blueprint"
-        raise UserInputError(f"invalid {source}", [Problem("blueprint", blueprint, f"{message}; allowed: {join_allowed(BLUEPRINT_NAMES)}", hint)])
-    model = _MODELS[blueprint]
+        raise UserInputError(f"invalid {source}", [Problem("blueprint", blueprint if blueprint is not None else MISSING, f"{message}; allowed: {join_allowed(names)}", hint)])
+    model = models[blueprint]
     problems: list[Problem] = []
     data = _coerce_lists(data)
     compute = data.get("compute")
-    alias_note = None
+    note = None
     if isinstance(compute, dict) and isinstance(compute.get("instance_type"), str):
-        compute, alias_note, problem = _resolve_instance_type(compute, blueprint)
+        compute, note, problem = _resolve_instance_type(compute, model, catalog)
         if problem:
             problems.append(problem)
         data = {**data, "compute": compute}
+    context = ProfileContext(catalog, today)
     try:
-        profile = model.model_validate(data)
+        profile = model.model_validate(data, context=context)
     except ValidationError as exc:
-        problems += problems_from_validation_error(exc, known_fields=_all_known_fields())
+        problems += _with_owner_hints(problems_from_validation_error(exc, known_fields=known_fields(model)), blueprint, models)
         raise UserInputError(f"invalid {source}", _dedupe(problems)) from None
     if problems:
         raise UserInputError(f"invalid {source}", problems)
-    profile._alias_note = alias_note
+    profile._alias_note = note
+    profile._region_zones = catalog.zones(profile.region)
     return profile
 
 
-def alias_note(profile: ProfileModel) -> str | None:
-    """The one sentence explaining an article alias that this profile used, if any."""
-    return profile._alias_note
-
-
-def resolve_gpu_type(name: str, path: str, catalog: Any = None) -> tuple[Any, Any, Problem | None]:
+def resolve_gpu_type(name: str, path: str, catalog: "Catalog") -> tuple["InstanceType | None", "Alias | None", Problem | None]:
     """``(instance, alias, None)`` for a real GPU type or an article alias; ``(None, None, problem)`` otherwise.
 
-    The problem names ``path``, the value, and the closest real types and aliases. ``catalog``
-    defaults to ``load_catalog()``.
+    The problem names ``path``, the value, and the closest real types and aliases.
     """
-    catalog = catalog if catalog is not None else load_catalog()
     try:
         instance, alias = catalog.resolve(name)
     except KeyError:
@@ -337,26 +437,44 @@ def resolve_gpu_type(name: str, path: str, catalog: Any = None) -> tuple[Any, An
     return instance, alias, None
 
 
-def _resolve_instance_type(compute: dict, blueprint: str) -> tuple[dict, str | None, Problem | None]:
-    """Replace an article alias by its real type (scaling node counts); reject unknown types with suggestions."""
+def _resolve_instance_type(compute: dict[str, Any], model: type[ProfileBase], catalog: "Catalog") -> tuple[dict[str, Any], str | None, Problem | None]:
+    """Replace an article alias by its real type (scaling the blueprint's node counts); reject unknown types."""
     name = compute["instance_type"]
-    instance, alias, problem = resolve_gpu_type(name, "compute.instance_type")
-    if problem is not None:
+    instance, alias, problem = resolve_gpu_type(name, "compute.instance_type", catalog)
+    if problem is not None or instance is None:
         return compute, None, problem
     if alias is None:
         return compute, None, None
     scaled = dict(compute, instance_type=instance.instance_type)
-    count_fields = ("nodes",) if blueprint == "fixed-cluster" else ("min_nodes", "max_nodes", "desired_nodes")
     counts = []
-    for key in count_fields:
-        if isinstance(scaled.get(key), int) and not isinstance(scaled.get(key), bool):
-            scaled[key] = scaled[key] * alias.nodes
+    for key in model.alias_count_fields:
+        value = scaled.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= ESS_MAX_SIZE:
+            scaled[key] = value * alias.nodes
             counts.append(f"{key} {compute[key]} × {name} = {scaled[key]} × {instance.instance_type}")
     note = alias.sentence + (f" Counts are in article units: {'; '.join(counts)}." if counts else "")
     return scaled, note, None
 
 
-def _coerce_lists(data: dict) -> dict:
+def _with_owner_hints(problems: list[Problem], blueprint: str, models: Mapping[str, type[ProfileBase]]) -> list[Problem]:
+    """An unknown key that another blueprint takes gets a message naming that blueprint."""
+    owners = leaf_paths(models)
+    out = []
+    for p in problems:
+        takers = [b for b in owners.get(p.path, ()) if b != blueprint]
+        if p.message.startswith("unknown key") and takers:
+            mine = known_fields(models[blueprint]).get(p.path.rsplit(".", 1)[0] if "." in p.path else "", ())
+            p = Problem(
+                p.path,
+                p.value,
+                f"is a key of blueprint {join_allowed(takers)}, not of '{blueprint}'; '{blueprint}' takes here: {join_allowed(mine, limit=30)}",
+                f"set blueprint: {takers[0]} to use it" if len(takers) == 1 else None,
+            )
+        out.append(p)
+    return out
+
+
+def _coerce_lists(data: dict[str, Any]) -> dict[str, Any]:
     """YAML gives lists where the model keeps tuples; strict mode would reject them."""
     network = data.get("network")
     if isinstance(network, dict) and isinstance(network.get("zones"), list):

@@ -2,21 +2,41 @@
 
 from __future__ import annotations
 
+import datetime as dt
+from typing import TYPE_CHECKING, Any
+
 import pulumi
+from pulumi.runtime.config import CONFIG, get_config_env
 
 from blueprints.errors import UserInputError
 from blueprints.layout import LayoutError
-from blueprints.stackconfig import NAMESPACE, resolve_profile
+
+if TYPE_CHECKING:
+    from blueprints.catalog import Catalog
 
 
-def run() -> None:
-    """Read ``aitrain:preset`` / ``aitrain:profile`` from the stack config, build the blueprint, export outputs."""
-    from blueprints.architectures import blueprint_for
+def current_config() -> dict[str, Any]:
+    """Every config key the engine gave this program (``PULUMI_CONFIG`` and explicitly set ones)."""
+    return {**(get_config_env() or {}), **CONFIG.get()}
 
-    config = pulumi.Config(NAMESPACE)
+
+def run(catalog: "Catalog | None" = None, today: dt.date | None = None) -> None:
+    """Read every ``aitrain:*`` key of the stack config, build the blueprint, export outputs.
+
+    ``catalog`` defaults to ``load_catalog()`` (``AITRAIN_CATALOG_DIR`` or the packaged data) and ``today`` to
+    the clock (``AITRAIN_TODAY`` or the system date); the offline plan passes both in.
+    """
+    from blueprints import clock
+    from blueprints.architectures import blueprint_for, profile_models
+    from blueprints.catalog import load_catalog
+    from blueprints.stackconfig import read_settings, resolve
+
     try:
-        _, profile = resolve_profile(preset=config.get("preset"), stack_profile=config.get_object("profile"))
-        outputs = blueprint_for(profile).build()
+        catalog = catalog or load_catalog()
+        today = today or clock.today()
+        settings = read_settings(current_config(), source="(pulumi config)")
+        _, profile = resolve(settings, profile_models(), catalog=catalog, today=today)
+        outputs = blueprint_for(profile, catalog, today).build()
     except (UserInputError, LayoutError) as exc:
         # RunError prints the message without a Python traceback.
         message = exc.render() if isinstance(exc, UserInputError) else f"error: {exc}"

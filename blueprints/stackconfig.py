@@ -1,20 +1,33 @@
-"""Where a profile comes from: a preset, then a Pulumi stack config file, then ``--set`` overrides, validated once."""
+"""One reading of the stack config for `pulumi up` and `aitrain plan`: preset → ``aitrain:profile`` → ``--set``.
+
+`pulumi up` hands the program its config as strings (objects JSON-encoded); ``aitrain plan --stack-config``
+turns the stack file into exactly that form (``engine_config``) and runs the same program on it, so both
+paths see every ``aitrain:*`` key through ``read_settings`` and fail the same way on a mistake.
+"""
 
 from __future__ import annotations
 
 import copy
+import datetime as dt
+import json
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 import yaml
 
-from blueprints.errors import Problem, UserInputError, did_you_mean, join_allowed
-from blueprints.profile import ProfileModel, _all_known_fields, parse_profile
+from blueprints import yamlsafe
+from blueprints.errors import Problem, UserInputError, did_you_mean, join_allowed, read_text_file
+from blueprints.profile import ProfileBase, leaf_paths
+
+if TYPE_CHECKING:
+    from blueprints.catalog import Catalog
 
 PRESET_DIR = Path(__file__).parent / "presets"
 NAMESPACE = "aitrain"
 PRESET_KEY = f"{NAMESPACE}:preset"
 PROFILE_KEY = f"{NAMESPACE}:profile"
+KNOWN_KEYS = (PRESET_KEY, PROFILE_KEY)
 
 # Paths that `--set` documents as the public contract; any other known leaf path works too.
 CONTRACT_PATHS = (
@@ -25,9 +38,18 @@ CONTRACT_PATHS = (
     "compute.max_nodes",
     "storage.kind",
     "storage.capacity_gib",
+    "storage.zone",
     "network.vpc_cidr",
     "network.admin_cidr",
 )
+
+
+@dataclass(frozen=True)
+class StackSettings:
+    """The ``aitrain:*`` keys of one stack config, decoded."""
+
+    preset: str | None
+    profile: dict[str, Any]
 
 
 def preset_names() -> list[str]:
@@ -37,53 +59,96 @@ def preset_names() -> list[str]:
 
 def load_preset(name: str) -> dict[str, Any]:
     """The raw profile dict of a bundled preset."""
-    path = PRESET_DIR / f"{name}.yaml"
-    if not path.is_file():
-        names = preset_names()
+    names = preset_names()
+    if name not in names:
         raise UserInputError("unknown preset", [Problem("preset", name, f"no such preset; available: {join_allowed(names)}", did_you_mean(name, names))])
-    return yaml.safe_load(path.read_text(encoding="utf-8"))
+    data = yamlsafe.load((PRESET_DIR / f"{name}.yaml").read_text(encoding="utf-8"), f"preset {name}")
+    assert isinstance(data, dict), f"preset {name} is not a mapping"
+    return data
 
 
-def read_stack_config(path: Path) -> tuple[str | None, dict[str, Any]]:
-    """``(preset, profile)`` from a ``Pulumi.<stack>.yaml`` — the same keys ``pulumi up`` reads."""
-    from blueprints.errors import read_text_file
+def engine_value(value: Any) -> str:
+    """A config value as the Pulumi engine hands it to a program: strings as they are, the rest as JSON."""
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
-    text = read_text_file(path, "stack config")
-    try:
-        document = yaml.safe_load(text) or {}
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise UserInputError("invalid stack config", [Problem(str(path), "(file)", f"is not valid YAML{where}: {getattr(exc, 'problem', exc)}")]) from None
+
+def engine_config(path: Path) -> dict[str, str]:
+    """Every config key of a ``Pulumi.<stack>.yaml``, in the form `pulumi up` gives the program."""
+    document = yamlsafe.load(read_text_file(path, "stack config"), f"stack config {path}")
     config = document.get("config") if isinstance(document, dict) else None
     if not isinstance(config, dict):
         raise UserInputError("invalid stack config", [Problem(f"{path}: config", config, f"a stack config needs a 'config:' mapping with '{PRESET_KEY}' and/or '{PROFILE_KEY}'")])
-    return stack_config_values(config, source=str(path))
+    return {str(key): engine_value(value) for key, value in config.items()}
 
 
-def stack_config_values(config: dict[str, Any], *, source: str) -> tuple[str | None, dict[str, Any]]:
-    """Pick the aitrain keys out of a Pulumi config mapping; reject unknown ``aitrain:`` keys."""
+def read_settings(config: Mapping[str, Any], *, source: str) -> StackSettings:
+    """Decode the ``aitrain:*`` keys of an engine-form config; reject unknown or mis-nested ones.
+
+    ``pulumi config set aitrain:profile.compute.nodes 4`` (without ``--path``) makes a key literally named
+    ``aitrain:profile.compute.nodes``; it is an error here, with the command that sets it properly.
+    """
     problems = []
-    ours = {k: v for k, v in config.items() if k.startswith(f"{NAMESPACE}:")}
-    for key in ours:
-        if key not in (PRESET_KEY, PROFILE_KEY):
-            problems.append(Problem(f"config.{key}", ours[key], f"unknown key; allowed: '{PRESET_KEY}', '{PROFILE_KEY}'", did_you_mean(key, (PRESET_KEY, PROFILE_KEY))))
+    ours: dict[str, Any] = {}
+    for raw_key, value in config.items():
+        key = _canonical_key(str(raw_key))
+        if not key.startswith(f"{NAMESPACE}:"):
+            continue
+        if key in KNOWN_KEYS:
+            ours[key] = value
+            continue
+        nested = next((k for k in KNOWN_KEYS if key.startswith((k + ".", k + ":", k + "["))), None)
+        if nested:
+            path = key[len(nested) + 1:]
+            problems.append(Problem(
+                f"config.{key}", value,
+                f"is a key named with a dot, not a path into '{nested}'",
+                f"run `pulumi config rm '{key}'` and `pulumi config set --path '{nested}.{path}' <value>`",
+            ))
+        else:
+            problems.append(Problem(f"config.{key}", value, f"unknown key; allowed: {join_allowed(KNOWN_KEYS)}", did_you_mean(key, KNOWN_KEYS)))
     preset = ours.get(PRESET_KEY)
-    profile = ours.get(PROFILE_KEY) or {}
+    profile = _decode_object(ours.get(PROFILE_KEY), problems)
     if preset is not None and not isinstance(preset, str):
         problems.append(Problem(f"config.{PRESET_KEY}", preset, "must be a preset name (a string)"))
-    if not isinstance(profile, dict):
-        problems.append(Problem(f"config.{PROFILE_KEY}", profile, "must be a mapping (a structured profile object)"))
     if preset is None and not profile and not problems:
         problems.append(Problem("config", "(none)", f"set '{PRESET_KEY}' (e.g. medical-imaging) or a structured '{PROFILE_KEY}'"))
     if problems:
         raise UserInputError(f"invalid stack config {source}", problems)
-    return preset, profile
+    return StackSettings(preset, profile)
 
 
-def parse_overrides(assignments: list[str]) -> list[tuple[str, Any]]:
-    """``["compute.nodes=16"]`` → ``[("compute.nodes", 16)]``; values are read as YAML scalars."""
-    leaves = _leaf_paths()
+def with_cli_inputs(config: dict[str, str], preset: str | None, overrides: list[tuple[str, Any]]) -> dict[str, str]:
+    """The engine-form config with a preset argument and ``--set`` overrides folded in, as `pulumi config set` would."""
+    out = dict(config)
+    stack_preset = out.get(PRESET_KEY)
+    if preset is not None:
+        if stack_preset is not None and stack_preset != preset:
+            raise UserInputError("conflicting presets", [Problem("preset", preset, f"the stack config sets '{PRESET_KEY}: {stack_preset}'; drop the argument or change the stack file")])
+        out[PRESET_KEY] = preset
+    if overrides:
+        problems: list[Problem] = []
+        profile = _decode_object(out.get(PROFILE_KEY), problems)
+        if problems:
+            raise UserInputError("invalid stack config", problems)
+        for path, value in overrides:
+            profile = set_path(profile, path, value)
+        out[PROFILE_KEY] = engine_value(profile)
+    return out
+
+
+def resolve(settings: StackSettings, models: Mapping[str, type[ProfileBase]], *, catalog: "Catalog", today: dt.date) -> tuple[dict[str, Any], ProfileBase]:
+    """Merge preset → profile (later wins) and validate once: the raw dict and the profile."""
+    from blueprints.profile import parse_profile
+
+    data: dict[str, Any] = load_preset(settings.preset) if settings.preset else {}
+    if settings.profile:
+        data = merge(data, settings.profile)
+    return data, parse_profile(data, models=models, catalog=catalog, today=today)
+
+
+def parse_overrides(assignments: list[str], models: Mapping[str, type[ProfileBase]]) -> list[tuple[str, Any]]:
+    """``["compute.nodes=16"]`` → ``[("compute.nodes", 16)]``; values are read by the bounded YAML loader (``19:00`` stays text)."""
+    leaves = leaf_paths(models)
     problems: list[Problem] = []
     out = []
     for text in assignments:
@@ -96,11 +161,7 @@ def parse_overrides(assignments: list[str]) -> list[tuple[str, Any]]:
             hint = did_you_mean(path, leaves)
             problems.append(Problem(f"--set {path}", raw, f"unknown profile path; common ones: {', '.join(CONTRACT_PATHS)}", hint))
             continue
-        try:
-            value = yaml.safe_load(raw) if raw.strip() else None
-        except yaml.YAMLError:
-            value = raw
-        out.append((path, value))
+        out.append((path, yamlsafe.load_scalar(raw, f"--set {path}")))
     if problems:
         raise UserInputError("invalid --set override", problems)
     return out
@@ -129,24 +190,6 @@ def set_path(data: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
     return out
 
 
-def build_profile_dict(preset: str | None = None, stack_profile: dict[str, Any] | None = None, overrides: list[tuple[str, Any]] = ()) -> dict[str, Any]:
-    """Merge preset → stack config profile → overrides (later wins), before validation."""
-    data: dict[str, Any] = load_preset(preset) if preset else {}
-    if stack_profile:
-        data = merge(data, stack_profile)
-    for path, value in overrides:
-        data = set_path(data, path, value)
-    return data
-
-
-def resolve_profile(preset: str | None = None, stack_profile: dict[str, Any] | None = None, overrides: list[tuple[str, Any]] = ()) -> tuple[dict[str, Any], ProfileModel]:
-    """The merged raw dict and the validated profile (validated once, after merging)."""
-    if not preset and not stack_profile:
-        raise UserInputError("no profile given", [Problem("preset", None, f"name a preset ({join_allowed(preset_names())}) or give --stack-config")])
-    data = build_profile_dict(preset, stack_profile, overrides)
-    return data, parse_profile(data)
-
-
 def render_stack_config(profile: dict[str, Any], preset: str | None = None) -> str:
     """YAML text of a ``Pulumi.<stack>.yaml`` that ``pulumi up`` and ``aitrain plan --stack-config`` accept."""
     config: dict[str, Any] = {}
@@ -158,13 +201,25 @@ def render_stack_config(profile: dict[str, Any], preset: str | None = None) -> s
     return header + yaml.safe_dump({"config": config}, sort_keys=False, allow_unicode=True)
 
 
-def _leaf_paths() -> list[str]:
-    fields = _all_known_fields()
-    parents = set(fields)
-    leaves = []
-    for parent, keys in fields.items():
-        for key in keys:
-            path = f"{parent}.{key}" if parent else key
-            if path not in parents:
-                leaves.append(path)
-    return sorted(leaves)
+def _canonical_key(key: str) -> str:
+    """``aitrain:config:profile`` (the engine's older spelling) → ``aitrain:profile``."""
+    namespace, sep, rest = key.partition(":")
+    if sep and rest.startswith("config:"):
+        return f"{namespace}:{rest[len('config:'):]}"
+    return key
+
+
+def _decode_object(value: Any, problems: list[Problem]) -> dict[str, Any]:
+    """A structured config value: the engine passes it as JSON text, a YAML file as a mapping."""
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except (json.JSONDecodeError, RecursionError):
+            problems.append(Problem(f"config.{PROFILE_KEY}", value, "must be a mapping (a structured profile object); set fields with `pulumi config set --path`"))
+            return {}
+    if not isinstance(value, dict):
+        problems.append(Problem(f"config.{PROFILE_KEY}", value, "must be a mapping (a structured profile object)"))
+        return {}
+    return value

@@ -10,23 +10,39 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from blueprints import guardrails
 from blueprints.plan import Plan, PlannedResource
-from blueprints.preview import preview_profile, record
-from blueprints.stackconfig import read_stack_config, resolve_profile
+from blueprints.catalog import Catalog
+from blueprints.preview import preview, record
 
 
-def offline_plan(preset: str | None = None, *, profile: dict[str, Any] | None = None, stack_config: Path | None = None, overrides: dict[str, Any] | None = None) -> Plan:
-    """The Plan of a preset and/or profile dict (merged preset → stack config → profile → overrides)."""
-    stack_preset, stack_profile = read_stack_config(Path(stack_config)) if stack_config else (None, {})
-    from blueprints.stackconfig import merge
+def offline_plan(
+    preset: str | None = None,
+    *,
+    profile: dict[str, Any] | None = None,
+    stack_config: Path | None = None,
+    overrides: dict[str, Any] | None = None,
+    catalog: Catalog | None = None,
+    today: dt.date | None = None,
+) -> Plan:
+    """The Plan of a preset and/or profile dict (merged preset → stack config → profile → overrides).
 
-    merged = merge(stack_profile, profile or {})
-    data, model = resolve_profile(preset or stack_preset, merged, list((overrides or {}).items()))
-    return preview_profile(data, model)
+    ``catalog`` defaults to ``load_catalog()`` and ``today`` to the clock (``AITRAIN_TODAY`` or the system date).
+    """
+    from blueprints import clock
+    from blueprints.catalog import load_catalog
+    from blueprints.stackconfig import PROFILE_KEY, engine_config, engine_value, merge, read_settings, with_cli_inputs
+
+    config = engine_config(Path(stack_config)) if stack_config else {}
+    if profile:
+        current = read_settings(config, source="stack config").profile if PROFILE_KEY in config else {}
+        config[PROFILE_KEY] = engine_value(merge(current, profile))
+    config = with_cli_inputs(config, preset, list((overrides or {}).items()))
+    return preview(config, catalog=catalog or load_catalog(), today=today or clock.today())
 
 
 def record_program(program: Callable[[], None], *, zones: Iterable[str], image_id: str | None = None, config: dict[str, str] | None = None) -> list[PlannedResource]:

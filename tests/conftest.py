@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
+
+# Every plan in the suite (and in subprocesses it starts) is made "today" = this date, so golden plans and
+# off-hours schedules are byte-deterministic whatever day the suite runs.
+TODAY = "2026-11-30"
+os.environ["AITRAIN_TODAY"] = TODAY
 
 
 def pytest_addoption(parser):

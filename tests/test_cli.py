@@ -121,7 +121,9 @@ def test_the_committed_example_stack_config_plans():
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["profile_name"] == "imaging-dev" and data["summary"]["nodes"] == 2
-    assert {r["inputs"]["zoneId"] for r in data["resources"] if r["type"] == "alicloud:vpc/switch:Switch"} == {"cn-shanghai-e"}
+    assert data["outputs"]["compute_zone_ids"] == ["cn-shanghai-e"]
+    (cluster_set,) = [r for r in data["resources"] if r["type"] == "alicloud:ecs/ecsInstanceSet:EcsInstanceSet"]
+    assert cluster_set["inputs"]["zoneId"] == "cn-shanghai-e"
     assert all(r["inputs"]["tags"]["owner"] == "ml-platform" for r in data["resources"] if "tags" in r["inputs"])
 
 
@@ -136,3 +138,71 @@ def test_markdown_cells_escape_pipes_and_newlines():
 
     assert markdown_cell("a|b\nc") == "a\\|b c"
     assert markdown_cell({"k": "x|y"}) == "{k: x\\|y}"
+
+
+# Every command through the real app (`blueprints.cli.app`), so a command that is not registered fails here.
+COMMANDS = ("plan", "presets", "catalog", "diff", "recommend", "estimate")
+EXAMPLE_JOB = str(__import__("pathlib").Path(__file__).resolve().parents[1] / "examples" / "medical-imaging.yaml")
+
+
+def test_help_lists_every_command():
+    result = invoke("--help")
+    assert result.exit_code == 0
+    assert "Turn an AI-training job into reviewable" in result.stdout
+    for command in COMMANDS:
+        assert f" {command} " in result.stdout, command
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_each_command_has_help(command):
+    result = invoke(command, "--help")
+    assert result.exit_code == 0, result.output
+    assert f"Usage: aitrain {command}" in result.stdout or f"{command} [OPTIONS]" in result.stdout
+
+
+def test_no_arguments_prints_help():
+    result = invoke()
+    assert "Commands" in result.output and "recommend" in result.output
+
+
+def test_recommend_on_the_real_app():
+    result = invoke("recommend", EXAMPLE_JOB)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("Job medical-imaging: transformer, 1.2e+09 parameters")
+    assert "CHOSEN: " in result.stdout and "Blueprint: fixed-cluster" in result.stdout
+
+
+def test_estimate_on_the_real_app():
+    result = invoke("estimate", EXAMPLE_JOB, "--instance-type", "ecs.gn7e-c16g1.32xlarge", "--nodes", "12")
+    assert result.exit_code == 0, result.output
+    assert "12 × ecs.gn7e-c16g1.32xlarge = 96 × A100-SXM4-80GB" in result.stdout
+    assert "feasible             yes" in result.stdout
+
+
+def test_advisor_bad_input_exits_2_on_the_real_app():
+    result = invoke("estimate", EXAMPLE_JOB, "--instance-type", "ecs.gn7e-c16g1.32xlarg")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("error: ") and "did you mean" in result.stderr and "Traceback" not in result.output
+
+
+def test_diff_table_on_the_real_app(tmp_path, medical_plan):
+    old = tmp_path / "old.json"
+    old.write_text(medical_plan.to_json())
+    data = json.loads(medical_plan.to_json())
+    for r in data["resources"]:
+        if r["name"] == "medical-imaging-storage-fs":
+            r["retain_on_delete"] = False
+    new = tmp_path / "new.json"
+    new.write_text(json.dumps(data))
+    same = invoke("diff", str(old), str(old))
+    assert same.exit_code == 0 and same.stdout == "aitrain plan diff\n\nNo changes.\n"
+    result = invoke("diff", str(old), str(new))
+    assert result.exit_code == 0, result.output
+    assert "0 added, 1 changed, 0 removed" in result.stdout
+    assert result.stdout.endswith("Data-safety risks:\n- medical-imaging-storage-fs: retain_on_delete is switched off\n")
+
+
+def test_catalog_table_on_the_real_app():
+    result = invoke("catalog", "--gpu", "A10", "--min-gpus", "1")
+    assert result.exit_code == 0, result.output
+    assert "ecs.gn7i-c32g1.8xlarge" in result.stdout

@@ -35,7 +35,7 @@ def node(**extra) -> NodeSpec:
 
 
 def network_args(**extra) -> TrainingNetworkArgs:
-    values = dict(region="cn-shanghai", vpc_cidr="10.0.0.0/16", instance_type="ecs.gn7e-c16g1.32xlarge", zone_count=1)
+    values = dict(region="cn-shanghai", vpc_cidr="10.0.0.0/16", region_zones=tuple(ZONES), storage_zone="cn-shanghai-a", instance_type="ecs.gn7e-c16g1.32xlarge", compute_zone_count=1)
     values.update(extra)
     return TrainingNetworkArgs(**values)
 
@@ -68,10 +68,22 @@ def test_network_without_admin_cidr_opens_no_ssh():
 
 
 def test_network_places_vswitches_only_in_zones_the_cloud_offers():
-    args = network_args(zone_count=3, preferred_zones=("cn-shanghai-e", "cn-shanghai-z", "cn-shanghai-a"))
+    args = network_args(compute_zone_count=3, preferred_zones=("cn-shanghai-e", "cn-shanghai-z", "cn-shanghai-a"))
     resources = record_program(lambda: TrainingNetwork("net", args), zones=ZONES)
     assert [r.inputs["zoneId"] for r in by_type(resources, "vpc.Switch")] == ["cn-shanghai-a", "cn-shanghai-e"]
     assert len(by_type(resources, "vpc.SnatEntry")) == 2
+
+
+def test_the_storage_zone_keeps_its_vswitch_and_cidr_whatever_compute_does():
+    """Storage is bound to its zone's vSwitch: compute elsewhere adds a vSwitch, never moves that one."""
+    alone = record_program(lambda: TrainingNetwork("net", network_args(storage_zone="cn-shanghai-b")), zones=["cn-shanghai-b"])
+    apart = record_program(lambda: TrainingNetwork("net", network_args(storage_zone="cn-shanghai-b")), zones=["cn-shanghai-e"])
+    switch = lambda resources, zone: next(r for r in resources if r.short_type == "vpc.Switch" and r.inputs["zoneId"] == zone)
+    assert switch(alone, "cn-shanghai-b").name == switch(apart, "cn-shanghai-b").name == "net-vsw-cn-shanghai-b"
+    assert switch(alone, "cn-shanghai-b").inputs == switch(apart, "cn-shanghai-b").inputs
+    assert switch(apart, "cn-shanghai-e").inputs["cidrBlock"] == "10.0.32.0/20"
+    (nat,) = by_type(apart, "vpc.NatGateway")
+    assert nat.inputs["vswitchId"] == "${net-vsw-cn-shanghai-b.id}"
 
 
 def test_network_fails_clearly_when_no_zone_offers_the_type():
@@ -191,7 +203,7 @@ def offline_mocks():
 @pulumi.runtime.test
 def test_network_outputs_resolve_under_mocks(offline_mocks):
     # Returning the Output makes pulumi.runtime.test await it, so a failing assertion fails the test.
-    network = TrainingNetwork("net", network_args(zone_count=2))
+    network = TrainingNetwork("net", network_args(compute_zone_count=2))
     assert network.zone_ids == ["cn-shanghai-a", "cn-shanghai-b"]
 
     def check(values):

@@ -9,32 +9,51 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from blueprints.layout import LayoutError, choose_zones, instance_batches, off_hours_tasks, vswitch_cidrs
+from blueprints.layout import LayoutError, choose_compute_zones, instance_batches, network_zones, off_hours_tasks, vswitch_cidr
 
 
-def test_vswitch_cidrs_are_disjoint_subnets_of_the_vpc():
-    cidrs = vswitch_cidrs("10.20.0.0/16", 3)
-    assert cidrs == ["10.20.0.0/20", "10.20.16.0/20", "10.20.32.0/20"]
+ZONES = ("cn-shanghai-a", "cn-shanghai-b", "cn-shanghai-e", "cn-shanghai-f")
+
+
+def test_vswitch_cidr_is_numbered_by_the_zone_not_by_how_many_zones_are_used():
+    cidrs = [vswitch_cidr("10.20.0.0/16", z, ZONES) for z in ZONES]
+    assert cidrs == ["10.20.0.0/20", "10.20.16.0/20", "10.20.32.0/20", "10.20.48.0/20"]
     nets = [ipaddress.ip_network(c) for c in cidrs]
     assert all(n.subnet_of(ipaddress.ip_network("10.20.0.0/16")) for n in nets)
-    assert not nets[0].overlaps(nets[1])
+    assert not any(a.overlaps(b) for i, a in enumerate(nets) for b in nets[i + 1:])
 
 
-def test_vswitch_prefix_is_capped_at_29():
-    assert vswitch_cidrs("192.168.0.0/27", 2) == ["192.168.0.0/29", "192.168.0.8/29"]
-    with pytest.raises(LayoutError):
-        vswitch_cidrs("192.168.0.0/28", 3)
+def test_vswitch_prefix_is_capped_at_29_and_slots_run_out_with_a_message():
+    assert vswitch_cidr("192.168.0.0/27", "cn-shanghai-b", ZONES) == "192.168.0.8/29"
+    with pytest.raises(LayoutError, match="room for 2 vSwitches of /29; zone cn-shanghai-e is number 3"):
+        vswitch_cidr("192.168.0.0/28", "cn-shanghai-e", ZONES)
+    with pytest.raises(LayoutError, match="not in the catalog's zone list"):
+        vswitch_cidr("10.0.0.0/16", "cn-shanghai-x", ZONES)
 
 
-def test_choose_zones_keeps_preference_order_and_skips_unavailable():
+def choose(available, preferred=(), storage="cn-shanghai-a", count=3):
+    return choose_compute_zones(available, preferred, storage, count, region_zones=ZONES, instance_type="t", region="r")
+
+
+def test_compute_zones_keep_preference_order_and_skip_unavailable():
     available = ["cn-shanghai-b", "cn-shanghai-a", "cn-shanghai-e"]
-    assert choose_zones(available, ("cn-shanghai-e", "cn-shanghai-x", "cn-shanghai-a"), 3, instance_type="t", region="r") == ["cn-shanghai-e", "cn-shanghai-a"]
-    assert choose_zones(available, (), 2, instance_type="t", region="r") == ["cn-shanghai-a", "cn-shanghai-b"]
+    assert choose(available, ("cn-shanghai-e", "cn-shanghai-x", "cn-shanghai-a")) == ["cn-shanghai-e", "cn-shanghai-a"]
+    assert choose(available, count=2) == ["cn-shanghai-a", "cn-shanghai-b"]
+
+
+def test_compute_follows_storage_when_the_storage_zone_offers_the_type():
+    assert choose(["cn-shanghai-b", "cn-shanghai-e", "cn-shanghai-f"], storage="cn-shanghai-e", count=1) == ["cn-shanghai-e"]
+    assert choose(["cn-shanghai-b", "cn-shanghai-f"], storage="cn-shanghai-e", count=1) == ["cn-shanghai-b"]
+
+
+def test_network_zones_always_include_storage_in_region_order():
+    assert network_zones("cn-shanghai-e", ["cn-shanghai-f", "cn-shanghai-a"], ZONES) == ["cn-shanghai-a", "cn-shanghai-e", "cn-shanghai-f"]
+    assert network_zones("cn-shanghai-a", ["cn-shanghai-a"], ZONES) == ["cn-shanghai-a"]
 
 
 def test_choose_zones_explains_when_nothing_fits():
     with pytest.raises(LayoutError) as info:
-        choose_zones(["cn-shanghai-b"], ("cn-shanghai-a",), 1, instance_type="ecs.gn7e-c16g1.32xlarge", region="cn-shanghai")
+        choose_compute_zones(["cn-shanghai-b"], ("cn-shanghai-a",), "cn-shanghai-a", 1, region_zones=ZONES, instance_type="ecs.gn7e-c16g1.32xlarge", region="cn-shanghai")
     message = str(info.value)
     assert "no zone among network.zones ['cn-shanghai-a'] in cn-shanghai offers ecs.gn7e-c16g1.32xlarge" in message
     assert "zones that do: cn-shanghai-b" in message

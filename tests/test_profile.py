@@ -6,9 +6,26 @@ import copy
 
 import pytest
 
+import datetime as dt
+
+from blueprints import architectures
+from blueprints.architectures.autoscaling_pool import AutoscalingProfile
+from blueprints.architectures.fixed_cluster import FixedClusterProfile
+from blueprints.catalog import load_catalog
 from blueprints.errors import UserInputError
-from blueprints.profile import AutoscalingProfile, FixedClusterProfile, alias_note, parse_profile
-from blueprints.stackconfig import load_preset, parse_overrides, resolve_profile
+from blueprints.stackconfig import StackSettings, load_preset, parse_overrides, resolve, with_cli_inputs
+
+CATALOG = load_catalog()
+TODAY = dt.date(2026, 11, 30)
+MODELS = architectures.profile_models()
+
+
+def parse_profile(data, today=TODAY):
+    return architectures.parse(data, catalog=CATALOG, today=today)
+
+
+def alias_note(profile):
+    return profile.alias_note
 
 
 def medical() -> dict:
@@ -145,11 +162,110 @@ def test_tier_must_match_kind():
     assert "not valid for kind 'extreme_nas'" in p.message and "'advance'" in p.message
 
 
-def test_off_hours_needs_a_start_date_and_a_real_time_zone():
+def test_off_hours_start_defaults_to_tomorrow_by_the_given_clock():
+    profile = parse_profile(autoscaling())
+    assert profile.cost.off_hours.start_date is None
+    assert profile.cost.off_hours.first_day(TODAY) == dt.date(2026, 12, 1)
+
+
+@pytest.mark.parametrize("start", ["2026-11-30", "2026-11-01", "2027-02-28", "9999-12-31", "0001-01-01"])
+def test_off_hours_start_outside_the_ess_window_names_the_allowed_range(start):
     data = autoscaling()
-    data["cost"]["off_hours"].pop("start_date")
+    data["cost"]["off_hours"]["start_date"] = start
     (p,) = problems(data)
-    assert p.path == "cost.off_hours" and "start_date is required" in p.message
+    assert p.path == "cost.off_hours.start_date" and p.value == start
+    assert "must be from 2026-12-01 to 2027-02-27" in p.message and "today is 2026-11-30" in p.message
+
+
+def test_off_hours_start_inside_the_window_is_kept():
+    data = autoscaling()
+    data["cost"]["off_hours"]["start_date"] = "2027-02-27"
+    assert parse_profile(data).cost.off_hours.first_day(TODAY) == dt.date(2027, 2, 27)
+
+
+@pytest.mark.parametrize("path, value", [
+    (("cost", "off_hours", "work_end"), "19:00\n"),
+    (("cost", "off_hours", "start_date"), "2026-12-01\n"),
+    (("name",), "medical\n"),
+    (("description",), "fine\n## guardrails: all passed"),
+])
+def test_names_times_and_text_are_matched_whole(path, value):
+    data = autoscaling()
+    target = data
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    found = problems(data)
+    assert [p.path for p in found] == [".".join(path)]
+
+
+def test_numbers_written_as_text_keep_their_meaning_and_words_do_not():
+    data = autoscaling()
+    data["compute"].update(max_nodes="8", scale_in_gpu_percent="37.5")
+    profile = parse_profile(data)
+    assert profile.compute.max_nodes == 8 and profile.compute.scale_in_gpu_percent == 37.5
+
+
+def test_repeated_zones_are_rejected():
+    data = medical()
+    data["network"]["zones"] = ["cn-shanghai-a", "cn-shanghai-a", "cn-shanghai-a"]
+    (p,) = problems(data)
+    assert p.path == "network.zones" and "cn-shanghai-a more than once" in p.message
+
+
+@pytest.mark.parametrize("key, value, expected", [
+    ("https://x", "v", "contains 'http://' or 'https://'"),
+    ("aliyun-owner", "v", "reserves ('aliyun', 'acs:')"),
+    ("ACS:team", "v", "reserves ('aliyun', 'acs:')"),
+    ("team", "acs:x", "reserved prefix 'acs:'"),
+    ("team", "x" * 129, "at most 128"),
+    ("managed-by", "me", "set by aitrain itself"),
+    ("team", "a\x1b[31m", "control characters"),
+])
+def test_tags_follow_alibaba_cloud_tag_rules(key, value, expected):
+    data = medical()
+    data["tags"] = {key: value}
+    (p,) = problems(data)
+    assert p.path == "tags" and expected in p.message
+
+
+def test_too_many_tags_are_rejected():
+    data = medical()
+    data["tags"] = {f"k{i}": "v" for i in range(19)}
+    (p,) = problems(data)
+    assert "at most 18" in p.message
+
+
+def test_the_other_blueprints_keys_name_the_blueprint_that_takes_them():
+    data = medical()
+    data["compute"].update(min_nodes=1, max_nodes=4)
+    del data["compute"]["nodes"]
+    found = {p.path: p for p in problems(data)}
+    assert "is a key of blueprint 'autoscaling-pool', not of 'fixed-cluster'" in found["compute.min_nodes"].message
+    assert "'nodes'" in found["compute.min_nodes"].message
+    assert found["compute.min_nodes"].hint == "set blueprint: autoscaling-pool to use it"
+    data = autoscaling()
+    data["compute"]["nodes"] = 3
+    (p,) = problems(data)
+    assert p.path == "compute.nodes" and "blueprint 'fixed-cluster'" in p.message
+
+
+def test_storage_zone_must_be_a_zone_of_the_region():
+    data = medical()
+    data["storage"]["zone"] = "cn-hangzhou-h"
+    (p,) = problems(data)
+    assert "cn-hangzhou-h" in p.message and "not zones of cn-shanghai" in p.message
+
+
+def test_hostile_blueprint_values_are_clean_errors():
+    for value in ({"a": 1}, ["x"], 3):
+        data = medical()
+        data["blueprint"] = value
+        (p,) = problems(data)
+        assert p.path == "blueprint" and "unknown blueprint" in p.message
+
+
+def test_off_hours_needs_a_real_time_zone():
     data = autoscaling()
     data["cost"]["off_hours"]["timezone"] = "Asia/Shangai"
     (p,) = problems(data)
@@ -158,7 +274,7 @@ def test_off_hours_needs_a_start_date_and_a_real_time_zone():
 
 def test_fixed_cluster_cannot_sleep_off_hours():
     data = medical()
-    data["cost"] = {"off_hours": {"enabled": True, "start_date": "2026-12-01"}}
+    data["cost"] = {"off_hours": {"enabled": True}}
     (p,) = problems(data)
     assert "autoscaling-pool" in p.message
 
@@ -185,14 +301,17 @@ def test_unknown_blueprint_and_preset_get_suggestions():
 
 
 def test_set_overrides_are_typed_and_applied_after_the_preset():
-    data, profile = resolve_profile("medical-imaging", None, parse_overrides(["compute.nodes=128", "network.admin_cidr=203.0.113.0/24"]))
+    config = with_cli_inputs({}, "medical-imaging", parse_overrides(["compute.nodes=128", "network.admin_cidr=203.0.113.0/24"], MODELS))
+    from blueprints.stackconfig import read_settings
+
+    data, profile = resolve(read_settings(config, source="t"), MODELS, catalog=CATALOG, today=TODAY)
     assert profile.compute.nodes == 128 and data["compute"]["nodes"] == 128
     assert profile.network.admin_cidr == "203.0.113.0/24"
 
 
 def test_set_rejects_unknown_paths_with_suggestion():
     with pytest.raises(UserInputError) as info:
-        parse_overrides(["compute.node=3", "nonsense"])
+        parse_overrides(["compute.node=3", "nonsense"], MODELS)
     paths = [p.path for p in info.value.problems]
     assert paths == ["--set compute.node", "--set"]
     assert info.value.problems[0].hint == "did you mean 'compute.nodes'?"

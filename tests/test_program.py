@@ -153,3 +153,111 @@ def test_every_resource_and_lookup_uses_the_region_pinned_provider():
     assert alicloud_resources and all("pulumi:providers:alicloud::medical-imaging-cn-shanghai" in (r.provider or "") for r in alicloud_resources)
     assert {token for token, _ in calls} == {"alicloud:index/getZones:getZones", "alicloud:ecs/getImages:getImages"}
     assert all("medical-imaging-cn-shanghai" in (p or "") for _, p in calls)
+
+
+# --- one reading of the stack config: `pulumi up` and `aitrain plan --stack-config` fail alike ---
+
+MISKEYED = [
+    ({"aitrain:presets": "medical-imaging"}, "config.aitrain:presets", "did you mean 'aitrain:preset'?"),
+    ({"aitrain:preset": "medical-imaging", "aitrain:profile_typo": "{}"}, "config.aitrain:profile_typo", "unknown key"),
+    ({"aitrain:preset": "medical-imaging", "aitrain:profile.compute.nodes": "4"}, "config.aitrain:profile.compute.nodes",
+     "pulumi config set --path 'aitrain:profile.compute.nodes' <value>"),
+]
+
+
+@pytest.mark.parametrize("config, path, text", MISKEYED)
+def test_pulumi_up_and_the_plan_refuse_miskeyed_config_with_the_same_message(config, path, text, tmp_path):
+    import pulumi
+    import yaml
+    from typer.testing import CliRunner
+
+    from blueprints.cli import app
+
+    with pytest.raises(pulumi.RunError) as info:
+        run_infra_main(config)
+    up_message = str(info.value)
+    assert path in up_message and text in up_message and "Traceback" not in up_message
+    stack = tmp_path / "Pulumi.dev.yaml"
+    stack.write_text(yaml.safe_dump({"config": config}), encoding="utf-8")
+    result = CliRunner().invoke(app, ["plan", "--stack-config", str(stack)])
+    assert result.exit_code == 2
+    plan_problems = [line for line in result.output.splitlines() if line.startswith("  - ")]
+    assert plan_problems == [line for line in up_message.splitlines() if line.startswith("  - ")]
+
+
+def test_pulumi_up_checks_the_off_hours_date_against_its_clock(monkeypatch):
+    import pulumi
+
+    monkeypatch.setenv("AITRAIN_TODAY", "2026-11-30")
+    profile = json.dumps({"cost": {"off_hours": {"start_date": "2027-06-01"}}})
+    with pytest.raises(pulumi.RunError, match="must be from 2026-12-01 to 2027-02-27"):
+        run_infra_main({PRESET_KEY: "autoscaling-training", PROFILE_KEY: profile})
+
+
+def test_a_preset_argument_that_contradicts_the_stack_preset_is_an_error(tmp_path):
+    import yaml
+    from typer.testing import CliRunner
+
+    from blueprints.cli import app
+
+    stack = tmp_path / "Pulumi.dev.yaml"
+    stack.write_text(yaml.safe_dump({"config": {"aitrain:preset": "medical-imaging"}}), encoding="utf-8")
+    result = CliRunner().invoke(app, ["plan", "autoscaling-training", "--stack-config", str(stack)])
+    assert result.exit_code == 2 and "the stack config sets 'aitrain:preset: medical-imaging'" in result.output
+
+
+# --- storage never follows compute ---
+
+class ZonedCatalog:
+    """The shipped catalog, with per-type zone lists where each family lives in different zones of cn-shanghai."""
+
+    ZONES = {
+        "ecs.gn7e-c16g1.32xlarge": ("cn-shanghai-b", "cn-shanghai-e"),
+        "ecs.gn7i-c32g1.8xlarge": ("cn-shanghai-f", "cn-shanghai-g", "cn-shanghai-l"),
+        "ecs.gn6e-c12g1.24xlarge": ("cn-shanghai-a",),
+        "ecs.gn7-c13g1.26xlarge": ("cn-shanghai-m", "cn-shanghai-n"),
+    }
+
+    def __init__(self):
+        self._catalog = load_catalog()
+
+    def __getattr__(self, name):
+        return getattr(self._catalog, name)
+
+    def zones_offering(self, instance_type, region):
+        return self.ZONES.get(instance_type)
+
+
+def storage_view(plan):
+    """Everything storage depends on: the file system, its access rules and mount target, its vSwitch and the VPC."""
+    (fs,) = plan.find("nas.FileSystem")
+    keep = {r.name for r in plan.resources if r.parent == f"{plan.profile_name}-storage"}
+    keep |= {r.name for r in plan.find("vpc.Network")}
+    keep |= {r.name for r in plan.find("vpc.Switch") if r.inputs["zoneId"] == fs.inputs["zoneId"]}
+    return sorted((r.type, r.name, json.dumps(r.inputs, sort_keys=True), r.protect, r.retain_on_delete) for r in plan.resources if r.name in keep)
+
+
+@pytest.mark.parametrize("pinned", [(), ("cn-shanghai-e", "cn-shanghai-f", "cn-shanghai-a", "cn-shanghai-m")])
+def test_changing_compute_never_changes_any_storage_input(pinned):
+    from blueprints.stackconfig import load_preset
+
+    catalog = ZonedCatalog()
+    computes = [
+        ("fixed-cluster", {"instance_type": "ecs.gn7e-c16g1.32xlarge", "nodes": 12}),
+        ("fixed-cluster", {"instance_type": "ecs.gn7e-c16g1.32xlarge", "nodes": 128}),
+        ("fixed-cluster", {"instance_type": "ecs.gn7i-c32g1.8xlarge", "nodes": 12}),
+        ("fixed-cluster", {"instance_type": "ecs.gn6e-c12g1.24xlarge", "nodes": 3}),
+        ("fixed-cluster", {"instance_type": "ecs.gn7-c13g1.26xlarge", "nodes": 2}),
+        ("autoscaling-pool", {"instance_type": "ecs.gn7i-c32g1.8xlarge", "min_nodes": 0, "max_nodes": 4}),
+        ("autoscaling-pool", {"instance_type": "ecs.gn7-c13g1.26xlarge", "min_nodes": 1, "max_nodes": 2}),
+    ]
+    views = []
+    compute_zones = set()
+    for blueprint, compute in computes:
+        profile = {**load_preset("medical-imaging"), "blueprint": blueprint, "compute": compute}
+        profile["network"] = {**profile["network"], "zones": list(pinned)}
+        plan = offline_plan(profile=profile, catalog=catalog)
+        views.append(storage_view(plan))
+        compute_zones.update(plan.outputs["compute_zone_ids"])
+    assert all(view == views[0] for view in views[1:])
+    assert len(compute_zones) >= 3  # compute really moved between zones while storage stayed

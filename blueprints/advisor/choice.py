@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from blueprints.advisor import sizing
 from blueprints.advisor.explanations import data_path_findings, option_notes, what_to_relax, why_not
 from blueprints.advisor.job import Job
 from blueprints.advisor.options import HARD, OBJECTIVES, Option, type_context, enumerate_options, evaluate
 from blueprints.advisor.storage import StorageChoice, choose_storage
+from blueprints.advisor.budget import BudgetTier
 from blueprints.advisor.tiers import Tier, tier_for
 
 
@@ -70,8 +71,18 @@ def needed_mb_s(job: Job, hours: float | None) -> float | None:
     return (read or 0.0) + (ingest or 0.0)
 
 
-def recommend(job: Job, catalog: Any, objective: str = "cost", options: list[Option] | None = None) -> Recommendation:
-    """Choose the best feasible option by objective (cost: cheapest per run; time: fastest) and explain the rest."""
+def recommend(
+    job: Job,
+    catalog: Any,
+    objective: str = "cost",
+    options: list[Option] | None = None,
+    *,
+    tiers: Sequence[BudgetTier],
+) -> Recommendation:
+    """Choose the best feasible option by objective (cost: cheapest per run; time: fastest) and explain the rest.
+
+    ``tiers`` are the budget tiers the blueprints declare (``blueprints.architectures.budget_tiers``).
+    """
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {OBJECTIVES}")
     options = enumerate_options(job, catalog) if options is None else options
@@ -90,7 +101,7 @@ def recommend(job: Job, catalog: Any, objective: str = "cost", options: list[Opt
         considered.append(Considered(best, is_chosen, "chosen: " + _chosen_why(chosen, objective) if is_chosen else why_not(best, chosen, objective)))
     considered.sort(key=lambda c: (not c.chosen, not c.option.feasible, c.option.key(objective)))
     relax = () if chosen is not None else tuple(what_to_relax(job, options, objective))
-    tier = tier_for(job, chosen)
+    tier = tier_for(job, chosen, tiers)
     storage = None
     findings: list[str] = []
     if chosen is not None:

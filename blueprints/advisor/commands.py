@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import enum
+import functools
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
 
-from blueprints.cli_support import OutputFormat, emit, reports_user_errors
+from blueprints.cli_support import OutputFormat, emit, reports_user_errors, same_file
 from blueprints.errors import Problem, UserInputError
 
 
@@ -122,7 +123,8 @@ def recommend(
     objective: Annotated[ObjectiveChoice, typer.Option("--objective", help="cost: cheapest per run that meets every constraint; time: fastest that does.")] = ObjectiveChoice.cost,
     output_format: Format = OutputFormat.table,
     out: Out = None,
-    write: Annotated[Optional[Path], typer.Option("--write", help="Also write the chosen configuration as a stack config (e.g. Pulumi.dev.yaml) that `aitrain plan --stack-config` and `pulumi up` accept.")] = None,
+    write: Annotated[Optional[Path], typer.Option("--write", help="Also write the chosen configuration as a stack config (e.g. Pulumi.dev.yaml) that `aitrain plan --stack-config` and `pulumi up` accept. An existing file keeps every other key, secure value and comment; only its aitrain:* keys are added.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="With --write: replace aitrain:* keys the existing stack file already sets to other values (other keys are kept either way).")] = False,
 ) -> None:
     """Recommend the cheapest (or fastest) real Alibaba Cloud configuration that meets the job's deadline and budget.
 
@@ -131,29 +133,38 @@ def recommend(
     job_values = dict(locals())  # first statement: only the arguments are in scope
     from blueprints.advisor.render import recommendation_dict, render_markdown, render_table, to_json
     from blueprints.advisor.choice import recommend as choose
+    from blueprints import clock
+    from blueprints.advisor.data import limits
     from blueprints.advisor.stack import stack_config_text
+    from blueprints.architectures import budget_tiers, parse
     from blueprints.catalog import load_catalog
+    from blueprints.stackfile import write_stack_file
 
+    if write is not None and out is not None and same_file(write, out):
+        raise UserInputError("--write and --out name the same file", [Problem("--write", str(write), f"is also the --out file ({out}); one would overwrite the other — give two different paths")])
     catalog = load_catalog()
     job = build_job(job_file, _job_flags(job_values), catalog)
-    rec = choose(job, catalog, objective.value)
-    stack_text = stack_config_text(rec) if write is not None and rec.chosen is not None else None
+    today = clock.today()
+    rec = choose(job, catalog, objective.value, tiers=budget_tiers(limits()))
+    validate = functools.partial(parse, catalog=catalog, today=today, source="recommended profile")
+    stack_text = stack_config_text(rec, validate) if write is not None and rec.chosen is not None else None
     if output_format is OutputFormat.json:
         text = to_json(recommendation_dict(rec, catalog.version))
     elif output_format is OutputFormat.markdown:
         text = render_markdown(rec)
     else:
         text = render_table(rec)
+    written = None
+    if stack_text is not None and write is not None:
+        # Before any output: a refused merge (exit 2) must not leave a half-done run behind.
+        written = write_stack_file(write, stack_text, force=force)
     emit(text, out)
     if write is not None:
-        if stack_text is None:
+        if written is None:
             typer.echo(f"not written: {write} (no feasible option; relax as suggested)", err=True)
         else:
-            try:
-                write.write_text(stack_text, encoding="utf-8")
-            except OSError as exc:
-                raise UserInputError("cannot write the stack config", [Problem("--write", str(write), f"{exc.strerror or exc}; give a writable path")]) from None
-            typer.echo(f"wrote {write}: preview it with `aitrain plan --stack-config {write}`", err=True)
+            verb = {"created": "wrote", "merged": "added the aitrain:* keys to", "replaced": "replaced the aitrain:* keys in", "unchanged": "already up to date:"}[written]
+            typer.echo(f"{verb} {write}: preview it with `aitrain plan --stack-config {write}`", err=True)
     if rec.chosen is None:
         raise typer.Exit(code=1)
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from blueprints import yamlsafe
 
 from blueprints.advisor.data import limits
 from blueprints.errors import Problem, UserInputError, did_you_mean, join_allowed, problems_from_validation_error
@@ -139,12 +140,7 @@ def load_job_dict(path: Path | None, overrides: Mapping[str, Any] | None = None)
     data: dict[str, Any] = {}
     if path is not None:
         text = read_text_file(path, "job file")
-        try:
-            loaded = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown position"
-            raise UserInputError("cannot parse the job file", [Problem(str(path), where, f"not valid YAML ({getattr(exc, 'problem', exc)})")]) from None
+        loaded = yamlsafe.load(text, f"job file {path}")
         if loaded is None:
             loaded = {}
         if not isinstance(loaded, dict):

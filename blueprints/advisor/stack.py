@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from blueprints.advisor.choice import Recommendation
 from blueprints.errors import Problem, UserInputError
@@ -13,11 +13,8 @@ def profile_dict(rec: Recommendation) -> dict[str, Any] | None:
     if rec.chosen is None or rec.tier is None:
         return None
     job, chosen, tier = rec.job, rec.chosen, rec.tier
-    if tier.blueprint == "autoscaling-pool":
-        # Scale to zero between runs; a run scales out to the recommended node count.
-        compute: dict[str, Any] = {"instance_type": chosen.instance_type, "min_nodes": 0, "max_nodes": chosen.nodes}
-    else:
-        compute = {"instance_type": chosen.instance_type, "nodes": chosen.nodes}
+    # The blueprint that declared the tier says how the choice becomes its compute section.
+    compute = dict(tier.compute)
     description = job.description or (
         f"aitrain recommend: {job.model_kind} {job.params:.3g} params, {chosen.estimated_hours or 0:,.1f} h per run"
     )
@@ -44,22 +41,19 @@ def profile_dict(rec: Recommendation) -> dict[str, Any] | None:
     return profile
 
 
-def validate_profile(profile: dict[str, Any]) -> None:
-    """Check the profile with the same parser ``aitrain plan`` uses (raises ``UserInputError``)."""
-    from blueprints.profile import parse_profile
+def stack_config_text(rec: Recommendation, validate: Callable[[dict[str, Any]], object]) -> str:
+    """YAML of a ``Pulumi.<stack>.yaml`` for the chosen option, checked first by ``validate``.
 
-    parse_profile(profile, source="recommended profile")
-
-
-def stack_config_text(rec: Recommendation) -> str:
-    """YAML of a ``Pulumi.<stack>.yaml`` for the chosen option, validated by ``parse_profile`` first."""
+    ``validate`` is the parser ``aitrain plan`` uses (``blueprints.architectures.parse``); it raises
+    ``UserInputError`` for a profile the blueprint would refuse.
+    """
     profile = profile_dict(rec)
     if profile is None:
         raise UserInputError(
             "nothing to write",
             [Problem("--write", None, "no option meets the job's constraints, so there is no stack config; relax as suggested above")],
         )
-    validate_profile(profile)
+    validate(profile)
     from blueprints.stackconfig import render_stack_config
 
     return render_stack_config(profile)

@@ -154,7 +154,7 @@ class AutoscalingGpuPool(pulumi.ComponentResource):
     def __init__(self, name: str, args: AutoscalingGpuPoolArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("aitrain:compute:AutoscalingGpuPool", name, None, opts)
         node = args.node
-        tags = with_tags(node.tags, "autoscaling-pool")
+        tags = with_tags(node.tags, "gpu-pool")
         self.role = node_role(self, name)
         self.group = alicloud.ess.ScalingGroup(
             f"{name}-group",

@@ -8,7 +8,7 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from blueprints.components.base import child, with_tags
-from blueprints.layout import choose_zones, vswitch_cidrs
+from blueprints.layout import choose_compute_zones, network_zones, vswitch_cidr
 
 # The NAT gateway's EIP bandwidth cap (Mbit/s) for outbound traffic (package mirrors, container registries).
 NAT_EIP_BANDWIDTH_MBPS = "200"
@@ -20,18 +20,22 @@ class TrainingNetworkArgs:
 
     region: str
     vpc_cidr: str
+    region_zones: tuple[str, ...]
+    storage_zone: str
     instance_type: str
-    zone_count: int
+    compute_zone_count: int
     preferred_zones: tuple[str, ...] = ()
     admin_cidr: str | None = None
     tags: dict[str, str] = field(default_factory=dict)
 
 
 class TrainingNetwork(pulumi.ComponentResource):
-    """VPC, one vSwitch per chosen zone, a closed security group and NAT-only egress.
+    """VPC, one vSwitch per zone in use, a closed security group and NAT-only egress.
 
-    Zones are asked from the cloud (``alicloud.get_zones(available_instance_type=…)``) so that a vSwitch is
-    only placed where the GPU type can launch. Nodes get no public IP; they reach the internet through the
+    The storage zone always has a vSwitch. Compute zones are asked from the cloud
+    (``alicloud.get_zones(available_instance_type=…)``) so compute only lands where the GPU type can launch;
+    each vSwitch is named and numbered by its zone, so a change of compute never touches the storage zone's.
+    Nodes get no public IP; they reach the internet through the
     NAT gateway's SNAT entries, and only the cluster itself and the admin CIDR may connect to them.
     """
 
@@ -44,26 +48,31 @@ class TrainingNetwork(pulumi.ComponentResource):
             available_resource_creation="VSwitch",
             opts=pulumi.InvokeOptions(parent=self),
         )
-        self.zone_ids: list[str] = choose_zones(
-            list(offered.ids), args.preferred_zones, args.zone_count, instance_type=args.instance_type, region=args.region
+        self.compute_zone_ids: list[str] = choose_compute_zones(
+            list(offered.ids),
+            args.preferred_zones,
+            args.storage_zone,
+            args.compute_zone_count,
+            region_zones=args.region_zones,
+            instance_type=args.instance_type,
+            region=args.region,
         )
+        self.zone_ids = network_zones(args.storage_zone, self.compute_zone_ids, args.region_zones)
 
         self.vpc = alicloud.vpc.Network(
             f"{name}-vpc", vpc_name=f"{name}-vpc", cidr_block=args.vpc_cidr, tags=tags, opts=child(self)
         )
-        self.vswitches: list[alicloud.vpc.Switch] = []
-        for zone, cidr in zip(self.zone_ids, vswitch_cidrs(args.vpc_cidr, len(self.zone_ids))):
-            # Named by zone, not index, so adding a zone never renames an existing vSwitch.
-            self.vswitches.append(
-                alicloud.vpc.Switch(
-                    f"{name}-vsw-{zone}",
-                    vswitch_name=f"{name}-{zone}",
-                    vpc_id=self.vpc.id,
-                    cidr_block=cidr,
-                    zone_id=zone,
-                    tags=tags,
-                    opts=child(self),
-                )
+        self.vswitches: dict[str, alicloud.vpc.Switch] = {}
+        for zone in self.zone_ids:
+            # Named and numbered by zone, not by position, so adding a zone never renames or moves another.
+            self.vswitches[zone] = alicloud.vpc.Switch(
+                f"{name}-vsw-{zone}",
+                vswitch_name=f"{name}-{zone}",
+                vpc_id=self.vpc.id,
+                cidr_block=vswitch_cidr(args.vpc_cidr, zone, args.region_zones),
+                zone_id=zone,
+                tags=tags,
+                opts=child(self),
             )
 
         self.security_group = alicloud.ecs.SecurityGroup(
@@ -109,7 +118,8 @@ class TrainingNetwork(pulumi.ComponentResource):
             f"{name}-nat",
             nat_gateway_name=f"{name}-nat",
             vpc_id=self.vpc.id,
-            vswitch_id=self.vswitches[0].id,
+            # In the storage zone's vSwitch: the one that no change of compute removes.
+            vswitch_id=self.vswitches[args.storage_zone].id,
             nat_type="Enhanced",
             payment_type="PayAsYouGo",
             internet_charge_type="PayByLcu",
@@ -132,7 +142,7 @@ class TrainingNetwork(pulumi.ComponentResource):
             instance_type="Nat",
             opts=child(self),
         )
-        for zone, vswitch in zip(self.zone_ids, self.vswitches):
+        for zone, vswitch in self.vswitches.items():
             alicloud.vpc.SnatEntry(
                 f"{name}-snat-{zone}",
                 snat_table_id=self.nat_gateway.snat_table_ids,
@@ -143,7 +153,7 @@ class TrainingNetwork(pulumi.ComponentResource):
             )
 
         self.vpc_id = self.vpc.id
-        self.vswitch_ids = [v.id for v in self.vswitches]
+        self.vswitch_ids = [v.id for v in self.vswitches.values()]
         self.security_group_id = self.security_group.id
         self.register_outputs(
             {
@@ -151,5 +161,10 @@ class TrainingNetwork(pulumi.ComponentResource):
                 "vswitch_ids": self.vswitch_ids,
                 "security_group_id": self.security_group_id,
                 "zone_ids": self.zone_ids,
+                "compute_zone_ids": self.compute_zone_ids,
             }
         )
+
+    def vswitch_id(self, zone: str) -> pulumi.Output[str]:
+        """The ID of the vSwitch in ``zone`` (a zone in ``zone_ids``)."""
+        return self.vswitches[zone].id

@@ -1,4 +1,4 @@
-"""The catalog is passed in everywhere in the advisor: only the CLI entry points load it."""
+"""The catalog is passed in everywhere in the advisor: only the recommend and estimate commands load it."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 ADVISOR = Path(__file__).resolve().parents[2] / "blueprints" / "advisor"
-ALLOWED = {("commands.py", "recommend"), ("commands.py", "estimate"), ("casestudies.py", "main")}
+ALLOWED = {("commands.py", "recommend"), ("commands.py", "estimate")}  # case studies: `aitrain case-studies` in cli.py
 
 
 def _calls_of_load_catalog(path: Path) -> set[tuple[str, str]]:

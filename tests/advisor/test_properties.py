@@ -18,12 +18,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from blueprints.advisor.job import parse_job
-from blueprints.advisor.choice import recommend
+import functools
+
+from blueprints.advisor import choice
+from blueprints.advisor.data import limits
+from blueprints.architectures import budget_tiers
 from blueprints.advisor.options import enumerate_options
 
 from .fakes import fake_catalog
 
 CAT = fake_catalog()
+TIERS = budget_tiers(limits())
+recommend = functools.partial(choice.recommend, tiers=TIERS)
 SETTINGS = settings(max_examples=40, deadline=None)
 
 jobs = st.fixed_dictionaries(

@@ -7,7 +7,12 @@ import math
 import pytest
 
 from blueprints.advisor.job import parse_job
-from blueprints.advisor.choice import estimate, recommend
+import functools
+
+from blueprints.advisor import choice
+from blueprints.advisor.choice import estimate
+from blueprints.advisor.data import limits
+from blueprints.architectures import budget_tiers
 from blueprints.advisor.options import enumerate_options
 from blueprints.advisor.tiers import tier_for
 from blueprints.advisor.storage import choose_storage
@@ -15,6 +20,8 @@ from blueprints.advisor.storage import choose_storage
 from .fakes import fake_catalog
 
 CAT = fake_catalog()
+TIERS = budget_tiers(limits())
+recommend = functools.partial(choice.recommend, tiers=TIERS)
 # TCP heavy row: loss per doubling = (1 − 0.68) / log2(128) = 0.045714
 LOSS = 0.32 / 7
 
@@ -131,7 +138,7 @@ def test_budget_tiers(budget, runs, spot, tier, blueprint, spot_out):
     rec = recommend(job(**kw), CAT)
     if rec.chosen is None:  # the small budgets cannot pay for many runs; the tier maps the budget anyway
         pytest.skip("not feasible")
-    t = tier_for(rec.job, rec.chosen)
+    t = tier_for(rec.job, rec.chosen, TIERS)
     assert (t.name, t.blueprint, t.spot) == (tier, blueprint, spot_out)
 
 

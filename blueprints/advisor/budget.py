@@ -1,0 +1,24 @@
+"""Budget tiers as data each blueprint declares: which yearly budget a blueprint serves and how a choice becomes it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+
+@dataclass(frozen=True)
+class BudgetTier:
+    """One of the article's budget tiers, declared by the blueprint that serves it.
+
+    ``min_cny_per_year`` is inclusive; the tier with the highest minimum also serves an unpriced choice.
+    ``compute`` turns the chosen (instance type, node count) into the blueprint's ``compute`` profile section.
+    """
+
+    name: str
+    blueprint: str
+    min_cny_per_year: float
+    note: str
+    compute: Callable[[str, int], dict[str, Any]]
+    spot_when_allowed: bool = False
+    single_node: bool = False
+    always_on: bool = False

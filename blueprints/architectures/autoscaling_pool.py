@@ -1,0 +1,133 @@
+"""The autoscaling-pool blueprint: one GPU type in an ESS group that grows with load and sleeps off-hours."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field, model_validator
+
+from blueprints.advisor.budget import BudgetTier
+from blueprints.architectures.base import Blueprint
+from blueprints.components.compute import AutoscalingGpuPool, AutoscalingGpuPoolArgs, NodeSpec
+from blueprints.components.network import TrainingNetwork
+from blueprints.layout import off_hours_tasks
+from blueprints.profile import ESS_MAX_SIZE, ComputeBase, ProfileBase
+
+# The article's scale-out band ("scale out at 65–75 % CPU"); outside it only on purpose.
+ARTICLE_SCALE_OUT_BAND = (65.0, 75.0)
+
+# An autoscaling pool spreads over up to this many zones that offer its type (ESS balances across them).
+AUTOSCALING_ZONES = 3
+
+
+class AutoscalingCompute(ComputeBase):
+    """One GPU node type in an ESS scaling group."""
+
+    min_nodes: int = Field(ge=0, le=ESS_MAX_SIZE, description="Scaling-group minimum size (instances), 0–2000.")
+    max_nodes: int = Field(ge=1, le=ESS_MAX_SIZE, description="Scaling-group maximum size (instances), 1–2000.")
+    desired_nodes: int | None = Field(default=None, ge=0, le=ESS_MAX_SIZE, description="Desired size (instances) during working hours; defaults to min_nodes.")
+    scale_out_cpu_percent: float = Field(default=70.0, gt=0, lt=100, allow_inf_nan=False, description="Scale out by one node when average CpuUtilization (%) stays at or above this.")
+    scale_in_gpu_percent: float = Field(default=40.0, gt=0, lt=100, allow_inf_nan=False, description="Scale in by one node when average GpuUtilizationAgent (%) stays below this.")
+    allow_scale_out_outside_article_band: bool = Field(default=False, description="Permit scale_out_cpu_percent outside the 65–75 % band.")
+
+    @model_validator(mode="after")
+    def _bounds(self) -> "AutoscalingCompute":
+        if self.min_nodes > self.max_nodes:
+            raise ValueError(f"min_nodes ({self.min_nodes}) is greater than max_nodes ({self.max_nodes}); need min_nodes ≤ desired_nodes ≤ max_nodes")
+        if self.desired_nodes is not None and not self.min_nodes <= self.desired_nodes <= self.max_nodes:
+            raise ValueError(f"desired_nodes ({self.desired_nodes}) is outside [min_nodes, max_nodes] = [{self.min_nodes}, {self.max_nodes}]")
+        low, high = ARTICLE_SCALE_OUT_BAND
+        if not self.allow_scale_out_outside_article_band and not low <= self.scale_out_cpu_percent <= high:
+            raise ValueError(
+                f"scale_out_cpu_percent ({self.scale_out_cpu_percent:g}) is outside the recommended {low:g}–{high:g} % band; "
+                "set compute.allow_scale_out_outside_article_band: true to use it anyway"
+            )
+        return self
+
+    @property
+    def working_hours_nodes(self) -> int:
+        """Desired size during working hours."""
+        return self.desired_nodes if self.desired_nodes is not None else self.min_nodes
+
+
+class AutoscalingProfile(ProfileBase):
+    """Profile of the ``autoscaling-pool`` blueprint."""
+
+    alias_count_fields: ClassVar[tuple[str, ...]] = ("min_nodes", "max_nodes", "desired_nodes")
+
+    blueprint: Literal["autoscaling-pool"] = Field(description="Which blueprint builds this profile.")
+    compute: AutoscalingCompute = Field(description="GPU node type and scaling bounds.")
+
+
+class AutoscalingPoolBlueprint(Blueprint):
+    """Autoscaling pool: one GPU node type in an ESS group that grows with load and sleeps off-hours.
+
+    Recommended for bursty or shared experimentation (the article's autoscaling node group and mid budget
+    tier): you pay for nodes while jobs keep them busy — out at 65–75 % CPU, in below 40 % GPU use, to zero
+    outside working hours — and the shared storage pool keeps data while no node runs.
+    """
+
+    name = "autoscaling-pool"
+    profile_model = AutoscalingProfile
+    compute_zone_count = AUTOSCALING_ZONES
+
+    @property
+    def compute(self) -> AutoscalingCompute:
+        """The profile's compute section, typed."""
+        return self.profile.compute  # type: ignore[return-value]
+
+    def compute_summary(self) -> dict[str, Any]:
+        """Scaling bounds, thresholds and whether the pool sleeps off-hours."""
+        compute, off = self.compute, self.profile.cost.off_hours
+        summary: dict[str, Any] = {
+            "min_nodes": compute.min_nodes,
+            "max_nodes": compute.max_nodes,
+            "working_hours_nodes": compute.working_hours_nodes,
+            "max_gpus": compute.max_nodes * self.instance.gpu_count,
+            "scale_out_cpu_percent": compute.scale_out_cpu_percent,
+            "scale_in_gpu_percent": compute.scale_in_gpu_percent,
+            "off_hours": off.enabled,
+        }
+        if off.enabled:
+            summary["off_hours_start_date"] = off.first_day(self.today).isoformat() + ("" if off.start_date else " (tomorrow by the run's clock; pin cost.off_hours.start_date)")
+        return summary
+
+    def price_basis(self) -> tuple[int, str]:
+        """Quoted at max_nodes: the most the pool can cost per hour."""
+        return self.compute.max_nodes, "at max_nodes"
+
+    @classmethod
+    def budget_tiers(cls, limits: dict[str, float]) -> tuple[BudgetTier, ...]:
+        """The article's mixed pool (¥100k–300k), extended over its ¥300k–500k gap."""
+        return (BudgetTier("pool", cls.name, limits["tier_pool_min_cny_per_year"], "autoscaling pool that scales to zero between runs", cls.compute_from_choice, spot_when_allowed=True),)
+
+    @classmethod
+    def compute_from_choice(cls, instance_type: str, nodes: int) -> dict[str, Any]:
+        """Scale to zero between runs; a run scales out to the recommended node count."""
+        return {"instance_type": instance_type, "min_nodes": 0, "max_nodes": nodes}
+
+    def build_compute(self, network: TrainingNetwork, node: NodeSpec) -> dict[str, object]:
+        """One AutoscalingGpuPool over the compute zones, with the off-hours schedule when enabled."""
+        p, compute = self.profile, self.compute
+        off = p.cost.off_hours
+        schedule = off_hours_tasks(off.first_day(self.today), off.timezone, off.work_start, off.work_end, off.weekdays_only) if off.enabled else None
+        pool = AutoscalingGpuPool(
+            f"{p.name}-pool",
+            AutoscalingGpuPoolArgs(
+                node=node,
+                min_nodes=compute.min_nodes,
+                max_nodes=compute.max_nodes,
+                working_hours_nodes=compute.working_hours_nodes,
+                vswitch_ids=[network.vswitch_id(zone) for zone in network.compute_zone_ids],
+                scale_out_cpu_percent=compute.scale_out_cpu_percent,
+                scale_in_gpu_percent=compute.scale_in_gpu_percent,
+                off_hours=schedule,
+            ),
+            opts=self.opts,
+        )
+        return {
+            "min_nodes": compute.min_nodes,
+            "max_nodes": compute.max_nodes,
+            "max_gpus": compute.max_nodes * self.instance.gpu_count,
+            "scaling_group_id": pool.group.id,
+        }

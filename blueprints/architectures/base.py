@@ -1,0 +1,215 @@
+"""What every blueprint shares: network, storage, node image and spec; a subclass adds its compute unit and meaning."""
+
+from __future__ import annotations
+
+import datetime as dt
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+
+import pulumi
+import pulumi_alicloud as alicloud
+
+from blueprints.components.base import SHARED_MOUNT_PATH, render_user_data
+from blueprints.components.compute import NodeSpec
+from blueprints.components.network import TrainingNetwork, TrainingNetworkArgs
+from blueprints.components.storage import SharedStorage, SharedStorageArgs
+from blueprints.layout import LayoutError
+from blueprints.profile import ProfileBase
+
+if TYPE_CHECKING:
+    from blueprints.advisor.budget import BudgetTier
+    from blueprints.catalog import Catalog, InstanceType
+
+
+class ResolvedImage(NamedTuple):
+    """The image ID and the NFS client package its OS names."""
+
+    image_id: str
+    nfs_package: str
+
+
+class Blueprint(ABC):
+    """A training architecture: everything one blueprint means, in one class.
+
+    A subclass declares its ``name``, its ``profile_model`` (with the compute fields an article alias scales),
+    how many zones its compute spans, its plan summary and price basis, the budget tiers it serves and how a
+    recommendation becomes its profile, and builds its compute unit. The registry
+    (``blueprints.architectures``) is the only place that maps names to blueprints.
+    """
+
+    name: ClassVar[str]
+    profile_model: ClassVar[type[ProfileBase]]
+    compute_zone_count: ClassVar[int]
+
+    def __init__(self, profile: ProfileBase, catalog: "Catalog", today: dt.date):
+        self.profile = profile
+        self.catalog = catalog
+        self.today = today
+        self.instance: InstanceType = catalog.instance_type(profile.compute.instance_type)
+
+    # --- what the blueprint means (pure; used by plans and the advisor) ---
+
+    @abstractmethod
+    def compute_summary(self) -> dict[str, Any]:
+        """The blueprint's own lines of the plan summary (node counts, scaling)."""
+
+    @abstractmethod
+    def price_basis(self) -> tuple[int, str]:
+        """(nodes the hourly compute price is quoted for, what that number means)."""
+
+    @classmethod
+    @abstractmethod
+    def budget_tiers(cls, limits: dict[str, float]) -> tuple["BudgetTier", ...]:
+        """The article's budget tiers this blueprint serves (boundaries from the advisor's limits.csv)."""
+
+    @classmethod
+    @abstractmethod
+    def compute_from_choice(cls, instance_type: str, nodes: int) -> dict[str, Any]:
+        """The ``compute`` profile section for a recommended (instance type, node count)."""
+
+    # --- resources ---
+
+    def build(self) -> dict[str, object]:
+        """Create every resource; return the stack outputs."""
+        p = self.profile
+        # An explicit provider pins every resource to the profile's region, whatever the shell's defaults.
+        provider = alicloud.Provider(f"{p.name}-{p.region}", region=p.region)
+        self.opts = pulumi.ResourceOptions(providers=[provider])
+        self.invoke_opts = pulumi.InvokeOptions(provider=provider)
+        network = TrainingNetwork(
+            f"{p.name}-network",
+            TrainingNetworkArgs(
+                region=p.region,
+                vpc_cidr=p.network.vpc_cidr,
+                region_zones=self.catalog.zones(p.region),
+                storage_zone=p.storage_zone,
+                instance_type=self.instance.instance_type,
+                compute_zone_count=self.compute_zone_count,
+                preferred_zones=p.network.zones,
+                admin_cidr=p.network.admin_cidr,
+                tags=p.tags,
+            ),
+            opts=self.opts,
+        )
+        # Storage inputs come from the profile's storage section and the stable network names alone, so
+        # changing compute (type, count, blueprint) never changes, renames or replaces it.
+        storage = SharedStorage(
+            f"{p.name}-storage",
+            SharedStorageArgs(
+                kind=p.storage.kind,
+                region=p.region,
+                throughput_tier=p.storage.throughput_tier,
+                capacity_gib=p.storage.capacity_gib,
+                zone_id=p.storage_zone,
+                vpc_id=network.vpc_id,
+                vswitch_id=network.vswitch_id(p.storage_zone),
+                vpc_cidr=p.network.vpc_cidr,
+                recycle_bin_days=p.storage.recycle_bin_days,
+                tags=p.tags,
+            ),
+            opts=self.opts,
+        )
+        image = self.image()
+        user_data = storage.mount_source.apply(
+            lambda source: render_user_data(
+                storage_kind=p.storage.kind,
+                mount_source=source,
+                mount_options=storage.mount_options,
+                nfs_package=image.nfs_package,
+            )
+        )
+        node = NodeSpec(
+            instance_type=self.instance.instance_type,
+            image_id=image.image_id,
+            security_group_id=network.security_group_id,
+            user_data=user_data,
+            system_disk_gib=p.compute.system_disk_gib,
+            system_disk_performance_level=p.compute.system_disk_performance_level,
+            spot=p.cost.spot,
+            tags=p.tags,
+        )
+        outputs: dict[str, object] = {
+            "blueprint": self.name,
+            "region": p.region,
+            "instance_type": self.instance.instance_type,
+            "vpc_id": network.vpc_id,
+            "compute_zone_ids": network.compute_zone_ids,
+            "storage_zone_id": p.storage_zone,
+            "security_group_id": network.security_group_id,
+            "file_system_id": storage.file_system_id,
+            "shared_mount_path": SHARED_MOUNT_PATH,
+        }
+        outputs.update(self.build_compute(network, node))
+        return outputs
+
+    @abstractmethod
+    def build_compute(self, network: TrainingNetwork, node: NodeSpec) -> dict[str, object]:
+        """Create the compute unit; return its outputs."""
+
+    def image(self) -> ResolvedImage:
+        """The node image: the profile's, or the newest system image matching the catalog's pattern."""
+        image_id = self.profile.compute.image_id
+        row = self.catalog.image_for(self.profile.region)
+        package = "nfs-common" if row is not None and "ubuntu" in row.os.lower() else "nfs-utils"
+        if image_id:
+            return ResolvedImage(image_id, package)
+        if row is None:
+            raise LayoutError(f"the catalog has no image pattern for {self.profile.region}; set compute.image_id")
+        found = alicloud.ecs.get_images(
+            name_regex=row.name_regex,
+            owners="system",
+            most_recent=True,
+            instance_type=self.instance.instance_type,
+            opts=self.invoke_opts,
+        )
+        if not found.ids:
+            raise LayoutError(f"no system image matching {row.name_regex!r} in {self.profile.region}; set compute.image_id")
+        return ResolvedImage(found.ids[0], package)
+
+    # --- the plan summary ---
+
+    def summary(self) -> dict[str, Any]:
+        """What a reviewer reads first: hardware, counts, storage and the compute price, with its source."""
+        profile, instance, catalog = self.profile, self.instance, self.catalog
+        summary: dict[str, Any] = {
+            "blueprint": self.name,
+            "region": profile.region,
+            "instance_type": instance.instance_type,
+            "gpu_model": instance.gpu_model,
+            "gpus_per_node": instance.gpu_count,
+            "gpu_memory_gib": instance.gpu_memory_gib,
+            "vcpus_per_node": instance.vcpus,
+            "memory_gib_per_node": instance.memory_gib,
+        }
+        summary.update(self.compute_summary())
+        storage = profile.storage
+        tier = next(t for t in catalog.storage_tiers(storage.kind) if t.storage_type == storage.throughput_tier)
+        throughput = tier.throughput_mb_s(storage.capacity_gib)
+        summary.update(
+            storage_kind=storage.kind,
+            storage_tier=storage.throughput_tier,
+            storage_zone=profile.storage_zone,
+            storage_capacity_gib=storage.capacity_gib,
+            storage_encrypted=storage.kind != "cpfs",
+            storage_throughput_mb_s=round(throughput) if throughput is not None else "unknown (not in the catalog)",
+            storage_price=(
+                f"{round(tier.price_per_gib_month * storage.capacity_gib):,} {tier.price_currency}/month at {storage.capacity_gib:,} GiB"
+                f" ({tier.price_per_gib_month} {tier.price_currency}/GiB-month, {tier.price_region}, {tier.price_date}; {tier.price_source})"
+                if tier.price_per_gib_month is not None
+                else "unknown: the catalog has no price for this tier"
+            ),
+            spot=profile.cost.spot,
+            admin_cidr=profile.network.admin_cidr,
+        )
+        if instance.price_cny_per_hour is None:
+            summary["compute_price"] = f"unknown: the catalog has no price for {instance.instance_type}"
+        else:
+            nodes, basis = self.price_basis()
+            summary["compute_cny_per_hour"] = round(instance.price_cny_per_hour * nodes, 2)
+            summary["compute_price_basis"] = (
+                f"{nodes} × {instance.price_cny_per_hour} CNY/h pay-as-you-go list price"
+                f" ({instance.price_region}, {instance.price_date}; {instance.price_source})"
+                + (f"; {basis}" if basis else "")
+                + ("; spot pays less, by a varying discount" if profile.cost.spot else "")
+            )
+        return summary

@@ -1,0 +1,82 @@
+"""The fixed-cluster blueprint: N multi-GPU nodes on one low-latency fabric with a shared storage pool."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field, model_validator
+
+from blueprints.advisor.budget import BudgetTier
+from blueprints.architectures.base import Blueprint
+from blueprints.components.compute import GpuCluster, GpuClusterArgs, NodeSpec
+from blueprints.components.network import TrainingNetwork
+from blueprints.profile import ComputeBase, ProfileBase
+
+
+class FixedCompute(ComputeBase):
+    """A fixed number of identical GPU nodes."""
+
+    nodes: int = Field(ge=1, le=2000, description="Number of nodes (instances), 1–2000.")
+
+
+class FixedClusterProfile(ProfileBase):
+    """Profile of the ``fixed-cluster`` blueprint."""
+
+    alias_count_fields: ClassVar[tuple[str, ...]] = ("nodes",)
+
+    blueprint: Literal["fixed-cluster"] = Field(description="Which blueprint builds this profile.")
+    compute: FixedCompute = Field(description="GPU node type and count.")
+
+    @model_validator(mode="after")
+    def _no_off_hours(self) -> "FixedClusterProfile":
+        if self.cost.off_hours.enabled:
+            raise ValueError("cost.off_hours is for the autoscaling-pool blueprint; a fixed cluster keeps its nodes (use blueprint 'autoscaling-pool' to sleep off-hours)")
+        return self
+
+
+class FixedClusterBlueprint(Blueprint):
+    """Fixed cluster: N multi-GPU nodes on one low-latency fabric with a shared elastic storage pool.
+
+    Recommended for steady, long data-parallel or sharded training (the article's 96 × A100 medical-imaging
+    case): every node sits in one zone under a ``LowLatency`` deployment set so collective operations take the
+    shortest network path, and all nodes mount one NAS/CPFS pool, so data and checkpoints outlive the compute.
+    It serves the article's dedicated tier (≥ ¥500k a year) and, as one node, its under-¥100k tier.
+    """
+
+    name = "fixed-cluster"
+    profile_model = FixedClusterProfile
+    compute_zone_count = 1
+
+    def compute_summary(self) -> dict[str, Any]:
+        """Node and GPU counts."""
+        nodes = self.profile.compute.nodes  # type: ignore[attr-defined]
+        return {"nodes": nodes, "gpus": nodes * self.instance.gpu_count}
+
+    def price_basis(self) -> tuple[int, str]:
+        """Every node runs all the time the cluster exists."""
+        return self.profile.compute.nodes, ""  # type: ignore[attr-defined]
+
+    @classmethod
+    def budget_tiers(cls, limits: dict[str, float]) -> tuple[BudgetTier, ...]:
+        """Dedicated (≥ the dedicated minimum, or unpriced) and single node (below the pool minimum)."""
+        return (
+            BudgetTier("dedicated", cls.name, limits["tier_dedicated_min_cny_per_year"], "dedicated training cluster", cls.compute_from_choice, always_on=True),
+            BudgetTier("single-node", cls.name, 0.0, "single node", cls.compute_from_choice, spot_when_allowed=True, single_node=True),
+        )
+
+    @classmethod
+    def compute_from_choice(cls, instance_type: str, nodes: int) -> dict[str, Any]:
+        """The recommended node count, all the time."""
+        return {"instance_type": instance_type, "nodes": nodes}
+
+    def build_compute(self, network: TrainingNetwork, node: NodeSpec) -> dict[str, object]:
+        """One GpuCluster in the first compute zone."""
+        p = self.profile
+        nodes: int = p.compute.nodes  # type: ignore[attr-defined]
+        zone = network.compute_zone_ids[0]
+        cluster = GpuCluster(
+            f"{p.name}-cluster",
+            GpuClusterArgs(node=node, nodes=nodes, zone_id=zone, vswitch_id=network.vswitch_id(zone)),
+            opts=self.opts,
+        )
+        return {"nodes": nodes, "gpus": nodes * self.instance.gpu_count, "deployment_set_id": cluster.deployment_set.id}

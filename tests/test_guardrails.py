@@ -1,0 +1,138 @@
+"""Every guardrail rule fires on a plan that breaks it, with its message, and on nothing else.
+
+Each fixture is a preset plan with one resource changed (``dataclasses.replace``), so deleting a rule, or any
+branch of one, turns a test red.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from blueprints import guardrails
+from blueprints.guardrails import Finding
+
+MED = "medical-imaging"
+AUTO = "autoscaling-training"
+PUBLIC_TRUST = {"Version": "1", "Statement": [{"Action": "sts:AssumeRole", "Effect": "Allow", "Principal": {"Service": ["ecs.aliyuncs.com", "fc.aliyuncs.com"]}}]}
+RAM_TRUST = {"Version": "1", "Statement": [{"Action": "sts:AssumeRole", "Effect": "Allow", "Principal": {"RAM": ["acs:ram::123:root"]}}]}
+
+
+def tamper(plan, name: str, *, drop: tuple[str, ...] = (), **changes):
+    """The plan with resource ``name`` changed: ``inputs`` keys merged (``drop`` removed) or options replaced."""
+    inputs = changes.pop("inputs", {})
+    hit = []
+
+    def change(r):
+        if r.name != name:
+            return r
+        hit.append(r)
+        merged = {k: v for k, v in {**r.inputs, **inputs}.items() if k not in drop}
+        return dataclasses.replace(r, inputs=merged, **changes)
+
+    tampered = dataclasses.replace(plan, resources=tuple(change(r) for r in plan.resources))
+    assert hit, f"no resource {name} in the plan"
+    return tampered
+
+
+# (case id, preset, resource suffix, tamper kwargs, rule, expected message)
+CASES = [
+    ("public-ip-instance-set", MED, "cluster-nodes-0", dict(inputs={"internetMaxBandwidthOut": 100}), "AIT001",
+     "internetMaxBandwidthOut=100 gives training nodes a public IP; use 0 and the NAT gateway"),
+    ("public-ip-launch-template", MED, "cluster-template", dict(inputs={"internetMaxBandwidthOut": 5}), "AIT001",
+     "internetMaxBandwidthOut=5 gives training nodes a public IP; use 0 and the NAT gateway"),
+    ("public-ip-scaling-config", AUTO, "pool-config", dict(inputs={"internetMaxBandwidthOut": 10}), "AIT001",
+     "internetMaxBandwidthOut=10 gives training nodes a public IP; use 0 and the NAT gateway"),
+    ("ingress-from-internet", MED, "network-sg-intra-cluster", dict(inputs={"cidrIp": "0.0.0.0/0"}, drop=("sourceSecurityGroupId",)), "AIT002",
+     "ingress all -1/-1 is open to the internet"),
+    ("ingress-from-internet-ipv6", AUTO, "network-sg-intra-cluster",
+     dict(inputs={"cidrIp": "::/0", "ipProtocol": "tcp", "portRange": "22/22"}, drop=("sourceSecurityGroupId",)), "AIT002",
+     "ingress tcp 22/22 is open to the internet"),
+    ("ingress-without-any-source", AUTO, "network-sg-intra-cluster", dict(drop=("sourceSecurityGroupId",)), "AIT002",
+     "ingress all -1/-1 is open to the internet"),
+    ("template-disk-unencrypted", MED, "cluster-template", dict(inputs={"systemDisk": {"category": "cloud_essd", "encrypted": False, "size": 200}}), "AIT003",
+     "launch template system disk is not encrypted"),
+    ("scaling-config-disk-unencrypted", AUTO, "pool-config", dict(inputs={"systemDiskEncrypted": False}), "AIT003",
+     "scaling configuration system disk is not encrypted"),
+    ("storage-unprotected", MED, "storage-fs", dict(protect=False), "AIT004",
+     "stateful resource must have protect and retain_on_delete from its first deployment"),
+    ("storage-not-retained", AUTO, "storage-fs", dict(retain_on_delete=False), "AIT004",
+     "stateful resource must have protect and retain_on_delete from its first deployment"),
+    ("storage-delete-before-replace", MED, "storage-fs", dict(delete_before_replace=True), "AIT004",
+     "delete_before_replace on stateful data can lose it on a failed replace"),
+    ("extreme-nas-unencrypted", MED, "storage-fs", dict(drop=("encryptType",)), "AIT005", "NAS file system is not encrypted (encryptType 0)"),
+    ("standard-nas-unencrypted", AUTO, "storage-fs", dict(inputs={"encryptType": 0}), "AIT005", "NAS file system is not encrypted (encryptType 0)"),
+    ("access-rule-outside-vpc", MED, "storage-access-rule-vpc", dict(inputs={"sourceCidrIp": "0.0.0.0/0"}), "AIT006", "access rule admits 0.0.0.0/0, outside the VPC"),
+    ("access-rule-not-a-cidr", MED, "storage-access-rule-vpc", dict(inputs={"sourceCidrIp": "everyone"}), "AIT006", "access rule source 'everyone' is not a CIDR"),
+    ("default-access-group", AUTO, "storage-mount-target", dict(inputs={"accessGroupName": "DEFAULT_VPC_GROUP_NAME"}), "AIT006",
+     "mount target uses the default access group"),
+    ("trust-other-service", MED, "cluster-node-role", dict(inputs={"assumeRolePolicyDocument": json.dumps(PUBLIC_TRUST)}), "AIT007",
+     "trust policy admits more than the ECS service: {'Service': ['ecs.aliyuncs.com', 'fc.aliyuncs.com']}"),
+    ("trust-ram-account", AUTO, "pool-node-role", dict(inputs={"assumeRolePolicyDocument": json.dumps(RAM_TRUST)}), "AIT007",
+     "trust policy admits more than the ECS service: {'RAM': ['acs:ram::123:root']}"),
+    ("trust-not-json", MED, "cluster-node-role", dict(inputs={"assumeRolePolicyDocument": "{not json"}), "AIT007", "trust policy is not JSON"),
+    ("imds-v1", MED, "cluster-template", dict(inputs={"httpTokens": "optional"}), "AIT008",
+     "instance metadata must require tokens (IMDSv2: httpTokens=required)"),
+]
+
+
+def preset_plan(preset, medical_plan, autoscaling_plan):
+    return medical_plan if preset == MED else autoscaling_plan
+
+
+@pytest.mark.parametrize("case, preset, suffix, changes, rule, message", CASES, ids=[c[0] for c in CASES])
+def test_rule_fires_alone_with_its_message(case, preset, suffix, changes, rule, message, medical_plan, autoscaling_plan):
+    name = f"{preset}-{suffix}"
+    plan = tamper(preset_plan(preset, medical_plan, autoscaling_plan), name, **dict(changes))
+    level = {r.id: r.level for r in guardrails.RULES}[rule]
+    assert guardrails.check(plan) == [Finding(rule, level, name, message)]
+    # Skipping that rule by id silences exactly it.
+    assert guardrails.check(plan, skip=[rule]) == []
+
+
+def test_every_rule_has_a_violating_fixture():
+    assert {c[4] for c in CASES} == {r.id for r in guardrails.RULES}
+    assert [r.id for r in guardrails.RULES] == [f"AIT00{i}" for i in range(1, 9)]
+
+
+def test_levels_and_titles():
+    levels = {r.id: r.level for r in guardrails.RULES}
+    assert levels == {**{f"AIT00{i}": "error" for i in range(1, 8)}, "AIT008": "warning"}
+    assert all(r.title for r in guardrails.RULES)
+
+
+@pytest.mark.parametrize("fixture", ["medical_plan", "autoscaling_plan"])
+def test_presets_produce_no_findings(fixture, request):
+    plan = request.getfixturevalue(fixture)
+    assert guardrails.check(plan) == []
+    assert plan.findings == ()
+
+
+def test_safe_neighbours_do_not_fire(medical_plan, autoscaling_plan):
+    """What the rules must not flag: an admin /24, egress to anywhere, a VPC subnet in the access rule."""
+    admin = tamper(autoscaling_plan, f"{AUTO}-network-sg-intra-cluster", inputs={"cidrIp": "198.51.100.0/24"}, drop=("sourceSecurityGroupId",))
+    egress = tamper(medical_plan, f"{MED}-network-sg-intra-cluster", inputs={"type": "egress", "cidrIp": "0.0.0.0/0"}, drop=("sourceSecurityGroupId",))
+    subnet = tamper(medical_plan, f"{MED}-storage-access-rule-vpc", inputs={"sourceCidrIp": "10.20.5.0/24"})
+    cpfs_like = tamper(medical_plan, f"{MED}-storage-fs", inputs={"fileSystemType": "cpfs"}, drop=("encryptType",))
+    for plan in (admin, egress, subnet, cpfs_like):
+        assert guardrails.check(plan) == []
+
+
+def test_findings_keep_rule_order_and_skip_only_named_rules(medical_plan):
+    plan = tamper(medical_plan, f"{MED}-cluster-template", inputs={"httpTokens": "optional", "internetMaxBandwidthOut": 1})
+    assert [f.rule for f in guardrails.check(plan)] == ["AIT001", "AIT008"]
+    assert [f.rule for f in guardrails.check(plan, skip=["AIT008"])] == ["AIT001"]
+
+
+def test_unknown_rule_id_is_an_error(medical_plan):
+    with pytest.raises(ValueError, match=r"unknown guardrail ids \['AIT999'\]; known: \['AIT001'"):
+        guardrails.check(medical_plan, skip=["AIT999", "AIT001"])
+
+
+def test_preview_records_findings_in_the_plan(medical_plan):
+    """preview stores guardrails.check's findings in the plan (what the CLI prints)."""
+    from blueprints.testing import offline_plan
+
+    assert offline_plan(MED, overrides={"network.admin_cidr": "203.0.113.0/24"}).findings == ()

@@ -1,0 +1,75 @@
+"""The resource graph in the plan: every ``depends_on`` edge and every component's ``register_outputs``.
+
+Mocks never see either, so the offline recorder captures them; these tests fail when one is deleted.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+COMPONENT_OUTPUTS = {
+    "aitrain:network:TrainingNetwork": ("compute_zone_ids", "security_group_id", "vpc_id", "vswitch_ids", "zone_ids"),
+    "aitrain:storage:SharedStorage": ("file_system_id", "mount_source"),
+    "aitrain:compute:GpuCluster": ("deployment_set_id", "instance_set_ids", "role_name"),
+    "aitrain:compute:AutoscalingGpuPool": ("role_name", "scaling_group_id"),
+}
+
+
+def edges(plan) -> set[tuple[str, str]]:
+    return {(r.name, target) for r in plan.resources for target in r.depends_on}
+
+
+@pytest.mark.parametrize("fixture, components", [
+    ("medical_plan", {"medical-imaging-network", "medical-imaging-storage", "medical-imaging-cluster"}),
+    ("autoscaling_plan", {"autoscaling-training-network", "autoscaling-training-storage", "autoscaling-training-pool"}),
+])
+def test_every_component_registers_its_outputs(fixture, components, request):
+    plan = request.getfixturevalue(fixture)
+    found = {r.name: r for r in plan.resources if not r.custom}
+    assert set(found) == components
+    for r in found.values():
+        assert r.registered_outputs == COMPONENT_OUTPUTS[r.type], r.name
+    # Custom resources never register outputs; the field is for components only.
+    assert all(r.registered_outputs == () for r in plan.resources if r.custom)
+
+
+def test_fixed_cluster_depends_on_edges(medical_plan):
+    assert edges(medical_plan) == {("medical-imaging-network-snat-cn-shanghai-a", "medical-imaging-network-nat-eip-association")}
+
+
+def test_autoscaling_pool_depends_on_edges(autoscaling_plan):
+    pool, net = "autoscaling-training-pool", "autoscaling-training-network"
+    config = f"{pool}-config"
+    assert edges(autoscaling_plan) == {
+        # SNAT entries need the EIP bound to the NAT gateway first.
+        *((f"{net}-snat-cn-shanghai-{z}", f"{net}-nat-eip-association") for z in "abc"),
+        # ESS refuses rules and scheduled tasks on a group without an active scaling configuration.
+        (f"{pool}-scale-in", config),
+        (f"{pool}-scale-out", config),
+        (f"{pool}-sleep", config),
+        (f"{pool}-wake", config),
+    }
+
+
+def test_every_edge_points_at_a_resource_of_the_plan(medical_plan, autoscaling_plan):
+    for plan in (medical_plan, autoscaling_plan):
+        names = {r.name for r in plan.resources}
+        assert {target for _, target in edges(plan)} <= names
+
+
+def test_graph_fields_are_in_the_json(autoscaling_plan):
+    data = json.loads(autoscaling_plan.to_json())
+    by_name = {r["name"]: r for r in data["resources"]}
+    assert by_name["autoscaling-training-pool-wake"]["depends_on"] == ["autoscaling-training-pool-config"]
+    assert by_name["autoscaling-training-pool"]["registered_outputs"] == ["role_name", "scaling_group_id"]
+    assert all(isinstance(r["depends_on"], list) and isinstance(r["registered_outputs"], list) for r in data["resources"])
+
+
+def test_register_outputs_is_restored_after_the_run(medical_plan):
+    import pulumi
+
+    from blueprints.preview import _OptionsRecorder  # noqa: F401  (the recorder lives there)
+
+    assert pulumi.ComponentResource.register_outputs.__qualname__ == "ComponentResource.register_outputs"
