@@ -134,7 +134,7 @@ def case_studies(
 
 
 def _register_advisor() -> None:
-    from blueprints.advisor.commands import register
+    from blueprints.cli_advisor import register
 
     register(app)
 

@@ -8,7 +8,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from blueprints.advisor.commands import register
+from blueprints.cli_advisor import register
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 app = typer.Typer()
