@@ -14,9 +14,9 @@ import yaml
 
 from blueprints.advisor import sizing
 from blueprints.advisor.budget import BudgetTier
+from blueprints.advisor.choice import Recommendation, estimate, recommend
 from blueprints.advisor.data import DATA_DIR, scaling_rows
 from blueprints.advisor.job import Job, load_job_dict, parse_job
-from blueprints.advisor.choice import Recommendation, estimate, recommend
 from blueprints.advisor.options import Option
 from blueprints.advisor.render import render_markdown
 from blueprints.text import md_cell, md_text
@@ -44,7 +44,8 @@ class CaseResult:
 
 def load_cases() -> dict[str, Any]:
     """``data/case_studies.yaml``."""
-    return yaml.safe_load((DATA_DIR / "case_studies.yaml").read_text(encoding="utf-8"))
+    data: dict[str, Any] = yaml.safe_load((DATA_DIR / "case_studies.yaml").read_text(encoding="utf-8"))
+    return data
 
 
 def _resolve(catalog: Any, name: str, units: int) -> tuple[str, int, str]:
@@ -90,7 +91,8 @@ def run_case(case: dict[str, Any], catalog: Any, root: Path, tiers: Sequence[Bud
         compare.append((label, estimate(job, catalog, real, nodes)[0]))
     for check in case.get("checks", ()) or ():
         flags.append(_check(check, job, catalog))
-    if case.get("published_gpu_hours") and claim is not None and claim[1].gpu_hours:
+    gpu_hours = claim[1].gpu_hours if claim is not None else None
+    if case.get("published_gpu_hours") and claim is not None and gpu_hours:
         published = float(case["published_gpu_hours"])
         option = claim[1]
         # The MFU anchors are at-scale figures, so FLOPs ÷ (peak × MFU) alone is the like-for-like number.
@@ -98,7 +100,7 @@ def run_case(case: dict[str, Any], catalog: Any, root: Path, tiers: Sequence[Bud
         flags.append(f"GPU-hours at the default MFU {option.mfu:.2f}: aitrain {at_mfu:,.0f} vs published {published:,.0f} (ratio {at_mfu / published:.3f})")
         flags.append(
             f"GPU-hours on {claim[0]} with its scaling efficiency {option.scaling_efficiency:.2f} "
-            f"({option.gpus} GPUs): {option.gpu_hours:,.0f} (ratio {option.gpu_hours / published:.3f})"
+            f"({option.gpus} GPUs): {gpu_hours:,.0f} (ratio {gpu_hours / published:.3f})"
         )
     rec = recommend(job, catalog, tiers=tiers)
     return CaseResult(case, job, illustrative, claim, tuple(compare), rec, tuple(flags))
