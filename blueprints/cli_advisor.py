@@ -76,14 +76,13 @@ def _enum_value(value: Any) -> Any:
     return value.value if isinstance(value, enum.Enum) else value
 
 
-def build_job(job_file: Path | None, flags: dict[str, Any]):
+def build_job(job_file: Path | None, flags: dict[str, Any], catalog: Any):
     """Read the job file (if any), lay the given flags over it and validate against the catalog's regions."""
     from blueprints.advisor.job import load_job_dict, parse_job
-    from blueprints.catalog import load_catalog
 
     source = f"job {job_file}" if job_file is not None else "job (from flags)"
     data = load_job_dict(job_file, {k: _enum_value(v) for k, v in flags.items()})
-    return parse_job(data, source=source, regions=load_catalog().regions)
+    return parse_job(data, source=source, regions=catalog.regions)
 
 
 # The job fields both commands take as flags (their values override the job file's).
@@ -143,8 +142,8 @@ def recommend(
 
     if write is not None and out is not None and same_file(write, out):
         raise UserInputError("--write and --out name the same file", [Problem("--write", str(write), f"is also the --out file ({out}); one would overwrite the other — give two different paths")])
-    job = build_job(job_file, _job_flags(job_values))
     catalog = load_catalog()
+    job = build_job(job_file, _job_flags(job_values), catalog)
     today = clock.today()
     rec = choose(job, catalog, objective.value, tiers=budget_tiers(limits()))
     validate = functools.partial(parse, catalog=catalog, today=today, source="recommended profile")
@@ -203,8 +202,8 @@ def estimate(
     from blueprints.advisor.choice import estimate as run_estimate
     from blueprints.catalog import load_catalog
 
-    job = build_job(job_file, _job_flags(job_values))
     catalog = load_catalog()
+    job = build_job(job_file, _job_flags(job_values), catalog)
     real_type, real_nodes, alias_note = resolve_instance(catalog, instance_type, nodes)
     option, storage, findings = run_estimate(job, catalog, real_type, real_nodes)
     if alias_note:

@@ -14,7 +14,7 @@ import blueprints
 
 PURE = [
     "blueprints.errors", "blueprints.profile", "blueprints.stackconfig", "blueprints.layout", "blueprints.plan",
-    "blueprints.guardrails", "blueprints.plandiff", "blueprints.render", "blueprints.catalog", "blueprints.catalog.render",
+    "blueprints.guardrails", "blueprints.plandiff", "blueprints.render", "blueprints.text", "blueprints.catalog", "blueprints.catalog.render",
     *(f"blueprints.advisor.{m}" for m in ["job", "data", "sizing", "cost", "storage", "options", "choice", "explanations", "tiers", "stack", "render", "casestudies", "budget"]),
 ]
 ALL_MODULES = sorted(m.name for m in pkgutil.walk_packages(blueprints.__path__, "blueprints."))

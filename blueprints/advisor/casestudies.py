@@ -14,11 +14,12 @@ import yaml
 
 from blueprints.advisor import sizing
 from blueprints.advisor.budget import BudgetTier
+from blueprints.advisor.choice import Recommendation, estimate, recommend
 from blueprints.advisor.data import DATA_DIR, scaling_rows
 from blueprints.advisor.job import Job, load_job_dict, parse_job
-from blueprints.advisor.render import render_markdown
-from blueprints.advisor.choice import Recommendation, estimate, recommend
 from blueprints.advisor.options import Option
+from blueprints.advisor.render import render_markdown
+from blueprints.text import md_cell, md_text
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DOC = REPO_ROOT / "docs" / "case-studies.md"
@@ -43,7 +44,8 @@ class CaseResult:
 
 def load_cases() -> dict[str, Any]:
     """``data/case_studies.yaml``."""
-    return yaml.safe_load((DATA_DIR / "case_studies.yaml").read_text(encoding="utf-8"))
+    data: dict[str, Any] = yaml.safe_load((DATA_DIR / "case_studies.yaml").read_text(encoding="utf-8"))
+    return data
 
 
 def _resolve(catalog: Any, name: str, units: int) -> tuple[str, int, str]:
@@ -89,7 +91,8 @@ def run_case(case: dict[str, Any], catalog: Any, root: Path, tiers: Sequence[Bud
         compare.append((label, estimate(job, catalog, real, nodes)[0]))
     for check in case.get("checks", ()) or ():
         flags.append(_check(check, job, catalog))
-    if case.get("published_gpu_hours") and claim is not None and claim[1].gpu_hours:
+    gpu_hours = claim[1].gpu_hours if claim is not None else None
+    if case.get("published_gpu_hours") and claim is not None and gpu_hours:
         published = float(case["published_gpu_hours"])
         option = claim[1]
         # The MFU anchors are at-scale figures, so FLOPs ÷ (peak × MFU) alone is the like-for-like number.
@@ -97,7 +100,7 @@ def run_case(case: dict[str, Any], catalog: Any, root: Path, tiers: Sequence[Bud
         flags.append(f"GPU-hours at the default MFU {option.mfu:.2f}: aitrain {at_mfu:,.0f} vs published {published:,.0f} (ratio {at_mfu / published:.3f})")
         flags.append(
             f"GPU-hours on {claim[0]} with its scaling efficiency {option.scaling_efficiency:.2f} "
-            f"({option.gpus} GPUs): {option.gpu_hours:,.0f} (ratio {option.gpu_hours / published:.3f})"
+            f"({option.gpus} GPUs): {gpu_hours:,.0f} (ratio {gpu_hours / published:.3f})"
         )
     rec = recommend(job, catalog, tiers=tiers)
     return CaseResult(case, job, illustrative, claim, tuple(compare), rec, tuple(flags))
@@ -162,10 +165,6 @@ def _chosen_line(rec: Recommendation) -> str:
     return f"{c.nodes} × {c.instance_type} ({c.gpus} × {c.gpu_model}): {_fmt_hours(c)}, {_fmt_cost(c)}{blueprint}"
 
 
-def _md(text: str) -> str:
-    return text.replace("|", "\\|")
-
-
 def render_document(results: list[CaseResult], general: list[str], catalog_version: str) -> str:
     """The whole Markdown document (deterministic: no dates other than the catalog version)."""
     lines = [
@@ -187,9 +186,9 @@ def render_document(results: list[CaseResult], general: list[str], catalog_versi
     for r in results:
         hardware = "—" if r.claim is None else f"{r.claim[0]}: {_option_line(r.claim[1])}"
         flags = "<br>".join(f.split(" — ")[0] for f in r.flags) or "—"
-        lines.append(f"| {_md(r.case['title'])} | {_md(r.case['article_claim'])} | {_md(hardware)} | {_md(_chosen_line(r.rec))} | {_md(flags)} |")
+        lines.append(f"| {md_cell(r.case['title'])} | {md_cell(r.case['article_claim'])} | {md_cell(hardware)} | {md_cell(_chosen_line(r.rec))} | {md_cell(flags)} |")
     if general:
-        lines += ["", "## Other claims in the article", ""] + [f"- {_md(g)}" for g in general]
+        lines += ["", "## Other claims in the article", ""] + [f"- {md_text(g)}" for g in general]
     for r in results:
         lines += ["", f"## {r.case['title']}", "", f"Article: {r.case['article_claim']} (source: {r.case['source']}). Job file: `{r.case['job']}`."]
         if r.illustrative:
@@ -199,7 +198,7 @@ def render_document(results: list[CaseResult], general: list[str], catalog_versi
         for label, option in r.compare:
             lines.append(f"Compared with: {label} — {_option_line(option)}.")
         if r.flags:
-            lines += [""] + [f"- {_md(f)}" for f in r.flags]
+            lines += [""] + [f"- {md_text(f)}" for f in r.flags]
         body = render_markdown(r.rec).split("\n")[2:]  # drop the "## aitrain recommendation" heading
         lines += ["", "aitrain's recommendation:", ""] + [line.replace("### Findings", "Findings:") for line in body]
     return "\n".join(lines) + "\n"

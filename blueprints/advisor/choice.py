@@ -6,11 +6,11 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 from blueprints.advisor import sizing
+from blueprints.advisor.budget import BudgetTier
 from blueprints.advisor.explanations import data_path_findings, option_notes, what_to_relax, why_not
 from blueprints.advisor.job import Job
-from blueprints.advisor.options import HARD, OBJECTIVES, Option, type_context, enumerate_options, evaluate
+from blueprints.advisor.options import HARD, OBJECTIVES, Option, enumerate_options, evaluate, type_context
 from blueprints.advisor.storage import StorageChoice, choose_storage
-from blueprints.advisor.budget import BudgetTier
 from blueprints.advisor.tiers import Tier, tier_for
 
 
@@ -51,7 +51,7 @@ def _best(options: Iterable[Option], objective: str) -> Option | None:
 def _nearest_infeasible(options: list[Option], objective: str) -> Option:
     """For a GPU model with no feasible option: fewest hard problems, then fewest reasons; then the fastest when
     the deadline is what fails (shows how close the model gets), else by objective."""
-    def rank(o: Option) -> tuple:
+    def rank(o: Option) -> tuple[int, int]:
         return (sum(r.code in HARD for r in o.reasons), len(o.reasons))
 
     top = min(rank(o) for o in options)

@@ -164,7 +164,7 @@ def option_notes(job: Job, catalog: Any, option: Option) -> list[str]:
         out.append(f"MFU {option.mfu:.3f} is assumed: no published {job.model_kind} anchor for {option.gpu_model} (data/mfu.csv); pass mfu: to use a measured value")
     scaling = scaling_for(job, inst, option.nodes)
     out += [f"scaling: {n}" for n in scaling.notes]
-    if not getattr(inst, "regions", ()):
+    if not catalog.known_regions(inst):
         out.append(f"{inst.instance_type}: availability in {job.region} is not recorded in the catalog; check the console before applying")
     if option.price_cny_per_hour is not None:
         region = getattr(inst, "price_region", None)

@@ -8,7 +8,6 @@ from typing import Any, Literal, Mapping
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from blueprints import yamlsafe
-
 from blueprints.advisor.data import limits
 from blueprints.errors import Problem, UserInputError, did_you_mean, join_allowed, problems_from_validation_error
 from blueprints.profile import check_resource_name

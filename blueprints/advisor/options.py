@@ -61,7 +61,7 @@ class Option:
         """True when the option has any of these reason codes."""
         return any(r.code in codes for r in self.reasons)
 
-    def key(self, objective: str) -> tuple:
+    def key(self, objective: str) -> tuple[Any, ...]:
         """Sort key: lowest cost (unknown last, then GPU-hours) or shortest time; ties by fewer nodes, then name."""
         cost = self.cost_cny_per_run if self.cost_cny_per_run is not None else INF
         hours = self.estimated_hours if self.estimated_hours is not None else INF
@@ -150,7 +150,8 @@ def evaluate(job: Job, ctx: TypeContext, nodes: int, flops: float | None = None)
 
 def candidate_types(job: Job, catalog: Any) -> list[Any]:
     """GPU instance types offered in the job's region (types with no recorded regions are kept: unknown is not "no")."""
-    return catalog.query(min_gpus=1, region=job.region)
+    found: list[Any] = catalog.query(min_gpus=1, region=job.region)
+    return found
 
 
 def scaling_for(job: Job, inst: Any, nodes: int) -> sizing.Scaling:

@@ -230,7 +230,7 @@ def render_markdown(rec: Recommendation) -> str:
     lines += [md_text(line) if not line.startswith("  - ") else "- " + md_text(line[4:]) for line in _summary_lines(rec)]
     lines = [lines[0], lines[1]] + [line if line.startswith("- ") else line + "  " for line in lines[2:]]
     lines += ["", "| | GPU | configuration | GPUs | hours | days | CNY/run | CNY/year | MFU | scaling | why |", "|---|---|---|--:|--:|--:|--:|--:|--:|--:|---|"]
-    for row, item in zip(_rows(rec), rec.considered):
+    for row, item in zip(_rows(rec), rec.considered, strict=True):
         cells = ["**CHOSEN**" if item.chosen else ""] + row[1:10] + [item.why]
         # The CHOSEN marker is our own Markdown; every other cell is escaped.
         lines.append("| " + " | ".join(c if i == 0 else md_cell(c) for i, c in enumerate(cells)) + " |")

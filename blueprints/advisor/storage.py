@@ -75,7 +75,7 @@ def choose_storage(catalog: Any, needed_mb_s: float | None, dataset_tb: float | 
     """
     need = needed_mb_s or 0.0
     base = dataset_capacity_gib(dataset_tb)
-    fits: list[tuple[tuple, StorageChoice]] = []
+    fits: list[tuple[tuple[Any, ...], StorageChoice]] = []
     fastest: tuple[float, int, StorageChoice] | None = None
     for rank, (kind, tier_name) in enumerate(PREFERENCE):
         try:

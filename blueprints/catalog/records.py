@@ -32,7 +32,8 @@ class GpuModel:
         """Dense peak TFLOPS at ``precision`` (one of PRECISIONS); None when unsupported or unknown."""
         if precision not in PRECISIONS:
             raise ValueError(f"unknown precision {precision!r}; expected one of {', '.join(PRECISIONS)}")
-        return getattr(self, f"{precision}_tflops")
+        value: float | None = getattr(self, f"{precision}_tflops")
+        return value
 
 
 @dataclass(frozen=True)

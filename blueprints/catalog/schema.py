@@ -242,7 +242,7 @@ def read_rows(path: pathlib.Path, schema: Schema) -> list[tuple[int, dict[str, A
             if len(cells) != len(expected):
                 raise ValueError(f"{name} line {line}: expected {len(expected)} fields, got {len(cells)}")
             values: dict[str, Any] = {}
-            for column, raw in zip(expected, cells):
+            for column, raw in zip(expected, cells, strict=True):
                 try:
                     values[column] = schema[column](raw.strip())
                 except _CellError as exc:

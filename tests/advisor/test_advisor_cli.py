@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import typer
 from typer.testing import CliRunner
 
@@ -71,11 +72,27 @@ def test_infeasible_exits_1_with_numbers():
 
 def test_invalid_job_exits_2_without_traceback():
     result = run("recommend", "--model-kind", "transformer", "--params", "abc")
-    assert result.exit_code == 2  # typer refuses a non-number for a FLOAT flag, naming it
-    assert "Invalid value for '--params'" in result.output and "valid number" in " ".join(result.output.split())
+    flat = " ".join(result.output.replace("│", " ").split())
+    assert result.exit_code == 2
+    assert "Invalid value for '--params'" in flat and "valid number" in flat
     assert "Traceback" not in result.output
-    result = run("recommend", "--model-kind", "transformer", "--params", "-5")
-    assert result.exit_code == 2 and "params = -5.0" in result.output and "Traceback" not in result.output
+    # A number of the right type but out of range is the job's own message, naming the field.
+    result = run("recommend", *FLAGS, "--max-nodes", "0")
+    assert result.exit_code == 2 and "max_nodes = 0" in result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("command", ["recommend", "estimate"])
+def test_numeric_flags_are_typed_as_numbers_in_help(command):
+    cmd = typer.main.get_command(app).commands[command]  # type: ignore[attr-defined]
+    ctx = cmd.make_context(command, [], resilient_parsing=True)
+    shown_type = {p.opts[0]: p.display_type(ctx) for p in cmd.params if p.opts}  # what --help prints
+    for flag in ("--params", "--tokens", "--forward-gflops", "--samples", "--epochs", "--dataset-tb", "--ingest-tb-per-day",
+                 "--runs-per-year", "--deadline-days", "--budget-cny-per-run", "--budget-cny-per-year", "--mfu"):
+        assert shown_type[flag] == "<float>", flag
+    assert shown_type["--max-nodes"] == "<int>"
+    shown = " ".join(run(command, "--help").output.replace("│", " ").split())
+    assert "--params <float>" in shown and "--max-nodes <int>" in shown
 
 
 def test_misspelled_key_in_file(tmp_path):

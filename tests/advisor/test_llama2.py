@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import pytest
 
-from blueprints.advisor.job import parse_job
 from blueprints.advisor.choice import estimate
+from blueprints.advisor.job import parse_job
 from blueprints.catalog import load_catalog
 
 PUBLISHED_GPU_HOURS = 1_720_320

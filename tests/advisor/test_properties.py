@@ -12,18 +12,17 @@ Properties, stated precisely:
 
 from __future__ import annotations
 
+import functools
 import re
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from blueprints.advisor.job import parse_job
-import functools
-
 from blueprints.advisor import choice
 from blueprints.advisor.data import limits
-from blueprints.architectures import budget_tiers
+from blueprints.advisor.job import parse_job
 from blueprints.advisor.options import enumerate_options
+from blueprints.architectures import budget_tiers
 
 from .fakes import fake_catalog
 

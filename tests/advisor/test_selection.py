@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 import pytest
 
-from blueprints.advisor.job import parse_job
-import functools
-
 from blueprints.advisor import choice
 from blueprints.advisor.choice import estimate
 from blueprints.advisor.data import limits
-from blueprints.architectures import budget_tiers
+from blueprints.advisor.job import parse_job
 from blueprints.advisor.options import enumerate_options
-from blueprints.advisor.tiers import tier_for
 from blueprints.advisor.storage import choose_storage
+from blueprints.advisor.tiers import tier_for
+from blueprints.architectures import budget_tiers
 
 from .fakes import fake_catalog
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import csv
+import re
 
 import pytest
 
 from blueprints.advisor import cost, sizing
+from blueprints.advisor.data import DATA_DIR
 from blueprints.advisor.job import parse_job
 
 
@@ -53,13 +56,32 @@ def test_default_mfu(gpu, kind, precision, mfu, confidence):
     assert row.confidence == confidence
 
 
+def _derived_mfu_rows() -> list[dict[str, str]]:
+    with (DATA_DIR / "mfu.csv").open(newline="", encoding="utf-8") as handle:
+        return [row for row in csv.DictReader(handle) if row["confidence"] == "derived"]
+
+
+def _evaluate(arithmetic: str) -> float:
+    """The value of a derivation's arithmetic as written in mfu.csv (``x`` for ×, GFLOP/TFLOPS as powers of ten)."""
+    expr = arithmetic.replace(" GFLOP", "e9").replace(" TFLOPS", "e12").replace(" img/s", "").replace(" x ", " * ")
+    if not re.fullmatch(r"[0-9.e*/() +-]+", expr):
+        raise AssertionError(f"unexpected derivation syntax: {arithmetic!r}")
+    return float(eval(expr, {"__builtins__": {}}))  # only digits and operators reach here
+
+
 def test_mfu_derivations_match_their_arithmetic():
-    """The derived rows equal the arithmetic written in their derivation column (to the 3 decimals stored)."""
-    assert 0.40 * (2505 / 4591) * (312 / 156) == pytest.approx(0.437, abs=5e-4)
-    assert 0.40 * (1746 / 125) / (4591 / 312) == pytest.approx(0.380, abs=5e-4)
-    assert 0.3797 * (387 / 1746) * (125 / 15.7) == pytest.approx(0.670, abs=5e-4)
-    assert 3 * 7.6e9 * 16621 / 8 / 312e12 == pytest.approx(0.152, abs=5e-4)
-    assert 3 * 7.6e9 * 8322 / 8 / 125e12 == pytest.approx(0.190, abs=5e-4)
+    """Every derived row of mfu.csv equals the arithmetic written in its derivation column (to the 3 decimals stored)."""
+    rows = _derived_mfu_rows()
+    assert len(rows) >= 7
+    for row in rows:
+        arithmetic = row["derivation"].split(":", 1)[0]
+        assert _evaluate(arithmetic) == pytest.approx(float(row["mfu"]), abs=5e-4), row
+
+
+def test_mfu_derivation_evaluator_reads_the_units():
+    assert _evaluate("3 x 7.6 GFLOP x (16621 / 8) img/s / 312 TFLOPS") == pytest.approx(3 * 7.6e9 * 16621 / 8 / 312e12)
+    with pytest.raises(AssertionError):
+        _evaluate("__import__('os')")
 
 
 @pytest.mark.parametrize(

@@ -14,11 +14,11 @@ import pytest
 
 from blueprints.catalog import (
     CATALOG_DIR,
-    CatalogError,
     GPU_FAMILY_RE,
     PRECISIONS,
     Alias,
     Catalog,
+    CatalogError,
     InstanceType,
     load_catalog,
 )
