@@ -99,3 +99,8 @@ def test_load_scalar_for_set_values():
         load_scalar("[" * 40 + "]" * 40, "--set storage.capacity_gib")
     with pytest.raises(UserInputError, match="--set compute.nodes"):
         load_scalar("1" * 5000, "--set compute.nodes")
+
+
+def test_lone_surrogate_escape_is_refused():
+    assert "lone surrogate" in _error('description: "a\\udc80b"')
+    assert load('d: "caf\\u00e9"', "f") == {"d": "café"}
