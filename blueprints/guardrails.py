@@ -111,9 +111,14 @@ def _nas_access_vpc_only(plan: Plan):
             yield r.name, "mount target uses the default access group"
 
 
+# Address space a VPC can use (RFC 1918, RFC 4193). Not ``ip_network.is_private``: that includes documentation
+# and benchmarking ranges which are not private network space.
+PRIVATE_RANGES = tuple(ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7"))
+
+
 def _private(net: ipaddress.IPv4Network | ipaddress.IPv6Network) -> bool:
-    """RFC 1918 / RFC 4193 style private space (not the whole internet, not loopback or link-local)."""
-    return net.prefixlen > 0 and net.is_private and not (net.is_loopback or net.is_link_local or net.is_unspecified)
+    """Inside one private range (so never the whole internet)."""
+    return any(net.version == p.version and net.subnet_of(p) for p in PRIVATE_RANGES)  # type: ignore[arg-type]
 
 
 def _role_trust(plan: Plan):
