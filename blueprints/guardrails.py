@@ -118,7 +118,12 @@ PRIVATE_RANGES = tuple(ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0
 
 def _private(net: ipaddress.IPv4Network | ipaddress.IPv6Network) -> bool:
     """Inside one private range (so never the whole internet)."""
-    return any(net.version == p.version and net.subnet_of(p) for p in PRIVATE_RANGES)  # type: ignore[arg-type]
+    for private in PRIVATE_RANGES:
+        if isinstance(net, ipaddress.IPv4Network) and isinstance(private, ipaddress.IPv4Network) and net.subnet_of(private):
+            return True
+        if isinstance(net, ipaddress.IPv6Network) and isinstance(private, ipaddress.IPv6Network) and net.subnet_of(private):
+            return True
+    return False
 
 
 def _role_trust(plan: Plan):

@@ -65,7 +65,7 @@ class BoundedLoader(yaml.SafeLoader):
         self._depth = 0
         self._aliases = 0
 
-    def compose_node(self, parent: Node | None, index: Any) -> Node:  # type: ignore[override]
+    def compose_node(self, parent: Node | None, index: Any) -> Node | None:
         """Count alias references and nesting depth while the node graph is built."""
         if self.check_event(yaml.AliasEvent):
             self._aliases += 1
@@ -118,10 +118,10 @@ for _tag, _regexp, _first in (("tag:yaml.org,2002:int", _INT, list("-+0123456789
     BoundedLoader.add_implicit_resolver(_tag, _regexp, _first)
 BoundedLoader.add_constructor("tag:yaml.org,2002:str", BoundedLoader.construct_yaml_str)
 BoundedLoader.add_constructor("tag:yaml.org,2002:int", BoundedLoader.construct_yaml_int)
-BoundedLoader.add_constructor("tag:yaml.org,2002:map", BoundedLoader.construct_yaml_map)
+BoundedLoader.add_constructor("tag:yaml.org,2002:map", BoundedLoader.construct_yaml_map)  # type: ignore[type-var]
 for _tag in ("set", "omap", "pairs", "binary", "timestamp"):
     BoundedLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", BoundedLoader.construct_refused)
-BoundedLoader.add_constructor(None, BoundedLoader.construct_refused)  # type: ignore[arg-type]
+BoundedLoader.add_constructor(None, BoundedLoader.construct_refused)  # type: ignore[arg-type, type-var]
 
 
 def load(text: str, source: str) -> Any:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -91,13 +90,11 @@ def test_offline_mocks_records_resources_with_options():
 
 
 def test_offline_mocks_does_not_nest():
-    with offline_mocks():
-        with pytest.raises(RuntimeError, match="already active"):
-            with offline_mocks():
-                pass
+    with offline_mocks(), pytest.raises(RuntimeError, match="already active"), offline_mocks():
+        pass
 
 
-def test_mocked_fixture(mocked):
+def test_mocked_fixture(mocked):  # noqa: F811  (the fixture imported above)
     storage = SharedStorage("data", storage_args())
     assert mocked.resolve(storage.file_system_id) == "${data-fs.id}"
 
