@@ -64,13 +64,35 @@ def _storage_protected(plan: Plan):
             yield r.name, "delete_before_replace on stateful data can lose it on a failed replace"
 
 
+NAS_ENCRYPTABLE = ("standard", "extreme")  # the NAS API's encrypt_type applies to these file system types only
+
+
 def _storage_encrypted(plan: Plan):
     for r in _of(plan, ("nas.FileSystem",)):
-        if r.inputs.get("fileSystemType") in ("standard", "extreme") and not r.inputs.get("encryptType"):
+        if r.inputs.get("fileSystemType") in NAS_ENCRYPTABLE and not r.inputs.get("encryptType"):
             yield r.name, "NAS file system is not encrypted (encryptType 0)"
 
 
+def _unencrypted_storage(plan: Plan):
+    """Stored data that is not encrypted at rest, including what the API cannot encrypt (so AIT005 does not fire)."""
+    for r in _of(plan, ("nas.FileSystem",)):
+        kind = r.inputs.get("fileSystemType")
+        if kind not in NAS_ENCRYPTABLE and not r.inputs.get("encryptType"):
+            yield r.name, (
+                f"{kind or 'NAS'} file system is not encrypted at rest: the NAS API encrypts only standard and extreme file"
+                " systems, and the profile accepts this with storage.allow_unencrypted_cpfs; keep regulated data off it"
+                " or use NAS extreme"
+            )
+    for r in _of(plan, ("oss.Bucket",)):
+        if not r.inputs.get("serverSideEncryptionRule"):
+            yield r.name, "OSS bucket has no server-side encryption rule"
+    for r in _of(plan, ("ecs.EcsDisk",)):
+        if not r.inputs.get("encrypted"):
+            yield r.name, "data disk is not encrypted"
+
+
 def _nas_access_vpc_only(plan: Plan):
+    """Inside a VPC of the plan; a plan without a VPC (a component tested alone) can only be held to private ranges."""
     vpcs = [ipaddress.ip_network(r.inputs["cidrBlock"]) for r in _of(plan, ("vpc.Network",)) if "cidrBlock" in r.inputs]
     for r in _of(plan, ("nas.AccessRule",)):
         source = r.inputs.get("sourceCidrIp", "")
@@ -79,11 +101,29 @@ def _nas_access_vpc_only(plan: Plan):
         except ValueError:
             yield r.name, f"access rule source {source!r} is not a CIDR"
             continue
-        if not any(net.version == v.version and net.subnet_of(v) for v in vpcs):
-            yield r.name, f"access rule admits {source}, outside the VPC"
+        if vpcs:
+            if not any(net.version == v.version and net.subnet_of(v) for v in vpcs):
+                yield r.name, f"access rule admits {source}, outside the VPC"
+        elif not _private(net):
+            yield r.name, f"access rule admits {source}, which is not a private range (no VPC in this plan to compare with)"
     for r in _of(plan, ("nas.MountTarget",)):
         if r.inputs.get("accessGroupName") in (None, "DEFAULT_VPC_GROUP_NAME"):
             yield r.name, "mount target uses the default access group"
+
+
+# Address space a VPC can use (RFC 1918, RFC 4193). Not ``ip_network.is_private``: that includes documentation
+# and benchmarking ranges which are not private network space.
+PRIVATE_RANGES = tuple(ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7"))
+
+
+def _private(net: ipaddress.IPv4Network | ipaddress.IPv6Network) -> bool:
+    """Inside one private range (so never the whole internet)."""
+    for private in PRIVATE_RANGES:
+        if isinstance(net, ipaddress.IPv4Network) and isinstance(private, ipaddress.IPv4Network) and net.subnet_of(private):
+            return True
+        if isinstance(net, ipaddress.IPv6Network) and isinstance(private, ipaddress.IPv6Network) and net.subnet_of(private):
+            return True
+    return False
 
 
 def _role_trust(plan: Plan):
@@ -110,10 +150,11 @@ RULES: tuple[Rule, ...] = (
     Rule("AIT002", "error", "no security-group ingress from the internet", _public_ingress),
     Rule("AIT003", "error", "node system disks are encrypted", _disk_encryption),
     Rule("AIT004", "error", "stateful storage is protected and retained", _storage_protected),
-    Rule("AIT005", "error", "NAS storage is encrypted", _storage_encrypted),
+    Rule("AIT005", "error", "NAS standard and extreme file systems are encrypted", _storage_encrypted),
     Rule("AIT006", "error", "NAS access is limited to the VPC", _nas_access_vpc_only),
     Rule("AIT007", "error", "node roles trust only the ECS service", _role_trust),
     Rule("AIT008", "warning", "instance metadata requires tokens", _imdsv2),
+    Rule("AIT009", "warning", "all stored data is encrypted at rest", _unencrypted_storage),
 )
 
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
+import contextlib
 import dataclasses
 import datetime as dt
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Sequence, Union
+from typing import Any, Callable, Iterator, Optional, Sequence, Union
 
 import pulumi
 from pulumi.runtime import settings as pulumi_settings
@@ -109,34 +112,94 @@ def _resource_names(depends_on: Any) -> tuple[str, ...]:
 
 def run_program(program: Callable[[], None], config: dict[str, str], *, zones: ZoneAnswer, image_id: str | None, project: str = "aitrain", mocks: OfflineMocks | None = None) -> tuple[list, dict, dict]:
     """Run ``program`` under fresh mocks with ``config``; return (registrations, options by key, stack outputs)."""
-    pulumi_settings.reset_options(project=project, stack=OFFLINE_STACK)
-    mocks = mocks or OfflineMocks(zones, image_id)
-    pulumi.runtime.set_mocks(mocks, project=project, stack=OFFLINE_STACK, preview=False)
-    pulumi.runtime.set_all_config(config)
-    recorder = _OptionsRecorder()
-    pulumi.runtime.register_stack_transformation(recorder)
-    outputs: dict[str, Any] = {}
-    # Mocks never see register_outputs; wrap it for this run only (restored even if the program fails).
-    original = pulumi.ComponentResource.register_outputs
+    with own_event_loop():
+        pulumi_settings.reset_options(project=project, stack=OFFLINE_STACK)
+        mocks = mocks or OfflineMocks(zones, image_id)
+        pulumi.runtime.set_mocks(mocks, project=project, stack=OFFLINE_STACK, preview=False)
+        pulumi.runtime.set_all_config(config)
+        recorder = _OptionsRecorder()
+        pulumi.runtime.register_stack_transformation(recorder)
+        outputs: dict[str, Any] = {}
+        # Mocks never see register_outputs; wrap it for this run only (restored even if the program fails).
+        original = pulumi.ComponentResource.register_outputs
 
-    def register_outputs(self, outputs_):
-        recorder.outputs_registered(self, outputs_)
-        return original(self, outputs_)
+        def register_outputs(self: pulumi.ComponentResource, outputs_: Any) -> None:
+            recorder.outputs_registered(self, outputs_)
+            return original(self, outputs_)
 
-    pulumi.ComponentResource.register_outputs = register_outputs  # type: ignore[method-assign]
-    try:
-        _sync_await(run_pulumi_func(program))
-    finally:
-        pulumi.ComponentResource.register_outputs = original  # type: ignore[method-assign]
-    root = pulumi_settings.get_root_resource()
-    for key, value in (getattr(root, "outputs", None) or {}).items():
-        outputs[key] = _sync_await(pulumi.Output.from_input(value).future())
+        pulumi.ComponentResource.register_outputs = register_outputs  # type: ignore[method-assign]
+        try:
+            _sync_await(run_pulumi_func(program))
+        finally:
+            pulumi.ComponentResource.register_outputs = original  # type: ignore[method-assign]
+        root = pulumi_settings.get_root_resource()
+        for key, value in (getattr(root, "outputs", None) or {}).items():
+            outputs[key] = _sync_await(pulumi.Output.from_input(value).future())
     return mocks.registered, recorder.by_key, outputs
+
+
+@contextlib.contextmanager
+def own_event_loop() -> Iterator[asyncio.AbstractEventLoop]:
+    """A fresh event loop for one offline run, closed afterwards.
+
+    Pulumi's ``_sync_await`` otherwise lets ``asyncio.get_event_loop()`` create loops that nobody closes: one in
+    the main thread and one in every executor thread the mock monitor serialises in. At interpreter exit such a
+    loop's ``__del__`` may run after its self-pipe socket was already collected and print "Exception ignored in
+    BaseEventLoop.__del__ … Invalid file descriptor: -1" to stderr (a few % of runs). So the run gets its own
+    loop and its own executor whose threads' loops are closed too. Inside an already running loop (a caller's
+    own async test) the caller's loop is used as it is.
+    """
+    if asyncio._get_running_loop() is not None:
+        yield asyncio.get_running_loop()
+        return
+    policy = asyncio.get_event_loop_policy()
+    local = getattr(policy, "_local", None)  # peek at the thread's loop without creating one
+    previous, previous_set = getattr(local, "_loop", None), getattr(local, "_set_called", None)
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    thread_loops: list[asyncio.AbstractEventLoop] = []
+
+    def thread_loop() -> None:
+        # Runs first in each executor thread: the loop pulumi would create there lazily, but one we can close.
+        thread_loops.append(asyncio.new_event_loop())
+        asyncio.set_event_loop(thread_loops[-1])
+
+    loop.set_default_executor(concurrent.futures.ThreadPoolExecutor(thread_name_prefix="aitrain-offline", initializer=thread_loop))
+    try:
+        yield loop
+    finally:
+        try:
+            _finish_tasks(loop)
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.run_until_complete(loop.shutdown_default_executor())  # joins the threads
+        finally:
+            for other in thread_loops:
+                other.close()
+            loop.close()
+            asyncio.set_event_loop(previous if previous is not None and not previous.is_closed() else None)
+            if previous is None and previous_set is False:
+                # As before the run: code that later calls get_event_loop() (pulumi's own test helpers) gets a
+                # new loop instead of "There is no current event loop".
+                local._set_called = False
+
+
+def _finish_tasks(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel what the run left pending (unawaited outputs) and let the cancellations finish, quietly."""
+    pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+    for task in pending:
+        task.cancel()
+    if pending:
+        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
 
 
 def record(program: Callable[[], None], config: dict[str, str] | None = None, *, zones: ZoneAnswer, image_id: str | None = None) -> tuple[list[PlannedResource], dict[str, Any]]:
     """Run any Pulumi program offline; return its resources in tree order and its stack outputs."""
     registered, options, outputs = run_program(program, config or {}, zones=zones, image_id=image_id)
+    return planned_resources(registered, options), _clean(outputs)
+
+
+def planned_resources(registered: list[pulumi.runtime.MockResourceArgs], options: dict[tuple[str, str], dict[str, Any]]) -> list[PlannedResource]:
+    """Mock registrations plus the recorded options → PlannedResources in tree order; duplicate URNs refused."""
     resources = []
     for r in registered:
         opts = options.get((r.typ, r.name), {})
@@ -156,7 +219,7 @@ def record(program: Callable[[], None], config: dict[str, str] | None = None, *,
             )
         )
     check_unique_urns(resources)
-    return _tree_order(resources), _clean(outputs)
+    return _tree_order(resources)
 
 
 def catalog_zones(catalog: Catalog, region: str) -> Callable[[Optional[str]], list[str]]:

@@ -8,10 +8,12 @@ a terminal an ANSI escape could rewrite what was printed before it. Pure Python,
 
 from __future__ import annotations
 
+import html
 import re
+import unicodedata
 from typing import Sequence
 
-__all__ = ["md_cell", "md_table", "md_text", "plain", "table"]
+__all__ = ["html_text", "md_cell", "md_code", "md_fence", "md_table", "md_text", "plain", "plain_block", "table"]
 
 # CSI (ESC [ ... final), OSC (ESC ] ... BEL or ESC \), and any other two-byte ESC sequence.
 _ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?")
@@ -26,15 +28,48 @@ _MD_BLOCK_START_RE = re.compile(r"^(\s*)([-+=#]|\d+[.)])")
 
 
 def plain(text: object) -> str:
-    """``text`` for a terminal: ANSI escapes and control characters removed, line breaks and tabs as spaces."""
+    """``text`` for a terminal: ANSI escapes and control characters removed, line breaks and tabs as spaces.
+
+    Format and surrogate characters (zero-width, bidi marks, lone surrogates) are dropped too: they can hide or
+    reorder what a reviewer reads.
+    """
     value = _ANSI_RE.sub("", str(text))
     value = _LINE_BREAK_RE.sub(" ", value)
-    return _CONTROL_RE.sub("", value)
+    value = _CONTROL_RE.sub("", value)
+    return "".join(ch for ch in value if unicodedata.category(ch) not in ("Cc", "Cf", "Cs"))
+
+
+def plain_block(text: object) -> str:
+    """Multi-line text shown verbatim (cloud-init in a code fence): lines kept, everything else as ``plain``."""
+    return "\n".join(plain(line) for line in _ANSI_RE.sub("", str(text)).split("\n"))
 
 
 def md_cell(text: object) -> str:
-    """``text`` safe inside a Markdown table cell: one line, with ``|`` and every inline-active character escaped."""
-    return _MD_ACTIVE_RE.sub(r"\\\1", plain(text))
+    """``text`` safe inside a Markdown table cell: one line, with ``|``, ``&`` and every inline-active character escaped."""
+    return _MD_ACTIVE_RE.sub(r"\\\1", plain(text).replace("&", "&amp;"))
+
+
+def md_code(text: object) -> str:
+    """A Markdown code span holding ``text`` on one line, safe in a table cell (pipes escaped, fence longer than
+    any backtick run inside)."""
+    value = plain(text).replace("|", "\\|")
+    fence = "`" * (_longest_backtick_run(value) + 1)
+    pad = " " if value.startswith("`") or value.endswith("`") else ""
+    return f"{fence}{pad}{value}{pad}{fence}"
+
+
+def md_fence(text: str) -> str:
+    """A code-block fence (three or more backticks) longer than any backtick run inside ``text``."""
+    return "`" * max(3, _longest_backtick_run(text) + 1)
+
+
+def html_text(text: object) -> str:
+    """Text inside an HTML element (``<summary>``, ``<code>``)."""
+    return html.escape(plain(text), quote=True)
+
+
+def _longest_backtick_run(text: str) -> int:
+    return max((len(run) for run in re.findall(r"`+", text)), default=0)
 
 
 def md_text(text: object) -> str:

@@ -39,6 +39,7 @@ _FLOAT = re.compile(
 )
 # Replaced (int, float) or dropped (timestamp; "value" would make a bare "=" unreadable) implicit resolvers.
 _REPLACED_TAGS = {"tag:yaml.org,2002:int", "tag:yaml.org,2002:float", "tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:value"}
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _ALLOWED_TEXT = "YAML mappings with string keys, lists, strings, numbers, true/false and null"
 
 
@@ -64,7 +65,7 @@ class BoundedLoader(yaml.SafeLoader):
         self._depth = 0
         self._aliases = 0
 
-    def compose_node(self, parent: Node | None, index: Any) -> Node:  # type: ignore[override]
+    def compose_node(self, parent: Node | None, index: Any) -> Node | None:
         """Count alias references and nesting depth while the node graph is built."""
         if self.check_event(yaml.AliasEvent):
             self._aliases += 1
@@ -88,6 +89,13 @@ class BoundedLoader(yaml.SafeLoader):
             raise _Violation(node, "base-60 integers (1:30) are not read as numbers; quote the value")
         return super().construct_yaml_int(node)
 
+    def construct_yaml_str(self, node: ScalarNode) -> str:  # type: ignore[override]
+        """A string that is valid Unicode (a ``"\\udc80"`` escape would crash every writer later)."""
+        value = self.construct_scalar(node)
+        if _SURROGATE.search(value):
+            raise _Violation(node, "text contains a lone surrogate escape (\\ud800-\\udfff); only valid Unicode text is allowed")
+        return value
+
     def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:  # type: ignore[override]
         """A mapping whose keys are all strings (``{a: 1}: x`` or ``1: x`` is refused, not a TypeError)."""
         if isinstance(node, MappingNode):
@@ -108,11 +116,12 @@ class BoundedLoader(yaml.SafeLoader):
 
 for _tag, _regexp, _first in (("tag:yaml.org,2002:int", _INT, list("-+0123456789")), ("tag:yaml.org,2002:float", _FLOAT, list("-+0123456789."))):
     BoundedLoader.add_implicit_resolver(_tag, _regexp, _first)
+BoundedLoader.add_constructor("tag:yaml.org,2002:str", BoundedLoader.construct_yaml_str)
 BoundedLoader.add_constructor("tag:yaml.org,2002:int", BoundedLoader.construct_yaml_int)
-BoundedLoader.add_constructor("tag:yaml.org,2002:map", BoundedLoader.construct_yaml_map)
+BoundedLoader.add_constructor("tag:yaml.org,2002:map", BoundedLoader.construct_yaml_map)  # type: ignore[type-var]
 for _tag in ("set", "omap", "pairs", "binary", "timestamp"):
     BoundedLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", BoundedLoader.construct_refused)
-BoundedLoader.add_constructor(None, BoundedLoader.construct_refused)  # type: ignore[arg-type]
+BoundedLoader.add_constructor(None, BoundedLoader.construct_refused)  # type: ignore[arg-type, type-var]
 
 
 def load(text: str, source: str) -> Any:

@@ -75,6 +75,9 @@ CASES = [
     ("trust-not-json", MED, "cluster-node-role", dict(inputs={"assumeRolePolicyDocument": "{not json"}), "AIT007", "trust policy is not JSON"),
     ("imds-v1", MED, "cluster-template", dict(inputs={"httpTokens": "optional"}), "AIT008",
      "instance metadata must require tokens (IMDSv2: httpTokens=required)"),
+    ("cpfs-unencrypted", MED, "storage-fs", dict(inputs={"fileSystemType": "cpfs"}, drop=("encryptType",)), "AIT009",
+     "cpfs file system is not encrypted at rest: the NAS API encrypts only standard and extreme file systems, and the profile"
+     " accepts this with storage.allow_unencrypted_cpfs; keep regulated data off it or use NAS extreme"),
 ]
 
 
@@ -94,12 +97,12 @@ def test_rule_fires_alone_with_its_message(case, preset, suffix, changes, rule, 
 
 def test_every_rule_has_a_violating_fixture():
     assert {c[4] for c in CASES} == {r.id for r in guardrails.RULES}
-    assert [r.id for r in guardrails.RULES] == [f"AIT00{i}" for i in range(1, 9)]
+    assert [r.id for r in guardrails.RULES] == [f"AIT00{i}" for i in range(1, 10)]
 
 
 def test_levels_and_titles():
     levels = {r.id: r.level for r in guardrails.RULES}
-    assert levels == {**{f"AIT00{i}": "error" for i in range(1, 8)}, "AIT008": "warning"}
+    assert levels == {**{f"AIT00{i}": "error" for i in range(1, 8)}, "AIT008": "warning", "AIT009": "warning"}
     assert all(r.title for r in guardrails.RULES)
 
 
@@ -115,9 +118,11 @@ def test_safe_neighbours_do_not_fire(medical_plan, autoscaling_plan):
     admin = tamper(autoscaling_plan, f"{AUTO}-network-sg-intra-cluster", inputs={"cidrIp": "198.51.100.0/24"}, drop=("sourceSecurityGroupId",))
     egress = tamper(medical_plan, f"{MED}-network-sg-intra-cluster", inputs={"type": "egress", "cidrIp": "0.0.0.0/0"}, drop=("sourceSecurityGroupId",))
     subnet = tamper(medical_plan, f"{MED}-storage-access-rule-vpc", inputs={"sourceCidrIp": "10.20.5.0/24"})
-    cpfs_like = tamper(medical_plan, f"{MED}-storage-fs", inputs={"fileSystemType": "cpfs"}, drop=("encryptType",))
-    for plan in (admin, egress, subnet, cpfs_like):
+    for plan in (admin, egress, subnet):
         assert guardrails.check(plan) == []
+    # An unencrypted CPFS is not an AIT005 error (the API cannot encrypt it): only the AIT009 warning says so.
+    cpfs_like = tamper(medical_plan, f"{MED}-storage-fs", inputs={"fileSystemType": "cpfs"}, drop=("encryptType",))
+    assert [f.rule for f in guardrails.check(cpfs_like)] == ["AIT009"]
 
 
 def test_findings_keep_rule_order_and_skip_only_named_rules(medical_plan):

@@ -99,3 +99,50 @@ def test_load_scalar_for_set_values():
         load_scalar("[" * 40 + "]" * 40, "--set storage.capacity_gib")
     with pytest.raises(UserInputError, match="--set compute.nodes"):
         load_scalar("1" * 5000, "--set compute.nodes")
+
+
+def test_lone_surrogate_escape_is_refused():
+    assert "lone surrogate" in _error('description: "a\\udc80b"')
+    assert load('d: "caf\\u00e9"', "f") == {"d": "café"}
+
+
+# The CLI boundary (cli_support): parser errors from user input exit 2; other exceptions stay bugs.
+
+
+def _command(exc: BaseException):
+    import typer
+
+    from blueprints.cli_support import reports_user_errors
+
+    @reports_user_errors
+    def command() -> None:
+        raise exc
+
+    return command, typer
+
+
+@pytest.mark.parametrize("make", [lambda: __import__("yaml").safe_load("a: ["), lambda: __import__("json").loads("{"), lambda: b"\xff".decode("utf-8")])
+def test_parser_errors_from_input_exit_2(make, capsys):
+    try:
+        make()
+    except Exception as exc:  # noqa: BLE001  (capturing the real exception object to re-raise it inside a command)
+        command, typer = _command(exc)
+    with pytest.raises(typer.Exit) as info:
+        command()
+    assert info.value.exit_code == 2
+    assert capsys.readouterr().err.startswith("error: invalid input (1 problem):\n  - (input): cannot be parsed: ")
+
+
+def test_other_exceptions_are_not_swallowed():
+    command, _ = _command(KeyError("bug"))
+    with pytest.raises(KeyError):
+        command()
+
+
+def test_reading_turns_shape_errors_into_exit_2():
+    from blueprints.cli_support import reading
+
+    with pytest.raises(UserInputError) as info, reading("new.json", "a plan from `aitrain plan --format json`"):
+        {"resources": 5}["resources"][0]  # noqa: B018  (the TypeError a mis-shaped plan gives)
+    message = info.value.render()
+    assert "new.json" in message and "unexpected shape (TypeError" in message and "expected a plan from" in message

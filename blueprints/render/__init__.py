@@ -14,7 +14,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from blueprints.guardrails import RULES
 from blueprints.plan import Plan, PlannedResource
+from blueprints.text import html_text, md_code, md_fence, md_text, plain, plain_block
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 
@@ -67,8 +69,14 @@ def format_value(value: Any) -> str:
 
 
 def markdown_cell(value: Any) -> str:
-    """A value safe inside a Markdown table cell: pipes escaped, newlines folded."""
-    return format_value(value).replace("|", "\\|").replace("\n", " ")
+    """A value safe inside a Markdown table cell: one line, Markdown and HTML escaped, pipes escaped."""
+    return md_text(format_value(value))
+
+
+def guardrails_holding(plan: Plan) -> list[tuple[str, str]]:
+    """(rule id, claim) of every guardrail with no finding in the plan: the only claims a summary may make."""
+    fired = {f["rule"] for f in plan.findings}
+    return [(rule.id, rule.title) for rule in RULES if rule.id not in fired]
 
 
 def safety_flags(resource: PlannedResource) -> str:
@@ -107,14 +115,14 @@ def user_data_blocks(plan: Plan) -> list[tuple[str, str]]:
 def render_table(plan: Plan, width: int = 160) -> str:
     """Terminal rendering: summary, notes, then the resource tree with key properties."""
     console = Console(file=io.StringIO(), width=width, color_system=None, force_terminal=False, record=True)
-    summary = Table(title=f"aitrain plan: {plan.profile_name} ({plan.blueprint}, {plan.region})", box=box.SIMPLE, show_header=False)
+    summary = Table(title=Text(plain(f"aitrain plan: {plan.profile_name} ({plan.blueprint}, {plan.region})")), box=box.SIMPLE, show_header=False)
     summary.add_column("key", style="bold")
     summary.add_column("value")
     for key, value in plan.summary.items():
-        summary.add_row(Text(key), Text(format_value(value)))
+        summary.add_row(Text(plain(key)), Text(plain(format_value(value))))
     console.print(summary)
     for note in plan.notes:
-        console.print(Text(f"note: {note}"))
+        console.print(Text(f"note: {plain(note)}"))
     tree = Table(box=box.SIMPLE_HEAD, title=f"{sum(1 for r in plan.resources if r.custom)} resources in {sum(1 for r in plan.resources if not r.custom)} components")
     tree.add_column("resource", no_wrap=True)
     tree.add_column("type", no_wrap=True)
@@ -124,12 +132,14 @@ def render_table(plan: Plan, width: int = 160) -> str:
     for r in plan.resources:
         props = ", ".join(f"{k}={format_value(v)}" for k, v in key_properties(r).items())
         # Text, not str: values such as "[a, b]" must not be read as rich markup.
-        tree.add_row(Text("  " * depths[r.name] + r.name), Text(r.short_type), Text(props), Text(safety_flags(r)))
+        tree.add_row(Text("  " * depths[r.name] + plain(r.name)), Text(plain(r.short_type)), Text(plain(props)), Text(plain(safety_flags(r))))
     console.print(tree)
     for finding in plan.findings:
-        console.print(f"{finding['level']}: [{finding['rule']}] {finding['resource']}: {finding['message']}", markup=False)
-    if not plan.findings:
-        console.print("guardrails: all passed")
+        console.print(Text(plain(f"{finding['level']}: [{finding['rule']}] {finding['resource']}: {finding['message']}")))
+    # Name only the guardrails that hold: a finding removes its claim from the summary.
+    console.print("guardrails: all passed" if not plan.findings else "guardrails holding:", markup=False)
+    for rule_id, claim in guardrails_holding(plan):
+        console.print(Text(f"  {rule_id} {claim}"))
     # A fixed width keeps the output byte-identical; rich pads cells, so trailing blanks are dropped.
     return "\n".join(line.rstrip() for line in console.export_text().splitlines()) + "\n"
 
@@ -138,10 +148,15 @@ def render_markdown(plan: Plan) -> str:
     """Markdown for a pull request: summary, counts, tree, safety, user data; summarised to fit a PR comment."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATE_DIR), undefined=jinja2.StrictUndefined, keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
     env.filters["value"] = markdown_cell
+    env.filters["text"] = md_text
+    env.filters["code"] = lambda v: md_code(format_value(v))
+    env.filters["html"] = html_text
     template = env.get_template("plan.md.j2")
     depths = depth_of(plan)
     rows = [{"r": r, "depth": depths[r.name], "props": key_properties(r), "safety": safety_flags(r)} for r in plan.resources]
-    text = template.render(plan=plan, rows=rows, counts=plan.count_by_type(), user_data=user_data_blocks(plan), show_user_data=True)
+    user_data = [(name, plain_block(text), md_fence(text)) for name, text in user_data_blocks(plan)]
+    common = {"plan": plan, "counts": plan.count_by_type(), "holding": guardrails_holding(plan)}
+    text = template.render(rows=rows, user_data=user_data, show_user_data=True, **common)
     if len(text) > MARKDOWN_LIMIT:
-        text = template.render(plan=plan, rows=[x for x in rows if not x["r"].custom], counts=plan.count_by_type(), user_data=[], show_user_data=False)
+        text = template.render(rows=[x for x in rows if not x["r"].custom], user_data=[], show_user_data=False, **common)
     return text

@@ -1,0 +1,153 @@
+"""blueprints.testing cannot pass silently: the README's pattern with `assert False` fails alone and with others."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from blueprints.components.storage import SharedStorage, SharedStorageArgs
+from blueprints.plan import PlannedResource
+from blueprints.testing import assert_guardrails, mocked, offline_mocks, record_program  # noqa: F401  (mocked: fixture)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def storage_args(**extra) -> SharedStorageArgs:
+    values = dict(kind="extreme_nas", region="cn-shanghai", throughput_tier="advance", capacity_gib=32768, zone_id="cn-shanghai-a", vpc_id="vpc-1", vswitch_id="vsw-1", vpc_cidr="10.0.0.0/16")
+    values.update(extra)
+    return SharedStorageArgs(**values)
+
+
+# The README pattern, with a failing check written three ways.
+USER_TESTS = """
+from blueprints.components.storage import SharedStorage, SharedStorageArgs
+from blueprints.testing import assert_guardrails, offline_mocks
+
+ARGS = SharedStorageArgs(kind="extreme_nas", region="cn-shanghai", throughput_tier="advance", capacity_gib=32768,
+                         zone_id="cn-shanghai-a", vpc_id="vpc-1", vswitch_id="vsw-1", vpc_cidr="10.0.0.0/16")
+
+
+def test_plain_assert():
+    with offline_mocks(zones=["cn-shanghai-a"]) as stack:
+        storage = SharedStorage("data", ARGS)
+        assert False
+    assert_guardrails(stack.resources)
+
+
+def test_assert_in_apply():
+    def check(value):
+        assert False, "checked in apply"
+
+    with offline_mocks(zones=["cn-shanghai-a"]) as stack:
+        storage = SharedStorage("data", ARGS)
+        storage.file_system_id.apply(check)
+    assert_guardrails(stack.resources)
+
+
+def test_resolve():
+    with offline_mocks(zones=["cn-shanghai-a"]) as stack:
+        storage = SharedStorage("data", ARGS)
+        assert stack.resolve(storage.file_system_id) == "wrong"
+"""
+PASSING_TEST = """
+from blueprints.testing import offline_plan
+
+
+def test_other():
+    assert offline_plan("medical-imaging").find("ecs.EcsInstanceSet")
+"""
+
+
+def _pytest(tmp_path: Path, *selection: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *selection],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
+
+
+def test_the_readme_pattern_fails_alone_and_with_others(tmp_path):
+    (tmp_path / "test_user.py").write_text(USER_TESTS)
+    (tmp_path / "test_other.py").write_text(PASSING_TEST)
+    # Alone: the check inside apply is the one pulumi's own test helper skipped when no mocks were set.
+    for name in ("test_assert_in_apply", "test_plain_assert"):
+        alone = _pytest(tmp_path, f"test_user.py::{name}")
+        assert alone.returncode == 1 and "1 failed" in alone.stdout, alone.stdout + alone.stderr
+        assert name != "test_assert_in_apply" or "checked in apply" in alone.stdout
+    together = _pytest(tmp_path, "test_other.py", "test_user.py")
+    assert together.returncode == 1 and "3 failed, 1 passed" in together.stdout, together.stdout + together.stderr
+
+
+def test_offline_mocks_records_resources_with_options():
+    with offline_mocks(zones=["cn-shanghai-a"]) as stack:
+        storage = SharedStorage("data", storage_args())
+        assert stack.resolve(storage.file_system_id) == "${data-fs.id}"
+    fs = next(r for r in stack.resources if r.short_type == "nas.FileSystem")
+    assert fs.protect and fs.retain_on_delete and fs.parent == "data" and fs.inputs["encryptType"] == 1
+    assert_guardrails(stack.resources)
+
+
+def test_offline_mocks_does_not_nest():
+    with offline_mocks(), pytest.raises(RuntimeError, match="already active"), offline_mocks():
+        pass
+
+
+def test_mocked_fixture(mocked):  # noqa: F811  (the fixture imported above)
+    storage = SharedStorage("data", storage_args())
+    assert mocked.resolve(storage.file_system_id) == "${data-fs.id}"
+
+
+def test_assert_guardrails_takes_record_program_output():
+    resources = record_program(lambda: SharedStorage("data", storage_args()), zones=["cn-shanghai-a"])
+    assert isinstance(resources, list) and all(isinstance(r, PlannedResource) for r in resources)
+    assert_guardrails(resources)  # a NAS component alone: no VPC in the plan, and no false AIT006
+    bad = record_program(lambda: SharedStorage("data", storage_args(kind="nas", throughput_tier="Performance", vpc_cidr="0.0.0.0/0")), zones=["cn-shanghai-a"])
+    with pytest.raises(AssertionError, match=r"\[AIT006\] .*0\.0\.0\.0/0, which is not a private range"):
+        assert_guardrails(bad)
+
+
+def _rule(source: str) -> PlannedResource:
+    return PlannedResource("alicloud:nas/accessRule:AccessRule", "rule", None, True, {"sourceCidrIp": source})
+
+
+def _vpc(cidr: str) -> PlannedResource:
+    return PlannedResource("alicloud:vpc/network:Network", "vpc", None, True, {"cidrBlock": cidr})
+
+
+@pytest.mark.parametrize(
+    ("resources", "fires"),
+    [
+        ([_rule("10.0.0.0/16")], False),  # alone, private: nothing to compare with, nothing wrong
+        ([_rule("192.168.1.0/24")], False),
+        ([_rule("0.0.0.0/0")], True),
+        ([_rule("203.0.113.0/24")], True),
+        ([_rule("10.0.0.0/16"), _vpc("10.0.0.0/16")], False),
+        ([_rule("10.0.0.0/8"), _vpc("10.0.0.0/16")], True),  # private, but wider than the plan's VPC
+        ([_rule("not-a-cidr")], True),
+    ],
+)
+def test_ait006_judges_only_what_the_plan_holds(resources, fires):
+    from blueprints.testing import as_plan
+
+    assert any(f["rule"] == "AIT006" for f in as_plan(resources).findings) is fires
+
+
+@pytest.mark.parametrize(
+    ("resource", "fires"),
+    [
+        (PlannedResource("alicloud:nas/fileSystem:FileSystem", "fs", None, True, {"fileSystemType": "cpfs"}), True),
+        (PlannedResource("alicloud:nas/fileSystem:FileSystem", "fs", None, True, {"fileSystemType": "extreme", "encryptType": 1}), False),
+        (PlannedResource("alicloud:nas/fileSystem:FileSystem", "fs", None, True, {"fileSystemType": "standard"}), False),  # AIT005's, an error
+        (PlannedResource("alicloud:oss/bucket:Bucket", "b", None, True, {}), True),
+        (PlannedResource("alicloud:oss/bucket:Bucket", "b", None, True, {"serverSideEncryptionRule": {"sseAlgorithm": "KMS"}}), False),
+        (PlannedResource("alicloud:ecs/ecsDisk:EcsDisk", "d", None, True, {"encrypted": False}), True),
+    ],
+)
+def test_ait009_warns_on_unencrypted_storage(resource, fires):
+    from blueprints.testing import as_plan
+
+    findings = [f for f in as_plan([resource]).findings if f["rule"] == "AIT009"]
+    assert bool(findings) is fires
+    assert all(f["level"] == "warning" for f in findings)
