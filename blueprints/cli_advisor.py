@@ -5,9 +5,12 @@ from __future__ import annotations
 import enum
 import functools
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
+
+if TYPE_CHECKING:
+    from blueprints.advisor.job import Job
 
 from blueprints.cli_support import OutputFormat, emit, reports_user_errors, same_file
 from blueprints.errors import Problem, UserInputError
@@ -76,7 +79,7 @@ def _enum_value(value: Any) -> Any:
     return value.value if isinstance(value, enum.Enum) else value
 
 
-def build_job(job_file: Path | None, flags: dict[str, Any], catalog: Any):
+def build_job(job_file: Path | None, flags: dict[str, Any], catalog: Any) -> "Job":
     """Read the job file (if any), lay the given flags over it and validate against the catalog's regions."""
     from blueprints.advisor.job import load_job_dict, parse_job
 
@@ -220,8 +223,8 @@ def resolve_instance(catalog: Any, name: str, nodes: int) -> tuple[str, int, str
     from blueprints.profile import resolve_gpu_type
 
     instance, alias, problem = resolve_gpu_type(name, "--instance-type", catalog)
-    if problem is not None:
-        raise UserInputError("invalid --instance-type", [problem])
+    if problem is not None or instance is None:
+        raise UserInputError("invalid --instance-type", [problem] if problem else [])
     if alias is None:
         return instance.instance_type, nodes, None
     return instance.instance_type, nodes * alias.nodes, f"alias: {alias.sentence} {nodes} × {name} = {nodes * alias.nodes} × {instance.instance_type}."

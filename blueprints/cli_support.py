@@ -11,7 +11,7 @@ import secrets
 import stat
 import sys
 from pathlib import Path
-from typing import Callable, Iterator, TypeVar
+from typing import Any, Callable, Iterator, TypeVar
 
 import typer
 import yaml
@@ -37,7 +37,7 @@ def reports_user_errors(fn: F) -> F:
     """
 
     @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except UserInputError as exc:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 import json
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 from blueprints.plan import Plan, PlannedResource
 
@@ -34,20 +34,20 @@ class Rule:
     check: Callable[[Plan], Iterable[tuple[str, str]]]  # yields (resource name, message)
 
 
-def _node_public_ip(plan: Plan):
+def _node_public_ip(plan: Plan) -> Iterator[tuple[str, str]]:
     for r in _of(plan, NODE_TYPES):
         bandwidth = r.inputs.get("internetMaxBandwidthOut", 0)
         if bandwidth:
             yield r.name, f"internetMaxBandwidthOut={bandwidth} gives training nodes a public IP; use 0 and the NAT gateway"
 
 
-def _public_ingress(plan: Plan):
+def _public_ingress(plan: Plan) -> Iterator[tuple[str, str]]:
     for r in _of(plan, ("ecs.SecurityGroupRule",)):
         if r.inputs.get("type") == "ingress" and "sourceSecurityGroupId" not in r.inputs and r.inputs.get("cidrIp", "") in PUBLIC_CIDRS:
             yield r.name, f"ingress {r.inputs.get('ipProtocol')} {r.inputs.get('portRange')} is open to the internet"
 
 
-def _disk_encryption(plan: Plan):
+def _disk_encryption(plan: Plan) -> Iterator[tuple[str, str]]:
     for r in _of(plan, ("ecs.EcsLaunchTemplate",)):
         if not (r.inputs.get("systemDisk") or {}).get("encrypted"):
             yield r.name, "launch template system disk is not encrypted"
@@ -56,7 +56,7 @@ def _disk_encryption(plan: Plan):
             yield r.name, "scaling configuration system disk is not encrypted"
 
 
-def _storage_protected(plan: Plan):
+def _storage_protected(plan: Plan) -> Iterator[tuple[str, str]]:
     for r in _of(plan, STATEFUL_TYPES):
         if not (r.protect and r.retain_on_delete):
             yield r.name, "stateful resource must have protect and retain_on_delete from its first deployment"
@@ -67,13 +67,13 @@ def _storage_protected(plan: Plan):
 NAS_ENCRYPTABLE = ("standard", "extreme")  # the NAS API's encrypt_type applies to these file system types only
 
 
-def _storage_encrypted(plan: Plan):
+def _storage_encrypted(plan: Plan) -> Iterator[tuple[str, str]]:
     for r in _of(plan, ("nas.FileSystem",)):
         if r.inputs.get("fileSystemType") in NAS_ENCRYPTABLE and not r.inputs.get("encryptType"):
             yield r.name, "NAS file system is not encrypted (encryptType 0)"
 
 
-def _unencrypted_storage(plan: Plan):
+def _unencrypted_storage(plan: Plan) -> Iterator[tuple[str, str]]:
     """Stored data that is not encrypted at rest, including what the API cannot encrypt (so AIT005 does not fire)."""
     for r in _of(plan, ("nas.FileSystem",)):
         kind = r.inputs.get("fileSystemType")
@@ -91,7 +91,7 @@ def _unencrypted_storage(plan: Plan):
             yield r.name, "data disk is not encrypted"
 
 
-def _nas_access_vpc_only(plan: Plan):
+def _nas_access_vpc_only(plan: Plan) -> Iterator[tuple[str, str]]:
     """Inside a VPC of the plan; a plan without a VPC (a component tested alone) can only be held to private ranges."""
     vpcs = [ipaddress.ip_network(r.inputs["cidrBlock"]) for r in _of(plan, ("vpc.Network",)) if "cidrBlock" in r.inputs]
     for r in _of(plan, ("nas.AccessRule",)):
@@ -102,7 +102,7 @@ def _nas_access_vpc_only(plan: Plan):
             yield r.name, f"access rule source {source!r} is not a CIDR"
             continue
         if vpcs:
-            if not any(net.version == v.version and net.subnet_of(v) for v in vpcs):
+            if not any(net.version == v.version and net.subnet_of(v) for v in vpcs):  # type: ignore[arg-type]
                 yield r.name, f"access rule admits {source}, outside the VPC"
         elif not _private(net):
             yield r.name, f"access rule admits {source}, which is not a private range (no VPC in this plan to compare with)"
@@ -126,7 +126,7 @@ def _private(net: ipaddress.IPv4Network | ipaddress.IPv6Network) -> bool:
     return False
 
 
-def _role_trust(plan: Plan):
+def _role_trust(plan: Plan) -> Iterator[tuple[str, str]]:
     for r in _of(plan, ("ram.Role",)):
         try:
             document = json.loads(r.inputs.get("assumeRolePolicyDocument", "{}"))
@@ -139,7 +139,7 @@ def _role_trust(plan: Plan):
                 yield r.name, f"trust policy admits more than the ECS service: {statement.get('Principal')}"
 
 
-def _imdsv2(plan: Plan):
+def _imdsv2(plan: Plan) -> Iterator[tuple[str, str]]:
     for r in _of(plan, ("ecs.EcsLaunchTemplate",)):
         if r.inputs.get("httpTokens") != "required":
             yield r.name, "instance metadata must require tokens (IMDSv2: httpTokens=required)"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 from pathlib import Path
+from typing import Any
 
 import jinja2
 import pulumi
@@ -23,7 +24,7 @@ _templates = jinja2.Environment(
 )
 
 
-def child(parent: pulumi.Resource, **extra) -> pulumi.ResourceOptions:
+def child(parent: pulumi.Resource, **extra: Any) -> pulumi.ResourceOptions:
     """Options for a child resource: parented to the component (so it inherits the provider)."""
     return pulumi.ResourceOptions(parent=parent, **extra)
 
@@ -38,7 +39,7 @@ def with_tags(tags: dict[str, str], component: str) -> dict[str, str]:
     return {**tags, "managed-by": "aitrain", "aitrain-component": component}
 
 
-def render_user_data(**values) -> str:
+def render_user_data(**values: Any) -> str:
     """Render the node cloud-init (jinja2) that mounts the shared storage at ``SHARED_MOUNT_PATH``."""
     return _templates.get_template("cloud-init.yaml.j2").render(mount_path=SHARED_MOUNT_PATH, **values)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import pulumi
 import pulumi_alicloud as alicloud
@@ -54,7 +55,7 @@ class SharedStorage(pulumi.ComponentResource):
         tags = with_tags(args.tags, "storage")
         fs_type, protocol, export_path = _KINDS[args.kind]
 
-        fs_args: dict = dict(
+        fs_args: dict[str, Any] = dict(
             file_system_type=fs_type,
             protocol_type=protocol,
             storage_type=args.throughput_tier,

@@ -153,7 +153,7 @@ def render_markdown(plan: Plan) -> str:
     env.filters["html"] = html_text
     template = env.get_template("plan.md.j2")
     depths = depth_of(plan)
-    rows = [{"r": r, "depth": depths[r.name], "props": key_properties(r), "safety": safety_flags(r)} for r in plan.resources]
+    rows: list[dict[str, Any]] = [{"r": r, "depth": depths[r.name], "props": key_properties(r), "safety": safety_flags(r)} for r in plan.resources]
     user_data = [(name, plain_block(text), md_fence(text)) for name, text in user_data_blocks(plan)]
     common = {"plan": plan, "counts": plan.count_by_type(), "holding": guardrails_holding(plan)}
     text = template.render(rows=rows, user_data=user_data, show_user_data=True, **common)
