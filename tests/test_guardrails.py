@@ -131,10 +131,16 @@ def test_unknown_rule_id_is_an_error(medical_plan):
         guardrails.check(medical_plan, skip=["AIT999", "AIT001"])
 
 
-def test_preview_records_findings_in_the_plan(medical_plan):
-    """preview_profile stores guardrails.check's findings in the plan (what the CLI prints)."""
+def test_preview_records_findings_in_the_plan():
+    """preview_profile stores guardrails.check's findings in the plan (what every output format reports)."""
+    import pulumi_alicloud as alicloud
+
     from blueprints.preview import preview_profile
     from blueprints.stackconfig import resolve_profile
 
-    data, model = resolve_profile(MED, {}, [("network.admin_cidr", "203.0.113.0/24")])
-    assert preview_profile(data, model).findings == ()
+    data, model = resolve_profile(MED, {}, [])
+    plan = preview_profile(data, model, program=lambda: alicloud.ecs.Instance("public-node", internet_max_bandwidth_out=5))
+    assert plan.findings == (
+        {"rule": "AIT001", "level": "error", "resource": "public-node",
+         "message": "internetMaxBandwidthOut=5 gives training nodes a public IP; use 0 and the NAT gateway"},
+    )

@@ -67,9 +67,28 @@ def test_graph_fields_are_in_the_json(autoscaling_plan):
     assert all(isinstance(r["depends_on"], list) and isinstance(r["registered_outputs"], list) for r in data["resources"])
 
 
-def test_register_outputs_is_restored_after_the_run(medical_plan):
+def test_register_outputs_is_restored_even_when_the_program_fails():
+    """The recorder patches ComponentResource.register_outputs for one run only."""
     import pulumi
 
-    from blueprints.preview import _OptionsRecorder  # noqa: F401  (the recorder lives there)
+    from blueprints.testing import record_program
 
-    assert pulumi.ComponentResource.register_outputs.__qualname__ == "ComponentResource.register_outputs"
+    original = pulumi.ComponentResource.register_outputs
+
+    def failing_program():
+        raise RuntimeError("boom")
+
+    with pytest.raises(Exception, match="boom"):
+        record_program(failing_program, zones=["cn-shanghai-a"])
+    assert pulumi.ComponentResource.register_outputs is original
+
+
+def test_a_component_tested_alone_records_its_outputs():
+    from blueprints.components.network import TrainingNetwork, TrainingNetworkArgs
+    from blueprints.testing import record_program
+
+    args = TrainingNetworkArgs(region="cn-shanghai", vpc_cidr="10.0.0.0/16", instance_type="ecs.gn7e-c16g1.32xlarge", zone_count=1)
+    resources = record_program(lambda: TrainingNetwork("net", args), zones=["cn-shanghai-a"])
+    (component,) = [r for r in resources if not r.custom]
+    assert component.registered_outputs == COMPONENT_OUTPUTS["aitrain:network:TrainingNetwork"]
+    assert [r.depends_on for r in resources if r.short_type == "vpc.SnatEntry"] == [("net-nat-eip-association",)]
