@@ -124,9 +124,17 @@ def _is_docstring(body: list[ast.stmt], index: int, owner: ast.AST) -> bool:
 
 
 def _skip(stmt: ast.stmt) -> bool:
-    # Imports are skipped: deleting one either fails at import (a trivial kill) or, under postponed annotations,
-    # removes a name used only in annotations (an equivalent mutant no test can kill).
-    return isinstance(stmt, (ast.Pass, ast.Import, ast.ImportFrom))
+    # Equivalent mutants no test can kill are skipped: imports (deleting one either fails at import, a trivial
+    # kill, or removes a name used only in postponed annotations), bare strings (attribute docstrings),
+    # ``__all__`` and type aliases used only in annotations.
+    if isinstance(stmt, (ast.Pass, ast.Import, ast.ImportFrom)):
+        return True
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
+        return True
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        name, value = stmt.targets[0].id, stmt.value
+        return name == "__all__" or (isinstance(value, ast.Subscript) and ast.unparse(value.value) in ("dict", "list", "tuple", "Callable"))
+    return False
 
 
 def mutants_of(path: str) -> list[Mutant]:
