@@ -1,4 +1,4 @@
-"""Shared fixtures: offline plans of the presets (computed once per session) and the golden-file flag."""
+"""Shared fixtures: offline plans of the presets (computed once per session) and the golden-file update flag."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ os.environ["AITRAIN_TODAY"] = TODAY
 
 
 def pytest_addoption(parser):
-    parser.addoption("--update-golden", action="store_true", default=False, help="rewrite tests/golden/* from the current output")
+    parser.addoption("--update-golden", action="store_true", default=False, help="rewrite tests/golden/* from the current output, then fail the run (review and commit); `make regen` is the normal way")
 
 
 @pytest.fixture(scope="session")

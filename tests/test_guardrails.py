@@ -136,8 +136,19 @@ def test_unknown_rule_id_is_an_error(medical_plan):
         guardrails.check(medical_plan, skip=["AIT999", "AIT001"])
 
 
-def test_preview_records_findings_in_the_plan(medical_plan):
-    """preview stores guardrails.check's findings in the plan (what the CLI prints)."""
-    from blueprints.testing import offline_plan
+def test_preview_records_findings_in_the_plan():
+    """preview stores guardrails.check's findings in the plan (what every output format reports)."""
+    import datetime as dt
 
-    assert offline_plan(MED, overrides={"network.admin_cidr": "203.0.113.0/24"}).findings == ()
+    import pulumi_alicloud as alicloud
+
+    from blueprints.catalog import load_catalog
+    from blueprints.preview import preview
+    from blueprints.stackconfig import PRESET_KEY
+
+    program = lambda: alicloud.ecs.Instance("public-node", internet_max_bandwidth_out=5)  # noqa: E731
+    plan = preview({PRESET_KEY: MED}, catalog=load_catalog(), today=dt.date(2026, 11, 30), program=program)
+    assert plan.findings == (
+        {"rule": "AIT001", "level": "error", "resource": "public-node",
+         "message": "internetMaxBandwidthOut=5 gives training nodes a public IP; use 0 and the NAT gateway"},
+    )

@@ -67,9 +67,54 @@ def test_graph_fields_are_in_the_json(autoscaling_plan):
     assert all(isinstance(r["depends_on"], list) and isinstance(r["registered_outputs"], list) for r in data["resources"])
 
 
-def test_register_outputs_is_restored_after_the_run(medical_plan):
+def test_register_outputs_is_restored_even_when_the_program_fails():
+    """The recorder patches ComponentResource.register_outputs for one run only."""
     import pulumi
 
-    from blueprints.preview import _OptionsRecorder  # noqa: F401  (the recorder lives there)
+    from blueprints.testing import record_program
 
-    assert pulumi.ComponentResource.register_outputs.__qualname__ == "ComponentResource.register_outputs"
+    original = pulumi.ComponentResource.register_outputs
+
+    def failing_program():
+        raise RuntimeError("boom")
+
+    with pytest.raises(Exception, match="boom"):
+        record_program(failing_program, zones=["cn-shanghai-a"])
+    assert pulumi.ComponentResource.register_outputs is original
+
+
+def test_a_component_tested_alone_records_its_outputs():
+    from blueprints.components.network import TrainingNetwork, TrainingNetworkArgs
+    from blueprints.testing import record_program
+
+    args = TrainingNetworkArgs(region="cn-shanghai", vpc_cidr="10.0.0.0/16", region_zones=("cn-shanghai-a",), storage_zone="cn-shanghai-a",
+                               instance_type="ecs.gn7e-c16g1.32xlarge", compute_zone_count=1)
+    resources = record_program(lambda: TrainingNetwork("net", args), zones=["cn-shanghai-a"])
+    (component,) = [r for r in resources if not r.custom]
+    assert component.registered_outputs == COMPONENT_OUTPUTS["aitrain:network:TrainingNetwork"]
+    assert [r.depends_on for r in resources if r.short_type == "vpc.SnatEntry"] == [("net-nat-eip-association",)]
+
+
+@pytest.mark.parametrize("kind, tier, domain, source, options", [
+    ("nas", "Performance", "${s-mount-target.mountTargetDomain}", "${s-mount-target.mountTargetDomain}:/", "vers=3"),
+    ("extreme_nas", "standard", "${s-mount-target.mountTargetDomain}", "${s-mount-target.mountTargetDomain}:/share", "vers=3"),
+    ("cpfs", "advance_100", "${s-fs.id}.cn-shanghai.cpfs.nas.aliyuncs.com", "${s-fs.id}.cn-shanghai.cpfs.nas.aliyuncs.com", ""),
+])
+def test_shared_storage_exposes_how_nodes_mount_it(kind, tier, domain, source, options):
+    """The attributes the program reads from SharedStorage (mount source, options, domain, kind) per kind."""
+    from pulumi.runtime.sync_await import _sync_await
+
+    from blueprints.components.storage import SharedStorage, SharedStorageArgs
+    from blueprints.testing import record_program
+
+    made = []
+    args = SharedStorageArgs(kind=kind, region="cn-shanghai", throughput_tier=tier, capacity_gib=2048, zone_id="cn-shanghai-a",
+                             vpc_id="vpc-1", vswitch_id="vsw-1", vpc_cidr="10.0.0.0/16")
+    record_program(lambda: made.append(SharedStorage("s", args)), zones=["cn-shanghai-a"])
+    (storage,) = made
+    resolve = lambda value: _sync_await(__import__("pulumi").Output.from_input(value).future())  # noqa: E731
+    assert storage.kind == kind
+    assert resolve(storage.mount_domain) == domain
+    assert resolve(storage.mount_source) == source
+    assert storage.mount_options.startswith(options)
+    assert resolve(storage.file_system_id) == "${s-fs.id}"

@@ -256,3 +256,32 @@ def test_non_object_plan_is_rejected(tmp_path):
         load_plan_json(write(tmp_path, "list.json", "[]"))
     with pytest.raises(UserInputError, match=r"schema = '\(missing\)': expected 'aitrain.plan/v1'"):
         load_plan_json(write(tmp_path, "empty.json", "{}"))
+
+
+def test_optional_fields_may_be_absent_from_a_plan_file(tmp_path, medical_plan):
+    """Only type, name and inputs are required per resource: older or hand-trimmed plans still load."""
+    data = as_dict(medical_plan)
+    for r in data["resources"]:
+        for key in ("protect", "retain_on_delete", "delete_before_replace", "ignore_changes", "depends_on", "registered_outputs", "parent", "custom"):
+            r.pop(key, None)
+    loaded = load_plan_json(write(tmp_path, "trimmed.json", data))
+    assert loaded["resources"][0] == {"type": data["resources"][0]["type"], "name": data["resources"][0]["name"], "inputs": data["resources"][0]["inputs"]}
+
+
+def test_rendered_diff_lists_summary_counts_and_unmarked_compute_changes(medical_plan):
+    old = as_dict(medical_plan)
+    nodes = next(r for r in old["resources"] if r["name"] == "medical-imaging-cluster-nodes-0")
+    changed = edit(old, nodes["name"], inputs={**nodes["inputs"], "amount": 13})
+    changed["summary"] = {**old["summary"], "nodes": 13}
+    text = render_diff(diff_plans(old, changed))
+    assert text == (
+        "aitrain plan diff\n\n"
+        "- nodes: 12 → 13\n\n"
+        "0 added, 1 changed, 0 removed\n"
+        "~ medical-imaging-cluster-nodes-0 (alicloud:ecs/ecsInstanceSet:EcsInstanceSet)\n"
+        "    amount: 12 → 13\n"
+    )
+    # Without a summary change there is no blank summary block.
+    assert render_diff(diff_plans(old, edit(old, nodes["name"], inputs={**nodes["inputs"], "amount": 13}))).startswith(
+        "aitrain plan diff\n\n0 added, 1 changed, 0 removed\n"
+    )
