@@ -134,6 +134,12 @@ class Storage(Strict):
         if self.throughput_tier not in allowed:
             hint = did_you_mean(self.throughput_tier, allowed)
             raise ValueError(f"throughput_tier {self.throughput_tier!r} is not valid for kind {self.kind!r}; allowed: {join_allowed(allowed)}" + (f"; {hint}" if hint else ""))
+        # The tier's own capacity range from the catalog (Extreme NAS standard stops at 256 TiB, below the field's 1 PiB).
+        tier = next(t for t in catalog.storage_tiers(self.kind) if t.storage_type == self.throughput_tier)
+        low, high = tier.min_capacity_gib, tier.max_capacity_gib
+        if (low is not None and self.capacity_gib < low) or (high is not None and self.capacity_gib > high):
+            span = f"{low or 0:,.0f}–{high:,.0f}" if high is not None else f"at least {low:,.0f}"
+            raise ValueError(f"capacity_gib {self.capacity_gib:,} is outside {self.kind} {self.throughput_tier}'s {span} GiB (catalog storage tiers)")
         if self.kind == "cpfs" and not self.allow_unencrypted_cpfs:
             raise ValueError(
                 "kind 'cpfs' cannot be encrypted at rest through the NAS API (encrypt_type supports standard and extreme only); "
@@ -191,7 +197,7 @@ class OffHours(Strict):
     weekdays_only: bool = Field(default=True, description="Work on Monday–Friday only (otherwise every day).")
     start_date: str | None = Field(
         default=None,
-        description="First day (YYYY-MM-DD) the schedule runs: tomorrow to 89 days ahead (ESS's 90-day window). Empty: tomorrow, by the run's clock; pin it so re-deploys keep the schedule. ESS repeats it for 364 days, so renew it yearly.",
+        description="First day (YYYY-MM-DD) the schedule runs: tomorrow to 89 days ahead (ESS's 90-day window). Empty: tomorrow, by the run's clock; pin it so re-deploys keep the schedule. ESS repeats it until 364 days after the deploy that creates it (its 365-day limit); each deploy renews it.",
     )
 
     @field_validator("timezone")
