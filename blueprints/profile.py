@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Mapping
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, ValidationInfo, field_validator, model_validator
 
 from blueprints.errors import MISSING, Problem, UserInputError, did_you_mean, join_allowed, problems_from_validation_error
+from blueprints.layout import ESS_LAUNCH_WINDOW_DAYS, off_hours_tasks
 
 if TYPE_CHECKING:
     from blueprints.catalog import Alias, Catalog, InstanceType
@@ -240,6 +241,29 @@ class OffHours(Strict):
     def _order(self) -> "OffHours":
         if self.work_start >= self.work_end:
             raise ValueError(f"work_start ({self.work_start}) must be before work_end ({self.work_end})")
+        return self
+
+    @model_validator(mode="after")
+    def _first_run_within_ess_window(self, info: ValidationInfo) -> "OffHours":
+        # start_date ≤ today + 89 leaves a day for time zones ahead of UTC only: at UTC-11, 23:59 local on the
+        # last allowed day is 10:59 UTC the next day, past ESS's 90 days. Check the UTC launch times themselves.
+        if not self.enabled or self.start_date is None:
+            return self
+        today = context_of(info).today
+        limit = dt.datetime.combine(today + dt.timedelta(days=ESS_LAUNCH_WINDOW_DAYS), dt.time(), dt.timezone.utc)
+
+        def late(day: dt.date) -> list[str]:
+            tasks = off_hours_tasks(day, self.timezone, self.work_start, self.work_end, self.weekdays_only, created=today)
+            return [t.launch_time for t in tasks if dt.datetime.strptime(t.launch_time, "%Y-%m-%dT%H:%MZ").replace(tzinfo=dt.timezone.utc) > limit]
+
+        first = dt.date.fromisoformat(self.start_date)
+        too_late = late(first)
+        if too_late:
+            latest = next(d for d in (first - dt.timedelta(days=n) for n in range(1, 4)) if not late(d))
+            raise ValueError(
+                f"start_date {self.start_date} in {self.timezone} first runs at {', '.join(too_late)} (UTC), more than {ESS_LAUNCH_WINDOW_DAYS} days "
+                f"after today ({today.isoformat()}), which ESS refuses; give a start_date up to {latest.isoformat()}"
+            )
         return self
 
     def first_day(self, today: dt.date) -> dt.date:

@@ -87,3 +87,22 @@ def test_capacity_beyond_the_tiers_maximum_is_refused_with_the_range():
 def test_capacity_at_the_tiers_maximum_is_accepted():
     plan = offline_plan("medical-imaging", overrides={"storage.capacity_gib": 262_144}, today=TODAY)
     assert plan.find("nas.FileSystem")[0].inputs["capacity"] == 262_144
+
+
+# --- unsafe: start_date ≤ today + 89 left no margin for zones behind UTC (first run past ESS's 90 days) ------
+
+
+def test_last_start_day_behind_utc_is_refused_with_the_latest_day_that_works():
+    late = {"cost.off_hours.timezone": "Pacific/Pago_Pago", "cost.off_hours.work_end": "23:59", "cost.off_hours.start_date": "2027-02-27"}
+    with pytest.raises(UserInputError) as caught:
+        offline_plan("autoscaling-training", overrides=late, today=TODAY)
+    message = caught.value.render()
+    assert "first runs at 2027-02-28T10:59Z (UTC), more than 90 days after today (2026-11-30)" in message
+    assert "give a start_date up to 2027-02-26" in message
+    plan = offline_plan("autoscaling-training", overrides={**late, "cost.off_hours.start_date": "2027-02-26"}, today=TODAY)
+    assert max(t.inputs["launchTime"] for t in plan.find("ess.ScheduledTask")) == "2027-02-27T10:59Z"
+
+
+def test_last_start_day_ahead_of_utc_is_still_accepted():
+    plan = offline_plan("autoscaling-training", overrides={"cost.off_hours.start_date": "2027-02-27"}, today=TODAY)
+    assert sorted(t.inputs["launchTime"] for t in plan.find("ess.ScheduledTask")) == ["2027-02-27T01:00Z", "2027-02-27T11:00Z"]
