@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PRESET ?= medical-imaging
 
-.PHONY: plan test bench golden regen mutate install clean
+.PHONY: plan test bench golden regen mutate fuzz install clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,13 @@ golden: regen
 # fails when a must-kill mutant (guardrail rule, register_outputs, depends_on, protect, diff risk...) survives.
 mutate: $(STAMP)
 	$(BIN)/python bench/mutate.py --jobs 2
+
+# Property-based fuzz of every profile path through the functions `aitrain plan` runs (bench/fuzz.py);
+# fails on any crash (an exception other than the clean exit-2 error) or unsafe acceptance. DRAWS/SEED override.
+DRAWS ?= 20000
+SEED ?= 0
+fuzz: $(STAMP)
+	$(BIN)/python bench/fuzz.py --draws $(DRAWS) --jobs 2 --seed $(SEED)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -12,9 +12,11 @@ from dataclasses import dataclass
 # ecs.EcsInstanceSet creates 1–100 instances per resource (terraform-provider-alicloud ecs_instance_set docs, `amount`).
 MAX_INSTANCES_PER_SET = 100
 
-# Each vSwitch gets 1/16 of the VPC (a /16 VPC gives /20 vSwitches: 4,096 addresses, above ESS's 2,000-instance cap).
+# Each vSwitch gets 1/16 of the VPC (a /16 VPC gives /20 vSwitches: 4,096 addresses, above ESS's 2,000-instance cap),
+# kept inside the masks a vSwitch may have: a /8–/12 VPC gets /16 vSwitches (more slots, each still 65,536 addresses).
 VSWITCH_PREFIX_EXTRA_BITS = 4
-VSWITCH_MAX_PREFIX = 29  # Alibaba vSwitch masks are /16–/29.
+VSWITCH_MIN_PREFIX = 16  # Alibaba vSwitch masks are /16–/29 (VPC docs: "the mask length of a vSwitch CIDR block is 16 to 29").
+VSWITCH_MAX_PREFIX = 29
 
 
 class LayoutError(ValueError):
@@ -28,7 +30,7 @@ def vswitch_cidr(vpc_cidr: str, zone: str, region_zones: tuple[str, ...]) -> str
     (replaces) another zone's vSwitch, nor the file system bound to it.
     """
     vpc = ipaddress.ip_network(vpc_cidr)
-    prefix = min(vpc.prefixlen + VSWITCH_PREFIX_EXTRA_BITS, VSWITCH_MAX_PREFIX)
+    prefix = min(max(vpc.prefixlen + VSWITCH_PREFIX_EXTRA_BITS, VSWITCH_MIN_PREFIX), VSWITCH_MAX_PREFIX)
     slots = 2 ** (prefix - vpc.prefixlen)
     if zone not in region_zones:
         raise LayoutError(f"zone {zone} is not in the catalog's zone list ({', '.join(region_zones)}); add it to regions.csv")
@@ -101,15 +103,17 @@ ESS_RECURRENCE_WINDOW_DAYS = 365
 SCHEDULE_LIFETIME_DAYS = 364
 
 
-def off_hours_tasks(start_date: dt.date, timezone: str, work_start: str, work_end: str, weekdays_only: bool) -> tuple[RecurringTask, RecurringTask]:
+def off_hours_tasks(start_date: dt.date, timezone: str, work_start: str, work_end: str, weekdays_only: bool, *, created: dt.date) -> tuple[RecurringTask, RecurringTask]:
     """(wake, sleep) tasks: wake at ``work_start`` on working days, sleep at ``work_end`` every day.
 
     Local times are converted to UTC at ``start_date``'s offset (a zone with daylight saving shifts by an hour
     in the other season). Weekday numbers follow ESS: 0 = Sunday … 6 = Saturday, shifted when the UTC time
-    falls on another calendar day than the local time.
+    falls on another calendar day than the local time. The tasks repeat until ``SCHEDULE_LIFETIME_DAYS`` after
+    ``created`` (the day the deployment creates them), not after ``start_date``: ESS refuses an end more than
+    365 days after creation, and a start up to 89 days ahead plus 364 days would pass it. Each deploy renews it.
     """
     zone = zoneinfo.ZoneInfo(timezone)
-    end = start_date + dt.timedelta(days=SCHEDULE_LIFETIME_DAYS)
+    end = created + dt.timedelta(days=SCHEDULE_LIFETIME_DAYS)
 
     def to_utc(hhmm: str) -> dt.datetime:
         hour, minute = map(int, hhmm.split(":"))

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Mapping
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, ValidationInfo, field_validator, model_validator
 
 from blueprints.errors import MISSING, Problem, UserInputError, did_you_mean, join_allowed, problems_from_validation_error
+from blueprints.layout import ESS_LAUNCH_WINDOW_DAYS, off_hours_tasks
 
 if TYPE_CHECKING:
     from blueprints.catalog import Alias, Catalog, InstanceType
@@ -134,6 +135,12 @@ class Storage(Strict):
         if self.throughput_tier not in allowed:
             hint = did_you_mean(self.throughput_tier, allowed)
             raise ValueError(f"throughput_tier {self.throughput_tier!r} is not valid for kind {self.kind!r}; allowed: {join_allowed(allowed)}" + (f"; {hint}" if hint else ""))
+        # The tier's own capacity range from the catalog (Extreme NAS standard stops at 256 TiB, below the field's 1 PiB).
+        tier = next(t for t in catalog.storage_tiers(self.kind) if t.storage_type == self.throughput_tier)
+        low, high = tier.min_capacity_gib, tier.max_capacity_gib
+        if (low is not None and self.capacity_gib < low) or (high is not None and self.capacity_gib > high):
+            span = f"{low or 0:,.0f}–{high:,.0f}" if high is not None else f"at least {low:,.0f}"
+            raise ValueError(f"capacity_gib {self.capacity_gib:,} is outside {self.kind} {self.throughput_tier}'s {span} GiB (catalog storage tiers)")
         if self.kind == "cpfs" and not self.allow_unencrypted_cpfs:
             raise ValueError(
                 "kind 'cpfs' cannot be encrypted at rest through the NAS API (encrypt_type supports standard and extreme only); "
@@ -191,7 +198,7 @@ class OffHours(Strict):
     weekdays_only: bool = Field(default=True, description="Work on Monday–Friday only (otherwise every day).")
     start_date: str | None = Field(
         default=None,
-        description="First day (YYYY-MM-DD) the schedule runs: tomorrow to 89 days ahead (ESS's 90-day window). Empty: tomorrow, by the run's clock; pin it so re-deploys keep the schedule. ESS repeats it for 364 days, so renew it yearly.",
+        description="First day (YYYY-MM-DD) the schedule runs: tomorrow to 89 days ahead (ESS's 90-day window). Empty: tomorrow, by the run's clock; pin it so re-deploys keep the schedule. ESS repeats it until 364 days after the deploy that creates it (its 365-day limit); each deploy renews it.",
     )
 
     @field_validator("timezone")
@@ -234,6 +241,29 @@ class OffHours(Strict):
     def _order(self) -> "OffHours":
         if self.work_start >= self.work_end:
             raise ValueError(f"work_start ({self.work_start}) must be before work_end ({self.work_end})")
+        return self
+
+    @model_validator(mode="after")
+    def _first_run_within_ess_window(self, info: ValidationInfo) -> "OffHours":
+        # start_date ≤ today + 89 leaves a day for time zones ahead of UTC only: at UTC-11, 23:59 local on the
+        # last allowed day is 10:59 UTC the next day, past ESS's 90 days. Check the UTC launch times themselves.
+        if not self.enabled or self.start_date is None:
+            return self
+        today = context_of(info).today
+        limit = dt.datetime.combine(today + dt.timedelta(days=ESS_LAUNCH_WINDOW_DAYS), dt.time(), dt.timezone.utc)
+
+        def late(day: dt.date) -> list[str]:
+            tasks = off_hours_tasks(day, self.timezone, self.work_start, self.work_end, self.weekdays_only, created=today)
+            return [t.launch_time for t in tasks if dt.datetime.strptime(t.launch_time, "%Y-%m-%dT%H:%MZ").replace(tzinfo=dt.timezone.utc) > limit]
+
+        first = dt.date.fromisoformat(self.start_date)
+        too_late = late(first)
+        if too_late:
+            latest = next(d for d in (first - dt.timedelta(days=n) for n in range(1, 4)) if not late(d))
+            raise ValueError(
+                f"start_date {self.start_date} in {self.timezone} first runs at {', '.join(too_late)} (UTC), more than {ESS_LAUNCH_WINDOW_DAYS} days "
+                f"after today ({today.isoformat()}), which ESS refuses; give a start_date up to {latest.isoformat()}"
+            )
         return self
 
     def first_day(self, today: dt.date) -> dt.date:

@@ -128,7 +128,11 @@ def load(text: str, source: str) -> Any:
     """Parse one YAML document from the user; ``UserInputError`` (naming ``source``) for bad or oversized input."""
     if len(text) > MAX_TEXT_CHARS:
         raise _error(source, None, f"is {len(text):,} characters long; at most {MAX_TEXT_CHARS:,} are allowed")
-    loader = BoundedLoader(text)
+    try:
+        # The reader refuses control characters while it is constructed, so construction is inside the try.
+        loader = BoundedLoader(text)
+    except yaml.YAMLError as exc:
+        raise _error(source, None, f"is not valid YAML: {' '.join(str(exc).split())}") from None
     try:
         node = loader.get_single_node()
         if node is None:

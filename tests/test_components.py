@@ -156,7 +156,7 @@ def pool_args(**extra) -> AutoscalingGpuPoolArgs:
     values = dict(
         node=node(), min_nodes=1, max_nodes=8, working_hours_nodes=2, vswitch_ids=["vsw-a", "vsw-b"],
         scale_out_cpu_percent=70.0, scale_in_gpu_percent=40.0,
-        off_hours=off_hours_tasks(dt.date(2026, 12, 1), "Asia/Shanghai", "09:00", "19:00", True),
+        off_hours=off_hours_tasks(dt.date(2026, 12, 1), "Asia/Shanghai", "09:00", "19:00", True, created=dt.date(2026, 11, 30)),
     )
     values.update(extra)
     return AutoscalingGpuPoolArgs(**values)

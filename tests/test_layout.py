@@ -74,18 +74,18 @@ def test_instance_batches_cover_nodes_in_fewest_even_batches(nodes):
 
 
 def test_off_hours_in_shanghai_convert_to_utc_without_day_shift():
-    wake, sleep = off_hours_tasks(dt.date(2026, 12, 1), "Asia/Shanghai", "09:00", "19:00", weekdays_only=True)
+    wake, sleep = off_hours_tasks(dt.date(2026, 12, 1), "Asia/Shanghai", "09:00", "19:00", weekdays_only=True, created=dt.date(2026, 11, 30))
     # 09:00 in Shanghai (UTC+8) is 01:00 UTC the same day; Monday–Friday stay 1–5 (ESS: 0 = Sunday).
     assert wake.launch_time == "2026-12-01T01:00Z"
     assert (wake.recurrence_type, wake.recurrence_value) == ("Weekly", "1,2,3,4,5")
     # 19:00 in Shanghai is 11:00 UTC, every day.
     assert sleep.launch_time == "2026-12-01T11:00Z"
     assert (sleep.recurrence_type, sleep.recurrence_value) == ("Daily", "1")
-    assert sleep.recurrence_end_time == "2027-11-30T11:00:00Z"  # 364 days later, inside ESS's 365-day limit
+    assert sleep.recurrence_end_time == "2027-11-29T11:00:00Z"  # 364 days after creation, inside ESS's 365-day limit
 
 
 def test_off_hours_weekday_shift_when_utc_is_the_previous_day():
-    wake, _ = off_hours_tasks(dt.date(2026, 12, 1), "Asia/Shanghai", "07:00", "19:00", weekdays_only=True)
+    wake, _ = off_hours_tasks(dt.date(2026, 12, 1), "Asia/Shanghai", "07:00", "19:00", weekdays_only=True, created=dt.date(2026, 11, 30))
     # 07:00 UTC+8 is 23:00 UTC the day before: Monday's wake-up fires on Sunday in UTC.
     assert wake.launch_time == "2026-11-30T23:00Z"
     assert wake.recurrence_value == "0,1,2,3,4"

@@ -110,7 +110,7 @@ class AutoscalingPoolBlueprint(Blueprint):
         """One AutoscalingGpuPool over the compute zones, with the off-hours schedule when enabled."""
         p, compute = self.profile, self.compute
         off = p.cost.off_hours
-        schedule = off_hours_tasks(off.first_day(self.today), off.timezone, off.work_start, off.work_end, off.weekdays_only) if off.enabled else None
+        schedule = off_hours_tasks(off.first_day(self.today), off.timezone, off.work_start, off.work_end, off.weekdays_only, created=self.today) if off.enabled else None
         pool = AutoscalingGpuPool(
             f"{p.name}-pool",
             AutoscalingGpuPoolArgs(
