@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PRESET ?= medical-imaging
 
-.PHONY: plan test bench golden regen mutate fuzz install clean
+.PHONY: plan test check bench golden regen mutate fuzz install clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,12 @@ plan: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# Static guards (CI runs them before the tests): lint, strict types, the import contracts of the architecture.
+check: $(STAMP)
+	$(BIN)/ruff check blueprints tests bench infra
+	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_recommend.py

@@ -17,11 +17,11 @@ def main() -> None:
     parser.add_argument("--max-nodes", type=int, default=100, help="node counts tried per instance type (default 100)")
     args = parser.parse_args()
 
-    from blueprints.advisor.job import parse_job
     import functools
 
     from blueprints.advisor import choice
     from blueprints.advisor.data import limits
+    from blueprints.advisor.job import parse_job
     from blueprints.architectures import budget_tiers
     from blueprints.catalog import load_catalog
 

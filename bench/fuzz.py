@@ -185,7 +185,7 @@ def run_case(case: Case, catalog: Any, workdir: Path, *, render: bool = True) ->
         if not message.strip() or "Traceback" in message:
             return "crash", f"UserInputError with a bad message: {message[:200]!r}", []
         return "rejected", message, []
-    except Exception as exc:  # noqa: BLE001 - the point is to catch everything
+    except Exception as exc:
         return "crash", signature(exc), []
 
 
@@ -296,7 +296,7 @@ def fuzz(draws: int, seed: int = 0, jobs: int = 2, timeout: float = 20.0, start:
             pool.join()
     wall = time.perf_counter() - began
     from blueprints.architectures import profile_models
-    from blueprints.profile import leaf_paths
+    from blueprints.profile_parse import leaf_paths
 
     return {
         "seed": seed, "draws": draws, "accepted": counts["accepted"], "rejected": counts["rejected"], "crashes": counts["crash"],

@@ -134,10 +134,10 @@ def recommend(
     Exit status: 0 with a choice, 1 when nothing is feasible (the output says what to relax), 2 for invalid input.
     """
     job_values = dict(locals())  # first statement: only the arguments are in scope
-    from blueprints.advisor.render import recommendation_dict, render_markdown, render_table, to_json
-    from blueprints.advisor.choice import recommend as choose
     from blueprints import clock
+    from blueprints.advisor.choice import recommend as choose
     from blueprints.advisor.data import limits
+    from blueprints.advisor.render import recommendation_dict, render_markdown, render_table, to_json
     from blueprints.advisor.stack import stack_config_text
     from blueprints.architectures import budget_tiers, parse
     from blueprints.catalog import load_catalog
@@ -201,8 +201,8 @@ def estimate(
 ) -> None:
     """Estimate time and cost of a fixed configuration for a job (GPUs, MFU, scaling, memory, data path)."""
     job_values = dict(locals())  # first statement: only the arguments are in scope
-    from blueprints.advisor.render import estimate_dict, render_estimate_text, to_json
     from blueprints.advisor.choice import estimate as run_estimate
+    from blueprints.advisor.render import estimate_dict, render_estimate_text, to_json
     from blueprints.catalog import load_catalog
 
     catalog = load_catalog()
@@ -220,7 +220,7 @@ def estimate(
 
 def resolve_instance(catalog: Any, name: str, nodes: int) -> tuple[str, int, str | None]:
     """A real GPU type and node count for ``name`` (an alias multiplies nodes); ``UserInputError`` with suggestions otherwise."""
-    from blueprints.profile import resolve_gpu_type
+    from blueprints.profile_parse import resolve_gpu_type
 
     instance, alias, problem = resolve_gpu_type(name, "--instance-type", catalog)
     if problem is not None or instance is None:

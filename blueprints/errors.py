@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from pydantic import ValidationError
 
@@ -93,7 +93,7 @@ def problems_from_validation_error(
     exc: ValidationError,
     *,
     prefix: str = "",
-    known_fields: dict[str, Sequence[str]] | None = None,
+    known_fields: Mapping[str, Sequence[str]] | None = None,
     skip_loc_parts: Sequence[str] = (),
 ) -> list[Problem]:
     """Turn a pydantic ``ValidationError`` into Problems.

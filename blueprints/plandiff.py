@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Mapping, TypeVar
 
 from blueprints.errors import MISSING, Problem, UserInputError, read_text_file
 from blueprints.guardrails import STATEFUL_TYPES
 from blueprints.plan import PLAN_SCHEMA, PlannedResource
+from blueprints.text import md_code, plain
+
+_K = TypeVar("_K")
 
 DIFF_SCHEMA = "aitrain.plandiff/v1"
 SAFETY_OPTIONS = ("protect", "retain_on_delete", "delete_before_replace", "ignore_changes")
@@ -114,17 +117,17 @@ def plan_shape_problems(data: dict[str, Any], where: str, limit: int = 10) -> li
         if not isinstance(item, dict):
             problems.append(Problem(at, item, "must be an object with type, name and inputs", hint))
             continue
-        for key, expected, types, required in _RESOURCE_FIELDS:
-            value = item.get(key, MISSING)
+        for field_name, expected, types, required in _RESOURCE_FIELDS:
+            value = item.get(field_name, MISSING)
             if value is MISSING and not required:
                 continue
             if not isinstance(value, types):
-                problems.append(Problem(f"{at}.{key}", value, _must(value, expected), hint))
-        key = (item.get("type"), item.get("name"))
-        if isinstance(key[0], str) and isinstance(key[1], str):
-            if key in seen:
-                problems.append(Problem(f"{at}.name", key[1], f"duplicates resources[{seen[key]}] (same type and name)"))
-            seen.setdefault(key, index)
+                problems.append(Problem(f"{at}.{field_name}", value, _must(value, expected), hint))
+        identity = (item.get("type"), item.get("name"))
+        if isinstance(identity[0], str) and isinstance(identity[1], str):
+            if identity in seen:
+                problems.append(Problem(f"{at}.name", identity[1], f"duplicates resources[{seen[identity]}] (same type and name)"))
+            seen.setdefault(identity, index)
     return problems[:limit]
 
 
@@ -142,6 +145,7 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> PlanDiff:
     for key in _ordered_keys(before, after):
         a, b = before.get(key), after.get(key)
         if a is None:
+            assert b is not None  # every key comes from one side or the other
             changes.append(ResourceChange("added", b["type"], b["name"]))
         elif b is None:
             risks = _removal_risks(a) + _bound_storage_risks(a["name"], "removes", stateful)
@@ -161,7 +165,8 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> PlanDiff:
 
 def render_diff(diff: PlanDiff, markdown: bool = False) -> str:
     """Text (or Markdown for a pull request) listing the summary changes, each resource change and the risks."""
-    code = (lambda v: f"`{v}`") if markdown else (lambda v: str(v))
+    # Values come from plan files anyone can write: escaped for Markdown, stripped of control codes for a terminal.
+    code: Callable[[object], str] = md_code if markdown else plain
     lines = ["## aitrain plan diff" if markdown else "aitrain plan diff", ""]
     if not diff.summary and not diff.changes:
         return "\n".join(lines + ["No changes."]) + "\n"
@@ -251,7 +256,7 @@ def _changed(old: dict[str, Any], new: dict[str, Any]) -> dict[str, tuple[Any, A
     return {k: (old.get(k), new.get(k)) for k in _ordered_keys(old, new) if old.get(k) != new.get(k)}
 
 
-def _ordered_keys(a: dict, b: dict) -> list:
+def _ordered_keys(a: Mapping[_K, Any], b: Mapping[_K, Any]) -> list[_K]:
     """Keys of ``a`` in order, then the keys only ``b`` has."""
     return list(a) + [k for k in b if k not in a]
 

@@ -54,7 +54,7 @@ class OfflineMocks(pulumi.runtime.Mocks):
         self.image_id = image_id
         self.registered: list[pulumi.runtime.MockResourceArgs] = []
 
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         """Record the registration; echo inputs plus placeholders for computed outputs."""
         self.registered.append(args)
         state = dict(args.inputs)
@@ -62,7 +62,7 @@ class OfflineMocks(pulumi.runtime.Mocks):
             state.setdefault(attribute, reference(args.name, attribute))
         return reference(args.name, "id"), state
 
-    def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
+    def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:  # type: ignore[override]  # a dict is an accepted answer
         """Answer the data sources the program uses, from the catalog: zones and images."""
         if args.token == "alicloud:index/getZones:getZones":
             wanted = args.args.get("availableInstanceType")
@@ -81,7 +81,7 @@ class _OptionsRecorder:
 
     by_key: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
 
-    def __call__(self, args: pulumi.ResourceTransformationArgs):
+    def __call__(self, args: pulumi.ResourceTransformationArgs) -> None:
         opts = args.opts or pulumi.ResourceOptions()
         parent = opts.parent
         self.by_key[(args.type_, args.name)] = {
@@ -110,7 +110,7 @@ def _resource_names(depends_on: Any) -> tuple[str, ...]:
     return tuple(sorted(getattr(d, "_name", str(d)) for d in items))
 
 
-def run_program(program: Callable[[], None], config: dict[str, str], *, zones: ZoneAnswer, image_id: str | None, project: str = "aitrain", mocks: OfflineMocks | None = None) -> tuple[list, dict, dict]:
+def run_program(program: Callable[[], None], config: dict[str, str], *, zones: ZoneAnswer, image_id: str | None, project: str = "aitrain", mocks: OfflineMocks | None = None) -> tuple[list[pulumi.runtime.MockResourceArgs], dict[tuple[str, str], dict[str, Any]], dict[str, Any]]:
     """Run ``program`` under fresh mocks with ``config``; return (registrations, options by key, stack outputs)."""
     with own_event_loop():
         pulumi_settings.reset_options(project=project, stack=OFFLINE_STACK)
@@ -125,9 +125,9 @@ def run_program(program: Callable[[], None], config: dict[str, str], *, zones: Z
 
         def register_outputs(self: pulumi.ComponentResource, outputs_: Any) -> None:
             recorder.outputs_registered(self, outputs_)
-            return original(self, outputs_)
+            original(self, outputs_)
 
-        pulumi.ComponentResource.register_outputs = register_outputs  # type: ignore[method-assign]
+        pulumi.ComponentResource.register_outputs = register_outputs  # type: ignore[method-assign,assignment]
         try:
             _sync_await(run_pulumi_func(program))
         finally:
@@ -177,7 +177,7 @@ def own_event_loop() -> Iterator[asyncio.AbstractEventLoop]:
                 other.close()
             loop.close()
             asyncio.set_event_loop(previous if previous is not None and not previous.is_closed() else None)
-            if previous is None and previous_set is False:
+            if previous is None and previous_set is False and local is not None:
                 # As before the run: code that later calls get_event_loop() (pulumi's own test helpers) gets a
                 # new loop instead of "There is no current event loop".
                 local._set_called = False

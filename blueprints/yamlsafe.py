@@ -70,17 +70,17 @@ class BoundedLoader(yaml.SafeLoader):
         if self.check_event(yaml.AliasEvent):
             self._aliases += 1
             if self._aliases > MAX_ALIASES:
-                raise _Violation(None, f"more than {MAX_ALIASES} alias references (*name); at most {MAX_ALIASES} are allowed, or write the values out", self.peek_event().start_mark)
+                raise _Violation(None, f"more than {MAX_ALIASES} alias references (*name); at most {MAX_ALIASES} are allowed, or write the values out", self.peek_event().start_mark)  # type: ignore[no-untyped-call]
             return super().compose_node(parent, index)
         self._depth += 1
         try:
             if self._depth > MAX_DEPTH:
-                raise _Violation(None, f"nested deeper than {MAX_DEPTH} levels; at most {MAX_DEPTH} are allowed", self.peek_event().start_mark)
+                raise _Violation(None, f"nested deeper than {MAX_DEPTH} levels; at most {MAX_DEPTH} are allowed", self.peek_event().start_mark)  # type: ignore[no-untyped-call]
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1
 
-    def construct_yaml_int(self, node: ScalarNode) -> int:  # type: ignore[override]
+    def construct_yaml_int(self, node: ScalarNode) -> int:
         """An int of at most ``MAX_INT_DIGITS`` digits (Python refuses longer strings with a bare ValueError)."""
         digits = sum(ch.isalnum() for ch in str(node.value))
         if digits > MAX_INT_DIGITS:
@@ -89,14 +89,14 @@ class BoundedLoader(yaml.SafeLoader):
             raise _Violation(node, "base-60 integers (1:30) are not read as numbers; quote the value")
         return super().construct_yaml_int(node)
 
-    def construct_yaml_str(self, node: ScalarNode) -> str:  # type: ignore[override]
+    def construct_yaml_str(self, node: ScalarNode) -> str:
         """A string that is valid Unicode (a ``"\\udc80"`` escape would crash every writer later)."""
         value = self.construct_scalar(node)
         if _SURROGATE.search(value):
             raise _Violation(node, "text contains a lone surrogate escape (\\ud800-\\udfff); only valid Unicode text is allowed")
         return value
 
-    def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:  # type: ignore[override]
+    def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
         """A mapping whose keys are all strings (``{a: 1}: x`` or ``1: x`` is refused, not a TypeError)."""
         if isinstance(node, MappingNode):
             self.flatten_mapping(node)
@@ -121,7 +121,7 @@ BoundedLoader.add_constructor("tag:yaml.org,2002:int", BoundedLoader.construct_y
 BoundedLoader.add_constructor("tag:yaml.org,2002:map", BoundedLoader.construct_yaml_map)  # type: ignore[type-var]
 for _tag in ("set", "omap", "pairs", "binary", "timestamp"):
     BoundedLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", BoundedLoader.construct_refused)
-BoundedLoader.add_constructor(None, BoundedLoader.construct_refused)  # type: ignore[arg-type, type-var]
+BoundedLoader.add_constructor(None, BoundedLoader.construct_refused)
 
 
 def load(text: str, source: str) -> Any:

@@ -78,7 +78,10 @@ def test_the_storage_zone_keeps_its_vswitch_and_cidr_whatever_compute_does():
     """Storage is bound to its zone's vSwitch: compute elsewhere adds a vSwitch, never moves that one."""
     alone = record_program(lambda: TrainingNetwork("net", network_args(storage_zone="cn-shanghai-b")), zones=["cn-shanghai-b"])
     apart = record_program(lambda: TrainingNetwork("net", network_args(storage_zone="cn-shanghai-b")), zones=["cn-shanghai-e"])
-    switch = lambda resources, zone: next(r for r in resources if r.short_type == "vpc.Switch" and r.inputs["zoneId"] == zone)
+
+    def switch(resources, zone):
+        return next(r for r in resources if r.short_type == "vpc.Switch" and r.inputs["zoneId"] == zone)
+
     assert switch(alone, "cn-shanghai-b").name == switch(apart, "cn-shanghai-b").name == "net-vsw-cn-shanghai-b"
     assert switch(alone, "cn-shanghai-b").inputs == switch(apart, "cn-shanghai-b").inputs
     assert switch(apart, "cn-shanghai-e").inputs["cidrBlock"] == "10.0.32.0/20"

@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 from blueprints.layout import LayoutError, choose_compute_zones, instance_batches, network_zones, off_hours_tasks, vswitch_cidr
 
-
 ZONES = ("cn-shanghai-a", "cn-shanghai-b", "cn-shanghai-e", "cn-shanghai-f")
 
 

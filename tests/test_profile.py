@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import copy
+import datetime as dt
 
 import pytest
-
-import datetime as dt
+from pydantic import ValidationError
 
 from blueprints import architectures
 from blueprints.architectures.autoscaling_pool import AutoscalingProfile
 from blueprints.architectures.fixed_cluster import FixedClusterProfile
 from blueprints.catalog import load_catalog
 from blueprints.errors import UserInputError
-from blueprints.stackconfig import StackSettings, load_preset, parse_overrides, resolve, with_cli_inputs
+from blueprints.stackconfig import load_preset, parse_overrides, resolve, with_cli_inputs
 
 CATALOG = load_catalog()
 TODAY = dt.date(2026, 11, 30)
@@ -51,7 +51,7 @@ def test_presets_parse_into_their_blueprint_models():
 
 def test_profiles_are_frozen():
     profile = parse_profile(medical())
-    with pytest.raises(Exception):
+    with pytest.raises(ValidationError, match="frozen"):
         profile.compute.nodes = 3  # type: ignore[misc]
 
 

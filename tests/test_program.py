@@ -83,7 +83,10 @@ def test_scaling_nodes_keeps_plan_size_and_never_touches_storage(medical_plan):
     assert big.summary["gpus"] == 1024
     assert [s.inputs["amount"] for s in big.find("ecs.EcsInstanceSet")] == [64, 64]
     assert len(big.resources) == len(medical_plan.resources) + 1
-    storage = lambda plan: [(r.type, r.name, r.inputs, r.protect, r.retain_on_delete) for r in plan.resources if r.parent == "medical-imaging-storage"]
+
+    def storage(plan):
+        return [(r.type, r.name, r.inputs, r.protect, r.retain_on_delete) for r in plan.resources if r.parent == "medical-imaging-storage"]
+
     assert storage(big) == storage(medical_plan)
 
 

@@ -1,29 +1,17 @@
-"""Architecture rules: pure logic never imports Pulumi, and every public class and function has a docstring."""
+"""Every public class and function has a docstring. (Which module may import what is import-linter's job:
+the contracts in pyproject.toml, run by `make check`.)"""
 
 from __future__ import annotations
 
 import importlib
 import inspect
 import pkgutil
-import subprocess
-import sys
 
 import pytest
 
 import blueprints
 
-PURE = [
-    "blueprints.errors", "blueprints.profile", "blueprints.stackconfig", "blueprints.layout", "blueprints.plan",
-    "blueprints.guardrails", "blueprints.plandiff", "blueprints.render", "blueprints.text", "blueprints.catalog", "blueprints.catalog.render",
-    *(f"blueprints.advisor.{m}" for m in ["job", "data", "sizing", "cost", "storage", "options", "choice", "explanations", "tiers", "stack", "render", "casestudies", "budget"]),
-]
 ALL_MODULES = sorted(m.name for m in pkgutil.walk_packages(blueprints.__path__, "blueprints."))
-
-
-def test_pure_modules_do_not_import_pulumi():
-    code = "import sys\n" + "".join(f"import {m}\n" for m in PURE) + "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pulumi', 'pulumi_alicloud')))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
-    assert out == "[]"
 
 
 @pytest.mark.parametrize("name", ALL_MODULES)

@@ -125,7 +125,7 @@ def _command(exc: BaseException):
 def test_parser_errors_from_input_exit_2(make, capsys):
     try:
         make()
-    except Exception as exc:  # noqa: BLE001  (capturing the real exception object to re-raise it inside a command)
+    except Exception as exc:
         command, typer = _command(exc)
     with pytest.raises(typer.Exit) as info:
         command()
@@ -143,6 +143,6 @@ def test_reading_turns_shape_errors_into_exit_2():
     from blueprints.cli_support import reading
 
     with pytest.raises(UserInputError) as info, reading("new.json", "a plan from `aitrain plan --format json`"):
-        {"resources": 5}["resources"][0]  # noqa: B018  (the TypeError a mis-shaped plan gives)
+        {"resources": 5}["resources"][0]
     message = info.value.render()
     assert "new.json" in message and "unexpected shape (TypeError" in message and "expected a plan from" in message

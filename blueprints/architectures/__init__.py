@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 from blueprints.architectures.autoscaling_pool import AutoscalingPoolBlueprint
 from blueprints.architectures.base import Blueprint
 from blueprints.architectures.fixed_cluster import FixedClusterBlueprint
-from blueprints.profile import ProfileBase, parse_profile
+from blueprints.profile import ProfileBase
+from blueprints.profile_parse import parse_profile
 
 if TYPE_CHECKING:
     from blueprints.advisor.budget import BudgetTier
