@@ -152,3 +152,44 @@ def test_preview_records_findings_in_the_plan():
         {"rule": "AIT001", "level": "error", "resource": "public-node",
          "message": "internetMaxBandwidthOut=5 gives training nodes a public IP; use 0 and the NAT gateway"},
     )
+
+
+def with_resource(plan, short_type: str, name: str, inputs: dict, **options):
+    """The plan plus one resource of ``short_type`` (e.g. ``oss.Bucket``), protected unless told otherwise."""
+    from blueprints.plan import PlannedResource
+
+    module, kind = short_type.split(".")
+    token = f"alicloud:{module}/{kind[0].lower() + kind[1:]}:{kind}"
+    resource = PlannedResource(token, name, None, True, inputs, **{"protect": True, "retain_on_delete": True, **options})
+    return dataclasses.replace(plan, resources=(*plan.resources, resource))
+
+
+@pytest.mark.parametrize("short_type, inputs, message", [
+    ("oss.Bucket", {"bucket": "data"}, "OSS bucket has no server-side encryption rule"),
+    ("ecs.EcsDisk", {"size": 500, "encrypted": False}, "data disk is not encrypted"),
+])
+def test_unencrypted_buckets_and_disks_are_warned(short_type, inputs, message, medical_plan):
+    plan = with_resource(medical_plan, short_type, "extra-data", inputs)
+    assert guardrails.check(plan) == [Finding("AIT009", "warning", "extra-data", message)]
+
+
+@pytest.mark.parametrize("short_type, inputs", [
+    ("oss.Bucket", {"bucket": "data", "serverSideEncryptionRule": {"sseAlgorithm": "KMS"}}),
+    ("ecs.EcsDisk", {"size": 500, "encrypted": True}),
+])
+def test_encrypted_buckets_and_disks_pass(short_type, inputs, medical_plan):
+    assert guardrails.check(with_resource(medical_plan, short_type, "extra-data", inputs)) == []
+
+
+@pytest.mark.parametrize("source, fires", [
+    ("0.0.0.0/0", True), ("203.0.113.0/24", True), ("2001:db8::/32", True),
+    ("10.8.0.0/16", False), ("172.16.4.0/24", False), ("192.168.1.0/24", False), ("fd00:1::/64", False),
+])
+def test_an_access_rule_without_a_vpc_in_the_plan_must_admit_a_private_range(source, fires):
+    """A storage component tested alone has no VPC to compare with: its rule must at least stay private."""
+    from blueprints.plan import Plan, PlannedResource
+
+    rule = PlannedResource("alicloud:nas/accessRule:AccessRule", "s-access-rule-vpc", None, True, {"sourceCidrIp": source})
+    findings = guardrails.check(Plan("component", "cn-shanghai", "s", {}, (), (rule,)))
+    expected = [Finding("AIT006", "error", "s-access-rule-vpc", f"access rule admits {source}, which is not a private range (no VPC in this plan to compare with)")]
+    assert findings == (expected if fires else [])
