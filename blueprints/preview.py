@@ -20,6 +20,7 @@ from blueprints.catalog import Catalog
 from blueprints.errors import MISSING, Problem, UserInputError
 from blueprints.layout import LayoutError
 from blueprints.plan import Plan, PlannedResource
+from blueprints.profile import ProfileBase
 
 OFFLINE_STACK = "offline"
 
@@ -229,7 +230,7 @@ def catalog_zones(catalog: Catalog, region: str) -> Callable[[Optional[str]], li
     """
 
     def answer(instance_type: str | None) -> list[str]:
-        offering = catalog.zones_offering(instance_type, region) if instance_type and hasattr(catalog, "zones_offering") else None
+        offering = catalog.zones_offering(instance_type, region) if instance_type else None
         return list(offering) if offering else list(catalog.zones(region))
 
     return answer
@@ -271,7 +272,7 @@ def preview(config: dict[str, str], *, catalog: Catalog, today: dt.date, program
     return dataclasses.replace(plan, findings=tuple(dataclasses.asdict(f) for f in guardrails.check(plan)))
 
 
-def _zone_notes(profile: Any, outputs: dict[str, Any], catalog: Catalog) -> list[str]:
+def _zone_notes(profile: ProfileBase, outputs: dict[str, Any], catalog: Catalog) -> list[str]:
     """Say where compute lands relative to storage, and when zone availability is assumed."""
     notes = []
     compute_zones = outputs.get("compute_zone_ids") or []
@@ -283,8 +284,7 @@ def _zone_notes(profile: Any, outputs: dict[str, Any], catalog: Catalog) -> list
         )
     if not profile.storage.zone:
         notes.append(f"storage.zone is not set: the file system goes to {storage_zone}, the region's first zone; record it in the stack config (storage.zone: {storage_zone}).")
-    offering = catalog.zones_offering(profile.compute.instance_type, profile.region) if hasattr(catalog, "zones_offering") else None
-    if not offering:
+    if not catalog.zones_offering(profile.compute.instance_type, profile.region):
         notes.append(f"The catalog does not say which zones of {profile.region} offer {profile.compute.instance_type}: the offline plan assumes every zone; `pulumi up` asks the cloud.")
     return notes
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import runpy
 from pathlib import Path
@@ -264,3 +265,20 @@ def test_changing_compute_never_changes_any_storage_input(pinned):
         compute_zones.update(plan.outputs["compute_zone_ids"])
     assert all(view == views[0] for view in views[1:])
     assert len(compute_zones) >= 3  # compute really moved between zones while storage stayed
+
+
+def test_the_plan_refuses_a_duplicate_urn_as_the_engine_would():
+    import pulumi_alicloud as alicloud
+
+    from blueprints.errors import UserInputError
+    from blueprints.layout import LayoutError
+    from blueprints.preview import preview
+
+    def twice():
+        alicloud.vpc.Network("dup", cidr_block="10.0.0.0/16")
+        alicloud.vpc.Network("dup", cidr_block="10.1.0.0/16")
+
+    with pytest.raises(LayoutError, match=r"same URN \(alicloud:vpc/network:Network 'dup'\)"):
+        record(twice, zones=SHANGHAI)
+    with pytest.raises(UserInputError, match="same URN"):
+        preview({PRESET_KEY: "medical-imaging"}, catalog=load_catalog(), today=dt.date(2026, 11, 30), program=twice)
