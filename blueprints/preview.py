@@ -285,7 +285,7 @@ def _zone_notes(profile: ProfileBase, outputs: dict[str, Any], catalog: Catalog)
     if not profile.storage.zone:
         notes.append(f"storage.zone is not set: the file system goes to {storage_zone}, the region's first zone; record it in the stack config (storage.zone: {storage_zone}).")
     if not catalog.zones_offering(profile.compute.instance_type, profile.region):
-        notes.append(f"The catalog does not say which zones of {profile.region} offer {profile.compute.instance_type}: the offline plan assumes every zone; `pulumi up` asks the cloud.")
+        notes.append(f"The catalog does not say which zones of {profile.region} offer {profile.compute.instance_type}: the offline plan assumes every zone, while pulumi up asks the cloud.")
     return notes
 
 
