@@ -224,3 +224,25 @@ def test_numeric_flags_are_typed_as_numbers_in_help():
         result = CliRunner().invoke(app, [command, "--help"], terminal_width=200)
         line = next(line for line in result.stdout.splitlines() if flag in line)
         assert any(kind in line for kind in kinds), line
+
+
+def test_times_dates_and_cidrs_given_with_set_keep_their_meaning():
+    """YAML 1.1 would read 19:00 as 1140 and 2027-01-04 as a date; here they stay what the user wrote."""
+    result = invoke("plan", "autoscaling-training", "--today", "2026-12-01", "--format", "json",
+                    "--set", "cost.off_hours.work_end=19:00", "--set", "cost.off_hours.start_date=2027-01-04",
+                    "--set", "network.admin_cidr=203.0.113.0/24", "--set", "compute.max_nodes=6")
+    assert result.exit_code == 0, result.output
+    plan = json.loads(result.stdout)
+    tasks = {r["name"]: r["inputs"] for r in plan["resources"] if r["type"] == "alicloud:ess/scheduledTask:ScheduledTask"}
+    # 19:00 in Shanghai is 11:00 UTC; the schedule starts on the given date and is renewed from --today.
+    assert tasks["autoscaling-training-pool-sleep"]["launchTime"] == "2027-01-04T11:00Z"
+    assert tasks["autoscaling-training-pool-wake"]["launchTime"] == "2027-01-04T01:00Z"
+    assert plan["summary"]["admin_cidr"] == "203.0.113.0/24" and plan["summary"]["max_nodes"] == 6
+
+
+def test_an_off_hours_start_outside_the_window_is_exit_2_with_the_range():
+    result = invoke("plan", "autoscaling-training", "--today", "2026-12-01", "--set", "cost.off_hours.start_date=2027-06-01")
+    assert result.exit_code == 2
+    assert "cost.off_hours.start_date = '2027-06-01'" in result.output and "must be from 2026-12-02" in result.output
+    result = invoke("plan", "autoscaling-training", "--today", "12/01/2026")
+    assert result.exit_code == 2 and "--today = '12/01/2026': must be a date written YYYY-MM-DD" in result.output
