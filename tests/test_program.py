@@ -282,3 +282,23 @@ def test_the_plan_refuses_a_duplicate_urn_as_the_engine_would():
         record(twice, zones=SHANGHAI)
     with pytest.raises(UserInputError, match="same URN"):
         preview({PRESET_KEY: "medical-imaging"}, catalog=load_catalog(), today=dt.date(2026, 11, 30), program=twice)
+
+
+def test_the_program_reads_the_config_the_language_host_passes_in_pulumi_config(monkeypatch):
+    """`pulumi up` hands the program its config as PULUMI_CONFIG (JSON, objects as JSON text): every key is seen."""
+    from pulumi.runtime.config import CONFIG
+
+    from blueprints.program import current_config
+    from blueprints.stackconfig import read_settings
+
+    monkeypatch.setenv("PULUMI_CONFIG", json.dumps({"aitrain:preset": "medical-imaging", "aitrain:profile.compute.nodes": "4", "alicloud:region": "x"}))
+    token = CONFIG.set({})
+    try:
+        config = current_config()
+    finally:
+        CONFIG.reset(token)
+    assert config["aitrain:profile.compute.nodes"] == "4" and config["alicloud:region"] == "x"
+    from blueprints.errors import UserInputError
+
+    with pytest.raises(UserInputError, match="is a key named with a dot, not a path into 'aitrain:profile'"):
+        read_settings(config, source="(pulumi config)")
