@@ -113,15 +113,28 @@ def _resource_names(depends_on: Any) -> tuple[str, ...]:
 
 def run_program(program: Callable[[], None], config: dict[str, str], *, zones: ZoneAnswer, image_id: str | None, project: str = "aitrain", mocks: OfflineMocks | None = None) -> tuple[list[pulumi.runtime.MockResourceArgs], dict[tuple[str, str], dict[str, Any]], dict[str, Any]]:
     """Run ``program`` under fresh mocks with ``config``; return (registrations, options by key, stack outputs)."""
+    mocks = mocks or OfflineMocks(zones, image_id)
+    with recording_mocks(mocks, config, project=project) as recorder:
+        _sync_await(run_pulumi_func(program))
+        root = pulumi_settings.get_root_resource()
+        outputs = {key: _sync_await(pulumi.Output.from_input(value).future()) for key, value in (getattr(root, "outputs", None) or {}).items()}
+    return mocks.registered, recorder.by_key, outputs
+
+
+@contextlib.contextmanager
+def recording_mocks(mocks: OfflineMocks, config: dict[str, str], *, project: str = "aitrain") -> Iterator[_OptionsRecorder]:
+    """Fresh Pulumi settings under ``mocks`` and ``config``, on an event loop of their own, recording what mocks
+    never see (data-safety options, ``depends_on``, each component's ``register_outputs`` keys).
+
+    Shared by ``run_program`` and the test kit's ``offline_mocks``, so both record the same things. The
+    ``register_outputs`` wrapper lives only inside the block and is restored even if the program fails.
+    """
     with own_event_loop():
         pulumi_settings.reset_options(project=project, stack=OFFLINE_STACK)
-        mocks = mocks or OfflineMocks(zones, image_id)
         pulumi.runtime.set_mocks(mocks, project=project, stack=OFFLINE_STACK, preview=False)
         pulumi.runtime.set_all_config(config)
         recorder = _OptionsRecorder()
         pulumi.runtime.register_stack_transformation(recorder)
-        outputs: dict[str, Any] = {}
-        # Mocks never see register_outputs; wrap it for this run only (restored even if the program fails).
         original = pulumi.ComponentResource.register_outputs
 
         def register_outputs(self: pulumi.ComponentResource, outputs_: Any) -> None:
@@ -130,13 +143,9 @@ def run_program(program: Callable[[], None], config: dict[str, str], *, zones: Z
 
         pulumi.ComponentResource.register_outputs = register_outputs  # type: ignore[method-assign,assignment]
         try:
-            _sync_await(run_pulumi_func(program))
+            yield recorder
         finally:
             pulumi.ComponentResource.register_outputs = original  # type: ignore[method-assign]
-        root = pulumi_settings.get_root_resource()
-        for key, value in (getattr(root, "outputs", None) or {}).items():
-            outputs[key] = _sync_await(pulumi.Output.from_input(value).future())
-    return mocks.registered, recorder.by_key, outputs
 
 
 @contextlib.contextmanager

@@ -34,7 +34,7 @@ from pulumi.runtime.sync_await import _sync_await
 from blueprints import guardrails
 from blueprints.catalog import Catalog
 from blueprints.plan import Plan, PlannedResource
-from blueprints.preview import OFFLINE_STACK, OfflineMocks, _OptionsRecorder, own_event_loop, planned_resources, preview, record
+from blueprints.preview import OFFLINE_STACK, OfflineMocks, _OptionsRecorder, planned_resources, preview, record, recording_mocks
 
 DEFAULT_ZONES = ("cn-shanghai-a", "cn-shanghai-b", "cn-shanghai-c")
 _ACTIVE: list[object] = []  # at most one offline stack at a time: pulumi's settings are process-global
@@ -118,13 +118,8 @@ def offline_mocks(zones: Sequence[str] = DEFAULT_ZONES, *, image_id: str | None 
     """
     if _ACTIVE:
         raise RuntimeError("offline_mocks is already active; pulumi's runtime settings are global, so nest nothing inside it")
-    with own_event_loop():
-        pulumi_settings.reset_options(project=project, stack=OFFLINE_STACK)
-        mocks = OfflineMocks(list(zones), image_id)
-        pulumi.runtime.set_mocks(mocks, project=project, stack=OFFLINE_STACK, preview=False)
-        pulumi.runtime.set_all_config(dict(config or {}))
-        recorder = _OptionsRecorder()
-        pulumi.runtime.register_stack_transformation(recorder)
+    mocks = OfflineMocks(list(zones), image_id)
+    with recording_mocks(mocks, dict(config or {}), project=project) as recorder:
         stack = OfflineStack(mocks, recorder)
         _ACTIVE.append(stack)
         try:

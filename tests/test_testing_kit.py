@@ -151,3 +151,17 @@ def test_ait009_warns_on_unencrypted_storage(resource, fires):
     findings = [f for f in as_plan([resource]).findings if f["rule"] == "AIT009"]
     assert bool(findings) is fires
     assert all(f["level"] == "warning" for f in findings)
+
+
+def test_offline_mocks_records_what_the_plan_records():
+    """The kit and the plan share one recording set-up: depends_on and register_outputs are seen in both."""
+    from blueprints.components.network import TrainingNetwork, TrainingNetworkArgs
+    from blueprints.testing import offline_mocks
+
+    args = TrainingNetworkArgs(region="cn-shanghai", vpc_cidr="10.0.0.0/16", region_zones=("cn-shanghai-a",), storage_zone="cn-shanghai-a",
+                               instance_type="ecs.gn7e-c16g1.32xlarge", compute_zone_count=1)
+    with offline_mocks(zones=["cn-shanghai-a"]) as stack:
+        TrainingNetwork("net", args)
+    (component,) = [r for r in stack.resources if not r.custom]
+    assert component.registered_outputs == ("compute_zone_ids", "security_group_id", "vpc_id", "vswitch_ids", "zone_ids")
+    assert [r.depends_on for r in stack.resources if r.short_type == "vpc.SnatEntry"] == [("net-nat-eip-association",)]
