@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 from typing import Mapping
 
 from blueprints.errors import Problem, UserInputError
@@ -11,12 +12,20 @@ from blueprints.errors import Problem, UserInputError
 TODAY_ENV = "AITRAIN_TODAY"
 
 
+_ISO_DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def iso_date(text: str) -> dt.date:
+    """``YYYY-MM-DD`` matched whole (no ``20261201``, no trailing newline); ``ValueError`` otherwise."""
+    if not _ISO_DATE_RE.fullmatch(text):
+        raise ValueError(f"{text!r} is not written YYYY-MM-DD")
+    return dt.date.fromisoformat(text)
+
+
 def parse_today(text: str, source: str) -> dt.date:
     """A ``YYYY-MM-DD`` date given by the user (``--today`` or ``AITRAIN_TODAY``)."""
     try:
-        if len(text) != 10:
-            raise ValueError
-        return dt.date.fromisoformat(text)
+        return iso_date(text)
     except ValueError:
         raise UserInputError("invalid date", [Problem(source, text, "must be a date written YYYY-MM-DD, e.g. 2026-12-01")]) from None
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import json
 from dataclasses import dataclass
@@ -165,6 +166,11 @@ def check(plan: Plan, skip: Iterable[str] = ()) -> list[Finding]:
     if unknown:
         raise ValueError(f"unknown guardrail ids {sorted(unknown)}; known: {[r.id for r in RULES]}")
     return [Finding(rule.id, rule.level, name, message) for rule in RULES if rule.id not in skipped for name, message in rule.check(plan)]
+
+
+def with_findings(plan: Plan, skip: Iterable[str] = ()) -> Plan:
+    """``plan`` with its ``findings`` filled in from ``check`` (what every output format reports)."""
+    return dataclasses.replace(plan, findings=tuple(dataclasses.asdict(f) for f in check(plan, skip)))
 
 
 def _of(plan: Plan, types: tuple[str, ...]) -> list[PlannedResource]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import dataclasses
 import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Optional, Sequence, Union
@@ -278,7 +277,7 @@ def preview(config: dict[str, str], *, catalog: Catalog, today: dt.date, program
         resources=tuple(resources),
         outputs=outputs,
     )
-    return dataclasses.replace(plan, findings=tuple(dataclasses.asdict(f) for f in guardrails.check(plan)))
+    return guardrails.with_findings(plan)
 
 
 def _zone_notes(profile: ProfileBase, outputs: dict[str, Any], catalog: Catalog) -> list[str]:

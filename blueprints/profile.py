@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
+from blueprints.clock import iso_date
 from blueprints.errors import did_you_mean, join_allowed
 from blueprints.layout import ESS_LAUNCH_WINDOW_DAYS, off_hours_tasks
 
@@ -42,7 +43,6 @@ RESERVED_TAG_KEYS = ("managed-by", "aitrain-component")
 
 _NAME_RE = re.compile(r"[a-z][a-z0-9-]{1,22}[a-z0-9]")
 _HHMM_RE = re.compile(r"([01]\d|2[0-3]):[0-5]\d")
-_DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 DESCRIPTION_MAX_LENGTH = 300
 
@@ -224,9 +224,7 @@ class OffHours(Strict):
         if value is None:
             return None
         try:
-            if not _DATE_RE.fullmatch(value):
-                raise ValueError
-            day = dt.date.fromisoformat(value)
+            day = iso_date(value)
         except ValueError:
             raise ValueError("must be a date written YYYY-MM-DD, e.g. '2026-12-01'") from None
         earliest, latest = off_hours_window(context_of(info).today)

@@ -19,7 +19,7 @@ import yaml
 from blueprints import yamlsafe
 from blueprints.errors import Problem, UserInputError, did_you_mean, join_allowed, read_text_file
 from blueprints.profile import ProfileBase
-from blueprints.profile_parse import leaf_paths
+from blueprints.profile_parse import leaf_paths, parse_profile
 
 if TYPE_CHECKING:
     from blueprints.catalog import Catalog
@@ -139,8 +139,6 @@ def with_cli_inputs(config: dict[str, str], preset: str | None, overrides: list[
 
 def resolve(settings: StackSettings, models: Mapping[str, type[ProfileBase]], *, catalog: "Catalog", today: dt.date) -> tuple[dict[str, Any], ProfileBase]:
     """Merge preset → profile (later wins) and validate once: the raw dict and the profile."""
-    from blueprints.profile_parse import parse_profile
-
     data: dict[str, Any] = load_preset(settings.preset) if settings.preset else {}
     if settings.profile:
         data = merge(data, settings.profile)

@@ -147,10 +147,7 @@ except ImportError:  # pragma: no cover
 
 def as_plan(resources: Sequence[PlannedResource], *, name: str = "component") -> Plan:
     """A Plan holding just ``resources`` (what ``record_program`` returns), with its guardrail findings."""
-    import dataclasses
-
-    plan = Plan(blueprint="component", region="offline", profile_name=name, summary={}, notes=(), resources=tuple(resources))
-    return dataclasses.replace(plan, findings=tuple(dataclasses.asdict(f) for f in guardrails.check(plan)))
+    return guardrails.with_findings(Plan(blueprint="component", region="offline", profile_name=name, summary={}, notes=(), resources=tuple(resources)))
 
 
 def assert_guardrails(plan: Plan | Sequence[PlannedResource], skip: Iterable[str] = ()) -> None:
