@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from blueprints.catalog.loader import CATALOG_DIR, CATALOG_DIR_ENV, GPU_FAMILY_RE, CatalogError, catalog_directory, load_catalog
 from blueprints.catalog.queries import Catalog
-from blueprints.catalog.records import PRECISIONS, Alias, GpuModel, Image, InstanceType, Region, StorageTier
+from blueprints.catalog.records import FABRIC_LINKS, PRECISIONS, Alias, DiskLimits, GpuModel, GpuSoftware, Image, InstanceType, LocalDisk, Region, StorageTier
 from blueprints.catalog.schema import PRICE_CONFIDENCES, RDMA_KINDS
 
 __all__ = [
     "CATALOG_DIR",
     "CATALOG_DIR_ENV",
+    "FABRIC_LINKS",
     "GPU_FAMILY_RE",
     "PRECISIONS",
     "PRICE_CONFIDENCES",
@@ -24,9 +25,12 @@ __all__ = [
     "Alias",
     "Catalog",
     "CatalogError",
+    "DiskLimits",
     "GpuModel",
+    "GpuSoftware",
     "Image",
     "InstanceType",
+    "LocalDisk",
     "Region",
     "StorageTier",
     "catalog_directory",

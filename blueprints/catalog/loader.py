@@ -9,7 +9,7 @@ import re
 from typing import Any, Mapping
 
 from blueprints.catalog.queries import Catalog
-from blueprints.catalog.records import Alias, GpuModel, Image, InstanceType, InstanceZones, Region, StorageTier
+from blueprints.catalog.records import Alias, DiskLimits, GpuModel, GpuSoftware, Image, InstanceType, InstanceZones, LocalDisk, Region, StorageTier
 from blueprints.catalog.schema import (
     ALIAS_SCHEMA,
     GPU_SCHEMA,
@@ -18,6 +18,9 @@ from blueprints.catalog.schema import (
     REGION_SCHEMA,
     STORAGE_SCHEMA,
     ZONES_SCHEMA,
+    DISK_SCHEMA,
+    GPU_SOFTWARE_SCHEMA,
+    LOCAL_DISK_SCHEMA,
     read_rows,
 )
 from blueprints.errors import UserInputError
@@ -110,8 +113,35 @@ def _load(directory: pathlib.Path) -> Catalog:
     _unique("instance_zones.csv", "zones", [(line, {"zones": (v["instance_type"], v["region"])}) for line, v in zone_rows], what="row for")
     instance_zones = [InstanceZones(**v) for _, v in zone_rows]
 
+    software_rows = read_rows(directory / "gpu_software.csv", GPU_SOFTWARE_SCHEMA)
+    _unique("gpu_software.csv", "family", software_rows)
+    for line, v in software_rows:
+        if (v["method"] == "driver_image") != bool(v["image_name_regex"]):
+            raise _fail("gpu_software.csv", line, "image_name_regex", "is required for method driver_image and only for it")
+    gpu_software = {v["family"]: GpuSoftware(**v) for _, v in software_rows}
+    missing = sorted({it.family for it in instance_types.values() if it.is_gpu} - set(gpu_software))
+    if missing:
+        raise ValueError(f"gpu_software.csv: no row for GPU families {missing}; every GPU family needs its driver path")
+
+    disk_rows = read_rows(directory / "disks.csv", DISK_SCHEMA)
+    _unique("disks.csv", "level", [(line, {"level": (v["category"], v["performance_level"])}) for line, v in disk_rows], what="row for")
+    for line, v in disk_rows:
+        if v["min_gib"] > v["max_gib"]:
+            raise _fail("disks.csv", line, "max_gib", f"{v['max_gib']} is below min_gib {v['min_gib']}")
+    disks = [DiskLimits(**v) for _, v in disk_rows]
+
+    local_rows = read_rows(directory / "local_disks.csv", LOCAL_DISK_SCHEMA)
+    _unique("local_disks.csv", "instance_type", local_rows)
+    for line, v in local_rows:
+        if v["instance_type"] not in instance_types:
+            raise _fail("local_disks.csv", line, "instance_type", f"{v['instance_type']!r} is not in instance_types.csv")
+    local_disks = {v["instance_type"]: LocalDisk(**v) for _, v in local_rows}
+
     return Catalog(
         version=version,
+        gpu_software=gpu_software,
+        disks=disks,
+        local_disks=local_disks,
         instance_types=instance_types,
         gpus=gpus,
         regions=regions,

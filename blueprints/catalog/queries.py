@@ -6,7 +6,7 @@ import difflib
 from types import MappingProxyType
 from typing import Iterable, Mapping
 
-from blueprints.catalog.records import Alias, GpuModel, Image, InstanceType, InstanceZones, Region, StorageTier
+from blueprints.catalog.records import Alias, DiskLimits, GpuModel, GpuSoftware, Image, InstanceType, InstanceZones, LocalDisk, Region, StorageTier
 
 __all__ = ["Catalog"]
 
@@ -22,6 +22,9 @@ class Catalog:
     aliases: Mapping[str, Alias]
     images: tuple[Image, ...]
     instance_zones: tuple[InstanceZones, ...]
+    gpu_software: Mapping[str, GpuSoftware]
+    disks: tuple[DiskLimits, ...]
+    local_disks: Mapping[str, LocalDisk]
 
     def __init__(
         self,
@@ -34,6 +37,9 @@ class Catalog:
         aliases: Mapping[str, Alias],
         images: Iterable[Image],
         instance_zones: Iterable[InstanceZones] = (),
+        gpu_software: Mapping[str, GpuSoftware] | None = None,
+        disks: Iterable[DiskLimits] = (),
+        local_disks: Mapping[str, LocalDisk] | None = None,
     ) -> None:
         self.version = version
         # Read-only views: the default catalog is cached and shared, so nobody may mutate it.
@@ -44,6 +50,9 @@ class Catalog:
         self.aliases = MappingProxyType(dict(aliases))
         self.images = tuple(images)
         self.instance_zones = tuple(instance_zones)
+        self.gpu_software = MappingProxyType(dict(gpu_software or {}))
+        self.disks = tuple(disks)
+        self.local_disks = MappingProxyType(dict(local_disks or {}))
         self._zones_by_key = MappingProxyType({(z.instance_type, z.region): z.zones for z in self.instance_zones})
 
     def __repr__(self) -> str:
@@ -104,6 +113,19 @@ class Catalog:
             if z.instance_type in (instance.instance_type, instance.family) and z.region not in regions:
                 regions.append(z.region)
         return tuple(regions)
+
+    def software_for(self, instance: InstanceType) -> GpuSoftware | None:
+        """How ``instance`` gets its GPU driver (by family); None for a CPU type or a family without a row."""
+        return self.gpu_software.get(instance.family) if instance.is_gpu else None
+
+    def disk_limits(self, category: str, performance_level: str) -> DiskLimits | None:
+        """Size range of a cloud-disk category and level; None when the catalog does not record it."""
+        return next((d for d in self.disks if d.category == category and d.performance_level == performance_level), None)
+
+    def local_nvme_gib(self, instance: InstanceType) -> int:
+        """Local NVMe GiB that comes with ``instance`` (0 when it has none or the catalog records none)."""
+        found = self.local_disks.get(instance.instance_type)
+        return found.local_nvme_gib if found else 0
 
     def storage_tier(self, kind: str, tier: str) -> StorageTier:
         """The storage option ``kind``/``tier`` (case-insensitive); KeyError listing the known ones."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["PRECISIONS", "Alias", "GpuModel", "Image", "InstanceType", "InstanceZones", "Region", "StorageTier"]
+__all__ = ["FABRIC_LINKS", "GPU_SOFTWARE_METHODS", "PRECISIONS", "Alias", "DiskLimits", "GpuModel", "GpuSoftware", "Image", "InstanceType", "InstanceZones", "LocalDisk", "Region", "StorageTier"]
 
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8")
 """Precisions that ``GpuModel.peak_tflops`` understands (dense peaks)."""
@@ -64,6 +64,14 @@ class InstanceType:
     def is_gpu(self) -> bool:
         """True when the type has at least one GPU."""
         return self.gpu_count > 0
+
+    @property
+    def fabric_link(self) -> str:
+        """The link NCCL uses between nodes: ``erdma``, ``roce`` or ``tcp`` (no RDMA, or not known to have it).
+
+        The one answer the advisor's scaling model and the plan's node bootstrap both read.
+        """
+        return self.rdma if self.rdma in ("erdma", "roce") else "tcp"
 
 
 @dataclass(frozen=True)
@@ -154,5 +162,55 @@ class Image:
     os: str
     name_regex: str
     image_id: str
+    source: str
+    source_date: str
+
+
+GPU_SOFTWARE_METHODS = ("driver_image", "install_script")
+"""How a GPU family gets its driver: an image that ships it, or Alibaba's auto-install user-data script."""
+
+FABRIC_LINKS = ("erdma", "roce", "tcp")
+"""The inter-node links NCCL can use, as ``InstanceType.fabric_link`` names them."""
+
+
+@dataclass(frozen=True)
+class GpuSoftware:
+    """How one GPU family gets its NVIDIA driver, CUDA and cuDNN, and from how many GPUs it needs Fabric Manager."""
+
+    family: str
+    method: str
+    image_name_regex: str | None
+    driver_version: str
+    cuda_version: str
+    cudnn_version: str | None
+    fabric_manager_min_gpus: int | None
+    source: str
+    source_date: str
+    notes: str
+
+    def needs_fabric_manager(self, instance: InstanceType) -> bool:
+        """True when ``instance`` has enough GPUs to sit on the family's NVSwitch baseboard."""
+        return self.fabric_manager_min_gpus is not None and instance.gpu_count >= self.fabric_manager_min_gpus
+
+
+@dataclass(frozen=True)
+class DiskLimits:
+    """Size range and throughput cap of one cloud-disk category and performance level."""
+
+    category: str
+    performance_level: str
+    min_gib: int
+    max_gib: int
+    max_mb_s: float | None
+    source: str
+    source_date: str
+
+
+@dataclass(frozen=True)
+class LocalDisk:
+    """Local NVMe storage that comes with an instance type."""
+
+    instance_type: str
+    local_nvme_gib: int
     source: str
     source_date: str

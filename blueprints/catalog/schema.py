@@ -264,3 +264,34 @@ ZONES_SCHEMA: Schema = {
     "source": _text,
     "source_date": _date,
 }
+
+
+GPU_SOFTWARE_SCHEMA: Schema = {
+    "family": _text,
+    "method": lambda raw: _opt_choice(("driver_image", "install_script"))(_text(raw)),
+    "image_name_regex": _opt_text,
+    "driver_version": _text,
+    "cuda_version": _text,
+    "cudnn_version": _opt_text,
+    "fabric_manager_min_gpus": lambda raw: _int_pos(raw) if raw else None,
+    "source": _text,
+    "source_date": _date,
+    "notes": str,
+}
+
+DISK_SCHEMA: Schema = {
+    "category": _text,
+    "performance_level": _text,
+    "min_gib": _int_pos,
+    "max_gib": _int_pos,
+    "max_mb_s": _opt_float,
+    "source": _text,
+    "source_date": _date,
+}
+
+LOCAL_DISK_SCHEMA: Schema = {
+    "instance_type": _text,
+    "local_nvme_gib": _int_pos,
+    "source": _text,
+    "source_date": _date,
+}

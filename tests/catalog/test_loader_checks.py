@@ -77,7 +77,7 @@ def test_empty_version_file(data):
     assert message(data) == "VERSION line 1: must hold the catalog version, e.g. 2026-11-30.1"
 
 
-@pytest.mark.parametrize("file", ["gpus.csv", "instance_types.csv", "regions.csv", "storage.csv", "aliases.csv", "images.csv", "instance_zones.csv"])
+@pytest.mark.parametrize("file", ["gpus.csv", "instance_types.csv", "regions.csv", "storage.csv", "aliases.csv", "images.csv", "instance_zones.csv", "gpu_software.csv", "disks.csv", "local_disks.csv"])
 def test_missing_file(data, file):
     (data / file).unlink()
     assert message(data) == f"{file}: catalog file missing at {data / file}"
@@ -90,7 +90,7 @@ def test_missing_file(data, file):
 
 @pytest.mark.parametrize(
     "file, column",
-    [("gpus.csv", "gpu_model"), ("instance_types.csv", "instance_type"), ("regions.csv", "region_id"), ("aliases.csv", "alias")],
+    [("gpus.csv", "gpu_model"), ("instance_types.csv", "instance_type"), ("regions.csv", "region_id"), ("aliases.csv", "alias"), ("gpu_software.csv", "family")],
 )
 def test_duplicate_key(data, file, column):
     first = rows(data, file)[0][column]
@@ -257,3 +257,80 @@ def test_shipped_zone_data_is_unknown_everywhere():
     catalog = load_catalog()
     assert catalog.instance_zones == ()
     assert catalog.zones_offering("ecs.gn7e-c16g1.32xlarge", "cn-shanghai") is None
+
+
+# ----------------------------------------------------------------------------------------------
+# gpu_software.csv, disks.csv, local_disks.csv
+# ----------------------------------------------------------------------------------------------
+
+
+def test_every_gpu_family_needs_a_driver_path(data):
+    table = [r for r in rows(data, "gpu_software.csv") if r["family"] != "gn7e"]
+    write(data, "gpu_software.csv", table)
+    assert message(data) == "gpu_software.csv: no row for GPU families ['gn7e']; every GPU family needs its driver path"
+
+
+def test_driver_image_needs_its_image_pattern(data):
+    line = edit(data, "gpu_software.csv", 0, method="driver_image")
+    assert message(data) == f"gpu_software.csv line {line}, column 'image_name_regex': is required for method driver_image and only for it"
+
+
+def test_install_script_takes_no_image_pattern(data):
+    line = edit(data, "gpu_software.csv", 0, image_name_regex="^ubuntu_22_04_x64_100G_with_gpu_driver")
+    assert message(data) == f"gpu_software.csv line {line}, column 'image_name_regex': is required for method driver_image and only for it"
+
+
+def test_unknown_driver_method(data):
+    line = edit(data, "gpu_software.csv", 0, method="magic")
+    assert message(data) == f"gpu_software.csv line {line}, column 'method': must be one of driver_image, install_script or empty (got 'magic')"
+
+
+def test_disk_range_must_be_ordered(data):
+    line = edit(data, "disks.csv", 0, min_gib="50000")
+    assert message(data) == f"disks.csv line {line}, column 'max_gib': 32768 is below min_gib 50000"
+
+
+def test_duplicate_disk_level(data):
+    first = rows(data, "disks.csv")[0]
+    line = edit(data, "disks.csv", 1, performance_level=first["performance_level"])
+    assert message(data) == f"disks.csv line {line}, column 'level': duplicate row for ('cloud_essd', 'PL0') (first on line 2)"
+
+
+def test_duplicate_local_disk(data):
+    table = rows(data, "local_disks.csv")
+    write(data, "local_disks.csv", table + table[:1])
+    assert message(data) == f"local_disks.csv line {len(table) + 2}, column 'instance_type': duplicate {table[0]['instance_type']!r} (first on line 2)"
+
+
+def test_local_disk_of_an_unknown_type(data):
+    line = edit(data, "local_disks.csv", 0, instance_type="ecs.gn5-nope")
+    assert message(data) == f"local_disks.csv line {line}, column 'instance_type': 'ecs.gn5-nope' is not in instance_types.csv"
+
+
+def test_fabric_manager_only_on_the_nvswitch_types():
+    catalog = load_catalog()
+    eight = catalog.instance_type("ecs.gn7e-c16g1.32xlarge")
+    one = catalog.instance_type("ecs.gn7e-c16g1.4xlarge")
+    software = catalog.software_for(eight)
+    assert software is not None and software.method == "install_script"
+    assert software.needs_fabric_manager(eight) and not software.needs_fabric_manager(one)
+    a10 = catalog.instance_type("ecs.gn7i-c32g1.8xlarge")
+    assert not catalog.software_for(a10).needs_fabric_manager(a10)  # type: ignore[union-attr]
+    assert catalog.software_for(catalog.instance_type("ecs.g7.large")) is None
+
+
+def test_fabric_link_comes_from_the_rdma_column():
+    catalog = load_catalog()
+    assert catalog.instance_type("ecs.ebmgn7ex.32xlarge").fabric_link == "erdma"
+    assert catalog.instance_type("ecs.sccgn7ex.32xlarge").fabric_link == "roce"
+    assert catalog.instance_type("ecs.gn7e-c16g1.32xlarge").fabric_link == "tcp"  # rdma "none"
+    assert catalog.instance_type("ecs.gn7i-c32g1.8xlarge").fabric_link == "tcp"  # rdma unknown: no RDMA is assumed
+
+
+def test_local_nvme_and_disk_limits():
+    catalog = load_catalog()
+    assert catalog.local_nvme_gib(catalog.instance_type("ecs.gn5-c8g1.14xlarge")) == 3520
+    assert catalog.local_nvme_gib(catalog.instance_type("ecs.gn7e-c16g1.32xlarge")) == 0
+    limits = catalog.disk_limits("cloud_essd", "PL1")
+    assert limits is not None and (limits.min_gib, limits.max_gib) == (20, 32768)
+    assert catalog.disk_limits("cloud_essd", "PL9") is None
