@@ -31,6 +31,7 @@ COMPUTED_OUTPUTS: dict[str, tuple[str, ...]] = {
     "alicloud:nas/mountTarget:MountTarget": ("mountTargetDomain",),
     "alicloud:ess/scalingRule:ScalingRule": ("ari",),
     "alicloud:ram/role:Role": ("arn",),
+    "alicloud:ecs/instance:Instance": ("privateIp",),
 }
 
 
@@ -60,6 +61,9 @@ class OfflineMocks(pulumi.runtime.Mocks):
         state = dict(args.inputs)
         for attribute in COMPUTED_OUTPUTS.get(args.typ, ()):
             state.setdefault(attribute, reference(args.name, attribute))
+        if args.typ == "alicloud:ecs/ecsInstanceSet:EcsInstanceSet":
+            # One ID per instance the set launches, each shown as known after deployment.
+            state["instanceIds"] = [reference(args.name, f"instanceIds[{i}]") for i in range(int(args.inputs.get("amount", 0)))]
         return reference(args.name, "id"), state
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:  # type: ignore[override]  # a dict is an accepted answer
@@ -72,6 +76,10 @@ class OfflineMocks(pulumi.runtime.Mocks):
         if args.token == "alicloud:ecs/getImages:getImages":
             ids = [self.image_id] if self.image_id else []
             return {"ids": ids, "images": [{"id": i, "name": i} for i in ids]}
+        if args.token == "alicloud:ecs/getInstances:getInstances":
+            # The instances an instance set launched: their private IPs are known after deployment.
+            ids = list(args.args.get("ids") or [])
+            return {"ids": ids, "instances": [{"id": i, "privateIp": f"${{{i.strip('${}')}.privateIp}}"} for i in ids]}
         raise NotImplementedError(f"the offline preview has no answer for {args.token}")
 
 

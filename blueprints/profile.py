@@ -14,11 +14,13 @@ import zoneinfo
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
+from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
 from blueprints.clock import iso_date
 from blueprints.errors import did_you_mean, join_allowed
 from blueprints.layout import ESS_LAUNCH_WINDOW_DAYS, off_hours_tasks
+from blueprints.profile_sections import Access, Bucket, Scratch, scratch_for
+from blueprints.profile_strict import Strict
 
 if TYPE_CHECKING:
     from blueprints.catalog import Catalog
@@ -79,31 +81,6 @@ def check_one_line(value: str, limit: int = DESCRIPTION_MAX_LENGTH) -> str:
     return value
 
 
-_INT_TEXT_RE = re.compile(r"[+-]?\d{1,18}")
-_FLOAT_TEXT_RE = re.compile(r"[+-]?(\d{1,18}(\.\d{0,18})?|\.\d{1,18})")
-
-
-class Strict(BaseModel):
-    """Base of every profile model: unknown keys rejected, no type coercion but numbers written as text, immutable."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _numbers_written_as_text(cls, value: Any, info: ValidationInfo) -> Any:
-        # `pulumi config set --path` stores "72.5" as text unless told `--type float`; a number keeps its meaning.
-        if not isinstance(value, str) or info.field_name is None:
-            return value
-        annotation = cls.model_fields[info.field_name].annotation
-        kinds = set(getattr(annotation, "__args__", (annotation,)))
-        text = value.strip()
-        if int in kinds and _INT_TEXT_RE.fullmatch(text):
-            return int(text)
-        if float in kinds and _FLOAT_TEXT_RE.fullmatch(text):
-            return float(text)
-        return value
-
-
 class ComputeBase(Strict):
     """What every node of every blueprint is built from."""
 
@@ -111,11 +88,30 @@ class ComputeBase(Strict):
     image_id: str | None = Field(default=None, description="ECS image ID; when empty, the newest system image matching the catalog's name pattern is looked up.")
     system_disk_gib: int = Field(default=200, ge=20, le=2048, description="System disk size in GiB (ESSD, encrypted), 20–2048.")
     system_disk_performance_level: Literal["PL0", "PL1", "PL2", "PL3"] = Field(default="PL1", description="ESSD performance level of the system disk.")
+    scratch_gib: int | None = Field(
+        default=None,
+        ge=0,
+        le=1_048_576,
+        description="Scratch per node at /mnt/scratch (an encrypted ESSD data disk), GiB. Empty: 3 × the node's memory (the article's memory : SSD = 1 : 3) within the disk's limits; 0: none. A type with local NVMe uses that instead.",
+    )
+    scratch_performance_level: Literal["PL0", "PL1", "PL2", "PL3"] = Field(default="PL1", description="ESSD performance level of the scratch disk.")
 
     @field_validator("image_id")
     @classmethod
     def _image_id(cls, value: str | None) -> str | None:
         return None if value is None else check_one_line(value, 128)
+
+    @model_validator(mode="after")
+    def _scratch_fits(self, info: ValidationInfo) -> "ComputeBase":
+        catalog = context_of(info).catalog
+        instance = catalog.instance_types.get(self.instance_type)
+        if instance is not None:
+            scratch_for(self.scratch_gib, self.scratch_performance_level, instance, catalog)
+        return self
+
+    def scratch(self, catalog: "Catalog") -> Scratch:
+        """This node's scratch (validated when the profile was)."""
+        return scratch_for(self.scratch_gib, self.scratch_performance_level, catalog.instance_type(self.instance_type), catalog)
 
 
 class Storage(Strict):
@@ -297,6 +293,8 @@ class ProfileBase(Strict):
     storage: Storage = Field(description="The shared storage pool.")
     network: Network = Field(default_factory=Network, description="VPC, zones and admin access.")
     cost: Cost = Field(default_factory=Cost, description="Spot and off-hours settings.")
+    bucket: Bucket = Field(default_factory=Bucket, description="The OSS bucket for datasets and checkpoints.")
+    access: Access = Field(default_factory=Access, description="How people reach the nodes: Cloud Assistant, or an SSH login node.")
     tags: dict[str, str] = Field(default_factory=dict, description="Tags added to every taggable resource (at most 18; Alibaba Cloud's tag rules apply).")
 
     @field_validator("name")
@@ -335,6 +333,30 @@ class ProfileBase(Strict):
         if bad:
             raise ValueError(f"zones {bad} are not zones of {self.region}; allowed: {join_allowed(known)}")
         return self
+
+    @model_validator(mode="after")
+    def _login_node(self, info: ValidationInfo) -> "ProfileBase":
+        if not self.access.login_node:
+            return self
+        if self.network.admin_cidr is None:
+            raise ValueError(
+                "access.login_node is true but network.admin_cidr is empty: the login node admits SSH only from admin_cidr; "
+                "set network.admin_cidr to your office or VPN range (e.g. 203.0.113.0/24), or leave access.login_node false and use Cloud Assistant"
+            )
+        catalog = context_of(info).catalog
+        login = catalog.instance_types.get(self.access.login_instance_type)
+        if login is None or login.is_gpu:
+            cpu_types = sorted(name for name, it in catalog.instance_types.items() if not it.is_gpu)
+            hint = did_you_mean(self.access.login_instance_type, cpu_types)
+            raise ValueError(
+                f"access.login_instance_type {self.access.login_instance_type!r} is not a CPU instance type in the catalog; allowed: {join_allowed(cpu_types)}" + (f"; {hint}" if hint else "")
+            )
+        return self
+
+    @property
+    def bucket_name(self) -> str:
+        """The dataset and checkpoint bucket: ``bucket.name``, else ``<name>-<region>-data``."""
+        return self.bucket.name or f"{self.name}-{self.region}-data"
 
     @property
     def storage_zone(self) -> str:

@@ -155,7 +155,8 @@ def test_every_resource_and_lookup_uses_the_region_pinned_provider():
     assert provider.inputs["region"] == "cn-shanghai"
     alicloud_resources = [r for r in registered if r.typ.startswith("alicloud:")]
     assert alicloud_resources and all("pulumi:providers:alicloud::medical-imaging-cn-shanghai" in (r.provider or "") for r in alicloud_resources)
-    assert {token for token, _ in calls} == {"alicloud:index/getZones:getZones", "alicloud:ecs/getImages:getImages"}
+    # getInstances reads the private IPs of the instance set's nodes.
+    assert {token for token, _ in calls} == {"alicloud:index/getZones:getZones", "alicloud:ecs/getImages:getImages", "alicloud:ecs/getInstances:getInstances"}
     assert all("medical-imaging-cn-shanghai" in (p or "") for _, p in calls)
 
 

@@ -8,7 +8,8 @@ from pydantic import Field, model_validator
 
 from blueprints.advisor.budget import BudgetTier
 from blueprints.architectures.base import Blueprint
-from blueprints.components.compute import AutoscalingGpuPool, AutoscalingGpuPoolArgs, NodeSpec
+from blueprints.components.node import NodeSpec
+from blueprints.components.pool import AutoscalingGpuPool, AutoscalingGpuPoolArgs
 from blueprints.components.network import TrainingNetwork
 from blueprints.layout import off_hours_tasks
 from blueprints.profile import ESS_MAX_SIZE, ComputeBase, ProfileBase
@@ -70,6 +71,7 @@ class AutoscalingPoolBlueprint(Blueprint):
     name = "autoscaling-pool"
     profile_model = AutoscalingProfile
     compute_zone_count = AUTOSCALING_ZONES
+    park_refusal = "an autoscaling pool parks itself: set compute.min_nodes 0 (it scales in when GPUs idle) and cost.off_hours to sleep outside working hours"
 
     @property
     def compute(self) -> AutoscalingCompute:
@@ -105,6 +107,10 @@ class AutoscalingPoolBlueprint(Blueprint):
     def compute_from_choice(cls, instance_type: str, nodes: int) -> dict[str, Any]:
         """Scale to zero between runs; a run scales out to the recommended node count."""
         return {"instance_type": instance_type, "min_nodes": 0, "max_nodes": nodes}
+
+    def expected_nodes(self) -> None:
+        """A run spans the nodes running when it starts (the launcher counts the host registry)."""
+        return None
 
     def build_compute(self, network: TrainingNetwork, node: NodeSpec) -> dict[str, object]:
         """One AutoscalingGpuPool over the compute zones, with the off-hours schedule when enabled."""

@@ -10,7 +10,7 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from blueprints.components.base import SHARED_MOUNT_PATH, render_user_data
-from blueprints.components.compute import NodeSpec
+from blueprints.components.node import NodeSpec
 from blueprints.components.network import TrainingNetwork, TrainingNetworkArgs
 from blueprints.components.storage import SharedStorage, SharedStorageArgs
 from blueprints.layout import LayoutError
@@ -19,6 +19,18 @@ from blueprints.profile import ProfileBase
 if TYPE_CHECKING:
     from blueprints.advisor.budget import BudgetTier
     from blueprints.catalog import Catalog, InstanceType
+
+
+# Marks stack outputs as aitrain's (``aitrain launch`` reads them); bump when their meaning changes.
+OUTPUTS_VERSION = "v1"
+
+
+# What the plan says about the link NCCL uses between nodes (the catalog's ``InstanceType.fabric_link``).
+FABRIC_SUMMARY = {
+    "erdma": "eRDMA: every node's primary NIC is an ERI (HighPerformance mode); NCCL uses erdma_0 with the MTU at 1400 (no jumbo frames)",
+    "roce": "RoCE: NCCL uses the type's RDMA NICs (mlx5) with Alibaba's PAI defaults",
+    "tcp": "TCP: this type has no eRDMA or RoCE in the catalog, so NCCL runs over sockets on the VPC network",
+}
 
 
 class ResolvedImage(NamedTuple):
@@ -40,6 +52,11 @@ class Blueprint(ABC):
     name: ClassVar[str]
     profile_model: ClassVar[type[ProfileBase]]
     compute_zone_count: ClassVar[int]
+    # Parking (compute removed, data kept): the compute fields that park it, and the one a resume sets back.
+    # None: this blueprint cannot be parked (it says how it stops costing money in ``park_refusal``).
+    parked_compute: ClassVar[dict[str, Any] | None] = None
+    resume_field: ClassVar[str | None] = None
+    park_refusal: ClassVar[str] = ""
 
     def __init__(self, profile: ProfileBase, catalog: "Catalog", today: dt.date):
         self.profile = profile
@@ -118,6 +135,7 @@ class Blueprint(ABC):
                 nfs_package=image.nfs_package,
             )
         )
+        scratch = p.compute.scratch(self.catalog)
         node = NodeSpec(
             instance_type=self.instance.instance_type,
             image_id=image.image_id,
@@ -125,11 +143,16 @@ class Blueprint(ABC):
             user_data=user_data,
             system_disk_gib=p.compute.system_disk_gib,
             system_disk_performance_level=p.compute.system_disk_performance_level,
+            scratch_disk_gib=scratch.cloud_disk_gib,
+            scratch_performance_level=scratch.performance_level,
+            eri=self.instance.fabric_link == "erdma",
             spot=p.cost.spot,
             tags=p.tags,
         )
         outputs: dict[str, object] = {
+            "aitrain_outputs": OUTPUTS_VERSION,
             "blueprint": self.name,
+            "profile_name": p.name,
             "region": p.region,
             "instance_type": self.instance.instance_type,
             "vpc_id": network.vpc_id,
@@ -144,7 +167,11 @@ class Blueprint(ABC):
 
     @abstractmethod
     def build_compute(self, network: TrainingNetwork, node: NodeSpec) -> dict[str, object]:
-        """Create the compute unit; return its outputs."""
+        """Create the compute unit; return its outputs (the launch targets: node IDs and IPs, or a scaling group)."""
+
+    @abstractmethod
+    def expected_nodes(self) -> int | None:
+        """How many nodes a training run spans (None: as many as are running, for a pool that scales)."""
 
     def image(self) -> ResolvedImage:
         """The node image: the profile's, or the newest system image matching the catalog's pattern."""
@@ -168,6 +195,33 @@ class Blueprint(ABC):
 
     # --- the plan summary ---
 
+    def node_software_summary(self) -> dict[str, Any]:
+        """How a node becomes ready to train: GPU software path, the inter-node link, and its scratch."""
+        instance, catalog = self.instance, self.catalog
+        software = catalog.software_for(instance)
+        out: dict[str, Any] = {}
+        if software is None:
+            out["gpu_software"] = f"none: the catalog has no driver path for family {instance.family}"
+        else:
+            how = "preinstalled in the image" if software.method == "driver_image" else "installed at first boot by Alibaba's auto-install script (then a reboot)"
+            out["gpu_software"] = (
+                f"NVIDIA driver {software.driver_version}, CUDA {software.cuda_version}"
+                + (f", cuDNN {software.cudnn_version}" if software.cudnn_version else "")
+                + f", {how}"
+                + ("; NVIDIA Fabric Manager for the NVSwitch baseboard" if software.needs_fabric_manager(instance) else "")
+            )
+        out["fabric"] = FABRIC_SUMMARY[instance.fabric_link]
+        scratch = self.profile.compute.scratch(catalog)
+        out["scratch_gib_per_node"] = scratch.gib
+        out["scratch"] = (
+            "none (compute.scratch_gib 0)"
+            if scratch.gib == 0
+            else f"{scratch.gib:,} GiB local NVMe at /mnt/scratch"
+            if scratch.local_nvme
+            else f"{scratch.gib:,} GiB encrypted ESSD {scratch.performance_level} data disk per node at /mnt/scratch"
+        )
+        return out
+
     def summary(self) -> dict[str, Any]:
         """What a reviewer reads first: hardware, counts, storage and the compute price, with its source."""
         profile, instance, catalog = self.profile, self.instance, self.catalog
@@ -182,6 +236,7 @@ class Blueprint(ABC):
             "memory_gib_per_node": instance.memory_gib,
         }
         summary.update(self.compute_summary())
+        summary.update(self.node_software_summary())
         storage = profile.storage
         tier = next(t for t in catalog.storage_tiers(storage.kind) if t.storage_type == storage.throughput_tier)
         throughput = tier.throughput_mb_s(storage.capacity_gib)

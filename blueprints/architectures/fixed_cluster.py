@@ -8,7 +8,8 @@ from pydantic import Field, model_validator
 
 from blueprints.advisor.budget import BudgetTier
 from blueprints.architectures.base import Blueprint
-from blueprints.components.compute import GpuCluster, GpuClusterArgs, NodeSpec
+from blueprints.components.compute import GpuCluster, GpuClusterArgs
+from blueprints.components.node import NodeSpec
 from blueprints.components.network import TrainingNetwork
 from blueprints.profile import ComputeBase, ProfileBase
 
@@ -16,7 +17,7 @@ from blueprints.profile import ComputeBase, ProfileBase
 class FixedCompute(ComputeBase):
     """A fixed number of identical GPU nodes."""
 
-    nodes: int = Field(ge=1, le=2000, description="Number of nodes (instances), 1–2000.")
+    nodes: int = Field(ge=0, le=2000, description="Number of nodes (instances), 0–2000; 0 parks the cluster: compute removed, storage and bucket kept.")
 
 
 class FixedClusterProfile(ProfileBase):
@@ -46,15 +47,25 @@ class FixedClusterBlueprint(Blueprint):
     name = "fixed-cluster"
     profile_model = FixedClusterProfile
     compute_zone_count = 1
+    parked_compute = {"nodes": 0}
+    resume_field = "nodes"
+
+    @property
+    def nodes(self) -> int:
+        """Nodes in the profile (0 when parked)."""
+        return self.profile.compute.nodes  # type: ignore[attr-defined, no-any-return]
 
     def compute_summary(self) -> dict[str, Any]:
         """Node and GPU counts."""
-        nodes = self.profile.compute.nodes  # type: ignore[attr-defined]
-        return {"nodes": nodes, "gpus": nodes * self.instance.gpu_count}
+        nodes = self.nodes
+        summary: dict[str, Any] = {"nodes": nodes, "gpus": nodes * self.instance.gpu_count}
+        if nodes == 0:
+            summary["parked"] = "yes: no compute; the file system and the bucket are kept (set compute.nodes, or `aitrain park --resume N`, to run again)"
+        return summary
 
     def price_basis(self) -> tuple[int, str]:
         """Every node runs all the time the cluster exists."""
-        return self.profile.compute.nodes, ""  # type: ignore[attr-defined]
+        return self.nodes, ""
 
     @classmethod
     def budget_tiers(cls, limits: dict[str, float]) -> tuple[BudgetTier, ...]:
@@ -69,14 +80,20 @@ class FixedClusterBlueprint(Blueprint):
         """The recommended node count, all the time."""
         return {"instance_type": instance_type, "nodes": nodes}
 
+    def expected_nodes(self) -> int:
+        """Every node of the cluster takes part in a run."""
+        return self.nodes
+
     def build_compute(self, network: TrainingNetwork, node: NodeSpec) -> dict[str, object]:
-        """One GpuCluster in the first compute zone."""
-        p = self.profile
-        nodes: int = p.compute.nodes  # type: ignore[attr-defined]
+        """One GpuCluster in the first compute zone; none at all when parked (nodes 0)."""
+        p, nodes = self.profile, self.nodes
+        outputs: dict[str, object] = {"nodes": nodes, "gpus": nodes * self.instance.gpu_count, "expected_nodes": nodes}
+        if nodes == 0:
+            return {**outputs, "node_instance_ids": [], "node_private_ips": []}
         zone = network.compute_zone_ids[0]
         cluster = GpuCluster(
             f"{p.name}-cluster",
             GpuClusterArgs(node=node, nodes=nodes, zone_id=zone, vswitch_id=network.vswitch_id(zone)),
             opts=self.opts,
         )
-        return {"nodes": nodes, "gpus": nodes * self.instance.gpu_count, "deployment_set_id": cluster.deployment_set.id}
+        return {**outputs, "deployment_set_id": cluster.deployment_set.id, "node_instance_ids": cluster.instance_ids, "node_private_ips": cluster.private_ips}

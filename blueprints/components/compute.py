@@ -1,38 +1,19 @@
-"""Compute units: a fixed GPU cluster (GpuCluster) and an autoscaling GPU pool (AutoscalingGpuPool)."""
+"""The fixed GPU cluster (GpuCluster): N nodes on one low-latency fabric, as instance sets or as one instance per node."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_alicloud as alicloud
 
-from blueprints.components.base import base64_text, child, node_role, with_tags
-from blueprints.layout import RecurringTask, instance_batches
+from blueprints.components.base import base64_text, child, with_tags
+from blueprints.components.node import ERI_TRAFFIC_MODE, NodeSpec, node_identity
+from blueprints.layout import instance_batches
 
-# Alarm evaluation: 3 consecutive 5-minute periods (the ESS defaults: period 300 s, evaluation_count 3).
-ALARM_PERIOD_SECONDS = 300
-ALARM_EVALUATIONS = 3
-SCALING_COOLDOWN_SECONDS = 300
-
-
-@dataclass(frozen=True)
-class NodeSpec:
-    """How every node of a compute unit is built."""
-
-    instance_type: str
-    image_id: pulumi.Input[str]
-    security_group_id: pulumi.Input[str]
-    user_data: pulumi.Input[str]
-    system_disk_gib: int
-    system_disk_performance_level: str
-    spot: bool = False
-    tags: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def spot_strategy(self) -> str:
-        """ECS spot strategy: market price capped at pay-as-you-go, or none."""
-        return "SpotAsPriceGo" if self.spot else "NoSpot"
+# The scratch disk's name on every node (the boot script finds it by being the one extra disk).
+SCRATCH_DISK_NAME = "aitrain-scratch"
 
 
 @dataclass(frozen=True)
@@ -49,16 +30,18 @@ class GpuCluster(pulumi.ComponentResource):
     """N identical GPU nodes on one low-latency fabric.
 
     A ``LowLatency`` deployment set keeps every node in one zone's network topology (shortest hops for NCCL).
-    Nodes come from ``ecs.EcsInstanceSet`` in batches of at most 100, so the plan has a handful of resources
-    whatever the node count; a launch template carries what an instance set cannot (encrypted system disk,
-    user data, IMDSv2).
+    Types without eRDMA come from ``ecs.EcsInstanceSet`` in batches of at most 100, so the plan has a handful of
+    resources whatever the node count; a launch template carries what an instance set cannot (encrypted system
+    disk, user data, IMDSv2). Types with eRDMA need an ERI, which neither instance sets nor launch templates can
+    request (pulumi-alicloud 4.0.0; ready-to-train.md §2b), so each node is one ``ecs.Instance`` with a
+    HighPerformance primary NIC, named by its index so a resize adds or removes only the last nodes.
     """
 
     def __init__(self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("aitrain:compute:GpuCluster", name, None, opts)
         node = args.node
-        tags = with_tags(node.tags, "gpu-cluster")
-        self.role = node_role(self, name)
+        self.tags = with_tags(node.tags, "gpu-cluster")
+        self.role = node_identity(self, name, node)
         self.deployment_set = alicloud.ecs.EcsDeploymentSet(
             f"{name}-placement",
             deployment_set_name=f"{name}-low-latency",
@@ -66,6 +49,22 @@ class GpuCluster(pulumi.ComponentResource):
             description="aitrain: all training nodes in one network topology",
             opts=child(self),
         )
+        self.user_data = pulumi.Output.from_input(node.user_data).apply(base64_text)
+        if node.eri:
+            self.instance_ids, self.private_ips = self._one_instance_per_node(name, args)
+        else:
+            self.instance_ids, self.private_ips = self._instance_sets(name, args)
+        self.register_outputs(
+            {
+                "deployment_set_id": self.deployment_set.id,
+                "instance_ids": self.instance_ids,
+                "private_ips": self.private_ips,
+                "role_name": self.role.role_name,
+            }
+        )
+
+    def _instance_sets(self, name: str, args: GpuClusterArgs) -> tuple[pulumi.Output[list[str]], pulumi.Output[list[str]]]:
+        node = args.node
         self.launch_template = alicloud.ecs.EcsLaunchTemplate(
             f"{name}-template",
             launch_template_name=f"{name}-node",
@@ -87,10 +86,17 @@ class GpuCluster(pulumi.ComponentResource):
                 encrypted=True,
                 delete_with_instance=True,
             ),
-            user_data=pulumi.Output.from_input(node.user_data).apply(base64_text),
-            tags=tags,
-            template_tags=tags,
+            user_data=self.user_data,
+            tags=self.tags,
+            template_tags=self.tags,
             opts=child(self),
+        )
+        # The instance set launches the nodes, so the scratch disk is asked for here (an instance set's data disks
+        # are deleted with the instance: RunInstances' DataDisk.N.DeleteWithInstance defaults to true).
+        scratch = (
+            [alicloud.ecs.EcsInstanceSetDataDiskArgs(disk_size=node.scratch_disk_gib, disk_category="cloud_essd", performance_level=node.scratch_performance_level, encrypted=True, disk_name=SCRATCH_DISK_NAME)]
+            if node.scratch_disk_gib
+            else None
         )
         self.instance_sets: list[alicloud.ecs.EcsInstanceSet] = []
         for index, amount in enumerate(instance_batches(args.nodes)):
@@ -111,143 +117,73 @@ class GpuCluster(pulumi.ComponentResource):
                     instance_charge_type="PostPaid",
                     spot_strategy=node.spot_strategy,
                     internet_max_bandwidth_out=0,
-                    # Nodes are stateless (data lives on SharedStorage). An instance set changes only its tags in
-                    # place (provider docs), so any other change replaces it: deletion protection would block every
-                    # resize, and replacing delete-first avoids needing GPU quota for two clusters at once.
+                    data_disks=scratch,
+                    # Nodes are stateless (data lives on SharedStorage and the bucket). An instance set changes only
+                    # its tags in place (provider docs), so any other change replaces it: deletion protection would
+                    # block every resize, and replacing delete-first avoids needing GPU quota for two clusters at once.
                     deletion_protection=False,
-                    tags=tags,
+                    tags=self.tags,
                     opts=child(self, delete_before_replace=True),
                 )
             )
-        self.register_outputs(
-            {
-                "deployment_set_id": self.deployment_set.id,
-                "instance_set_ids": [s.id for s in self.instance_sets],
-                "role_name": self.role.role_name,
-            }
-        )
+        ids = pulumi.Output.all(*[s.instance_ids for s in self.instance_sets]).apply(_flatten)
+        # An instance set reports IDs only; its nodes' private IPs come from the instances data source, in ID order.
+        found = alicloud.ecs.get_instances_output(ids=ids, opts=pulumi.InvokeOutputOptions(parent=self))
+        ips = pulumi.Output.all(ids, found.instances).apply(lambda pair: _ips_in_order(pair[0], pair[1]))
+        return ids, ips
 
-
-@dataclass(frozen=True)
-class AutoscalingGpuPoolArgs:
-    """An ESS pool of one GPU type."""
-
-    node: NodeSpec
-    min_nodes: int
-    max_nodes: int
-    working_hours_nodes: int
-    vswitch_ids: list[pulumi.Input[str]]
-    scale_out_cpu_percent: float
-    scale_in_gpu_percent: float
-    off_hours: tuple[RecurringTask, RecurringTask] | None = None  # (wake, sleep)
-
-
-class AutoscalingGpuPool(pulumi.ComponentResource):
-    """One GPU node type in an ESS scaling group that follows load and sleeps off-hours.
-
-    Scale out by one node when average ``CpuUtilization`` stays at or above the threshold (the article's
-    65–75 % band: a GPU job whose input pipeline saturates the CPUs wants more nodes); scale in by one when
-    ``GpuUtilizationAgent`` (reported by the CloudMonitor agent) stays below the idle threshold. Optional
-    scheduled tasks pin the group to zero outside working hours and restore it at the start of the day.
-    """
-
-    def __init__(self, name: str, args: AutoscalingGpuPoolArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("aitrain:compute:AutoscalingGpuPool", name, None, opts)
+    def _one_instance_per_node(self, name: str, args: GpuClusterArgs) -> tuple[pulumi.Output[list[str]], pulumi.Output[list[str]]]:
         node = args.node
-        tags = with_tags(node.tags, "gpu-pool")
-        self.role = node_role(self, name)
-        self.group = alicloud.ess.ScalingGroup(
-            f"{name}-group",
-            scaling_group_name=f"{name}-gpu",
-            min_size=args.min_nodes,
-            max_size=args.max_nodes,
-            desired_capacity=args.working_hours_nodes,
-            vswitch_ids=args.vswitch_ids,
-            multi_az_policy="BALANCE",
-            removal_policies=["NewestInstance", "OldestScalingConfiguration"],
-            default_cooldown=SCALING_COOLDOWN_SECONDS,
-            group_deletion_protection=True,
-            tags=tags,
-            # Alarms and scheduled tasks move the desired size at run time; Pulumi must not reset it.
-            opts=child(self, ignore_changes=["desiredCapacity"]),
+        scratch = (
+            [alicloud.ecs.InstanceDataDiskArgs(size=node.scratch_disk_gib, category="cloud_essd", performance_level=node.scratch_performance_level, encrypted=True, delete_with_instance=True, name=SCRATCH_DISK_NAME)]
+            if node.scratch_disk_gib
+            else None
         )
-        self.configuration = alicloud.ess.ScalingConfiguration(
-            f"{name}-config",
-            scaling_configuration_name=f"{name}-gpu",
-            scaling_group_id=self.group.id,
-            instance_type=node.instance_type,
-            image_id=node.image_id,
-            security_group_id=node.security_group_id,
-            role_name=self.role.role_name,
-            system_disk_category="cloud_essd",
-            system_disk_size=node.system_disk_gib,
-            system_disk_performance_level=node.system_disk_performance_level,
-            system_disk_encrypted=True,
-            internet_max_bandwidth_out=0,
-            spot_strategy=node.spot_strategy,
-            user_data=pulumi.Output.from_input(node.user_data).apply(base64_text),
-            instance_name=f"{name}-node",
-            active=True,
-            enable=True,
-            force_delete=False,
-            tags=tags,
-            opts=child(self),
-        )
-        scale_out = self._step_rule(name, "scale-out", +1)
-        scale_in = self._step_rule(name, "scale-in", -1)
-        self.scale_out_alarm = self._alarm(name, "cpu-busy", "CpuUtilization", ">=", args.scale_out_cpu_percent, scale_out)
-        self.scale_in_alarm = self._alarm(name, "gpu-idle", "GpuUtilizationAgent", "<", args.scale_in_gpu_percent, scale_in)
+        self.instances: list[alicloud.ecs.Instance] = []
+        for index in range(args.nodes):
+            self.instances.append(
+                alicloud.ecs.Instance(
+                    f"{name}-node-{index:03d}",
+                    instance_name=f"{name}-node-{index:03d}",
+                    instance_type=node.instance_type,
+                    image_id=node.image_id,
+                    security_groups=[node.security_group_id],
+                    vswitch_id=args.vswitch_id,
+                    availability_zone=args.zone_id,
+                    deployment_set_id=self.deployment_set.id,
+                    role_name=self.role.role_name,
+                    instance_charge_type="PostPaid",
+                    spot_strategy=node.spot_strategy,
+                    internet_max_bandwidth_out=0,
+                    http_tokens="required",
+                    network_interface_traffic_mode=ERI_TRAFFIC_MODE,
+                    system_disk_category="cloud_essd",
+                    system_disk_size=node.system_disk_gib,
+                    system_disk_performance_level=node.system_disk_performance_level,
+                    system_disk_encrypted=True,
+                    data_disks=scratch,
+                    user_data=self.user_data,
+                    deletion_protection=False,
+                    tags=self.tags,
+                    volume_tags=self.tags,
+                    opts=child(self, delete_before_replace=True),
+                )
+            )
+        ids = pulumi.Output.all(*[i.id for i in self.instances]).apply(list)
+        ips = pulumi.Output.all(*[i.private_ip for i in self.instances]).apply(list)
+        return ids, ips
 
-        self.scheduled_tasks: list[alicloud.ess.ScheduledTask] = []
-        if args.off_hours is not None:
-            wake, sleep = args.off_hours
-            self.scheduled_tasks.append(self._schedule(name, "wake", wake, args.min_nodes, args.max_nodes, args.working_hours_nodes))
-            self.scheduled_tasks.append(self._schedule(name, "sleep", sleep, 0, 0, 0))
 
-        self.register_outputs({"scaling_group_id": self.group.id, "role_name": self.role.role_name})
+def _flatten(batches: list[list[str] | None]) -> list[str]:
+    return [i for batch in batches for i in (batch or [])]
 
-    def _step_rule(self, name: str, suffix: str, change: int) -> alicloud.ess.ScalingRule:
-        return alicloud.ess.ScalingRule(
-            f"{name}-{suffix}",
-            scaling_rule_name=f"{name}-{suffix}",
-            scaling_group_id=self.group.id,
-            scaling_rule_type="SimpleScalingRule",
-            adjustment_type="QuantityChangeInCapacity",
-            adjustment_value=change,
-            cooldown=SCALING_COOLDOWN_SECONDS,
-            opts=child(self, depends_on=[self.configuration]),
-        )
 
-    def _alarm(self, name: str, suffix: str, metric: str, operator: str, threshold: float, rule: alicloud.ess.ScalingRule) -> alicloud.ess.Alarm:
-        return alicloud.ess.Alarm(
-            f"{name}-{suffix}",
-            name=f"{name}-{suffix}",
-            description=f"{metric} {operator} {threshold:g} % for {ALARM_EVALUATIONS}×{ALARM_PERIOD_SECONDS // 60} min",
-            scaling_group_id=self.group.id,
-            alarm_actions=[rule.ari],
-            metric_type="system",
-            metric_name=metric,
-            statistics="Average",
-            comparison_operator=operator,
-            threshold=f"{threshold:g}",
-            period=ALARM_PERIOD_SECONDS,
-            evaluation_count=ALARM_EVALUATIONS,
-            opts=child(self),
-        )
+def _ips_in_order(ids: list[str], instances: list[Any]) -> list[str]:
+    by_id = {_get(i, "id"): _get(i, "private_ip") for i in instances}
+    return [by_id.get(i, "") for i in ids]
 
-    def _schedule(self, name: str, suffix: str, task: RecurringTask, min_value: int, max_value: int, desired: int) -> alicloud.ess.ScheduledTask:
-        return alicloud.ess.ScheduledTask(
-            f"{name}-{suffix}",
-            scheduled_task_name=f"{name}-{suffix}",
-            description=f"aitrain off-hours: {suffix} (min {min_value}, desired {desired})",
-            scaling_group_id=self.group.id,
-            min_value=min_value,
-            max_value=max_value,
-            desired_capacity=desired,
-            launch_time=task.launch_time,
-            recurrence_type=task.recurrence_type,
-            recurrence_value=task.recurrence_value,
-            recurrence_end_time=task.recurrence_end_time,
-            task_enabled=True,
-            opts=child(self, depends_on=[self.configuration]),
-        )
+
+def _get(item: Any, key: str) -> str:
+    # Real invokes give typed objects; an engine answer seen through ``apply`` may be a plain dict.
+    value = item.get(key) if isinstance(item, dict) else getattr(item, key, None)
+    return str(value) if value is not None else ""

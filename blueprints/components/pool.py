@@ -1,0 +1,155 @@
+"""The autoscaling GPU pool (AutoscalingGpuPool): one GPU type in an ESS group that follows load and sleeps off-hours."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_alicloud as alicloud
+
+from blueprints.components.base import base64_text, child, with_tags
+from blueprints.components.compute import SCRATCH_DISK_NAME
+from blueprints.components.node import ERI_TRAFFIC_MODE, NodeSpec, node_identity
+from blueprints.layout import RecurringTask
+
+# Alarm evaluation: 3 consecutive 5-minute periods (the ESS defaults: period 300 s, evaluation_count 3).
+ALARM_PERIOD_SECONDS = 300
+ALARM_EVALUATIONS = 3
+SCALING_COOLDOWN_SECONDS = 300
+
+
+@dataclass(frozen=True)
+class AutoscalingGpuPoolArgs:
+    """An ESS pool of one GPU type."""
+
+    node: NodeSpec
+    min_nodes: int
+    max_nodes: int
+    working_hours_nodes: int
+    vswitch_ids: list[pulumi.Input[str]]
+    scale_out_cpu_percent: float
+    scale_in_gpu_percent: float
+    off_hours: tuple[RecurringTask, RecurringTask] | None = None  # (wake, sleep)
+
+
+class AutoscalingGpuPool(pulumi.ComponentResource):
+    """One GPU node type in an ESS scaling group that follows load and sleeps off-hours.
+
+    Scale out by one node when average ``CpuUtilization`` stays at or above the threshold (the article's
+    65–75 % band: a GPU job whose input pipeline saturates the CPUs wants more nodes); scale in by one when
+    ``GpuUtilizationAgent`` (reported by the CloudMonitor agent) stays below the idle threshold. Optional
+    scheduled tasks pin the group to zero outside working hours and restore it at the start of the day.
+    """
+
+    def __init__(self, name: str, args: AutoscalingGpuPoolArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("aitrain:compute:AutoscalingGpuPool", name, None, opts)
+        node = args.node
+        tags = with_tags(node.tags, "gpu-pool")
+        self.role = node_identity(self, name, node)
+        self.group = alicloud.ess.ScalingGroup(
+            f"{name}-group",
+            scaling_group_name=f"{name}-gpu",
+            min_size=args.min_nodes,
+            max_size=args.max_nodes,
+            desired_capacity=args.working_hours_nodes,
+            vswitch_ids=args.vswitch_ids,
+            multi_az_policy="BALANCE",
+            removal_policies=["NewestInstance", "OldestScalingConfiguration"],
+            default_cooldown=SCALING_COOLDOWN_SECONDS,
+            group_deletion_protection=True,
+            tags=tags,
+            # Alarms and scheduled tasks move the desired size at run time; Pulumi must not reset it.
+            opts=child(self, ignore_changes=["desiredCapacity"]),
+        )
+        self.configuration = alicloud.ess.ScalingConfiguration(
+            f"{name}-config",
+            scaling_configuration_name=f"{name}-gpu",
+            scaling_group_id=self.group.id,
+            instance_type=node.instance_type,
+            image_id=node.image_id,
+            # An eRDMA type asks for an ERI as its primary NIC; a configuration with network_interfaces takes its
+            # security groups there and not in security_group_id (pulumi-alicloud 4.0.0, ready-to-train.md §2b).
+            security_group_id=None if node.eri else node.security_group_id,
+            network_interfaces=(
+                [alicloud.ess.ScalingConfigurationNetworkInterfaceArgs(instance_type="Primary", network_interface_traffic_mode=ERI_TRAFFIC_MODE, security_group_ids=[node.security_group_id])]
+                if node.eri
+                else None
+            ),
+            role_name=self.role.role_name,
+            system_disk_category="cloud_essd",
+            system_disk_size=node.system_disk_gib,
+            system_disk_performance_level=node.system_disk_performance_level,
+            system_disk_encrypted=True,
+            data_disks=(
+                [alicloud.ess.ScalingConfigurationDataDiskArgs(category="cloud_essd", size=node.scratch_disk_gib, performance_level=node.scratch_performance_level, encrypted=True, delete_with_instance=True, name=SCRATCH_DISK_NAME)]
+                if node.scratch_disk_gib
+                else None
+            ),
+            internet_max_bandwidth_out=0,
+            spot_strategy=node.spot_strategy,
+            user_data=pulumi.Output.from_input(node.user_data).apply(base64_text),
+            instance_name=f"{name}-node",
+            active=True,
+            enable=True,
+            force_delete=False,
+            tags=tags,
+            opts=child(self),
+        )
+        scale_out = self._step_rule(name, "scale-out", +1)
+        scale_in = self._step_rule(name, "scale-in", -1)
+        self.scale_out_alarm = self._alarm(name, "cpu-busy", "CpuUtilization", ">=", args.scale_out_cpu_percent, scale_out)
+        self.scale_in_alarm = self._alarm(name, "gpu-idle", "GpuUtilizationAgent", "<", args.scale_in_gpu_percent, scale_in)
+
+        self.scheduled_tasks: list[alicloud.ess.ScheduledTask] = []
+        if args.off_hours is not None:
+            wake, sleep = args.off_hours
+            self.scheduled_tasks.append(self._schedule(name, "wake", wake, args.min_nodes, args.max_nodes, args.working_hours_nodes))
+            self.scheduled_tasks.append(self._schedule(name, "sleep", sleep, 0, 0, 0))
+
+        self.register_outputs({"scaling_group_id": self.group.id, "role_name": self.role.role_name})
+
+    def _step_rule(self, name: str, suffix: str, change: int) -> alicloud.ess.ScalingRule:
+        return alicloud.ess.ScalingRule(
+            f"{name}-{suffix}",
+            scaling_rule_name=f"{name}-{suffix}",
+            scaling_group_id=self.group.id,
+            scaling_rule_type="SimpleScalingRule",
+            adjustment_type="QuantityChangeInCapacity",
+            adjustment_value=change,
+            cooldown=SCALING_COOLDOWN_SECONDS,
+            opts=child(self, depends_on=[self.configuration]),
+        )
+
+    def _alarm(self, name: str, suffix: str, metric: str, operator: str, threshold: float, rule: alicloud.ess.ScalingRule) -> alicloud.ess.Alarm:
+        return alicloud.ess.Alarm(
+            f"{name}-{suffix}",
+            name=f"{name}-{suffix}",
+            description=f"{metric} {operator} {threshold:g} % for {ALARM_EVALUATIONS}×{ALARM_PERIOD_SECONDS // 60} min",
+            scaling_group_id=self.group.id,
+            alarm_actions=[rule.ari],
+            metric_type="system",
+            metric_name=metric,
+            statistics="Average",
+            comparison_operator=operator,
+            threshold=f"{threshold:g}",
+            period=ALARM_PERIOD_SECONDS,
+            evaluation_count=ALARM_EVALUATIONS,
+            opts=child(self),
+        )
+
+    def _schedule(self, name: str, suffix: str, task: RecurringTask, min_value: int, max_value: int, desired: int) -> alicloud.ess.ScheduledTask:
+        return alicloud.ess.ScheduledTask(
+            f"{name}-{suffix}",
+            scheduled_task_name=f"{name}-{suffix}",
+            description=f"aitrain off-hours: {suffix} (min {min_value}, desired {desired})",
+            scaling_group_id=self.group.id,
+            min_value=min_value,
+            max_value=max_value,
+            desired_capacity=desired,
+            launch_time=task.launch_time,
+            recurrence_type=task.recurrence_type,
+            recurrence_value=task.recurrence_value,
+            recurrence_end_time=task.recurrence_end_time,
+            task_enabled=True,
+            opts=child(self, depends_on=[self.configuration]),
+        )

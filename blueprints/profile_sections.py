@@ -1,0 +1,76 @@
+"""Profile sections for a cluster you can train on: local scratch, the dataset/checkpoint bucket, and the way in."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from pydantic import Field
+
+from blueprints.profile_strict import Strict
+
+if TYPE_CHECKING:
+    from blueprints.catalog import Catalog, InstanceType
+
+# Scratch is an ESSD data disk (ready-to-train.md §4: plan scratch as ESSD PL1+ where the type has no local NVMe).
+SCRATCH_DISK_CATEGORY = "cloud_essd"
+
+# The article's rule of thumb: memory : SSD = 1 : 3.
+ARTICLE_SSD_PER_MEMORY = 3
+
+
+class Bucket(Strict):
+    """The OSS bucket for datasets and checkpoints: private, encrypted, versioned, kept when compute goes."""
+
+    name: str | None = Field(default=None, description="Bucket name (globally unique; 3–63 lowercase letters, digits, hyphens). Empty: <profile name>-<region>-data; pick your own, names are global.")
+    existing: bool = Field(default=False, description="Adopt an existing bucket by name: aitrain grants the nodes access to it but does not create or manage it.")
+    noncurrent_days: int = Field(default=30, ge=1, le=3650, description="Days a replaced or deleted checkpoint version is kept before the lifecycle rule expires it, 1–3650.")
+
+
+class Access(Strict):
+    """How people reach the nodes: Cloud Assistant (keyless, default) or an SSH login node."""
+
+    login_node: bool = Field(default=False, description="Add a small CPU login node with an EIP, SSH only from network.admin_cidr; training nodes then admit SSH only from it.")
+    login_instance_type: str = Field(default="ecs.g7.large", description="Instance type of the login node (a CPU type from the catalog).")
+
+
+@dataclass(frozen=True)
+class Scratch:
+    """Where a node's scratch comes from and how big it is."""
+
+    gib: int
+    local_nvme: bool
+    performance_level: str
+
+    @property
+    def cloud_disk_gib(self) -> int:
+        """Size of the ESSD data disk to create (0 when there is none: no scratch, or local NVMe)."""
+        return 0 if self.local_nvme else self.gib
+
+
+def scratch_for(requested: int | None, performance_level: str, instance: "InstanceType", catalog: "Catalog") -> Scratch:
+    """The node's scratch: its local NVMe when it has one, else the requested ESSD size (or 3 × memory when unset).
+
+    Raises ValueError naming the value and the allowed range when the request cannot be built.
+    """
+    local = catalog.local_nvme_gib(instance)
+    if local:
+        if requested:
+            raise ValueError(
+                f"scratch_gib {requested:,} is not used: {instance.instance_type} comes with {local:,} GiB of local NVMe, which is its scratch; "
+                "leave scratch_gib empty (or 0 for no scratch)"
+            )
+        return Scratch(0 if requested == 0 else local, True, performance_level)
+    limits = catalog.disk_limits(SCRATCH_DISK_CATEGORY, performance_level)
+    if requested is None:
+        wanted = math.ceil(ARTICLE_SSD_PER_MEMORY * instance.memory_gib)
+        if limits is not None:
+            wanted = min(max(wanted, limits.min_gib), limits.max_gib)
+        return Scratch(wanted, False, performance_level)
+    if requested and limits is not None and not limits.min_gib <= requested <= limits.max_gib:
+        raise ValueError(
+            f"scratch_gib {requested:,} is outside ESSD {performance_level}'s {limits.min_gib:,}–{limits.max_gib:,} GiB (catalog disks.csv); "
+            "choose a size in that range, another scratch_performance_level, or 0 for no scratch"
+        )
+    return Scratch(requested, False, performance_level)

@@ -1,0 +1,32 @@
+"""The base of every profile model: strict, frozen, unknown keys rejected, numbers written as text accepted."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
+
+_INT_TEXT_RE = re.compile(r"[+-]?\d{1,18}")
+_FLOAT_TEXT_RE = re.compile(r"[+-]?(\d{1,18}(\.\d{0,18})?|\.\d{1,18})")
+
+
+class Strict(BaseModel):
+    """Base of every profile model: unknown keys rejected, no type coercion but numbers written as text, immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _numbers_written_as_text(cls, value: Any, info: ValidationInfo) -> Any:
+        # `pulumi config set --path` stores "72.5" as text unless told `--type float`; a number keeps its meaning.
+        if not isinstance(value, str) or info.field_name is None:
+            return value
+        annotation = cls.model_fields[info.field_name].annotation
+        kinds = set(getattr(annotation, "__args__", (annotation,)))
+        text = value.strip()
+        if int in kinds and _INT_TEXT_RE.fullmatch(text):
+            return int(text)
+        if float in kinds and _FLOAT_TEXT_RE.fullmatch(text):
+            return float(text)
+        return value
