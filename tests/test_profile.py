@@ -66,11 +66,11 @@ def test_unknown_key_gets_did_you_mean_and_allowed_keys():
 
 def test_every_error_is_reported_together_with_path_and_value():
     data = medical()
-    data["compute"]["nodes"] = 0
+    data["compute"]["nodes"] = -1
     data["network"]["vpc_cidr"] = "10.0.0.300/16"
     found = {p.path: p for p in problems(data)}
     assert set(found) >= {"compute.nodes", "network.vpc_cidr"}
-    assert found["compute.nodes"].value == 0 and "greater than or equal to 1" in found["compute.nodes"].message
+    assert found["compute.nodes"].value == -1 and "greater than or equal to 0" in found["compute.nodes"].message
     assert found["network.vpc_cidr"].value == "10.0.0.300/16" and "not a valid CIDR" in found["network.vpc_cidr"].message
 
 

@@ -25,6 +25,7 @@ class TrainingNetworkArgs:
     instance_type: str
     compute_zone_count: int
     preferred_zones: tuple[str, ...] = ()
+    # SSH straight from this range to the nodes; None when nobody may (or when a login node is the only way in).
     admin_cidr: str | None = None
     tags: dict[str, str] = field(default_factory=dict)
 
@@ -163,6 +164,22 @@ class TrainingNetwork(pulumi.ComponentResource):
                 "zone_ids": self.zone_ids,
                 "compute_zone_ids": self.compute_zone_ids,
             }
+        )
+
+    def admit_ssh_from(self, name: str, security_group_id: pulumi.Input[str]) -> alicloud.ecs.SecurityGroupRule:
+        """Let members of another security group (the login node's) SSH into the training nodes, and nobody else."""
+        return alicloud.ecs.SecurityGroupRule(
+            f"{name}-sg-ssh-from-login",
+            type="ingress",
+            ip_protocol="tcp",
+            port_range="22/22",
+            nic_type="intranet",
+            policy="accept",
+            priority=1,
+            security_group_id=self.security_group.id,
+            source_security_group_id=security_group_id,
+            description="SSH from the login node only",
+            opts=child(self),
         )
 
     def vswitch_id(self, zone: str) -> pulumi.Output[str]:
