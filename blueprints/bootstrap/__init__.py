@@ -1,0 +1,212 @@
+"""Node boot: the cloud-init user data and the ``aitrain-torchrun`` launcher every training node gets (pure: jinja2 only)."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import jinja2
+
+# ECS user data: "实例自定义数据需要Base64编码后传入，且编码前的自定义数据不能超过16 KB" (Base64-encoded, at most
+# 16 KB before encoding): https://help.aliyun.com/knowledge_detail/49121.html (and the zh-TW copy
+# https://www.alibabacloud.com/help/tc/doc-detail/49121.htm). Newer pages may allow 32 KB (UNVERIFIED); we hold the
+# stricter documented figure, counted as UTF-8 bytes of the text before Base64.
+USER_DATA_LIMIT_BYTES = 16 * 1024
+
+LAUNCHER_PATH = "/usr/local/bin/aitrain-torchrun"
+NODE_SCRIPT_PATH = "/usr/local/sbin/aitrain-node"
+ENV_DIR = "/etc/aitrain"
+STATUS_PATH = "/etc/aitrain/status"
+SCRATCH_MOUNT = "/mnt/scratch"
+SCRATCH_LABEL = "aitrain-scratch"
+# Same value as blueprints.components.base.SHARED_MOUNT_PATH (duplicated: this package must not import pulumi;
+# tests/test_bootstrap.py keeps the two equal).
+SHARED_MOUNT = "/mnt/shared"
+REGISTRY_DIR = f"{SHARED_MOUNT}/.aitrain/hosts"
+RDZV_PORT = 29400
+# Alibaba's IMDS address; security hardening mode (IMDSv2) takes a PUT to /latest/api/token with header
+# X-aliyun-ecs-metadata-token-ttl-seconds, then header X-aliyun-ecs-metadata-token on every read:
+# https://www.alibabacloud.com/help/en/ecs/user-guide/view-instance-metadata/ (updated 2026-05-15).
+METADATA_HOST = "100.100.100.200"
+# eRDMA without jumbo frames: "MTU must be 1400" with NCCL + LL128, else data consistency issues
+# (https://www.alibabacloud.com/help/id/ecs/user-guide/on-the-gpu-instance-configuration-erdma). We never enable jumbo frames.
+ERDMA_MTU_NO_JUMBO = 1400
+
+_TEMPLATES = Path(__file__).parent / "templates"
+
+
+@dataclass(frozen=True)
+class GpuSoftware:
+    """How the GPU stack reaches the node: an image that ships it, Alibaba's auto-install script, or none (CPU node)."""
+
+    method: Literal["driver_image", "install_script", "none"]
+    driver_version: str | None
+    cuda_version: str | None
+    cudnn_version: str | None
+    fabric_manager: bool  # NVSwitch types (8 x A100/H-class SXM): nvidia-fabricmanager matching the driver
+
+
+@dataclass(frozen=True)
+class Fabric:
+    """The inter-node link NCCL uses: eRDMA, RoCE or plain TCP."""
+
+    link: Literal["erdma", "roce", "tcp"]
+    erdma_installer_version: str | None = None  # e.g. "1.5.7"; None = the installer's env_setup.sh default
+    mtu: int | None = None  # eRDMA: None = 1400 (no jumbo frames)
+
+
+@dataclass(frozen=True)
+class BootSpec:
+    """Everything a node's boot needs to know about its cluster (filled by the blueprint from profile and catalog)."""
+
+    cluster: str
+    region: str
+    gpus_per_node: int
+    expected_nodes: int | None  # fixed cluster: N; autoscaling pool: None
+    storage_kind: str
+    mount_source: str
+    mount_options: str  # empty = not NFS (CPFS is mounted by its own client)
+    nfs_package: str
+    gpu: GpuSoftware
+    fabric: Fabric
+    scratch_gib: int  # 0 = no scratch disk
+    scratch_local_nvme: bool
+    bucket: str
+    role_name: str
+
+
+class UserDataTooLarge(ValueError):
+    """The rendered user data is over the ECS limit."""
+
+
+def internal_oss_endpoint(region: str) -> str:
+    """The VPC-internal OSS endpoint, e.g. ``oss-cn-hangzhou-internal.aliyuncs.com``.
+
+    Form from https://help.aliyun.com/en/oss/developer-reference/configure-ossfs-2-0 (``oss-cn-hangzhou-internal``)
+    and the CSI example ``oss-cn-shenzhen-internal.aliyuncs.com`` (ready-to-train.md §3b).
+    """
+    return f"oss-{region}-internal.aliyuncs.com"
+
+
+# Boot-to-ready minutes per method, with where the figure comes from.
+BOOT_MINUTES: dict[str, tuple[int, int, str]] = {
+    "install_script": (
+        10,
+        20,
+        "Alibaba's auto-install doc (v3.1, AlibabaCloudDocs/ecs 'Create an NVIDIA GPU-accelerated instance'): 10-20 min, "
+        "then the instance reboots; the GPU is unusable meanwhile. v4.0 timing UNVERIFIED.",
+    ),
+    "driver_image": (2, 5, "UNVERIFIED estimate (no Alibaba figure found): an ordinary boot plus cloud-init; the driver is in the image."),
+    "none": (2, 5, "UNVERIFIED estimate: an ordinary boot plus cloud-init, no GPU software."),
+}
+
+
+def boot_minutes(gpu: GpuSoftware) -> tuple[int, int]:
+    """(low, high) minutes from boot to ``state=ready``; ``BOOT_MINUTES`` says where each figure comes from."""
+    low, high, _source = BOOT_MINUTES[gpu.method]
+    return low, high
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(_TEMPLATES),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    # Every profile value that reaches a shell line goes through `q`, so a name can never become a command.
+    env.filters["q"] = lambda value: shlex.quote(str(value))
+    env.filters["indent_block"] = lambda text, n: "".join(" " * n + line if line.strip() else line for line in str(text).splitlines(True))
+    return env
+
+
+_ENV = _environment()
+
+
+def _check(spec: BootSpec) -> None:
+    if spec.gpus_per_node < 1:
+        raise ValueError(f"BootSpec.gpus_per_node: {spec.gpus_per_node} is not allowed; use 1 or more (torchrun --nproc-per-node)")
+    if spec.expected_nodes is not None and spec.expected_nodes < 1:
+        raise ValueError(f"BootSpec.expected_nodes: {spec.expected_nodes} is not allowed; use 1 or more, or None for a pool")
+    if spec.scratch_gib < 0:
+        raise ValueError(f"BootSpec.scratch_gib: {spec.scratch_gib} is not allowed; use 0 (no scratch) or a size in GiB")
+    if spec.gpu.method == "install_script" and not (spec.gpu.driver_version and spec.gpu.cuda_version and spec.gpu.cudnn_version):
+        raise ValueError("GpuSoftware: method 'install_script' needs driver_version, cuda_version and cudnn_version (the script's arguments)")
+
+
+def _values(spec: BootSpec) -> dict[str, object]:
+    mtu = spec.fabric.mtu or (ERDMA_MTU_NO_JUMBO if spec.fabric.link == "erdma" else None)
+    return {
+        "s": spec,
+        "gpu": spec.gpu,
+        "fabric": spec.fabric,
+        "mtu": mtu,
+        "oss_endpoint": internal_oss_endpoint(spec.region),
+        "launcher_path": LAUNCHER_PATH,
+        "node_script_path": NODE_SCRIPT_PATH,
+        "env_dir": ENV_DIR,
+        "status_path": STATUS_PATH,
+        "scratch_mount": SCRATCH_MOUNT,
+        "scratch_label": SCRATCH_LABEL,
+        "shared_mount": SHARED_MOUNT,
+        "registry_dir": REGISTRY_DIR,
+        "rdzv_port": RDZV_PORT,
+        "metadata_host": METADATA_HOST,
+    }
+
+
+def render_launcher(spec: BootSpec) -> str:
+    """The ``aitrain-torchrun`` script (POSIX sh) installed at ``LAUNCHER_PATH``."""
+    _check(spec)
+    return _ENV.get_template("aitrain-torchrun.sh.j2").render(**_values(spec))
+
+
+def render_node_script(spec: BootSpec) -> str:
+    """The per-boot helper (``aitrain-node``): metadata, scratch, host registry, MTU, GPU status."""
+    _check(spec)
+    return _ENV.get_template("aitrain-node.sh.j2").render(**_values(spec))
+
+
+def render_user_data(spec: BootSpec) -> str:
+    """The node's ``#cloud-config`` text; raises ``UserDataTooLarge`` when over ``USER_DATA_LIMIT_BYTES``."""
+    values = _values(spec)
+    text = _ENV.get_template("user-data.yaml.j2").render(launcher=render_launcher(spec), node_script=render_node_script(spec), **values)
+    size = len(text.encode("utf-8"))
+    if size > USER_DATA_LIMIT_BYTES:
+        raise UserDataTooLarge(
+            f"The node user data for cluster {spec.cluster!r} is {size} bytes, over the ECS limit of {USER_DATA_LIMIT_BYTES} bytes "
+            f"(16 KB before Base64) by {size - USER_DATA_LIMIT_BYTES}. ECS rejects it at launch. Shorten the long values "
+            f"(mount source {len(spec.mount_source)} chars, mount options {len(spec.mount_options)} chars, cluster name "
+            f"{len(spec.cluster)} chars) or move the extra setup into a custom image."
+        )
+    return text
+
+
+__all__ = [
+    "BOOT_MINUTES",
+    "ENV_DIR",
+    "ERDMA_MTU_NO_JUMBO",
+    "LAUNCHER_PATH",
+    "METADATA_HOST",
+    "NODE_SCRIPT_PATH",
+    "RDZV_PORT",
+    "REGISTRY_DIR",
+    "SCRATCH_LABEL",
+    "SCRATCH_MOUNT",
+    "SHARED_MOUNT",
+    "STATUS_PATH",
+    "USER_DATA_LIMIT_BYTES",
+    "BootSpec",
+    "Fabric",
+    "GpuSoftware",
+    "UserDataTooLarge",
+    "boot_minutes",
+    "internal_oss_endpoint",
+    "render_launcher",
+    "render_node_script",
+    "render_user_data",
+]
