@@ -156,7 +156,14 @@ def _register_advisor() -> None:
     register(app)
 
 
+def _register_launch() -> None:
+    from blueprints.cli_launch import register
+
+    register(app)
+
+
 _register_advisor()
+_register_launch()
 
 
 def main() -> None:

@@ -1,0 +1,161 @@
+"""`aitrain park`: compute to zero (or back) in the stack file, every other byte kept, validated before writing."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import yaml
+from pydantic import Field
+from typer.testing import CliRunner
+
+from blueprints.architectures.autoscaling_pool import AutoscalingPoolBlueprint
+from blueprints.architectures.fixed_cluster import FixedClusterBlueprint, FixedClusterProfile, FixedCompute
+from blueprints.cli import app
+
+runner = CliRunner()
+
+STACK = """\
+# Production training stack — keep this comment
+encryptionsalt: v1:abc123:def456
+config:
+  alicloud:region: cn-shanghai   # provider region
+  aitrain:preset: medical-imaging
+  team:api-key:
+    secure: AAABAHxyzSECRETCIPHERTEXT==
+
+  aitrain:profile:
+    storage:
+      zone: cn-shanghai-a
+  other:flag: "true"
+# trailing comment
+"""
+
+
+class _ParkableCompute(FixedCompute):
+    """Stand-in until the lead's FixedCompute accepts nodes: 0."""
+
+    nodes: int = Field(ge=0, le=2000, description="Number of nodes (instances), 0 (parked)–2000.")
+
+
+class _ParkableProfile(FixedClusterProfile):
+    """Stand-in profile with the parkable compute."""
+
+    compute: _ParkableCompute = Field(description="GPU node type and count.")
+
+
+@pytest.fixture(autouse=True)
+def parkable(monkeypatch):
+    """The lead adds Blueprint.parked_compute / resume_field and allows nodes: 0; stub only what has not landed yet."""
+    if getattr(FixedClusterBlueprint, "parked_compute", None) is None:
+        monkeypatch.setattr(FixedClusterBlueprint, "parked_compute", {"nodes": 0}, raising=False)
+        monkeypatch.setattr(FixedClusterBlueprint, "resume_field", "nodes", raising=False)
+    if not hasattr(AutoscalingPoolBlueprint, "parked_compute"):
+        monkeypatch.setattr(AutoscalingPoolBlueprint, "parked_compute", None, raising=False)
+        monkeypatch.setattr(AutoscalingPoolBlueprint, "resume_field", None, raising=False)
+    if any(getattr(m, "ge", None) == 1 for m in FixedCompute.model_fields["nodes"].metadata):
+        monkeypatch.setattr(FixedClusterBlueprint, "profile_model", _ParkableProfile)
+
+
+@pytest.fixture
+def stack(tmp_path):
+    path = tmp_path / "Pulumi.prod.yaml"
+    path.write_text(STACK, encoding="utf-8")
+    return path
+
+
+def invoke(*args):
+    return runner.invoke(app, list(args))
+
+
+def non_aitrain_lines(text):
+    return [line for line in text.splitlines() if "aitrain:" not in line and not line.startswith(("    ", "      "))]
+
+
+def test_park_without_write_shows_the_change_and_writes_nothing(stack):
+    before = stack.read_bytes()
+    result = invoke("park", "--stack-config", str(stack))
+    assert result.exit_code == 0, result.output
+    assert "aitrain park: medical-imaging (fixed-cluster) — compute.nodes: 12 -> 0" in result.stdout
+    assert "+      nodes: 0" in result.stdout and "-  aitrain:profile:" in result.stdout
+    assert f"not written: add --write to change {stack}" in result.stdout
+    assert stack.read_bytes() == before
+
+
+def test_park_write_sets_nodes_zero_and_keeps_every_other_byte(stack):
+    result = invoke("park", "--stack-config", str(stack), "--write")
+    assert result.exit_code == 0, result.output
+    text = stack.read_text(encoding="utf-8")
+    config = yaml.safe_load(text)["config"]
+    assert config["aitrain:profile"] == {"storage": {"zone": "cn-shanghai-a"}, "compute": {"nodes": 0}}
+    assert config["aitrain:preset"] == "medical-imaging"
+    # Secure value, salt, comments, other namespaces: byte for byte.
+    for kept in ("# Production training stack — keep this comment\n", "encryptionsalt: v1:abc123:def456\n", "  alicloud:region: cn-shanghai   # provider region\n",
+                 "  team:api-key:\n    secure: AAABAHxyzSECRETCIPHERTEXT==\n", '  other:flag: "true"\n', "# trailing comment\n"):
+        assert kept in text
+    assert non_aitrain_lines(text) == non_aitrain_lines(STACK)
+    assert "Next: `pulumi up` (compute is removed; the file system and bucket are kept)" in result.stdout
+    # The parked file is what `aitrain plan --stack-config` reads: zero nodes.
+    from blueprints import clock
+    from blueprints.architectures import profile_models
+    from blueprints.catalog import load_catalog
+    from blueprints.stackconfig import engine_config, read_settings, resolve
+
+    _, profile = resolve(read_settings(engine_config(stack), source="t"), profile_models(), catalog=load_catalog(), today=clock.today())
+    assert profile.compute.nodes == 0
+
+
+def test_resume_restores_the_node_count_and_parking_twice_changes_nothing(stack):
+    assert invoke("park", "--stack-config", str(stack), "--write").exit_code == 0
+    parked = stack.read_text(encoding="utf-8")
+    again = invoke("park", "--stack-config", str(stack), "--write")
+    assert again.exit_code == 0 and "already parked; nothing to change" in again.stdout
+    assert stack.read_text(encoding="utf-8") == parked
+    result = invoke("park", "--stack-config", str(stack), "--resume", "12", "--write")
+    assert result.exit_code == 0, result.output
+    assert "aitrain resume: medical-imaging (fixed-cluster) — compute.nodes: 0 -> 12" in result.stdout
+    assert yaml.safe_load(stack.read_text())["config"]["aitrain:profile"]["compute"] == {"nodes": 12}
+    assert non_aitrain_lines(stack.read_text()) == non_aitrain_lines(STACK)
+
+
+def test_resume_beyond_what_the_profile_allows_is_exit_2_and_writes_nothing(stack):
+    before = stack.read_bytes()
+    result = invoke("park", "--stack-config", str(stack), "--resume", "5000", "--write")
+    assert result.exit_code == 2
+    assert "compute.nodes = 5000" in result.stderr
+    assert stack.read_bytes() == before
+    assert not [p for p in os.listdir(stack.parent) if p.endswith(".tmp")]
+
+
+def test_pool_is_refused(tmp_path):
+    path = tmp_path / "Pulumi.pool.yaml"
+    path.write_text("config:\n  aitrain:preset: autoscaling-training\n", encoding="utf-8")
+    before = path.read_bytes()
+    result = invoke("park", "--stack-config", str(path), "--write")
+    assert result.exit_code == 2
+    assert "'autoscaling-pool' cannot be parked: it scales to zero by itself; use cost.off_hours or compute.min_nodes: 0" in result.stderr
+    assert path.read_bytes() == before
+
+
+def test_blueprint_without_parked_compute_is_refused(stack, monkeypatch):
+    monkeypatch.delattr(FixedClusterBlueprint, "parked_compute", raising=False)
+    result = invoke("park", "--stack-config", str(stack), "--write")
+    assert result.exit_code == 2 and "does not say how to park it" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (None, "file does not exist"),
+        ("config:\n  alicloud:region: cn-shanghai\n", "set 'aitrain:preset'"),
+        ("just text\n", "a stack config needs a 'config:' mapping"),
+    ],
+)
+def test_missing_or_foreign_stack_file_is_exit_2(tmp_path, text, message):
+    path = tmp_path / "Pulumi.x.yaml"
+    if text is not None:
+        path.write_text(text, encoding="utf-8")
+    result = invoke("park", "--stack-config", str(path), "--write")
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr and "Traceback" not in result.output
+    assert (path.read_text() if text is not None else None) == text
