@@ -63,7 +63,9 @@ def test_plan_from_stack_config_with_set_override(tmp_path):
     "args, expected",
     [
         (["plan", "medical-imagin"], "did you mean 'medical-imaging'?"),
-        (["plan", "medical-imaging", "--set", "compute.nodes=0"], "compute.nodes = 0"),
+        (["plan", "medical-imaging", "--set", "compute.nodes=-1"], "compute.nodes = -1"),
+        (["plan", "medical-imaging", "--set", "compute.scratch_gib=40000"], "scratch_gib 40,000 is outside ESSD PL1's 20–32,768 GiB"),
+        (["plan", "medical-imaging", "--set", "access.login_node=true"], "access.login_node is true but network.admin_cidr is empty"),
         (["plan", "medical-imaging", "--set", "compute.instance_type=m6i.32xlarg"], "did you mean"),
         (["plan", "medical-imaging", "--set", "network.admin_cidr=0.0.0.0/0"], "network.admin_cidr = '0.0.0.0/0'"),
         (["plan", "medical-imaging", "--set", "network.vpc_cidr=10.0.0/16"], "not a valid CIDR"),

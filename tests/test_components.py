@@ -9,9 +9,9 @@ import pulumi
 import pytest
 
 from blueprints.components.compute import GpuCluster, GpuClusterArgs
+from blueprints.components.network import TrainingNetwork, TrainingNetworkArgs
 from blueprints.components.node import NodeSpec
 from blueprints.components.pool import AutoscalingGpuPool, AutoscalingGpuPoolArgs
-from blueprints.components.network import TrainingNetwork, TrainingNetworkArgs
 from blueprints.components.storage import NFS_MOUNT_OPTIONS, SharedStorage, SharedStorageArgs
 from blueprints.layout import LayoutError, off_hours_tasks
 from blueprints.preview import OfflineMocks

@@ -8,9 +8,9 @@ from pydantic import Field, model_validator
 
 from blueprints.advisor.budget import BudgetTier
 from blueprints.architectures.base import Blueprint
+from blueprints.components.network import TrainingNetwork
 from blueprints.components.node import NodeSpec
 from blueprints.components.pool import AutoscalingGpuPool, AutoscalingGpuPoolArgs
-from blueprints.components.network import TrainingNetwork
 from blueprints.layout import off_hours_tasks
 from blueprints.profile import ESS_MAX_SIZE, ComputeBase, ProfileBase
 
@@ -70,6 +70,7 @@ class AutoscalingPoolBlueprint(Blueprint):
 
     name = "autoscaling-pool"
     profile_model = AutoscalingProfile
+    compute_unit = "pool"
     compute_zone_count = AUTOSCALING_ZONES
     park_refusal = "an autoscaling pool parks itself: set compute.min_nodes 0 (it scales in when GPUs idle) and cost.off_hours to sleep outside working hours"
 
@@ -118,7 +119,7 @@ class AutoscalingPoolBlueprint(Blueprint):
         off = p.cost.off_hours
         schedule = off_hours_tasks(off.first_day(self.today), off.timezone, off.work_start, off.work_end, off.weekdays_only, created=self.today) if off.enabled else None
         pool = AutoscalingGpuPool(
-            f"{p.name}-pool",
+            self.compute_unit_name,
             AutoscalingGpuPoolArgs(
                 node=node,
                 min_nodes=compute.min_nodes,

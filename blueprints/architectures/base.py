@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 import pulumi
 import pulumi_alicloud as alicloud
 
-from blueprints.components.base import SHARED_MOUNT_PATH, render_user_data
-from blueprints.components.node import NodeSpec
+from blueprints.bootstrap import LAUNCHER_PATH, BootSpec, Fabric, GpuSoftware, render_user_data
+from blueprints.components.base import SHARED_MOUNT_PATH
 from blueprints.components.network import TrainingNetwork, TrainingNetworkArgs
+from blueprints.components.node import NodeSpec
 from blueprints.components.storage import SharedStorage, SharedStorageArgs
 from blueprints.layout import LayoutError
 from blueprints.profile import ProfileBase
@@ -52,6 +53,8 @@ class Blueprint(ABC):
     name: ClassVar[str]
     profile_model: ClassVar[type[ProfileBase]]
     compute_zone_count: ClassVar[int]
+    # The compute component's name suffix (``<profile>-<suffix>``); stable, so storage and roles never move.
+    compute_unit: ClassVar[str]
     # Parking (compute removed, data kept): the compute fields that park it, and the one a resume sets back.
     # None: this blueprint cannot be parked (it says how it stops costing money in ``park_refusal``).
     parked_compute: ClassVar[dict[str, Any] | None] = None
@@ -127,15 +130,29 @@ class Blueprint(ABC):
             opts=self.opts,
         )
         image = self.image()
-        user_data = storage.mount_source.apply(
+        scratch = p.compute.scratch(self.catalog)
+        expected_nodes = self.expected_nodes()
+        # A parked cluster (no nodes) boots nothing, so there is no user data to render.
+        user_data = pulumi.Output.from_input("") if expected_nodes == 0 else storage.mount_source.apply(
             lambda source: render_user_data(
-                storage_kind=p.storage.kind,
-                mount_source=source,
-                mount_options=storage.mount_options,
-                nfs_package=image.nfs_package,
+                BootSpec(
+                    cluster=p.name,
+                    region=p.region,
+                    gpus_per_node=self.instance.gpu_count,
+                    expected_nodes=expected_nodes,
+                    storage_kind=p.storage.kind,
+                    mount_source=source,
+                    mount_options=storage.mount_options,
+                    nfs_package=image.nfs_package,
+                    gpu=self.gpu_software(),
+                    fabric=Fabric(self.instance.fabric_link),  # type: ignore[arg-type]  # FABRIC_LINKS
+                    scratch_gib=scratch.gib,
+                    scratch_local_nvme=scratch.local_nvme,
+                    bucket=p.bucket_name,
+                    role_name=self.node_role_name,
+                )
             )
         )
-        scratch = p.compute.scratch(self.catalog)
         node = NodeSpec(
             instance_type=self.instance.instance_type,
             image_id=image.image_id,
@@ -161,6 +178,7 @@ class Blueprint(ABC):
             "security_group_id": network.security_group_id,
             "file_system_id": storage.file_system_id,
             "shared_mount_path": SHARED_MOUNT_PATH,
+            "launcher": LAUNCHER_PATH,
         }
         outputs.update(self.build_compute(network, node))
         return outputs
@@ -168,6 +186,29 @@ class Blueprint(ABC):
     @abstractmethod
     def build_compute(self, network: TrainingNetwork, node: NodeSpec) -> dict[str, object]:
         """Create the compute unit; return its outputs (the launch targets: node IDs and IPs, or a scaling group)."""
+
+    @property
+    def compute_unit_name(self) -> str:
+        """Logical name of the compute component (its node role is ``<name>-node``)."""
+        return f"{self.profile.name}-{self.compute_unit}"
+
+    @property
+    def node_role_name(self) -> str:
+        """The RAM role the nodes run as (created by the compute unit; nodes read its credentials from metadata)."""
+        return f"{self.compute_unit_name}-node"
+
+    def gpu_software(self) -> GpuSoftware:
+        """How this blueprint's nodes get their GPU stack: the catalog's row for the instance family."""
+        software = self.catalog.software_for(self.instance)
+        if software is None:
+            return GpuSoftware("none", None, None, None, False)
+        return GpuSoftware(
+            software.method,  # type: ignore[arg-type]  # GPU_SOFTWARE_METHODS, checked by the catalog loader
+            software.driver_version,
+            software.cuda_version,
+            software.cudnn_version,
+            software.needs_fabric_manager(self.instance),
+        )
 
     @abstractmethod
     def expected_nodes(self) -> int | None:

@@ -9,8 +9,8 @@ from pydantic import Field, model_validator
 from blueprints.advisor.budget import BudgetTier
 from blueprints.architectures.base import Blueprint
 from blueprints.components.compute import GpuCluster, GpuClusterArgs
-from blueprints.components.node import NodeSpec
 from blueprints.components.network import TrainingNetwork
+from blueprints.components.node import NodeSpec
 from blueprints.profile import ComputeBase, ProfileBase
 
 
@@ -46,6 +46,7 @@ class FixedClusterBlueprint(Blueprint):
 
     name = "fixed-cluster"
     profile_model = FixedClusterProfile
+    compute_unit = "cluster"
     compute_zone_count = 1
     parked_compute = {"nodes": 0}
     resume_field = "nodes"
@@ -86,13 +87,13 @@ class FixedClusterBlueprint(Blueprint):
 
     def build_compute(self, network: TrainingNetwork, node: NodeSpec) -> dict[str, object]:
         """One GpuCluster in the first compute zone; none at all when parked (nodes 0)."""
-        p, nodes = self.profile, self.nodes
+        nodes = self.nodes
         outputs: dict[str, object] = {"nodes": nodes, "gpus": nodes * self.instance.gpu_count, "expected_nodes": nodes}
         if nodes == 0:
             return {**outputs, "node_instance_ids": [], "node_private_ips": []}
         zone = network.compute_zone_ids[0]
         cluster = GpuCluster(
-            f"{p.name}-cluster",
+            self.compute_unit_name,
             GpuClusterArgs(node=node, nodes=nodes, zone_id=zone, vswitch_id=network.vswitch_id(zone)),
             opts=self.opts,
         )

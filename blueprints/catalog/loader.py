@@ -12,15 +12,15 @@ from blueprints.catalog.queries import Catalog
 from blueprints.catalog.records import Alias, DiskLimits, GpuModel, GpuSoftware, Image, InstanceType, InstanceZones, LocalDisk, Region, StorageTier
 from blueprints.catalog.schema import (
     ALIAS_SCHEMA,
+    DISK_SCHEMA,
     GPU_SCHEMA,
+    GPU_SOFTWARE_SCHEMA,
     IMAGE_SCHEMA,
     INSTANCE_SCHEMA,
+    LOCAL_DISK_SCHEMA,
     REGION_SCHEMA,
     STORAGE_SCHEMA,
     ZONES_SCHEMA,
-    DISK_SCHEMA,
-    GPU_SOFTWARE_SCHEMA,
-    LOCAL_DISK_SCHEMA,
     read_rows,
 )
 from blueprints.errors import UserInputError

@@ -1,28 +1,16 @@
-"""Shared conventions for aitrain components: child options, stable names, tags, node identity, user data."""
+"""Shared conventions for aitrain components: child options, stable names, tags, node identity, user-data encoding."""
 
 from __future__ import annotations
 
 import base64
 import json
-from pathlib import Path
 from typing import Any
 
-import jinja2
 import pulumi
 import pulumi_alicloud as alicloud
 
-TEMPLATE_DIR = Path(__file__).parent / "templates"
-
 # Where every node sees the shared storage pool, whatever its kind.
 SHARED_MOUNT_PATH = "/mnt/shared"
-
-_templates = jinja2.Environment(
-    loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
-    undefined=jinja2.StrictUndefined,
-    keep_trailing_newline=True,
-    autoescape=False,
-)
-
 
 def child(parent: pulumi.Resource, **extra: Any) -> pulumi.ResourceOptions:
     """Options for a child resource: parented to the component (so it inherits the provider)."""
@@ -37,11 +25,6 @@ def stateful(parent: pulumi.Resource) -> pulumi.ResourceOptions:
 def with_tags(tags: dict[str, str], component: str) -> dict[str, str]:
     """Profile tags plus the tags aitrain always sets (who manages it, which unit it belongs to)."""
     return {**tags, "managed-by": "aitrain", "aitrain-component": component}
-
-
-def render_user_data(**values: Any) -> str:
-    """Render the node cloud-init (jinja2) that mounts the shared storage at ``SHARED_MOUNT_PATH``."""
-    return _templates.get_template("cloud-init.yaml.j2").render(mount_path=SHARED_MOUNT_PATH, **values)
 
 
 def base64_text(text: str) -> str:
