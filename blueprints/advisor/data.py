@@ -1,4 +1,4 @@
-"""Loads the advisor's cited constants (MFU, scaling, memory, limits, RDMA bandwidth) from ``data/*.csv``."""
+"""Loads the advisor's cited constants (MFU, scaling, memory, limits, RDMA bandwidth, standing costs) from ``data/*.csv``."""
 
 from __future__ import annotations
 
@@ -103,3 +103,26 @@ def limits() -> dict[str, float]:
 def rdma_gbps_per_node() -> dict[str, float]:
     """``data/rdma.csv``: RDMA bandwidth (Gbit/s per node) of the types whose docs state it."""
     return {r["instance_type"]: float(r["rdma_gbps_per_node"]) for r in _rows("rdma.csv")}
+
+
+@dataclass(frozen=True)
+class StandingRow:
+    """A price of something that stays up all year whatever the compute does (NAT gateway, EIP); ``amount`` None = unknown."""
+
+    item: str
+    what: str
+    amount: float | None
+    currency: str
+    unit: str
+    status: str
+    applies_to: str
+    source: str
+
+
+@functools.lru_cache(maxsize=None)
+def standing_rows() -> dict[str, StandingRow]:
+    """``data/standing.csv`` as item → row (an empty amount stays None: unknown, never 0)."""
+    return {
+        r["item"]: StandingRow(r["item"], r["what"], float(r["amount"]) if r["amount"] else None, r["currency"], r["unit"], r["status"], r["applies_to"], r["source"])
+        for r in _rows("standing.csv")
+    }
