@@ -120,9 +120,17 @@ class StandingRow:
 
 
 @functools.lru_cache(maxsize=None)
-def standing_rows() -> dict[str, StandingRow]:
-    """``data/standing.csv`` as item → row (an empty amount stays None: unknown, never 0)."""
-    return {
-        r["item"]: StandingRow(r["item"], r["what"], float(r["amount"]) if r["amount"] else None, r["currency"], r["unit"], r["status"], r["applies_to"], r["source"])
+def standing_rows() -> tuple[StandingRow, ...]:
+    """All rows of ``data/standing.csv`` (an empty amount stays None: unknown, never 0)."""
+    return tuple(
+        StandingRow(r["item"], r["what"], float(r["amount"]) if r["amount"] else None, r["currency"], r["unit"], r["status"], r["applies_to"], r["source"])
         for r in _rows("standing.csv")
-    }
+    )
+
+
+def standing_row(item: str, region: str) -> StandingRow | None:
+    """The row of ``item`` whose ``applies_to`` lists ``region`` (or says ``all regions``); None when none does."""
+    for row in standing_rows():
+        if row.item == item and (row.applies_to == "all regions" or region in row.applies_to.split()):
+            return row
+    return None

@@ -12,6 +12,7 @@ from blueprints.advisor.stack import profile_dict
 from blueprints.advisor.storage import StorageChoice
 from blueprints.advisor.yearly import YearlyCost, yearly_dict
 from blueprints.advisor.yearly import lines as yearly_lines
+from blueprints.advisor.yearly import rows as yearly_rows
 from blueprints.text import md_cell, md_text, plain, table
 
 RECOMMENDATION_SCHEMA = "aitrain.recommendation/v1"
@@ -268,7 +269,7 @@ def render_estimate_text(
     if storage is not None:
         rows.append(("storage", f"{storage.kind} {storage.profile_tier}, {storage.capacity_gib:,} GiB, {_num(storage.throughput_mb_s, ',.0f')} MB/s"))
     if yearly is not None:
-        rows += [(k.lower(), v) for k, v in (line.split(": ", 1) for line in yearly_lines(yearly))]
+        rows += yearly_rows(yearly)
     if markdown:
         lines = ["## aitrain estimate", "", "| | |", "|---|---|"] + [f"| {k} | {md_cell(v)} |" for k, v in rows]
         if findings:

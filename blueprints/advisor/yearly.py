@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from blueprints.advisor import cost as costs
-from blueprints.advisor.data import limits, standing_rows
+from blueprints.advisor.data import limits, standing_row
 from blueprints.advisor.job import Job
 from blueprints.advisor.options import Option
 from blueprints.advisor.sizing import GIB, TB
@@ -95,11 +95,6 @@ def money(amount: float, currency: str | None) -> str:
     return f"¥{amount:,.0f}" if currency == "CNY" else f"{currency} {amount:,.0f}"
 
 
-def mainland(region: str) -> bool:
-    """Mainland China region (the NAT gateway's official instance fee covers these; Hong Kong is not mainland)."""
-    return region.startswith("cn-") and region != "cn-hongkong"
-
-
 def standing_items(job: Job, catalog: Any, storage: StorageChoice | None) -> tuple[CostItem, ...]:
     """What stays up all year in every mode: the file system, the bucket, the NAT gateway and its EIP."""
     hours = limits()["hours_per_year"]
@@ -112,17 +107,18 @@ def standing_items(job: Job, catalog: Any, storage: StorageChoice | None) -> tup
             basis = f"{storage.capacity_gib:,} GiB × {storage.price_currency} {storage.price_per_gib_month:g}/GiB-month × 12 (catalog list price)"
             items.append(CostItem(label, storage.price_per_month * 12, storage.price_currency, "list price", basis))
     items.append(_bucket_item(job, catalog))
-    rows = standing_rows()
-    nat = rows["nat_gateway_instance"]
-    if nat.amount is not None and mainland(job.region):
-        basis = f"{nat.currency} {nat.amount:g}/h × {hours:,.0f} h, official for {nat.applies_to}"
+    nat = standing_row("nat_gateway_instance", job.region)
+    if nat is not None and nat.amount is not None:
+        basis = f"{nat.currency} {nat.amount:g}/h × {hours:,.0f} h, official list price for {job.region}"
         items.append(CostItem(nat.what, nat.amount * hours, nat.currency, nat.status, basis))
     else:
-        items.append(CostItem(nat.what, None, None, "unknown", f"the official instance fee covers {nat.applies_to}, not {job.region}"))
+        items.append(CostItem("NAT gateway instance fee", None, None, "unknown", f"no recorded price for {job.region} (data/standing.csv)"))
     # Rows without a price (the NAT gateway's traffic/CU fee, the EIP) are listed as unknown, never as 0.
     for key, basis in (("nat_gateway_cu", "the CU unit price is unverified"), ("eip", "unit prices unverified")):
-        row = rows[key]
-        items.append(CostItem(row.what, None if row.amount is None else row.amount * hours, row.currency if row.amount is not None else None, row.status, basis))
+        row = standing_row(key, job.region)
+        if row is not None:
+            amount = None if row.amount is None else row.amount * hours
+            items.append(CostItem(row.what, amount, row.currency if amount is not None else None, row.status, basis))
     return tuple(items)
 
 
@@ -239,19 +235,20 @@ def verdict(yc: YearlyCost, mode: Mode | None = None) -> str:
     return f"over the {money(budget, 'CNY')} budget by {money(over, 'CNY')} on what is priced in CNY alone: {money(cny, 'CNY')}{est}" + tail
 
 
-def lines(yc: YearlyCost) -> list[str]:
-    """Summary lines for the terminal and Markdown: mode and why, the breakdown, the verdict, the alternatives."""
-    out = [
-        f"Operating mode: {yc.mode.name} ({yc.mode.shape}): {yc.why}",
-        f"Yearly cost ({yc.mode.name}): {breakdown(yc)}",
-        f"Budget: {verdict(yc)}",
-    ]
+def rows(yc: YearlyCost) -> list[tuple[str, str]]:
+    """(label, text) pairs: the mode and why, the breakdown, the verdict, one per alternative."""
+    out = [("operating mode", f"{yc.mode.name} ({yc.mode.shape}): {yc.why}"), ("yearly cost", breakdown(yc)), ("budget", verdict(yc))]
     for alt in yc.alternatives:
         compute = "unknown" if alt.compute.amount is None else money(alt.compute.amount, "CNY")
         over = yc.over_by_cny(alt)
         fit = "" if over is None else (f", over the budget by {money(over, 'CNY')}" if over > 0 else f", within the budget ({money(-over, 'CNY')} to spare)")
-        out.append(f"Alternative: {alt.name} ({alt.shape}): {compute} compute a year + the same standing costs{fit}")
+        out.append(("alternative", f"{alt.name} ({alt.shape}): {compute} compute a year + the same standing costs{fit}"))
     return out
+
+
+def lines(yc: YearlyCost) -> list[str]:
+    """Summary lines for the terminal and Markdown (``Operating mode: …``, ``Yearly cost: …``, …)."""
+    return [f"{label[0].upper()}{label[1:]}: {text}" for label, text in rows(yc)]
 
 
 def _item_dict(item: CostItem) -> dict[str, Any]:
