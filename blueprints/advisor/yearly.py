@@ -176,7 +176,7 @@ def yearly_cost(job: Job, catalog: Any, option: Option, storage: StorageChoice |
         chosen = modes[PARKED]
         used = modes[PARKED].node_hours
         share = "" if used is None else (
-            f"the runs need {used:,.0f} node-hours a year ({job.runs_per_year:g} × {option.estimated_hours or 0:,.1f} h × {option.nodes} nodes), "
+            f"the runs need {used:,.0f} node-hours a year ({job.runs_per_year:g} × {option.estimated_hours or 0:,.1f} h × {option.nodes} node{'' if option.nodes == 1 else 's'}), "
             f"{used / year_node_hours:.0%} of the {year_node_hours:,.0f} an always-on cluster bills; "
         )
         why = share + "parking between runs (compute.nodes: 0 / aitrain park) removes the nodes and keeps the file system, bucket and network"
