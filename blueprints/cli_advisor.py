@@ -202,6 +202,7 @@ def estimate(
     """Estimate time and cost of a fixed configuration for a job (GPUs, MFU, scaling, memory, data path)."""
     job_values = dict(locals())  # first statement: only the arguments are in scope
     from blueprints.advisor.choice import estimate as run_estimate
+    from blueprints.advisor.choice import estimate_yearly
     from blueprints.advisor.render import estimate_dict, render_estimate_text, to_json
     from blueprints.catalog import load_catalog
 
@@ -209,12 +210,13 @@ def estimate(
     job = build_job(job_file, _job_flags(job_values), catalog)
     real_type, real_nodes, alias_note = resolve_instance(catalog, instance_type, nodes)
     option, storage, findings = run_estimate(job, catalog, real_type, real_nodes)
+    yearly = estimate_yearly(job, catalog, option, storage)
     if alias_note:
         findings = [alias_note] + findings
     if output_format is OutputFormat.json:
-        text = to_json(estimate_dict(job, option, storage, findings, catalog.version))
+        text = to_json(estimate_dict(job, option, storage, findings, catalog.version, yearly=yearly))
     else:
-        text = render_estimate_text(job, option, storage, findings, markdown=output_format is OutputFormat.markdown)
+        text = render_estimate_text(job, option, storage, findings, markdown=output_format is OutputFormat.markdown, yearly=yearly)
     emit(text, out)
 
 

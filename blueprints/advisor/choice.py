@@ -12,6 +12,7 @@ from blueprints.advisor.job import Job
 from blueprints.advisor.options import HARD, OBJECTIVES, Option, enumerate_options, evaluate, type_context
 from blueprints.advisor.storage import StorageChoice, choose_storage
 from blueprints.advisor.tiers import Tier, tier_for
+from blueprints.advisor.yearly import YearlyCost, yearly_cost
 
 
 @dataclass(frozen=True)
@@ -25,7 +26,7 @@ class Considered:
 
 @dataclass(frozen=True)
 class Recommendation:
-    """The chosen option (or None), the considered ones, what to relax, the tier/blueprint and storage."""
+    """The chosen option (or None), the considered ones, what to relax, the tier/blueprint, storage and the year's cost by mode."""
 
     job: Job
     objective: str
@@ -37,6 +38,7 @@ class Recommendation:
     tier: Tier | None
     storage: StorageChoice | None
     findings: tuple[str, ...] = field(default=())
+    yearly: YearlyCost | None = None
 
 
 def _group(option: Option, family: str) -> str:
@@ -103,6 +105,7 @@ def recommend(
     relax = () if chosen is not None else tuple(what_to_relax(job, options, objective))
     tier = tier_for(job, chosen, tiers)
     storage = None
+    yearly = None
     findings: list[str] = []
     if chosen is not None:
         storage = choose_storage(catalog, needed_mb_s(job, chosen.estimated_hours), job.dataset_tb)
@@ -115,13 +118,19 @@ def recommend(
         findings += option_notes(job, catalog, chosen)
         if job.deadline_days is None and objective == "cost":
             findings.append("no deadline given: the cheapest option is usually the one with the fewest nodes, so it is also slow; add deadline_days")
-    return Recommendation(job, objective, chosen, tuple(considered), len(options), len(feasible), relax, tier, storage, tuple(findings))
+        yearly = yearly_cost(job, catalog, chosen, storage, tier.compute if tier is not None else None)
+    return Recommendation(job, objective, chosen, tuple(considered), len(options), len(feasible), relax, tier, storage, tuple(findings), yearly)
 
 
 def _chosen_why(chosen: Option | None, objective: str) -> str:
     if chosen is None:
         return ""
     return "cheapest feasible option per run" if objective == "cost" else "fastest feasible option"
+
+
+def estimate_yearly(job: Job, catalog: Any, option: Option, storage: StorageChoice | None) -> YearlyCost:
+    """The year of a fixed configuration (``aitrain estimate``): a fixed cluster, parked between runs or always on."""
+    return yearly_cost(job, catalog, option, storage, None)
 
 
 def estimate(job: Job, catalog: Any, instance_type: str, nodes: int) -> tuple[Option, StorageChoice | None, list[str]]:

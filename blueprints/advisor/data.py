@@ -1,4 +1,4 @@
-"""Loads the advisor's cited constants (MFU, scaling, memory, limits, RDMA bandwidth) from ``data/*.csv``."""
+"""Loads the advisor's cited constants (MFU, scaling, memory, limits, RDMA bandwidth, standing costs) from ``data/*.csv``."""
 
 from __future__ import annotations
 
@@ -103,3 +103,34 @@ def limits() -> dict[str, float]:
 def rdma_gbps_per_node() -> dict[str, float]:
     """``data/rdma.csv``: RDMA bandwidth (Gbit/s per node) of the types whose docs state it."""
     return {r["instance_type"]: float(r["rdma_gbps_per_node"]) for r in _rows("rdma.csv")}
+
+
+@dataclass(frozen=True)
+class StandingRow:
+    """A price of something that stays up all year whatever the compute does (NAT gateway, EIP); ``amount`` None = unknown."""
+
+    item: str
+    what: str
+    amount: float | None
+    currency: str
+    unit: str
+    status: str
+    applies_to: str
+    source: str
+
+
+@functools.lru_cache(maxsize=None)
+def standing_rows() -> tuple[StandingRow, ...]:
+    """All rows of ``data/standing.csv`` (an empty amount stays None: unknown, never 0)."""
+    return tuple(
+        StandingRow(r["item"], r["what"], float(r["amount"]) if r["amount"] else None, r["currency"], r["unit"], r["status"], r["applies_to"], r["source"])
+        for r in _rows("standing.csv")
+    )
+
+
+def standing_row(item: str, region: str) -> StandingRow | None:
+    """The row of ``item`` whose ``applies_to`` lists ``region`` (or says ``all regions``); None when none does."""
+    for row in standing_rows():
+        if row.item == item and (row.applies_to == "all regions" or region in row.applies_to.split()):
+            return row
+    return None

@@ -10,6 +10,9 @@ from blueprints.advisor.choice import Considered, Recommendation
 from blueprints.advisor.options import Option
 from blueprints.advisor.stack import profile_dict
 from blueprints.advisor.storage import StorageChoice
+from blueprints.advisor.yearly import YearlyCost, yearly_dict
+from blueprints.advisor.yearly import lines as yearly_lines
+from blueprints.advisor.yearly import rows as yearly_rows
 from blueprints.text import md_cell, md_text, plain, table
 
 RECOMMENDATION_SCHEMA = "aitrain.recommendation/v1"
@@ -111,6 +114,7 @@ def recommendation_dict(rec: Recommendation, catalog_version: str | None = None)
             else None
         ),
         "storage": storage_dict(rec.storage),
+        "yearly_cost": yearly_dict(rec.yearly),
         "training_flops": float(f"{sizing.training_flops(rec.job):.6g}"),
         "options_evaluated": rec.options_evaluated,
         "feasible_options": rec.feasible_count,
@@ -122,12 +126,15 @@ def recommendation_dict(rec: Recommendation, catalog_version: str | None = None)
     }
 
 
-def estimate_dict(job: Any, option: Option, storage: StorageChoice | None, findings: list[str], catalog_version: str | None = None) -> dict[str, Any]:
+def estimate_dict(
+    job: Any, option: Option, storage: StorageChoice | None, findings: list[str], catalog_version: str | None = None, yearly: YearlyCost | None = None
+) -> dict[str, Any]:
     """The ``aitrain.estimate/v1`` document for a fixed configuration."""
     return dict(
         {"schema": ESTIMATE_SCHEMA, "catalog_version": catalog_version, "training_flops": float(f"{sizing.training_flops(job):.6g}")},
         **option_dict(option),
         storage=storage_dict(storage),
+        yearly_cost=yearly_dict(yearly),
         findings=list(findings),
         job=job.model_dump(mode="json"),
     )
@@ -210,6 +217,8 @@ def _summary_lines(rec: Recommendation) -> list[str]:
         s = rec.storage
         price = "" if s.price_per_month is None else f", {s.price_per_month:,.0f} {s.price_currency}/month (not in the CNY totals)"
         lines.append(f"Storage: {s.kind} {s.profile_tier}, {s.capacity_gib:,} GiB{price}")
+    if rec.yearly is not None:
+        lines += yearly_lines(rec.yearly)
     return lines
 
 
@@ -239,7 +248,9 @@ def render_markdown(rec: Recommendation) -> str:
     return "\n".join(lines)
 
 
-def render_estimate_text(job: Any, option: Option, storage: StorageChoice | None, findings: list[str], markdown: bool = False) -> str:
+def render_estimate_text(
+    job: Any, option: Option, storage: StorageChoice | None, findings: list[str], markdown: bool = False, yearly: YearlyCost | None = None
+) -> str:
     """Text (or Markdown) for ``aitrain estimate``."""
     flops = sizing.training_flops(job)
     rows = [
@@ -257,6 +268,8 @@ def render_estimate_text(job: Any, option: Option, storage: StorageChoice | None
     ]
     if storage is not None:
         rows.append(("storage", f"{storage.kind} {storage.profile_tier}, {storage.capacity_gib:,} GiB, {_num(storage.throughput_mb_s, ',.0f')} MB/s"))
+    if yearly is not None:
+        rows += yearly_rows(yearly)
     if markdown:
         lines = ["## aitrain estimate", "", "| | |", "|---|---|"] + [f"| {k} | {md_cell(v)} |" for k, v in rows]
         if findings:

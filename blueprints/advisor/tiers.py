@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
-from blueprints.advisor import cost as costs
 from blueprints.advisor.budget import BudgetTier
 from blueprints.advisor.job import Job
 
@@ -42,10 +41,6 @@ def tier_for(job: Job, chosen: Option | None, tiers: Sequence[BudgetTier]) -> Ti
     tier = ordered[0] if basis_value is None else next((t for t in ordered if basis_value >= t.min_cny_per_year), ordered[-1])
     spot = job.spot_allowed and tier.spot_when_allowed
     note = tier.note
-    if tier.always_on:
-        always_on = costs.always_on_cny_per_year(chosen.price_cny_per_hour, chosen.nodes)
-        if always_on is not None:
-            note += f"; kept up all year it would cost ¥{always_on:,.0f} (destroy it between runs to pay only per run)"
     if tier.single_node:
         note += ", spot (preemptible, price capped at pay-as-you-go)" if job.spot_allowed else ", on-demand (the job does not allow spot)"
         if chosen.nodes > 1:
