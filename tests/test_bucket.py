@@ -8,8 +8,8 @@ import pulumi
 import pytest
 
 from blueprints import guardrails
-from blueprints.components.bucket import DataBucket, DataBucketArgs, attach_bucket_policy
 from blueprints.components.base import node_role
+from blueprints.components.bucket import DataBucket, DataBucketArgs, attach_bucket_policy
 from blueprints.testing import as_plan, offline_mocks, record_program
 
 ZONES = ["cn-shanghai-a"]
