@@ -96,13 +96,15 @@ def test_rule_fires_alone_with_its_message(case, preset, suffix, changes, rule, 
 
 
 def test_every_rule_has_a_violating_fixture():
-    assert {c[4] for c in CASES} == {r.id for r in guardrails.RULES}
-    assert [r.id for r in guardrails.RULES] == [f"AIT00{i}" for i in range(1, 10)]
+    # AIT013 reads the summary, not a resource: test_scratch_below_three_times_memory_is_a_warning_with_the_numbers.
+    assert {c[4] for c in CASES} | {c[3] for c in UNIT_CASES} | {"AIT013"} == {r.id for r in guardrails.RULES}
+    assert [r.id for r in guardrails.RULES] == [f"AIT{i:03d}" for i in range(1, 14)]
 
 
 def test_levels_and_titles():
     levels = {r.id: r.level for r in guardrails.RULES}
-    assert levels == {**{f"AIT00{i}": "error" for i in range(1, 8)}, "AIT008": "warning", "AIT009": "warning"}
+    warnings = {"AIT008", "AIT009", "AIT013"}
+    assert levels == {r.id: ("warning" if r.id in warnings else "error") for r in guardrails.RULES}
     assert all(r.title for r in guardrails.RULES)
 
 
@@ -146,7 +148,7 @@ def test_preview_records_findings_in_the_plan():
     from blueprints.preview import preview
     from blueprints.stackconfig import PRESET_KEY
 
-    program = lambda: alicloud.ecs.Instance("public-node", internet_max_bandwidth_out=5)  # noqa: E731
+    program = lambda: alicloud.ecs.Instance("public-node", internet_max_bandwidth_out=5, system_disk_encrypted=True, http_tokens="required")  # noqa: E731
     plan = preview({PRESET_KEY: MED}, catalog=load_catalog(), today=dt.date(2026, 11, 30), program=program)
     assert plan.findings == (
         {"rule": "AIT001", "level": "error", "resource": "public-node",
@@ -164,21 +166,20 @@ def with_resource(plan, short_type: str, name: str, inputs: dict, **options):
     return dataclasses.replace(plan, resources=(*plan.resources, resource))
 
 
-@pytest.mark.parametrize("short_type, inputs, message", [
-    ("oss.Bucket", {"bucket": "data"}, "OSS bucket has no server-side encryption rule"),
-    ("ecs.EcsDisk", {"size": 500, "encrypted": False}, "data disk is not encrypted"),
-])
-def test_unencrypted_buckets_and_disks_are_warned(short_type, inputs, message, medical_plan):
-    plan = with_resource(medical_plan, short_type, "extra-data", inputs)
-    assert guardrails.check(plan) == [Finding("AIT009", "warning", "extra-data", message)]
+def test_unencrypted_disks_are_warned(medical_plan):
+    plan = with_resource(medical_plan, "ecs.EcsDisk", "extra-data", {"size": 500, "encrypted": False})
+    assert guardrails.check(plan) == [Finding("AIT009", "warning", "extra-data", "data disk is not encrypted")]
 
 
-@pytest.mark.parametrize("short_type, inputs", [
-    ("oss.Bucket", {"bucket": "data", "serverSideEncryptionRule": {"sseAlgorithm": "KMS"}}),
-    ("ecs.EcsDisk", {"size": 500, "encrypted": True}),
-])
-def test_encrypted_buckets_and_disks_pass(short_type, inputs, medical_plan):
-    assert guardrails.check(with_resource(medical_plan, short_type, "extra-data", inputs)) == []
+def test_encrypted_disks_pass(medical_plan):
+    assert guardrails.check(with_resource(medical_plan, "ecs.EcsDisk", "extra-data", {"size": 500, "encrypted": True})) == []
+
+
+def test_a_bare_bucket_is_an_ait010_error_not_an_ait009_warning(medical_plan):
+    """OSS can always encrypt, so a bucket without SSE (or any other setting) is an error, reported once per setting."""
+    plan = with_resource(medical_plan, "oss.Bucket", "extra-data", {"bucket": "data"})
+    assert [(f.rule, f.level) for f in guardrails.check(plan)] == [("AIT010", "error")] * 5
+    assert "bucket data has no server-side encryption (oss.BucketServerSideEncryption AES256 or KMS)" in [f.message for f in guardrails.check(plan)]
 
 
 @pytest.mark.parametrize("source, fires", [
@@ -193,3 +194,192 @@ def test_an_access_rule_without_a_vpc_in_the_plan_must_admit_a_private_range(sou
     findings = guardrails.check(Plan("component", "cn-shanghai", "s", {}, (), (rule,)))
     expected = [Finding("AIT006", "error", "s-access-rule-vpc", f"access rule admits {source}, which is not a private range (no VPC in this plan to compare with)")]
     assert findings == (expected if fires else [])
+
+
+# ---- the bucket, the login node, data disks and scratch (AIT001, AIT003, AIT008, AIT010-AIT013) ----
+# The base plan is the medical-imaging preset plus a DataBucket and a LoginNode recorded under the mocks: clean
+# under every rule (asserted below), so each case's finding is caused by its one change alone.
+
+BUCKET = "med-train-data"
+
+
+@pytest.fixture(scope="module")
+def unit_resources():
+    from blueprints.components.access import LoginNode, LoginNodeArgs
+    from blueprints.components.bucket import DataBucket, DataBucketArgs
+    from blueprints.testing import record_program
+
+    def program():
+        DataBucket("med-data", DataBucketArgs(name="med", region="cn-shanghai", bucket=BUCKET, noncurrent_days=30))
+        LoginNode("med-login", LoginNodeArgs(name="med", instance_type="ecs.g7.large", image_id="img-1", vswitch_id="vsw-1",
+                                             vpc_id="vpc-1", admin_cidr="203.0.113.0/24"))
+
+    return tuple(record_program(program, zones=["cn-shanghai-a"]))
+
+
+@pytest.fixture
+def full_plan(medical_plan, unit_resources):
+    summary = {**medical_plan.summary, "admin_cidr": "203.0.113.0/24", "bucket": BUCKET}
+    return dataclasses.replace(medical_plan, summary=summary, resources=(*medical_plan.resources, *unit_resources))
+
+
+def without(plan, name: str):
+    assert any(r.name == name for r in plan.resources), name
+    return dataclasses.replace(plan, resources=tuple(r for r in plan.resources if r.name != name))
+
+
+def policy(*statements) -> str:
+    return json.dumps({"Version": "1", "Statement": list(statements)})
+
+
+def allow(*resources, actions=("oss:GetObject",)):
+    return {"Effect": "Allow", "Action": list(actions), "Resource": list(resources)}
+
+
+HTTPS_DENY = {"Effect": "Deny", "Principal": ["*"], "Action": ["oss:*"], "Condition": {"Bool": {"acs:SecureTransport": ["false"]}},
+              "Resource": [f"acs:oss:*:*:{BUCKET}", f"acs:oss:*:*:{BUCKET}/*"]}
+DISK = {"category": "cloud_essd", "size": 500, "encrypted": False}
+TRAINING_SG_RULE = f"{MED}-network-sg-intra-cluster"
+
+# (case id, resource to change, change: tamper kwargs or "remove", rule, finding's resource or None = the changed one, message)
+UNIT_CASES = [
+    ("eip-on-a-training-instance", "med-login-instance", dict(inputs={"tags": {"aitrain-component": "gpu-cluster"}}), "AIT001",
+     "med-login-eip-association", "EIP bound to 'med-login-instance' (EcsInstance): only the login node and the NAT gateway may have a public address"),
+    ("eip-to-an-unknown-instance", "med-login-eip-association", dict(inputs={"instanceId": "i-0abc"}), "AIT001", None,
+     "EIP bound to 'i-0abc' (EcsInstance): only the login node and the NAT gateway may have a public address"),
+    ("nat-eip-as-ecs-instance", f"{MED}-network-nat-eip-association", dict(inputs={"instanceType": "EcsInstance"}), "AIT001", None,
+     f"EIP bound to '{MED}-network-nat' (EcsInstance): only the login node and the NAT gateway may have a public address"),
+    ("eip-default-type-is-ecs", f"{MED}-network-nat-eip-association", dict(drop=("instanceType",)), "AIT001", None,
+     f"EIP bound to '{MED}-network-nat' (EcsInstance): only the login node and the NAT gateway may have a public address"),
+    ("login-system-disk-unencrypted", "med-login-instance", dict(inputs={"systemDiskEncrypted": False}), "AIT003", None, "instance system disk is not encrypted"),
+    ("template-data-disk-unencrypted", f"{MED}-cluster-template", dict(inputs={"dataDisks": [{**DISK, "encrypted": True}, DISK]}), "AIT003", None,
+     "data disk 1 (cloud_essd, 500 GiB) is not encrypted"),
+    ("instance-set-data-disk-unencrypted", f"{MED}-cluster-nodes-0", dict(inputs={"dataDisks": [{"diskCategory": "cloud_essd", "size": 800}]}), "AIT003", None,
+     "data disk 0 (cloud_essd, 800 GiB) is not encrypted"),
+    ("instance-data-disk-unencrypted", "med-login-instance", dict(inputs={"dataDisks": [DISK]}), "AIT003", None, "data disk 0 (cloud_essd, 500 GiB) is not encrypted"),
+    ("login-imds-v1", "med-login-instance", dict(inputs={"httpTokens": "optional"}), "AIT008", None, "instance metadata must require tokens (IMDSv2: httpTokens=required)"),
+    ("bucket-acl-public", "med-data-acl", dict(inputs={"acl": "public-read"}), "AIT010", "med-data-bucket", f"bucket {BUCKET} has no private ACL (oss.BucketAcl acl=private)"),
+    ("bucket-acl-missing", "med-data-acl", "remove", "AIT010", "med-data-bucket", f"bucket {BUCKET} has no private ACL (oss.BucketAcl acl=private)"),
+    ("bucket-public-access-open", "med-data-public-access-block", dict(inputs={"blockPublicAccess": False}), "AIT010", "med-data-bucket",
+     f"bucket {BUCKET} does not block public access (oss.BucketPublicAccessBlock block_public_access=True)"),
+    ("bucket-public-access-block-missing", "med-data-public-access-block", "remove", "AIT010", "med-data-bucket",
+     f"bucket {BUCKET} does not block public access (oss.BucketPublicAccessBlock block_public_access=True)"),
+    ("bucket-versioning-suspended", "med-data-versioning", dict(inputs={"status": "Suspended"}), "AIT010", "med-data-bucket",
+     f"bucket {BUCKET} is not versioned (oss.BucketVersioning status=Enabled); an overwritten checkpoint would be lost"),
+    ("bucket-unencrypted", "med-data-encryption", "remove", "AIT010", "med-data-bucket",
+     f"bucket {BUCKET} has no server-side encryption (oss.BucketServerSideEncryption AES256 or KMS)"),
+    ("bucket-force-destroy", "med-data-bucket", dict(inputs={"forceDestroy": True}), "AIT010", None,
+     f"bucket {BUCKET} has force_destroy, which deletes every object with the bucket"),
+    ("bucket-policy-missing", "med-data-https-only", "remove", "AIT010", "med-data-bucket",
+     f"bucket {BUCKET} has no bucket policy that denies plain HTTP (acs:SecureTransport false)"),
+    ("bucket-policy-objects-only", "med-data-https-only", dict(inputs={"policy": policy({**HTTPS_DENY, "Resource": [f"acs:oss:*:*:{BUCKET}/*"]})}),
+     "AIT010", "med-data-bucket", f"bucket {BUCKET} policy does not deny plain HTTP on the bucket and its objects (acs:SecureTransport false)"),
+    ("bucket-policy-secure-true", "med-data-https-only", dict(inputs={"policy": policy({**HTTPS_DENY, "Condition": {"Bool": {"acs:SecureTransport": "true"}}})}),
+     "AIT010", "med-data-bucket", f"bucket {BUCKET} policy does not deny plain HTTP on the bucket and its objects (acs:SecureTransport false)"),
+    ("bucket-policy-allows-everyone", "med-data-https-only", dict(inputs={"policy": policy(HTTPS_DENY, {**allow(f"acs:oss:*:*:{BUCKET}/*"), "Principal": "*"})}),
+     "AIT010", "med-data-bucket", f'bucket {BUCKET} policy allows Principal "*", which opens the bucket to everyone'),
+    ("node-policy-star", "med-data-node-policy", dict(inputs={"policyDocument": policy(allow("*", actions=("oss:*",)))}), "AIT011", None,
+     "Resource '*' is not one named OSS bucket (no wildcards in the bucket name)"),
+    ("node-policy-other-bucket", "med-data-node-policy", dict(inputs={"policyDocument": policy(allow(f"acs:oss:*:*:{BUCKET}/*", "acs:oss:*:*:other-data/*"))}),
+     "AIT011", None, f"Resource 'acs:oss:*:*:other-data/*' names bucket other-data, not this plan's ({BUCKET})"),
+    ("node-policy-bucket-wildcard", "med-data-node-policy", dict(inputs={"policyDocument": policy(allow("acs:oss:*:*:med-*/*"))}), "AIT011", None,
+     "Resource 'acs:oss:*:*:med-*/*' is not one named OSS bucket (no wildcards in the bucket name)"),
+    ("node-policy-any-action", "med-data-node-policy", dict(inputs={"policyDocument": policy(allow("acs:ecs:*:*:*", actions=("*",)))}), "AIT011", None,
+     "Resource 'acs:ecs:*:*:*' is not one named OSS bucket (no wildcards in the bucket name)"),
+    ("node-policy-not-resource", "med-data-node-policy", dict(inputs={"policyDocument": policy({"Effect": "Allow", "Action": ["oss:GetObject"], "NotResource": ["acs:oss:*:*:x"]})}),
+     "AIT011", None, "policy uses NotResource/NotAction, which grants everything not listed"),
+    ("node-policy-not-json", "med-data-node-policy", dict(inputs={"policyDocument": "{oops"}), "AIT011", None, "policy document is not JSON"),
+    ("cidr-ssh-on-training-nodes", TRAINING_SG_RULE, dict(inputs={"cidrIp": "10.8.0.0/16"}, drop=("sourceSecurityGroupId",)), "AIT012", None,
+     "ingress all -1/-1 from 10.8.0.0/16 reaches SSH on training nodes; with a login node they admit SSH only from its security group"),
+    ("cidr-port-range-over-22", TRAINING_SG_RULE, dict(inputs={"cidrIp": "10.8.0.0/16", "ipProtocol": "tcp", "portRange": "20/30"}, drop=("sourceSecurityGroupId",)),
+     "AIT012", None, "ingress tcp 20/30 from 10.8.0.0/16 reaches SSH on training nodes; with a login node they admit SSH only from its security group"),
+    ("login-admits-more-than-ssh", "med-login-sg-admin-ssh", dict(inputs={"portRange": "22/80"}), "AIT012", None,
+     "login node admits tcp 22/80 from 203.0.113.0/24; it admits only TCP 22"),
+    ("login-ssh-from-another-range", "med-login-sg-admin-ssh", dict(inputs={"cidrIp": "198.51.100.0/24"}), "AIT012", None,
+     "login node admits SSH from 198.51.100.0/24, not from network.admin_cidr 203.0.113.0/24"),
+]
+
+
+@pytest.mark.parametrize("case, name, change, rule, resource, message", UNIT_CASES, ids=[c[0] for c in UNIT_CASES])
+def test_store_and_access_rules_fire_alone_with_their_message(case, name, change, rule, resource, message, full_plan):
+    plan = without(full_plan, name) if change == "remove" else tamper(full_plan, name, **dict(change))
+    level = {r.id: r.level for r in guardrails.RULES}[rule]
+    assert guardrails.check(plan) == [Finding(rule, level, resource or name, message)]
+    assert guardrails.check(plan, skip=[rule]) == []
+
+
+def test_the_full_plan_is_clean(full_plan, unit_resources):
+    assert guardrails.check(full_plan) == []
+    from blueprints.testing import assert_guardrails
+
+    assert_guardrails(list(unit_resources))  # the two units alone, too
+
+
+@pytest.mark.parametrize("change", [
+    dict(inputs={"cidrIp": "10.8.0.0/16", "ipProtocol": "tcp", "portRange": "443/443"}, drop=("sourceSecurityGroupId",)),
+    dict(inputs={"cidrIp": "10.8.0.0/16", "ipProtocol": "udp", "portRange": "22/22"}, drop=("sourceSecurityGroupId",)),
+    dict(inputs={"sourceSecurityGroupId": "${med-login-sg.id}", "ipProtocol": "tcp", "portRange": "22/22"}),  # the lead's login → nodes rule
+    dict(inputs={"type": "egress", "cidrIp": "0.0.0.0/0"}, drop=("sourceSecurityGroupId",)),
+])
+def test_what_ait012_must_not_flag(change, full_plan):
+    assert guardrails.check(tamper(full_plan, TRAINING_SG_RULE, **change)) == []
+
+
+def test_without_a_login_node_an_admin_range_may_reach_nodes(medical_plan):
+    """AIT012 applies only when a login node exists (otherwise network.admin_cidr is a VPN range to the nodes)."""
+    plan = tamper(medical_plan, TRAINING_SG_RULE, inputs={"cidrIp": "10.8.0.0/16", "portRange": "22/22", "ipProtocol": "tcp"}, drop=("sourceSecurityGroupId",))
+    assert guardrails.check(plan) == []
+
+
+@pytest.mark.parametrize("name, change", [
+    ("med-data-encryption", "remove"),  # with the inline rule below instead
+    ("med-data-acl", "remove"),
+])
+def test_inline_bucket_settings_count_too(name, change, full_plan):
+    plan = without(full_plan, name)
+    plan = tamper(plan, "med-data-bucket", inputs={"serverSideEncryptionRule": {"sseAlgorithm": "KMS"}, "acl": "private"})
+    assert guardrails.check(plan) == []
+
+
+def test_an_adopted_bucket_is_judged_by_the_summary(full_plan):
+    adopted = full_plan
+    for name in ("med-data-bucket", "med-data-acl", "med-data-public-access-block", "med-data-versioning", "med-data-encryption", "med-data-https-only"):
+        adopted = without(adopted, name)
+    assert guardrails.check(adopted) == []
+    other = tamper(adopted, "med-data-node-policy", inputs={"policyDocument": policy(allow("acs:oss:*:*:other-data/*"))})
+    assert [f.message for f in guardrails.check(other)] == [f"Resource 'acs:oss:*:*:other-data/*' names bucket other-data, not this plan's ({BUCKET})"]
+    # No bucket anywhere to compare with: the policy must still name one bucket only.
+    unnamed = dataclasses.replace(adopted, summary={k: v for k, v in adopted.summary.items() if k != "bucket"})
+    two = tamper(unnamed, "med-data-node-policy", inputs={"policyDocument": policy(allow(f"acs:oss:*:*:{BUCKET}/*", "acs:oss:*:*:other-data/*"))})
+    assert [f.message for f in guardrails.check(two)] == [f"policy names 2 buckets ({BUCKET}, other-data); a node policy names one"]
+    assert guardrails.check(tamper(unnamed, "med-data-node-policy", inputs={"policyDocument": policy(allow("acs:oss:*:*:other-data/*"))})) == []
+
+
+def test_policies_without_oss_actions_are_not_ait011s(full_plan):
+    plan = tamper(full_plan, "med-data-node-policy", inputs={"policyDocument": policy(allow("*", actions=("ecs:DescribeInstances",)))})
+    assert guardrails.check(plan) == []
+
+
+@pytest.mark.parametrize("scratch, memory, message", [
+    (500, 1000, "scratch 500 GiB per node is below 3 × 1,000 GiB memory = 3,000 GiB (the article's memory : SSD = 1 : 3);"
+                " raise compute.scratch_gib to at least 3,000"),
+    (20, 7.5, "scratch 20 GiB per node is below 3 × 7.5 GiB memory = 22.5 GiB (the article's memory : SSD = 1 : 3);"
+              " raise compute.scratch_gib to at least 22.5"),
+    (2999, 1000, None), (3000, 1000, None), (3001, 1000, None),
+])
+def test_scratch_below_three_times_memory_is_a_warning_with_the_numbers(scratch, memory, message, medical_plan):
+    plan = dataclasses.replace(medical_plan, summary={**medical_plan.summary, "scratch_gib_per_node": scratch, "memory_gib_per_node": memory})
+    findings = guardrails.check(plan)
+    if scratch >= 3 * memory:
+        assert findings == []
+    elif message:
+        assert findings == [Finding("AIT013", "warning", "summary.scratch_gib_per_node", message)]
+    else:
+        assert [f.rule for f in findings] == ["AIT013"]
+
+
+@pytest.mark.parametrize("summary", [{}, {"memory_gib_per_node": 1000}, {"scratch_gib_per_node": "local NVMe", "memory_gib_per_node": 1000}])
+def test_scratch_rule_needs_both_numbers(summary, medical_plan):
+    base = {k: v for k, v in medical_plan.summary.items() if k != "scratch_gib_per_node"}
+    plan = dataclasses.replace(medical_plan, summary={**base, **summary})
+    assert guardrails.check(plan) == []

@@ -140,7 +140,7 @@ def test_ait006_judges_only_what_the_plan_holds(resources, fires):
         (PlannedResource("alicloud:nas/fileSystem:FileSystem", "fs", None, True, {"fileSystemType": "cpfs"}), True),
         (PlannedResource("alicloud:nas/fileSystem:FileSystem", "fs", None, True, {"fileSystemType": "extreme", "encryptType": 1}), False),
         (PlannedResource("alicloud:nas/fileSystem:FileSystem", "fs", None, True, {"fileSystemType": "standard"}), False),  # AIT005's, an error
-        (PlannedResource("alicloud:oss/bucket:Bucket", "b", None, True, {}), True),
+        (PlannedResource("alicloud:oss/bucket:Bucket", "b", None, True, {}), False),  # AIT010's, an error
         (PlannedResource("alicloud:oss/bucket:Bucket", "b", None, True, {"serverSideEncryptionRule": {"sseAlgorithm": "KMS"}}), False),
         (PlannedResource("alicloud:ecs/ecsDisk:EcsDisk", "d", None, True, {"encrypted": False}), True),
     ],

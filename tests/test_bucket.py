@@ -1,0 +1,124 @@
+"""DataBucket under the recording mocks: the bucket's settings, its data-safety options, adoption, and the policy attachment."""
+
+from __future__ import annotations
+
+import json
+
+import pulumi
+import pytest
+
+from blueprints import guardrails
+from blueprints.components.base import node_role
+from blueprints.components.bucket import DataBucket, DataBucketArgs, attach_bucket_policy
+from blueprints.testing import as_plan, offline_mocks, record_program
+
+ZONES = ["cn-shanghai-a"]
+
+
+def args(**extra) -> DataBucketArgs:
+    values = dict(name="med", region="cn-shanghai", bucket="med-train-data", noncurrent_days=30)
+    values.update(extra)
+    return DataBucketArgs(**values)
+
+
+def by_type(resources, short_type):
+    return [r for r in resources if r.short_type == short_type]
+
+
+def one(resources, short_type):
+    (r,) = by_type(resources, short_type)
+    return r
+
+
+def test_created_bucket_is_private_versioned_encrypted_https_only_and_retained():
+    resources = record_program(lambda: DataBucket("med-data", args()), zones=ZONES)
+    bucket = one(resources, "oss.Bucket")
+    assert bucket.name == "med-data-bucket" and bucket.parent == "med-data"
+    assert bucket.protect and bucket.retain_on_delete and not bucket.delete_before_replace
+    assert bucket.inputs["bucket"] == "med-train-data" and bucket.inputs["storageClass"] == "Standard"
+    assert bucket.inputs["forceDestroy"] is False
+    assert bucket.inputs["tags"] == {"managed-by": "aitrain", "aitrain-component": "bucket"}
+    # Deprecated inline settings stay unused: the split resources carry them.
+    assert not {"acl", "policy", "versioning", "serverSideEncryptionRule"} & set(bucket.inputs)
+    assert one(resources, "oss.BucketAcl").inputs == {"bucket": "med-train-data", "acl": "private"}
+    assert one(resources, "oss.BucketPublicAccessBlock").inputs == {"bucket": "med-train-data", "blockPublicAccess": True}
+    assert one(resources, "oss.BucketVersioning").inputs == {"bucket": "med-train-data", "status": "Enabled"}
+    assert one(resources, "oss.BucketServerSideEncryption").inputs == {"bucket": "med-train-data", "sseAlgorithm": "AES256"}
+    policy = json.loads(one(resources, "oss.BucketPolicy").inputs["policy"])
+    (deny,) = policy["Statement"]
+    assert deny["Effect"] == "Deny" and deny["Condition"] == {"Bool": {"acs:SecureTransport": ["false"]}}
+    assert deny["Resource"] == ["acs:oss:*:*:med-train-data", "acs:oss:*:*:med-train-data/*"]
+    # Everything in it is clean under every guardrail.
+    assert guardrails.check(as_plan(resources)) == []
+
+
+def test_lifecycle_expires_old_checkpoint_versions_and_aborts_stale_uploads():
+    resources = record_program(lambda: DataBucket("med-data", args(noncurrent_days=14, checkpoint_prefix="ckpt/")), zones=ZONES)
+    rules = {r["id"]: r for r in one(resources, "oss.Bucket").inputs["lifecycleRules"]}
+    assert rules == {
+        "checkpoint-noncurrent-versions": {
+            "id": "checkpoint-noncurrent-versions", "enabled": True, "prefix": "ckpt/",
+            "noncurrentVersionExpirations": [{"days": 14}],
+            "expirations": [{"expiredObjectDeleteMarker": True}],
+        },
+        "abort-multipart-uploads": {"id": "abort-multipart-uploads", "enabled": True, "abortMultipartUploads": [{"days": 7}]},
+    }
+
+
+def test_node_policy_names_only_this_bucket():
+    resources = record_program(lambda: DataBucket("med-data", args()), zones=ZONES)
+    policy = one(resources, "ram.Policy")
+    assert policy.name == "med-data-node-policy" and policy.inputs["policyName"] == "med-bucket"
+    document = json.loads(policy.inputs["policyDocument"])
+    resources_named = [r for s in document["Statement"] for r in s["Resource"]]
+    assert resources_named and all(r in ("acs:oss:*:*:med-train-data", "acs:oss:*:*:med-train-data/*") for r in resources_named)
+
+
+def test_adopted_bucket_creates_only_the_policy_and_says_it_is_unmanaged():
+    holder = {}
+    resources = record_program(lambda: holder.setdefault("b", DataBucket("med-data", args(existing=True, bucket="team-datasets"))), zones=ZONES)
+    assert sorted(r.short_type for r in resources if r.custom) == ["ram.Policy"]
+    bucket = holder["b"]
+    assert bucket.managed is False and bucket.bucket_resource is None and bucket.bucket == "team-datasets"
+    assert "team-datasets" in one(resources, "ram.Policy").inputs["policyDocument"]
+
+
+def test_resource_names_depend_only_on_the_component_name():
+    """Another bucket name, retention or compute never renames a resource (so none is replaced by a rename)."""
+    first = record_program(lambda: DataBucket("med-data", args()), zones=ZONES)
+    second = record_program(lambda: DataBucket("med-data", args(bucket="other-bucket", noncurrent_days=90)), zones=ZONES)
+    assert [r.name for r in first] == [r.name for r in second]
+    assert all(r.name.startswith("med-data") for r in first)
+
+
+def test_outputs_and_registered_keys():
+    with offline_mocks(zones=ZONES) as stack:
+        bucket = DataBucket("med-data", args())
+        assert bucket.managed is True
+        assert bucket.bucket == "med-train-data"
+        assert bucket.internal_endpoint == "oss-cn-shanghai-internal.aliyuncs.com"
+        assert stack.resolve(bucket.policy_name) == "med-bucket"
+    (component,) = [r for r in stack.resources if not r.custom]
+    assert component.type == "aitrain:storage:DataBucket"
+    assert component.registered_outputs == ("bucket", "internal_endpoint", "policy_name")
+
+
+def test_a_bad_bucket_name_fails_before_anything_is_created():
+    with pytest.raises(ValueError, match="bucket name 'Med_Data' contains"):
+        record_program(lambda: DataBucket("med-data", args(bucket="Med_Data")), zones=ZONES)
+
+
+def test_attachment_lives_with_compute_so_parking_compute_removes_only_it():
+    def program():
+        data = DataBucket("med-data", args())
+        compute = pulumi.ComponentResource("aitrain:compute:GpuCluster", "gpu")
+        role = node_role(compute, "gpu")
+        attach_bucket_policy(compute, "gpu", role, data.policy_name)
+
+    resources = record_program(program, zones=ZONES)
+    attachment = one(resources, "ram.RolePolicyAttachment")
+    assert attachment.name == "gpu-bucket-policy" and attachment.parent == "gpu"
+    assert attachment.inputs == {"roleName": "gpu-node", "policyName": "med-bucket", "policyType": "Custom"}
+    # Without compute (parked), the bucket and its policy are still all there, and nothing else changed.
+    parked = record_program(lambda: DataBucket("med-data", args()), zones=ZONES)
+    assert {(r.name, r.short_type) for r in parked} == {(r.name, r.short_type) for r in resources if r.parent == "med-data" or r.name == "med-data"}
