@@ -142,16 +142,10 @@ def park(
     catalog, today = load_catalog(), clock.today()
     old_data, profile = resolve(settings, profile_models(), catalog=catalog, today=today)
     blueprint = BLUEPRINTS[profile.blueprint]
-    if not hasattr(blueprint, "parked_compute"):
-        # Blueprint.parked_compute says what "parked" means; a blueprint without it predates parking.
-        raise UserInputError(f"cannot park {source}", [Problem(f"{source}: blueprint", profile.blueprint, f"'{profile.blueprint}' does not say how to park it (no parked_compute); set its compute by hand")])
-    parked: dict[str, Any] | None = blueprint.parked_compute
-    field: str | None = getattr(blueprint, "resume_field", None)
+    # What "parked" means is the blueprint's: the compute fields that park it and the one a resume sets back.
+    parked, field = blueprint.parked_compute, blueprint.resume_field
     if parked is None or (resume is not None and field is None):
-        raise UserInputError(
-            f"cannot park {source}",
-            [Problem(f"{source}: blueprint", profile.blueprint, f"'{profile.blueprint}' cannot be parked: it scales to zero by itself; use cost.off_hours or compute.min_nodes: 0")],
-        )
+        raise UserInputError(f"cannot park {source}", [Problem(f"{source}: blueprint", profile.blueprint, f"'{profile.blueprint}' cannot be parked: {blueprint.park_refusal}")])
     change = {field: resume} if resume is not None and field is not None else dict(parked)
     new_profile = merge(settings.profile, {"compute": change})
     new_data, _ = resolve(StackSettings(settings.preset, new_profile), profile_models(), catalog=catalog, today=today)

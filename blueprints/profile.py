@@ -343,6 +343,8 @@ class ProfileBase(Strict):
                 "access.login_node is true but network.admin_cidr is empty: the login node admits SSH only from admin_cidr; "
                 "set network.admin_cidr to your office or VPN range (e.g. 203.0.113.0/24), or leave access.login_node false and use Cloud Assistant"
             )
+        if self.access.key_pair_name is None:
+            raise ValueError("access.login_node is true but access.key_pair_name is empty: name the ECS key pair whose key may log in (create one with `aliyun ecs ImportKeyPair`)")
         catalog = context_of(info).catalog
         login = catalog.instance_types.get(self.access.login_instance_type)
         if login is None or login.is_gpu:

@@ -6,7 +6,9 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pydantic import Field
+from pydantic import Field, field_validator
+
+from blueprints.objectstore import check_bucket_name
 
 from blueprints.profile_strict import Strict
 
@@ -27,12 +29,18 @@ class Bucket(Strict):
     existing: bool = Field(default=False, description="Adopt an existing bucket by name: aitrain grants the nodes access to it but does not create or manage it.")
     noncurrent_days: int = Field(default=30, ge=1, le=3650, description="Days a replaced or deleted checkpoint version is kept before the lifecycle rule expires it, 1–3650.")
 
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str | None) -> str | None:
+        return None if value is None else check_bucket_name(value)
+
 
 class Access(Strict):
     """How people reach the nodes: Cloud Assistant (keyless, default) or an SSH login node."""
 
     login_node: bool = Field(default=False, description="Add a small CPU login node with an EIP, SSH only from network.admin_cidr; training nodes then admit SSH only from it.")
     login_instance_type: str = Field(default="ecs.g7.large", description="Instance type of the login node (a CPU type from the catalog).")
+    key_pair_name: str | None = Field(default=None, description="ECS key pair whose public key the login node accepts (required with login_node: SSH without a key is impossible).")
 
 
 @dataclass(frozen=True)

@@ -220,7 +220,9 @@ def unit_resources():
 @pytest.fixture
 def full_plan(medical_plan, unit_resources):
     summary = {**medical_plan.summary, "admin_cidr": "203.0.113.0/24", "bucket": BUCKET}
-    return dataclasses.replace(medical_plan, summary=summary, resources=(*medical_plan.resources, *unit_resources))
+    # The preset's own bucket unit and its attachment give way to the unit under test (one bucket per plan).
+    own = tuple(r for r in medical_plan.resources if not r.name.startswith(f"{MED}-data") and r.short_type != "ram.RolePolicyAttachment")
+    return dataclasses.replace(medical_plan, summary=summary, resources=(*own, *unit_resources))
 
 
 def without(plan, name: str):

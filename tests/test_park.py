@@ -6,11 +6,10 @@ import os
 
 import pytest
 import yaml
-from pydantic import Field
 from typer.testing import CliRunner
 
 from blueprints.architectures.autoscaling_pool import AutoscalingPoolBlueprint
-from blueprints.architectures.fixed_cluster import FixedClusterBlueprint, FixedClusterProfile, FixedCompute
+from blueprints.architectures.fixed_cluster import FixedClusterBlueprint
 from blueprints.cli import app
 
 runner = CliRunner()
@@ -30,31 +29,6 @@ config:
   other:flag: "true"
 # trailing comment
 """
-
-
-class _ParkableCompute(FixedCompute):
-    """Stand-in until the lead's FixedCompute accepts nodes: 0."""
-
-    nodes: int = Field(ge=0, le=2000, description="Number of nodes (instances), 0 (parked)–2000.")
-
-
-class _ParkableProfile(FixedClusterProfile):
-    """Stand-in profile with the parkable compute."""
-
-    compute: _ParkableCompute = Field(description="GPU node type and count.")
-
-
-@pytest.fixture(autouse=True)
-def parkable(monkeypatch):
-    """The lead adds Blueprint.parked_compute / resume_field and allows nodes: 0; stub only what has not landed yet."""
-    if getattr(FixedClusterBlueprint, "parked_compute", None) is None:
-        monkeypatch.setattr(FixedClusterBlueprint, "parked_compute", {"nodes": 0}, raising=False)
-        monkeypatch.setattr(FixedClusterBlueprint, "resume_field", "nodes", raising=False)
-    if not hasattr(AutoscalingPoolBlueprint, "parked_compute"):
-        monkeypatch.setattr(AutoscalingPoolBlueprint, "parked_compute", None, raising=False)
-        monkeypatch.setattr(AutoscalingPoolBlueprint, "resume_field", None, raising=False)
-    if any(getattr(m, "ge", None) == 1 for m in FixedCompute.model_fields["nodes"].metadata):
-        monkeypatch.setattr(FixedClusterBlueprint, "profile_model", _ParkableProfile)
 
 
 @pytest.fixture
@@ -133,14 +107,13 @@ def test_pool_is_refused(tmp_path):
     before = path.read_bytes()
     result = invoke("park", "--stack-config", str(path), "--write")
     assert result.exit_code == 2
-    assert "'autoscaling-pool' cannot be parked: it scales to zero by itself; use cost.off_hours or compute.min_nodes: 0" in result.stderr
+    assert "'autoscaling-pool' cannot be parked: an autoscaling pool parks itself: set compute.min_nodes 0" in result.stderr
     assert path.read_bytes() == before
 
 
-def test_blueprint_without_parked_compute_is_refused(stack, monkeypatch):
-    monkeypatch.delattr(FixedClusterBlueprint, "parked_compute", raising=False)
-    result = invoke("park", "--stack-config", str(stack), "--write")
-    assert result.exit_code == 2 and "does not say how to park it" in result.stderr
+def test_parking_is_each_blueprints_own_meaning():
+    assert FixedClusterBlueprint.parked_compute == {"nodes": 0} and FixedClusterBlueprint.resume_field == "nodes"
+    assert AutoscalingPoolBlueprint.parked_compute is None and AutoscalingPoolBlueprint.park_refusal.startswith("an autoscaling pool parks itself")
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,8 @@ import pytest
 COMPONENT_OUTPUTS = {
     "aitrain:network:TrainingNetwork": ("compute_zone_ids", "security_group_id", "vpc_id", "vswitch_ids", "zone_ids"),
     "aitrain:storage:SharedStorage": ("file_system_id", "mount_source"),
-    "aitrain:compute:GpuCluster": ("deployment_set_id", "instance_set_ids", "role_name"),
+    "aitrain:storage:DataBucket": ("bucket", "internal_endpoint", "policy_name"),
+    "aitrain:compute:GpuCluster": ("deployment_set_id", "instance_ids", "private_ips", "role_name"),
     "aitrain:compute:AutoscalingGpuPool": ("role_name", "scaling_group_id"),
 }
 
@@ -22,8 +23,8 @@ def edges(plan) -> set[tuple[str, str]]:
 
 
 @pytest.mark.parametrize("fixture, components", [
-    ("medical_plan", {"medical-imaging-network", "medical-imaging-storage", "medical-imaging-cluster"}),
-    ("autoscaling_plan", {"autoscaling-training-network", "autoscaling-training-storage", "autoscaling-training-pool"}),
+    ("medical_plan", {"medical-imaging-network", "medical-imaging-storage", "medical-imaging-data", "medical-imaging-cluster"}),
+    ("autoscaling_plan", {"autoscaling-training-network", "autoscaling-training-storage", "autoscaling-training-data", "autoscaling-training-pool"}),
 ])
 def test_every_component_registers_its_outputs(fixture, components, request):
     plan = request.getfixturevalue(fixture)

@@ -57,7 +57,7 @@ def test_medical_imaging_plan_shape(medical_plan):
     assert plan.summary["instance_type"] == "ecs.gn7e-c16g1.32xlarge" and plan.summary["gpu_model"].startswith("A100")
     assert any("m6i.32xlarge" in n and "12 × ecs.gn7e-c16g1.32xlarge" in n for n in plan.notes)
     tops = {r.type for r in plan.resources if r.parent is None and not r.custom}
-    assert tops == {"aitrain:network:TrainingNetwork", "aitrain:storage:SharedStorage", "aitrain:compute:GpuCluster"}
+    assert tops == {"aitrain:network:TrainingNetwork", "aitrain:storage:SharedStorage", "aitrain:storage:DataBucket", "aitrain:compute:GpuCluster"}
     assert plan.count_by_type()["ecs.EcsInstanceSet"] == 1
     assert plan.find("ecs.EcsDeploymentSet")[0].inputs["strategy"] == "LowLatency"
     assert plan.summary["compute_cny_per_hour"] == pytest.approx(12 * 277.93)
@@ -135,7 +135,8 @@ def test_node_cloud_init_mounts_the_shared_storage_at_one_path(medical_plan, aut
     (config,) = autoscaling_plan.find("ess.ScalingConfiguration")
     pool_init = yaml.safe_load(base64.b64decode(config.inputs["userData"]))
     assert pool_init["mounts"][0][:2] == ["${autoscaling-training-storage-mount-target.mountTargetDomain}:/", "/mnt/shared"]
-    assert pool_init["packages"] == ["nfs-common"] and pool_init["package_update"] is True
+    # The NFS client for the shared storage, and xfsprogs to format the scratch disk.
+    assert pool_init["packages"] == ["nfs-common", "xfsprogs"] and pool_init["package_update"] is True
 
 
 def test_every_resource_and_lookup_uses_the_region_pinned_provider():

@@ -35,7 +35,9 @@ def profiles(draw):
             "cost": {"spot": draw(st.booleans())}}
     instance_type = draw(st.sampled_from(GPU_TYPES))
     if blueprint == "fixed-cluster":
-        data["compute"] = {"instance_type": instance_type, "nodes": draw(st.integers(1, 450))}
+        # eRDMA types get one ecs.Instance per node: fewer nodes keep the example fast.
+        eri = CATALOG.instance_type(instance_type).fabric_link == "erdma"
+        data["compute"] = {"instance_type": instance_type, "nodes": draw(st.integers(1, 40 if eri else 450))}
     else:
         low = draw(st.integers(0, 20))
         high = draw(st.integers(max(low, 1), 300))
@@ -63,8 +65,13 @@ def test_every_valid_profile_synthesises_safely(data):
     assert sorted(s.inputs["zoneId"] for s in switches) == sorted({fs.inputs["zoneId"], *compute_zones})
     if data["blueprint"] == "fixed-cluster":
         nodes = data["compute"]["nodes"]
-        amounts = [s.inputs["amount"] for s in plan.find("ecs.EcsInstanceSet")]
-        assert sum(amounts) == nodes and max(amounts) <= 100 and len(amounts) == math.ceil(nodes / 100)
+        if CATALOG.instance_type(data["compute"]["instance_type"]).fabric_link == "erdma":
+            instances = plan.find("ecs.Instance")
+            assert len(instances) == nodes and not plan.find("ecs.EcsInstanceSet")
+            assert {i.inputs["networkInterfaceTrafficMode"] for i in instances} == {"HighPerformance"}
+        else:
+            amounts = [s.inputs["amount"] for s in plan.find("ecs.EcsInstanceSet")]
+            assert sum(amounts) == nodes and max(amounts) <= 100 and len(amounts) == math.ceil(nodes / 100)
         assert len(compute_zones) == 1
     else:
         (group,) = plan.find("ess.ScalingGroup")

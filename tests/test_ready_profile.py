@@ -86,10 +86,24 @@ def test_login_node_needs_an_admin_cidr():
     assert message.startswith("access.login_node is true but network.admin_cidr is empty")
 
 
+def test_login_node_needs_a_key_pair():
+    data = medical()
+    data["network"]["admin_cidr"] = "203.0.113.0/24"
+    data["access"] = {"login_node": True}
+    assert problem(data)[1].startswith("access.login_node is true but access.key_pair_name is empty")
+
+
+def test_bucket_name_follows_the_oss_rules():
+    data = medical()
+    data["bucket"] = {"name": "Team_Data"}
+    path, message = problem(data)
+    assert path == "bucket.name" and "Team_Data" in message
+
+
 def test_login_node_must_be_a_cpu_type():
     data = medical()
     data["network"]["admin_cidr"] = "203.0.113.0/24"
-    data["access"] = {"login_node": True, "login_instance_type": "ecs.gn7i-c8g1.2xlarge"}
+    data["access"] = {"login_node": True, "login_instance_type": "ecs.gn7i-c8g1.2xlarge", "key_pair_name": "ops"}
     _, message = problem(data)
     assert message.startswith("access.login_instance_type 'ecs.gn7i-c8g1.2xlarge' is not a CPU instance type in the catalog; allowed: ")
     data["access"]["login_instance_type"] = "ecs.c7.large"

@@ -109,7 +109,7 @@ def test_failed_plan_leaves_an_existing_out_file_intact(tmp_path):
 
     out = tmp_path / "plan.md"
     out.write_text("previous plan\n")
-    result = CliRunner().invoke(app, ["plan", "medical-imaging", "--set", "compute.nodes=0", "--format", "markdown", "--out", str(out)])
+    result = CliRunner().invoke(app, ["plan", "medical-imaging", "--set", "compute.nodes=-1", "--format", "markdown", "--out", str(out)])
     assert result.exit_code == 2
     assert out.read_text() == "previous plan\n"
 

@@ -10,7 +10,9 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from blueprints.bootstrap import LAUNCHER_PATH, BootSpec, Fabric, GpuSoftware, render_user_data
+from blueprints.components.access import LoginNode, LoginNodeArgs
 from blueprints.components.base import SHARED_MOUNT_PATH
+from blueprints.components.bucket import DataBucket, DataBucketArgs
 from blueprints.components.network import TrainingNetwork, TrainingNetworkArgs
 from blueprints.components.node import NodeSpec
 from blueprints.components.storage import SharedStorage, SharedStorageArgs
@@ -106,7 +108,8 @@ class Blueprint(ABC):
                 instance_type=self.instance.instance_type,
                 compute_zone_count=self.compute_zone_count,
                 preferred_zones=p.network.zones,
-                admin_cidr=p.network.admin_cidr,
+                # With a login node, SSH reaches training nodes only from it (rule added below), never from a range.
+                admin_cidr=None if p.access.login_node else p.network.admin_cidr,
                 tags=p.tags,
             ),
             opts=self.opts,
@@ -129,7 +132,14 @@ class Blueprint(ABC):
             ),
             opts=self.opts,
         )
+        # Like the file system, the bucket depends on the profile's name, region and bucket section only.
+        bucket = DataBucket(
+            f"{p.name}-data",
+            DataBucketArgs(name=p.name, region=p.region, bucket=p.bucket_name, noncurrent_days=p.bucket.noncurrent_days, existing=p.bucket.existing, tags=p.tags),
+            opts=self.opts,
+        )
         image = self.image()
+        login = self.build_login_node(network, image.image_id)
         scratch = p.compute.scratch(self.catalog)
         expected_nodes = self.expected_nodes()
         # A parked cluster (no nodes) boots nothing, so there is no user data to render.
@@ -163,6 +173,7 @@ class Blueprint(ABC):
             scratch_disk_gib=scratch.cloud_disk_gib,
             scratch_performance_level=scratch.performance_level,
             eri=self.instance.fabric_link == "erdma",
+            bucket_policy_name=bucket.policy_name,
             spot=p.cost.spot,
             tags=p.tags,
         )
@@ -177,11 +188,39 @@ class Blueprint(ABC):
             "storage_zone_id": p.storage_zone,
             "security_group_id": network.security_group_id,
             "file_system_id": storage.file_system_id,
+            "file_system_mount": storage.mount_source,
             "shared_mount_path": SHARED_MOUNT_PATH,
+            "bucket": bucket.bucket,
+            "bucket_internal_endpoint": bucket.internal_endpoint,
+            "nat_eip": network.nat_eip.ip_address,
             "launcher": LAUNCHER_PATH,
         }
+        if login is not None:
+            outputs.update(login_node_public_ip=login.public_ip, login_node_private_ip=login.private_ip, login_node_instance_id=login.instance_id)
         outputs.update(self.build_compute(network, node))
         return outputs
+
+    def build_login_node(self, network: TrainingNetwork, image_id: str) -> LoginNode | None:
+        """The optional SSH login node in the storage zone, and the rule letting it (only it) SSH into the nodes."""
+        p = self.profile
+        if not p.access.login_node or p.network.admin_cidr is None:
+            return None
+        login = LoginNode(
+            f"{p.name}-login",
+            LoginNodeArgs(
+                name=p.name,
+                instance_type=p.access.login_instance_type,
+                image_id=image_id,
+                vswitch_id=network.vswitch_id(p.storage_zone),
+                vpc_id=network.vpc_id,
+                admin_cidr=p.network.admin_cidr,
+                key_pair_name=p.access.key_pair_name,
+                tags=p.tags,
+            ),
+            opts=self.opts,
+        )
+        network.admit_ssh_from(login.security_group_id)
+        return login
 
     @abstractmethod
     def build_compute(self, network: TrainingNetwork, node: NodeSpec) -> dict[str, object]:
@@ -294,6 +333,9 @@ class Blueprint(ABC):
                 if tier.price_per_gib_month is not None
                 else "unknown: the catalog has no price for this tier"
             ),
+            bucket=profile.bucket_name,
+            bucket_managed=not profile.bucket.existing,
+            login_node=f"{profile.access.login_instance_type} with an EIP, SSH from {profile.network.admin_cidr} only" if profile.access.login_node else "none: reach nodes with Cloud Assistant",
             spot=profile.cost.spot,
             admin_cidr=profile.network.admin_cidr,
         )

@@ -43,6 +43,7 @@ class TrainingNetwork(pulumi.ComponentResource):
     def __init__(self, name: str, args: TrainingNetworkArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("aitrain:network:TrainingNetwork", name, None, opts)
         tags = with_tags(args.tags, "network")
+        self.prefix = name
 
         offered = alicloud.get_zones(
             available_instance_type=args.instance_type,
@@ -166,10 +167,10 @@ class TrainingNetwork(pulumi.ComponentResource):
             }
         )
 
-    def admit_ssh_from(self, name: str, security_group_id: pulumi.Input[str]) -> alicloud.ecs.SecurityGroupRule:
+    def admit_ssh_from(self, security_group_id: pulumi.Input[str]) -> alicloud.ecs.SecurityGroupRule:
         """Let members of another security group (the login node's) SSH into the training nodes, and nobody else."""
         return alicloud.ecs.SecurityGroupRule(
-            f"{name}-sg-ssh-from-login",
+            f"{self.prefix}-sg-ssh-from-login",
             type="ingress",
             ip_protocol="tcp",
             port_range="22/22",

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
-
 import pulumi
 import pulumi_alicloud as alicloud
 
-from blueprints.components.base import child, node_role
+from blueprints.components.base import node_role
+from blueprints.components.bucket import attach_bucket_policy
 
 # The ECS NIC traffic mode that gives an interface eRDMA (an ERI); ready-to-train.md §2b.
 ERI_TRAFFIC_MODE = "HighPerformance"
@@ -28,9 +27,9 @@ class NodeSpec:
     scratch_performance_level: str = "PL1"
     # The type has eRDMA: its primary NIC is created as an ERI (HighPerformance traffic mode).
     eri: bool = False
-    # Custom RAM policies the node role gets (the bucket's scoped policy); attached by the compute unit, so parking
-    # compute removes only the attachments.
-    policy_names: Sequence[pulumi.Input[str]] = ()
+    # The bucket's scoped RAM policy; the compute unit attaches it to its node role, so parking compute removes only
+    # the attachment, never the bucket or the policy.
+    bucket_policy_name: pulumi.Input[str] | None = None
     spot: bool = False
     tags: dict[str, str] = field(default_factory=dict)
 
@@ -41,14 +40,8 @@ class NodeSpec:
 
 
 def node_identity(parent: pulumi.Resource, name: str, node: NodeSpec) -> alicloud.ram.Role:
-    """The node RAM role of a compute unit, with the node's custom policies attached (children of ``parent``)."""
+    """The node RAM role of a compute unit, with the bucket policy attached (children of ``parent``)."""
     role = node_role(parent, name)
-    for index, policy in enumerate(node.policy_names):
-        alicloud.ram.RolePolicyAttachment(
-            f"{name}-node-policy-{index}",
-            role_name=role.role_name,
-            policy_name=policy,
-            policy_type="Custom",
-            opts=child(parent),
-        )
+    if node.bucket_policy_name is not None:
+        attach_bucket_policy(parent, name, role, node.bucket_policy_name)
     return role
