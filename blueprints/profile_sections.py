@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 from pydantic import Field, field_validator
 
 from blueprints.objectstore import check_bucket_name
-
 from blueprints.profile_strict import Strict
 
 if TYPE_CHECKING:

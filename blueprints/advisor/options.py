@@ -160,7 +160,7 @@ def scaling_for(job: Job, inst: Any, nodes: int) -> sizing.Scaling:
         nodes=nodes,
         gpus_per_node=int(inst.gpu_count or 0),
         nvlink=inst.nvlink,
-        rdma=inst.rdma,
+        fabric_link=inst.fabric_link,
         rdma_gbps_per_node=rdma_gbps_per_node().get(inst.instance_type),
         network_gbps=inst.network_gbps,
         comm=sizing.comm_class(job),

@@ -102,7 +102,7 @@ def scaling_efficiency(
     nodes: int,
     gpus_per_node: int,
     nvlink: bool | None,
-    rdma: str | None,
+    fabric_link: str,
     rdma_gbps_per_node: float | None,
     network_gbps: float | None,
     comm: str,
@@ -111,7 +111,8 @@ def scaling_efficiency(
 
     Inside a node: 1.0 with NVLink (the MFU anchors were measured on 8-GPU NVLink nodes); without NVLink
     (or unknown) the PCIe row applies per doubling of GPUs. Between nodes: the scaling.csv row for the link
-    (``rdma`` when the type has eRDMA / RoCE, else ``tcp``) and the bandwidth per GPU, applied per doubling of nodes.
+    (``rdma`` when ``fabric_link`` — the catalog's ``InstanceType.fabric_link``, which the plan's node boot also
+    reads — is eRDMA or RoCE, else ``tcp``) and the bandwidth per GPU, applied per doubling of nodes.
     """
     rows: list[ScalingRow] = []
     notes: list[str] = []
@@ -126,11 +127,11 @@ def scaling_efficiency(
     link = "nvlink" if nvlink else "pcie"
     gbps_per_gpu: float | None = None
     if nodes > 1:
-        if rdma in ("erdma", "roce"):
+        if fabric_link in ("erdma", "roce"):
             link = "rdma"
             node_gbps = rdma_gbps_per_node if rdma_gbps_per_node is not None else network_gbps
             if rdma_gbps_per_node is None:
-                notes.append(f"{rdma} bandwidth not published: the VPC bandwidth is used as the RDMA bandwidth")
+                notes.append(f"{fabric_link} bandwidth not published: the VPC bandwidth is used as the RDMA bandwidth")
         else:
             link = "tcp"
             node_gbps = network_gbps

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
 import pulumi
 import pulumi_alicloud as alicloud
 

@@ -88,17 +88,17 @@ def test_mfu_derivation_evaluator_reads_the_units():
     "kwargs, expected",
     [
         # one NVLink node: 1.0 by definition (the MFU anchors were measured on NVLink nodes)
-        (dict(nodes=1, gpus_per_node=8, nvlink=True, rdma="none", rdma_gbps_per_node=None, network_gbps=64, comm="heavy"), 1.0),
+        (dict(nodes=1, gpus_per_node=8, nvlink=True, fabric_link="tcp", rdma_gbps_per_node=None, network_gbps=64, comm="heavy"), 1.0),
         # 2 nodes, TCP, heavy: loss = 0.32 / log2(128) = 0.045714; 1 − 0.045714 × 1 = 0.954286
-        (dict(nodes=2, gpus_per_node=8, nvlink=True, rdma="none", rdma_gbps_per_node=None, network_gbps=64, comm="heavy"), 1 - 0.32 / 7),
+        (dict(nodes=2, gpus_per_node=8, nvlink=True, fabric_link="tcp", rdma_gbps_per_node=None, network_gbps=64, comm="heavy"), 1 - 0.32 / 7),
         # 32 nodes, TCP, light (Goyal): 1 − (0.10 / 5) × 5 = 0.90
-        (dict(nodes=32, gpus_per_node=8, nvlink=True, rdma="none", rdma_gbps_per_node=None, network_gbps=50, comm="light"), 0.90),
+        (dict(nodes=32, gpus_per_node=8, nvlink=True, fabric_link="tcp", rdma_gbps_per_node=None, network_gbps=50, comm="light"), 0.90),
         # RoCE 800 Gbit/s per node = 100 per GPU → DLE BERT row: 1 − (1 − 0.9416)/5 × log2(32) = 0.9416
-        (dict(nodes=32, gpus_per_node=8, nvlink=True, rdma="roce", rdma_gbps_per_node=800, network_gbps=64, comm="heavy"), 0.9416),
+        (dict(nodes=32, gpus_per_node=8, nvlink=True, fabric_link="roce", rdma_gbps_per_node=800, network_gbps=64, comm="heavy"), 0.9416),
         # eRDMA with unknown bandwidth and unknown VPC bandwidth → slowest rdma heavy row: 1 − 0.045714 × 2 = 0.908571
-        (dict(nodes=4, gpus_per_node=8, nvlink=True, rdma="erdma", rdma_gbps_per_node=None, network_gbps=None, comm="heavy"), 1 - 2 * 0.32 / 7),
+        (dict(nodes=4, gpus_per_node=8, nvlink=True, fabric_link="erdma", rdma_gbps_per_node=None, network_gbps=None, comm="heavy"), 1 - 2 * 0.32 / 7),
         # 4 GPUs on PCIe, one node: pcie row 1 − (0.0584/5) × log2(4) = 0.97664
-        (dict(nodes=1, gpus_per_node=4, nvlink=False, rdma="none", rdma_gbps_per_node=None, network_gbps=64, comm="heavy"), 1 - (1 - 0.9416) / 5 * 2),
+        (dict(nodes=1, gpus_per_node=4, nvlink=False, fabric_link="tcp", rdma_gbps_per_node=None, network_gbps=64, comm="heavy"), 1 - (1 - 0.9416) / 5 * 2),
     ],
 )
 def test_scaling_efficiency(kwargs, expected):
@@ -106,7 +106,7 @@ def test_scaling_efficiency(kwargs, expected):
 
 
 def test_scaling_flags_bandwidth_bound_links():
-    notes = sizing.scaling_efficiency(nodes=4, gpus_per_node=8, nvlink=True, rdma="none", rdma_gbps_per_node=None, network_gbps=64, comm="heavy").notes
+    notes = sizing.scaling_efficiency(nodes=4, gpus_per_node=8, nvlink=True, fabric_link="tcp", rdma_gbps_per_node=None, network_gbps=64, comm="heavy").notes
     assert any("8 Gbit/s per GPU is below the 100 Gbit/s" in n for n in notes)
 
 

@@ -1,0 +1,169 @@
+"""Issue 7's acceptance over real plans: every preset boots ready to train, keeps its data, and can be reached and parked."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from blueprints.bootstrap import STATUS_PATH, USER_DATA_LIMIT_BYTES
+from blueprints.catalog import load_catalog
+from blueprints.plandiff import diff_plans
+from blueprints.testing import assert_guardrails, offline_plan
+
+CATALOG = load_catalog()
+SCHEMA = json.loads((Path(__file__).parent / "data" / "cloud-init" / "schema-cloud-config-v1.json").read_text())
+PRESETS = ("medical-imaging", "autoscaling-training")
+ERI_FIXED = "ecs.ebmgn7ex.32xlarge"  # eRDMA in the catalog (rdma = erdma)
+ERI_POOL = "ecs.gn8is-2x.8xlarge"
+ADMIN = "203.0.113.0/24"
+
+
+def node_resource(plan):
+    found = plan.find("ecs.EcsLaunchTemplate") or plan.find("ess.ScalingConfiguration") or plan.find("ecs.Instance")
+    return found[0]
+
+
+def user_data(plan) -> str:
+    return base64.b64decode(node_resource(plan).inputs["userData"]).decode()
+
+
+def files(text: str) -> dict[str, str]:
+    return {f["path"]: f.get("content", "") for f in yaml.safe_load(text)["write_files"]}
+
+
+@pytest.fixture(scope="module", params=PRESETS)
+def preset_plan(request):
+    return request.param, offline_plan(request.param)
+
+
+def test_every_preset_has_its_bucket_with_every_safety_property(preset_plan):
+    name, plan = preset_plan
+    bucket_name = plan.summary["bucket"]
+    (bucket,) = plan.find("oss.Bucket")
+    assert bucket.inputs["bucket"] == bucket_name == f"{name}-cn-shanghai-data"
+    assert bucket.protect and bucket.retain_on_delete and not bucket.inputs.get("forceDestroy")
+    assert plan.find("oss.BucketAcl")[0].inputs["acl"] == "private"
+    assert plan.find("oss.BucketPublicAccessBlock")[0].inputs["blockPublicAccess"] is True
+    assert plan.find("oss.BucketVersioning")[0].inputs["status"] == "Enabled"
+    assert plan.find("oss.BucketServerSideEncryption")[0].inputs["sseAlgorithm"] == "AES256"
+    (deny,) = json.loads(plan.find("oss.BucketPolicy")[0].inputs["policy"])["Statement"]
+    assert deny["Effect"] == "Deny" and deny["Condition"] == {"Bool": {"acs:SecureTransport": ["false"]}}
+    (rule, _) = bucket.inputs["lifecycleRules"]
+    assert rule["prefix"] == "checkpoints/" and rule["noncurrentVersionExpirations"] == [{"days": 30}]
+
+
+def test_the_node_role_gets_a_policy_on_this_bucket_alone(preset_plan):
+    _, plan = preset_plan
+    bucket_name = plan.summary["bucket"]
+    (policy,) = plan.find("ram.Policy")
+    resources = [r for s in json.loads(policy.inputs["policyDocument"])["Statement"] for r in s["Resource"]]
+    assert resources and all(r in (f"acs:oss:*:*:{bucket_name}", f"acs:oss:*:*:{bucket_name}/*") for r in resources)
+    (attachment,) = plan.find("ram.RolePolicyAttachment")
+    (role,) = plan.find("ram.Role")
+    assert attachment.inputs["roleName"] == role.inputs["roleName"] and attachment.inputs["policyName"] == policy.inputs["policyName"]
+    assert attachment.parent == role.parent  # the compute unit: parking removes the attachment, never the policy
+
+
+def test_every_preset_has_encrypted_scratch_of_the_articles_ratio(preset_plan):
+    _, plan = preset_plan
+    node = node_resource(plan)
+    if node.short_type == "ecs.EcsLaunchTemplate":
+        (disk,) = plan.find("ecs.EcsInstanceSet")[0].inputs["dataDisks"]
+        size = disk["diskSize"]
+    else:
+        (disk,) = node.inputs["dataDisks"]
+        size = disk["size"]
+    assert disk["encrypted"] is True and size == plan.summary["scratch_gib_per_node"] >= 3 * plan.summary["memory_gib_per_node"]
+    assert "/mnt/scratch" in plan.summary["scratch"]
+
+
+def test_every_preset_boots_its_gpu_software_within_the_user_data_limit(preset_plan):
+    name, plan = preset_plan
+    text = user_data(plan)
+    size = len(text.encode())
+    assert size < USER_DATA_LIMIT_BYTES, f"{name}: {size} bytes"
+    jsonschema.Draft4Validator(SCHEMA).validate(yaml.safe_load(text))
+    software = CATALOG.software_for(CATALOG.instance_type(plan.summary["instance_type"]))
+    assert software is not None and software.driver_version in text and STATUS_PATH in text
+    assert plan.summary["gpu_software"].startswith(f"NVIDIA driver {software.driver_version}, CUDA {software.cuda_version}")
+    # Neither preset's type has RDMA in the catalog: the plan and the nodes both say TCP.
+    assert plan.summary["fabric"].startswith("TCP") and "NCCL_IB_DISABLE=1" in files(text)["/etc/aitrain/nccl.env"]
+
+
+def test_nvswitch_types_get_fabric_manager_and_others_do_not(medical_plan, autoscaling_plan):
+    assert "Fabric Manager" in medical_plan.summary["gpu_software"]  # 8 × A100 SXM4 on NVSwitch
+    assert "Fabric Manager" not in autoscaling_plan.summary["gpu_software"]  # one A10 (PCIe)
+
+
+def test_an_erdma_fixed_cluster_gets_an_eri_on_every_node():
+    plan = offline_plan("medical-imaging", overrides={"compute.instance_type": ERI_FIXED, "compute.scratch_gib": 3072})
+    instances = plan.find("ecs.Instance")
+    assert len(instances) == 12 and not plan.find("ecs.EcsInstanceSet")
+    assert {i.inputs["networkInterfaceTrafficMode"] for i in instances} == {"HighPerformance"}
+    assert {i.inputs["httpTokens"] for i in instances} == {"required"}
+    assert plan.summary["fabric"].startswith("eRDMA")
+    nccl = files(user_data(plan))["/etc/aitrain/nccl.env"]
+    assert "NCCL_IB_GID_INDEX=1" in nccl and "NCCL_SOCKET_IFNAME=eth0" in nccl
+    assert_guardrails(plan)
+    assert plan.outputs["node_instance_ids"] == [f"${{medical-imaging-cluster-node-{i:03d}.id}}" for i in range(12)]
+
+
+def test_an_erdma_pool_asks_for_an_eri_in_its_scaling_configuration():
+    plan = offline_plan("autoscaling-training", overrides={"compute.instance_type": ERI_POOL, "compute.scratch_gib": 768})
+    (config,) = plan.find("ess.ScalingConfiguration")
+    (nic,) = config.inputs["networkInterfaces"]
+    assert nic["networkInterfaceTrafficMode"] == "HighPerformance" and nic["instanceType"] == "Primary"
+    assert "securityGroupId" not in config.inputs  # the API refuses both
+    assert_guardrails(plan)
+
+
+def test_the_advisor_and_the_plan_read_the_same_link():
+    from blueprints.advisor.options import scaling_for
+    from blueprints.advisor.job import Job
+
+    job = Job.model_validate({"name": "link-check", "model_kind": "transformer", "params": 1e9, "tokens": 1e10, "precision": "bf16", "region": "cn-shanghai", "deadline_days": 7})
+    for type_name in (ERI_FIXED, "ecs.sccgn7ex.32xlarge", "ecs.gn7e-c16g1.32xlarge"):
+        instance = CATALOG.instance_type(type_name)
+        link = scaling_for(job, instance, 4).link
+        plan = offline_plan("medical-imaging", overrides={"compute.instance_type": type_name, "compute.nodes": 1})
+        assert link == ("tcp" if instance.fabric_link == "tcp" else "rdma")
+        assert plan.summary["fabric"].lower().startswith(instance.fabric_link)
+
+
+def test_parking_removes_compute_and_touches_no_storage(medical_plan):
+    parked = offline_plan("medical-imaging", overrides={"compute.nodes": 0})
+    assert not parked.find("ecs.EcsInstanceSet") and not parked.find("ram.Role") and not parked.find("ecs.EcsLaunchTemplate")
+    assert parked.outputs["node_instance_ids"] == [] and parked.outputs["expected_nodes"] == 0
+    diff = diff_plans(medical_plan.to_dict(), parked.to_dict())
+    removed = {c.name for c in diff.changes if c.action == "removed"}
+    assert removed == {r.name for r in medical_plan.resources if r.name.startswith("medical-imaging-cluster")}
+    assert all(c.action == "removed" for c in diff.changes if c.type != "summary")
+    assert diff.risks == []
+
+
+def test_a_login_node_is_the_only_ssh_path_to_the_nodes():
+    plan = offline_plan("medical-imaging", overrides={"network.admin_cidr": ADMIN, "access.login_node": True, "access.key_pair_name": "ops"})
+    (login,) = [i for i in plan.find("ecs.Instance") if i.inputs["tags"]["aitrain-component"] == "login"]
+    assert login.inputs["keyName"] == "ops" and login.inputs["instanceType"] == "ecs.g7.large"
+    ssh = {r.name: r.inputs for r in plan.find("ecs.SecurityGroupRule") if r.inputs.get("portRange") == "22/22"}
+    assert ssh["medical-imaging-login-sg-admin-ssh"]["cidrIp"] == ADMIN
+    assert ssh["medical-imaging-network-sg-ssh-from-login"]["sourceSecurityGroupId"] == "${medical-imaging-login-sg.id}"
+    assert set(ssh) == {"medical-imaging-login-sg-admin-ssh", "medical-imaging-network-sg-ssh-from-login"}
+    assert plan.outputs["login_node_public_ip"] == "${medical-imaging-login-eip.ipAddress}"
+    assert_guardrails(plan)
+
+
+def test_outputs_tell_a_user_how_to_reach_everything(medical_plan):
+    outputs = medical_plan.outputs
+    assert outputs["aitrain_outputs"] == "v1" and outputs["launcher"] == "/usr/local/bin/aitrain-torchrun"
+    assert outputs["bucket"] == "medical-imaging-cn-shanghai-data"
+    assert outputs["bucket_internal_endpoint"] == "oss-cn-shanghai-internal.aliyuncs.com"
+    assert outputs["file_system_mount"] == "${medical-imaging-storage-mount-target.mountTargetDomain}:/share"
+    assert outputs["nat_eip"] == "${medical-imaging-network-nat-eip.ipAddress}"
+    # Read through the instance set's IDs (the instances data source), in ID order.
+    assert outputs["node_private_ips"] == [f"${{medical-imaging-cluster-nodes-0.instanceIds[{i}].privateIp}}" for i in range(12)]
