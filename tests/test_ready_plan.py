@@ -123,8 +123,8 @@ def test_an_erdma_pool_asks_for_an_eri_in_its_scaling_configuration():
 
 
 def test_the_advisor_and_the_plan_read_the_same_link():
-    from blueprints.advisor.options import scaling_for
     from blueprints.advisor.job import Job
+    from blueprints.advisor.options import scaling_for
 
     job = Job.model_validate({"name": "link-check", "model_kind": "transformer", "params": 1e9, "tokens": 1e10, "precision": "bf16", "region": "cn-shanghai", "deadline_days": 7})
     for type_name in (ERI_FIXED, "ecs.sccgn7ex.32xlarge", "ecs.gn7e-c16g1.32xlarge"):
