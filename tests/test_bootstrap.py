@@ -218,7 +218,7 @@ def test_bad_spec_values_name_the_field():
 
 
 def test_endpoint_and_boot_minutes():
-    assert b.internal_oss_endpoint("cn-hangzhou") == "oss-cn-hangzhou-internal.aliyuncs.com"
+    assert "AITRAIN_OSS_ENDPOINT=oss-cn-hangzhou-internal.aliyuncs.com" in b.render_user_data(spec(region="cn-hangzhou"))
     assert b.boot_minutes(GPUS["install_script"]) == (10, 20)
     assert "UNVERIFIED" in b.BOOT_MINUTES["driver_image"][2]
     low, high = b.boot_minutes(GPUS["driver_image"])

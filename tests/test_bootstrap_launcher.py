@@ -35,6 +35,8 @@ class Node:
         cluster_env = written["/etc/aitrain/cluster.env"].replace(b.REGISTRY_DIR, str(self.registry))
         (env_dir / "cluster.env").write_text(cluster_env)
         (env_dir / "nccl.env").write_text(written["/etc/aitrain/nccl.env"])
+        self.status = env_dir / "status"
+        self.status.write_text("state=ready\ndriver=550.127.08\n")
         self.launcher = tmp / "aitrain-torchrun"
         self.launcher.write_text(written[b.LAUNCHER_PATH])
         self.launcher.chmod(0o755)
@@ -193,3 +195,20 @@ def test_launcher_is_the_one_in_the_user_data():
     s = spec()
     assert files(yaml.safe_load(b.render_user_data(s)))[b.LAUNCHER_PATH] == b.render_launcher(s)
     assert b.render_launcher(replace(s, cluster="other")) != b.render_launcher(s)
+
+
+@pytest.mark.parametrize("status, message", [
+    (None, "has no {env}/status yet: it is still booting (the driver install takes 10-20 minutes and a reboot)"),
+    ("state=installing\ndetail=auto-install running\n", "this node is not ready: state=installing detail=auto-install running"),
+    ("state=failed\ndetail=nvidia-smi failed\n", "this node is not ready: state=failed detail=nvidia-smi failed"),
+])
+def test_a_node_that_is_not_ready_refuses_to_join(tmp_path, status, message):
+    node = Node(tmp_path, expected=2)
+    node.register(ips(2))
+    if status is None:
+        node.status.unlink()
+    else:
+        node.status.write_text(status)
+    result = node.run("--", "python", "train.py", self_ip=ips(2)[0])
+    assert result.returncode == 2 and not node.argv_file.exists()
+    assert message.format(env=node.env["AITRAIN_ENV_DIR"]) in result.stderr

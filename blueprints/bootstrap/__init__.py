@@ -9,6 +9,8 @@ from typing import Literal
 
 import jinja2
 
+from blueprints.objectstore import internal_endpoint
+
 # ECS user data: "实例自定义数据需要Base64编码后传入，且编码前的自定义数据不能超过16 KB" (Base64-encoded, at most
 # 16 KB before encoding): https://help.aliyun.com/knowledge_detail/49121.html (and the zh-TW copy
 # https://www.alibabacloud.com/help/tc/doc-detail/49121.htm). Newer pages may allow 32 KB (UNVERIFIED); we hold the
@@ -81,15 +83,6 @@ class UserDataTooLarge(ValueError):
     """The rendered user data is over the ECS limit."""
 
 
-def internal_oss_endpoint(region: str) -> str:
-    """The VPC-internal OSS endpoint, e.g. ``oss-cn-hangzhou-internal.aliyuncs.com``.
-
-    Form from https://help.aliyun.com/en/oss/developer-reference/configure-ossfs-2-0 (``oss-cn-hangzhou-internal``)
-    and the CSI example ``oss-cn-shenzhen-internal.aliyuncs.com`` (ready-to-train.md §3b).
-    """
-    return f"oss-{region}-internal.aliyuncs.com"
-
-
 # Boot-to-ready minutes per method, with where the figure comes from.
 BOOT_MINUTES: dict[str, tuple[int, int, str]] = {
     "install_script": (
@@ -145,7 +138,7 @@ def _values(spec: BootSpec) -> dict[str, object]:
         "gpu": spec.gpu,
         "fabric": spec.fabric,
         "mtu": mtu,
-        "oss_endpoint": internal_oss_endpoint(spec.region),
+        "oss_endpoint": internal_endpoint(spec.region),
         "launcher_path": LAUNCHER_PATH,
         "node_script_path": NODE_SCRIPT_PATH,
         "env_dir": ENV_DIR,
@@ -156,6 +149,7 @@ def _values(spec: BootSpec) -> dict[str, object]:
         "registry_dir": REGISTRY_DIR,
         "rdzv_port": RDZV_PORT,
         "metadata_host": METADATA_HOST,
+        "boot_minutes": boot_minutes(spec.gpu),
     }
 
 
@@ -205,7 +199,6 @@ __all__ = [
     "GpuSoftware",
     "UserDataTooLarge",
     "boot_minutes",
-    "internal_oss_endpoint",
     "render_launcher",
     "render_node_script",
     "render_user_data",
