@@ -31,24 +31,27 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SAFETY_KEYWORDS = ("protect", "retain_on_delete", "depends_on", "delete_before_replace", "ignore_changes")
-MUST_KILL_KEYWORDS = ("protect", "retain_on_delete", "depends_on")
+# The node and bucket settings that keep data and nodes safe count too: dropping one falls back to an unsafe default.
+NODE_AND_BUCKET_SAFETY = ("http_tokens", "encrypted", "system_disk_encrypted", "block_public_access", "acl", "sse_algorithm", "network_interface_traffic_mode")
+SAFETY_KEYWORDS = ("protect", "retain_on_delete", "depends_on", "delete_before_replace", "ignore_changes", *NODE_AND_BUCKET_SAFETY)
+MUST_KILL_KEYWORDS = ("protect", "retain_on_delete", "depends_on", *NODE_AND_BUCKET_SAFETY)
 
 # Focused tests per target (first match wins); fastest and most sensitive first, so -x stops early.
 TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("blueprints/guardrails.py", ("tests/test_guardrails.py", "tests/test_program.py")),
     ("blueprints/plandiff.py", ("tests/test_plandiff.py",)),
-    ("blueprints/components/", ("tests/test_plan_graph.py", "tests/test_guardrails.py", "tests/test_components.py", "tests/test_golden.py")),
+    ("blueprints/objectstore.py", ("tests/test_objectstore.py", "tests/test_ready_plan.py")),
+    ("blueprints/components/", ("tests/test_plan_graph.py", "tests/test_guardrails.py", "tests/test_components.py", "tests/test_bucket.py", "tests/test_access.py", "tests/test_ready_plan.py", "tests/test_golden.py")),
     ("blueprints/catalog/", ("tests/catalog",)),
     ("", ("tests",)),
 )
 
 
 def default_targets() -> list[str]:
-    """guardrails, every component module, plandiff and the catalog loader (split out or still in the package)."""
+    """guardrails, every component module, objectstore, plandiff and the catalog loader (split out or still in the package)."""
     loader = "blueprints/catalog/loader.py" if (ROOT / "blueprints/catalog/loader.py").exists() else "blueprints/catalog/__init__.py"
     components = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "blueprints/components").glob("*.py") if p.name != "__init__.py")
-    return ["blueprints/guardrails.py", *components, "blueprints/plandiff.py", loader]
+    return ["blueprints/guardrails.py", *components, "blueprints/objectstore.py", "blueprints/plandiff.py", loader]
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,11 @@ def _must_kill_statement(path: str, stmt: ast.stmt, functions: list[str], tree: 
             return "register_outputs"
         if "stateful" in inside:
             return "protect/retain_on_delete"
+        if isinstance(stmt, ast.Expr) and text.startswith(("alicloud.oss.", "attach_bucket_policy(", "network.admit_ssh_from(")):
+            return "bucket or access safety resource"
+    elif path.endswith("objectstore.py"):
+        if isinstance(stmt, ast.Raise) or (isinstance(stmt, ast.If) and any(isinstance(s, ast.Raise) for s in stmt.body)):
+            return "bucket-name or policy check"
     elif path.endswith("plandiff.py"):
         if "risk" in text or any("risk" in f for f in inside):
             return "diff risk"
