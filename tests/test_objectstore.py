@@ -89,3 +89,8 @@ def test_node_policy_refuses_to_exceed_the_ram_limit(monkeypatch):
 def test_documents_refuse_a_bad_bucket_name(render):
     with pytest.raises(ValueError, match="bucket name 'Bad_Name'"):
         render("Bad_Name")
+
+
+def test_a_bucket_name_that_is_not_text_is_refused():
+    with pytest.raises(ValueError, match=r"bucket name 42 must be text"):
+        objectstore.check_bucket_name(42)  # type: ignore[arg-type]
