@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_alicloud as alicloud
 
-from blueprints.components.base import base64_text, child, with_tags
+from blueprints.components.base import base64_text, child, ssh_ingress, with_tags
 
 # The tag value guardrails use to tell the login node's security group and instance from training nodes'.
 LOGIN_COMPONENT = "login"
@@ -56,19 +56,7 @@ class LoginNode(pulumi.ComponentResource):
             tags=tags,
             opts=child(self),
         )
-        alicloud.ecs.SecurityGroupRule(
-            f"{name}-sg-admin-ssh",
-            type="ingress",
-            ip_protocol="tcp",
-            port_range="22/22",
-            nic_type="intranet",
-            policy="accept",
-            priority=1,
-            security_group_id=self.security_group.id,
-            cidr_ip=args.admin_cidr,
-            description="SSH to the login node from the configured admin range only",
-            opts=child(self),
-        )
+        ssh_ingress(self, f"{name}-sg-admin-ssh", self.security_group.id, "SSH to the login node from the configured admin range only", cidr_ip=args.admin_cidr)
         self.instance = alicloud.ecs.Instance(
             f"{name}-instance",
             instance_name=f"{args.name}-login",

@@ -51,3 +51,29 @@ def node_role(parent: pulumi.Resource, name: str) -> alicloud.ram.Role:
         description="aitrain training nodes; grants nothing by default (attach scoped policies as needed)",
         opts=child(parent),
     )
+
+
+def ssh_ingress(
+    parent: pulumi.Resource,
+    name: str,
+    security_group_id: pulumi.Input[str],
+    description: str,
+    *,
+    cidr_ip: str | None = None,
+    source_security_group_id: pulumi.Input[str] | None = None,
+) -> alicloud.ecs.SecurityGroupRule:
+    """Admit TCP 22 into ``security_group_id`` from one CIDR or one security group, and nothing else."""
+    return alicloud.ecs.SecurityGroupRule(
+        name,
+        type="ingress",
+        ip_protocol="tcp",
+        port_range="22/22",
+        nic_type="intranet",
+        policy="accept",
+        priority=1,
+        security_group_id=security_group_id,
+        cidr_ip=cidr_ip,
+        source_security_group_id=source_security_group_id,
+        description=description,
+        opts=child(parent),
+    )

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_alicloud as alicloud
 
-from blueprints.components.base import child, with_tags
+from blueprints.components.base import child, ssh_ingress, with_tags
 from blueprints.layout import choose_compute_zones, network_zones, vswitch_cidr
 
 # The NAT gateway's EIP bandwidth cap (Mbit/s) for outbound traffic (package mirrors, container registries).
@@ -102,19 +102,7 @@ class TrainingNetwork(pulumi.ComponentResource):
             opts=child(self),
         )
         if args.admin_cidr:
-            alicloud.ecs.SecurityGroupRule(
-                f"{name}-sg-admin-ssh",
-                type="ingress",
-                ip_protocol="tcp",
-                port_range="22/22",
-                nic_type="intranet",
-                policy="accept",
-                priority=1,
-                security_group_id=self.security_group.id,
-                cidr_ip=args.admin_cidr,
-                description="SSH from the configured admin range only",
-                opts=child(self),
-            )
+            ssh_ingress(self, f"{name}-sg-admin-ssh", self.security_group.id, "SSH from the configured admin range only", cidr_ip=args.admin_cidr)
 
         self.nat_gateway = alicloud.vpc.NatGateway(
             f"{name}-nat",
@@ -169,19 +157,7 @@ class TrainingNetwork(pulumi.ComponentResource):
 
     def admit_ssh_from(self, security_group_id: pulumi.Input[str]) -> alicloud.ecs.SecurityGroupRule:
         """Let members of another security group (the login node's) SSH into the training nodes, and nobody else."""
-        return alicloud.ecs.SecurityGroupRule(
-            f"{self.prefix}-sg-ssh-from-login",
-            type="ingress",
-            ip_protocol="tcp",
-            port_range="22/22",
-            nic_type="intranet",
-            policy="accept",
-            priority=1,
-            security_group_id=self.security_group.id,
-            source_security_group_id=security_group_id,
-            description="SSH from the login node only",
-            opts=child(self),
-        )
+        return ssh_ingress(self, f"{self.prefix}-sg-ssh-from-login", self.security_group.id, "SSH from the login node only", source_security_group_id=security_group_id)
 
     def vswitch_id(self, zone: str) -> pulumi.Output[str]:
         """The ID of the vSwitch in ``zone`` (a zone in ``zone_ids``)."""
