@@ -89,6 +89,14 @@ def dotted(loc: Sequence[Any], prefix: str = "") -> str:
     return out
 
 
+class FieldError(ValueError):
+    """A validator's error about one field (``path`` below the model that raised it), with the field's value."""
+
+    def __init__(self, path: str, value: object, message: str):
+        super().__init__(f"{path}: {message}")
+        self.path, self.value, self.message = path, value, message
+
+
 def problems_from_validation_error(
     exc: ValidationError,
     *,
@@ -119,6 +127,10 @@ def problems_from_validation_error(
             problems.append(Problem(path, value, message, hint))
         elif kind == "missing":
             problems.append(Problem(path, _MISSING, "required field is missing"))
+        elif isinstance((err.get("ctx") or {}).get("error"), FieldError):
+            # A check across sections (raised by a model validator) names the field it is about, not the whole model.
+            located: FieldError = err["ctx"]["error"]
+            problems.append(Problem(dotted([*loc, *located.path.split(".")], prefix), located.value, located.message))
         else:
             message = err["msg"]
             # pydantic prefixes custom errors with "Value error, "; the user needs only our text.

@@ -21,6 +21,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from blueprints.errors import MISSING, Problem, UserInputError, join_allowed
 
+# Marks stack outputs as aitrain's: every blueprint writes it, ``aitrain launch`` requires it. Bump when their meaning changes.
 OUTPUTS_VERSION = "v1"
 # `pulumi stack output --json` prints secret values as this text unless --show-secrets is given.
 SECRET_PLACEHOLDER = "[secret]"

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any, Mapping
 from pydantic import BaseModel, ValidationError
 
 from blueprints.errors import MISSING, Problem, UserInputError, did_you_mean, join_allowed, problems_from_validation_error
-from blueprints.profile import ESS_MAX_SIZE, ProfileBase, ProfileContext
+from blueprints.profile import ESS_MAX_SIZE, ProfileBase
+from blueprints.profile_context import ProfileContext
 
 if TYPE_CHECKING:
     from blueprints.catalog import Alias, Catalog, InstanceType

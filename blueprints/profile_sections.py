@@ -59,13 +59,13 @@ class Scratch:
 def scratch_for(requested: int | None, performance_level: str, instance: "InstanceType", catalog: "Catalog") -> Scratch:
     """The node's scratch: its local NVMe when it has one, else the requested ESSD size (or 3 × memory when unset).
 
-    Raises ValueError naming the value and the allowed range when the request cannot be built.
+    Raises ValueError with the allowed range (about ``scratch_gib``) when the request cannot be built.
     """
     local = catalog.local_nvme_gib(instance)
     if local:
         if requested:
             raise ValueError(
-                f"scratch_gib {requested:,} is not used: {instance.instance_type} comes with {local:,} GiB of local NVMe, which is its scratch; "
+                f"is not used: {instance.instance_type} comes with {local:,} GiB of local NVMe, which is its scratch; "
                 "leave scratch_gib empty (or 0 for no scratch)"
             )
         return Scratch(0 if requested == 0 else local, True, performance_level)
@@ -77,7 +77,7 @@ def scratch_for(requested: int | None, performance_level: str, instance: "Instan
         return Scratch(wanted, False, performance_level)
     if requested and limits is not None and not limits.min_gib <= requested <= limits.max_gib:
         raise ValueError(
-            f"scratch_gib {requested:,} is outside ESSD {performance_level}'s {limits.min_gib:,}–{limits.max_gib:,} GiB (catalog disks.csv); "
+            f"{requested:,} GiB is outside ESSD {performance_level}'s {limits.min_gib:,}–{limits.max_gib:,} GiB (catalog disks.csv); "
             "choose a size in that range, another scratch_performance_level, or 0 for no scratch"
         )
     return Scratch(requested, False, performance_level)

@@ -64,8 +64,9 @@ def test_plan_from_stack_config_with_set_override(tmp_path):
     [
         (["plan", "medical-imagin"], "did you mean 'medical-imaging'?"),
         (["plan", "medical-imaging", "--set", "compute.nodes=-1"], "compute.nodes = -1"),
-        (["plan", "medical-imaging", "--set", "compute.scratch_gib=40000"], "scratch_gib 40,000 is outside ESSD PL1's 20–32,768 GiB"),
-        (["plan", "medical-imaging", "--set", "access.login_node=true"], "access.login_node is true but network.admin_cidr is empty"),
+        (["plan", "medical-imaging", "--set", "compute.scratch_gib=40000"], "compute.scratch_gib = 40000: 40,000 GiB is outside ESSD PL1's 20–32,768 GiB"),
+        (["plan", "medical-imaging", "--set", "bucket.name=Team_Data"], "bucket.name = 'Team_Data': bucket name 'Team_Data' contains 'D', 'T', '_'; OSS allows only lowercase letters"),
+        (["plan", "medical-imaging", "--set", "access.login_node=true"], "access.login_node = True: needs network.admin_cidr, which is empty"),
         (["plan", "medical-imaging", "--set", "compute.instance_type=m6i.32xlarg"], "did you mean"),
         (["plan", "medical-imaging", "--set", "network.admin_cidr=0.0.0.0/0"], "network.admin_cidr = '0.0.0.0/0'"),
         (["plan", "medical-imaging", "--set", "network.vpc_cidr=10.0.0/16"], "not a valid CIDR"),

@@ -16,16 +16,13 @@ from blueprints.components.bucket import DataBucket, DataBucketArgs
 from blueprints.components.network import TrainingNetwork, TrainingNetworkArgs
 from blueprints.components.node import NodeSpec
 from blueprints.components.storage import SharedStorage, SharedStorageArgs
+from blueprints.launch import OUTPUTS_VERSION
 from blueprints.layout import LayoutError
 from blueprints.profile import ProfileBase
 
 if TYPE_CHECKING:
     from blueprints.advisor.budget import BudgetTier
     from blueprints.catalog import Catalog, InstanceType
-
-
-# Marks stack outputs as aitrain's (``aitrain launch`` reads them); bump when their meaning changes.
-OUTPUTS_VERSION = "v1"
 
 
 # What the plan says about the link NCCL uses between nodes (the catalog's ``InstanceType.fabric_link``).
