@@ -56,7 +56,7 @@ def launch(
         return
     commands = plan.commands
     if plan.discovery is not None:
-        commands = _pool_commands(outputs, rid, plan.line, _run)
+        commands = _pool_commands(outputs, rid, cmd or [], _run)
     if via is Via.ssh:
         # One ssh per node, all at once: each returns as soon as its node has the launcher in the background.
         with concurrent.futures.ThreadPoolExecutor(max_workers=min(32, len(commands))) as pool:
@@ -75,8 +75,8 @@ def launch(
     typer.echo(f"started on every node; follow with: tail -f {outputs.shared_mount_path.rstrip('/')}/.aitrain/runs/{rid}/*.log")
 
 
-def _pool_commands(outputs: Any, run_id: str, line: str, run: Runner) -> list[list[str]]:
-    """Page through the pool's InService instances, then one RunCommand per 50 of them."""
+def _pool_commands(outputs: Any, run_id: str, command: list[str], run: Runner) -> list[list[str]]:
+    """Page through the pool's InService instances, then one RunCommand per 50 of them, each waiting for all of them."""
     from blueprints import launch as lc
 
     ids: list[str] = []
@@ -100,6 +100,7 @@ def _pool_commands(outputs: Any, run_id: str, line: str, run: Runner) -> list[li
         typer.echo(f"the pool {outputs.scaling_group_id} has no InService nodes: scale it out (desired capacity) and launch again", err=True)
         raise typer.Exit(code=1)
     size = lc.RUN_COMMAND_MAX_INSTANCES
+    line = lc.node_line(outputs, run_id, command, nnodes=len(ids))
     commands = [lc.run_command_argv(outputs, run_id, line, ids[i : i + size]) for i in range(0, len(ids), size)]
     typer.echo(f"found {len(ids)} InService node{'s' if len(ids) != 1 else ''}; running:")
     for argv in commands:

@@ -182,8 +182,12 @@ def check_launchable(outputs: StackOutputs, via: Via) -> None:
         raise _bad("--via", via.value, f"ssh goes through the login node, and {outputs.source} has no login_node_public_ip: set access.login_node: true and `pulumi up`, or use --via cloud-assistant")
 
 
-def node_line(outputs: StackOutputs, run_id: str, command: Sequence[str], *, hosts: bool = True) -> str:
+def node_line(outputs: StackOutputs, run_id: str, command: Sequence[str], *, hosts: bool = True, nnodes: int | None = None) -> str:
     """The one shell line each node runs: make the run's log directory, start the launcher in the background.
+
+    The launcher learns the nodes from ``--hosts`` (the outputs' private IPs) or, without it, the host registry
+    with ``--nnodes`` (how many must have registered): the node count is never baked into the nodes' user data,
+    so resizing a cluster does not change (and reboot) the nodes already running.
 
     ``setsid`` and ``< /dev/null`` detach the launcher from the shell Cloud Assistant or ssh started, so that call
     returns at once and the job outlives it; stdout and stderr go to ``<shared>/.aitrain/runs/<run-id>/<host>.log``.
@@ -194,6 +198,8 @@ def node_line(outputs: StackOutputs, run_id: str, command: Sequence[str], *, hos
     launcher = [outputs.launcher]
     if hosts and outputs.private_ips:
         launcher += ["--hosts", ",".join(outputs.private_ips)]
+    elif nnodes is not None:
+        launcher += ["--nnodes", str(nnodes)]
     started = shlex.join([*launcher, "--", *command])
     return f"mkdir -p {run_dir} && setsid nohup {started} < /dev/null > {run_dir}/$(hostname).log 2>&1 &"
 
@@ -210,7 +216,7 @@ def plan_launch(outputs: StackOutputs, via: Via, run_id: str, command: Sequence[
     if _encoded_size(line) > COMMAND_CONTENT_LIMIT_BASE64_BYTES and hosts_in_line:
         # A very large cluster's host list would not fit: the launcher then reads the host registry on the
         # shared file system instead, which every node writes at boot.
-        line, hosts_in_line = node_line(outputs, run_id, command, hosts=False), False
+        line, hosts_in_line = node_line(outputs, run_id, command, hosts=False, nnodes=len(outputs.private_ips or ())), False
     if _encoded_size(line) > COMMAND_CONTENT_LIMIT_BASE64_BYTES:
         raise _bad("CMD", shlex.join(command), f"the node line is {_encoded_size(line)} bytes once Base64-encoded; Cloud Assistant takes at most {COMMAND_CONTENT_LIMIT_BASE64_BYTES}: put the arguments in a file on the shared file system")
     template = run_command_argv(outputs, run_id, line, [])
@@ -287,6 +293,8 @@ def render_plan(outputs: StackOutputs, via: Via, run_id: str, plan: LaunchPlan) 
     ]
     if not plan.hosts_in_line and not outputs.is_pool:
         lines.append(f"  (no --hosts: {len(outputs.private_ips or ())} addresses do not fit in one Cloud Assistant command; the launcher reads the host registry)")
+    if outputs.is_pool:
+        lines.append("  (with --nnodes N before --, N = the InService instances found: the launcher waits until N have registered)")
     lines.append("commands:")
     if plan.discovery is not None and plan.pool_template is not None:
         lines.append(f"  {shlex.join(plan.discovery)}")

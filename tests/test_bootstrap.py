@@ -34,7 +34,6 @@ def spec(**changes: object) -> b.BootSpec:
         cluster="medical-imaging",
         region="cn-wulanchabu",
         gpus_per_node=8,
-        expected_nodes=12,
         storage_kind="nas",
         mount_source="0a1b2c3d4e-abc12.cn-wulanchabu.extreme.nas.aliyuncs.com:/share",
         mount_options=NFS_OPTIONS,
@@ -118,7 +117,6 @@ def test_cluster_oss_and_nccl_env_for_erdma():
     f = files(yaml.safe_load(b.render_user_data(spec())))
     assert env_lines(f["/etc/aitrain/cluster.env"]) == {
         "AITRAIN_CLUSTER": "medical-imaging",
-        "AITRAIN_EXPECTED_NODES": "12",
         "AITRAIN_GPUS_PER_NODE": "8",
         "AITRAIN_REGISTRY_DIR": "/mnt/shared/.aitrain/hosts",
         "AITRAIN_RDZV_PORT": "29400",
@@ -144,10 +142,10 @@ def test_cluster_oss_and_nccl_env_for_erdma():
     assert "AccessKey" not in json.dumps(f) and "ALIBABA_CLOUD_ACCESS_KEY" not in json.dumps(f)
 
 
-def test_pool_has_empty_expected_nodes_and_tcp_says_so():
-    doc = yaml.safe_load(b.render_user_data(spec(expected_nodes=None, fabric=FABRICS["tcp"])))
+def test_the_node_count_is_not_in_the_boot_config_and_tcp_says_so():
+    doc = yaml.safe_load(b.render_user_data(spec(fabric=FABRICS["tcp"])))
     f = files(doc)
-    assert env_lines(f["/etc/aitrain/cluster.env"])["AITRAIN_EXPECTED_NODES"] == ""
+    assert "NODES" not in f["/etc/aitrain/cluster.env"]  # a resize must not change the user data of running nodes
     assert env_lines(f["/etc/aitrain/nccl.env"]) == {"NCCL_IB_DISABLE": "1", "NCCL_SOCKET_IFNAME": "eth0"}
     assert "runs over TCP" in f["/etc/aitrain/nccl.env"]
     assert "erdma" not in " ".join(doc["runcmd"]) and "mtu" not in f[b.NODE_SCRIPT_PATH]
@@ -211,8 +209,6 @@ def test_profile_values_cannot_inject_shell():
 def test_bad_spec_values_name_the_field():
     with pytest.raises(ValueError, match=r"gpus_per_node: 0"):
         b.render_launcher(spec(gpus_per_node=0))
-    with pytest.raises(ValueError, match=r"expected_nodes: 0"):
-        b.render_user_data(spec(expected_nodes=0))
     with pytest.raises(ValueError, match="install_script' needs driver_version"):
         b.render_user_data(spec(gpu=b.GpuSoftware("install_script", None, None, None, False)))
 

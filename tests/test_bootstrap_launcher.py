@@ -25,7 +25,9 @@ class Node:
     """One node's view: the rendered launcher, its env dir (cluster.env + nccl.env from the user data), a registry."""
 
     def __init__(self, tmp: Path, expected: int | None = 12) -> None:
-        s = spec(expected_nodes=expected)
+        # How many nodes the run expects: what `aitrain launch` passes as --nnodes (None: the registry's count).
+        self.expected = expected
+        s = spec()
         self.tmp = tmp
         self.registry = tmp / "hosts"
         self.registry.mkdir()
@@ -60,6 +62,8 @@ class Node:
             (self.registry / f"i-{i:03d}").write_text(ip + "\n")
 
     def run(self, *args: str, self_ip: str, **env: str) -> subprocess.CompletedProcess[str]:
+        if self.expected is not None and "--nnodes" not in args and "--hosts" not in args:
+            args = ("--nnodes", str(self.expected), *args)
         return subprocess.run([str(self.launcher), *args], env={**self.env, "AITRAIN_SELF_IP": self_ip, **env}, capture_output=True, text=True, timeout=30)
 
     def argv(self) -> list[str]:

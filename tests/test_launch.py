@@ -174,6 +174,7 @@ def test_dry_run_pool_exact(outputs_file):
         aitrain launch: autoscaling-training (autoscaling-pool, cn-shanghai), the InService nodes of asg-uf6pool01, run {RUN}, via cloud-assistant
         each node runs:
           {line}
+          (with --nnodes N before --, N = the InService instances found: the launcher waits until N have registered)
         commands:
           aliyun ess DescribeScalingInstances --RegionId cn-shanghai --ScalingGroupId asg-uf6pool01 --LifecycleState InService --PageSize 50 --PageNumber 1
           aliyun ecs RunCommand --RegionId cn-shanghai --Type RunShellScript --Name aitrain-autoscaling-training-{RUN} --CommandContent {shlex.quote(line)} --Timeout 60 --InstanceId.1 <id> --InstanceId.2 <id> ... (each InService instance of asg-uf6pool01, 50 per call)
@@ -204,6 +205,7 @@ def test_host_list_too_long_for_cloud_assistant_falls_back_to_the_registry(outpu
     outputs = lc.parse_outputs(fixed_outputs(2000), "o", ["fixed-cluster"])
     plan = lc.plan_launch(outputs, lc.Via.cloud_assistant, "r", ["python", "t.py"])
     assert "--hosts" not in plan.line and not plan.hosts_in_line
+    assert "aitrain-torchrun --nnodes 2000 -- python t.py" in plan.line  # the registry must hold all 2000
     assert len(plan.commands) == 40
     small = lc.plan_launch(lc.parse_outputs(fixed_outputs(12), "o", ["fixed-cluster"]), lc.Via.cloud_assistant, "r", ["python", "t.py"])
     assert small.hosts_in_line and "--hosts 10.20.0.11," in small.line
@@ -241,7 +243,8 @@ def test_real_run_on_a_pool_finds_the_inservice_nodes_page_by_page(outputs_file,
     calls = fake_bin()
     assert [c[2] for c in calls] == ["DescribeScalingInstances", "DescribeScalingInstances", "RunCommand", "RunCommand"]
     assert calls[1][-1] == "2"  # --PageNumber 2
-    line = LINE.format(run="p1", hosts="", cmd="python train.py")
+    # The nodes wait until all 52 have registered: a pool's size is known only now.
+    line = LINE.format(run="p1", hosts=" --nnodes 52", cmd="python train.py")
     assert calls[2] == run_command(pool[:50], line, run="p1", profile="autoscaling-training")
     assert calls[3] == run_command(pool[50:], line, run="p1", profile="autoscaling-training")
     assert "found 52 InService nodes; running:" in result.stdout

@@ -167,3 +167,12 @@ def test_outputs_tell_a_user_how_to_reach_everything(medical_plan):
     assert outputs["nat_eip"] == "${medical-imaging-network-nat-eip.ipAddress}"
     # Read through the instance set's IDs (the instances data source), in ID order.
     assert outputs["node_private_ips"] == [f"${{medical-imaging-cluster-nodes-0.instanceIds[{i}].privateIp}}" for i in range(12)]
+
+
+def test_resizing_an_erdma_cluster_adds_nodes_and_leaves_the_running_ones_alone():
+    overrides = {"compute.instance_type": ERI_FIXED, "compute.scratch_gib": 3072}
+    small = offline_plan("medical-imaging", overrides={**overrides, "compute.nodes": 2})
+    large = offline_plan("medical-imaging", overrides={**overrides, "compute.nodes": 3})
+    diff = diff_plans(small.to_dict(), large.to_dict())
+    # A user-data change would reboot every running node (ecs.Instance user_data updates in place with a reboot).
+    assert {(c.name, c.action) for c in diff.changes} == {("medical-imaging-cluster-node-002", "added")}

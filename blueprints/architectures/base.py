@@ -138,15 +138,13 @@ class Blueprint(ABC):
         image = self.image()
         login = self.build_login_node(network, image.image_id)
         scratch = p.compute.scratch(self.catalog)
-        expected_nodes = self.expected_nodes()
         # A parked cluster (no nodes) boots nothing, so there is no user data to render.
-        user_data = pulumi.Output.from_input("") if expected_nodes == 0 else storage.mount_source.apply(
+        user_data = pulumi.Output.from_input("") if self.expected_nodes() == 0 else storage.mount_source.apply(
             lambda source: render_user_data(
                 BootSpec(
                     cluster=p.name,
                     region=p.region,
                     gpus_per_node=self.instance.gpu_count,
-                    expected_nodes=expected_nodes,
                     storage_kind=p.storage.kind,
                     mount_source=source,
                     mount_options=storage.mount_options,

@@ -66,7 +66,6 @@ class BootSpec:
     cluster: str
     region: str
     gpus_per_node: int
-    expected_nodes: int | None  # fixed cluster: N; autoscaling pool: None
     storage_kind: str
     mount_source: str
     mount_options: str  # empty = not NFS (CPFS is mounted by its own client)
@@ -123,8 +122,6 @@ _ENV = _environment()
 def _check(spec: BootSpec) -> None:
     if spec.gpus_per_node < 1:
         raise ValueError(f"BootSpec.gpus_per_node: {spec.gpus_per_node} is not allowed; use 1 or more (torchrun --nproc-per-node)")
-    if spec.expected_nodes is not None and spec.expected_nodes < 1:
-        raise ValueError(f"BootSpec.expected_nodes: {spec.expected_nodes} is not allowed; use 1 or more, or None for a pool")
     if spec.scratch_gib < 0:
         raise ValueError(f"BootSpec.scratch_gib: {spec.scratch_gib} is not allowed; use 0 (no scratch) or a size in GiB")
     if spec.gpu.method == "install_script" and not (spec.gpu.driver_version and spec.gpu.cuda_version and spec.gpu.cudnn_version):
