@@ -295,6 +295,8 @@ UNIT_CASES = [
      "ingress all -1/-1 from 10.8.0.0/16 reaches SSH on training nodes; with a login node they admit SSH only from its security group"),
     ("cidr-port-range-over-22", TRAINING_SG_RULE, dict(inputs={"cidrIp": "10.8.0.0/16", "ipProtocol": "tcp", "portRange": "20/30"}, drop=("sourceSecurityGroupId",)),
      "AIT012", None, "ingress tcp 20/30 from 10.8.0.0/16 reaches SSH on training nodes; with a login node they admit SSH only from its security group"),
+    ("cidr-unreadable-port-range", TRAINING_SG_RULE, dict(inputs={"cidrIp": "10.8.0.0/16", "ipProtocol": "tcp", "portRange": "ssh"}, drop=("sourceSecurityGroupId",)),
+     "AIT012", None, "ingress tcp ssh from 10.8.0.0/16 reaches SSH on training nodes; with a login node they admit SSH only from its security group"),
     ("login-admits-more-than-ssh", "med-login-sg-admin-ssh", dict(inputs={"portRange": "22/80"}), "AIT012", None,
      "login node admits tcp 22/80 from 203.0.113.0/24; it admits only TCP 22"),
     ("login-ssh-from-another-range", "med-login-sg-admin-ssh", dict(inputs={"cidrIp": "198.51.100.0/24"}), "AIT012", None,
