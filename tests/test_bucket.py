@@ -106,6 +106,11 @@ def test_outputs_and_registered_keys():
 def test_a_bad_bucket_name_fails_before_anything_is_created():
     with pytest.raises(ValueError, match="bucket name 'Med_Data' contains"):
         record_program(lambda: DataBucket("med-data", args(bucket="Med_Data")), zones=ZONES)
+    with offline_mocks(zones=ZONES) as stack:
+        with pytest.raises(ValueError, match="bucket name 'Med_Data' contains"):
+            DataBucket("med-data", args(bucket="Med_Data"))
+        # Refused before the first registration: not even the component, let alone a bucket, exists.
+        assert [r for r in stack.resources if r.custom] == []
 
 
 def test_attachment_lives_with_compute_so_parking_compute_removes_only_it():

@@ -12,8 +12,29 @@ from pathlib import Path
 import pytest
 
 GOLDEN = Path(__file__).parent / "golden"
-PRESETS = ("medical-imaging", "autoscaling-training")
 KINDS = ("json", "md")
+# Beyond the presets: an eRDMA type (one ecs.Instance per node, each with an ERI) reached through a login node.
+ERDMA_LOGIN = {
+    "compute.instance_type": "ecs.ebmgn7ex.32xlarge",
+    "compute.nodes": 2,
+    "compute.scratch_gib": 3072,
+    "network.admin_cidr": "203.0.113.0/24",
+    "access.login_node": True,
+    "access.key_pair_name": "ops",
+}
+# Golden file name → (preset, overrides).
+GOLDEN_PLANS: dict[str, tuple[str, dict[str, object]]] = {
+    "medical-imaging": ("medical-imaging", {}),
+    "autoscaling-training": ("autoscaling-training", {}),
+    "medical-imaging-erdma-login": ("medical-imaging", ERDMA_LOGIN),
+}
+
+
+@pytest.fixture(scope="module")
+def erdma_login_plan():
+    from blueprints.testing import offline_plan
+
+    return offline_plan("medical-imaging", overrides=ERDMA_LOGIN)
 
 
 def golden_text(plan, kind: str) -> str:
@@ -28,7 +49,10 @@ def golden_path(preset: str, kind: str) -> Path:
     return GOLDEN / f"{preset}.plan.{kind}"
 
 
-@pytest.mark.parametrize("preset, fixture", [("medical-imaging", "medical_plan"), ("autoscaling-training", "autoscaling_plan")])
+@pytest.mark.parametrize(
+    "preset, fixture",
+    [("medical-imaging", "medical_plan"), ("autoscaling-training", "autoscaling_plan"), ("medical-imaging-erdma-login", "erdma_login_plan")],
+)
 @pytest.mark.parametrize("kind", KINDS)
 def test_plan_matches_golden_file(preset, fixture, kind, request, update_golden):
     plan = request.getfixturevalue(fixture)
@@ -62,10 +86,10 @@ def write_golden() -> list[Path]:
     from blueprints.testing import offline_plan
 
     written = []
-    for preset in PRESETS:
-        plan = offline_plan(preset)
+    for name, (preset, overrides) in GOLDEN_PLANS.items():
+        plan = offline_plan(preset, overrides=overrides)
         for kind in KINDS:
-            path = golden_path(preset, kind)
+            path = golden_path(name, kind)
             path.write_text(golden_text(plan, kind), encoding="utf-8")
             written.append(path)
     return written

@@ -106,6 +106,8 @@ def test_an_erdma_fixed_cluster_gets_an_eri_on_every_node():
     assert len(instances) == 12 and not plan.find("ecs.EcsInstanceSet")
     assert {i.inputs["networkInterfaceTrafficMode"] for i in instances} == {"HighPerformance"}
     assert {i.inputs["httpTokens"] for i in instances} == {"required"}
+    # Stateless nodes are replaced delete-first, so a change never needs GPU quota for two copies of a node.
+    assert all(i.delete_before_replace for i in instances)
     assert plan.summary["fabric"].startswith("eRDMA")
     nccl = files(user_data(plan))["/etc/aitrain/nccl.env"]
     assert "NCCL_IB_GID_INDEX=1" in nccl and "NCCL_SOCKET_IFNAME=eth0" in nccl

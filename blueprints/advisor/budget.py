@@ -21,4 +21,3 @@ class BudgetTier:
     compute: Callable[[str, int], dict[str, Any]]
     spot_when_allowed: bool = False
     single_node: bool = False
-    always_on: bool = False

@@ -72,7 +72,7 @@ class FixedClusterBlueprint(Blueprint):
     def budget_tiers(cls, limits: dict[str, float]) -> tuple[BudgetTier, ...]:
         """Dedicated (≥ the dedicated minimum, or unpriced) and single node (below the pool minimum)."""
         return (
-            BudgetTier("dedicated", cls.name, limits["tier_dedicated_min_cny_per_year"], "dedicated training cluster", cls.compute_from_choice, always_on=True),
+            BudgetTier("dedicated", cls.name, limits["tier_dedicated_min_cny_per_year"], "dedicated training cluster", cls.compute_from_choice),
             BudgetTier("single-node", cls.name, 0.0, "single node", cls.compute_from_choice, spot_when_allowed=True, single_node=True),
         )
 
