@@ -37,6 +37,7 @@ RESERVED_TAG_KEYS = ("managed-by", "aitrain-component")
 _NAME_RE = re.compile(r"[a-z][a-z0-9-]{1,22}[a-z0-9]")
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 DESCRIPTION_MAX_LENGTH = 300
+_IMAGE_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 def check_resource_name(value: str) -> str:
@@ -73,7 +74,10 @@ class ComputeBase(Strict):
     @field_validator("image_id")
     @classmethod
     def _image_id(cls, value: str | None) -> str | None:
-        return None if value is None else check_one_line(value, 128)
+        # Custom images are m-…, public ones like ubuntu_22_04_x64_20G_alibase_20230815.vhd: no spaces, no other text.
+        if value is not None and not _IMAGE_ID_RE.fullmatch(value):
+            raise ValueError("must be an ECS image ID: 1–128 letters, digits, '.', '_' or '-' (e.g. m-uf6abc… or ubuntu_22_04_x64_20G_alibase_20230815.vhd)")
+        return value
 
     @model_validator(mode="after")
     def _scratch_fits(self, info: ValidationInfo) -> "ComputeBase":

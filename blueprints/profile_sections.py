@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,10 @@ if TYPE_CHECKING:
 
 # Scratch is an ESSD data disk (ready-to-train.md §4: plan scratch as ESSD PL1+ where the type has no local NVMe).
 SCRATCH_DISK_CATEGORY = "cloud_essd"
+
+# ECS key pair names: 2–128 characters of letters, digits, ':', '_' and '-', starting with a letter, not http(s)://
+# (ROS ALIYUN::ECS::SSHKeyPair, KeyPairName: https://alibabacloud.com/help/tc/ros/developer-reference/aliyun-ecs-sshkeypair).
+_KEY_PAIR_RE = re.compile(r"[A-Za-z][A-Za-z0-9:_-]{1,127}")
 
 # The article's rule of thumb: memory : SSD = 1 : 3.
 ARTICLE_SSD_PER_MEMORY = 3
@@ -40,6 +45,13 @@ class Access(Strict):
     login_node: bool = Field(default=False, description="Add a small CPU login node with an EIP, SSH only from network.admin_cidr; training nodes then admit SSH only from it.")
     login_instance_type: str = Field(default="ecs.g7.large", description="Instance type of the login node (a CPU type from the catalog).")
     key_pair_name: str | None = Field(default=None, description="ECS key pair whose public key the login node accepts (required with login_node: SSH without a key is impossible).")
+
+    @field_validator("key_pair_name")
+    @classmethod
+    def _key_pair_name(cls, value: str | None) -> str | None:
+        if value is not None and (not _KEY_PAIR_RE.fullmatch(value) or value.lower().startswith(("http:", "https:"))):
+            raise ValueError("must be an ECS key pair name: 2–128 characters, letters, digits, ':', '_' or '-', starting with a letter")
+        return value
 
 
 @dataclass(frozen=True)

@@ -116,3 +116,27 @@ def test_bucket_name_defaults_to_profile_and_region():
     data["bucket"] = {"name": "my-team-ckpts", "noncurrent_days": 14}
     profile = parse(data)
     assert (profile.bucket_name, profile.bucket.noncurrent_days, profile.bucket.existing) == ("my-team-ckpts", 14, False)
+
+
+def test_an_erdma_fixed_cluster_stops_at_aitrains_limit():
+    data = medical(instance_type="ecs.ebmgn7ex.32xlarge", scratch_gib=3072, nodes=257)
+    path, message = problem(data)
+    assert path == "compute.nodes"
+    assert message.startswith("is more than 256, aitrain's limit for an eRDMA fixed cluster (ecs.ebmgn7ex.32xlarge gets one ecs.Instance per node")
+    assert parse(medical(instance_type="ecs.ebmgn7ex.32xlarge", scratch_gib=3072, nodes=256)).compute.nodes == 256
+    assert parse(medical(nodes=2000)).compute.nodes == 2000  # instance sets have no such limit
+
+
+@pytest.mark.parametrize("image_id", ["None\u202e", "m-abc def", "x" * 129, "-m"])
+def test_image_id_is_an_image_id_and_nothing_else(image_id):
+    path, message = problem(medical(image_id=image_id))
+    assert path == "compute.image_id" and message.startswith("must be an ECS image ID")
+
+
+@pytest.mark.parametrize("name", ["o", "1ops", "ops key", "https:x", "ops\u202e"])
+def test_key_pair_name_follows_ecs_rules(name):
+    data = medical()
+    data["network"]["admin_cidr"] = "203.0.113.0/24"
+    data["access"] = {"login_node": True, "key_pair_name": name}
+    path, message = problem(data)
+    assert path == "access.key_pair_name" and message.startswith("must be an ECS key pair name")

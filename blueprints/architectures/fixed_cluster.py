@@ -4,20 +4,40 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, model_validator
 
 from blueprints.advisor.budget import BudgetTier
 from blueprints.architectures.base import Blueprint
 from blueprints.components.compute import GpuCluster, GpuClusterArgs
 from blueprints.components.network import TrainingNetwork
 from blueprints.components.node import NodeSpec
+from blueprints.errors import FieldError
 from blueprints.profile import ComputeBase, ProfileBase
+from blueprints.profile_context import context_of
+
+# An eRDMA cluster is one ecs.Instance per node (instance sets cannot ask for an ERI), so its plan grows by one
+# resource per node (about 12 ms and 0.5 MB each under the offline preview, measured with `aitrain plan`). aitrain's
+# own limit, not the cloud's: 256 nodes (2,048 GPUs on 8-GPU types) keeps a plan reviewable; a larger eRDMA fleet
+# is an autoscaling pool with min_nodes = max_nodes, whose one scaling configuration gives every node an ERI.
+ERI_CLUSTER_MAX_NODES = 256
 
 
 class FixedCompute(ComputeBase):
     """A fixed number of identical GPU nodes."""
 
-    nodes: int = Field(ge=0, le=2000, description="Number of nodes (instances), 0–2000; 0 parks the cluster: compute removed, storage and bucket kept.")
+    nodes: int = Field(ge=0, le=2000, description=f"Number of nodes (instances), 0–2000 (eRDMA types: up to {ERI_CLUSTER_MAX_NODES}); 0 parks the cluster: compute removed, storage and bucket kept.")
+
+    @model_validator(mode="after")
+    def _eri_cluster_size(self, info: ValidationInfo) -> "FixedCompute":
+        instance = context_of(info).catalog.instance_types.get(self.instance_type)
+        if instance is not None and instance.fabric_link == "erdma" and self.nodes > ERI_CLUSTER_MAX_NODES:
+            raise FieldError(
+                "nodes",
+                self.nodes,
+                f"is more than {ERI_CLUSTER_MAX_NODES}, aitrain's limit for an eRDMA fixed cluster ({self.instance_type} gets one ecs.Instance per node "
+                "so that each has an ERI); use blueprint 'autoscaling-pool' with min_nodes = max_nodes for a larger fleet",
+            )
+        return self
 
 
 class FixedClusterProfile(ProfileBase):
