@@ -91,6 +91,9 @@ def test_every_preset_boots_its_gpu_software_within_the_user_data_limit(preset_p
     software = CATALOG.software_for(CATALOG.instance_type(plan.summary["instance_type"]))
     assert software is not None and software.driver_version in text and STATUS_PATH in text
     assert plan.summary["gpu_software"].startswith(f"NVIDIA driver {software.driver_version}, CUDA {software.cuda_version}")
+    # The nodes read credentials of the role they really run as.
+    (role,) = plan.find("ram.Role")
+    assert f"ALIBABA_CLOUD_ECS_METADATA={role.inputs['roleName']}\n" in files(text)["/etc/aitrain/oss.env"]
     # Neither preset's type has RDMA in the catalog: the plan and the nodes both say TCP.
     assert plan.summary["fabric"].startswith("TCP") and "NCCL_IB_DISABLE=1" in files(text)["/etc/aitrain/nccl.env"]
 
