@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_alicloud as alicloud
 
-from blueprints.components.base import base64_text, child, ssh_ingress, with_tags
+from blueprints.components.base import attached_eip, base64_text, child, ssh_ingress, with_tags
 
 # The tag value guardrails use to tell the login node's security group and instance from training nodes'.
 LOGIN_COMPONENT = "login"
@@ -77,21 +77,8 @@ class LoginNode(pulumi.ComponentResource):
             volume_tags=tags,
             opts=child(self),
         )
-        self.eip = alicloud.ecs.EipAddress(
-            f"{name}-eip",
-            address_name=f"{args.name}-login",
-            bandwidth=LOGIN_EIP_BANDWIDTH_MBPS,
-            internet_charge_type="PayByTraffic",
-            payment_type="PayAsYouGo",
-            tags=tags,
-            opts=child(self),
-        )
-        alicloud.ecs.EipAssociation(
-            f"{name}-eip-association",
-            allocation_id=self.eip.id,
-            instance_id=self.instance.id,
-            instance_type="EcsInstance",
-            opts=child(self),
+        self.eip, _ = attached_eip(
+            self, name, address_name=f"{args.name}-login", bandwidth_mbps=LOGIN_EIP_BANDWIDTH_MBPS, instance_id=self.instance.id, instance_type="EcsInstance", tags=tags
         )
 
         self.security_group_id = self.security_group.id

@@ -77,3 +77,33 @@ def ssh_ingress(
         description=description,
         opts=child(parent),
     )
+
+
+def attached_eip(
+    parent: pulumi.Resource,
+    name: str,
+    *,
+    address_name: str,
+    bandwidth_mbps: str,
+    instance_id: pulumi.Input[str],
+    instance_type: str,
+    tags: dict[str, str],
+) -> tuple[alicloud.ecs.EipAddress, alicloud.ecs.EipAssociation]:
+    """A pay-by-traffic EIP (``<name>-eip``) bound to one instance or NAT gateway (``<name>-eip-association``)."""
+    eip = alicloud.ecs.EipAddress(
+        f"{name}-eip",
+        address_name=address_name,
+        bandwidth=bandwidth_mbps,
+        internet_charge_type="PayByTraffic",
+        payment_type="PayAsYouGo",
+        tags=tags,
+        opts=child(parent),
+    )
+    association = alicloud.ecs.EipAssociation(
+        f"{name}-eip-association",
+        allocation_id=eip.id,
+        instance_id=instance_id,
+        instance_type=instance_type,
+        opts=child(parent),
+    )
+    return eip, association

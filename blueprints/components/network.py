@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_alicloud as alicloud
 
-from blueprints.components.base import child, ssh_ingress, with_tags
+from blueprints.components.base import attached_eip, child, ssh_ingress, with_tags
 from blueprints.layout import choose_compute_zones, network_zones, vswitch_cidr
 
 # The NAT gateway's EIP bandwidth cap (Mbit/s) for outbound traffic (package mirrors, container registries).
@@ -116,21 +116,8 @@ class TrainingNetwork(pulumi.ComponentResource):
             tags=tags,
             opts=child(self),
         )
-        self.nat_eip = alicloud.ecs.EipAddress(
-            f"{name}-nat-eip",
-            address_name=f"{name}-nat",
-            bandwidth=NAT_EIP_BANDWIDTH_MBPS,
-            internet_charge_type="PayByTraffic",
-            payment_type="PayAsYouGo",
-            tags=tags,
-            opts=child(self),
-        )
-        association = alicloud.ecs.EipAssociation(
-            f"{name}-nat-eip-association",
-            allocation_id=self.nat_eip.id,
-            instance_id=self.nat_gateway.id,
-            instance_type="Nat",
-            opts=child(self),
+        self.nat_eip, association = attached_eip(
+            self, f"{name}-nat", address_name=f"{name}-nat", bandwidth_mbps=NAT_EIP_BANDWIDTH_MBPS, instance_id=self.nat_gateway.id, instance_type="Nat", tags=tags
         )
         for zone, vswitch in self.vswitches.items():
             alicloud.vpc.SnatEntry(
