@@ -9,11 +9,8 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from blueprints.components.base import base64_text, child, with_tags
-from blueprints.components.node import ERI_TRAFFIC_MODE, NodeSpec, node_identity
+from blueprints.components.node import ERI_TRAFFIC_MODE, SCRATCH_DISK_NAME, NodeSpec, node_identity
 from blueprints.layout import instance_batches
-
-# The scratch disk's name on every node (the boot script finds it by being the one extra disk).
-SCRATCH_DISK_NAME = "aitrain-scratch"
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,9 @@ from blueprints.components.bucket import attach_bucket_policy
 # The ECS NIC traffic mode that gives an interface eRDMA (an ERI); ready-to-train.md §2b.
 ERI_TRAFFIC_MODE = "HighPerformance"
 
+# The scratch disk's name on every node (the boot script finds it by being the one extra disk, not by name).
+SCRATCH_DISK_NAME = "aitrain-scratch"
+
 
 @dataclass(frozen=True)
 class NodeSpec:

@@ -8,8 +8,7 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from blueprints.components.base import base64_text, child, with_tags
-from blueprints.components.compute import SCRATCH_DISK_NAME
-from blueprints.components.node import ERI_TRAFFIC_MODE, NodeSpec, node_identity
+from blueprints.components.node import ERI_TRAFFIC_MODE, SCRATCH_DISK_NAME, NodeSpec, node_identity
 from blueprints.layout import RecurringTask
 
 # Alarm evaluation: 3 consecutive 5-minute periods (the ESS defaults: period 300 s, evaluation_count 3).
