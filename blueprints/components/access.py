@@ -9,8 +9,8 @@ import pulumi_alicloud as alicloud
 
 from blueprints.components.base import attached_eip, base64_text, child, ssh_ingress, with_tags
 
-# The tag value guardrails use to tell the login node's security group and instance from training nodes'.
-LOGIN_COMPONENT = "login"
+# The tag that tells guardrails the login node's security group and instance from training nodes'.
+from blueprints.guardrails import LOGIN_TAG
 
 # Bandwidth cap (Mbit/s) of the login node's EIP: SSH and the odd scp of a script, not dataset traffic
 # (datasets go to OSS through the internal endpoint).
@@ -45,7 +45,7 @@ class LoginNode(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: LoginNodeArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("aitrain:access:LoginNode", name, None, opts)
-        tags = with_tags(args.tags, LOGIN_COMPONENT)
+        tags = with_tags(args.tags, LOGIN_TAG)
 
         self.security_group = alicloud.ecs.SecurityGroup(
             f"{name}-sg",
