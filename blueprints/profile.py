@@ -70,6 +70,7 @@ class ComputeBase(Strict):
         description="Scratch per node at /mnt/scratch (an encrypted ESSD data disk), GiB. Empty: 3 × the node's memory (the article's memory : SSD = 1 : 3) within the disk's limits; 0: none. A type with local NVMe uses that instead.",
     )
     scratch_performance_level: Literal["PL0", "PL1", "PL2", "PL3"] = Field(default="PL1", description="ESSD performance level of the scratch disk.")
+    install_pytorch: bool = Field(default=True, description="Install the catalog's PyTorch (torchrun, NCCL) into /opt/aitrain/venv at boot; false if your image or shared environment brings its own torchrun.")
 
     @field_validator("image_id")
     @classmethod

@@ -20,7 +20,9 @@ SCHEMA = json.loads((Path(__file__).parent / "data" / "cloud-init" / "schema-clo
 VALIDATOR = jsonschema.Draft4Validator(SCHEMA)
 
 GPUS = {
-    "install_script": b.GpuSoftware("install_script", "570.133.20", "12.8.1", "9.8.0.87", fabric_manager=True),
+    "install_script": b.GpuSoftware(
+        "install_script", "570.133.20", "12.8.1", "9.8.0.87", fabric_manager=True, pytorch_version="2.5.1", pytorch_index_url="https://download.pytorch.org/whl/cu124"
+    ),
     "driver_image": b.GpuSoftware("driver_image", None, None, None, fabric_manager=False),
     "none": b.GpuSoftware("none", None, None, None, fabric_manager=False),
 }
@@ -170,7 +172,8 @@ def test_install_script_fetches_a_token_first_and_runs_last():
     assert "curl http://100.100.100.200" not in node
     assert doc["runcmd"][-1] == f"{b.NODE_SCRIPT_PATH} gpu-install"
     assert "nvidia-fabricmanager-${v%%.*}=$v-1" in node and "systemctl enable --now nvidia-fabricmanager" in node
-    assert "aitrain-ready" in doc["runcmd"][-2]
+    enable = next(i for i, line in enumerate(doc["runcmd"]) if "aitrain-ready" in line)
+    assert enable < len(doc["runcmd"]) - 1  # the ready unit is on before the install reboots the node
 
 
 def test_driver_image_runs_only_the_ready_unit_and_cpu_nodes_have_no_gpu_section():
@@ -232,3 +235,27 @@ def test_scripts_pass_shellcheck(gpu, tmp_path):
         path.write_text(text)
         run = subprocess.run([str(SHELLCHECK), "-s", "sh", "-S", "warning", str(path)], capture_output=True, text=True)
         assert run.returncode == 0, run.stdout
+
+
+def test_pytorch_is_installed_into_its_venv_and_the_launcher_uses_it():
+    doc = yaml.safe_load(b.render_user_data(spec(gpu=GPUS["install_script"])))
+    f = files(doc)
+    assert "python3-venv" in doc["packages"]
+    # Before the driver install, which reboots the node and would cut the runcmd short.
+    assert doc["runcmd"].index(f"{b.NODE_SCRIPT_PATH} pytorch") < doc["runcmd"].index(f"{b.NODE_SCRIPT_PATH} gpu-install")
+    node = f[b.NODE_SCRIPT_PATH]
+    assert '/opt/aitrain/venv/bin/pip install -q "torch==2.5.1" --index-url https://download.pytorch.org/whl/cu124' in node
+    assert 'st installing "detail=PyTorch 2.5.1 not installed yet in /opt/aitrain/venv"' in node  # not ready without it
+    assert "[ -d /opt/aitrain/venv/bin ] && PATH=/opt/aitrain/venv/bin:$PATH" in f[b.LAUNCHER_PATH]
+
+
+def test_no_pytorch_means_no_venv_no_install_and_the_path_is_left_alone():
+    doc = yaml.safe_load(b.render_user_data(spec(gpu=GPUS["driver_image"])))
+    f = files(doc)
+    assert "python3-venv" not in doc.get("packages", [])
+    assert f"{b.NODE_SCRIPT_PATH} pytorch" not in doc["runcmd"] and "/opt/aitrain/venv" not in f[b.LAUNCHER_PATH]
+
+
+def test_a_pytorch_version_needs_its_index():
+    with pytest.raises(ValueError, match="pytorch_version and pytorch_index_url go together"):
+        b.render_user_data(spec(gpu=b.GpuSoftware("driver_image", None, None, None, False, pytorch_version="2.5.1")))

@@ -135,8 +135,8 @@ def test_node_cloud_init_mounts_the_shared_storage_at_one_path(medical_plan, aut
     (config,) = autoscaling_plan.find("ess.ScalingConfiguration")
     pool_init = yaml.safe_load(base64.b64decode(config.inputs["userData"]))
     assert pool_init["mounts"][0][:2] == ["${autoscaling-training-storage-mount-target.mountTargetDomain}:/", "/mnt/shared"]
-    # The NFS client for the shared storage, and xfsprogs to format the scratch disk.
-    assert pool_init["packages"] == ["nfs-common", "xfsprogs"] and pool_init["package_update"] is True
+    # The NFS client for the shared storage, xfsprogs to format the scratch disk, python3-venv for PyTorch's venv.
+    assert pool_init["packages"] == ["nfs-common", "xfsprogs", "python3-venv"] and pool_init["package_update"] is True
 
 
 def test_every_resource_and_lookup_uses_the_region_pinned_provider():

@@ -98,6 +98,15 @@ def test_every_preset_boots_its_gpu_software_within_the_user_data_limit(preset_p
     assert plan.summary["fabric"].startswith("TCP") and "NCCL_IB_DISABLE=1" in files(text)["/etc/aitrain/nccl.env"]
 
 
+def test_nodes_get_the_catalogs_pytorch_unless_the_profile_brings_its_own(medical_plan):
+    software = CATALOG.software_for(CATALOG.instance_type(medical_plan.summary["instance_type"]))
+    assert software is not None and software.pytorch_version
+    assert f'"torch=={software.pytorch_version}" --index-url {software.pytorch_index_url}' in user_data(medical_plan)
+    assert f"PyTorch {software.pytorch_version} (torchrun, NCCL) in /opt/aitrain/venv" in medical_plan.summary["gpu_software"]
+    own = offline_plan("medical-imaging", overrides={"compute.install_pytorch": False})
+    assert "torch==" not in user_data(own) and "bring your own torchrun" in own.summary["gpu_software"]
+
+
 def test_nvswitch_types_get_fabric_manager_and_others_do_not(medical_plan, autoscaling_plan):
     assert "Fabric Manager" in medical_plan.summary["gpu_software"]  # 8 × A100 SXM4 on NVSwitch
     assert "Fabric Manager" not in autoscaling_plan.summary["gpu_software"]  # one A10 (PCIe)

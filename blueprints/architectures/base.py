@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 import pulumi
 import pulumi_alicloud as alicloud
 
-from blueprints.bootstrap import LAUNCHER_PATH, BootSpec, Fabric, GpuSoftware, render_user_data
+from blueprints.bootstrap import LAUNCHER_PATH, TORCH_VENV, BootSpec, Fabric, GpuSoftware, render_user_data
 from blueprints.components.access import LoginNode, LoginNodeArgs
 from blueprints.components.base import SHARED_MOUNT_PATH
 from blueprints.components.bucket import DataBucket, DataBucketArgs
@@ -236,12 +236,15 @@ class Blueprint(ABC):
         software = self.catalog.software_for(self.instance)
         if software is None:
             return GpuSoftware("none", None, None, None, False)
+        torch = self.profile.compute.install_pytorch
         return GpuSoftware(
             software.method,  # type: ignore[arg-type]  # GPU_SOFTWARE_METHODS, checked by the catalog loader
             software.driver_version,
             software.cuda_version,
             software.cudnn_version,
             software.needs_fabric_manager(self.instance),
+            pytorch_version=software.pytorch_version if torch else None,
+            pytorch_index_url=software.pytorch_index_url if torch else None,
         )
 
     @abstractmethod
@@ -284,6 +287,11 @@ class Blueprint(ABC):
                 + (f", cuDNN {software.cudnn_version}" if software.cudnn_version else "")
                 + f", {how}"
                 + ("; NVIDIA Fabric Manager for the NVSwitch baseboard" if software.needs_fabric_manager(instance) else "")
+                + (
+                    f"; PyTorch {software.pytorch_version} (torchrun, NCCL) in {TORCH_VENV}"
+                    if self.profile.compute.install_pytorch and software.pytorch_version
+                    else "; no PyTorch installed (compute.install_pytorch false, or none in the catalog): bring your own torchrun"
+                )
             )
         out["fabric"] = FABRIC_SUMMARY[instance.fabric_link]
         scratch = self.profile.compute.scratch(catalog)

@@ -35,6 +35,8 @@ METADATA_HOST = "100.100.100.200"
 # eRDMA without jumbo frames: "MTU must be 1400" with NCCL + LL128, else data consistency issues
 # (https://www.alibabacloud.com/help/id/ecs/user-guide/on-the-gpu-instance-configuration-erdma). We never enable jumbo frames.
 ERDMA_MTU_NO_JUMBO = 1400
+# Where nodes install PyTorch (a venv, so the image's system Python stays untouched); the launcher puts it first on PATH.
+TORCH_VENV = "/opt/aitrain/venv"
 
 _TEMPLATES = Path(__file__).parent / "templates"
 
@@ -48,6 +50,9 @@ class GpuSoftware:
     cuda_version: str | None
     cudnn_version: str | None
     fabric_manager: bool  # NVSwitch types (8 x A100/H-class SXM): nvidia-fabricmanager matching the driver
+    # PyTorch for torchrun (its wheels bring the CUDA runtime and NCCL), from this pip index; None: none installed.
+    pytorch_version: str | None = None
+    pytorch_index_url: str | None = None
 
 
 @dataclass(frozen=True)
@@ -124,6 +129,8 @@ def _check(spec: BootSpec) -> None:
         raise ValueError(f"BootSpec.gpus_per_node: {spec.gpus_per_node} is not allowed; use 1 or more (torchrun --nproc-per-node)")
     if spec.scratch_gib < 0:
         raise ValueError(f"BootSpec.scratch_gib: {spec.scratch_gib} is not allowed; use 0 (no scratch) or a size in GiB")
+    if bool(spec.gpu.pytorch_version) != bool(spec.gpu.pytorch_index_url):
+        raise ValueError("GpuSoftware: pytorch_version and pytorch_index_url go together")
     if spec.gpu.method == "install_script" and not (spec.gpu.driver_version and spec.gpu.cuda_version and spec.gpu.cudnn_version):
         raise ValueError("GpuSoftware: method 'install_script' needs driver_version, cuda_version and cudnn_version (the script's arguments)")
 
@@ -146,6 +153,7 @@ def _values(spec: BootSpec) -> dict[str, object]:
         "registry_dir": REGISTRY_DIR,
         "rdzv_port": RDZV_PORT,
         "metadata_host": METADATA_HOST,
+        "torch_venv": TORCH_VENV,
         "boot_minutes": boot_minutes(spec.gpu),
     }
 

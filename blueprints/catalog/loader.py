@@ -118,6 +118,8 @@ def _load(directory: pathlib.Path) -> Catalog:
     for line, v in software_rows:
         if (v["method"] == "driver_image") != bool(v["image_name_regex"]):
             raise _fail("gpu_software.csv", line, "image_name_regex", "is required for method driver_image and only for it")
+        if bool(v["pytorch_version"]) != bool(v["pytorch_index_url"]):
+            raise _fail("gpu_software.csv", line, "pytorch_index_url", "pytorch_version and pytorch_index_url go together (both empty: nodes get no PyTorch)")
     gpu_software = {v["family"]: GpuSoftware(**v) for _, v in software_rows}
     missing = sorted({it.family for it in instance_types.values() if it.is_gpu} - set(gpu_software))
     if missing:

@@ -175,7 +175,7 @@ FABRIC_LINKS = ("erdma", "roce", "tcp")
 
 @dataclass(frozen=True)
 class GpuSoftware:
-    """How one GPU family gets its NVIDIA driver, CUDA and cuDNN, and from how many GPUs it needs Fabric Manager."""
+    """How one GPU family gets its NVIDIA driver, CUDA and cuDNN, from how many GPUs it needs Fabric Manager, and which PyTorch runs on it."""
 
     family: str
     method: str
@@ -184,6 +184,8 @@ class GpuSoftware:
     cuda_version: str
     cudnn_version: str | None
     fabric_manager_min_gpus: int | None
+    pytorch_version: str | None
+    pytorch_index_url: str | None
     source: str
     source_date: str
     notes: str

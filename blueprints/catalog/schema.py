@@ -274,6 +274,8 @@ GPU_SOFTWARE_SCHEMA: Schema = {
     "cuda_version": _text,
     "cudnn_version": _opt_text,
     "fabric_manager_min_gpus": lambda raw: _int_pos(raw) if raw else None,
+    "pytorch_version": _opt_text,
+    "pytorch_index_url": _opt_text,
     "source": _text,
     "source_date": _date,
     "notes": str,

@@ -280,6 +280,11 @@ def test_install_script_takes_no_image_pattern(data):
     assert message(data) == f"gpu_software.csv line {line}, column 'image_name_regex': is required for method driver_image and only for it"
 
 
+def test_pytorch_version_and_index_go_together(data):
+    line = edit(data, "gpu_software.csv", 0, pytorch_index_url="")
+    assert message(data) == f"gpu_software.csv line {line}, column 'pytorch_index_url': pytorch_version and pytorch_index_url go together (both empty: nodes get no PyTorch)"
+
+
 def test_unknown_driver_method(data):
     line = edit(data, "gpu_software.csv", 0, method="magic")
     assert message(data) == f"gpu_software.csv line {line}, column 'method': must be one of driver_image, install_script or empty (got 'magic')"
