@@ -21,3 +21,5 @@ class BudgetTier:
     compute: Callable[[str, int], dict[str, Any]]
     spot_when_allowed: bool = False
     single_node: bool = False
+    # The blueprint's nodes exist only while work keeps them busy (a pool at min 0): its yearly cost is the runs alone.
+    scales_to_zero: bool = False

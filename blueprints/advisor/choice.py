@@ -118,7 +118,7 @@ def recommend(
         findings += option_notes(job, catalog, chosen)
         if job.deadline_days is None and objective == "cost":
             findings.append("no deadline given: the cheapest option is usually the one with the fewest nodes, so it is also slow; add deadline_days")
-        yearly = yearly_cost(job, catalog, chosen, storage, tier.compute if tier is not None else None)
+        yearly = yearly_cost(job, catalog, chosen, storage, scales_to_zero=tier is not None and tier.scales_to_zero)
     return Recommendation(job, objective, chosen, tuple(considered), len(options), len(feasible), relax, tier, storage, tuple(findings), yearly)
 
 
@@ -130,7 +130,7 @@ def _chosen_why(chosen: Option | None, objective: str) -> str:
 
 def estimate_yearly(job: Job, catalog: Any, option: Option, storage: StorageChoice | None) -> YearlyCost:
     """The year of a fixed configuration (``aitrain estimate``): a fixed cluster, parked between runs or always on."""
-    return yearly_cost(job, catalog, option, storage, None)
+    return yearly_cost(job, catalog, option, storage)
 
 
 def estimate(job: Job, catalog: Any, instance_type: str, nodes: int) -> tuple[Option, StorageChoice | None, list[str]]:

@@ -23,6 +23,7 @@ class Tier:
     basis: str
     note: str
     compute: dict[str, Any] = field(default_factory=dict)  # the blueprint's ``compute`` section for the choice
+    scales_to_zero: bool = False  # the blueprint declares that its nodes exist only during runs
 
 
 def tier_for(job: Job, chosen: Option | None, tiers: Sequence[BudgetTier]) -> Tier | None:
@@ -45,4 +46,4 @@ def tier_for(job: Job, chosen: Option | None, tiers: Sequence[BudgetTier]) -> Ti
         note += ", spot (preemptible, price capped at pay-as-you-go)" if job.spot_allowed else ", on-demand (the job does not allow spot)"
         if chosen.nodes > 1:
             note += f"; the article's under-¥100k tier is one node, but this job needs {chosen.nodes} nodes to meet its constraints"
-    return Tier(tier.name, tier.blueprint, spot, basis_value, basis, note, tier.compute(chosen.instance_type, chosen.nodes))
+    return Tier(tier.name, tier.blueprint, spot, basis_value, basis, note, tier.compute(chosen.instance_type, chosen.nodes), tier.scales_to_zero)

@@ -158,18 +158,16 @@ def _modes(job: Job, option: Option) -> dict[str, Mode]:
     }
 
 
-def yearly_cost(job: Job, catalog: Any, option: Option, storage: StorageChoice | None, compute_section: dict[str, Any] | None = None) -> YearlyCost:
+def yearly_cost(job: Job, catalog: Any, option: Option, storage: StorageChoice | None, *, scales_to_zero: bool = False) -> YearlyCost:
     """Pick the operating mode and count a year: compute for that mode + what stays up, per currency.
 
-    ``compute_section`` is the blueprint's compute section for the choice (the tier's): ``min_nodes: 0`` is a pool that
-    scales to zero; anything else (or None, for ``aitrain estimate``) is a fixed cluster, which is parked between runs
-    unless the runs fill the year. Modes are compared by billed node-hours (same nodes, same price per node-hour), so
+    ``scales_to_zero``: the tier's blueprint declares that its nodes exist only during runs (a pool at min 0). Otherwise
+    (and for ``aitrain estimate``) it is a fixed cluster, which is parked between runs unless the runs fill the year. Modes are compared by billed node-hours (same nodes, same price per node-hour), so
     the choice holds even when the price is unknown; ties go to ``always on`` (nothing to park).
     """
     modes = _modes(job, option)
-    pool = compute_section is not None and compute_section.get("min_nodes") == 0
     year_node_hours = limits()["hours_per_year"] * option.nodes
-    if pool:
+    if scales_to_zero:
         chosen = modes[POOL]
         why = "the blueprint for this budget tier is the autoscaling pool (min_nodes 0): nodes exist only while a run scales it out"
     elif chosen_parked(modes[PARKED], year_node_hours):

@@ -102,7 +102,11 @@ class AutoscalingPoolBlueprint(Blueprint):
     @classmethod
     def budget_tiers(cls, limits: dict[str, float]) -> tuple[BudgetTier, ...]:
         """The article's mixed pool (¥100k–300k), extended over its ¥300k–500k gap."""
-        return (BudgetTier("pool", cls.name, limits["tier_pool_min_cny_per_year"], "autoscaling pool that scales to zero between runs", cls.compute_from_choice, spot_when_allowed=True),)
+        return (
+            BudgetTier(
+                "pool", cls.name, limits["tier_pool_min_cny_per_year"], "autoscaling pool that scales to zero between runs", cls.compute_from_choice, spot_when_allowed=True, scales_to_zero=True
+            ),
+        )
 
     @classmethod
     def compute_from_choice(cls, instance_type: str, nodes: int) -> dict[str, Any]:

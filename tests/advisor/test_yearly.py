@@ -167,7 +167,7 @@ def small_job(**kw):
 
 
 def test_pool_tier_scales_to_zero():
-    # ¥200k a year is the pool tier; the written compute section has min_nodes 0.
+    # ¥200k a year is the pool tier, which the autoscaling-pool blueprint declares scales to zero.
     rec = recommend(small_job(budget_cny_per_year=200_000, runs_per_year=4), fake_catalog())
     assert rec.tier.blueprint == "autoscaling-pool"
     assert rec.yearly.mode.name == POOL
