@@ -6,7 +6,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-PLAN_SCHEMA = "aitrain.plan/v1"
+# v2 (issue 8): each resource names its provider; the plan carries its monthly cost in CNY (``costs``).
+PLAN_SCHEMA = "aitrain.plan/v2"
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,8 @@ class PlannedResource:
     depends_on: tuple[str, ...] = ()
     # Components only: the output keys passed to ``register_outputs`` (sorted); empty for custom resources.
     registered_outputs: tuple[str, ...] = ()
+    # Custom resources: the logical name of the provider that manages it (a new provider replaces the resource).
+    provider: str | None = None
 
     @property
     def short_type(self) -> str:
@@ -48,6 +51,10 @@ class Plan:
     resources: tuple[PlannedResource, ...]
     outputs: dict[str, Any] = field(default_factory=dict)
     findings: tuple[dict[str, str], ...] = ()
+    # What the resources cost, in CNY (see ``blueprints.costing``): ``currency``, ``lines`` (one per priced item of
+    # a resource, unknown prices as null), ``totals`` (hourly, monthly, per run, ``complete`` and the ``unknown``
+    # items) and ``scenarios`` (a pool at min, at max and with its off-hours schedule). Empty when not priced.
+    costs: dict[str, Any] = field(default_factory=dict)
     schema: str = PLAN_SCHEMA
 
     def count_by_type(self) -> dict[str, int]:
@@ -67,7 +74,7 @@ class Plan:
         return [r for r in self.resources if r.parent == parent]
 
     def to_dict(self) -> dict[str, Any]:
-        """The documented JSON form (schema ``aitrain.plan/v1``)."""
+        """The documented JSON form (schema ``aitrain.plan/v2``)."""
         resources = []
         for r in self.resources:
             item = asdict(r)
@@ -86,6 +93,7 @@ class Plan:
             "resources": resources,
             "outputs": self.outputs,
             "findings": list(self.findings),
+            "costs": self.costs,
         }
 
     def to_json(self) -> str:

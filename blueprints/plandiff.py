@@ -27,6 +27,9 @@ REPLACING_INPUTS: dict[str, tuple[str, ...]] = {
     "nas.FileSystem": ("fileSystemType", "protocolType", "storageType", "zoneId", "encryptType", "kmsKeyId", "vpcId", "vswitchId", "snapshotId"),
     "vpc.Switch": ("vpcId", "zoneId", "cidrBlock"),
 }
+# The classes `aitrain diff --fail-on` can fail on, narrowest first.
+FAIL_ON = ("data-risk", "replace", "any")
+
 # Inputs that never replace anything; for types not in REPLACING_INPUTS any other changed input *may* replace.
 IN_PLACE_INPUTS = ("tags", "description")
 
@@ -62,6 +65,16 @@ class PlanDiff:
 
     summary: dict[str, tuple[Any, Any]]
     changes: tuple[ResourceChange, ...]
+
+    def fails_on(self, kind: str) -> bool:
+        """Whether the diff holds a change of class ``kind`` (one of FAIL_ON): what `aitrain diff --fail-on` exits 1 on."""
+        if kind == "data-risk":
+            return bool(self.risks)
+        if kind == "replace":
+            return any(c.replacing or c.action == "removed" for c in self.changes)
+        if kind == "any":
+            return bool(self.changes)
+        raise ValueError(f"unknown fail-on class {kind!r}; one of {', '.join(FAIL_ON)}")
 
     @property
     def risks(self) -> list[str]:
@@ -100,6 +113,11 @@ def load_plan_json(path: Path) -> dict[str, Any]:
     if problems:
         raise UserInputError("invalid plan file", problems)
     return data
+
+
+def empty_plan() -> dict[str, Any]:
+    """The plan of a stack that does not exist (yet, or any more): diffing against it shows all-create or all-delete."""
+    return {"schema": PLAN_SCHEMA, "summary": {}, "resources": [], "costs": {}}
 
 
 def plan_shape_problems(data: dict[str, Any], where: str, limit: int = 10) -> list[Problem]:

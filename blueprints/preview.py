@@ -233,10 +233,19 @@ def planned_resources(registered: list[pulumi.runtime.MockResourceArgs], options
                 ignore_changes=opts.get("ignore_changes", ()),
                 depends_on=opts.get("depends_on", ()),
                 registered_outputs=opts.get("registered_outputs", ()),
+                provider=provider_name(r.provider),
             )
         )
     check_unique_urns(resources)
     return _tree_order(resources)
+
+
+def provider_name(reference: str | None) -> str | None:
+    """The logical name in a provider reference (``urn:…$pulumi:providers:alicloud::NAME::ID``); None when default."""
+    if not reference:
+        return None
+    urn = reference.rsplit("::", 1)[0]
+    return urn.rsplit("::", 1)[-1] or None
 
 
 def catalog_zones(catalog: Catalog, region: str) -> Callable[[Optional[str]], list[str]]:

@@ -33,7 +33,7 @@ def test_plan_json_schema(tmp_path):
     result = invoke("plan", "autoscaling-training", "--format", "json", "--out", str(out_file))
     assert result.exit_code == 0 and result.stdout == ""
     data = json.loads(out_file.read_text())
-    assert data["schema"] == "aitrain.plan/v1"
+    assert data["schema"] == "aitrain.plan/v2"
     assert data["blueprint"] == "autoscaling-pool" and data["region"] == "cn-shanghai"
     for resource in data["resources"]:
         assert set(resource) >= {"type", "name", "parent", "inputs", "protect", "retain_on_delete"}

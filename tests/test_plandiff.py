@@ -217,7 +217,7 @@ def mangle(plan_dict, how):
 
 BAD_PLANS = [
     ("truncated", lambda d: None, "is not JSON"),
-    ("other schema", lambda d: d.update(schema="aitrain.recommendation/v1"), "expected 'aitrain.plan/v1'"),
+    ("other schema", lambda d: d.update(schema="aitrain.recommendation/v1"), "expected 'aitrain.plan/v2'"),
     ("no resources", lambda d: d.pop("resources"), "resources: is missing; must be a list of resource objects"),
     ("resources an object", lambda d: d.update(resources={}), "resources = {}: must be a list of resource objects"),
     ("resource not an object", lambda d: d["resources"].insert(0, "vpc"), "resources[0] = 'vpc': must be an object with type, name and inputs"),
@@ -255,7 +255,7 @@ def test_load_plan_json_reports_several_problems_at_once(tmp_path, medical_plan)
 def test_non_object_plan_is_rejected(tmp_path):
     with pytest.raises(UserInputError, match="schema = 'list'"):
         load_plan_json(write(tmp_path, "list.json", "[]"))
-    with pytest.raises(UserInputError, match=r"schema = '\(missing\)': expected 'aitrain.plan/v1'"):
+    with pytest.raises(UserInputError, match=r"schema = '\(missing\)': expected 'aitrain.plan/v2'"):
         load_plan_json(write(tmp_path, "empty.json", "{}"))
 
 
@@ -263,7 +263,7 @@ def test_optional_fields_may_be_absent_from_a_plan_file(tmp_path, medical_plan):
     """Only type, name and inputs are required per resource: older or hand-trimmed plans still load."""
     data = as_dict(medical_plan)
     for r in data["resources"]:
-        for key in ("protect", "retain_on_delete", "delete_before_replace", "ignore_changes", "depends_on", "registered_outputs", "parent", "custom"):
+        for key in ("protect", "retain_on_delete", "delete_before_replace", "ignore_changes", "depends_on", "registered_outputs", "parent", "custom", "provider"):
             r.pop(key, None)
     loaded = load_plan_json(write(tmp_path, "trimmed.json", data))
     assert loaded["resources"][0] == {"type": data["resources"][0]["type"], "name": data["resources"][0]["name"], "inputs": data["resources"][0]["inputs"]}

@@ -27,7 +27,7 @@ def test_thirty_fresh_runs_have_empty_stderr():
         results = list(pool.map(_run, range(RUNS)))
     failures = [(r.returncode, r.stderr) for r in results if r.returncode != 0 or r.stderr]
     assert not failures, f"{len(failures)} of {RUNS} runs wrote to stderr or failed; first: {failures[0]}"
-    assert all('"schema": "aitrain.plan/v1"' in r.stdout for r in results)
+    assert all('"schema": "aitrain.plan/v2"' in r.stdout for r in results)
 
 
 def test_offline_runs_leave_no_event_loop_open():
