@@ -45,8 +45,20 @@ def plan(
     today: Annotated[Optional[str], typer.Option("--today", help="Plan as if today were this date (YYYY-MM-DD); default: $AITRAIN_TODAY, else the system date. Off-hours schedules are checked against it.")] = None,
     output_format: Annotated[OutputFormat, typer.Option("--format", help="table for a terminal, markdown for a pull request, json for tools.")] = OutputFormat.table,
     out: Annotated[Optional[Path], typer.Option("--out", help="Write the plan to this file instead of standard output.")] = None,
+    check: Annotated[Optional[Path], typer.Option("--check", help="Compare the plan of every DIR/Pulumi.<stack>.yaml with its committed DIR/plans/<stack>.plan.json; exit 1 with the plan diff of each stale stack. Pin --today (or AITRAIN_TODAY) in CI.")] = None,
+    update: Annotated[Optional[Path], typer.Option("--update", help="Rewrite DIR/plans/<stack>.plan.json for every DIR/Pulumi.<stack>.yaml (and delete plans whose stack file is gone); says which changed.")] = None,
 ) -> None:
-    """Show exactly what `pulumi up` would create, by running the real program offline under Pulumi mocks."""
+    """Show exactly what `pulumi up` would create, by running the real program offline under Pulumi mocks.
+
+    With --check DIR (or --update DIR) it checks (or rewrites) the committed golden plans of a folder of stack
+    files instead. Exit codes: 0 all plans current (or rewritten); 1 a plan is stale, missing or has no stack
+    file; 2 invalid input (no such folder, an invalid stack file).
+    """
+    if check is not None or update is not None:
+        from blueprints.cli_ci import plan_check
+
+        plan_check(check, update, today, conflicting=bool(preset or stack_config or set_ or out))
+        return
     from blueprints import clock
     from blueprints.architectures import profile_models
     from blueprints.catalog import load_catalog
@@ -162,8 +174,15 @@ def _register_launch() -> None:
     register(app)
 
 
+def _register_ci() -> None:
+    from blueprints.cli_ci import register
+
+    register(app)
+
+
 _register_advisor()
 _register_launch()
+_register_ci()
 
 
 def main() -> None:

@@ -1,0 +1,1 @@
+"""Review in CI: the pull-request comment of every stack's plan diff and the GitHub workflow that posts it."""

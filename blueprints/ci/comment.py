@@ -1,0 +1,179 @@
+"""One pull-request comment for every stack: plan each stack file on the base and the head checkout, diff, fit.
+
+The CI workflow (``aitrain ci github``) calls ``aitrain ci comment``, which runs ``compare_stacks`` then
+``comment_body``; the shell only checks out the base and posts the body. A stack only on the head is shown as
+all-create, a stack only on the base as all-delete (with its data risks); a stack file that cannot be planned is
+shown with its error in its own section and makes the exit code 2.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from blueprints.errors import Problem, UserInputError
+from blueprints.goldenplans import STACK_FILE_RE, plan_stack_json
+from blueprints.plandiff import PlanDiff, diff_plans, empty_plan, load_plan_json, render_diff
+from blueprints.render.fit import COMMENT_BUDGET, fit_blocks
+from blueprints.text import md_cell, md_code, md_fence
+
+# The hidden line the workflow looks for to update its own comment instead of adding another.
+MARKER = "<!-- aitrain-plan -->"
+# `aitrain ci comment` exit codes (after the body is written): no change of the --fail-on class / one or more /
+# a stack could not be planned or a base plan could not be read (invalid input).
+EXIT_OK, EXIT_FAIL_ON, EXIT_INVALID = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class StackOutcome:
+    """One stack compared: ``status`` is changed, unchanged, new, removed or error; ``diff`` is None on error."""
+
+    stack: str
+    status: str
+    diff: PlanDiff | None
+    costs: tuple[Any, Any] = (None, None)  # the plans' ``costs.totals`` (base, head), None when absent
+    error: str = ""
+
+
+def compare_stacks(base: Path, head: Path, stacks: str, today: dt.date, *, base_plans: Path | None = None) -> list[StackOutcome]:
+    """Plan every ``Pulumi.<stack>.yaml`` under ``stacks`` (relative to each checkout) on both sides and diff them.
+
+    ``base_plans`` (optional) is a folder of ``<stack>.plan.json`` written by the base's own aitrain, read instead
+    of planning the base's stack files; a plan of another schema there is an error for that stack.
+    """
+    for option, root in (("--base", base), ("--head", head)):
+        if not root.is_dir():
+            raise UserInputError("no checkout", [Problem(option, str(root), "is not a directory; give the folder of a checkout of the repository")])
+    head_files, base_files = _stack_files(head / stacks), _stack_files(base / stacks)
+    if base_plans is not None:
+        if not base_plans.is_dir():
+            raise UserInputError("no base plans", [Problem("--base-plans", str(base_plans), "is not a directory of <stack>.plan.json files")])
+        base_files = {p.name[: -len(".plan.json")]: p for p in base_plans.glob("*.plan.json")}
+    if not head_files and not base_files:
+        raise UserInputError("no stack files", [Problem("--stacks", stacks, f"neither {head / stacks} nor {base / stacks} holds a Pulumi.<stack>.yaml")])
+    outcomes = []
+    for stack in sorted(set(head_files) | set(base_files)):
+        try:
+            old = _base_plan(base_files[stack], today, from_json=base_plans is not None) if stack in base_files else empty_plan()
+            new = json.loads(plan_stack_json(head_files[stack], today)) if stack in head_files else empty_plan()
+        except UserInputError as exc:
+            outcomes.append(StackOutcome(stack, "error", None, error=exc.render()))
+            continue
+        diff = diff_plans(old, new)
+        status = "new" if stack not in base_files else "removed" if stack not in head_files else "changed" if diff.summary or diff.changes else "unchanged"
+        outcomes.append(StackOutcome(stack, status, diff, (_totals(old), _totals(new))))
+    return outcomes
+
+
+def exit_code(outcomes: list[StackOutcome], fail_on: str) -> int:
+    """2 when a stack could not be planned, else 1 when a diff holds a change of class ``fail_on``, else 0."""
+    if any(o.status == "error" for o in outcomes):
+        return EXIT_INVALID
+    return EXIT_FAIL_ON if any(o.diff is not None and o.diff.fails_on(fail_on) for o in outcomes) else EXIT_OK
+
+
+def comment_body(outcomes: list[StackOutcome], *, stacks: str, fail_on: str, today: dt.date, limit: int = COMMENT_BUDGET) -> str:
+    """The Markdown comment: marker, verdict, one summary row per stack, then one section per stack (as many as fit)."""
+    failing = [o.stack for o in outcomes if o.diff is not None and o.diff.fails_on(fail_on)]
+    errors = [o.stack for o in outcomes if o.status == "error"]
+    if errors:
+        verdict = f"**Cannot plan {len(errors)} stack(s)**: {', '.join(md_code(s) for s in errors)} — see their sections."
+    elif failing:
+        verdict = f"**Blocked: a change of class {md_code(fail_on)}** in {', '.join(md_code(s) for s in failing)}."
+    else:
+        verdict = f"No change of class {md_code(fail_on)}."
+    rows = ["| Stack | Status | Resources | Data risks | ¥ / month (base → head) |", "|---|---|---|---:|---|"]
+    rows += [_summary_row(o) for o in outcomes]
+    head = "\n".join([MARKER, "## aitrain plan", "", verdict, "", *rows, "", ""])
+    sections = [_section(o, stacks) for o in outcomes]
+    tail = f"\n---\n_Planned offline (Pulumi mocks) with `--today {today.isoformat()}` from the stack files in {md_code(stacks or '.')}, on the base and the head of this pull request._\n"
+
+    def omitted(n: int) -> str:
+        return f"\n_{n} stack section(s) left out to stay under GitHub's comment limit; their rows are in the table above. Run `aitrain ci comment` locally (or read the job log) for all of them._\n"
+
+    return fit_blocks(head, sections, tail, omitted, limit)
+
+
+def _stack_files(directory: Path) -> dict[str, Path]:
+    if not directory.is_dir():
+        return {}
+    return {m.group("stack"): p for p in sorted(directory.iterdir()) if p.is_file() and (m := STACK_FILE_RE.match(p.name))}
+
+
+def _base_plan(path: Path, today: dt.date, *, from_json: bool) -> dict[str, Any]:
+    if from_json:
+        return load_plan_json(path)
+    data: dict[str, Any] = json.loads(plan_stack_json(path, today))
+    return data
+
+
+def _totals(plan: dict[str, Any]) -> Any:
+    costs = plan.get("costs")
+    return costs.get("totals") if isinstance(costs, dict) else None
+
+
+def _counts(diff: PlanDiff) -> str:
+    counts = {a: sum(1 for c in diff.changes if c.action == a) for a in ("added", "changed", "removed")}
+    text = ", ".join(f"{n} {a}" for a, n in counts.items() if n)
+    return text or "no change"
+
+
+def _money(totals: Any) -> str:
+    if not isinstance(totals, dict) or not isinstance(totals.get("cny_per_month"), (int, float)):
+        return "not priced"
+    return f"{totals['cny_per_month']:,.0f}" + ("" if totals.get("complete", True) else " (incomplete)")
+
+
+def _cost_cell(o: StackOutcome) -> str:
+    old, new = o.costs
+    if o.status == "new":
+        return f"— → {_money(new)}"
+    if o.status == "removed":
+        return f"{_money(old)} → —"
+    cell = f"{_money(old)} → {_money(new)}"
+    try:
+        a, b = float(old["cny_per_month"]), float(new["cny_per_month"])
+    except (TypeError, KeyError, ValueError):
+        return cell
+    if a and a != b:
+        cell += f" ({(b - a) / a * 100:+.1f} %)"
+    return cell
+
+
+def _summary_row(o: StackOutcome) -> str:
+    if o.diff is None:
+        return f"| {md_code(o.stack)} | error | — | — | — |"
+    risks = len(o.diff.risks)
+    return f"| {md_code(o.stack)} | {o.status} | {md_cell(_counts(o.diff))} | {risks}{' ⚠' if risks else ''} | {md_cell(_cost_cell(o))} |"
+
+
+def _section(o: StackOutcome, stacks: str) -> str:
+    title = f"### {md_code(o.stack)} — {o.status}\n\n"
+    if o.diff is None:
+        fence = md_fence(o.error)
+        return f"{title}This stack could not be planned:\n\n{fence}\n{o.error}\n{fence}\n\n"
+    note = {
+        "new": "New stack file: everything below would be created.\n\n",
+        "removed": "Stack file removed: if this stack is destroyed, everything below is deleted (this workflow never runs `pulumi destroy`).\n\n",
+    }.get(o.status, "")
+    return title + note + _demote(render_diff(o.diff, markdown=True)).rstrip("\n") + "\n\n"
+
+
+_FENCE_RE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+
+
+def _demote(markdown: str, levels: int = 2) -> str:
+    """Headings two levels down (outside code fences), so each stack's diff nests under its own ``###``."""
+    out, fence = [], ""
+    for line in markdown.split("\n"):
+        match = _FENCE_RE.match(line)
+        if match and (not fence or match.group(1).startswith(fence)):
+            fence = "" if fence else match.group(1)
+        elif not fence and re.match(r"^#{1,6}\s", line):
+            line = "#" * min(6, len(line) - len(line.lstrip("#")) + levels) + line.lstrip("#")
+        out.append(line)
+    return "\n".join(out)

@@ -1,0 +1,128 @@
+"""The GitHub Actions workflow that plans every stack on a pull request's base and head and posts one comment.
+
+``aitrain ci github`` writes it; this repository's ``.github/workflows/aitrain-plan.yml`` is its output for
+``--stacks examples/stacks --install "python -m pip install ."`` (a test keeps them equal). The logic lives in
+``aitrain ci comment``; the steps only check out the base, run it, upsert the comment with ``gh api`` and fail.
+"""
+
+from __future__ import annotations
+
+import json
+
+from blueprints.ci.comment import MARKER
+from blueprints.errors import Problem, UserInputError
+from blueprints.plandiff import FAIL_ON
+
+DEFAULT_STACKS = "."
+DEFAULT_INSTALL = "python -m pip install aitrain"
+PYTHON_VERSION = "3.12"
+
+# `${{ … }}` expressions appear only in `env:` entries, never inside a `run:` script: the scripts read plain
+# environment variables, which keeps untrusted PR text out of the shell and lets a test run them with bash.
+_TEMPLATE = """\
+# Written by `aitrain ci github`; regenerate it with that command rather than editing it.
+# On every pull request: plan each Pulumi.<stack>.yaml under AITRAIN_STACKS on the base and on the head
+# (offline, under Pulumi mocks, with one pinned date), upsert one sticky comment with the diffs, and fail
+# when a diff holds a change of class AITRAIN_FAIL_ON (data-risk, replace or any).
+name: aitrain plan
+
+on:
+  pull_request:
+
+permissions:
+  contents: read
+  pull-requests: write
+
+concurrency:
+  group: aitrain-plan-${{{{ github.event.pull_request.number }}}}
+  cancel-in-progress: true
+
+jobs:
+  plan:
+    name: Plan stacks on base and head
+    runs-on: ubuntu-latest
+    env:
+      AITRAIN_STACKS: {stacks}
+      AITRAIN_FAIL_ON: {fail_on}
+    defaults:
+      run:
+        shell: bash
+    steps:
+      - name: Check out the pull request's head (with history, for the base commit)
+        uses: actions/checkout@v4
+        with:
+          fetch-depth: 0
+
+      - uses: actions/setup-python@v5
+        with:
+          python-version: "{python}"
+
+      - id: install
+        name: Install aitrain
+        run: |
+{install}
+      - id: base
+        name: Check out the base commit beside the head
+        env:
+          BASE_SHA: ${{{{ github.event.pull_request.base.sha }}}}
+        run: |
+          git worktree add --detach "$RUNNER_TEMP/aitrain-base" "$BASE_SHA"
+
+      - id: compare
+        name: Plan every stack on base and head and write the comment
+        run: |
+          # One date for both plans, so an off-hours schedule never shows as a change by itself.
+          status=0
+          aitrain ci comment --base "$RUNNER_TEMP/aitrain-base" --head . --stacks "$AITRAIN_STACKS" \\
+            --today "${{AITRAIN_TODAY:-$(date -u +%F)}}" --fail-on "$AITRAIN_FAIL_ON" \\
+            --out "$RUNNER_TEMP/aitrain-comment.md" || status=$?
+          echo "status=$status" >> "$GITHUB_OUTPUT"
+
+      - id: comment
+        name: Upsert the sticky pull-request comment
+        env:
+          GH_TOKEN: ${{{{ github.token }}}}
+          PR_NUMBER: ${{{{ github.event.pull_request.number }}}}
+        run: |
+          body="$RUNNER_TEMP/aitrain-comment.md"
+          if [ ! -s "$body" ]; then
+            echo "::warning::aitrain wrote no comment body; see the compare step"
+            exit 0
+          fi
+          id=$(gh api "repos/$GITHUB_REPOSITORY/issues/$PR_NUMBER/comments" --paginate \\
+            --jq '.[] | select(.body | contains("{marker}")) | .id' | sed -n 1p)
+          if [ -n "$id" ]; then
+            gh api --method PATCH "repos/$GITHUB_REPOSITORY/issues/comments/$id" -F body=@"$body" > /dev/null
+            echo "updated comment $id"
+          else
+            gh api --method POST "repos/$GITHUB_REPOSITORY/issues/$PR_NUMBER/comments" -F body=@"$body" > /dev/null
+            echo "posted a new comment"
+          fi
+
+      - id: verdict
+        name: Fail on a change of the fail-on class
+        env:
+          STATUS: ${{{{ steps.compare.outputs.status }}}}
+        run: |
+          case "$STATUS" in
+            0) echo "no change of class $AITRAIN_FAIL_ON" ;;
+            1) echo "::error::a change of class $AITRAIN_FAIL_ON; see the pull-request comment"; exit 1 ;;
+            *) echo "::error::aitrain ci comment exited $STATUS (2: a stack could not be planned); see the comment and the log"; exit 2 ;;
+          esac
+"""
+
+
+def workflow_yaml(*, stacks: str = DEFAULT_STACKS, install: str = DEFAULT_INSTALL, fail_on: str = "data-risk", python: str = PYTHON_VERSION) -> str:
+    """The workflow text for a repository whose stack files are under ``stacks`` and which installs aitrain with ``install``."""
+    problems = []
+    if not stacks.strip() or "\n" in stacks:
+        problems.append(Problem("--stacks", stacks, "must be one folder path relative to the repository root (e.g. examples/stacks or .)"))
+    if fail_on not in FAIL_ON:
+        problems.append(Problem("--fail-on", fail_on, f"must be one of {', '.join(FAIL_ON)}"))
+    if not install.strip():
+        problems.append(Problem("--install", install, "must be a shell command that installs aitrain (e.g. python -m pip install aitrain)"))
+    if problems:
+        raise UserInputError("invalid workflow settings", problems)
+    install_lines = "".join(f"          {line}\n" if line.strip() else "\n" for line in install.strip("\n").split("\n"))
+    # JSON strings are valid YAML double-quoted scalars: any folder name stays one string.
+    return _TEMPLATE.format(stacks=json.dumps(stacks), fail_on=json.dumps(fail_on), python=python, install=install_lines, marker=MARKER)

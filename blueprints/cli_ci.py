@@ -1,0 +1,88 @@
+"""CLI for review in CI: ``aitrain ci comment``, ``aitrain ci github`` and ``aitrain plan --check/--update``."""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from blueprints.cli_support import emit, reports_user_errors
+
+ci_app = typer.Typer(name="ci", help="Review stack changes in pull requests: the PR comment and the GitHub workflow that posts it.", no_args_is_help=True)
+
+
+class FailOn(str, enum.Enum):
+    """The diff classes `aitrain ci comment` can fail on (plandiff.FAIL_ON)."""
+
+    data_risk = "data-risk"
+    replace = "replace"
+    any = "any"
+
+
+def plan_check(check: Path | None, update: Path | None, today: str | None, *, conflicting: bool) -> None:
+    """``aitrain plan --check DIR`` / ``--update DIR``: print the report, exit 0, 1 (stale) or 2 (invalid input)."""
+    from blueprints import clock
+    from blueprints.errors import Problem, UserInputError
+    from blueprints.goldenplans import check_plans, report
+
+    if (check is not None and update is not None) or conflicting:
+        raise UserInputError("conflicting options", [Problem("--check/--update", str(check or update), "give one of --check DIR or --update DIR, without a preset, --stack-config, --set or --out")])
+    directory = check if check is not None else update
+    assert directory is not None
+    day = clock.parse_today(today, "--today") if today else clock.today()
+    text, code = report(check_plans(directory, day, update=update is not None), directory, update=update is not None)
+    typer.echo(text)
+    raise typer.Exit(code=code)
+
+
+@ci_app.command("comment")
+@reports_user_errors
+def comment(
+    base: Annotated[Path, typer.Option("--base", help="A checkout of the pull request's base commit (e.g. a `git worktree add` of it).")],
+    head: Annotated[Path, typer.Option("--head", help="A checkout of the pull request's head.")] = Path("."),
+    stacks: Annotated[str, typer.Option("--stacks", help="The folder of Pulumi.<stack>.yaml files, relative to each checkout.")] = ".",
+    fail_on: Annotated[FailOn, typer.Option("--fail-on", help="Exit 1 when a stack's diff holds a change of this class: data-risk, replace or any.")] = FailOn.data_risk,
+    today: Annotated[Optional[str], typer.Option("--today", help="Plan both sides as if today were this date (YYYY-MM-DD); default $AITRAIN_TODAY, else the system date.")] = None,
+    base_plans: Annotated[Optional[Path], typer.Option("--base-plans", help="Read the base side from this folder of <stack>.plan.json (written by the base's own aitrain) instead of planning the base's stack files.")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Write the comment body to this file instead of standard output.")] = None,
+) -> None:
+    """Plan every stack file on the base and the head, diff each, and write ONE Markdown comment (marker `<!-- aitrain-plan -->`).
+
+    A stack only on the head is all-create; only on the base, all-delete. The body is written first, whatever
+    the outcome. Exit codes: 0 no change of the --fail-on class; 1 at least one; 2 invalid input — a stack file
+    that cannot be planned or a base plan of another schema or tool (shown in its section), or bad options
+    (then nothing is written).
+    """
+    from blueprints import clock
+    from blueprints.ci.comment import comment_body, compare_stacks, exit_code
+
+    day = clock.parse_today(today, "--today") if today else clock.today()
+    outcomes = compare_stacks(base, head, stacks, day, base_plans=base_plans)
+    emit(comment_body(outcomes, stacks=stacks, fail_on=fail_on.value, today=day), out)
+    code = exit_code(outcomes, fail_on.value)
+    if code:
+        typer.echo(f"aitrain ci comment: exit {code} ({'a stack could not be planned' if code == 2 else f'a change of class {fail_on.value}'})", err=True)
+    raise typer.Exit(code=code)
+
+
+@ci_app.command("github")
+@reports_user_errors
+def github(
+    out: Annotated[Optional[Path], typer.Option("--out", help="Write the workflow here, e.g. .github/workflows/aitrain-plan.yml (default: standard output).")] = None,
+    stacks: Annotated[str, typer.Option("--stacks", help="The folder of your Pulumi.<stack>.yaml files, relative to the repository root.")] = ".",
+    install: Annotated[str, typer.Option("--install", help="The shell command that installs aitrain on the runner.")] = "python -m pip install aitrain",
+    fail_on: Annotated[FailOn, typer.Option("--fail-on", help="Fail the job on a change of this class: data-risk, replace or any.")] = FailOn.data_risk,
+) -> None:
+    """Write the GitHub Actions workflow that posts one sticky plan-diff comment on each pull request and fails on data risk."""
+    from blueprints.ci.workflow import workflow_yaml
+
+    emit(workflow_yaml(stacks=stacks, install=install, fail_on=fail_on.value), out)
+    if out is not None:
+        typer.echo(f"wrote {out}", err=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``ci`` command group to the main app."""
+    app.add_typer(ci_app)
