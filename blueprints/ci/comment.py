@@ -160,7 +160,11 @@ def _section(o: StackOutcome, stacks: str) -> str:
         "new": "New stack file: everything below would be created.\n\n",
         "removed": "Stack file removed: if this stack is destroyed, everything below is deleted (this workflow never runs `pulumi destroy`).\n\n",
     }.get(o.status, "")
-    return title + note + _demote(render_diff(o.diff, markdown=True)).rstrip("\n") + "\n\n"
+    text = _demote(render_diff(o.diff, markdown=True)).rstrip("\n")
+    if note:
+        # A whole stack created or deleted is long and says little line by line: folded, the table row says it.
+        text = f"<details><summary>{len(o.diff.changes)} resources</summary>\n\n{text}\n\n</details>"
+    return title + note + text + "\n\n"
 
 
 _FENCE_RE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")

@@ -1,0 +1,248 @@
+"""The CI workflow: its YAML, and its `run:` steps executed with bash against a two-commit repository and a fake `gh`.
+
+`uses:` steps (checkout, setup-python) and the `install` step are skipped: the repository is already checked out
+at the head and aitrain is this worktree, reached through an `aitrain` shim first on PATH.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from blueprints.ci.comment import MARKER
+from blueprints.ci.workflow import workflow_yaml
+from blueprints.cli import app
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKFLOW = ROOT / ".github" / "workflows" / "aitrain-plan.yml"
+THIS_REPO = {"stacks": "examples/stacks", "install": "python -m pip install ."}
+TODAY = "2026-12-01"
+
+TRAIN = "config:\n  aitrain:preset: medical-imaging\n  aitrain:profile:\n    compute:\n      nodes: {nodes}\n"
+DATA = "config:\n  aitrain:preset: medical-imaging\n  aitrain:profile:\n    storage:\n      kind: {kind}\n      throughput_tier: {tier}\n"
+POOL = "config:\n  aitrain:preset: autoscaling-training\n"
+
+FAKE_GH = """\
+#!{python}
+# A stand-in for the GitHub CLI: records its arguments and any body file, answers the comment listing.
+import json, os, shutil, sys
+log = os.environ["FAKE_GH_LOG"]
+args = sys.argv[1:]
+calls = [json.loads(line) for line in open(log)] if os.path.exists(log) else []
+for a in args:
+    if a.startswith("body=@"):
+        shutil.copy(a[len("body=@"):], f"{{log}}.body{{len(calls)}}.md")
+with open(log, "a") as f:
+    f.write(json.dumps(args) + "\\n")
+if "--paginate" in args and os.environ.get("FAKE_GH_EXISTING"):
+    print(os.environ["FAKE_GH_EXISTING"])
+"""
+
+
+def _workflow() -> dict:
+    return yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
+
+
+def test_repo_workflow_is_the_commands_output_for_this_repo(tmp_path):
+    assert WORKFLOW.read_text(encoding="utf-8") == workflow_yaml(**THIS_REPO)
+    out = tmp_path / "w.yml"
+    result = CliRunner().invoke(app, ["ci", "github", "--out", str(out), "--stacks", THIS_REPO["stacks"], "--install", THIS_REPO["install"]])
+    assert result.exit_code == 0, result.output
+    assert out.read_text(encoding="utf-8") == WORKFLOW.read_text(encoding="utf-8")
+
+
+def test_workflow_triggers_permissions_and_checkout():
+    wf = _workflow()
+    assert set(wf.get("on", wf.get(True))) == {"pull_request"}  # YAML 1.1 reads a bare `on` as True
+    assert wf["permissions"] == {"contents": "read", "pull-requests": "write"}
+    job = wf["jobs"]["plan"]
+    assert job["env"]["AITRAIN_STACKS"] == "examples/stacks" and job["env"]["AITRAIN_FAIL_ON"] == "data-risk"
+    checkout = next(s for s in job["steps"] if str(s.get("uses", "")).startswith("actions/checkout"))
+    assert checkout["with"]["fetch-depth"] == 0
+    scripts = [s["run"] for s in job["steps"] if "run" in s]
+    assert not any("${{" in text for text in scripts), "expressions belong in env:, not inside scripts"
+    assert any("git worktree add" in text for text in scripts)
+
+
+def test_user_workflow_takes_the_stack_folder_and_install_command():
+    wf = yaml.safe_load(workflow_yaml(stacks="infra/stacks: prod", install="pip install aitrain==0.1.0"))
+    job = wf["jobs"]["plan"]
+    assert job["env"]["AITRAIN_STACKS"] == "infra/stacks: prod"
+    assert next(s for s in job["steps"] if s.get("id") == "install")["run"].strip() == "pip install aitrain==0.1.0"
+
+
+def test_bad_workflow_settings_exit_2(tmp_path):
+    result = CliRunner().invoke(app, ["ci", "github", "--stacks", "", "--install", " "])
+    assert result.exit_code == 2
+    assert "--stacks" in result.output and "--install" in result.output and "Traceback" not in result.output
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def _resolve(value: str, context: dict) -> str:
+    """Evaluate the `${{ a.b.c }}` expressions the workflow uses, from a context dict (github.*, steps.*)."""
+
+    def lookup(match: re.Match[str]) -> str:
+        node: object = context
+        for part in match.group(1).split("."):
+            assert isinstance(node, dict) and part in node, f"unknown expression {match.group(0)}"
+            node = node[part]
+        return str(node)
+
+    return re.sub(r"\$\{\{\s*([\w.-]+)\s*\}\}", lookup, str(value))
+
+
+class Runner:
+    """Runs one workflow step's script as GitHub would (bash -eo pipefail) with the job's and step's env."""
+
+    def __init__(self, repo: Path, tmp: Path, event: dict):
+        self.repo, self.tmp = repo, tmp
+        bin_dir = tmp / "bin"
+        bin_dir.mkdir()
+        (bin_dir / "gh").write_text(FAKE_GH.format(python=sys.executable))
+        (bin_dir / "aitrain").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m blueprints.cli "$@"\n')
+        for tool in ("gh", "aitrain"):
+            (bin_dir / tool).chmod(0o755)
+        (tmp / "event.json").write_text(json.dumps(event))
+        (tmp / "runner").mkdir()
+        self.output = tmp / "github_output"
+        self.output.write_text("")
+        self.env = {
+            "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+            "HOME": str(tmp),
+            "PYTHONPATH": str(ROOT),
+            "GITHUB_EVENT_PATH": str(tmp / "event.json"),
+            "GITHUB_REPOSITORY": "octo/infra",
+            "GITHUB_BASE_REF": "main",
+            "GITHUB_OUTPUT": str(self.output),
+            "RUNNER_TEMP": str(tmp / "runner"),
+            "AITRAIN_TODAY": TODAY,
+            "FAKE_GH_LOG": str(tmp / "gh.log"),
+        }
+        self.context = {"github": {"event": event, "token": "fake-token", "repository": "octo/infra"}, "steps": {}}
+        wf = _workflow()
+        self.job_env = {k: str(v) for k, v in wf["jobs"]["plan"]["env"].items()}
+        self.steps = {s["id"]: s for s in wf["jobs"]["plan"]["steps"] if "id" in s}
+
+    def run(self, step_id: str, **extra: str) -> subprocess.CompletedProcess[str]:
+        step = self.steps[step_id]
+        outputs = dict(line.split("=", 1) for line in self.output.read_text().splitlines() if "=" in line)
+        self.context["steps"] = {"compare": {"outputs": outputs}}
+        env = {**self.env, **self.job_env, **{k: _resolve(v, self.context) for k, v in step.get("env", {}).items()}, **extra}
+        script = self.tmp / f"{step_id}.sh"
+        script.write_text(step["run"])
+        return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=self.repo, env=env, capture_output=True, text=True, timeout=120)
+
+    def gh_calls(self) -> list[list[str]]:
+        log = self.tmp / "gh.log"
+        return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+@pytest.fixture(scope="module")
+def pr(tmp_path_factory):
+    """A repository with a base commit and a head commit (nodes 12 → 16, a storage-kind change, one stack added, one removed)."""
+    tmp = tmp_path_factory.mktemp("pr")
+    repo = tmp / "repo"
+    stacks = repo / "examples" / "stacks"
+    stacks.mkdir(parents=True)
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "config", "user.email", "ci@example.com")
+    _git(repo, "config", "user.name", "ci")
+    (stacks / "Pulumi.train.yaml").write_text(TRAIN.format(nodes=12))
+    (stacks / "Pulumi.data.yaml").write_text(DATA.format(kind="extreme_nas", tier="standard"))
+    (stacks / "Pulumi.old.yaml").write_text(POOL)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "base")
+    base_sha = _git(repo, "rev-parse", "HEAD")
+    (stacks / "Pulumi.train.yaml").write_text(TRAIN.format(nodes=16))
+    (stacks / "Pulumi.data.yaml").write_text(DATA.format(kind="nas", tier="Performance"))
+    (stacks / "Pulumi.old.yaml").unlink()
+    (stacks / "Pulumi.pool.yaml").write_text(POOL)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "head")
+    event = {"pull_request": {"number": 42, "base": {"sha": base_sha, "ref": "main"}, "head": {"sha": _git(repo, "rev-parse", "HEAD")}}}
+    runner = Runner(repo, tmp, event)
+    base = runner.run("base")
+    assert base.returncode == 0, base.stderr
+    compare = runner.run("compare")
+    assert compare.returncode == 0, compare.stderr  # the step records the status; it never fails by itself
+    return runner, compare
+
+
+def _sections(body: str) -> dict[str, str]:
+    parts = re.split(r"^### `([^`]+)` — ", body, flags=re.M)
+    return {parts[i]: parts[i + 1] for i in range(1, len(parts), 2)}
+
+
+def test_compare_step_writes_one_comment_with_a_section_per_stack(pr):
+    runner, compare = pr
+    body = (runner.tmp / "runner" / "aitrain-comment.md").read_text()
+    (runner.tmp / "comment.md").write_text(body)  # kept for the report
+    assert body.startswith(MARKER + "\n## aitrain plan\n")
+    assert "**Blocked: a change of class `data-risk`** in `data`, `old`." in body
+    assert f"--today {TODAY}" in body
+    sections = _sections(body)
+    assert list(sections) == ["data", "old", "pool", "train"]
+    assert sections["train"].startswith("changed") and re.search(r"amount: `?12`? → `?16`?", sections["train"])
+    assert sections["data"].startswith("changed") and "fileSystemType" in sections["data"]
+    assert sections["pool"].startswith("new") and "New stack file" in sections["pool"]
+    assert sections["old"].startswith("removed") and "Stack file removed" in sections["old"]
+    rows = {m.group(1): m.group(0) for m in re.finditer(r"^\| `(\w+)` \|.*$", body, flags=re.M)}
+    assert "| 0 |" in rows["train"] and "| 0 |" in rows["pool"]
+    assert "⚠" in rows["data"] and "⚠" in rows["old"]
+    assert len(body) < 65_536
+    assert "status=1" in runner.output.read_text().splitlines()
+
+
+def test_comment_step_posts_first_then_patches_the_marked_comment(pr):
+    runner, _ = pr
+    body = (runner.tmp / "runner" / "aitrain-comment.md").read_text()
+    first = runner.run("comment")
+    assert first.returncode == 0, first.stderr
+    listing, post = runner.gh_calls()
+    assert listing[:2] == ["api", "repos/octo/infra/issues/42/comments"] and "--paginate" in listing
+    assert MARKER in listing[listing.index("--jq") + 1]
+    assert post[:4] == ["api", "--method", "POST", "repos/octo/infra/issues/42/comments"]
+    assert (runner.tmp / "gh.log.body1.md").read_text() == body
+
+    second = runner.run("comment", FAKE_GH_EXISTING="987654")
+    assert second.returncode == 0, second.stderr
+    patch = runner.gh_calls()[3]
+    assert patch[:4] == ["api", "--method", "PATCH", "repos/octo/infra/issues/comments/987654"]
+    assert (runner.tmp / "gh.log.body3.md").read_text() == body
+    assert "updated comment 987654" in second.stdout
+
+
+def test_verdict_step_fails_the_job_on_a_data_risk(pr):
+    runner, _ = pr
+    verdict = runner.run("verdict")
+    assert verdict.returncode == 1
+    assert "::error::a change of class data-risk" in verdict.stdout
+
+
+def test_verdict_step_passes_without_a_change_of_the_class(pr, tmp_path):
+    runner, _ = pr
+    assert runner.run("verdict", STATUS="0").returncode == 0
+    assert runner.run("verdict", STATUS="2").returncode == 2
+
+
+def test_comment_step_posts_nothing_without_a_body(tmp_path):
+    runner = Runner(tmp_path, tmp_path, {"pull_request": {"number": 1, "base": {"sha": "0"}}})
+    result = runner.run("comment")
+    assert result.returncode == 0 and "no comment body" in result.stdout
+    assert runner.gh_calls() == []
+
+
+def test_workflow_header_says_how_to_regenerate():
+    assert WORKFLOW.read_text().startswith(textwrap.dedent("# Written by `aitrain ci github`"))
