@@ -16,9 +16,9 @@ ci_app = typer.Typer(name="ci", help="Review stack changes in pull requests: the
 class FailOn(str, enum.Enum):
     """The diff classes `aitrain ci comment` can fail on (plandiff.FAIL_ON)."""
 
-    data_risk = "data-risk"
-    replace = "replace"
-    any = "any"
+    DATA_RISK = "data-risk"
+    REPLACE = "replace"
+    ANY = "any"
 
 
 def plan_check(check: Path | None, update: Path | None, today: str | None, *, conflicting: bool) -> None:
@@ -43,7 +43,7 @@ def comment(
     base: Annotated[Path, typer.Option("--base", help="A checkout of the pull request's base commit (e.g. a `git worktree add` of it).")],
     head: Annotated[Path, typer.Option("--head", help="A checkout of the pull request's head.")] = Path("."),
     stacks: Annotated[str, typer.Option("--stacks", help="The folder of Pulumi.<stack>.yaml files, relative to each checkout.")] = ".",
-    fail_on: Annotated[FailOn, typer.Option("--fail-on", help="Exit 1 when a stack's diff holds a change of this class: data-risk, replace or any.")] = FailOn.data_risk,
+    fail_on: Annotated[FailOn, typer.Option("--fail-on", help="Exit 1 when a stack's diff holds a change of this class: data-risk, replace or any.")] = FailOn.DATA_RISK,
     today: Annotated[Optional[str], typer.Option("--today", help="Plan both sides as if today were this date (YYYY-MM-DD); default $AITRAIN_TODAY, else the system date.")] = None,
     base_plans: Annotated[Optional[Path], typer.Option("--base-plans", help="Read the base side from this folder of <stack>.plan.json (written by the base's own aitrain) instead of planning the base's stack files.")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Write the comment body to this file instead of standard output.")] = None,
@@ -73,7 +73,7 @@ def github(
     out: Annotated[Optional[Path], typer.Option("--out", help="Write the workflow here, e.g. .github/workflows/aitrain-plan.yml (default: standard output).")] = None,
     stacks: Annotated[str, typer.Option("--stacks", help="The folder of your Pulumi.<stack>.yaml files, relative to the repository root.")] = ".",
     install: Annotated[str, typer.Option("--install", help="The shell command that installs aitrain on the runner.")] = "python -m pip install aitrain",
-    fail_on: Annotated[FailOn, typer.Option("--fail-on", help="Fail the job on a change of this class: data-risk, replace or any.")] = FailOn.data_risk,
+    fail_on: Annotated[FailOn, typer.Option("--fail-on", help="Fail the job on a change of this class: data-risk, replace or any.")] = FailOn.DATA_RISK,
 ) -> None:
     """Write the GitHub Actions workflow that posts one sticky plan-diff comment on each pull request and fails on data risk."""
     from blueprints.ci.workflow import workflow_yaml

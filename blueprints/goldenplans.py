@@ -17,6 +17,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
 from blueprints.errors import Problem, UserInputError
 
 PLANS_SUBDIR = "plans"
