@@ -112,7 +112,7 @@ class FailOn(str, Enum):
     """The change classes `aitrain diff --fail-on` exits 1 on (blueprints.plandiff.FAIL_ON)."""
 
     data_risk = "data-risk"
-    replace = "replace"
+    replace_ = "replace"  # not `replace`: that is str.replace
     any = "any"
 
 
