@@ -60,7 +60,7 @@ def why(change: ResourceChange, limit: int = 60) -> list[str]:
 def render_diff_text(diff: PlanDiff) -> str:
     """Plain text for a terminal: summary, verdict, cost, a table of changes, then each change's inputs and risks."""
     lines = ["aitrain plan diff", ""]
-    if not diff.summary and not diff.changes:
+    if _unchanged(diff):
         return "\n".join(lines + ["No changes."]) + "\n"
     lines += [f"{plain(k)}: {plain(_short(old))} → {plain(_short(new))}" for k, (old, new) in diff.summary.items()]
     lines += ([""] if diff.summary else []) + [verdict(diff)]
@@ -80,7 +80,7 @@ def render_diff_text(diff: PlanDiff) -> str:
 def render_diff_markdown(diff: PlanDiff, limit: int = COMMENT_BUDGET) -> str:
     """GitHub-Flavored Markdown under ``limit`` characters: whole rows and blocks are left out (and counted) if needed."""
     head = "## aitrain plan diff\n\n"
-    if not diff.summary and not diff.changes:
+    if _unchanged(diff):
         return head + "No changes.\n"
     head += f"**Verdict:** {md_text(verdict(diff))}\n\n"
     if diff.summary:
@@ -101,6 +101,11 @@ def render_diff_markdown(diff: PlanDiff, limit: int = COMMENT_BUDGET) -> str:
     if len(detail_text) > room:  # not even the heading and the note fit
         detail_text = ""
     return head + table_text + detail_text + tail
+
+
+def _unchanged(diff: PlanDiff) -> bool:
+    """Nothing to show: no summary, resource or cost change (a price update alone is still shown)."""
+    return not diff.summary and not diff.changes and not (diff.costs and (diff.costs.lines or diff.costs.delta))
 
 
 def _details(c: ResourceChange) -> str:
