@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -119,22 +120,38 @@ def catalog(
         emit(render_catalog_table(rows), out)
 
 
+class FailOn(str, Enum):
+    """The change classes `aitrain diff --fail-on` exits 1 on (blueprints.plandiff.FAIL_ON)."""
+
+    data_risk = "data-risk"
+    replace_ = "replace"  # not `replace`: that is str.replace
+    any = "any"
+
+
 @app.command()
 @reports_user_errors
 def diff(
     old: Annotated[Path, typer.Argument(help="The earlier plan, from `aitrain plan --format json`.")],
     new: Annotated[Path, typer.Argument(help="The later plan.")],
     output_format: Annotated[OutputFormat, typer.Option("--format", help="table (plain text), markdown for a pull request, or json.")] = OutputFormat.table,
+    fail_on: Annotated[Optional[FailOn], typer.Option("--fail-on", help="Exit 1 (after writing the diff) when it holds a data risk, a replacement/deletion (replace), or any change.")] = None,
+    missing_as_empty: Annotated[bool, typer.Option("--missing-as-empty", help="A missing OLD (a new stack) or NEW (a removed stack) is an empty plan: all create or all delete.")] = False,
     out: Annotated[Optional[Path], typer.Option("--out", help="Write the diff to this file instead of standard output.")] = None,
 ) -> None:
-    """Compare two JSON plans: resources added, removed and changed, and the changes that put stored data at risk."""
-    from blueprints.plandiff import diff_plans, load_plan_json, render_diff
+    """Compare two JSON plans: what `pulumi up` would create, update, replace (delete-first?) or refuse, the cost change and the data risks.
 
-    result = diff_plans(load_plan_json(old), load_plan_json(new))
+    Exit codes: 0 no change of the --fail-on class, 1 such a change is present, 2 invalid input.
+    """
+    from blueprints.plandiff import diff_plans, load_plan_pair
+    from blueprints.render.diff import render_diff
+
+    result = diff_plans(*load_plan_pair(old, new, missing_as_empty=missing_as_empty))
     if output_format is OutputFormat.json:
         emit(json.dumps(result.to_dict(), indent=2, ensure_ascii=False, default=str), out)
     else:
         emit(render_diff(result, markdown=output_format is OutputFormat.markdown), out)
+    if fail_on is not None and result.fails_on(fail_on.value):
+        raise typer.Exit(code=1)
 
 
 @app.command("case-studies")

@@ -1,37 +1,40 @@
-"""Diff two plans (their JSON form): what a change adds, removes and modifies, and which changes put data at risk."""
+"""Diff two plans (their JSON form): what `pulumi up` would do to each resource, and which changes put data at risk.
+
+Every changed resource gets exactly one action (ACTIONS): ``create``, ``update`` (in place), ``replace``
+(create-before-delete), ``replace-delete-first`` (``delete_before_replace``: down until the new one is up),
+``delete``, or ``refused`` (a protected resource would be replaced or deleted: `pulumi up` stops). Which input
+changes replace a resource comes from blueprints/data/replacing_inputs.csv (blueprints.replacement); a replacement
+propagates to resources whose replacing inputs reference it (``${X.id}`` becomes a new ID), and a new provider (a
+region move renames it) replaces every resource of it. Pure: no Pulumi.
+"""
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, TypeVar
+from typing import Any, Mapping, TypeVar
 
 from blueprints.errors import MISSING, Problem, UserInputError, read_text_file
 from blueprints.guardrails import STATEFUL_TYPES
 from blueprints.plan import PLAN_SCHEMA, PlannedResource
-from blueprints.text import md_code, plain
+from blueprints.plandiff_costs import CostDiff, cost_diff
+from blueprints.plandiff_text import text_diff
+from blueprints.replacement import PROVIDER_TYPE, ReplacementTable, replacement_table
 
 _K = TypeVar("_K")
 
-DIFF_SCHEMA = "aitrain.plandiff/v1"
+DIFF_SCHEMA = "aitrain.plandiff/v2"
 SAFETY_OPTIONS = ("protect", "retain_on_delete", "delete_before_replace", "ignore_changes")
-
-# Inputs the cloud cannot change in place: a new value makes the provider replace the resource. Listed for the
-# stateful types and for what stateful storage is bound to. Sources: the "Update allowed"/"Editable" column of
-# ROS ALIYUN::NAS::FileSystem (https://www.alibabacloud.com/help/en/ros/developer-reference/aliyun-nas-filesystem),
-# ALIYUN::ECS::VSwitch (https://www.alibabacloud.com/help/en/ros/developer-reference/aliyun-ecs-vswitch) and the
-# ForceNew marks of Terraform alicloud_nas_file_system (https://help.aliyun.com/zh/terraform/alicloud-nas-file-system-1).
-# NAS `capacity`, `description` and `tags` change in place.
-REPLACING_INPUTS: dict[str, tuple[str, ...]] = {
-    "nas.FileSystem": ("fileSystemType", "protocolType", "storageType", "zoneId", "encryptType", "kmsKeyId", "vpcId", "vswitchId", "snapshotId"),
-    "vpc.Switch": ("vpcId", "zoneId", "cidrBlock"),
-}
+# What `pulumi up` would do to a resource, in the order a reviewer reads them (worst last).
+ACTIONS = ("create", "update", "replace", "replace-delete-first", "delete", "refused")
 # The classes `aitrain diff --fail-on` can fail on, narrowest first.
 FAIL_ON = ("data-risk", "replace", "any")
-
-# Inputs that never replace anything; for types not in REPLACING_INPUTS any other changed input *may* replace.
+# Inputs that never replace anything; for types not in the replacement table any other changed input *may* replace.
 IN_PLACE_INPUTS = ("tags", "description")
+_REF_RE = re.compile(r"\$\{([^.}]+)\.")
+_REFUSAL = "protected: `pulumi up` will refuse until it is unprotected on purpose"
 
 # What a plan file must look like for a diff: (key, JSON type name, Python types, required).
 _RESOURCE_FIELDS = (
@@ -48,7 +51,7 @@ _RESOURCE_FIELDS = (
 
 @dataclass(frozen=True)
 class ResourceChange:
-    """One resource that differs between the plans: ``action`` is added, removed or changed."""
+    """One resource that `pulumi up` would touch: its action (one of ACTIONS), what changes and why."""
 
     action: str
     type: str
@@ -56,22 +59,53 @@ class ResourceChange:
     inputs: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # key → (old, new); missing side is None
     options: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     risks: tuple[str, ...] = ()
-    replacing: tuple[str, ...] = ()  # changed inputs that force (or, for types not in REPLACING_INPUTS, may force) a replacement
+    replacing: tuple[str, ...] = ()  # changed inputs that force (or, for types not in the table, may force) a replacement
+    reasons: tuple[str, ...] = ()  # why it is replaced or updated beyond its own inputs (a reference, its provider)
+    certain: bool = True  # False: the type is not in the replacement table, so "may replace"
+    downtime: str | None = None  # replace-delete-first: what goes down and for how long
+    would: str | None = None  # refused: the action `pulumi up` refuses (replace or delete)
+    text_diffs: dict[str, str] = field(default_factory=dict)  # encoded input → unified diff of its decoded text
+
+    @property
+    def short_type(self) -> str:
+        """``alicloud:ecs/ecsInstanceSet:EcsInstanceSet`` → ``ecs.EcsInstanceSet``."""
+        return PlannedResource(self.type, self.name, None, True, {}).short_type
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form of one change."""
+        return {
+            "action": self.action,
+            "type": self.type,
+            "name": self.name,
+            "inputs": {k: {"old": old, "new": new} for k, (old, new) in self.inputs.items()},
+            "options": {k: {"old": old, "new": new} for k, (old, new) in self.options.items()},
+            "replacing": list(self.replacing),
+            "certain": self.certain,
+            "reasons": list(self.reasons),
+            "downtime": self.downtime,
+            "would": self.would,
+            "text_diffs": dict(self.text_diffs),
+            "risks": list(self.risks),
+        }
 
 
 @dataclass(frozen=True)
 class PlanDiff:
-    """The differences between two plans, summary first."""
+    """The differences between two plans, summary first; ``costs`` is None when either plan is not priced."""
 
     summary: dict[str, tuple[Any, Any]]
     changes: tuple[ResourceChange, ...]
+    costs: CostDiff | None = None
+    region: str = ""
+    # The plan resources a diagram of the diff draws (the new plan's, or the old one's for a removed stack).
+    resources: tuple[Mapping[str, Any], ...] = field(default=(), repr=False, compare=False)
 
     def fails_on(self, kind: str) -> bool:
         """Whether the diff holds a change of class ``kind`` (one of FAIL_ON): what `aitrain diff --fail-on` exits 1 on."""
         if kind == "data-risk":
             return bool(self.risks)
         if kind == "replace":
-            return any(c.replacing or c.action == "removed" for c in self.changes)
+            return any(c.action in ("replace", "replace-delete-first", "refused", "delete") for c in self.changes)
         if kind == "any":
             return bool(self.changes)
         raise ValueError(f"unknown fail-on class {kind!r}; one of {', '.join(FAIL_ON)}")
@@ -81,31 +115,54 @@ class PlanDiff:
         """Every data-safety risk, prefixed by its resource."""
         return [f"{c.name}: {risk}" for c in self.changes for risk in c.risks]
 
+    def counts(self) -> dict[str, int]:
+        """How many resources per action (every action, zeros included), in ACTIONS order."""
+        return {action: sum(1 for c in self.changes if c.action == action) for action in ACTIONS}
+
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form (schema ``aitrain.plandiff/v1``)."""
+        """The JSON form (schema ``aitrain.plandiff/v2``)."""
         return {
             "schema": DIFF_SCHEMA,
             "summary": {k: {"old": old, "new": new} for k, (old, new) in self.summary.items()},
-            "changes": [
-                {
-                    **{k: v for k, v in asdict(c).items() if k not in ("inputs", "options", "risks")},
-                    "inputs": {k: {"old": old, "new": new} for k, (old, new) in c.inputs.items()},
-                    "options": {k: {"old": old, "new": new} for k, (old, new) in c.options.items()},
-                    "risks": list(c.risks),
-                }
-                for c in self.changes
-            ],
+            "counts": self.counts(),
+            "changes": [c.to_dict() for c in self.changes],
+            "costs": self.costs.to_dict() if self.costs else None,
             "risks": self.risks,
         }
 
 
+def load_plan_pair(old: Path, new: Path, missing_as_empty: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Both plans of a diff, checked against each other: same schema version, or one clear error.
+
+    With ``missing_as_empty`` a file that does not exist is the empty plan (a new stack: all create; a removed
+    stack: all delete); both missing is still an error.
+    """
+    if missing_as_empty and not old.exists() and not new.exists():
+        raise UserInputError("no plans to compare", [Problem(f"{old}, {new}", MISSING, "neither plan file exists")])
+    raw = [empty_plan() if missing_as_empty and not path.exists() else _read_json(path) for path in (old, new)]
+    schemas = [d.get("schema") if isinstance(d, dict) else None for d in raw]
+    if all(isinstance(s, str) and s.startswith("aitrain.plan/") for s in schemas) and schemas[0] != schemas[1]:
+        raise UserInputError(
+            "plans of different versions",
+            [Problem("schema", MISSING, f"old plan is {schemas[0]}, new is {schemas[1]}: plan both with the same aitrain (this one writes {PLAN_SCHEMA})")],
+        )
+    return _checked(raw[0], old), _checked(raw[1], new)
+
+
 def load_plan_json(path: Path) -> dict[str, Any]:
     """Read a plan written by ``aitrain plan --format json``; reject anything else with a clear error."""
+    return _checked(_read_json(path), path)
+
+
+def _read_json(path: Path) -> Any:
     text = read_text_file(path, "plan file")
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise UserInputError("invalid plan file", [Problem(str(path), f"line {exc.lineno}", f"is not JSON ({exc.msg}); write one with `aitrain plan --format json --out FILE`")]) from None
+
+
+def _checked(data: Any, path: Path) -> dict[str, Any]:
     if not isinstance(data, dict) or data.get("schema") != PLAN_SCHEMA:
         found = data.get("schema", "(missing)") if isinstance(data, dict) else type(data).__name__
         raise UserInputError("invalid plan file", [Problem(f"{path}: schema", found, f"expected '{PLAN_SCHEMA}' (from `aitrain plan --format json`)")])
@@ -126,10 +183,12 @@ def plan_shape_problems(data: dict[str, Any], where: str, limit: int = 10) -> li
     hint = "write the plan with `aitrain plan --format json --out FILE`"
     if not isinstance(data.get("summary", MISSING), dict):
         problems.append(Problem(f"{where}: summary", data.get("summary", MISSING), _must(data.get("summary", MISSING), "an object"), hint))
+    if not isinstance(data.get("costs", {}), dict):
+        problems.append(Problem(f"{where}: costs", data.get("costs"), "must be an object", hint))
     resources = data.get("resources", MISSING)
     if not isinstance(resources, list):
         return problems + [Problem(f"{where}: resources", resources, _must(resources, "a list of resource objects"), hint)]
-    seen: dict[tuple[Any, Any], int] = {}
+    seen: dict[Any, int] = {}
     for index, item in enumerate(resources):
         at = f"{where}: resources[{index}]"
         if not isinstance(item, dict):
@@ -153,120 +212,161 @@ def _must(value: Any, expected: str) -> str:
     return f"is missing; must be {expected}" if value is MISSING else f"must be {expected}"
 
 
-def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> PlanDiff:
-    """Compare two plan dicts resource by resource (keyed by type and logical name)."""
+@dataclass
+class _Pending:
+    """A resource on both sides while the diff propagates replacements."""
+
+    old: dict[str, Any]
+    new: dict[str, Any]
+    inputs: dict[str, tuple[Any, Any]]
+    replacing: list[str] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
+    replaced: bool = False
+    certain: bool = True
+
+
+def diff_plans(old: dict[str, Any], new: dict[str, Any], table: ReplacementTable | None = None) -> PlanDiff:
+    """Classify every resource of two plan dicts (matched by type and logical name) into one of ACTIONS."""
+    table = table or replacement_table()
     summary = {k: (old["summary"].get(k), new["summary"].get(k)) for k in _ordered_keys(old["summary"], new["summary"]) if old["summary"].get(k) != new["summary"].get(k)}
     before = {(r["type"], r["name"]): r for r in old["resources"]}
     after = {(r["type"], r["name"]): r for r in new["resources"]}
+    pending = {a["name"]: _own_changes(a, after[key], table) for key, a in before.items() if key in after}
+    _propagate(pending, table)
     stateful = [r for r in old["resources"] if _is_stateful(r)]
     changes = []
     for key in _ordered_keys(before, after):
         a, b = before.get(key), after.get(key)
         if a is None:
             assert b is not None  # every key comes from one side or the other
-            changes.append(ResourceChange("added", b["type"], b["name"]))
+            changes.append(ResourceChange("create", b["type"], b["name"]))
         elif b is None:
-            risks = _removal_risks(a) + _bound_storage_risks(a["name"], "removes", stateful)
-            changes.append(ResourceChange("removed", a["type"], a["name"], risks=risks))
+            changes.append(_deletion(a, stateful, after))
         else:
-            inputs = _changed(a["inputs"], b["inputs"])
-            options = {k: (a.get(k), b.get(k)) for k in SAFETY_OPTIONS if a.get(k) != b.get(k)}
-            if inputs or options:
-                replacing = _replacing(a, inputs)
-                risks = _change_risks(a, b, inputs, replacing)
-                if replacing:
-                    verb = f"{'replaces' if _short_type(a) in REPLACING_INPUTS else 'may replace'} ({', '.join(replacing)})"
-                    risks += _bound_storage_risks(a["name"], verb, stateful)
-                changes.append(ResourceChange("changed", a["type"], a["name"], inputs, options, risks, replacing))
-    return PlanDiff(summary, tuple(changes))
+            change = _update_or_replace(pending[a["name"]], table)
+            if change is not None:
+                changes.append(change)
+    costs = cost_diff(old.get("costs") or {}, new.get("costs") or {})
+    drawn = tuple(new["resources"] or old["resources"])
+    return PlanDiff(summary, tuple(changes), costs, str(new.get("region") or old.get("region") or ""), drawn)
 
 
-def render_diff(diff: PlanDiff, markdown: bool = False) -> str:
-    """Text (or Markdown for a pull request) listing the summary changes, each resource change and the risks."""
-    # Values come from plan files anyone can write: escaped for Markdown, stripped of control codes for a terminal.
-    code: Callable[[object], str] = md_code if markdown else plain
-    lines = ["## aitrain plan diff" if markdown else "aitrain plan diff", ""]
-    if not diff.summary and not diff.changes:
-        return "\n".join(lines + ["No changes."]) + "\n"
-    for key, (old, new) in diff.summary.items():
-        lines.append(f"- {key}: {code(old)} → {code(new)}")
-    if diff.summary:
-        lines.append("")
-    counts = {action: sum(1 for c in diff.changes if c.action == action) for action in ("added", "changed", "removed")}
-    lines.append(", ".join(f"{n} {action}" for action, n in counts.items()))
-    for c in diff.changes:
-        sign = {"added": "+", "removed": "-", "changed": "~"}[c.action]
-        lines.append(f"{sign} {code(c.name)} ({c.type})")
-        for k, (old, new) in {**c.inputs, **c.options}.items():
-            if k == "userData":
-                # Base64 cloud-init says nothing in a diff; the Markdown plan shows it decoded.
-                lines.append(f"    {k}: cloud-init changed (see `aitrain plan --format markdown`)")
+def _own_changes(a: dict[str, Any], b: dict[str, Any], table: ReplacementTable) -> _Pending:
+    """What one resource's own inputs and provider say: changed inputs, which of them replace it."""
+    ignored = set(a.get("ignore_changes") or ()) | set(b.get("ignore_changes") or ())
+    inputs = {k: v for k, v in _changed(a["inputs"], b["inputs"]).items() if k not in ignored}
+    item = _Pending(a, b, inputs)
+    kind = _short_type(a)
+    known = table.forcing(kind)
+    for key in inputs:
+        if known is not None and table.forces(kind, key):
+            item.replacing.append(key)
+        elif known is None and key not in IN_PLACE_INPUTS:
+            item.replacing.append(key)
+            item.certain = False
+    item.replaced = bool(item.replacing)
+    if a.get("provider") and b.get("provider") and a["provider"] != b["provider"]:
+        item.reasons.append(f"its provider changes ({a['provider']} → {b['provider']}): a new provider replaces every resource of it")
+        item.replaced, item.certain = True, True
+    return item
+
+
+def _propagate(pending: dict[str, _Pending], table: ReplacementTable) -> None:
+    """Spread replacements: a replaced resource gives a new ID to every input that references it (``${X.…}``)."""
+    referrers: dict[str, list[tuple[str, str]]] = {}
+    for name, item in pending.items():
+        for key, value in item.new["inputs"].items():
+            if key in (item.new.get("ignore_changes") or ()):
+                continue
+            for target in set(_REF_RE.findall(json.dumps(value))):
+                referrers.setdefault(target, []).append((name, key))
+        provider = item.new.get("provider")
+        if provider:
+            referrers.setdefault(provider, []).append((name, "(provider)"))
+    queue = [name for name, item in pending.items() if item.replaced]
+    while queue:
+        target = queue.pop()
+        for name, key in referrers.get(target, ()):
+            item = pending[name]
+            if key == "(provider)":
+                reason, replaces, certain = f"its provider {target} is replaced", True, True
             else:
-                mark = _mark(c, k)
-                lines.append(f"    {k}: {code(_short(old))} → {code(_short(new))}{mark}")
-    if diff.risks:
-        lines += ["", "**Data-safety risks:**" if markdown else "Data-safety risks:"]
-        lines += [f"- {risk}" for risk in diff.risks]
-    return "\n".join(lines) + "\n"
+                kind = _short_type(item.old)
+                known = table.forcing(kind)
+                replaces = table.forces(kind, key) if known is not None else key not in IN_PLACE_INPUTS
+                certain = known is not None
+                reason = f"{key} references {target}, which is replaced: {'a new ID forces replacement' if replaces else 'it takes the new ID in place'}"
+            if reason in item.reasons:
+                continue
+            item.reasons.append(reason)
+            if replaces and not item.replaced:
+                item.replaced, item.certain = True, certain
+                queue.append(name)
 
 
-def _mark(change: ResourceChange, key: str) -> str:
-    """Replacement marks only where the plan knows (storage and REPLACING_INPUTS types), to keep compute diffs quiet."""
-    known = {"type": change.type, "name": change.name}
-    if _short_type(known) not in REPLACING_INPUTS or key not in change.inputs:
-        return ""
-    return "  [forces replacement]" if key in change.replacing else "  [in place]"
-
-
-def _removal_risks(resource: dict[str, Any]) -> tuple[str, ...]:
-    if resource.get("protect"):
-        return ("removed while protected: `pulumi up` will refuse until it is unprotected on purpose",)
-    if resource.get("retain_on_delete"):
-        return ()
-    if _is_stateful(resource):
-        return ("removed stateful resource without retain_on_delete: its data would be deleted",)
-    return ()
-
-
-def _change_risks(old: dict[str, Any], new: dict[str, Any], inputs: dict[str, tuple[Any, Any]], replacing: tuple[str, ...]) -> tuple[str, ...]:
+def _update_or_replace(item: _Pending, table: ReplacementTable) -> ResourceChange | None:
+    a, b = item.old, item.new
+    options = {k: (a.get(k), b.get(k)) for k in SAFETY_OPTIONS if a.get(k) != b.get(k)}
+    if not (item.inputs or options or item.reasons):
+        return None
+    texts = {k: d for k, (x, y) in item.inputs.items() if (d := text_diff(k, x, y, a["name"])) is not None}
     risks = []
-    if _is_stateful(old) and replacing:
+    if item.replaced and _is_stateful(a):
+        why = ", ".join(item.replacing) or "a replaced dependency"
         risks.append(
-            f"replacing change of stored data ({', '.join(replacing)}): the provider would replace it and its data with it; "
+            f"replacing change of stored data ({why}): the provider would replace it and its data with it; "
             "protect makes `pulumi up` fail instead — move the data or create new storage on purpose"
         )
     for option in ("protect", "retain_on_delete"):
-        if old.get(option) and not new.get(option):
+        if a.get(option) and not b.get(option):
             risks.append(f"{option} is switched off")
-    if new.get("delete_before_replace") and not old.get("delete_before_replace") and _is_stateful(new):
+    if b.get("delete_before_replace") and not a.get("delete_before_replace") and _is_stateful(b):
         risks.append("delete_before_replace is switched on for stored data")
-    return tuple(risks)
+    action, downtime, would = "update", None, None
+    if item.replaced:
+        action = "replace-delete-first" if b.get("delete_before_replace") else "replace"
+        if action == "replace-delete-first":
+            found = table.downtime.get(_short_type(a))
+            downtime = found.describe(a["inputs"]) if found else "deleted before its replacement is created: unavailable until then"
+        if a.get("protect"):
+            action, would = "refused", action
+            risks.append(f"would be replaced while {_REFUSAL}")
+    return ResourceChange(action, a["type"], a["name"], item.inputs, options, tuple(risks), tuple(item.replacing), tuple(item.reasons), item.certain, downtime, would, texts)
 
 
-def _replacing(resource: dict[str, Any], inputs: dict[str, tuple[Any, Any]]) -> tuple[str, ...]:
-    """Changed inputs that force a replacement (known types) or may (other types; any input but tags/description)."""
-    known = REPLACING_INPUTS.get(_short_type(resource))
-    if known is not None:
-        return tuple(k for k in inputs if k in known)
-    return tuple(k for k in inputs if k not in IN_PLACE_INPUTS)
+def _deletion(a: dict[str, Any], stateful: list[dict[str, Any]], after: Mapping[tuple[str, str], Any]) -> ResourceChange:
+    risks: list[str] = []
+    if a.get("protect"):
+        risks.append(f"removed while {_REFUSAL}")
+    elif _is_stateful(a) and not a.get("retain_on_delete"):
+        risks.append("removed stateful resource without retain_on_delete: its data would be deleted")
+    # Storage that stays but references what is removed: it has to be rebuilt elsewhere.
+    marker = f"${{{a['name']}."
+    for s in stateful:
+        keys = [k for k, v in s["inputs"].items() if marker in json.dumps(v)]
+        if keys and (s["type"], s["name"]) in after:
+            risks.append(
+                f"this change removes a resource stateful {s['name']} is bound to ({', '.join(keys)}): the storage would have to be "
+                "replaced with it; protect makes `pulumi up` fail instead"
+            )
+    action, would = ("refused", "delete") if a.get("protect") else ("delete", None)
+    return ResourceChange(action, a["type"], a["name"], risks=tuple(risks), would=would)
 
 
-def _bound_storage_risks(name: str, verb: str, stateful: list[dict[str, Any]]) -> tuple[str, ...]:
-    """Stateful resources whose inputs reference ``name`` (``${name.…}``) lose what they are bound to."""
-    marker = f"${{{name}."
-    return tuple(
-        f"this change {verb} a resource stateful {s['name']} is bound to ({', '.join(keys)}): the storage would have to be "
-        "replaced with it; protect makes `pulumi up` fail instead"
-        for s in stateful
-        if (keys := [k for k, v in s["inputs"].items() if marker in json.dumps(v)])
-    )
+def render_diff(diff: PlanDiff, markdown: bool = False) -> str:
+    """Text or Markdown of a diff (kept here for callers of the old API; see blueprints.render.diff)."""
+    from blueprints.render.diff import render_diff as render
+
+    return render(diff, markdown=markdown)
 
 
-def _short_type(resource: dict[str, Any]) -> str:
+def _short_type(resource: Mapping[str, Any]) -> str:
+    if resource["type"] == PROVIDER_TYPE:
+        return PROVIDER_TYPE
     return PlannedResource(resource["type"], resource["name"], None, True, {}).short_type
 
 
-def _is_stateful(resource: dict[str, Any]) -> bool:
+def _is_stateful(resource: Mapping[str, Any]) -> bool:
     return _short_type(resource) in STATEFUL_TYPES
 
 
@@ -277,8 +377,3 @@ def _changed(old: dict[str, Any], new: dict[str, Any]) -> dict[str, tuple[Any, A
 def _ordered_keys(a: Mapping[_K, Any], b: Mapping[_K, Any]) -> list[_K]:
     """Keys of ``a`` in order, then the keys only ``b`` has."""
     return list(a) + [k for k in b if k not in a]
-
-
-def _short(value: Any, limit: int = 100) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -201,7 +201,7 @@ def test_diff_table_on_the_real_app(tmp_path, medical_plan):
     assert same.exit_code == 0 and same.stdout == "aitrain plan diff\n\nNo changes.\n"
     result = invoke("diff", str(old), str(new))
     assert result.exit_code == 0, result.output
-    assert "0 added, 1 changed, 0 removed" in result.stdout
+    assert "1 update; 1 data risk" in result.stdout
     assert result.stdout.endswith("Data-safety risks:\n- medical-imaging-storage-fs: retain_on_delete is switched off\n")
 
 

@@ -7,6 +7,7 @@ or removal of a resource the storage is bound to (the vSwitch CPFS lives in, aft
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 
@@ -15,10 +16,12 @@ from typer.testing import CliRunner
 
 from blueprints.cli import app
 from blueprints.errors import UserInputError
-from blueprints.plandiff import diff_plans, load_plan_json, render_diff
+from blueprints.plandiff import FAIL_ON, diff_plans, empty_plan, load_plan_json, render_diff
+from blueprints.render.diff import why
 from blueprints.testing import offline_plan
 
 FS = "medical-imaging-storage-fs"
+NODES = "medical-imaging-cluster-nodes-0"
 CPFS = {"storage.kind": "cpfs", "storage.throughput_tier": "advance_100", "storage.allow_unencrypted_cpfs": True}
 
 
@@ -52,78 +55,192 @@ def test_identical_plans_have_no_changes(medical_plan):
     diff = diff_plans(as_dict(medical_plan), as_dict(medical_plan))
     assert diff.summary == {} and diff.changes == ()
     assert render_diff(diff).endswith("No changes.\n")
+    assert not any(diff.fails_on(kind) for kind in FAIL_ON)
 
 
-def test_scaling_out_changes_compute_only(medical_plan):
+def test_nodes_12_to_16_replace_the_batch_delete_first(medical_plan):
+    diff = diff_plans(as_dict(medical_plan), as_dict(offline_plan("medical-imaging", overrides={"compute.nodes": 16})))
+    (change,) = diff.changes
+    assert (change.action, change.name, change.replacing) == ("replace-delete-first", NODES, ("amount",))
+    assert change.downtime == "the batch's 12 GPU nodes down ~10–20 min: the new nodes boot, install the GPU driver and CUDA, and reboot once"
+    assert diff.risks == [] and diff.fails_on("replace") and not diff.fails_on("data-risk")
+
+
+def test_instance_type_change_replaces_the_batch_delete_first(medical_plan):
+    diff = diff_plans(as_dict(medical_plan), as_dict(offline_plan("medical-imaging", overrides={"compute.instance_type": "ecs.gn7e-c16g1.16xlarge"})))
+    by_name = {c.name: c for c in diff.changes}
+    assert by_name[NODES].action == "replace-delete-first" and "instanceType" in by_name[NODES].replacing
+    # The launch template gets a new version in place (no ForceNew input changed).
+    assert by_name["medical-imaging-cluster-template"].action == "update"
+
+
+def test_without_delete_before_replace_a_replacement_is_create_first(medical_plan):
+    old = edit(as_dict(medical_plan), NODES, delete_before_replace=False)
+    new = edit(old, NODES, inputs={**_inputs(old, NODES), "amount": 16})
+    (change,) = diff_plans(old, new).changes
+    assert change.action == "replace" and change.downtime is None
+
+
+def test_scaling_out_to_two_batches_creates_the_second(medical_plan):
     big = offline_plan("medical-imaging", overrides={"compute.nodes": 128})
     diff = diff_plans(as_dict(medical_plan), as_dict(big))
     assert diff.summary["gpus"] == (96, 1024)
     by_name = {c.name: c for c in diff.changes}
     # Only the node batches: the nodes' user data does not depend on the node count.
-    assert set(by_name) == {"medical-imaging-cluster-nodes-0", "medical-imaging-cluster-nodes-1"}
-    assert by_name["medical-imaging-cluster-nodes-0"].inputs == {"amount": (12, 64)}
-    assert by_name["medical-imaging-cluster-nodes-1"].action == "added"
+    assert set(by_name) == {NODES, "medical-imaging-cluster-nodes-1"}
+    assert by_name[NODES].inputs == {"amount": (12, 64)} and by_name[NODES].action == "replace-delete-first"
+    assert by_name["medical-imaging-cluster-nodes-1"].action == "create"
     assert diff.risks == []
 
 
-def test_replacing_change_of_storage_inputs_is_a_risk(medical_plan):
+def test_storage_kind_change_is_refused_with_a_data_risk(medical_plan):
     nas = offline_plan("medical-imaging", overrides={"storage.kind": "nas", "storage.throughput_tier": "Performance"})
     diff = diff_plans(as_dict(medical_plan), as_dict(nas))
-    (fs,) = [c for c in diff.changes if c.name == FS]
+    by_name = {c.name: c for c in diff.changes}
+    fs = by_name[FS]
     assert fs.inputs["fileSystemType"] == ("extreme", "standard")
-    assert fs.replacing == ("fileSystemType", "storageType")
+    assert (fs.action, fs.would, fs.replacing) == ("refused", "replace", ("fileSystemType", "storageType"))
     assert fs.risks == (
         "replacing change of stored data (fileSystemType, storageType): the provider would replace it and its data with it; "
         "protect makes `pulumi up` fail instead — move the data or create new storage on purpose",
+        "would be replaced while protected: `pulumi up` will refuse until it is unprotected on purpose",
     )
-    text = render_diff(diff)
-    assert "fileSystemType: extreme → standard  [forces replacement]" in text
-    assert "capacity: 32768 → null  [in place]" in text
-    assert "userData: cloud-init changed" in text and "Data-safety risks:" in text
+    # The mount target references the file system in a ForceNew input: it would be replaced with it.
+    assert by_name["medical-imaging-storage-mount-target"].action == "replace"
+    assert by_name["medical-imaging-storage-mount-target"].reasons == ("fileSystemId references medical-imaging-storage-fs, which is replaced: a new ID forces replacement",)
+    assert diff.fails_on("data-risk")
+
+
+def test_replacing_unprotected_storage_is_a_replace_with_a_data_risk(medical_plan):
+    old = edit(as_dict(medical_plan), FS, protect=False)
+    new = edit(old, FS, inputs={**_inputs(old, FS), "zoneId": "cn-shanghai-b"})
+    (change, mount) = diff_plans(old, new).changes
+    assert change.action == "replace" and change.risks[0].startswith("replacing change of stored data (zoneId)")
+    assert mount.name == "medical-imaging-storage-mount-target"
 
 
 @pytest.mark.parametrize("key, new", [("zoneId", "cn-shanghai-b"), ("protocolType", "SMB"), ("encryptType", 0), ("vswitchId", "${other.id}")])
 def test_each_replacing_storage_input_is_flagged(medical_plan, key, new):
     old = as_dict(medical_plan)
-    fs = next(r for r in old["resources"] if r["name"] == FS)
-    diff = diff_plans(old, edit(old, FS, inputs={**fs["inputs"], key: new}))
-    assert [c.replacing for c in diff.changes] == [(key,)]
-    assert diff.risks == [f"{FS}: replacing change of stored data ({key}): the provider would replace it and its data with it; "
-                          "protect makes `pulumi up` fail instead — move the data or create new storage on purpose"]
+    diff = diff_plans(old, edit(old, FS, inputs={**_inputs(old, FS), key: new}))
+    fs = next(c for c in diff.changes if c.name == FS)
+    assert fs.replacing == (key,) and fs.action == "refused"
+    assert f"{FS}: replacing change of stored data ({key}): the provider would replace it and its data with it; " \
+           "protect makes `pulumi up` fail instead — move the data or create new storage on purpose" in diff.risks
 
 
 def test_in_place_storage_change_is_not_a_risk(medical_plan):
     bigger = offline_plan("medical-imaging", overrides={"storage.capacity_gib": 20480})
     diff = diff_plans(as_dict(medical_plan), as_dict(bigger))
-    (fs,) = [c for c in diff.changes if c.name == FS]
-    assert fs.inputs == {"capacity": (32768, 20480)} and fs.replacing == () and fs.risks == ()
-    assert diff.risks == []
-    assert "capacity: 32768 → 20480  [in place]" in render_diff(diff)
+    (fs,) = diff.changes
+    assert fs.inputs == {"capacity": (32768, 20480)} and fs.replacing == () and fs.risks == () and fs.action == "update"
+    assert diff.risks == [] and not diff.fails_on("replace") and diff.fails_on("any")
 
 
-def test_vpc_cidr_change_replaces_the_vswitch_cpfs_is_bound_to(cpfs_plans):
+def test_region_change_lists_every_resource(medical_plan):
+    moved = offline_plan("medical-imaging", overrides={"region": "cn-beijing", "storage.zone": "cn-beijing-c"})
+    old, new = as_dict(medical_plan), as_dict(moved)
+    diff = diff_plans(old, new)
+    names = {c.name for c in diff.changes}
+    assert names == {r["name"] for r in old["resources"] if r["custom"]} | {r["name"] for r in new["resources"] if r["custom"]}
+    by_name = {c.name: c for c in diff.changes}
+    vpc = by_name["medical-imaging-network-vpc"]
+    assert vpc.action == "replace" and vpc.inputs == {}  # nothing of its own changes: its provider does
+    assert vpc.reasons == ("its provider changes (medical-imaging-cn-shanghai → medical-imaging-cn-beijing): a new provider replaces every resource of it",)
+    assert {by_name[n].action for n in (FS, "medical-imaging-data-bucket")} == {"refused"}
+    assert by_name[NODES].action == "replace-delete-first"
+    assert by_name["medical-imaging-cn-shanghai"].action == "delete" and by_name["medical-imaging-cn-beijing"].action == "create"
+
+
+def test_provider_region_change_under_the_same_name_replaces_its_resources(medical_plan):
+    old = as_dict(medical_plan)
+    new = edit(old, "medical-imaging-cn-shanghai", inputs={"region": "cn-beijing"})
+    by_name = {c.name: c for c in diff_plans(old, new).changes}
+    assert by_name["medical-imaging-cn-shanghai"].replacing == ("region",)
+    assert by_name["medical-imaging-network-vpc"].reasons == ("its provider medical-imaging-cn-shanghai is replaced",)
+    assert len(by_name) == 1 + sum(1 for r in old["resources"] if r.get("provider") == "medical-imaging-cn-shanghai")
+
+
+def test_tags_only_change_is_an_update_without_risk(medical_plan):
+    old = as_dict(medical_plan)
+    new = copy.deepcopy(old)
+    for r in new["resources"]:
+        if isinstance(r["inputs"].get("tags"), dict):
+            r["inputs"]["tags"] = {**r["inputs"]["tags"], "team": "radiology"}
+    diff = diff_plans(old, new)
+    assert len(diff.changes) >= 9 and {c.action for c in diff.changes} == {"update"}
+    assert diff.risks == [] and not diff.fails_on("replace") and not diff.fails_on("data-risk")
+
+
+def test_unknown_type_may_replace_except_on_tags_and_description(medical_plan):
+    old = as_dict(medical_plan)
+    old["resources"].append({"type": "alicloud:foo/bar:Bar", "name": "x", "inputs": {"size": 1, "tags": {}}})
+    changed = diff_plans(old, edit(old, "x", inputs={"size": 2, "tags": {}})).changes[0]
+    assert (changed.action, changed.certain, changed.replacing) == ("replace", False, ("size",))
+    assert "may replace; type not in the replacement table" in "; ".join(why(changed))
+    tagged = diff_plans(old, edit(old, "x", inputs={"size": 1, "tags": {"a": "b"}})).changes[0]
+    assert (tagged.action, tagged.replacing) == ("update", ())
+
+
+def test_reference_to_a_replaced_resource_in_a_non_forcing_input_is_an_update(autoscaling_plan):
+    """The scaling configuration's scalingGroupId is ForceNew; the alarm's alarmActions is not."""
+    old = as_dict(autoscaling_plan)
+    rule = "autoscaling-training-pool-scale-out"
+    new = edit(old, rule, inputs={**_inputs(old, rule), "scalingRuleType": "StepScalingRule"})
+    by_name = {c.name: c for c in diff_plans(old, new).changes}
+    assert by_name[rule].action == "replace"
+    alarm = by_name["autoscaling-training-pool-cpu-busy"]
+    assert alarm.action == "update" and alarm.inputs == {}
+    assert alarm.reasons == (f"alarmActions references {rule}, which is replaced: it takes the new ID in place",)
+
+
+def test_ignored_inputs_are_not_changes(autoscaling_plan):
+    old = as_dict(autoscaling_plan)
+    group = "autoscaling-training-pool-group"
+    assert diff_plans(old, edit(old, group, inputs={**_inputs(old, group), "desiredCapacity": 9})).changes == ()
+
+
+def test_user_data_change_is_a_unified_diff_of_the_decoded_text(medical_plan):
+    old = as_dict(medical_plan)
+    template = "medical-imaging-cluster-template"
+    text = base64.b64decode(_inputs(old, template)["userData"]).decode()
+    changed = base64.b64encode(text.replace("#cloud-config\n", "#cloud-config\n# reviewed\n", 1).encode()).decode()
+    (change,) = diff_plans(old, edit(old, template, inputs={**_inputs(old, template), "userData": changed})).changes
+    assert change.action == "update"
+    lines = change.text_diffs["userData"].splitlines()
+    assert lines[:2] == [f"--- old/{template}.userData", f"+++ new/{template}.userData"]
+    assert "+# reviewed" in lines and " #cloud-config" in lines
+    assert not any(changed[:20] in line for line in lines)  # never the base64 blob
+
+
+def test_policy_change_is_a_unified_diff_of_the_pretty_json(medical_plan):
+    old = as_dict(medical_plan)
+    policy = "medical-imaging-data-node-policy"
+    doc = json.loads(_inputs(old, policy)["policyDocument"])
+    doc["Statement"][0]["Action"].append("oss:DeleteObject")
+    (change,) = diff_plans(old, edit(old, policy, inputs={**_inputs(old, policy), "policyDocument": json.dumps(doc)})).changes
+    assert '+        "oss:DeleteObject"' in change.text_diffs["policyDocument"].splitlines()
+
+
+def test_vpc_cidr_change_replaces_the_vswitch_and_refuses_the_cpfs_bound_to_it(cpfs_plans):
     before, after = cpfs_plans
     fs = next(r for r in before["resources"] if r["type"] == "alicloud:nas/fileSystem:FileSystem")
     assert fs["inputs"]["vswitchId"] == "${autoscaling-training-network-vsw-cn-shanghai-a.id}"
     diff = diff_plans(before, after)
     by_name = {c.name: c for c in diff.changes}
-    vsw = by_name["autoscaling-training-network-vsw-cn-shanghai-a"]
-    assert vsw.replacing == ("cidrBlock",)
-    bound = [r for r in diff.risks if "is bound to" in r]
-    assert bound == [
-        "autoscaling-training-network-vpc: this change may replace (cidrBlock) a resource stateful autoscaling-training-storage-fs is bound to (vpcId): "
-        "the storage would have to be replaced with it; protect makes `pulumi up` fail instead",
-        "autoscaling-training-network-vsw-cn-shanghai-a: this change replaces (cidrBlock) a resource stateful autoscaling-training-storage-fs is bound to (vswitchId): "
-        "the storage would have to be replaced with it; protect makes `pulumi up` fail instead",
-    ]
-    # The file system's own inputs did not change: only the reference check sees the risk.
-    assert "autoscaling-training-storage-fs" not in by_name
+    assert by_name["autoscaling-training-network-vsw-cn-shanghai-a"].replacing == ("cidrBlock",)
+    # A VPC's CIDR block changes in place (not ForceNew in the provider docs).
+    assert by_name["autoscaling-training-network-vpc"].action == "update"
+    storage = by_name["autoscaling-training-storage-fs"]
+    assert storage.inputs == {} and storage.action == "refused"
+    assert "vswitchId references autoscaling-training-network-vsw-cn-shanghai-a, which is replaced: a new ID forces replacement" in storage.reasons
+    assert diff.fails_on("data-risk")
 
 
 def test_vpc_cidr_change_on_nas_puts_no_storage_at_risk(autoscaling_plan):
     moved = offline_plan("autoscaling-training", overrides={"network.vpc_cidr": "10.1.0.0/16"})
     diff = diff_plans(as_dict(autoscaling_plan), as_dict(moved))
-    assert {c.name for c in diff.changes if c.replacing} >= {"autoscaling-training-network-vsw-cn-shanghai-a"}
+    assert {c.name for c in diff.changes if c.action == "replace"} >= {"autoscaling-training-network-vsw-cn-shanghai-a", "autoscaling-training-storage-mount-target"}
     assert diff.risks == []  # NAS is reached through a mount target; the file system references nothing
 
 
@@ -131,7 +248,7 @@ def test_removing_a_resource_the_storage_is_bound_to_is_a_risk(cpfs_plans):
     before, _ = cpfs_plans
     diff = diff_plans(before, without(before, "autoscaling-training-network-vsw-cn-shanghai-a"))
     (change,) = diff.changes
-    assert change.action == "removed"
+    assert change.action == "delete"
     assert change.risks == (
         "this change removes a resource stateful autoscaling-training-storage-fs is bound to (vswitchId): "
         "the storage would have to be replaced with it; protect makes `pulumi up` fail instead",
@@ -140,15 +257,17 @@ def test_removing_a_resource_the_storage_is_bound_to_is_a_risk(cpfs_plans):
 
 def test_tag_change_of_a_bound_resource_is_in_place(cpfs_plans):
     before, _ = cpfs_plans
-    vpc = next(r for r in before["resources"] if r["name"] == "autoscaling-training-network-vpc")
-    diff = diff_plans(before, edit(before, vpc["name"], inputs={**vpc["inputs"], "tags": {"team": "x"}}))
-    assert [c.replacing for c in diff.changes] == [()] and diff.risks == []
+    vpc = "autoscaling-training-network-vpc"
+    diff = diff_plans(before, edit(before, vpc, inputs={**_inputs(before, vpc), "tags": {"team": "x"}}))
+    assert [(c.action, c.replacing) for c in diff.changes] == [("update", ())] and diff.risks == []
 
 
-def test_removing_protected_storage_is_a_risk(medical_plan):
+def test_removing_protected_storage_is_refused_and_a_risk(medical_plan):
     old = as_dict(medical_plan)
-    (risk,) = diff_plans(old, without(old, FS)).risks
-    assert risk == f"{FS}: removed while protected: `pulumi up` will refuse until it is unprotected on purpose"
+    diff = diff_plans(old, without(old, FS))
+    (change,) = diff.changes
+    assert (change.action, change.would) == ("refused", "delete")
+    assert diff.risks == [f"{FS}: removed while protected: `pulumi up` will refuse until it is unprotected on purpose"]
 
 
 def test_removing_unretained_storage_is_a_risk_and_retained_is_not(medical_plan):
@@ -156,8 +275,9 @@ def test_removing_unretained_storage_is_a_risk_and_retained_is_not(medical_plan)
     assert diff_plans(old, without(old, FS)).risks == [f"{FS}: removed stateful resource without retain_on_delete: its data would be deleted"]
     retained = edit(as_dict(medical_plan), FS, protect=False)
     assert diff_plans(retained, without(retained, FS)).risks == []
-    # A stateless resource can go without a word.
-    assert diff_plans(old, without(old, "medical-imaging-cluster-placement")).risks == []
+    # A stateless resource can go without a word, but it is still a deletion for --fail-on replace.
+    diff = diff_plans(old, without(old, "medical-imaging-cluster-placement"))
+    assert diff.risks == [] and diff.fails_on("replace") and diff.changes[0].action == "delete"
 
 
 @pytest.mark.parametrize("option", ["protect", "retain_on_delete"])
@@ -166,7 +286,7 @@ def test_switching_off_protection_is_a_risk(medical_plan, option):
     diff = diff_plans(old, edit(old, FS, **{option: False}))
     assert diff.risks == [f"{FS}: {option} is switched off"]
     (change,) = diff.changes
-    assert change.options == {option: (True, False)}
+    assert change.options == {option: (True, False)} and change.action == "update"
 
 
 def test_delete_before_replace_switched_on_for_storage_is_a_risk(medical_plan):
@@ -176,12 +296,36 @@ def test_delete_before_replace_switched_on_for_storage_is_a_risk(medical_plan):
     assert diff_plans(old, edit(old, "medical-imaging-cluster-template", delete_before_replace=True)).risks == []
 
 
-def test_markdown_diff_lists_risks(medical_plan):
-    old = as_dict(medical_plan)
-    text = render_diff(diff_plans(old, edit(old, FS, protect=False)), markdown=True)
-    assert text.startswith("## aitrain plan diff")
-    assert f"~ `{FS}` (alicloud:nas/fileSystem:FileSystem)" in text
-    assert "**Data-safety risks:**" in text and f"- {FS}: protect is switched off" in text
+def test_costs_per_resource_and_total(medical_plan):
+    old, new = as_dict(medical_plan), as_dict(medical_plan)
+    old["costs"] = _costs({NODES: 2_434_667.0, FS: 100.0}, complete=True)
+    new["costs"] = _costs({NODES: 3_246_222.67, FS: None}, complete=False)
+    costs = diff_plans(old, new).costs
+    assert costs is not None
+    assert [(c.resource, c.old, c.new, c.delta) for c in costs.lines] == [(NODES, 2_434_667.0, 3_246_222.67, 811_555.67), (FS, 100.0, None, None)]
+    assert (costs.delta, costs.percent, costs.complete) == (811_455.67, 33.3, False)
+    new["costs"] = {}
+    assert diff_plans(old, new).costs is None
+
+
+def test_empty_plan_diff_is_all_create_and_all_delete(medical_plan):
+    plan = as_dict(medical_plan)
+    assert {c.action for c in diff_plans(empty_plan(), plan).changes} == {"create"}
+    removed = diff_plans(plan, empty_plan())
+    assert {c.action for c in removed.changes} == {"delete", "refused"}  # the protected bucket and file system
+    assert removed.fails_on("data-risk")
+
+
+def _costs(amounts, complete):
+    lines = [{"resource": name, "cny_per_month": amount} for name, amount in amounts.items()]
+    total = None if not complete else sum(a for a in amounts.values())
+    if not complete:
+        total = sum(a for a in amounts.values() if a is not None)
+    return {"currency": "CNY", "lines": lines, "totals": {"cny_per_month": total, "complete": complete, "unknown": [] if complete else ["fs: capacity"]}}
+
+
+def _inputs(plan_dict, name):
+    return next(r for r in plan_dict["resources"] if r["name"] == name)["inputs"]
 
 
 def test_plans_without_the_graph_fields_still_diff(medical_plan):
@@ -204,8 +348,9 @@ def test_diff_command_json(tmp_path, medical_plan):
     result = CliRunner().invoke(app, ["diff", str(a), str(b), "--format", "json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert data["schema"] == "aitrain.plandiff/v1"
+    assert data["schema"] == "aitrain.plandiff/v2"
     assert data["changes"][0]["inputs"]["amount"] == {"old": 12, "new": 13}
+    assert data["changes"][0]["action"] == "replace-delete-first" and data["counts"]["replace-delete-first"] == 1
     assert data["risks"] == []
 
 
@@ -267,22 +412,3 @@ def test_optional_fields_may_be_absent_from_a_plan_file(tmp_path, medical_plan):
             r.pop(key, None)
     loaded = load_plan_json(write(tmp_path, "trimmed.json", data))
     assert loaded["resources"][0] == {"type": data["resources"][0]["type"], "name": data["resources"][0]["name"], "inputs": data["resources"][0]["inputs"]}
-
-
-def test_rendered_diff_lists_summary_counts_and_unmarked_compute_changes(medical_plan):
-    old = as_dict(medical_plan)
-    nodes = next(r for r in old["resources"] if r["name"] == "medical-imaging-cluster-nodes-0")
-    changed = edit(old, nodes["name"], inputs={**nodes["inputs"], "amount": 13})
-    changed["summary"] = {**old["summary"], "nodes": 13}
-    text = render_diff(diff_plans(old, changed))
-    assert text == (
-        "aitrain plan diff\n\n"
-        "- nodes: 12 → 13\n\n"
-        "0 added, 1 changed, 0 removed\n"
-        "~ medical-imaging-cluster-nodes-0 (alicloud:ecs/ecsInstanceSet:EcsInstanceSet)\n"
-        "    amount: 12 → 13\n"
-    )
-    # Without a summary change there is no blank summary block.
-    assert render_diff(diff_plans(old, edit(old, nodes["name"], inputs={**nodes["inputs"], "amount": 13}))).startswith(
-        "aitrain plan diff\n\n0 added, 1 changed, 0 removed\n"
-    )

@@ -154,9 +154,9 @@ def test_parking_removes_compute_and_touches_no_storage(medical_plan):
     assert not parked.find("ecs.EcsInstanceSet") and not parked.find("ram.Role") and not parked.find("ecs.EcsLaunchTemplate")
     assert parked.outputs["node_instance_ids"] == [] and parked.outputs["expected_nodes"] == 0
     diff = diff_plans(medical_plan.to_dict(), parked.to_dict())
-    removed = {c.name for c in diff.changes if c.action == "removed"}
+    removed = {c.name for c in diff.changes if c.action == "delete"}
     assert removed == {r.name for r in medical_plan.resources if r.name.startswith("medical-imaging-cluster")}
-    assert all(c.action == "removed" for c in diff.changes if c.type != "summary")
+    assert all(c.action == "delete" for c in diff.changes if c.type != "summary")
     assert diff.risks == []
 
 
@@ -189,4 +189,4 @@ def test_resizing_an_erdma_cluster_adds_nodes_and_leaves_the_running_ones_alone(
     large = offline_plan("medical-imaging", overrides={**overrides, "compute.nodes": 3})
     diff = diff_plans(small.to_dict(), large.to_dict())
     # A user-data change would reboot every running node (ecs.Instance user_data updates in place with a reboot).
-    assert {(c.name, c.action) for c in diff.changes} == {("medical-imaging-cluster-node-002", "added")}
+    assert {(c.name, c.action) for c in diff.changes} == {("medical-imaging-cluster-node-002", "create")}
