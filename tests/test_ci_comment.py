@@ -29,7 +29,7 @@ def test_a_new_stack_is_all_create_not_an_error(tmp_path):
     base, head = _checkout(tmp_path / "base"), _checkout(tmp_path / "head", train=STACK)
     [outcome] = compare_stacks(base, head, "stacks", TODAY)
     assert outcome.status == "new" and outcome.diff is not None
-    assert outcome.diff.changes and {c.action for c in outcome.diff.changes} == {"added"}
+    assert outcome.diff.changes and {c.action for c in outcome.diff.changes} == {"create"}
     assert exit_code([outcome], "data-risk") == 0 and exit_code([outcome], "any") == 1
 
 
@@ -37,7 +37,9 @@ def test_a_removed_stack_is_all_delete_with_its_data_risks(tmp_path):
     base, head = _checkout(tmp_path / "base", train=STACK), _checkout(tmp_path / "head")
     [outcome] = compare_stacks(base, head, "stacks", TODAY)
     assert outcome.status == "removed" and outcome.diff is not None
-    assert {c.action for c in outcome.diff.changes} == {"removed"}
+    # Protected storage would be refused (pulumi up stops), everything else deleted.
+    assert {c.action for c in outcome.diff.changes} == {"delete", "refused"}
+    assert {c.name for c in outcome.diff.changes if c.action == "refused"} == {"medical-imaging-storage-fs", "medical-imaging-data-bucket"}
     assert any("medical-imaging-storage-fs" in risk for risk in outcome.diff.risks)
     assert exit_code([outcome], "data-risk") == 1
 
@@ -92,7 +94,7 @@ def test_cli_bad_options_exit_2_and_write_nothing(tmp_path):
 
 
 def _outcome(name: str, resources: int) -> StackOutcome:
-    changes = tuple(ResourceChange("added", "alicloud:vpc/switch:Switch", f"{name}-vsw-{i:05d}") for i in range(resources))
+    changes = tuple(ResourceChange("create", "alicloud:vpc/switch:Switch", f"{name}-vsw-{i:05d}") for i in range(resources))
     return StackOutcome(name, "new", PlanDiff({}, changes))
 
 
@@ -103,7 +105,7 @@ def test_body_stays_under_the_limit_and_says_what_was_left_out():
     shown = body.count("\n### `")
     assert 0 < shown < 12
     assert f"_{12 - shown} stack section(s) left out to stay under GitHub's comment limit" in body
-    assert all(f"| `s{i}` | new | 400 added |" in body for i in range(12))  # every stack keeps its row
+    assert all(f"| `s{i}` | new | 400 create |" in body for i in range(12))  # every stack keeps its row
     assert body.rstrip().endswith("on the base and the head of this pull request._")
 
 

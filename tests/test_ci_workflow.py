@@ -194,7 +194,8 @@ def test_compare_step_writes_one_comment_with_a_section_per_stack(pr):
     assert f"--today {TODAY}" in body
     sections = _sections(body)
     assert list(sections) == ["data", "old", "pool", "train"]
-    assert sections["train"].startswith("changed") and re.search(r"amount: `?12`? → `?16`?", sections["train"])
+    assert sections["train"].startswith("changed") and "| replace-delete-first | `medical-imaging-cluster-nodes-0` |" in sections["train"]
+    assert "amount 12 → 16 forces replacement" in sections["train"]
     assert sections["data"].startswith("changed") and "fileSystemType" in sections["data"]
     assert sections["pool"].startswith("new") and "New stack file" in sections["pool"]
     assert sections["old"].startswith("removed") and "Stack file removed" in sections["old"]

@@ -38,7 +38,7 @@ def test_update_writes_then_check_passes_and_a_change_fails_with_the_plan_diff(t
     before = (folder / "plans" / "train.plan.json").read_text()
     stale = _run("--check", str(folder), *TODAY)
     assert stale.exit_code == 1
-    assert "train: stale" in stale.output and "amount: 12 → 16" in stale.output  # the plan diff, not a JSON diff
+    assert "train: stale" in stale.output and "amount 12 → 16 forces replacement" in stale.output  # the plan diff, not a JSON diff
     assert "run `aitrain plan --update" in stale.output
     assert (folder / "plans" / "train.plan.json").read_text() == before  # --check compares only
 

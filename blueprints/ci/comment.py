@@ -117,8 +117,7 @@ def _totals(plan: dict[str, Any]) -> Any:
 
 
 def _counts(diff: PlanDiff) -> str:
-    counts = {a: sum(1 for c in diff.changes if c.action == a) for a in ("added", "changed", "removed")}
-    text = ", ".join(f"{n} {a}" for a, n in counts.items() if n)
+    text = ", ".join(f"{n} {a}" for a, n in diff.counts().items() if n)
     return text or "no change"
 
 
