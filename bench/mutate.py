@@ -39,7 +39,8 @@ MUST_KILL_KEYWORDS = ("protect", "retain_on_delete", "depends_on", *NODE_AND_BUC
 # Focused tests per target (first match wins); fastest and most sensitive first, so -x stops early.
 TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("blueprints/guardrails.py", ("tests/test_guardrails.py", "tests/test_program.py")),
-    ("blueprints/plandiff.py", ("tests/test_plandiff.py",)),
+    ("blueprints/plandiff", ("tests/test_plandiff.py", "tests/test_render_diff.py")),
+    ("blueprints/replacement.py", ("tests/test_replacement.py", "tests/test_plandiff.py")),
     ("blueprints/objectstore.py", ("tests/test_objectstore.py", "tests/test_ready_plan.py")),
     ("blueprints/components/", ("tests/test_plan_graph.py", "tests/test_guardrails.py", "tests/test_components.py", "tests/test_bucket.py", "tests/test_access.py", "tests/test_ready_plan.py", "tests/test_golden.py")),
     ("blueprints/catalog/", ("tests/catalog",)),
@@ -51,7 +52,7 @@ def default_targets() -> list[str]:
     """guardrails, every component module, objectstore, plandiff and the catalog loader (split out or still in the package)."""
     loader = "blueprints/catalog/loader.py" if (ROOT / "blueprints/catalog/loader.py").exists() else "blueprints/catalog/__init__.py"
     components = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "blueprints/components").glob("*.py") if p.name != "__init__.py")
-    return ["blueprints/guardrails.py", *components, "blueprints/objectstore.py", "blueprints/plandiff.py", loader]
+    return ["blueprints/guardrails.py", *components, "blueprints/objectstore.py", "blueprints/plandiff.py", "blueprints/replacement.py", loader]
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,10 @@ def _rule_functions(tree: ast.Module) -> set[str]:
     return names
 
 
+# The functions that decide what `pulumi up` would do to a resource (create … refused): a wrong answer hides a replacement.
+_DIFF_CLASSIFIERS = {"_own_changes", "_propagate", "_update_or_replace", "_deletion", "fails_on", "diff_plans"}
+
+
 def _must_kill_statement(path: str, stmt: ast.stmt, functions: list[str], tree: ast.Module) -> str:
     """Why deleting ``stmt`` must be caught, or '' (``functions``: the enclosing function names, outermost first)."""
     text = ast.unparse(stmt)
@@ -108,6 +113,11 @@ def _must_kill_statement(path: str, stmt: ast.stmt, functions: list[str], tree: 
     elif path.endswith("plandiff.py"):
         if "risk" in text or any("risk" in f for f in inside):
             return "diff risk"
+        if inside & _DIFF_CLASSIFIERS:
+            return "diff classification"
+    elif path.endswith("replacement.py"):
+        if isinstance(stmt, ast.Raise) or (isinstance(stmt, ast.If) and any(isinstance(s, ast.Raise) for s in stmt.body)):
+            return "replacement table check"
     elif "/catalog/" in path:
         checker = any(f == "_load" or f.startswith(("_check", "_unique", "_cross")) for f in inside)
         raises = isinstance(stmt, ast.Raise) or (isinstance(stmt, ast.If) and any(isinstance(s, ast.Raise) for s in stmt.body))
