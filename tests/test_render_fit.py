@@ -13,7 +13,7 @@ from blueprints.render import render_markdown
 from blueprints.render.fit import COMMENT_BUDGET, GITHUB_COMMENT_LIMIT
 
 PARSER = MarkdownIt("commonmark").enable("table")
-CLOUD_INIT = base64.b64encode(("#cloud-config\nruncmd:\n" + "  - echo step\n" * 40).encode()).decode()
+CLOUD_INIT = "#cloud-config\nhostname: {}\nruncmd:\n" + "  - echo step\n" * 40
 ERDMA_256 = {
     "compute.instance_type": "ecs.ebmgn7ex.32xlarge",
     "compute.nodes": 256,
@@ -29,7 +29,7 @@ def synthetic_plan(n: int = 5000, components: int = 1, types: int = 1) -> Plan:
     resources: list[PlannedResource] = [PlannedResource(f"aitrain:compute:GpuCluster{c}", f"comp-{c}", None, False, {}) for c in range(components)]
     for i in range(n):
         token = "alicloud:ecs/instance:Instance" if types == 1 else f"alicloud:ecs/kind{i % types}:Kind{i % types}"
-        inputs = {"instanceType": "ecs.ebmgn7ex.32xlarge", "availabilityZone": "cn-shanghai-a", "userData": CLOUD_INIT}
+        inputs = {"instanceType": "ecs.ebmgn7ex.32xlarge", "availabilityZone": "cn-shanghai-a", "userData": base64.b64encode(CLOUD_INIT.format(i).encode()).decode()}  # one text per node
         resources.append(PlannedResource(token, f"node-{i:05d}", f"comp-{i % components}", True, inputs))
     return Plan("fixed-cluster", "cn-shanghai", "synthetic", {"nodes": n}, (), tuple(resources))
 
@@ -87,7 +87,9 @@ def test_the_largest_preset_at_256_erdma_nodes_fits():
     plan = offline_plan("medical-imaging", overrides=ERDMA_256)
     markdown = render_markdown(plan)
     assert len(markdown) <= COMMENT_BUDGET
-    assert "253 resource rows are folded" in notice(markdown)
+    # Its nodes share one cloud-init: shown once, and there is room for it once the rows are folded.
+    assert notice(markdown) == "253 resource rows are folded into \"… and N more\" rows"
+    assert markdown.count("```yaml") == 1 and "<code>medical-imaging-cluster-node-000</code> and 255 more with the same text" in markdown
     assert "| &nbsp;&nbsp;… and 253 more `ecs.Instance` | `ecs.Instance` | | |" in markdown
     assert "256 × ecs.Instance" in markdown
 

@@ -103,7 +103,7 @@ def test_fences_are_closed_and_hold_the_diagram_and_cloud_init(plan):
     mermaid = [t for t in fences if t.info == "mermaid"]
     assert len(mermaid) == 1 and mermaid[0].content == mermaid_flowchart(plan.to_dict()["resources"], plan.region)
     yaml_blocks = [t.content for t in fences if t.info == "yaml"]
-    assert yaml_blocks == [text + "\n" for _, text in user_data_blocks(plan)]
+    assert yaml_blocks == [text + "\n" for text in dict.fromkeys(text for _, text in user_data_blocks(plan))]  # each text once
     # A closed fence ends before the document does: the last line is not inside any fence.
     assert all(t.map is not None and t.map[1] < len(markdown.splitlines()) for t in fences)
 

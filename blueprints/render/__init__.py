@@ -202,7 +202,12 @@ def render_markdown(plan: Plan) -> str:
     template = env.get_template("plan.md.j2")
     depths = depth_of(plan)
     all_rows: list[dict[str, Any]] = [{"r": r, "depth": depths[r.name], "props": key_properties(r), "safety": safety_flags(r)} for r in plan.resources]
-    user_data = [(name, plain_block(text), md_fence(text)) for name, text in user_data_blocks(plan)]
+    # One block per distinct cloud-init: per-node instances share theirs, and 256 copies would say nothing more.
+    same: dict[str, list[str]] = {}
+    for name, text in user_data_blocks(plan):
+        same.setdefault(text, []).append(name)
+    user_data = [(names[0], len(names) - 1, plain_block(text), md_fence(text)) for text, names in same.items()]
+    with_user_data = sum(len(names) for names in same.values())
     diagram = mermaid_flowchart(plan.to_dict()["resources"], plan.region)
     counts = plan.count_by_type()
     context: dict[str, Any] = {
@@ -217,7 +222,7 @@ def render_markdown(plan: Plan) -> str:
     # 1. The cloud-init blocks are the bulk of a normal plan, and the JSON plan has them decoded-equivalent.
     if user_data:
         context["user_data"] = []
-        context["summarised"] = [f"the cloud-init of {len(user_data)} resources is not shown"]
+        context["summarised"] = [f"the cloud-init of {with_user_data} resources is not shown"]
         text = template.render(**context)
         if _fits(text):
             return text
@@ -229,6 +234,10 @@ def render_markdown(plan: Plan) -> str:
         context["summarised"] = context["summarised"] + [f"{folded} resource rows are folded into \"… and N more\" rows"]
     if folded_lines:
         context["summarised"] = context["summarised"] + [f"{folded_lines} cost lines are folded into summed rows"]
+    if user_data:  # folded rows may leave room for the cloud-init after all: show it then
+        restored = template.render(**{**context, "user_data": user_data, "summarised": context["summarised"][1:]})
+        if _fits(restored):
+            return restored
     text = template.render(**context)
     if _fits(text):
         return text
