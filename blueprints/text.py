@@ -23,8 +23,10 @@ _LINE_BREAK_RE = re.compile(r"\r\n|[\r\n\t\v\f\u2028\u2029\x85]")
 # Characters with a meaning in inline Markdown (emphasis, code, links, HTML, tables); an underscore
 # only when it can open or close emphasis, i.e. not inside a word (GFM ignores intraword ``_``).
 _MD_ACTIVE_RE = re.compile(r"([\\`*\[\]<>|~]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z]))")
-# Line-start markers that open a block (heading, quote, list, rule) when the text starts a line.
-_MD_BLOCK_START_RE = re.compile(r"^(\s*)([-+=#]|\d+[.)])")
+# Line-start markers that open a block (heading, quote, list, rule) when the text starts a line. An ordered list
+# marker is a digit run then ``.`` or ``)`` and a space (``80.0`` is not one): only that punctuation can be escaped (CommonMark escapes ASCII
+# punctuation only; ``\1.`` would show its backslash).
+_MD_BLOCK_START_RE = re.compile(r"^(\s*)(?:([-+=#])|(\d+)([.)])(?=\s|$))")
 
 
 def plain(text: object) -> str:
@@ -75,10 +77,17 @@ def _longest_backtick_run(text: str) -> int:
 def md_text(text: object) -> str:
     """``text`` safe as free text in Markdown (a paragraph or a list item): it cannot start a heading, quote, list or table.
 
-    Like ``md_cell`` (``>`` is escaped everywhere), and a leading ``#``, ``-``, ``+``, ``=`` or ``1.`` is escaped so
-    the text cannot open a heading, list or rule.
+    Like ``md_cell`` (``>`` is escaped everywhere), and a leading ``#``, ``-``, ``+`` or ``=`` is escaped, and so is
+    the ``.`` of a leading ``1.`` (``1\\.``), so the text cannot open a heading, list or rule. Table cells need none
+    of this (a cell holds inline text only): use ``md_cell`` there, or ``80.0`` would need an escape it does not.
     """
-    return _MD_BLOCK_START_RE.sub(lambda m: m.group(1) + "\\" + m.group(2), md_cell(text))
+    return _MD_BLOCK_START_RE.sub(_escape_block_start, md_cell(text))
+
+
+def _escape_block_start(match: re.Match[str]) -> str:
+    if match.group(2):
+        return match.group(1) + "\\" + match.group(2)
+    return match.group(1) + match.group(3) + "\\" + match.group(4)
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> str:

@@ -102,7 +102,7 @@ def test_hostile_names_and_tags_stay_inside_their_cells():
     resource = PlannedResource("alicloud:nas/accessRule:AccessRule", "r|`x`\n| forged | row |", None, True, {"sourceCidrIp": "10.0.0.0/8 | x", "rwAccessType": "RDWR\n### h"})
     plan = Plan("fixed-cluster", "cn-shanghai", "p", {"k": "a|b\n## h"}, (), (resource,))
     markdown = render_markdown(plan)
-    rows = [line for line in markdown.splitlines() if "forged" in line]
+    rows = [line for line in markdown.splitlines() if "forged" in line and line.startswith("|")]  # the diagram holds it in a label
     assert len(rows) == 1 and len(re.findall(r"(?<!\\)\|", rows[0])) == 5  # still four columns: five unescaped pipes
     assert not any(line.startswith(("## h", "### h")) for line in markdown.splitlines())
 

@@ -52,7 +52,9 @@ def test_md_cell_escapes_inline_markdown(raw, escaped):
         ("> quoted", "\\> quoted"),
         ("- item", "\\- item"),
         ("+ item", "\\+ item"),
-        ("1. first", "\\1. first"),
+        ("1. first", "1\\. first"),  # the dot is escaped: a backslash before a digit would show
+        ("12) twelfth", "12\\) twelfth"),
+        ("80.0 GiB", "80.0 GiB"),  # not a list marker: no escape, no stray backslash
         ("=====", "\\====="),
         ("a #hashtag mid-line", "a #hashtag mid-line"),
     ],

@@ -16,7 +16,10 @@ from rich.text import Text
 
 from blueprints.guardrails import RULES
 from blueprints.plan import Plan, PlannedResource
-from blueprints.text import html_text, md_code, md_fence, md_text, plain, plain_block
+from blueprints.render.costs import cost_section
+from blueprints.render.diagram import mermaid_flowchart
+from blueprints.render.fit import COMMENT_BUDGET, fit_blocks
+from blueprints.text import html_text, md_cell, md_code, md_fence, md_text, plain, plain_block
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 
@@ -53,8 +56,8 @@ KEY_PROPERTIES: dict[str, tuple[str, ...]] = {
     "ess.ScheduledTask": ("launchTime", "recurrenceType", "recurrenceValue", "minValue", "desiredCapacity"),
 }
 
-# A PR comment holds at most 65,536 characters; the Markdown plan stays under this by summarising.
-MARKDOWN_LIMIT = 60_000
+# When the plan must be summarised: rows of one type under one parent kept before the rest fold into one row.
+KEEP_PER_GROUP = 3
 
 
 def key_properties(resource: PlannedResource) -> dict[str, Any]:
@@ -77,8 +80,11 @@ def format_value(value: Any) -> str:
 
 
 def markdown_cell(value: Any) -> str:
-    """A value safe inside a Markdown table cell: one line, Markdown and HTML escaped, pipes escaped."""
-    return md_text(format_value(value))
+    """A value safe inside a Markdown table cell: one line, inline Markdown and HTML escaped, pipes escaped.
+
+    ``md_cell``, not ``md_text``: a cell holds inline text only, so ``80.0`` needs (and gets) no list-marker escape.
+    """
+    return md_cell(format_value(value))
 
 
 def guardrails_holding(plan: Plan) -> list[tuple[str, str]]:
@@ -152,19 +158,108 @@ def render_table(plan: Plan, width: int = 160) -> str:
     return "\n".join(line.rstrip() for line in console.export_text().splitlines()) + "\n"
 
 
+def collapse_rows(rows: list[dict[str, Any]], keep: int = KEEP_PER_GROUP) -> tuple[list[dict[str, Any]], int]:
+    """Resource rows with the custom resources beyond the first ``keep`` of one type under one parent folded into one
+    "… and N more" row; and how many rows were folded. Components are always kept (they frame the tree)."""
+    groups: dict[tuple[str | None, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        if row["r"].custom:
+            groups.setdefault((row["r"].parent, row["r"].short_type), []).append(row)
+    out: list[dict[str, Any]] = []
+    folded = 0
+    for row in rows:
+        r = row["r"]
+        if not r.custom:
+            out.append(row)
+            continue
+        group = groups[(r.parent, r.short_type)]
+        index = next(i for i, x in enumerate(group) if x is row)
+        if index < keep:
+            out.append(row)
+        if index == keep:  # the first folded row stands for the rest of its group, where it was
+            out.append({"more": len(group) - keep, "type": r.short_type, "depth": row["depth"]})
+            folded += len(group) - keep
+    return out, folded
+
+
+def _fits(text: str) -> bool:
+    return len(text) <= COMMENT_BUDGET
+
+
 def render_markdown(plan: Plan) -> str:
-    """Markdown for a pull request: summary, counts, tree, safety, user data; summarised to fit a PR comment."""
+    """Markdown for a pull request: summary, cost, diagram, counts, tree, guardrails, safety, cloud-init.
+
+    Stays under ``COMMENT_BUDGET`` characters (one GitHub comment) by summarising, in this order until it fits:
+    leave out the cloud-init blocks; fold rows (and cost lines) of one type beyond the first few into one "… and N
+    more" row; keep only the first rows of every list. Each step is named at the top of the comment.
+    """
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATE_DIR), undefined=jinja2.StrictUndefined, keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
     env.filters["value"] = markdown_cell
     env.filters["text"] = md_text
+    env.filters["cell"] = md_cell
     env.filters["code"] = lambda v: md_code(format_value(v))
     env.filters["html"] = html_text
     template = env.get_template("plan.md.j2")
     depths = depth_of(plan)
-    rows: list[dict[str, Any]] = [{"r": r, "depth": depths[r.name], "props": key_properties(r), "safety": safety_flags(r)} for r in plan.resources]
-    user_data = [(name, plain_block(text), md_fence(text)) for name, text in user_data_blocks(plan)]
-    common = {"plan": plan, "counts": plan.count_by_type(), "holding": guardrails_holding(plan)}
-    text = template.render(rows=rows, user_data=user_data, show_user_data=True, **common)
-    if len(text) > MARKDOWN_LIMIT:
-        text = template.render(rows=[x for x in rows if not x["r"].custom], user_data=[], show_user_data=False, **common)
-    return text
+    all_rows: list[dict[str, Any]] = [{"r": r, "depth": depths[r.name], "props": key_properties(r), "safety": safety_flags(r)} for r in plan.resources]
+    # One block per distinct cloud-init: per-node instances share theirs, and 256 copies would say nothing more.
+    same: dict[str, list[str]] = {}
+    for name, text in user_data_blocks(plan):
+        same.setdefault(text, []).append(name)
+    user_data = [(names[0], len(names) - 1, plain_block(text), md_fence(text)) for text, names in same.items()]
+    with_user_data = sum(len(names) for names in same.values())
+    diagram = mermaid_flowchart(plan.to_dict()["resources"], plan.region)
+    counts = plan.count_by_type()
+    context: dict[str, Any] = {
+        "plan": plan, "holding": guardrails_holding(plan), "diagram": diagram, "fence": md_fence(diagram),
+        "total": sum(counts.values()), "components": sum(1 for r in plan.resources if not r.custom),
+        "counts": list(counts.items()), "rows": all_rows, "user_data": user_data, "findings": list(plan.findings),
+        "cost": cost_section(plan.costs)[0], "summarised": [], "cut": {"rows": 0, "counts": 0, "findings": 0},
+    }
+    text = template.render(**context)
+    if _fits(text):
+        return text
+    # 1. The cloud-init blocks are the bulk of a normal plan, and the JSON plan has them decoded-equivalent.
+    if user_data:
+        context["user_data"] = []
+        context["summarised"] = [f"the cloud-init of {with_user_data} resources is not shown"]
+        text = template.render(**context)
+        if _fits(text):
+            return text
+    # 2. Fold repeated rows: 256 per-node instances read as three and "… and 253 more".
+    rows, folded = collapse_rows(all_rows)
+    cost, folded_lines = cost_section(plan.costs, collapse=True)
+    context.update(rows=rows, cost=cost)
+    if folded:
+        context["summarised"] = context["summarised"] + [f"{folded} resource rows are folded into \"… and N more\" rows"]
+    if folded_lines:
+        context["summarised"] = context["summarised"] + [f"{folded_lines} cost lines are folded into summed rows"]
+    if user_data:  # folded rows may leave room for the cloud-init after all: show it then
+        restored = template.render(**{**context, "user_data": user_data, "summarised": context["summarised"][1:]})
+        if _fits(restored):
+            return restored
+    text = template.render(**context)
+    if _fits(text):
+        return text
+    # 3. Keep only the first k entries of every list (types, rows, findings): the largest k that fits.
+    notices = list(context["summarised"])
+    low, high, best = 0, max(len(rows), len(counts), len(plan.findings)), ""
+    while low <= high:
+        k = (low + high) // 2
+        candidate = _truncated(template, context, notices, rows, counts, plan.findings, k)
+        if _fits(candidate):
+            best, low = candidate, k + 1
+        else:
+            high = k - 1
+    if best:
+        return best
+    # Even empty lists do not fit (a summary or notes of tens of thousands of characters): keep whole lines.
+    lines = [line + "\n" for line in _truncated(template, context, notices, rows, counts, plan.findings, 0).splitlines()]
+    return fit_blocks("", lines, "", lambda n: f"\n_… {n} more lines are not shown (one GitHub comment holds 65,536 characters); run `aitrain plan --format json` for the whole plan._\n")
+
+
+def _truncated(template: jinja2.Template, context: dict[str, Any], notices: list[str], rows: list[dict[str, Any]], counts: dict[str, int], findings: tuple[dict[str, str], ...], k: int) -> str:
+    """The plan with every list cut to its first ``k`` entries, and the cut named."""
+    cut = {"rows": len(rows) - k, "counts": len(counts) - k, "findings": len(findings) - k}
+    said = [f"only the first {k} {what} are shown ({n} more)" for what, n in (("resource rows", cut["rows"]), ("resource types", cut["counts"]), ("findings", cut["findings"])) if n > 0]
+    return template.render(**{**context, "rows": rows[:k], "counts": list(counts.items())[:k], "findings": list(findings[:k]), "summarised": notices + said, "cut": {key: max(0, n) for key, n in cut.items()}})

@@ -1,0 +1,99 @@
+"""The Cost section of a Markdown plan, from ``Plan.costs`` (shape: blueprints.costing; amounts in CNY, null = unknown).
+
+Read with ``.get()`` throughout: a plan with ``"costs": {}`` renders "not priced", and an unknown amount is shown as
+"unknown", never as 0.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from blueprints.text import md_cell, md_text
+
+# Lines of one resource type kept before the rest collapse into one summed row, when the plan must be summarised.
+KEEP_PER_TYPE = 3
+
+
+def money(value: Any) -> str:
+    """``¥1,234.50`` for a number; ``unknown`` for null (an unknown price is never shown as 0)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return "unknown"
+    return f"¥{value:,.2f}"
+
+
+def _source(line: Mapping[str, Any]) -> str:
+    source, date = line.get("source") or "", line.get("date") or ""
+    return f"{source} ({date})" if source and date else source or date or "none"
+
+
+def line_row(line: Mapping[str, Any]) -> str:
+    """One table row for one cost line: resource, item, ¥/hour, ¥/month, status, source (date)."""
+    status = line.get("status") or "unknown"
+    if line.get("billing"):
+        status = f"{status}, {line['billing']}"
+    cells = [
+        md_cell(line.get("resource", "?")),
+        md_cell(line.get("item", "")),
+        money(line.get("cny_per_hour")),
+        money(line.get("cny_per_month")),
+        md_cell(status),
+        md_cell(_source(line)),
+    ]
+    return "| " + " | ".join(cells) + " |"
+
+
+def _sum(values: Sequence[Any]) -> float | None:
+    """The sum, or None when any value is unknown (a partial sum would read as the whole)."""
+    if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in values):
+        return None
+    return float(sum(values))
+
+
+def collapse_lines(lines: Sequence[Mapping[str, Any]], keep: int = KEEP_PER_TYPE) -> tuple[list[Mapping[str, Any]], int]:
+    """Lines with those beyond the first ``keep`` of each type folded into one summed line per type; and how many
+    lines were folded. The folded line's amounts are unknown if any folded amount is."""
+    by_type: dict[str, list[Mapping[str, Any]]] = {}
+    for line in lines:
+        by_type.setdefault(str(line.get("type", "")), []).append(line)
+    out: list[Mapping[str, Any]] = []
+    folded = 0
+    for kind, group in by_type.items():
+        out += group[:keep]
+        rest = group[keep:]
+        if rest:
+            folded += len(rest)
+            out.append({
+                "resource": f"… and {len(rest)} more {kind}",
+                "item": "summed",
+                "cny_per_hour": _sum([x.get("cny_per_hour") for x in rest]),
+                "cny_per_month": _sum([x.get("cny_per_month") for x in rest]),
+                "status": ", ".join(sorted({str(x.get("status") or "unknown") for x in rest})),
+                "source": "see the JSON plan",
+            })
+    return out, folded
+
+
+def cost_section(costs: Mapping[str, Any], collapse: bool = False) -> tuple[str, int]:
+    """The ``### Cost`` section text, and how many lines were folded (``collapse``: to fit a PR comment)."""
+    if not costs or not costs.get("lines"):
+        return "### Cost\n\nNot priced: this plan carries no cost lines.\n", 0
+    lines = list(costs.get("lines", []))
+    folded = 0
+    if collapse:
+        lines, folded = collapse_lines(lines)
+    out = ["### Cost", "", f"Amounts in {md_text(costs.get('currency', 'CNY'))}; {costs.get('hours_per_month', 730)} hours a month.", ""]
+    out += ["| resource | item | ¥/hour | ¥/month | status | source (date) |", "|---|---|--:|--:|---|---|"]
+    out += [line_row(line) for line in lines]
+    totals = costs.get("totals", {}) or {}
+    run_hours = totals.get("run_hours")
+    per_run = f"{money(totals.get('cny_per_run'))} per run of {run_hours} hours" if run_hours is not None else "per run: no run length given"
+    out += ["", f"**Total:** {money(totals.get('cny_per_hour'))} per hour, {money(totals.get('cny_per_month'))} per month, {per_run}."]
+    if not totals.get("complete", False):
+        unknown = totals.get("unknown") or []
+        what = "; ".join(md_text(u) for u in unknown) if unknown else "the totals are not marked complete"
+        out += ["", f"**Incomplete:** unknown prices are not counted (never as 0): {what}."]
+    scenarios = costs.get("scenarios") or []
+    if scenarios:
+        out += ["", "| scenario | nodes | ¥/month |", "|---|--:|--:|"]
+        out += [f"| {md_cell(s.get('name', '?'))} | {md_cell(s.get('nodes', '?'))} | {money(s.get('cny_per_month'))} |" for s in scenarios]
+    return "\n".join(out) + "\n", folded
