@@ -24,9 +24,17 @@ _REF = re.compile(r"^\$\{(.+)\.id\}$")
 class Resource(Protocol):
     """What costing reads of a planned resource (``blueprints.plan.PlannedResource`` fits)."""
 
-    name: str
-    custom: bool
-    inputs: dict[str, Any]
+    @property
+    def name(self) -> str:
+        """Logical name."""
+
+    @property
+    def custom(self) -> bool:
+        """A custom resource (components are not priced)."""
+
+    @property
+    def inputs(self) -> dict[str, Any]:
+        """Engine-name inputs."""
 
     @property
     def short_type(self) -> str:
@@ -258,7 +266,7 @@ def _scenarios(lines: list[dict[str, Any]], pools: list[tuple[Resource, float, b
     complete = all(known for _, _, known in pools) and all(line["cny_per_month"] is not None for line in lines if line["resource"] not in names)
 
     def month(size: str, hours: float) -> float:
-        return round(rest + sum(per_hour * int(group.inputs.get(size) or 0) * hours for group, per_hour, _ in pools), 2)
+        return round(float(rest) + sum(per_hour * int(group.inputs.get(size) or 0) * hours for group, per_hour, _ in pools), 2)
 
     min_nodes = sum(int(group.inputs.get("minSize") or 0) for group, _, _ in pools)
     max_nodes = sum(int(group.inputs.get("maxSize") or 0) for group, _, _ in pools)

@@ -10,8 +10,8 @@ from blueprints.advisor.budget import BudgetTier
 from blueprints.architectures.base import Blueprint
 from blueprints.components.network import TrainingNetwork
 from blueprints.components.node import NodeSpec
-from blueprints.costing import CostContext
 from blueprints.components.pool import AutoscalingGpuPool, AutoscalingGpuPoolArgs
+from blueprints.costing import CostContext
 from blueprints.layout import off_hours_tasks
 from blueprints.profile import ESS_MAX_SIZE, ComputeBase, ProfileBase
 

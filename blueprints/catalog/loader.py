@@ -18,9 +18,9 @@ from blueprints.catalog.schema import (
     IMAGE_SCHEMA,
     INSTANCE_SCHEMA,
     LOCAL_DISK_SCHEMA,
+    PRICE_SCHEMA,
     REGION_SCHEMA,
     STORAGE_SCHEMA,
-    PRICE_SCHEMA,
     ZONES_SCHEMA,
     read_rows,
 )

@@ -61,13 +61,14 @@ class Catalog:
     def price(self, item: str, tier: str | None, region: str) -> tuple[PriceRow, bool] | None:
         """The ``prices.csv`` row for ``item``/``tier`` in ``region``, and whether its scope covers the region.
 
-        A row for the region (or ``*``) wins; otherwise the first row of another scope is returned with False,
-        so the caller can say that the price was quoted for elsewhere. None when no row names the item.
+        A row naming the region wins over ``cn-mainland``, which wins over ``*``; otherwise the first row of another
+        scope is returned with False, so the caller can say the price was quoted for elsewhere. None: no row at all.
         """
         rows = [p for p in self.prices if p.item == item and p.tier == tier]
-        for row in rows:
-            if row.applies_to(region):
-                return row, True
+        for scope_rank in (lambda r: region in r.region_scope, lambda r: "*" not in r.region_scope and r.applies_to(region), lambda r: r.applies_to(region)):
+            for row in rows:
+                if scope_rank(row):
+                    return row, True
         return (rows[0], False) if rows else None
 
     def __repr__(self) -> str:
