@@ -16,6 +16,7 @@ from pulumi.runtime.sync_await import _sync_await
 
 from blueprints import guardrails
 from blueprints.catalog import Catalog
+from blueprints.costing import price_plan, storage_summary
 from blueprints.errors import MISSING, Problem, UserInputError
 from blueprints.layout import LayoutError
 from blueprints.plan import Plan, PlannedResource
@@ -285,11 +286,13 @@ def preview(config: dict[str, str], *, catalog: Catalog, today: dt.date, program
         # The program's own message (a layout the cloud would refuse), as a user error: exit 2, no traceback.
         text = str(exc).removeprefix("error: ")
         raise UserInputError("cannot plan this profile", [Problem("profile", MISSING, text)]) from None
+    costs = price_plan(resources, catalog, profile.region, scenarios_context=blueprint.cost_context())
     plan = Plan(
         blueprint=profile.blueprint,
         region=profile.region,
         profile_name=profile.name,
-        summary=blueprint.summary(),
+        summary={**blueprint.summary(), **storage_summary(costs)},
+        costs=costs,
         notes=tuple(n for n in (profile.description or None, profile.alias_note, *_zone_notes(profile, outputs, catalog)) if n),
         resources=tuple(resources),
         outputs=outputs,

@@ -171,6 +171,7 @@ class Cost(Strict):
 
     spot: bool = Field(default=False, description="Use preemptible (spot) instances at the market price, capped at the pay-as-you-go price.")
     off_hours: OffHours = Field(default_factory=OffHours, description="Scale-to-zero schedule (blueprints that scale only).")
+    run_hours: float | None = Field(default=None, gt=0, le=87_600, allow_inf_nan=False, description="Hours one training run takes (e.g. from `aitrain estimate`); the plan prices a run with it. Empty: no per-run cost.")
 
 
 class ProfileBase(Strict):

@@ -11,6 +11,7 @@ from blueprints.architectures.base import Blueprint
 from blueprints.components.network import TrainingNetwork
 from blueprints.components.node import NodeSpec
 from blueprints.components.pool import AutoscalingGpuPool, AutoscalingGpuPoolArgs
+from blueprints.costing import CostContext
 from blueprints.layout import off_hours_tasks
 from blueprints.profile import ESS_MAX_SIZE, ComputeBase, ProfileBase
 
@@ -94,6 +95,19 @@ class AutoscalingPoolBlueprint(Blueprint):
         if off.enabled:
             summary["off_hours_start_date"] = off.first_day(self.today).isoformat() + ("" if off.start_date else " (tomorrow by the run's clock; pin cost.off_hours.start_date)")
         return summary
+
+    def cost_context(self) -> CostContext:
+        """Run hours, and with cost.off_hours the hours a month the pool is awake (working days × working hours)."""
+        off = self.profile.cost.off_hours
+        base = super().cost_context()
+        if not off.enabled:
+            return base
+        start, end = (int(t[:2]) * 60 + int(t[3:]) for t in (off.work_start, off.work_end))
+        # 365 days / 12 a month; weekdays only: 5 of 7 (public holidays are not modelled).
+        days = 365 / 12 * (5 / 7 if off.weekdays_only else 1)
+        hours = round(days * (end - start) / 60, 1)
+        when = f"{off.work_start}–{off.work_end} {off.timezone}" + (", Monday–Friday" if off.weekdays_only else ", every day")
+        return CostContext(run_hours=base.run_hours, working_hours_per_month=hours, schedule=when)
 
     def price_basis(self) -> tuple[int, str]:
         """Quoted at max_nodes: the most the pool can cost per hour."""

@@ -23,6 +23,7 @@ from blueprints.profile import ProfileBase
 if TYPE_CHECKING:
     from blueprints.advisor.budget import BudgetTier
     from blueprints.catalog import Catalog, InstanceType
+    from blueprints.costing import CostContext
 
 
 # What the plan says about the link NCCL uses between nodes (the catalog's ``InstanceType.fabric_link``).
@@ -271,6 +272,14 @@ class Blueprint(ABC):
             raise LayoutError(f"no system image matching {row.name_regex!r} in {self.profile.region}; set compute.image_id")
         return ResolvedImage(found.ids[0], package)
 
+    # --- cost ---
+
+    def cost_context(self) -> "CostContext":
+        """What pricing the plan needs that only the blueprint knows: the profile's run hours (a pool adds its schedule)."""
+        from blueprints.costing import CostContext
+
+        return CostContext(run_hours=self.profile.cost.run_hours)
+
     # --- the plan summary ---
 
     def node_software_summary(self) -> dict[str, Any]:
@@ -330,12 +339,6 @@ class Blueprint(ABC):
             storage_capacity_gib=storage.capacity_gib,
             storage_encrypted=storage.kind != "cpfs",
             storage_throughput_mb_s=round(throughput) if throughput is not None else "unknown (not in the catalog)",
-            storage_price=(
-                f"{round(tier.price_per_gib_month * storage.capacity_gib):,} {tier.price_currency}/month at {storage.capacity_gib:,} GiB"
-                f" ({tier.price_per_gib_month} {tier.price_currency}/GiB-month, {tier.price_region}, {tier.price_date}; {tier.price_source})"
-                if tier.price_per_gib_month is not None
-                else "unknown: the catalog has no price for this tier"
-            ),
             bucket=profile.bucket_name,
             bucket_managed=not profile.bucket.existing,
             login_node=f"{profile.access.login_instance_type} with an EIP, SSH from {profile.network.admin_cidr} only" if profile.access.login_node else "none: reach nodes with Cloud Assistant",

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from blueprints.catalog.loader import CATALOG_DIR, CATALOG_DIR_ENV, GPU_FAMILY_RE, CatalogError, catalog_directory, load_catalog
 from blueprints.catalog.queries import Catalog
-from blueprints.catalog.records import FABRIC_LINKS, PRECISIONS, Alias, DiskLimits, GpuModel, GpuSoftware, Image, InstanceType, LocalDisk, Region, StorageTier
-from blueprints.catalog.schema import PRICE_CONFIDENCES, RDMA_KINDS
+from blueprints.catalog.records import FABRIC_LINKS, PRECISIONS, Alias, DiskLimits, GpuModel, GpuSoftware, Image, InstanceType, LocalDisk, PriceRow, Region, StorageTier
+from blueprints.catalog.schema import PRICE_CONFIDENCES, PRICE_STATUSES, RDMA_KINDS
 
 __all__ = [
     "CATALOG_DIR",
@@ -21,6 +21,7 @@ __all__ = [
     "GPU_FAMILY_RE",
     "PRECISIONS",
     "PRICE_CONFIDENCES",
+    "PRICE_STATUSES",
     "RDMA_KINDS",
     "Alias",
     "Catalog",
@@ -31,6 +32,7 @@ __all__ = [
     "Image",
     "InstanceType",
     "LocalDisk",
+    "PriceRow",
     "Region",
     "StorageTier",
     "catalog_directory",

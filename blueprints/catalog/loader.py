@@ -9,7 +9,7 @@ import re
 from typing import Any, Mapping
 
 from blueprints.catalog.queries import Catalog
-from blueprints.catalog.records import Alias, DiskLimits, GpuModel, GpuSoftware, Image, InstanceType, InstanceZones, LocalDisk, Region, StorageTier
+from blueprints.catalog.records import Alias, DiskLimits, GpuModel, GpuSoftware, Image, InstanceType, InstanceZones, LocalDisk, PriceRow, Region, StorageTier
 from blueprints.catalog.schema import (
     ALIAS_SCHEMA,
     DISK_SCHEMA,
@@ -18,6 +18,7 @@ from blueprints.catalog.schema import (
     IMAGE_SCHEMA,
     INSTANCE_SCHEMA,
     LOCAL_DISK_SCHEMA,
+    PRICE_SCHEMA,
     REGION_SCHEMA,
     STORAGE_SCHEMA,
     ZONES_SCHEMA,
@@ -139,8 +140,11 @@ def _load(directory: pathlib.Path) -> Catalog:
             raise _fail("local_disks.csv", line, "instance_type", f"{v['instance_type']!r} is not in instance_types.csv")
     local_disks = {v["instance_type"]: LocalDisk(**v) for _, v in local_rows}
 
+    prices = _load_prices(directory)
+
     return Catalog(
         version=version,
+        prices=prices,
         gpu_software=gpu_software,
         disks=disks,
         local_disks=local_disks,
@@ -152,6 +156,26 @@ def _load(directory: pathlib.Path) -> Catalog:
         images=images,
         instance_zones=instance_zones,
     )
+
+
+def _load_prices(directory: pathlib.Path) -> list[PriceRow]:
+    """``prices.csv``: an amount exactly when the status is not unknown, one row per item, tier and region."""
+    rows = read_rows(directory / "prices.csv", PRICE_SCHEMA)
+    seen: dict[tuple[str, str | None, str], int] = {}
+    for line, v in rows:
+        if (v["amount"] is None) != (v["status"] == "unknown"):
+            # Unknown is an empty amount, never 0; a number always says how trustworthy it is.
+            raise _fail("prices.csv", line, "amount", "must be empty exactly when status is unknown (an unknown price is never 0)")
+        if v["status"] == "converted" and v["currency"] != "CNY":
+            raise _fail("prices.csv", line, "currency", "a converted price is in CNY (notes say from what and at which rate)")
+        if v["item"] == "usd_cny" and v["amount"] is not None and v["amount"] <= 0:
+            raise _fail("prices.csv", line, "amount", "an exchange rate must be > 0")
+        for region in v["region_scope"]:
+            key = (v["item"], v["tier"], region)
+            if key in seen:
+                raise _fail("prices.csv", line, "region_scope", f"duplicate {v['item']}/{v['tier'] or '-'} for {region} (first on line {seen[key]})")
+            seen[key] = line
+    return [PriceRow(**v) for _, v in rows]
 
 
 def _check_price(file: str, line: int, v: dict[str, Any], price_column: str, required: tuple[str, ...]) -> None:

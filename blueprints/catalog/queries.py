@@ -6,7 +6,7 @@ import difflib
 from types import MappingProxyType
 from typing import Iterable, Mapping
 
-from blueprints.catalog.records import Alias, DiskLimits, GpuModel, GpuSoftware, Image, InstanceType, InstanceZones, LocalDisk, Region, StorageTier
+from blueprints.catalog.records import Alias, DiskLimits, GpuModel, GpuSoftware, Image, InstanceType, InstanceZones, LocalDisk, PriceRow, Region, StorageTier
 
 __all__ = ["Catalog"]
 
@@ -25,6 +25,7 @@ class Catalog:
     gpu_software: Mapping[str, GpuSoftware]
     disks: tuple[DiskLimits, ...]
     local_disks: Mapping[str, LocalDisk]
+    prices: tuple[PriceRow, ...]
 
     def __init__(
         self,
@@ -40,6 +41,7 @@ class Catalog:
         gpu_software: Mapping[str, GpuSoftware] | None = None,
         disks: Iterable[DiskLimits] = (),
         local_disks: Mapping[str, LocalDisk] | None = None,
+        prices: Iterable[PriceRow] = (),
     ) -> None:
         self.version = version
         # Read-only views: the default catalog is cached and shared, so nobody may mutate it.
@@ -53,7 +55,21 @@ class Catalog:
         self.gpu_software = MappingProxyType(dict(gpu_software or {}))
         self.disks = tuple(disks)
         self.local_disks = MappingProxyType(dict(local_disks or {}))
+        self.prices = tuple(prices)
         self._zones_by_key = MappingProxyType({(z.instance_type, z.region): z.zones for z in self.instance_zones})
+
+    def price(self, item: str, tier: str | None, region: str) -> tuple[PriceRow, bool] | None:
+        """The ``prices.csv`` row for ``item``/``tier`` in ``region``, and whether its scope covers the region.
+
+        A row naming the region wins over ``cn-mainland``, which wins over ``*``; otherwise the first row of another
+        scope is returned with False, so the caller can say the price was quoted for elsewhere. None: no row at all.
+        """
+        rows = [p for p in self.prices if p.item == item and p.tier == tier]
+        for scope_rank in (lambda r: region in r.region_scope, lambda r: "*" not in r.region_scope and r.applies_to(region), lambda r: r.applies_to(region)):
+            for row in rows:
+                if scope_rank(row):
+                    return row, True
+        return (rows[0], False) if rows else None
 
     def __repr__(self) -> str:
         return (

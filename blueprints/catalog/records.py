@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["FABRIC_LINKS", "GPU_SOFTWARE_METHODS", "PRECISIONS", "Alias", "DiskLimits", "GpuModel", "GpuSoftware", "Image", "InstanceType", "InstanceZones", "LocalDisk", "Region", "StorageTier"]
+__all__ = ["FABRIC_LINKS", "GPU_SOFTWARE_METHODS", "PRECISIONS", "Alias", "DiskLimits", "GpuModel", "GpuSoftware", "Image", "InstanceType", "InstanceZones", "LocalDisk", "PriceRow", "Region", "StorageTier"]
 
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8")
 """Precisions that ``GpuModel.peak_tflops`` understands (dense peaks)."""
@@ -216,3 +216,25 @@ class LocalDisk:
     local_nvme_gib: int
     source: str
     source_date: str
+
+
+@dataclass(frozen=True)
+class PriceRow:
+    """One priced item of ``prices.csv`` (an amount per unit in CNY or USD; None = unknown) with its source."""
+
+    item: str
+    tier: str | None
+    region_scope: tuple[str, ...]
+    amount: float | None
+    currency: str
+    unit: str
+    status: str
+    source: str
+    date: str
+    notes: str
+
+    def applies_to(self, region: str) -> bool:
+        """Whether the row's scope names ``region`` (``*``: every region; ``cn-mainland``: cn-* but Hong Kong)."""
+        if "*" in self.region_scope or region in self.region_scope:
+            return True
+        return "cn-mainland" in self.region_scope and region.startswith("cn-") and region != "cn-hongkong"

@@ -11,6 +11,9 @@ RDMA_KINDS = ("none", "erdma", "roce")
 """Allowed non-empty values of ``instance_types.csv:rdma``."""
 
 PRICE_CONFIDENCES = ("high", "medium", "low")
+PRICE_CURRENCIES = ("CNY", "USD")
+# prices.csv: an official list price, a third party's figure, a figure someone converted (say how in notes), or none.
+PRICE_STATUSES = ("official", "third-party", "converted", "unknown")
 """Allowed non-empty values of ``instance_types.csv:price_confidence``."""
 
 # Sources state dates to different precision (a year for a 2020 example, a month for "as of
@@ -83,6 +86,15 @@ def _opt_choice(choices: tuple[str, ...]) -> Callable[[str], str | None]:
             return None
         if raw not in choices:
             raise _CellError(f"must be one of {', '.join(choices)} or empty")
+        return raw
+
+    return parse
+
+
+def _choice(choices: tuple[str, ...]) -> Callable[[str], str]:
+    def parse(raw: str) -> str:
+        if raw not in choices:
+            raise _CellError(f"must be one of {', '.join(choices)}")
         return raw
 
     return parse
@@ -296,4 +308,18 @@ LOCAL_DISK_SCHEMA: Schema = {
     "local_nvme_gib": _int_pos,
     "source": _text,
     "source_date": _date,
+}
+
+
+PRICE_SCHEMA: Schema = {
+    "item": _text,
+    "tier": _opt_text,
+    "region_scope": _nonempty_list,
+    "amount": _opt_float,
+    "currency": _choice(PRICE_CURRENCIES),
+    "unit": _text,
+    "status": _choice(PRICE_STATUSES),
+    "source": _text,
+    "date": _date,
+    "notes": str,
 }

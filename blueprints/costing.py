@@ -1,0 +1,294 @@
+"""What a plan costs, in CNY: one line per priced item of a resource, totals, and a pool's scenarios.
+
+Pure (no pulumi): it reads only the plan's resources and their inputs, so a user's own stack plan is priced the
+same way as a preset's. Prices come from the catalog (``instance_types.csv`` for compute, ``prices.csv`` for disks,
+file systems, the bucket, the NAT gateway and EIPs). An unknown price stays ``None`` and keeps the total
+incomplete; it is never counted as 0.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable, Protocol
+
+from blueprints.advisor.data import limits
+from blueprints.catalog import Catalog
+
+# 8,760 hours a year (advisor limits.csv ``hours_per_year``) / 12: the month every monthly figure uses.
+HOURS_PER_MONTH = round(limits()["hours_per_year"] / 12)
+
+_REF = re.compile(r"^\$\{(.+)\.id\}$")
+
+
+class Resource(Protocol):
+    """What costing reads of a planned resource (``blueprints.plan.PlannedResource`` fits)."""
+
+    @property
+    def name(self) -> str:
+        """Logical name."""
+
+    @property
+    def custom(self) -> bool:
+        """A custom resource (components are not priced)."""
+
+    @property
+    def inputs(self) -> dict[str, Any]:
+        """Engine-name inputs."""
+
+    @property
+    def short_type(self) -> str:
+        """``vpc.NatGateway`` style type."""
+
+
+@dataclass(frozen=True)
+class CostContext:
+    """What only the blueprint knows: hours of one training run, and the hours a month a pool is awake.
+
+    ``working_hours_per_month`` is set for a pool with an off-hours schedule (max nodes while awake, none
+    outside); ``dataset_gib`` prices the bucket when the profile states how much it holds.
+    """
+
+    run_hours: float | None = None
+    working_hours_per_month: float | None = None
+    schedule: str = ""
+    dataset_gib: float | None = None
+
+
+@dataclass(frozen=True)
+class _Price:
+    """A unit price in CNY (None = unknown) with its status, source and date."""
+
+    cny: float | None
+    status: str
+    source: str
+    date: str | None
+
+
+def _ref(value: Any) -> str | None:
+    """``${name.id}`` → ``name`` (how the offline plan records a reference to another resource)."""
+    match = _REF.match(value) if isinstance(value, str) else None
+    return match.group(1) if match else None
+
+
+def _catalog_price(catalog: Catalog, item: str, tier: str | None, region: str) -> _Price:
+    """A ``prices.csv`` price in CNY; a USD price only through the catalog's own exchange-rate row."""
+    found = catalog.price(item, tier, region)
+    label = f"{item}/{tier}" if tier else item
+    if found is None:
+        return _Price(None, "unknown", f"no row for {label} in the catalog's prices.csv", None)
+    row, in_scope = found
+    where = "" if in_scope else f" (quoted for {';'.join(row.region_scope)}, applied to {region})"
+    if row.amount is None:
+        return _Price(None, "unknown", row.source + where, row.date)
+    if row.currency == "CNY":
+        return _Price(row.amount, "list" if row.status == "official" else row.status, row.source + where, row.date)
+    rate = catalog.price("usd_cny", None, region)
+    if rate is None or rate[0].amount is None:
+        return _Price(None, "unknown", f"USD {row.amount:g}/{row.unit} ({row.source}) and no USD→CNY rate in prices.csv", row.date)
+    fx = rate[0]
+    assert fx.amount is not None
+    return _Price(row.amount * fx.amount, "converted", f"USD {row.amount:g}/{row.unit} ({row.source}){where} × {fx.amount:g} CNY/USD ({fx.source}, {fx.date})", row.date)
+
+
+def _compute_price(catalog: Catalog, instance_type: str, region: str) -> _Price:
+    """Pay-as-you-go CNY per node-hour from ``instance_types.csv``."""
+    it = catalog.instance_types.get(instance_type)
+    if it is None or it.price_cny_per_hour is None:
+        return _Price(None, "unknown", f"the catalog has no price for {instance_type}", None)
+    # medium/high: a dated list price copied from the buy page; low: a third party's approximation (S22).
+    status = "third-party" if it.price_confidence == "low" else "list"
+    where = "" if it.price_region == region else f" ({it.price_region} price, applied to {region})"
+    return _Price(it.price_cny_per_hour, status, f"{it.price_source}{where}", it.price_date)
+
+
+class _Lines:
+    """Collects cost lines in the Plan.costs shape."""
+
+    def __init__(self) -> None:
+        self.lines: list[dict[str, Any]] = []
+
+    def add(self, resource: Resource, item: str, quantity: float, unit: str, price: _Price, billing: str) -> None:
+        """One line; ``billing`` hourly (per unit-hour), monthly (per unit-month) or usage (no amount from the plan)."""
+        hour = month = None
+        if price.cny is not None and billing == "hourly":
+            hour = quantity * price.cny
+            month = hour * HOURS_PER_MONTH
+        elif price.cny is not None and billing == "monthly":
+            month = quantity * price.cny
+            hour = month / HOURS_PER_MONTH
+        self.lines.append(
+            {
+                "resource": resource.name,
+                "type": resource.short_type,
+                "item": item,
+                "quantity": quantity,
+                "unit": unit,
+                "unit_price_cny": None if price.cny is None else round(price.cny, 6),
+                "cny_per_hour": None if hour is None else round(hour, 2),
+                "cny_per_month": None if month is None else round(month, 2),
+                "billing": billing,
+                "status": price.status,
+                "source": price.source,
+                "date": price.date,
+            }
+        )
+
+
+def _disks(system: dict[str, Any] | None, data: Iterable[dict[str, Any]]) -> list[tuple[str, float, str]]:
+    """(label, GiB, performance level) of a node's system disk and data disks (both input spellings)."""
+    out = []
+    if system and system.get("size"):
+        out.append(("system disk", float(system["size"]), str(system.get("performanceLevel") or "PL1")))
+    for disk in data:
+        size = disk.get("size", disk.get("diskSize"))
+        if size:
+            name = disk.get("name") or disk.get("diskName") or "data disk"
+            out.append((f"data disk {name}", float(size), str(disk.get("performanceLevel") or "PL1")))
+    return out
+
+
+def _system_disk(inputs: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``systemDisk*`` inputs of an instance or scaling configuration as one dict."""
+    if not inputs.get("systemDiskSize"):
+        return None
+    return {"size": inputs["systemDiskSize"], "performanceLevel": inputs.get("systemDiskPerformanceLevel")}
+
+
+def _node_lines(out: _Lines, owner: Resource, nodes: int, inputs: dict[str, Any], system: dict[str, Any] | None, catalog: Catalog, region: str) -> tuple[float, bool]:
+    """Compute and disk lines of ``nodes`` identical nodes (none for 0 nodes).
+
+    Returns what one node costs per hour (its disks live and die with it) from the known prices, and whether
+    every price of the node is known.
+    """
+    instance_type = str(inputs.get("instanceType"))
+    parts = [(f"{nodes} × {instance_type}", 1.0, "node-hour", _compute_price(catalog, instance_type, region), "hourly")]
+    for label, gib, level in _disks(system, inputs.get("dataDisks") or []):
+        parts.append((f"{nodes} × {label} ESSD {level} {gib:g} GiB", gib, "GiB-month", _catalog_price(catalog, "essd", level, region), "monthly"))
+    per_hour = sum(per_node * price.cny / (HOURS_PER_MONTH if billing == "monthly" else 1) for _, per_node, _, price, billing in parts if price.cny is not None)
+    if nodes > 0:
+        for item, per_node, unit, price, billing in parts:
+            out.add(owner, item, nodes * per_node, unit, price, billing)
+    return per_hour, all(price.cny is not None for *_, price, _ in parts)
+
+
+def price_plan(resources: Iterable[Resource], catalog: Catalog, region: str, *, run_hours: float | None = None, scenarios_context: CostContext | None = None) -> dict[str, Any]:
+    """The Plan.costs block (CNY) for these resources in ``region``; see ``blueprints.plan.Plan.costs``."""
+    context = scenarios_context or CostContext(run_hours=run_hours)
+    run_hours = run_hours if run_hours is not None else context.run_hours
+    custom = [r for r in resources if r.custom]
+    by_name = {r.name: r for r in custom}
+    out = _Lines()
+    pools: list[tuple[Resource, float, bool]] = []
+    for r in custom:
+        kind, inputs = r.short_type, r.inputs
+        if kind == "ecs.EcsInstanceSet":
+            template = by_name.get(_ref(inputs.get("launchTemplateId")) or "")
+            system = (template.inputs.get("systemDisk") if template else None) or inputs.get("systemDisk")
+            _node_lines(out, r, int(inputs.get("amount") or 0), inputs, system, catalog, region)
+        elif kind == "ecs.Instance":
+            _node_lines(out, r, 1, inputs, _system_disk(inputs), catalog, region)
+        elif kind == "ess.ScalingConfiguration":
+            group = by_name.get(_ref(inputs.get("scalingGroupId")) or "")
+            if group is not None:
+                per_hour, known = _node_lines(out, group, int(group.inputs.get("minSize") or 0), inputs, _system_disk(inputs), catalog, region)
+                pools.append((group, per_hour, known))
+        elif kind == "nas.FileSystem":
+            _file_system(out, r, catalog, region)
+        elif kind == "oss.Bucket":
+            storage_class = str(inputs.get("storageClass") or "Standard")
+            price = _catalog_price(catalog, "oss", storage_class, region)
+            if context.dataset_gib is not None:
+                out.add(r, f"OSS {storage_class} {context.dataset_gib:g} GiB (the profile's dataset size)", context.dataset_gib, "GiB-month", price, "monthly")
+            else:
+                out.add(r, f"OSS {storage_class} per GiB stored (usage; not in the plan)", 0, "GiB-month", price, "usage")
+        elif kind == "vpc.NatGateway":
+            out.add(r, "NAT gateway instance fee", 1, "hour", _catalog_price(catalog, "nat_instance", None, region), "hourly")
+            out.add(r, "NAT gateway CU fee (usage)", 0, "CU-hour", _catalog_price(catalog, "nat_cu", None, region), "usage")
+        elif kind == "ecs.EipAddress":
+            out.add(r, "EIP configuration fee", 1, "hour", _catalog_price(catalog, "eip_config", None, region), "hourly")
+            bound_to_nat = any(a.short_type == "ecs.EipAssociation" and _ref(a.inputs.get("allocationId")) == r.name and a.inputs.get("instanceType") == "Nat" for a in custom)
+            if bound_to_nat:
+                out.add(r, "EIP association fee (bound to a NAT gateway)", 1, "hour", _catalog_price(catalog, "eip_association", None, region), "hourly")
+    lines = out.lines
+    totals = _totals(lines, run_hours)
+    return {
+        "currency": "CNY",
+        "hours_per_month": HOURS_PER_MONTH,
+        "catalog_version": catalog.version,
+        "lines": lines,
+        "totals": totals,
+        "scenarios": _scenarios(lines, pools, context),
+        "notes": [
+            "Pay-as-you-go list prices before discounts and tax; data transfer, OSS requests and NAT CU usage are not in the plan.",
+            "Monthly = hourly-billed lines × 730 h + monthly-billed storage; per run = everything running for the run's hours.",
+        ],
+    }
+
+
+def _file_system(out: _Lines, r: Resource, catalog: Catalog, region: str) -> None:
+    """NAS / Extreme NAS / CPFS: provisioned capacity × tier price; general-purpose NAS bills usage."""
+    inputs = r.inputs
+    fs_type, storage_type = inputs.get("fileSystemType", "standard"), inputs.get("storageType")
+    price = _catalog_price(catalog, "nas", f"{fs_type}/{storage_type}", region)
+    capacity = inputs.get("capacity")
+    if capacity:
+        out.add(r, f"{fs_type} {storage_type} {float(capacity):g} GiB provisioned", float(capacity), "GiB-month", price, "monthly")
+    else:
+        out.add(r, f"{fs_type} {storage_type} per GiB used (usage; not in the plan)", 0, "GiB-month", price, "usage")
+
+
+def _totals(lines: list[dict[str, Any]], run_hours: float | None) -> dict[str, Any]:
+    """Hourly, monthly and per-run totals of the known lines; ``complete`` False and ``unknown`` named otherwise."""
+    unknown = [f"{line['resource']}: {line['item']}" for line in lines if line["cny_per_month"] is None]
+    hour = sum(line["cny_per_hour"] for line in lines if line["cny_per_hour"] is not None)
+    month = sum(line["cny_per_month"] for line in lines if line["cny_per_month"] is not None)
+    return {
+        "cny_per_hour": round(hour, 2),
+        "cny_per_month": round(month, 2),
+        "run_hours": run_hours,
+        "cny_per_run": None if run_hours is None else round(hour * run_hours, 2),
+        "complete": not unknown,
+        "unknown": unknown,
+    }
+
+
+def _scenarios(lines: list[dict[str, Any]], pools: list[tuple[Resource, float, bool]], context: CostContext) -> list[dict[str, Any]]:
+    """A pool's monthly cost at min, at max, and with its off-hours schedule (max nodes awake, none asleep).
+
+    Everything else (storage, NAT, EIPs) runs all month in every scenario; a scenario is ``complete`` only when
+    every line and the node's own prices are known.
+    """
+    if not pools:
+        return []
+    names = {group.name for group, _, _ in pools}
+    rest = sum(line["cny_per_month"] for line in lines if line["resource"] not in names and line["cny_per_month"] is not None)
+    complete = all(known for _, _, known in pools) and all(line["cny_per_month"] is not None for line in lines if line["resource"] not in names)
+
+    def month(size: str, hours: float) -> float:
+        return round(float(rest) + sum(per_hour * int(group.inputs.get(size) or 0) * hours for group, per_hour, _ in pools), 2)
+
+    min_nodes = sum(int(group.inputs.get("minSize") or 0) for group, _, _ in pools)
+    max_nodes = sum(int(group.inputs.get("maxSize") or 0) for group, _, _ in pools)
+    out = [
+        {"name": "at min", "nodes": min_nodes, "cny_per_month": month("minSize", HOURS_PER_MONTH), "complete": complete},
+        {"name": "at max", "nodes": max_nodes, "cny_per_month": month("maxSize", HOURS_PER_MONTH), "complete": complete},
+    ]
+    if context.working_hours_per_month is not None:
+        hours = context.working_hours_per_month
+        name = f"with the off-hours schedule: {max_nodes} nodes (max) for {hours:g} working hours a month, none outside"
+        out.append({"name": name + (f" ({context.schedule})" if context.schedule else ""), "nodes": max_nodes, "cny_per_month": month("maxSize", hours), "complete": complete})
+    return out
+
+
+def storage_summary(costs: dict[str, Any]) -> dict[str, Any]:
+    """The plan summary's storage cost, read from the file system's cost line so the two always agree."""
+    lines = [line for line in costs.get("lines", []) if line["type"] == "nas.FileSystem"]
+    if not lines:
+        return {}
+    line = lines[0]
+    if line["cny_per_month"] is None:
+        what = "billed on usage, which the plan does not know" if line["billing"] == "usage" else "no price in the catalog"
+        price = f"; {line['unit_price_cny']:g} CNY/GiB-month ({line['status']})" if line["unit_price_cny"] is not None else ""
+        return {"storage_cny_per_month": f"unknown: {what}{price}"}
+    return {"storage_cny_per_month": line["cny_per_month"], "storage_price_basis": f"{line['item']} × {line['unit_price_cny']:g} CNY/GiB-month ({line['status']}, {line['date']}; {line['source']})"}

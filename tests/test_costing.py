@@ -1,0 +1,210 @@
+"""Pricing a plan in CNY: lines from the resources' inputs, unknown never 0, pool scenarios, catalog checks."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from blueprints.catalog import CATALOG_DIR, load_catalog
+from blueprints.catalog.loader import _load
+from blueprints.costing import HOURS_PER_MONTH, CostContext, price_plan
+from blueprints.plan import PlannedResource
+
+CATALOG = load_catalog()
+GN7E = CATALOG.instance_types["ecs.gn7e-c16g1.32xlarge"].price_cny_per_hour
+RATE = CATALOG.price("usd_cny", None, "cn-shanghai")[0].amount  # type: ignore[index]
+
+
+def res(type_: str, name: str, **inputs: object) -> PlannedResource:
+    """A custom resource with these inputs."""
+    return PlannedResource(type=type_, name=name, parent=None, custom=True, inputs=dict(inputs))
+
+
+def cluster(amount: int) -> list[PlannedResource]:
+    """A node batch with its launch template (system disk) and a scratch data disk."""
+    return [
+        res("alicloud:ecs/ecsLaunchTemplate:EcsLaunchTemplate", "t", systemDisk={"category": "cloud_essd", "performanceLevel": "PL1", "size": 200}),
+        res(
+            "alicloud:ecs/ecsInstanceSet:EcsInstanceSet",
+            "nodes",
+            amount=amount,
+            instanceType="ecs.gn7e-c16g1.32xlarge",
+            launchTemplateId="${t.id}",
+            dataDisks=[{"diskCategory": "cloud_essd", "diskSize": 3000, "performanceLevel": "PL1"}],
+        ),
+    ]
+
+
+def pool(min_size: int, max_size: int) -> list[PlannedResource]:
+    """A scaling group and its configuration, linked as the offline plan records it."""
+    return [
+        res("alicloud:ess/scalingGroup:ScalingGroup", "group", minSize=min_size, maxSize=max_size),
+        res("alicloud:ess/scalingConfiguration:ScalingConfiguration", "config", scalingGroupId="${group.id}", instanceType="ecs.gn7e-c16g1.32xlarge"),
+    ]
+
+
+NAT = res("alicloud:vpc/natGateway:NatGateway", "nat", natType="Enhanced")
+EXTREME = res("alicloud:nas/fileSystem:FileSystem", "fs", fileSystemType="extreme", storageType="standard", capacity=32768)
+
+
+def line(costs: dict, item_start: str) -> dict:
+    """The one line whose item starts with ``item_start``."""
+    found = [x for x in costs["lines"] if x["item"].startswith(item_start)]
+    assert len(found) == 1, [x["item"] for x in costs["lines"]]
+    return found[0]
+
+
+def test_node_batch_is_amount_times_the_list_price_for_730_hours():
+    costs = price_plan(cluster(12), CATALOG, "cn-shanghai")
+    compute = line(costs, "12 × ecs.gn7e-c16g1.32xlarge")
+    assert GN7E == pytest.approx(277.93)
+    assert compute["cny_per_hour"] == pytest.approx(12 * 277.93, abs=0.01)
+    assert compute["cny_per_month"] == pytest.approx(12 * 277.93 * 730, abs=0.1)
+    assert (compute["status"], compute["billing"], compute["date"]) == ("list", "hourly", "2023-06")
+    assert costs["hours_per_month"] == HOURS_PER_MONTH == 730
+    assert costs["totals"]["cny_per_hour"] == pytest.approx(12 * 277.93, abs=0.01)
+
+
+def test_disks_are_lines_per_node_and_an_unknown_disk_price_keeps_the_total_incomplete():
+    costs = price_plan(cluster(12), CATALOG, "cn-shanghai")
+    system, data = line(costs, "12 × system disk"), line(costs, "12 × data disk")
+    assert (system["quantity"], data["quantity"]) == (12 * 200, 12 * 3000)
+    # No ECS disk price was found: unknown, named, and not counted as zero.
+    assert system["cny_per_month"] is None and system["status"] == "unknown"
+    totals = costs["totals"]
+    assert totals["complete"] is False
+    assert "nodes: 12 × system disk ESSD PL1 200 GiB" in totals["unknown"]
+    assert "nodes: 12 × data disk data disk ESSD PL1 3000 GiB" in totals["unknown"]
+    assert totals["cny_per_month"] == pytest.approx(12 * 277.93 * 730, abs=0.1)
+
+
+def test_usd_prices_are_converted_only_with_the_catalogs_rate_and_say_so():
+    costs = price_plan([NAT, EXTREME], CATALOG, "cn-shanghai")
+    nat = line(costs, "NAT gateway instance fee")
+    assert nat["status"] == "converted"
+    assert nat["cny_per_hour"] == pytest.approx(0.034 * RATE, abs=0.01)
+    assert "CNY/USD" in nat["source"] and "billing-of-internet-nat-gateways" in nat["source"]
+    fs = line(costs, "extreme standard 32768 GiB")
+    assert fs["cny_per_month"] == pytest.approx(32768 * 0.3 * RATE, abs=0.1)
+    # The Extreme NAS price is a Hangzhou example: applied to Shanghai, and the line says so.
+    assert "applied to cn-shanghai" in fs["source"]
+    assert line(costs, "NAT gateway CU fee")["cny_per_month"] is None
+
+
+def test_without_an_exchange_rate_a_usd_price_is_unknown(tmp_path):
+    directory = tmp_path / "data"
+    shutil.copytree(CATALOG_DIR, directory)
+    prices = directory / "prices.csv"
+    prices.write_text("\n".join(x for x in prices.read_text(encoding="utf-8").splitlines() if not x.startswith("usd_cny")) + "\n", encoding="utf-8")
+    costs = price_plan([NAT], _load(directory), "cn-shanghai")
+    nat = line(costs, "NAT gateway instance fee")
+    assert (nat["cny_per_hour"], nat["status"]) == (None, "unknown")
+    assert costs["totals"]["cny_per_month"] == 0 and costs["totals"]["complete"] is False
+
+
+def test_every_priced_line_has_source_and_date():
+    costs = price_plan([*cluster(2), NAT, EXTREME, res("alicloud:oss/bucket:Bucket", "b", storageClass="Standard")], CATALOG, "cn-shanghai")
+    priced = [x for x in costs["lines"] if x["unit_price_cny"] is not None]
+    assert len(priced) >= 4
+    for x in priced:
+        assert x["source"] and x["date"], x
+
+
+def test_a_parked_cluster_has_no_compute_line():
+    costs = price_plan([*cluster(0), NAT], CATALOG, "cn-shanghai")
+    assert [x["type"] for x in costs["lines"]] == ["vpc.NatGateway", "vpc.NatGateway"]
+
+
+def test_bucket_is_usage_billed_unless_the_dataset_size_is_known():
+    bucket = res("alicloud:oss/bucket:Bucket", "b", storageClass="Standard")
+    usage = line(price_plan([bucket], CATALOG, "cn-shanghai"), "OSS Standard")
+    assert (usage["billing"], usage["cny_per_month"], usage["unit_price_cny"]) == ("usage", None, 0.12)
+    sized = line(price_plan([bucket], CATALOG, "cn-shanghai", scenarios_context=CostContext(dataset_gib=1000)), "OSS Standard")
+    assert sized["cny_per_month"] == pytest.approx(120.0)
+
+
+def test_pool_scenarios_min_below_schedule_below_max():
+    ctx = CostContext(working_hours_per_month=217.3)
+    costs = price_plan([*pool(1, 8), NAT], CATALOG, "cn-shanghai", scenarios_context=ctx)
+    at_min, at_max, schedule = costs["scenarios"]
+    nat_month = line(costs, "NAT gateway instance fee")["cny_per_month"]
+    assert at_min["cny_per_month"] == pytest.approx(nat_month + 1 * 277.93 * 730, abs=0.1)
+    assert at_max["cny_per_month"] == pytest.approx(nat_month + 8 * 277.93 * 730, abs=0.1)
+    assert schedule["cny_per_month"] == pytest.approx(nat_month + 8 * 277.93 * 217.3, abs=0.1)
+    assert at_min["cny_per_month"] < schedule["cny_per_month"] < at_max["cny_per_month"]
+    assert "none outside" in schedule["name"]
+    # The pool's own line is quoted at its minimum size.
+    assert line(costs, "1 × ecs.gn7e")["resource"] == "group"
+
+
+def test_pool_at_min_zero_still_prices_its_max():
+    costs = price_plan(pool(0, 4), CATALOG, "cn-shanghai")
+    assert [x for x in costs["lines"] if x["resource"] == "group"] == []
+    assert [s["cny_per_month"] for s in costs["scenarios"]] == [0, pytest.approx(4 * 277.93 * 730, abs=0.1)]
+
+
+def test_fixed_cluster_has_no_scenarios_and_run_cost_uses_run_hours():
+    costs = price_plan(cluster(12), CATALOG, "cn-shanghai", run_hours=40)
+    assert costs["scenarios"] == []
+    assert costs["totals"]["cny_per_run"] == pytest.approx(12 * 277.93 * 40, abs=0.1)
+    assert price_plan(cluster(12), CATALOG, "cn-shanghai")["totals"]["cny_per_run"] is None
+
+
+def _with_price_row(tmp_path, row: str):
+    directory = tmp_path / "data"
+    shutil.copytree(CATALOG_DIR, directory)
+    with (directory / "prices.csv").open("a", encoding="utf-8") as handle:
+        handle.write(row + "\n")
+    line_no = len((directory / "prices.csv").read_text(encoding="utf-8").splitlines())
+    return directory, line_no
+
+
+@pytest.mark.parametrize(
+    ("row", "column", "message"),
+    [
+        ("essd,PL9,*,0,CNY,GiB-month,unknown,https://example.com,2026-11-30,", "amount", "must be empty exactly when status is unknown (an unknown price is never 0)"),
+        ("essd,PL9,*,,CNY,GiB-month,official,https://example.com,2026-11-30,", "amount", "must be empty exactly when status is unknown (an unknown price is never 0)"),
+        ("essd,PL9,*,1,EUR,GiB-month,official,https://example.com,2026-11-30,", "currency", "must be one of CNY, USD (got 'EUR')"),
+        ("essd,PL9,*,1,CNY,GiB-month,guessed,https://example.com,2026-11-30,", "status", "must be one of official, third-party, converted, unknown (got 'guessed')"),
+        ("essd,PL1,*,1,CNY,GiB-month,official,https://example.com,2026-11-30,", "region_scope", "duplicate essd/PL1 for *"),
+    ],
+)
+def test_loader_rejects_a_bad_price_row(tmp_path, row, column, message):
+    directory, line_no = _with_price_row(tmp_path, row)
+    with pytest.raises(ValueError) as excinfo:
+        _load(directory)
+    text = str(excinfo.value)
+    assert text.startswith(f"prices.csv line {line_no}, column {column!r}: "), text
+    assert message.split(" (first")[0] in text
+
+
+def test_a_row_for_the_region_wins_over_a_row_for_every_region(tmp_path):
+    directory, _ = _with_price_row(tmp_path, "essd,PL1,cn-shanghai,1.5,CNY,GiB-month,official,https://example.com/price,2026-11-30,")
+    costs = price_plan(cluster(2), _load(directory), "cn-shanghai")
+    system = line(costs, "2 × system disk")
+    assert (system["cny_per_month"], system["status"], system["source"]) == (2 * 200 * 1.5, "list", "https://example.com/price")
+    other = line(price_plan(cluster(2), _load(directory), "cn-beijing"), "2 × system disk")
+    assert other["cny_per_month"] is None
+
+
+def test_plan_costs_and_summary_agree(medical_plan, autoscaling_plan):
+    costs = medical_plan.costs
+    assert costs["currency"] == "CNY" and costs["totals"]["complete"] is False
+    compute = line(costs, "12 × ecs.gn7e-c16g1.32xlarge")
+    assert medical_plan.summary["compute_cny_per_hour"] == compute["cny_per_hour"]
+    fs = [x for x in costs["lines"] if x["type"] == "nas.FileSystem"][0]
+    assert medical_plan.summary["storage_cny_per_month"] == fs["cny_per_month"] is not None
+    assert "storage_price" not in medical_plan.summary
+    # The pool's schedule comes from its blueprint: 10 working hours × 5/7 of 365/12 days.
+    names = [s["name"] for s in autoscaling_plan.costs["scenarios"]]
+    assert names[:2] == ["at min", "at max"] and "217.3 working hours" in names[2]
+
+
+def test_run_hours_must_be_positive():
+    from tests.test_profile import medical, problems
+
+    data = medical()
+    data["cost"] = {**data.get("cost", {}), "run_hours": -3}
+    (found,) = [p for p in problems(data) if p.path == "cost.run_hours"]
+    assert found.value == -3 and "greater than 0" in found.message
