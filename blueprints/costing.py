@@ -238,9 +238,13 @@ def _file_system(out: _Lines, r: Resource, catalog: Catalog, region: str) -> Non
         out.add(r, f"{fs_type} {storage_type} per GiB used (usage; not in the plan)", 0, "GiB-month", price, "usage")
 
 
+# Up to this many resources with the same unpriced item are named one by one.
+_LISTED_ONE_BY_ONE = 3
+
+
 def _totals(lines: list[dict[str, Any]], run_hours: float | None) -> dict[str, Any]:
     """Hourly, monthly and per-run totals of the known lines; ``complete`` False and ``unknown`` named otherwise."""
-    unknown = [f"{line['resource']}: {line['item']}" for line in lines if line["cny_per_month"] is None]
+    unknown = _unknown_items([line for line in lines if line["cny_per_month"] is None])
     hour = sum(line["cny_per_hour"] for line in lines if line["cny_per_hour"] is not None)
     month = sum(line["cny_per_month"] for line in lines if line["cny_per_month"] is not None)
     return {
@@ -251,6 +255,21 @@ def _totals(lines: list[dict[str, Any]], run_hours: float | None) -> dict[str, A
         "complete": not unknown,
         "unknown": unknown,
     }
+
+
+def _unknown_items(lines: list[dict[str, Any]]) -> list[str]:
+    """"<resource>: <item>" per unpriced line; one item repeated on many resources (per-node instances) is named once
+    with the count, so 256 nodes do not fill a PR comment with 768 entries."""
+    resources: dict[str, list[str]] = {}
+    for line in lines:
+        resources.setdefault(str(line["item"]), []).append(str(line["resource"]))
+    named = []
+    for item, names in resources.items():
+        if len(names) > _LISTED_ONE_BY_ONE:
+            named.append(f"{names[0]} and {len(names) - 1} more: {item}")
+        else:
+            named += [f"{name}: {item}" for name in names]
+    return named
 
 
 def _scenarios(lines: list[dict[str, Any]], pools: list[tuple[Resource, float, bool]], context: CostContext) -> list[dict[str, Any]]:

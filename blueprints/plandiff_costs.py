@@ -12,18 +12,26 @@ from typing import Any, Mapping
 
 @dataclass(frozen=True)
 class CostLine:
-    """One resource's monthly CNY before and after (None: unknown or absent on that side)."""
+    """One resource's monthly CNY before and after: the priced part (None: nothing of it is priced) and whether
+    some of its items are unpriced (``*_partial``), so a known part is never shown as the whole."""
 
     resource: str
     old: float | None
     new: float | None
+    old_partial: bool = False
+    new_partial: bool = False
 
     @property
     def delta(self) -> float | None:
-        """New minus old; a missing side counts as 0 only when the resource does not exist there."""
+        """New minus old of the priced parts (None when a side has no priced part)."""
         if self.old is None or self.new is None:
             return None
         return round(self.new - self.old, 2)
+
+    @property
+    def partial(self) -> bool:
+        """Whether an unpriced item on either side makes the change incomplete."""
+        return self.old_partial or self.new_partial
 
 
 @dataclass(frozen=True)
@@ -55,7 +63,10 @@ class CostDiff:
         """The JSON form inside the diff's ``costs``."""
         return {
             "currency": "CNY",
-            "lines": [{"resource": c.resource, "old_cny_per_month": c.old, "new_cny_per_month": c.new, "delta_cny_per_month": c.delta} for c in self.lines],
+            "lines": [
+                {"resource": c.resource, "old_cny_per_month": c.old, "new_cny_per_month": c.new, "delta_cny_per_month": c.delta, "complete": not c.partial}
+                for c in self.lines
+            ],
             "totals": {
                 "old_cny_per_month": self.old_total,
                 "new_cny_per_month": self.new_total,
@@ -72,29 +83,43 @@ def cost_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> CostDiff | None
     if not old.get("lines") and not old.get("totals") or not new.get("lines") and not new.get("totals"):
         return None
     before, after = _per_resource(old), _per_resource(new)
+    was, now = _priced_items(old), _priced_items(new)
     names = list(before) + [n for n in after if n not in before]
     lines = []
     for name in names:
         # A resource only on one side costs nothing on the other (it does not exist there).
-        a = before[name] if name in before else 0.0
-        b = after[name] if name in after else 0.0
-        if a != b or a is None:
-            lines.append(CostLine(name, a, b))
+        a, a_partial = before.get(name, (0.0, False))
+        b, b_partial = after.get(name, (0.0, False))
+        # With an unpriced item, equal priced parts still hide a change when what is priced changed (a disk grew).
+        if (a, a_partial) != (b, b_partial) or ((a_partial or b_partial) and was.get(name) != now.get(name)):
+            lines.append(CostLine(name, a, b, a_partial, b_partial))
     old_totals, new_totals = old.get("totals") or {}, new.get("totals") or {}
     complete = bool(old_totals.get("complete")) and bool(new_totals.get("complete"))
-    unknown = tuple(f"old: {u}" for u in old_totals.get("unknown") or ()) + tuple(f"new: {u}" for u in new_totals.get("unknown") or ())
+    after_unknown = tuple(str(u) for u in new_totals.get("unknown") or ())
+    unknown = after_unknown + tuple(f"{u} (before the change)" for u in old_totals.get("unknown") or () if str(u) not in after_unknown)
     return CostDiff(tuple(lines), _number(old_totals.get("cny_per_month")), _number(new_totals.get("cny_per_month")), complete, unknown)
 
 
-def _per_resource(costs: Mapping[str, Any]) -> dict[str, float | None]:
-    """Sum of a plan's monthly lines per resource; one unknown line makes the resource's amount unknown."""
-    sums: dict[str, float | None] = {}
+def _per_resource(costs: Mapping[str, Any]) -> dict[str, tuple[float | None, bool]]:
+    """Per resource: the sum of its priced monthly lines (None when none is priced) and whether one is unpriced."""
+    sums: dict[str, tuple[float | None, bool]] = {}
     for line in costs.get("lines") or ():
         name = str(line.get("resource"))
         amount = _number(line.get("cny_per_month"))
-        current = sums.get(name, 0.0)
-        sums[name] = None if amount is None or current is None else round(current + amount, 2)
+        known, partial = sums.get(name, (None, False))
+        if amount is None:
+            sums[name] = (known, True)
+        else:
+            sums[name] = (round((known or 0.0) + amount, 2), partial)
     return sums
+
+
+def _priced_items(costs: Mapping[str, Any]) -> dict[str, list[tuple[Any, ...]]]:
+    """Per resource, what its lines price (item, quantity, unit, unit price): tells an unknown that changed from one that did not."""
+    items: dict[str, list[tuple[Any, ...]]] = {}
+    for line in costs.get("lines") or ():
+        items.setdefault(str(line.get("resource")), []).append(tuple(line.get(k) for k in ("item", "quantity", "unit", "unit_price_cny")))
+    return items
 
 
 def _number(value: Any) -> float | None:

@@ -296,6 +296,17 @@ def test_delete_before_replace_switched_on_for_storage_is_a_risk(medical_plan):
     assert diff_plans(old, edit(old, "medical-imaging-cluster-template", delete_before_replace=True)).risks == []
 
 
+def test_an_unpriced_resource_that_did_not_change_is_not_a_cost_change(medical_plan):
+    """The real plans price the NAT's CU fee as unknown on both sides: no line unless what is priced changed."""
+    old = as_dict(medical_plan)
+    assert diff_plans(old, as_dict(medical_plan)).costs.lines == ()
+    grown = copy.deepcopy(old)
+    nodes = next(line for line in grown["costs"]["lines"] if line["resource"] == NODES and line["cny_per_month"] is None)
+    nodes["quantity"] = nodes["quantity"] + 1  # an unpriced disk more: the known part is equal, the cost is not
+    (line,) = diff_plans(old, grown).costs.lines
+    assert (line.resource, line.delta, line.partial) == (NODES, 0.0, True)
+
+
 def test_costs_per_resource_and_total(medical_plan):
     old, new = as_dict(medical_plan), as_dict(medical_plan)
     old["costs"] = _costs({NODES: 2_434_667.0, FS: 100.0}, complete=True)
@@ -304,6 +315,7 @@ def test_costs_per_resource_and_total(medical_plan):
     assert costs is not None
     assert [(c.resource, c.old, c.new, c.delta) for c in costs.lines] == [(NODES, 2_434_667.0, 3_246_222.67, 811_555.67), (FS, 100.0, None, None)]
     assert (costs.delta, costs.percent, costs.complete) == (811_455.67, 33.3, False)
+    assert [c.partial for c in costs.lines] == [False, True]
     new["costs"] = {}
     assert diff_plans(old, new).costs is None
 

@@ -66,7 +66,8 @@ def test_nodes_12_to_16_renders_one_row_and_a_details_block(medical):
     assert "**Verdict:** 1 replace-delete-first; 0 data risks" in text
     assert [t.info for t in tokens if t.type == "fence"] == ["mermaid"]
     assert text.count("<details>") == text.count("</details>") == 1
-    assert "**Cost:** not priced" in text
+    # 4 more nodes at 277.93 CNY/h × 730 h; their disks are unpriced, so the change is marked incomplete.
+    assert f"| `{NODES}` | ¥2,434,667 + unknown | ¥3,246,222 + unknown | +¥811,556, incomplete |" in text
 
 
 def test_storage_kind_change_renders_refused_and_the_risk(medical):

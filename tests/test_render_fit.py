@@ -85,10 +85,13 @@ def test_the_largest_preset_at_256_erdma_nodes_fits():
     from blueprints.testing import offline_plan
 
     plan = offline_plan("medical-imaging", overrides=ERDMA_256)
+    # 256 nodes' unpriced items are named once each, with the count (768 entries would fill the comment).
+    assert "medical-imaging-cluster-node-000 and 255 more: 1 × ecs.ebmgn7ex.32xlarge" in plan.costs["totals"]["unknown"]
+    assert len(plan.costs["totals"]["unknown"]) < 12
     markdown = render_markdown(plan)
     assert len(markdown) <= COMMENT_BUDGET
     # Its nodes share one cloud-init: shown once, and there is room for it once the rows are folded.
-    assert notice(markdown) == "253 resource rows are folded into \"… and N more\" rows"
+    assert notice(markdown) == "253 resource rows are folded into \"… and N more\" rows; 767 cost lines are folded into summed rows"
     assert markdown.count("```yaml") == 1 and "<code>medical-imaging-cluster-node-000</code> and 255 more with the same text" in markdown
     assert "| &nbsp;&nbsp;… and 253 more `ecs.Instance` | `ecs.Instance` | | |" in markdown
     assert "256 × ecs.Instance" in markdown

@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from blueprints.plandiff import ACTIONS, PlanDiff, ResourceChange
-from blueprints.plandiff_costs import CostDiff
+from blueprints.plandiff_costs import CostDiff, CostLine
 from blueprints.render.diagram import mermaid_flowchart
 from blueprints.render.fit import COMMENT_BUDGET, fit_blocks
 from blueprints.text import html_text, md_cell, md_code, md_fence, md_text, plain, plain_block, table
@@ -147,14 +147,14 @@ def _cost_text(costs: CostDiff | None) -> str:
     if costs is None:
         return "Cost: not priced (a plan has no costs block)"
     lines = [f"Cost: {_money(costs.old_total)} → {_money(costs.new_total)} per month ({_change(costs)})"]
-    lines += [f"  {plain(c.resource)}: {_money(c.old)} → {_money(c.new)} ({_signed(c.delta)})" for c in costs.lines]
+    lines += [f"  {plain(c.resource)}: {_money(c.old, c.old_partial)} → {_money(c.new, c.new_partial)} ({_line_change(c)})" for c in costs.lines]
     return "\n".join(lines)
 
 
 def _cost_markdown(costs: CostDiff | None) -> str:
     if costs is None:
         return "**Cost:** not priced (a plan has no costs block).\n\n"
-    rows = [f"| {md_code(c.resource)} | {_money(c.old)} | {_money(c.new)} | {_signed(c.delta)} |\n" for c in costs.lines]
+    rows = [f"| {md_code(c.resource)} | {_money(c.old, c.old_partial)} | {_money(c.new, c.new_partial)} | {_line_change(c)} |\n" for c in costs.lines]
     shown = rows[:_COST_ROWS]
     more = f"| _{len(rows) - _COST_ROWS:,} more resources_ | | | |\n" if len(rows) > _COST_ROWS else ""
     total = f"| **Total** | {_money(costs.old_total)} | {_money(costs.new_total)} | {md_cell(_change(costs))} |\n"
@@ -168,8 +168,15 @@ def _change(costs: CostDiff) -> str:
     return text + ("" if costs.complete else ", incomplete")
 
 
-def _money(value: float | None) -> str:
-    return "unknown" if value is None else f"¥{value:,.0f}"
+def _money(value: float | None, partial: bool = False) -> str:
+    """An amount; with an unpriced item beside it, shown as "¥X + unknown" so a part never reads as the whole."""
+    if value is None:
+        return "unknown"
+    return f"¥{value:,.0f}" + (" + unknown" if partial else "")
+
+
+def _line_change(line: CostLine) -> str:
+    return _signed(line.delta) + (", incomplete" if line.partial and line.delta is not None else "")
 
 
 def _signed(value: float | None) -> str:
