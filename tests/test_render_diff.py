@@ -87,6 +87,8 @@ def test_storage_kind_change_renders_refused_and_the_risk(medical):
     # The user data of the template (mount command) is a decoded diff, inside its details block.
     diffs = [t for t in tokens if t.type == "fence" and t.info == "diff"]
     assert len(diffs) == 1 and diffs[0].content.startswith(f"--- old/{TEMPLATE}.userData\n+++ new/{TEMPLATE}.userData\n")
+    # A template's new user data reaches new nodes only: the reviewer is told running nodes keep theirs.
+    assert by_name[TEMPLATE][0] == "update" and "running nodes keep the user data they booted with" in by_name[TEMPLATE][3]
 
 
 def test_user_data_change_is_a_fenced_diff_not_base64(medical):

@@ -35,6 +35,10 @@ def verdict(diff: PlanDiff) -> str:
     return (", ".join(counts) or "no resource changes") + f"; {risks} data risk{'' if risks == 1 else 's'}"
 
 
+# Resources that hold the user data of nodes they do not run themselves.
+_NODE_TEMPLATES = ("ecs.EcsLaunchTemplate", "ess.ScalingConfiguration")
+
+
 def why(change: ResourceChange, limit: int = 60) -> list[str]:
     """What changes and why, one phrase each (plain text): inputs, references, delete-first downtime, refusal."""
     parts = []
@@ -46,6 +50,9 @@ def why(change: ResourceChange, limit: int = 60) -> list[str]:
             parts.append(f"{key} {_short(old, limit)} → {_short(new, limit)}" + (f" {forcing}" if key in change.replacing else ""))
     parts += [f"{k} {_short(old, limit)} → {_short(new, limit)}" for k, (old, new) in change.options.items()]
     parts += list(change.reasons)
+    if change.action == "update" and "userData" in change.inputs and change.short_type in _NODE_TEMPLATES:
+        # A template's new user data reaches only nodes created after it: nothing restarts running nodes.
+        parts.append("running nodes keep the user data they booted with; nodes created from now on get the new one")
     if change.action == "create":
         parts.append("new resource")
     elif change.would == "delete" or change.action == "delete":
@@ -163,7 +170,7 @@ def _cost_markdown(costs: CostDiff | None) -> str:
 
 
 def _change(costs: CostDiff) -> str:
-    pct = "" if costs.percent is None else f" ({costs.percent:+.1f} %)"
+    pct = "" if costs.percent is None else f" ({'+' if costs.percent >= 0 else '−'}{abs(costs.percent):.1f} %)"
     text = f"{_signed(costs.delta)}{pct}"
     return text + ("" if costs.complete else ", incomplete")
 
