@@ -112,3 +112,17 @@ def test_helpers():
     assert md_text("# x | *y* <z> & _w_ snake_case") == "\\# x \\| \\*y\\* \\<z\\> &amp; \\_w\\_ snake_case"
     assert md_code("a`b|c") == "``a`b\\|c``"
     assert md_code("`") == "`` ` ``"
+
+
+def test_terminal_plan_shows_the_cost_and_what_is_not_priced(medical_plan):
+    text = render_table(medical_plan)
+    # 12 × 277.93 CNY/h × 730 h, from the catalog; the per-node disks have no price and are named, not zeroed.
+    assert re.search(r"medical-imaging-cluster-nodes-0\s+12 × ecs\.gn7e-c16g1\.32xlarge\s+¥3,335\.16\s+¥2,434,666\.80\s+list", text)
+    assert "total of the priced lines: ¥3,432.25 per hour, ¥2,505,543.57 per month, ¥134,200.97 per run of 39.1 h" in text
+    assert "not priced (never counted as 0): medical-imaging-cluster-nodes-0: 12 × system disk ESSD PL1 200 GiB" in text.replace("\n", " ")
+
+
+def test_an_incomplete_total_says_it_sums_the_priced_lines_only(medical_plan):
+    assert "**Total of the priced lines:** ¥3,432.25 per hour" in render_markdown(medical_plan)
+    complete = dataclasses.replace(medical_plan, costs={**medical_plan.costs, "totals": {**medical_plan.costs["totals"], "complete": True, "unknown": []}})
+    assert "**Total:** ¥3,432.25 per hour" in render_markdown(complete) and "total: ¥3,432.25 per hour" in render_table(complete)

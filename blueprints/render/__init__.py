@@ -16,7 +16,7 @@ from rich.text import Text
 
 from blueprints.guardrails import RULES
 from blueprints.plan import Plan, PlannedResource
-from blueprints.render.costs import cost_section
+from blueprints.render.costs import cost_section, cost_text
 from blueprints.render.diagram import mermaid_flowchart
 from blueprints.render.fit import COMMENT_BUDGET, fit_blocks
 from blueprints.text import html_text, md_cell, md_code, md_fence, md_text, plain, plain_block
@@ -127,7 +127,7 @@ def user_data_blocks(plan: Plan) -> list[tuple[str, str]]:
 
 
 def render_table(plan: Plan, width: int = 160) -> str:
-    """Terminal rendering: summary, notes, then the resource tree with key properties."""
+    """Terminal rendering: summary, notes, the resource tree with key properties, the cost, the guardrails."""
     console = Console(file=io.StringIO(), width=width, color_system=None, force_terminal=False, record=True)
     summary = Table(title=Text(plain(f"aitrain plan: {plan.profile_name} ({plan.blueprint}, {plan.region})")), box=box.SIMPLE, show_header=False)
     summary.add_column("key", style="bold")
@@ -148,6 +148,7 @@ def render_table(plan: Plan, width: int = 160) -> str:
         # Text, not str: values such as "[a, b]" must not be read as rich markup.
         tree.add_row(Text("  " * depths[r.name] + plain(r.name)), Text(plain(r.short_type)), Text(plain(props)), Text(plain(safety_flags(r))))
     console.print(tree)
+    console.print(Text(cost_text(plan.costs)))
     for finding in plan.findings:
         console.print(Text(plain(f"{finding['level']}: [{finding['rule']}] {finding['resource']}: {finding['message']}")))
     # Name only the guardrails that hold: a finding removes its claim from the summary.

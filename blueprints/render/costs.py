@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from blueprints.text import md_cell, md_text
+from blueprints.text import md_cell, md_text, plain, table
 
 # Lines of one resource type kept before the rest collapse into one summed row, when the plan must be summarised.
 KEEP_PER_TYPE = 3
@@ -87,7 +87,7 @@ def cost_section(costs: Mapping[str, Any], collapse: bool = False) -> tuple[str,
     totals = costs.get("totals", {}) or {}
     run_hours = totals.get("run_hours")
     per_run = f"{money(totals.get('cny_per_run'))} per run of {run_hours} hours" if run_hours is not None else "per run: no run length given"
-    out += ["", f"**Total:** {money(totals.get('cny_per_hour'))} per hour, {money(totals.get('cny_per_month'))} per month, {per_run}."]
+    out += ["", f"**{_total_label(totals)}:** {money(totals.get('cny_per_hour'))} per hour, {money(totals.get('cny_per_month'))} per month, {per_run}."]
     if not totals.get("complete", False):
         unknown = totals.get("unknown") or []
         what = "; ".join(md_text(u) for u in unknown) if unknown else "the totals are not marked complete"
@@ -97,3 +97,27 @@ def cost_section(costs: Mapping[str, Any], collapse: bool = False) -> tuple[str,
         out += ["", "| scenario | nodes | ¥/month |", "|---|--:|--:|"]
         out += [f"| {md_cell(s.get('name', '?'))} | {md_cell(s.get('nodes', '?'))} | {money(s.get('cny_per_month'))} |" for s in scenarios]
     return "\n".join(out) + "\n", folded
+
+
+def _total_label(totals: Mapping[str, Any]) -> str:
+    """An incomplete total is the sum of what is priced: say so where the number is, not only below it."""
+    return "Total" if totals.get("complete", False) else "Total of the priced lines"
+
+
+def cost_text(costs: Mapping[str, Any]) -> str:
+    """The cost for a terminal: one row per line of one type (repeated per-node lines summed), totals, what is
+    unpriced, and a pool's scenarios."""
+    if not costs or not costs.get("lines"):
+        return "cost: not priced (this plan carries no cost lines)\n"
+    lines, _ = collapse_lines(list(costs["lines"]))
+    rows = [[str(x.get("resource", "?")), str(x.get("item", "")), money(x.get("cny_per_hour")), money(x.get("cny_per_month")), str(x.get("status") or "unknown")] for x in lines]
+    out = [f"cost ({plain(costs.get('currency', 'CNY'))}, {costs.get('hours_per_month', 730)} hours a month)", table(["resource", "item", "¥/hour", "¥/month", "status"], rows, right=(2, 3))]
+    totals = costs.get("totals", {}) or {}
+    run_hours = totals.get("run_hours")
+    per_run = f"{money(totals.get('cny_per_run'))} per run of {run_hours} h" if run_hours is not None else "per run: no run length given (cost.run_hours)"
+    out.append(f"{_total_label(totals).lower()}: {money(totals.get('cny_per_hour'))} per hour, {money(totals.get('cny_per_month'))} per month, {per_run}")
+    if not totals.get("complete", False):
+        out.append("not priced (never counted as 0): " + "; ".join(plain(u) for u in totals.get("unknown") or ["the totals are not marked complete"]))
+    for scenario in costs.get("scenarios") or []:
+        out.append(f"  {plain(scenario.get('name', '?'))}: {money(scenario.get('cny_per_month'))} per month")
+    return "\n".join(out) + "\n"
