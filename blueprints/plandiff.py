@@ -105,7 +105,8 @@ class PlanDiff:
         if kind == "data-risk":
             return bool(self.risks)
         if kind == "replace":
-            return any(c.action in ("replace", "replace-delete-first", "refused", "delete") for c in self.changes)
+            # Narrowest first: a data risk (protect switched off, say) fails "replace" too, as it fails "any".
+            return bool(self.risks) or any(c.action in ("replace", "replace-delete-first", "refused", "delete") for c in self.changes)
         if kind == "any":
             return bool(self.changes)
         raise ValueError(f"unknown fail-on class {kind!r}; one of {', '.join(FAIL_ON)}")

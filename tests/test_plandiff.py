@@ -56,6 +56,17 @@ def test_identical_plans_have_no_changes(medical_plan):
     assert diff.summary == {} and diff.changes == ()
     assert render_diff(diff).endswith("No changes.\n")
     assert not any(diff.fails_on(kind) for kind in FAIL_ON)
+    with pytest.raises(ValueError, match="unknown fail-on class 'replaced'; one of data-risk, replace, any"):
+        diff.fails_on("replaced")
+
+
+def test_the_fail_on_classes_nest_a_data_risk_fails_every_class(medical_plan):
+    """protect switched off is an in-place update but a data risk: `--fail-on replace` and `any` fail on it too."""
+    old = as_dict(medical_plan)
+    new = edit(old, FS, protect=False)
+    diff = diff_plans(old, new)
+    assert [c.action for c in diff.changes] == ["update"] and diff.risks
+    assert [diff.fails_on(kind) for kind in FAIL_ON] == [True, True, True]
 
 
 def test_nodes_12_to_16_replace_the_batch_delete_first(medical_plan):
