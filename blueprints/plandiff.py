@@ -297,8 +297,7 @@ def _propagate(pending: dict[str, _Pending], table: ReplacementTable) -> None:
                 replaces = table.forces(kind, key) if known is not None else key not in IN_PLACE_INPUTS
                 certain = known is not None
                 reason = f"{key} references {target}, which is replaced: {'a new ID forces replacement' if replaces else 'it takes the new ID in place'}"
-            if reason in item.reasons:
-                continue
+            # Each (referrer, input) meets each replaced target once: the queue holds a resource only when it becomes replaced.
             item.reasons.append(reason)
             if replaces and not item.replaced:
                 item.replaced, item.certain = True, certain

@@ -208,3 +208,15 @@ def test_run_hours_must_be_positive():
     data["cost"] = {**data.get("cost", {}), "run_hours": -3}
     (found,) = [p for p in problems(data) if p.path == "cost.run_hours"]
     assert found.value == -3 and "greater than 0" in found.message
+
+
+def test_an_unpriced_item_on_many_resources_is_named_once_with_the_count():
+    """Per-node instances (eRDMA): 5 nodes' unpriced disks are one entry each, 3 or fewer are listed one by one."""
+    def nodes(count: int) -> list[PlannedResource]:
+        return [res("alicloud:ecs/instance:Instance", f"node-{i}", instanceType="ecs.gn7e-c16g1.32xlarge", systemDiskCategory="cloud_essd", systemDiskSize=200) for i in range(count)]
+
+    many = price_plan(nodes(5), CATALOG, "cn-shanghai")["totals"]
+    assert [u for u in many["unknown"] if "system disk" in u] == ["node-0 and 4 more: 1 × system disk ESSD PL1 200 GiB"]
+    few = price_plan(nodes(3), CATALOG, "cn-shanghai")["totals"]
+    assert [u for u in few["unknown"] if "system disk" in u] == [f"node-{i}: 1 × system disk ESSD PL1 200 GiB" for i in range(3)]
+    assert many["complete"] is False and few["complete"] is False

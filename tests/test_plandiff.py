@@ -435,3 +435,36 @@ def test_optional_fields_may_be_absent_from_a_plan_file(tmp_path, medical_plan):
             r.pop(key, None)
     loaded = load_plan_json(write(tmp_path, "trimmed.json", data))
     assert loaded["resources"][0] == {"type": data["resources"][0]["type"], "name": data["resources"][0]["name"], "inputs": data["resources"][0]["inputs"]}
+
+
+def _synthetic(*resources):
+    """A minimal plan dict of (type, name, inputs[, extra fields]) tuples."""
+    return {"schema": "aitrain.plan/v2", "summary": {}, "resources": [{"type": t, "name": n, "inputs": i, **(extra[0] if extra else {})} for t, n, i, *extra in resources]}
+
+
+def test_a_replacement_carries_down_a_chain_of_references():
+    """vSwitch replaced → its mount target (ForceNew vswitchId) → a resource on the mount target → one on that one."""
+    def plan(cidr):
+        return _synthetic(
+            ("alicloud:vpc/switch:Switch", "vsw", {"cidrBlock": cidr, "vpcId": "vpc-1", "zoneId": "z"}),
+            ("alicloud:nas/mountTarget:MountTarget", "mt", {"vswitchId": "${vsw.id}", "fileSystemId": "fs-1"}),
+            ("example:index:OnMount", "first", {"target": "${mt.id}"}),
+            ("example:index:OnFirst", "second", {"target": "${first.id}"}),
+        )
+
+    diff = diff_plans(plan("10.0.0.0/20"), plan("10.8.0.0/20"))
+    assert {c.name: c.action for c in diff.changes} == {"vsw": "replace", "mt": "replace", "first": "replace", "second": "replace"}
+    second = next(c for c in diff.changes if c.name == "second")
+    assert second.reasons == ("target references first, which is replaced: a new ID forces replacement",) and not second.certain
+
+
+def test_an_ignored_input_neither_changes_nor_carries_a_replacement():
+    """ignore_changes: Pulumi does not diff those inputs, so neither their own change nor a new ID behind them counts."""
+    def plan(cidr, label):
+        return _synthetic(
+            ("alicloud:vpc/switch:Switch", "vsw", {"cidrBlock": cidr, "vpcId": "vpc-1", "zoneId": "z"}),
+            ("alicloud:nas/mountTarget:MountTarget", "mt", {"vswitchId": "${vsw.id}", "fileSystemId": label}, {"ignore_changes": ["vswitchId", "fileSystemId"]}),
+        )
+
+    diff = diff_plans(plan("10.0.0.0/20", "fs-1"), plan("10.8.0.0/20", "fs-2"))
+    assert [(c.name, c.action) for c in diff.changes] == [("vsw", "replace")]
