@@ -220,3 +220,57 @@ def test_an_unpriced_item_on_many_resources_is_named_once_with_the_count():
     few = price_plan(nodes(3), CATALOG, "cn-shanghai")["totals"]
     assert [u for u in few["unknown"] if "system disk" in u] == [f"node-{i}: 1 × system disk ESSD PL1 200 GiB" for i in range(3)]
     assert many["complete"] is False and few["complete"] is False
+
+
+def test_a_per_node_instance_is_priced_like_one_node_of_a_batch():
+    """eRDMA clusters and the login node are single ecs.Instance resources: compute per hour, disks per month."""
+    node = res("alicloud:ecs/instance:Instance", "node-0", instanceType="ecs.gn7e-c16g1.32xlarge", systemDiskCategory="cloud_essd", systemDiskSize=200, systemDiskPerformanceLevel="PL1")
+    costs = price_plan([node], CATALOG, "cn-shanghai")
+    compute = line(costs, "1 × ecs.gn7e-c16g1.32xlarge")
+    assert compute["cny_per_month"] == pytest.approx(277.93 * 730, abs=0.1) and compute["resource"] == "node-0"
+    assert line(costs, "1 × system disk ESSD PL1 200 GiB")["cny_per_month"] is None
+
+
+def test_a_type_without_a_catalog_price_is_unknown_and_says_why():
+    node = res("alicloud:ecs/instance:Instance", "node-0", instanceType="ecs.ebmgn7ex.32xlarge")
+    compute = line(price_plan([node], CATALOG, "cn-shanghai"), "1 × ecs.ebmgn7ex.32xlarge")
+    assert (compute["cny_per_hour"], compute["status"], compute["source"]) == (None, "unknown", "the catalog has no price for ecs.ebmgn7ex.32xlarge")
+
+
+def test_an_eip_pays_the_association_fee_only_when_bound_to_the_nat():
+    eip = res("alicloud:ecs/eipAddress:EipAddress", "eip")
+    to_nat = res("alicloud:ecs/eipAssociation:EipAssociation", "assoc", allocationId="${eip.id}", instanceType="Nat", instanceId="${nat.id}")
+    to_host = res("alicloud:ecs/eipAssociation:EipAssociation", "assoc", allocationId="${eip.id}", instanceType="EcsInstance", instanceId="${login.id}")
+    bound = [x["item"] for x in price_plan([eip, to_nat], CATALOG, "cn-shanghai")["lines"]]
+    assert bound == ["EIP configuration fee", "EIP association fee (bound to a NAT gateway)"]
+    assert [x["item"] for x in price_plan([eip, to_host], CATALOG, "cn-shanghai")["lines"]] == ["EIP configuration fee"]
+    assert all(x["cny_per_hour"] is None for x in price_plan([eip, to_nat], CATALOG, "cn-shanghai")["lines"])  # no EIP price was found
+
+
+def test_provisioned_storage_is_monthly_and_general_purpose_nas_bills_usage():
+    fs = line(price_plan([EXTREME], CATALOG, "cn-shanghai"), "extreme standard 32768 GiB")
+    assert fs["billing"] == "monthly" and fs["cny_per_hour"] == pytest.approx(32768 * 0.3 * RATE / 730, abs=0.01)
+    nas = res("alicloud:nas/fileSystem:FileSystem", "nas", fileSystemType="standard", storageType="Capacity")
+    usage = line(price_plan([nas], CATALOG, "cn-shanghai"), "standard Capacity per GiB used")
+    assert (usage["billing"], usage["quantity"], usage["cny_per_month"]) == ("usage", 0, None)
+    assert usage["unit_price_cny"] == pytest.approx(0.06 * RATE, abs=0.001)
+
+
+def test_an_item_missing_from_the_catalog_is_unknown_and_named(tmp_path):
+    directory = tmp_path / "data"
+    shutil.copytree(CATALOG_DIR, directory)
+    prices = directory / "prices.csv"
+    prices.write_text("\n".join(x for x in prices.read_text(encoding="utf-8").splitlines() if not x.startswith("nat_instance")) + "\n", encoding="utf-8")
+    nat = line(price_plan([NAT], _load(directory), "cn-shanghai"), "NAT gateway instance fee")
+    assert (nat["cny_per_hour"], nat["source"]) == (None, "no row for nat_instance in the catalog's prices.csv")
+
+
+def test_run_hours_come_from_the_blueprints_context_when_not_given():
+    costs = price_plan(cluster(1), CATALOG, "cn-shanghai", scenarios_context=CostContext(run_hours=10))
+    assert costs["totals"]["run_hours"] == 10 and costs["totals"]["cny_per_run"] == pytest.approx(277.93 * 10, abs=0.01)
+
+
+def test_the_summary_has_no_storage_cost_without_a_file_system():
+    from blueprints.costing import storage_summary
+
+    assert storage_summary(price_plan(cluster(1), CATALOG, "cn-shanghai")) == {}

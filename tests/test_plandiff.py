@@ -468,3 +468,15 @@ def test_an_ignored_input_neither_changes_nor_carries_a_replacement():
 
     diff = diff_plans(plan("10.0.0.0/20", "fs-1"), plan("10.8.0.0/20", "fs-2"))
     assert [(c.name, c.action) for c in diff.changes] == [("vsw", "replace")]
+
+
+def test_a_cost_change_from_nothing_or_without_a_total_has_no_percent():
+    from blueprints.plandiff_costs import cost_diff
+
+    fresh = cost_diff(_costs({NODES: 0.0}, complete=True), _costs({NODES: 100.0}, complete=True))
+    assert (fresh.delta, fresh.percent) == (100.0, None)  # from ¥0: a change, but no percentage of nothing
+    no_total = {"lines": [{"resource": NODES, "cny_per_month": 5.0}], "totals": {}}
+    blind = cost_diff(no_total, _costs({NODES: 100.0}, complete=True))
+    assert (blind.delta, blind.percent) == (None, None)
+    assert fresh.to_dict()["totals"] == {"old_cny_per_month": 0.0, "new_cny_per_month": 100.0, "delta_cny_per_month": 100.0, "delta_percent": None, "complete": True, "unknown": []}
+    assert fresh.to_dict()["lines"] == [{"resource": NODES, "old_cny_per_month": 0.0, "new_cny_per_month": 100.0, "delta_cny_per_month": 100.0, "complete": True}]

@@ -66,3 +66,24 @@ def test_a_bad_row_is_refused_naming_file_line_and_value(tmp_path, body, message
 def test_a_bad_header_is_refused(tmp_path):
     with pytest.raises(UserInputError, match="header .*must be type,input,terraform_argument,source,marks"):
         load_replacement_table(_write(tmp_path, "type,input\n"))
+
+
+@pytest.mark.parametrize(
+    "downtime, message",
+    [
+        ("EcsInstanceSet,nodes,10 min,s\n", "delete_first_downtime.csv: line 2: type = 'EcsInstanceSet': must be a plan short type"),
+        ("ecs.EcsInstanceSet,nodes,,s\n", "delete_first_downtime.csv: line 2 = "),
+    ],
+)
+def test_a_bad_downtime_row_is_refused(tmp_path, downtime, message):
+    with pytest.raises(UserInputError) as err:
+        load_replacement_table(_write(tmp_path, HEADER, "type,takes_down,unavailable_for,source\n" + downtime))
+    assert message in err.value.render()
+    if "line 2 = " in message:
+        assert "takes_down, unavailable_for and source are all required" in err.value.render()
+
+
+def test_a_missing_file_is_refused_not_a_traceback(tmp_path):
+    (tmp_path / "replacing_inputs.csv").write_text(HEADER)
+    with pytest.raises(UserInputError, match=r"delete_first_downtime.csv = None: cannot be read \(No such file or directory\)"):
+        load_replacement_table(tmp_path)
