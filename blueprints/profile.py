@@ -226,9 +226,12 @@ class ProfileBase(Strict):
     @model_validator(mode="after")
     def _zones_in_region(self, info: ValidationInfo) -> "ProfileBase":
         known = context_of(info).catalog.zones(self.region)
-        bad = [z for z in (*self.network.zones, self.storage.zone) if z is not None and z not in known]
-        if bad:
-            raise ValueError(f"zones {bad} are not zones of {self.region}; allowed: {join_allowed(known)}")
+        # Named by field (not the whole profile): a region change usually leaves both zone settings behind.
+        bad_network = [z for z in self.network.zones if z not in known]
+        if bad_network:
+            raise FieldError("network.zones", bad_network, f"{bad_network} are not zones of region {self.region}; allowed: {join_allowed(known)}")
+        if self.storage.zone is not None and self.storage.zone not in known:
+            raise FieldError("storage.zone", self.storage.zone, f"is not a zone of region {self.region}; allowed: {join_allowed(known)}")
         return self
 
     @model_validator(mode="after")
