@@ -138,7 +138,7 @@ def test_cost_section_one_row_per_line_totals_and_unknowns(medical_plan):
         ["medical-imaging-network-nat", "NAT gateway (CU)", "unknown", "unknown", "unknown, usage", "none"],
     ]
     section = markdown.split("### Cost", 1)[1].split("### Diagram", 1)[0]
-    assert "**Total:** ¥3,335.16 per hour, ¥2,434,666.80 per month, ¥133,406.40 per run of 40 hours." in section
+    assert "**Total of the priced lines:** ¥3,335.16 per hour, ¥2,434,666.80 per month, ¥133,406.40 per run of 40 hours." in section
     assert "**Incomplete:** unknown prices are not counted (never as 0): medical-imaging-network-nat: NAT gateway (CU)." in section
     assert tables(tokens[[i for i, t in enumerate(tokens) if t.type == "heading_open"][1]:])[1] == [["at min", "0", "¥1,200.50"], ["at max", "8", "unknown"]]
     assert "¥0.00" not in section
