@@ -10,6 +10,15 @@ from typing import Any
 PLAN_SCHEMA = "aitrain.plan/v2"
 
 
+def short_type(token: str) -> str:
+    """An engine type token as the plan shows it: ``alicloud:vpc/network:Network`` → ``vpc.Network``; other tokens
+    (components, providers) unchanged. Plan dicts from JSON use this too."""
+    if token.startswith("alicloud:") and "/" in token:
+        module = token.split(":")[1].split("/")[0]
+        return f"{module}.{token.rsplit(':', 1)[1]}"
+    return token
+
+
 @dataclass(frozen=True)
 class PlannedResource:
     """One resource the program registers: engine type token, logical name, parent and inputs (engine names)."""
@@ -33,10 +42,7 @@ class PlannedResource:
     @property
     def short_type(self) -> str:
         """``alicloud:vpc/network:Network`` → ``vpc.Network``; components keep their token."""
-        if self.type.startswith("alicloud:") and "/" in self.type:
-            module = self.type.split(":")[1].split("/")[0]
-            return f"{module}.{self.type.rsplit(':', 1)[1]}"
-        return self.type
+        return short_type(self.type)
 
 
 @dataclass(frozen=True)

@@ -18,10 +18,10 @@ from typing import Any, Mapping, TypeVar
 
 from blueprints.errors import MISSING, Problem, UserInputError, read_text_file
 from blueprints.guardrails import STATEFUL_TYPES
-from blueprints.plan import PLAN_SCHEMA, PlannedResource
+from blueprints.plan import PLAN_SCHEMA, short_type
 from blueprints.plandiff_costs import CostDiff, cost_diff
 from blueprints.plandiff_text import text_diff
-from blueprints.replacement import PROVIDER_TYPE, ReplacementTable, replacement_table
+from blueprints.replacement import ReplacementTable, replacement_table
 
 _K = TypeVar("_K")
 
@@ -69,7 +69,7 @@ class ResourceChange:
     @property
     def short_type(self) -> str:
         """``alicloud:ecs/ecsInstanceSet:EcsInstanceSet`` → ``ecs.EcsInstanceSet``."""
-        return PlannedResource(self.type, self.name, None, True, {}).short_type
+        return short_type(self.type)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form of one change."""
@@ -361,9 +361,7 @@ def render_diff(diff: PlanDiff, markdown: bool = False) -> str:
 
 
 def _short_type(resource: Mapping[str, Any]) -> str:
-    if resource["type"] == PROVIDER_TYPE:
-        return PROVIDER_TYPE
-    return PlannedResource(resource["type"], resource["name"], None, True, {}).short_type
+    return short_type(resource["type"])
 
 
 def _is_stateful(resource: Mapping[str, Any]) -> bool:

@@ -13,6 +13,7 @@ import json
 import re
 from typing import Any, Iterable, Mapping, Sequence
 
+from blueprints.plan import short_type
 from blueprints.text import plain
 
 # Diff actions → Mermaid class; the worst action of a group's resources colours its node.
@@ -39,13 +40,6 @@ _COMPUTE = ("ecs.EcsInstanceSet", "ecs.Instance", "ess.ScalingGroup")
 _PLACED = _COMPUTE + ("nas.MountTarget", "vpc.NatGateway")
 _REF_RE = re.compile(r"\$\{([^}.]+)\.")
 _ID_RE = re.compile(r"[^A-Za-z0-9_]")
-
-
-def short_type(token: str) -> str:
-    """``alicloud:vpc/network:Network`` → ``vpc.Network`` (as ``PlannedResource.short_type``); others unchanged."""
-    if token.startswith("alicloud:") and "/" in token:
-        return f"{token.split(':')[1].split('/')[0]}.{token.rsplit(':', 1)[1]}"
-    return token
 
 
 def label(text: str) -> str:
