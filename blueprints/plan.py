@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 # v2 (issue 8): each resource names its provider; the plan carries its monthly cost in CNY (``costs``).
 PLAN_SCHEMA = "aitrain.plan/v2"
+
+
+# How the offline plan writes a value known only after deployment: ``${name.attribute}`` (preview.reference).
+_REFERENCE_RE = re.compile(r"\$\{([^.}]+)\.")
+
+
+def referenced_names(value: Any) -> list[str]:
+    """The logical names a plan input refers to (``${name.attr}``, anywhere inside ``value``), in order of appearance."""
+    return _REFERENCE_RE.findall(json.dumps(value, sort_keys=True, default=str))
 
 
 def short_type(token: str) -> str:

@@ -11,14 +11,13 @@ region move renames it) replaces every resource of it. Pure: no Pulumi.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, TypeVar
 
 from blueprints.errors import MISSING, Problem, UserInputError, read_text_file
 from blueprints.guardrails import STATEFUL_TYPES
-from blueprints.plan import PLAN_SCHEMA, short_type
+from blueprints.plan import PLAN_SCHEMA, referenced_names, short_type
 from blueprints.plandiff_costs import CostDiff, cost_diff
 from blueprints.plandiff_text import text_diff
 from blueprints.replacement import ReplacementTable, replacement_table
@@ -33,7 +32,6 @@ ACTIONS = ("create", "update", "replace", "replace-delete-first", "delete", "ref
 FAIL_ON = ("data-risk", "replace", "any")
 # Inputs that never replace anything; for types not in the replacement table any other changed input *may* replace.
 IN_PLACE_INPUTS = ("tags", "description")
-_REF_RE = re.compile(r"\$\{([^.}]+)\.")
 _REFUSAL = "protected: `pulumi up` will refuse until it is unprotected on purpose"
 
 # What a plan file must look like for a diff: (key, JSON type name, Python types, required).
@@ -279,7 +277,7 @@ def _propagate(pending: dict[str, _Pending], table: ReplacementTable) -> None:
         for key, value in item.new["inputs"].items():
             if key in (item.new.get("ignore_changes") or ()):
                 continue
-            for target in set(_REF_RE.findall(json.dumps(value))):
+            for target in set(referenced_names(value)):
                 referrers.setdefault(target, []).append((name, key))
         provider = item.new.get("provider")
         if provider:

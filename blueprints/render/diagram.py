@@ -9,11 +9,10 @@ order, ids derived from their key. Pure: reads plan resource dicts (``Plan.to_di
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, Iterable, Mapping, Sequence
 
-from blueprints.plan import short_type
+from blueprints.plan import referenced_names, short_type
 from blueprints.text import plain
 
 # Diff actions → Mermaid class; the worst action of a group's resources colours its node.
@@ -38,7 +37,6 @@ MAX_NODES = 60
 _COMPUTE = ("ecs.EcsInstanceSet", "ecs.Instance", "ess.ScalingGroup")
 # Resources reached through a vSwitch (the ``vswitchId``/``vswitchIds`` input): where they sit in the network.
 _PLACED = _COMPUTE + ("nas.MountTarget", "vpc.NatGateway")
-_REF_RE = re.compile(r"\$\{([^}.]+)\.")
 _ID_RE = re.compile(r"[^A-Za-z0-9_]")
 
 
@@ -57,10 +55,6 @@ def node_id(prefix: str, key: str, taken: set[str]) -> str:
         candidate = f"{base}_{n}"
     taken.add(candidate)
     return candidate
-
-
-def _refs(value: Any) -> list[str]:
-    return _REF_RE.findall(json.dumps(value, sort_keys=True, default=str))
 
 
 def _zone(inputs: Mapping[str, Any]) -> str:
@@ -134,20 +128,20 @@ def _edges(groups: _Groups, resources: Sequence[Mapping[str, Any]]) -> list[tupl
         if kind is None:
             continue
         if kind == "vpc.Switch":
-            for ref in _refs(inputs.get("vpcId")):
+            for ref in referenced_names(inputs.get("vpcId")):
                 if kinds.get(ref) == "vpc.Network":
                     add(ref, name)
         if kind in _PLACED:
-            for ref in _refs([inputs.get("vswitchId"), inputs.get("vswitchIds")]):
+            for ref in referenced_names([inputs.get("vswitchId"), inputs.get("vswitchIds")]):
                 if kinds.get(ref) == "vpc.Switch":
                     add(ref, name)
         if kind == "nas.MountTarget":
-            for ref in _refs(inputs.get("fileSystemId")):
+            for ref in referenced_names(inputs.get("fileSystemId")):
                 if ref in kinds:
                     add(name, ref)
         if kind == "ecs.EipAssociation":
-            for eip in _refs(inputs.get("allocationId")):
-                for target in _refs(inputs.get("instanceId")):
+            for eip in referenced_names(inputs.get("allocationId")):
+                for target in referenced_names(inputs.get("instanceId")):
                     if eip in kinds and target in kinds:
                         add(target, eip)
         if name in compute:
