@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from blueprints.ci.comment import MARKER, StackOutcome, comment_body, compare_stacks, exit_code
 from blueprints.cli import app
+from blueprints.errors import UserInputError
 from blueprints.plandiff import PlanDiff, ResourceChange
 
 TODAY = dt.date(2026, 12, 1)
@@ -113,3 +114,24 @@ def test_stack_diff_headings_nest_under_the_stack_heading_but_code_is_untouched(
     from blueprints.ci.comment import _demote
 
     assert _demote("## a\n```\n## not a heading\n```\n### b") == "#### a\n```\n## not a heading\n```\n##### b"
+
+
+def test_base_plans_must_be_a_folder(tmp_path):
+    head = _checkout(tmp_path / "head", train=STACK)
+    with pytest.raises(UserInputError, match="--base-plans = '.*nope': is not a directory of <stack>.plan.json files"):
+        compare_stacks(tmp_path, head, "stacks", TODAY, base_plans=tmp_path / "nope")
+
+
+def test_each_stack_row_shows_its_monthly_cost_before_and_after_and_new_stacks_fold(tmp_path):
+    base = _checkout(tmp_path / "base", train=STACK, gone=STACK)
+    head = _checkout(tmp_path / "head", train=STACK + "  aitrain:profile:\n    compute:\n      nodes: 16\n", fresh=STACK)
+    outcomes = compare_stacks(base, head, "stacks", TODAY)
+    body = comment_body(outcomes, stacks="stacks", fail_on="data-risk", today=TODAY)
+    rows = {line.split(" | ")[0].strip("| `"): line for line in body.splitlines() if line.startswith("| `")}
+    # Priced lines only (disks are unpriced): 12 → 16 nodes at 277.93 CNY/h × 730 h is +32.4 %.
+    assert rows["train"].endswith("| 2,505,544 (incomplete) → 3,317,099 (incomplete) (+32.4 %) |")
+    assert rows["fresh"].endswith("| — → 2,505,544 (incomplete) |") and rows["gone"].endswith("| 2,505,544 (incomplete) → — |")
+    fresh = body.split("### `fresh` — new", 1)[1]
+    created = next(o for o in outcomes if o.stack == "fresh").diff.changes
+    assert fresh.startswith(f"\n\nNew stack file: everything below would be created.\n\n<details><summary>{len(created)} resources</summary>")
+    assert "<details><summary>" not in body.split("### `train` — changed", 1)[1].split("\n### ", 1)[0].split("#### aitrain plan diff")[0]

@@ -89,3 +89,25 @@ def test_this_repos_example_plans_are_current():
     folder = Path(__file__).resolve().parents[1] / "examples" / "stacks"
     result = _run("--check", str(folder), *TODAY)
     assert result.exit_code == 0, result.output
+
+
+def test_check_names_each_current_stack_and_explains_an_unreadable_or_other_difference(tmp_path):
+    folder = _stacks(tmp_path, train=STACK)
+    assert _run("--update", str(folder), *TODAY).exit_code == 0
+    current = _run("--check", str(folder), *TODAY)
+    assert current.exit_code == 0 and "train: current" in current.output and "all 1 committed plans are current" in current.output
+    committed = folder / "plans" / "train.plan.json"
+    good = committed.read_text()
+    committed.write_text("{not json")
+    broken = _run("--check", str(folder), *TODAY)
+    assert broken.exit_code == 1 and "train.plan.json is not JSON (Expecting property name enclosed in double quotes, line 1); rewrite it with --update" in broken.output
+    shapeless = json.loads(good)
+    shapeless["resources"] = "none"
+    committed.write_text(json.dumps(shapeless))
+    assert "is not a plan this aitrain can read; rewrite it with --update" in _run("--check", str(folder), *TODAY).output
+    # Same resources and summary, another note: the difference is shown as the changed JSON lines.
+    noted = json.loads(good)
+    noted["notes"] = [*noted["notes"], "a hand-edited note"]
+    committed.write_text(json.dumps(noted, indent=2, ensure_ascii=False) + "\n")
+    other = _run("--check", str(folder), *TODAY)
+    assert other.exit_code == 1 and "same resources; other fields differ:" in other.output and '-    "a hand-edited note"' in other.output

@@ -126,3 +126,19 @@ def test_an_incomplete_total_says_it_sums_the_priced_lines_only(medical_plan):
     assert "**Total of the priced lines:** ¥3,432.25 per hour" in render_markdown(medical_plan)
     complete = dataclasses.replace(medical_plan, costs={**medical_plan.costs, "totals": {**medical_plan.costs["totals"], "complete": True, "unknown": []}})
     assert "**Total:** ¥3,432.25 per hour" in render_markdown(complete) and "total: ¥3,432.25 per hour" in render_table(complete)
+
+
+def test_terminal_cost_of_a_pool_lists_its_scenarios_and_an_unpriced_plan_says_so(autoscaling_plan, medical_plan):
+    text = render_table(autoscaling_plan)
+    assert "  at min: ¥9,887.50 per month" in text and "  at max: ¥77,850.50 per month" in text
+    assert "cost: not priced (this plan carries no cost lines)" in render_table(dataclasses.replace(medical_plan, costs={}))
+
+
+def test_folded_cost_lines_sum_what_they_fold_and_stay_unknown_if_one_is():
+    from blueprints.render.costs import collapse_lines
+
+    lines = [{"resource": f"n{i}", "type": "ecs.Instance", "cny_per_hour": 1.5, "cny_per_month": 1095.0, "status": "list"} for i in range(5)]
+    folded, count = collapse_lines(lines, keep=3)
+    assert count == 2 and folded[3]["resource"] == "… and 2 more ecs.Instance" and (folded[3]["cny_per_hour"], folded[3]["cny_per_month"]) == (3.0, 2190.0)
+    lines[4] = {**lines[4], "cny_per_month": None}
+    assert collapse_lines(lines, keep=3)[0][3]["cny_per_month"] is None  # a partial sum would read as the whole

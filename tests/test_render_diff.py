@@ -205,3 +205,51 @@ def test_missing_as_empty_shows_a_new_stack_as_all_create(tmp_path, medical):
 
 def test_empty_plan_against_itself_is_no_change():
     assert render_diff(diff_plans(empty_plan(), empty_plan()), markdown=True) == "## aitrain plan diff\n\nNo changes.\n"
+
+
+@pytest.fixture(scope="module")
+def storage_kind_diff(medical):
+    return diff_plans(medical, as_dict(offline_plan("medical-imaging", overrides={"storage.kind": "nas", "storage.throughput_tier": "Performance"})))
+
+
+def test_terminal_text_shows_risks_decoded_user_data_and_the_cost_change(storage_kind_diff):
+    text = render_diff(storage_kind_diff)
+    lines = text.splitlines()
+    # The data risks, one per line, under their heading: a terminal reviewer sees them as the PR comment does.
+    risks = lines[lines.index("Data-safety risks:") + 1:]
+    assert risks == [f"- {r}" for r in storage_kind_diff.risks] and len(risks) == 2
+    assert f"{TEMPLATE} userData (decoded):" in lines and "-      AITRAIN_STORAGE_KIND=extreme_nas" in lines and "+      AITRAIN_STORAGE_KIND=nas" in lines
+    assert lines[lines.index("Cost: ¥2,505,544 → ¥2,434,845 per month (−¥70,698 (−2.8 %), incomplete)") + 1] == f"  {FS}: ¥70,698 → unknown (unknown)"
+
+
+def test_markdown_has_the_summary_table_each_inputs_table_and_says_when_nothing_is_at_risk(medical, storage_kind_diff):
+    text = render_diff(storage_kind_diff, markdown=True)
+    found = tables(PARSER.parse(text))
+    summary = next(t for t in found if t[0] == ["Field", "Before", "After"])
+    assert ["storage_kind", "`extreme_nas`", "`nas`"] in summary
+    # The file system's own details: both replacing inputs, old and new, in one table.
+    fs_inputs = next(t for t in found if t[0] == ["Input", "Before", "After"] and ["`storageType`", "`standard`", "`Performance`"] in t)
+    assert ["`fileSystemType`", "`extreme`", "`standard`"] in fs_inputs
+    nodes = render_diff(diff_plans(medical, as_dict(offline_plan("medical-imaging", overrides={"compute.nodes": 16}))), markdown=True)
+    assert "### Data risks\n\nNone.\n" in nodes and "### Data risks\n\nNone." not in text
+
+
+def test_why_says_new_and_removed_resources():
+    from blueprints.render.diff import why
+
+    created = diff_plans(empty_plan(), {"schema": "aitrain.plan/v2", "summary": {}, "resources": [{"type": "alicloud:vpc/switch:Switch", "name": "vsw", "inputs": {}}]})
+    assert why(created.changes[0]) == ["new resource"]
+    removed = diff_plans({"schema": "aitrain.plan/v2", "summary": {}, "resources": [{"type": "alicloud:vpc/switch:Switch", "name": "vsw", "inputs": {}}]}, empty_plan())
+    assert why(removed.changes[0]) == ["removed from the plan"]
+
+
+def test_a_summary_only_change_has_no_changes_table_and_a_diagram_too_big_is_named(medical, monkeypatch):
+    import blueprints.render.diff as render
+
+    relabelled = copy.deepcopy(medical)
+    relabelled["summary"]["profile_note"] = "changed"
+    text = render_diff(diff_plans(medical, relabelled), markdown=True)
+    assert "### Summary" in text and "### Changes" not in text and "### Diagram" in text
+    monkeypatch.setattr(render, "_DIAGRAM_BUDGET", 10)
+    small = render_diff(diff_plans(medical, relabelled), markdown=True)
+    assert "does not fit in one comment: see `aitrain plan --format markdown`" in small and "```mermaid" not in small

@@ -102,3 +102,13 @@ def test_a_huge_summary_is_cut_at_whole_lines():
     markdown = render_markdown(plan)
     assert len(markdown) <= COMMENT_BUDGET
     assert re.search(r"_… \d+ more lines are not shown \(one GitHub comment holds 65,536 characters\)", markdown)
+
+
+def test_fit_blocks_keeps_every_block_that_fits_and_counts_the_rest():
+    from blueprints.render.fit import fit_blocks
+
+    def omitted(n: int) -> str:
+        return f"[{n} left out]"
+
+    assert fit_blocks("H|", ["a", "b", "c"], "|T", omitted, limit=100) == "H|abc|T"  # all fit: no note
+    assert fit_blocks("H|", ["aaaa", "bbbb", "cccc"], "|T", omitted, limit=24) == "H|aaaabbbb[1 left out]|T"
