@@ -253,3 +253,14 @@ def test_a_summary_only_change_has_no_changes_table_and_a_diagram_too_big_is_nam
     monkeypatch.setattr(render, "_DIAGRAM_BUDGET", 10)
     small = render_diff(diff_plans(medical, relabelled), markdown=True)
     assert "does not fit in one comment: see `aitrain plan --format markdown`" in small and "```mermaid" not in small
+
+
+def test_why_names_a_carried_replacement_and_a_changed_safety_option(medical, storage_kind_diff):
+    from blueprints.render.diff import why
+
+    mount = next(c for c in storage_kind_diff.changes if c.name == "medical-imaging-storage-mount-target")
+    assert why(mount) == ["fileSystemId references medical-imaging-storage-fs, which is replaced: a new ID forces replacement"]
+    unprotected = copy.deepcopy(medical)
+    next(r for r in unprotected["resources"] if r["name"] == FS)["protect"] = False
+    (change,) = diff_plans(medical, unprotected).changes
+    assert why(change) == ["protect true → false"]
