@@ -19,7 +19,8 @@ def fit_blocks(head: str, blocks: Sequence[str], tail: str, omitted: Callable[[i
     kept: list[str] = []
     used = len(head) + len(tail)
     for index, block in enumerate(blocks):
-        reserve = len(omitted(len(blocks) - index)) if index < len(blocks) else 0
+        # Room for the note in case a later block is left out (blocks from this one on would be).
+        reserve = len(omitted(len(blocks) - index))
         if used + len(block) + reserve > limit:
             return head + "".join(kept) + omitted(len(blocks) - index) + tail
         kept.append(block)
