@@ -71,6 +71,8 @@ class Plan:
     # a resource, unknown prices as null), ``totals`` (hourly, monthly, per run, ``complete`` and the ``unknown``
     # items) and ``scenarios`` (a pool at min, at max and with its off-hours schedule). Empty when not priced.
     costs: dict[str, Any] = field(default_factory=dict)
+    # Guardrails the profile skips on purpose: ``rule``, ``title`` and the profile's ``reason`` (never silent).
+    skipped: tuple[dict[str, str], ...] = ()
     schema: str = PLAN_SCHEMA
 
     def count_by_type(self) -> dict[str, int]:
@@ -109,6 +111,7 @@ class Plan:
             "resources": resources,
             "outputs": self.outputs,
             "findings": list(self.findings),
+            "skipped": list(self.skipped),
             "costs": self.costs,
         }
 

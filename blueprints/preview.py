@@ -297,7 +297,7 @@ def preview(config: dict[str, str], *, catalog: Catalog, today: dt.date, program
         resources=tuple(resources),
         outputs=outputs,
     )
-    return guardrails.with_findings(plan)
+    return guardrails.with_findings(plan, profile.guardrails.skips())
 
 
 def _zone_notes(profile: ProfileBase, outputs: dict[str, Any], catalog: Catalog) -> list[str]:

@@ -15,6 +15,7 @@ from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_
 
 from blueprints.errors import FieldError, did_you_mean, join_allowed
 from blueprints.profile_context import context_of
+from blueprints.profile_guardrails import Guardrails
 from blueprints.profile_schedule import OffHours
 from blueprints.profile_sections import Access, Bucket, Scratch, scratch_for
 from blueprints.profile_strict import Strict
@@ -193,6 +194,7 @@ class ProfileBase(Strict):
     bucket: Bucket = Field(default_factory=Bucket, description="The OSS bucket for datasets and checkpoints.")
     access: Access = Field(default_factory=Access, description="How people reach the nodes: Cloud Assistant, or an SSH login node.")
     tags: dict[str, str] = Field(default_factory=dict, description="Tags added to every taggable resource (at most 18; Alibaba Cloud's tag rules apply).")
+    guardrails: Guardrails = Field(default_factory=Guardrails, description="Guardrails this stack skips on purpose, each with its reason (shown in every plan).")
 
     @field_validator("name")
     @classmethod
