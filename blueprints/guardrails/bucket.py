@@ -6,6 +6,7 @@ from typing import Any, Iterator
 
 from blueprints import objectstore
 from blueprints.guardrails.inputs import as_list, json_document, of_types, statements
+from blueprints.guardrails.model import Rule
 from blueprints.plan import Plan, PlannedResource
 
 # ---- the dataset and checkpoint bucket (AIT010, AIT011) ----
@@ -61,3 +62,8 @@ def _denies_plain_http(statement: dict[str, Any], bucket: str) -> bool:
         and {objectstore.bucket_arn(bucket), objectstore.objects_arn(bucket)} <= set(as_list(statement.get("Resource")))
         and insecure
     )
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("AIT010", "error", "OSS buckets are private, versioned, encrypted and HTTPS-only", bucket_safety),
+)

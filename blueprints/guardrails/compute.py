@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from blueprints.guardrails.inputs import NODE_TYPES, of_types
+from blueprints.guardrails.model import Rule
 from blueprints.plan import Plan
 
 
@@ -56,3 +57,10 @@ def scratch_ratio(plan: Plan) -> Iterator[tuple[str, str]]:
 
 def _gib(value: Any) -> str:
     return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("AIT003", "error", "node system and data disks are encrypted", disk_encryption),
+    Rule("AIT008", "warning", "instance metadata requires tokens", imdsv2),
+    Rule("AIT013", "warning", "local scratch is at least 3 × memory per node", scratch_ratio),
+)

@@ -7,6 +7,7 @@ import re
 from typing import Iterator
 
 from blueprints.guardrails.inputs import as_list, json_document, of_types, statements
+from blueprints.guardrails.model import Rule
 from blueprints.plan import Plan
 
 
@@ -62,3 +63,9 @@ def _bucket_of(resource: str) -> str | None:
     if not match or any(c in match.group(1) for c in "*?") or not match.group(1):
         return None
     return match.group(1)
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("AIT007", "error", "node roles trust only the ECS service", role_trust),
+    Rule("AIT011", "error", "node OSS policies name only the plan's bucket", bucket_policy_scope),
+)

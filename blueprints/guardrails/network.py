@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from blueprints.guardrails.inputs import NODE_TYPES, PUBLIC_CIDRS, of_types, referenced
+from blueprints.guardrails.model import Rule
 from blueprints.plan import Plan, PlannedResource
 
 # The ``aitrain-component`` tag value of the login node's instance and security group (components/access.py).
@@ -77,3 +78,10 @@ def _admits_port(protocol: Any, ports: Any, port: int) -> bool:
 
 def _is_login(r: PlannedResource) -> bool:
     return (r.inputs.get("tags") or {}).get("aitrain-component") == LOGIN_TAG
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("AIT001", "error", "training nodes have no public IP (EIPs only on the login node and the NAT)", node_public_ip),
+    Rule("AIT002", "error", "no security-group ingress from the internet", public_ingress),
+    Rule("AIT012", "error", "SSH from an address range reaches only the login node", ssh_only_via_login),
+)

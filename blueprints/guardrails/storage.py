@@ -6,6 +6,7 @@ import ipaddress
 from typing import Iterator
 
 from blueprints.guardrails.inputs import STATEFUL_TYPES, of_types, private
+from blueprints.guardrails.model import Rule
 from blueprints.plan import Plan
 
 
@@ -65,3 +66,11 @@ def nas_access_vpc_only(plan: Plan) -> Iterator[tuple[str, str]]:
     for r in of_types(plan, ("nas.MountTarget",)):
         if r.inputs.get("accessGroupName") in (None, "DEFAULT_VPC_GROUP_NAME"):
             yield r.name, "mount target uses the default access group"
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("AIT004", "error", "stateful storage is protected and retained", storage_protected),
+    Rule("AIT005", "error", "NAS standard and extreme file systems are encrypted", storage_encrypted),
+    Rule("AIT006", "error", "NAS access is limited to the VPC", nas_access_vpc_only),
+    Rule("AIT009", "warning", "all stored data is encrypted at rest", unencrypted_storage),
+)
