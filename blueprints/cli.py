@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from blueprints.cli_support import OutputFormat, emit, reports_user_errors
+from blueprints.cli_support import FailLevel, OutputFormat, emit, reports_user_errors
 
 app = typer.Typer(
     name="aitrain",
@@ -48,12 +48,14 @@ def plan(
     out: Annotated[Optional[Path], typer.Option("--out", help="Write the plan to this file instead of standard output.")] = None,
     check: Annotated[Optional[Path], typer.Option("--check", help="Compare the plan of every DIR/Pulumi.<stack>.yaml with its committed DIR/plans/<stack>.plan.json; exit 1 with the plan diff of each stale stack. Pin --today (or AITRAIN_TODAY) in CI.")] = None,
     update: Annotated[Optional[Path], typer.Option("--update", help="Rewrite DIR/plans/<stack>.plan.json for every DIR/Pulumi.<stack>.yaml (and delete plans whose stack file is gone); says which changed.")] = None,
+    fail_level: Annotated[FailLevel, typer.Option("--fail-level", help="Exit 1 when a guardrail finding is at this level or above (error < warning < info: `info` fails on any finding). Skipped rules never fail.")] = FailLevel.error,
 ) -> None:
     """Show exactly what `pulumi up` would create, by running the real program offline under Pulumi mocks.
 
-    With --check DIR (or --update DIR) it checks (or rewrites) the committed golden plans of a folder of stack
-    files instead. Exit codes: 0 all plans current (or rewritten); 1 a plan is stale, missing or has no stack
-    file; 2 invalid input (no such folder, an invalid stack file).
+    Exit codes: 0 no guardrail finding at --fail-level or above; 1 there is one (the plan is written first, the
+    findings are repeated on stderr); 2 invalid input. With --check DIR (or --update DIR) it checks (or rewrites)
+    the committed golden plans of a folder of stack files instead: 0 all plans current (or rewritten); 1 a plan is
+    stale, missing or has no stack file; 2 invalid input (no such folder, an invalid stack file).
     """
     if check is not None or update is not None:
         from blueprints.cli_ci import plan_check
@@ -63,6 +65,7 @@ def plan(
     from blueprints import clock
     from blueprints.architectures import profile_models
     from blueprints.catalog import load_catalog
+    from blueprints.guardrails import at_or_above
     from blueprints.preview import preview
     from blueprints.render import render_markdown, render_table
     from blueprints.stackconfig import engine_config, parse_overrides, with_cli_inputs
@@ -83,6 +86,30 @@ def plan(
     else:
         text = render_table(result)
     emit(text, out)
+    failing = [f for f in result.findings if at_or_above(f["level"], fail_level.value)]
+    if failing:
+        typer.echo(f"{len(failing)} guardrail finding(s) at --fail-level {fail_level.value} or above:", err=True)
+        for f in failing:
+            typer.echo(f"  {f['level']}: [{f['rule']}] {f['resource']}: {f['message']}", err=True)
+        raise typer.Exit(code=1)
+
+
+@app.command()
+@reports_user_errors
+def guardrails(
+    output_format: Annotated[OutputFormat, typer.Option("--format", help="table for a terminal, markdown for docs, json for tools.")] = OutputFormat.table,
+) -> None:
+    """List every guardrail: its id (what `guardrails.skip` names), level, what holds, why, and how to fix a finding."""
+    import json
+
+    from blueprints.render.findings import rules_json, rules_markdown, rules_text
+
+    if output_format is OutputFormat.json:
+        typer.echo(json.dumps(rules_json(), indent=2, ensure_ascii=False))
+    elif output_format is OutputFormat.markdown:
+        typer.echo(rules_markdown(), nl=False)
+    else:
+        typer.echo(rules_text(), nl=False)
 
 
 @app.command()

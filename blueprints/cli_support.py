@@ -21,6 +21,14 @@ from blueprints.errors import MISSING, Problem, UserInputError
 F = TypeVar("F", bound=Callable[..., object])
 
 
+class FailLevel(str, enum.Enum):
+    """The least severe guardrail finding that makes ``aitrain plan`` exit 1."""
+
+    error = "error"
+    warning = "warning"
+    info = "info"
+
+
 class OutputFormat(str, enum.Enum):
     """How a command prints its result."""
 

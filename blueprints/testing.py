@@ -150,14 +150,17 @@ def as_plan(resources: Sequence[PlannedResource], *, name: str = "component") ->
     return guardrails.with_findings(Plan(blueprint="component", region="offline", profile_name=name, summary={}, notes=(), resources=tuple(resources)))
 
 
-def assert_guardrails(plan: Plan | Sequence[PlannedResource], skip: Iterable[str] = ()) -> None:
-    """Fail with every finding listed when any guardrail (not skipped by id) is violated.
+def assert_guardrails(plan: Plan | Sequence[PlannedResource], skip: Iterable[str | guardrails.Skip] = (), fail_level: str = "warning") -> None:
+    """Fail with every finding listed when a guardrail (not skipped) finds something at ``fail_level`` or above.
 
     Takes a Plan, or the resource list from ``record_program`` / ``offline_mocks`` (checked as a plan of its own).
+    ``fail_level`` is ``error``, ``warning`` (the default: info findings report a choice, not a fault) or ``info``.
     """
+    if fail_level not in guardrails.LEVELS:
+        raise ValueError(f"fail_level {fail_level!r} is not one of {', '.join(guardrails.LEVELS)}")
     if not isinstance(plan, Plan):
         plan = as_plan(list(plan))
-    findings = guardrails.check(plan, skip=skip)
+    findings = [f for f in guardrails.check(plan, skip=skip) if guardrails.at_or_above(f.level, fail_level)]
     if findings:
-        lines = "\n".join(f"  [{f.rule}] {f.resource}: {f.message}" for f in findings)
-        raise AssertionError(f"{len(findings)} guardrail finding(s):\n{lines}")
+        lines = "\n".join(f"  {f.level}: [{f.rule}] {f.resource}: {f.message}" for f in findings)
+        raise AssertionError(f"{len(findings)} guardrail finding(s) at {fail_level} or above:\n{lines}")

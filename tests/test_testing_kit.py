@@ -165,3 +165,17 @@ def test_offline_mocks_records_what_the_plan_records():
     (component,) = [r for r in stack.resources if not r.custom]
     assert component.registered_outputs == ("compute_zone_ids", "security_group_id", "vpc_id", "vswitch_ids", "zone_ids")
     assert [r.depends_on for r in stack.resources if r.short_type == "vpc.SnatEntry"] == [("net-nat-eip-association",)]
+
+
+def test_assert_guardrails_fails_at_its_level_and_names_the_level():
+    from blueprints import guardrails
+    from blueprints.plan import PlannedResource
+
+    # A launch template without IMDSv2 tokens: AIT008 fires, at its rule's level.
+    template = PlannedResource("alicloud:ecs/ecsLaunchTemplate:EcsLaunchTemplate", "t", None, True, {"systemDisk": {"encrypted": True}})
+    level = {r.id: r.level for r in guardrails.RULES}["AIT008"]
+    with pytest.raises(AssertionError, match=rf"at info or above:\n  {level}: \[AIT008\] t: "):
+        assert_guardrails([template], fail_level="info")
+    assert_guardrails([template], skip=["AIT008"], fail_level="info")
+    with pytest.raises(ValueError, match="fail_level 'warn' is not one of error, warning, info"):
+        assert_guardrails([template], fail_level="warn")

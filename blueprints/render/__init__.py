@@ -14,10 +14,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from blueprints.guardrails import RULES
 from blueprints.plan import Plan, PlannedResource
 from blueprints.render.costs import cost_section, cost_text
 from blueprints.render.diagram import mermaid_flowchart
+from blueprints.render.findings import guardrails_holding, level_counts, ordered_findings, skipped_rules
 from blueprints.render.fit import COMMENT_BUDGET, fit_blocks
 from blueprints.text import html_text, md_cell, md_code, md_fence, md_text, plain, plain_block
 
@@ -87,12 +87,6 @@ def markdown_cell(value: Any) -> str:
     return md_cell(format_value(value))
 
 
-def guardrails_holding(plan: Plan) -> list[tuple[str, str]]:
-    """(rule id, claim) of every guardrail with no finding in the plan: the only claims a summary may make."""
-    fired = {f["rule"] for f in plan.findings}
-    return [(rule.id, rule.title) for rule in RULES if rule.id not in fired]
-
-
 def safety_flags(resource: PlannedResource) -> str:
     """Short text for the data-safety options set on a resource."""
     flags = [name for name, on in (("protect", resource.protect), ("retain-on-delete", resource.retain_on_delete), ("delete-before-replace", resource.delete_before_replace)) if on]
@@ -149,12 +143,15 @@ def render_table(plan: Plan, width: int = 160) -> str:
         tree.add_row(Text("  " * depths[r.name] + plain(r.name)), Text(plain(r.short_type)), Text(plain(props)), Text(plain(safety_flags(r))))
     console.print(tree)
     console.print(Text(cost_text(plan.costs)))
-    for finding in plan.findings:
+    console.print(Text(f"guardrail findings: {level_counts(plan)}"))
+    for finding in ordered_findings(plan):
         console.print(Text(plain(f"{finding['level']}: [{finding['rule']}] {finding['resource']}: {finding['message']}")))
-    # Name only the guardrails that hold: a finding removes its claim from the summary.
-    console.print("guardrails: all passed" if not plan.findings else "guardrails holding:", markup=False)
+    # Name only the guardrails that hold: a finding removes its claim from the summary, a skip lists it apart.
+    console.print("guardrails: all passed" if not plan.findings and not plan.skipped else "guardrails holding:", markup=False)
     for rule_id, claim in guardrails_holding(plan):
         console.print(Text(f"  {rule_id} {claim}"))
+    for rule_id, title, reason in skipped_rules(plan):
+        console.print(Text(plain(f"skipped on purpose: {rule_id} {title}: {reason}")))
     # A fixed width keeps the output byte-identical; rich pads cells, so trailing blanks are dropped.
     return "\n".join(line.rstrip() for line in console.export_text().splitlines()) + "\n"
 
@@ -214,7 +211,7 @@ def render_markdown(plan: Plan) -> str:
     context: dict[str, Any] = {
         "plan": plan, "holding": guardrails_holding(plan), "diagram": diagram, "fence": md_fence(diagram),
         "total": sum(counts.values()), "components": sum(1 for r in plan.resources if not r.custom),
-        "counts": list(counts.items()), "rows": all_rows, "user_data": user_data, "findings": list(plan.findings),
+        "counts": list(counts.items()), "rows": all_rows, "user_data": user_data, "findings": ordered_findings(plan), "level_counts": level_counts(plan), "skipped": skipped_rules(plan),
         "cost": cost_section(plan.costs)[0], "summarised": [], "cut": {"rows": 0, "counts": 0, "findings": 0},
     }
     text = template.render(**context)
@@ -247,7 +244,7 @@ def render_markdown(plan: Plan) -> str:
     low, high, best = 0, max(len(rows), len(counts), len(plan.findings)), ""
     while low <= high:
         k = (low + high) // 2
-        candidate = _truncated(template, context, notices, rows, counts, plan.findings, k)
+        candidate = _truncated(template, context, notices, rows, counts, context["findings"], k)
         if _fits(candidate):
             best, low = candidate, k + 1
         else:
@@ -255,11 +252,11 @@ def render_markdown(plan: Plan) -> str:
     if best:
         return best
     # Even empty lists do not fit (a summary or notes of tens of thousands of characters): keep whole lines.
-    lines = [line + "\n" for line in _truncated(template, context, notices, rows, counts, plan.findings, 0).splitlines()]
+    lines = [line + "\n" for line in _truncated(template, context, notices, rows, counts, context["findings"], 0).splitlines()]
     return fit_blocks("", lines, "", lambda n: f"\n_… {n} more lines are not shown (one GitHub comment holds 65,536 characters); run `aitrain plan --format json` for the whole plan._\n")
 
 
-def _truncated(template: jinja2.Template, context: dict[str, Any], notices: list[str], rows: list[dict[str, Any]], counts: dict[str, int], findings: tuple[dict[str, str], ...], k: int) -> str:
+def _truncated(template: jinja2.Template, context: dict[str, Any], notices: list[str], rows: list[dict[str, Any]], counts: dict[str, int], findings: list[dict[str, Any]], k: int) -> str:
     """The plan with every list cut to its first ``k`` entries, and the cut named."""
     cut = {"rows": len(rows) - k, "counts": len(counts) - k, "findings": len(findings) - k}
     said = [f"only the first {k} {what} are shown ({n} more)" for what, n in (("resource rows", cut["rows"]), ("resource types", cut["counts"]), ("findings", cut["findings"])) if n > 0]
