@@ -19,6 +19,7 @@ from blueprints.errors import MISSING, Problem, UserInputError, read_text_file
 from blueprints.guardrails import STATEFUL_TYPES
 from blueprints.plan import PLAN_SCHEMA, referenced_names, short_type
 from blueprints.plandiff_costs import CostDiff, cost_diff
+from blueprints.plandiff_guardrails import GuardrailDiff, guardrail_diff
 from blueprints.plandiff_text import text_diff
 from blueprints.replacement import ReplacementTable, replacement_table
 
@@ -97,6 +98,8 @@ class PlanDiff:
     region: str = ""
     # The plan resources a diagram of the diff draws (the new plan's, or the old one's for a removed stack).
     resources: tuple[Mapping[str, Any], ...] = field(default=(), repr=False, compare=False)
+    # Findings that appear or go away, and skips added or removed (None only for diffs built without plans).
+    guardrails: GuardrailDiff | None = None
 
     def fails_on(self, kind: str) -> bool:
         """Whether the diff holds a change of class ``kind`` (one of FAIL_ON): what `aitrain diff --fail-on` exits 1 on."""
@@ -127,6 +130,7 @@ class PlanDiff:
             "changes": [c.to_dict() for c in self.changes],
             "costs": self.costs.to_dict() if self.costs else None,
             "risks": self.risks,
+            "guardrails": self.guardrails.to_dict() if self.guardrails else None,
         }
 
 
@@ -247,7 +251,7 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any], table: ReplacementTable
                 changes.append(change)
     costs = cost_diff(old.get("costs") or {}, new.get("costs") or {})
     drawn = tuple(new["resources"] or old["resources"])
-    return PlanDiff(summary, tuple(changes), costs, str(new.get("region") or old.get("region") or ""), drawn)
+    return PlanDiff(summary, tuple(changes), costs, str(new.get("region") or old.get("region") or ""), drawn, guardrail_diff(old, new))
 
 
 def _own_changes(a: dict[str, Any], b: dict[str, Any], table: ReplacementTable) -> _Pending:

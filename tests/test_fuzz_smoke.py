@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -19,13 +18,11 @@ def _fuzz_module():
 
 def test_150_seeded_draws_have_no_crash_and_no_unsafe_acceptance():
     fuzz = _fuzz_module()
-    start = time.perf_counter()
     summary = fuzz.fuzz(150, seed=20261130, jobs=1, quiet=True)
     assert summary["crash_details"] == {} and summary["unsafe_details"] == {}
     assert summary["draws"] == 150 and summary["accepted"] + summary["rejected"] == 150
     # Both outcomes occur, so the draws exercise the plan and the error paths.
     assert summary["accepted"] >= 20 and summary["rejected"] >= 20
-    assert time.perf_counter() - start < 30
 
 
 def test_a_draw_is_reproducible_from_seed_and_index():

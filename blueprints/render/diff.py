@@ -9,7 +9,7 @@ COMMENT_BUDGET is left out whole and counted. Pure: no Pulumi.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable
 
 from blueprints.plandiff import ACTIONS, PlanDiff, ResourceChange
 from blueprints.plandiff_costs import CostDiff, CostLine
@@ -81,6 +81,7 @@ def render_diff_text(diff: PlanDiff) -> str:
                 lines += ["", f"{plain(c.name)} {plain(key)} (decoded):", plain_block(text).rstrip("\n")]
     if diff.risks:
         lines += ["", "Data-safety risks:"] + [f"- {plain(risk)}" for risk in diff.risks]
+    lines += guardrail_lines(diff, plain)
     return "\n".join(lines) + "\n"
 
 
@@ -94,7 +95,7 @@ def render_diff_markdown(diff: PlanDiff, limit: int = COMMENT_BUDGET) -> str:
         rows = [f"| {md_cell(k)} | {md_code(_short(o))} | {md_code(_short(n))} |\n" for k, (o, n) in diff.summary.items()]
         head += "### Summary\n\n| Field | Before | After |\n|---|---|---|\n" + "".join(rows) + "\n"
     head += _cost_markdown(diff.costs)
-    tail = _risks_markdown(diff) + _diagram_markdown(diff)
+    tail = _risks_markdown(diff) + _guardrails_markdown(diff) + _diagram_markdown(diff)
     if not diff.changes:
         return head + tail
     head += "### Changes\n\n| Action | Resource | Type | What changes and why |\n|---|---|---|---|\n"
@@ -111,8 +112,26 @@ def render_diff_markdown(diff: PlanDiff, limit: int = COMMENT_BUDGET) -> str:
 
 
 def _unchanged(diff: PlanDiff) -> bool:
-    """Nothing to show: no summary, resource or cost change (a price update alone is still shown)."""
-    return not diff.summary and not diff.changes and not (diff.costs and (diff.costs.lines or diff.costs.delta))
+    """Nothing to show: no summary, resource, cost or guardrail change (a price update or a new skip alone is shown)."""
+    guardrails_changed = diff.guardrails is not None and diff.guardrails.changed
+    return not diff.summary and not diff.changes and not (diff.costs and (diff.costs.lines or diff.costs.delta)) and not guardrails_changed
+
+
+def guardrail_lines(diff: PlanDiff, escape: Callable[[str], str]) -> list[str]:
+    """The guardrail part of a diff, one item per line: new findings, resolved ones, new and removed skips, and
+    every rule the new plan skips with its reason (on every diff that shows a change, so a skip is never silent)."""
+    g = diff.guardrails
+    if g is None:
+        return []
+    lines: list[str] = []
+    lines += [f"- new {f['level']}: [{f['rule']}] {escape(f['resource'])}: {escape(f['message'])}" for f in g.new_findings]
+    lines += [f"- resolved {f['level']}: [{f['rule']}] {escape(f['resource'])}: {escape(f['message'])}" for f in g.resolved_findings]
+    new_skip_rules = {s["rule"] for s in g.new_skips}
+    lines += [f"- {'newly ' if s['rule'] in new_skip_rules else ''}skipped: [{s['rule']}] {escape(s.get('title', ''))}: {escape(s.get('reason', ''))}" for s in g.skipped]
+    lines += [f"- no longer skipped (the rule runs again): [{s['rule']}] {escape(s.get('title', ''))}" for s in g.restored_skips]
+    if not lines:
+        return []
+    return ["", f"Guardrails ({g.kept_findings} unchanged findings):", *lines]
 
 
 def _details(c: ResourceChange) -> str:
@@ -139,6 +158,14 @@ def _risks_markdown(diff: PlanDiff) -> str:
         return "### Data risks\n\nNone.\n\n"
     items = [f"- {md_text(risk)}\n" for risk in diff.risks]
     return fit_blocks("### Data risks\n\n", items, "\n", lambda n: f"\n_{n:,} more data risks not shown: run {SEE_ALL} to see all._\n", _RISKS_BUDGET)
+
+
+def _guardrails_markdown(diff: PlanDiff) -> str:
+    lines = guardrail_lines(diff, md_text)
+    if not lines:
+        return ""
+    items = [line + "\n" for line in lines[2:]]
+    return fit_blocks(f"### {lines[1].rstrip(':')}\n\n", items, "\n", lambda n: f"\n_{n:,} more guardrail changes not shown: run {SEE_ALL} to see all._\n", _RISKS_BUDGET)
 
 
 def _diagram_markdown(diff: PlanDiff) -> str:
