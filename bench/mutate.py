@@ -38,7 +38,9 @@ MUST_KILL_KEYWORDS = ("protect", "retain_on_delete", "depends_on", *NODE_AND_BUC
 
 # Focused tests per target (first match wins); fastest and most sensitive first, so -x stops early.
 TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("blueprints/guardrails.py", ("tests/test_guardrails.py", "tests/test_program.py")),
+    ("blueprints/guardrails/", ("tests/test_guardrails.py", "tests/test_guardrails_nodes.py", "tests/test_guardrails_data.py", "tests/test_cli_guardrails.py", "tests/test_program.py")),
+    ("blueprints/plandiff_guardrails.py", ("tests/test_plandiff_guardrails.py",)),
+    ("blueprints/profile_guardrails.py", ("tests/test_cli_guardrails.py",)),
     ("blueprints/plandiff", ("tests/test_plandiff.py", "tests/test_render_diff.py")),
     ("blueprints/replacement.py", ("tests/test_replacement.py", "tests/test_plandiff.py")),
     ("blueprints/costing.py", ("tests/test_costing.py",)),
@@ -57,7 +59,8 @@ def default_targets() -> list[str]:
     """guardrails, every component module, objectstore, plandiff and the catalog loader (split out or still in the package)."""
     loader = "blueprints/catalog/loader.py" if (ROOT / "blueprints/catalog/loader.py").exists() else "blueprints/catalog/__init__.py"
     components = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "blueprints/components").glob("*.py") if p.name != "__init__.py")
-    return ["blueprints/guardrails.py", *components, "blueprints/objectstore.py", "blueprints/plandiff.py", "blueprints/plandiff_costs.py", "blueprints/replacement.py", "blueprints/costing.py", loader]
+    rules = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "blueprints/guardrails").glob("*.py"))
+    return [*rules, "blueprints/profile_guardrails.py", "blueprints/plandiff_guardrails.py", *components, "blueprints/objectstore.py", "blueprints/plandiff.py", "blueprints/plandiff_costs.py", "blueprints/replacement.py", "blueprints/costing.py", loader]
 
 
 @dataclass(frozen=True)
@@ -102,9 +105,12 @@ def _must_kill_statement(path: str, stmt: ast.stmt, functions: list[str], tree: 
     """Why deleting ``stmt`` must be caught, or '' (``functions``: the enclosing function names, outermost first)."""
     text = ast.unparse(stmt)
     inside = set(functions)
-    if path.endswith("guardrails.py"):
-        if inside & (_rule_functions(tree) | {"check"}) or text.startswith("RULES"):
+    if "/guardrails/" in path:
+        if inside & (_rule_functions(tree) | {"check", "_skipped_ids", "with_findings", "at_or_above"}) or text.startswith("RULES"):
             return "guardrail rule"
+    elif path.endswith(("profile_guardrails.py", "plandiff_guardrails.py")):
+        if isinstance(stmt, ast.Raise) or (isinstance(stmt, ast.If) and any(isinstance(s, ast.Raise) for s in stmt.body)) or "skip" in text:
+            return "guardrail skip shown or checked"
     elif "/components/" in path:
         if isinstance(stmt, ast.Expr) and "register_outputs(" in text:
             return "register_outputs"
@@ -217,8 +223,10 @@ def mutants_of(path: str) -> list[Mutant]:
 
 
 def tests_for(path: str) -> tuple[str, ...]:
-    """The focused pytest subset for a target file."""
-    return next(tests for prefix, tests in TESTS if path.startswith(prefix))
+    """The focused pytest subset for a target file (only the test files that exist: a missing path would fail
+    pytest and count every mutant as killed)."""
+    tests = next(tests for prefix, tests in TESTS if path.startswith(prefix))
+    return tuple(t for t in tests if (ROOT / t).exists())
 
 
 # ---------------------------------------------------------------- running
