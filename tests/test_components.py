@@ -173,8 +173,10 @@ def test_autoscaling_pool_alarms_thresholds_and_schedule():
     assert (group.inputs["minSize"], group.inputs["maxSize"], group.inputs["desiredCapacity"]) == (1, 8, 2)
     assert group.inputs["vswitchIds"] == ["vsw-a", "vsw-b"] and group.inputs["groupDeletionProtection"] is True
     assert group.ignore_changes == ("desiredCapacity",)
-    (config,) = by_type(resources, "ess.ScalingConfiguration")
-    assert config.inputs["systemDiskEncrypted"] is True and config.inputs["internetMaxBandwidthOut"] == 0
+    assert not by_type(resources, "ess.ScalingConfiguration")
+    (template,) = by_type(resources, "ecs.EcsLaunchTemplate")
+    assert template.inputs["systemDisk"]["encrypted"] is True and template.inputs["internetMaxBandwidthOut"] == 0
+    assert group.inputs["launchTemplateId"] == "${pool-template.id}"
     rules = {r.name: r.inputs for r in by_type(resources, "ess.ScalingRule")}
     assert rules["pool-scale-out"]["adjustmentValue"] == 1 and rules["pool-scale-in"]["adjustmentValue"] == -1
     alarms = {r.name: r.inputs for r in by_type(resources, "ess.Alarm")}
