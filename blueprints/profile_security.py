@@ -153,7 +153,11 @@ class Egress(Strict):
 class Security(Strict):
     """Defence in depth that needs account resources or changes reachability; all off by default."""
 
-    kms_key_id: str | None = Field(default=None, description=f"Customer-managed KMS key for disks, Extreme NAS and the bucket: {KMS_KEY_FORMS}. Empty: service-managed keys.")
+    kms_key_id: str | None = Field(
+        default=None,
+        description=f"Customer-managed KMS key for disks, Extreme NAS and the bucket: {KMS_KEY_FORMS}. Empty: service-managed keys. "
+        "Set it before the first deployment: the file system's key cannot change without replacing it (it is protected, so Pulumi refuses).",
+    )
     flow_log: FlowLog | None = Field(default=None, description="Capture all VPC traffic into an existing SLS project and logstore.")
     actiontrail: ActionTrail | None = Field(default=None, description="Create an account-wide ActionTrail trail (all regions, all events).")
     egress: Egress | None = Field(default=None, description="Restrict node egress to an allow-list (empty: egress is unrestricted, through the NAT gateway).")
