@@ -111,14 +111,15 @@ class Storage(Strict):
         default="root_squash",
         description="NAS access rule user mapping: root_squash (root on a node is nobody on the share), all_squash, or no_squash (needs guardrails.skip AIT024 with a reason).",
     )
-    # nas.AutoSnapshotPolicy retention_days: -1 (keep forever) or 1–65535 days (pulumi_alicloud 4.0.0 docstring).
-    snapshot_retention_days: int = Field(default=7, ge=-1, le=65535, description="Extreme NAS: days automatic snapshots are kept, 1–65535, or -1 to keep them until the snapshot limit.")
+    # nas.AutoSnapshotPolicy retention_days: -1 (keep until the snapshot limit) or 1–65536 days
+    # (terraform-provider-alicloud@81c43b67 website/docs/r/nas_auto_snapshot_policy.html.markdown#L62).
+    snapshot_retention_days: int = Field(default=7, ge=-1, le=65536, description="Extreme NAS: days automatic snapshots are kept, 1–65536, or -1 to keep them until the snapshot limit.")
 
     @field_validator("snapshot_retention_days")
     @classmethod
     def _retention(cls, value: int) -> int:
         if value == 0:
-            raise ValueError("0 is not allowed: give 1–65535 days, or -1 to keep snapshots until the snapshot limit")
+            raise ValueError("0 is not allowed: give 1–65536 days, or -1 to keep snapshots until the snapshot limit")
         return value
 
     @model_validator(mode="after")

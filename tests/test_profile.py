@@ -369,8 +369,8 @@ def test_unknown_squash_value_lists_the_allowed_ones():
     assert p.path == "storage.nfs_squash" and "root_squash" in p.message and "no_squash" in p.message
 
 
-@pytest.mark.parametrize("days, ok", [(7, True), (-1, True), (65535, True), (0, False), (-2, False), (65536, False)])
-def test_snapshot_retention_is_1_to_65535_days_or_minus_1(days, ok):
+@pytest.mark.parametrize("days, ok", [(7, True), (-1, True), (65536, True), (0, False), (-2, False), (65537, False)])
+def test_snapshot_retention_is_1_to_65536_days_or_minus_1(days, ok):
     data = medical()
     data["storage"]["snapshot_retention_days"] = days
     if ok:
