@@ -193,6 +193,12 @@ def price_plan(resources: Iterable[Resource], catalog: Catalog, region: str, *, 
             if group is not None:
                 per_hour, known = _node_lines(out, group, int(group.inputs.get("minSize") or 0), inputs, _system_disk(inputs), catalog, region)
                 pools.append((group, per_hour, known))
+        elif kind == "ess.ScalingGroup" and inputs.get("launchTemplateId"):
+            # A group launched from a template: the nodes are the template's (type, system and data disks).
+            template = by_name.get(_ref(inputs.get("launchTemplateId")) or "")
+            if template is not None:
+                per_hour, known = _node_lines(out, r, int(inputs.get("minSize") or 0), template.inputs, template.inputs.get("systemDisk"), catalog, region)
+                pools.append((r, per_hour, known))
         elif kind == "nas.FileSystem":
             _file_system(out, r, catalog, region)
         elif kind == "oss.Bucket":

@@ -293,7 +293,7 @@ def preview(config: dict[str, str], *, catalog: Catalog, today: dt.date, program
         profile_name=profile.name,
         summary={**blueprint.summary(), **storage_summary(costs)},
         costs=costs,
-        notes=tuple(n for n in (profile.description or None, profile.alias_note, *_zone_notes(profile, outputs, catalog)) if n),
+        notes=tuple(n for n in (profile.description or None, profile.alias_note, *_zone_notes(profile, outputs, catalog), *blueprint.security_notes()) if n),
         resources=tuple(resources),
         outputs=outputs,
     )

@@ -18,6 +18,7 @@ from blueprints.profile_context import context_of
 from blueprints.profile_guardrails import Guardrails
 from blueprints.profile_schedule import OffHours
 from blueprints.profile_sections import Access, Bucket, Scratch, scratch_for
+from blueprints.profile_security import Security
 from blueprints.profile_strict import Strict
 
 if TYPE_CHECKING:
@@ -106,6 +107,20 @@ class Storage(Strict):
     zone: str | None = Field(default=None, description="Zone of the file system. Empty: the region's first zone in the catalog. Pin it in the stack config: it is fixed for the life of the data.")
     allow_unencrypted_cpfs: bool = Field(default=False, description="CPFS cannot be encrypted through the NAS API (encrypt_type supports standard and extreme only); set true to accept that.")
     recycle_bin_days: int = Field(default=7, ge=1, le=180, description="Days deleted files stay in the recycle bin (general-purpose NAS only), 1–180.")
+    nfs_squash: Literal["root_squash", "all_squash", "no_squash"] = Field(
+        default="root_squash",
+        description="NAS access rule user mapping: root_squash (root on a node is nobody on the share), all_squash, or no_squash (needs guardrails.skip AIT024 with a reason).",
+    )
+    # nas.AutoSnapshotPolicy retention_days: -1 (keep until the snapshot limit) or 1–65536 days
+    # (terraform-provider-alicloud@81c43b67 website/docs/r/nas_auto_snapshot_policy.html.markdown#L62).
+    snapshot_retention_days: int = Field(default=7, ge=-1, le=65536, description="Extreme NAS: days automatic snapshots are kept, 1–65536, or -1 to keep them until the snapshot limit.")
+
+    @field_validator("snapshot_retention_days")
+    @classmethod
+    def _retention(cls, value: int) -> int:
+        if value == 0:
+            raise ValueError("0 is not allowed: give 1–65536 days, or -1 to keep snapshots until the snapshot limit")
+        return value
 
     @model_validator(mode="after")
     def _tier_matches_kind(self, info: ValidationInfo) -> "Storage":
@@ -160,6 +175,8 @@ class Network(Strict):
         if value is None:
             return None
         net = _parse_cidr(value)
+        if net.version != 4:
+            raise ValueError(f"{value} must be an IPv4 CIDR; the security group rule's cidrIp takes IPv4 only")
         if net.prefixlen == 0:
             raise ValueError(f"{value} opens SSH to the whole internet; give your office or bastion range (e.g. 203.0.113.0/24), or leave it empty for no admin access")
         if net.num_addresses > 65536:
@@ -195,6 +212,15 @@ class ProfileBase(Strict):
     access: Access = Field(default_factory=Access, description="How people reach the nodes: Cloud Assistant, or an SSH login node.")
     tags: dict[str, str] = Field(default_factory=dict, description="Tags added to every taggable resource (at most 18; Alibaba Cloud's tag rules apply).")
     guardrails: Guardrails = Field(default_factory=Guardrails, description="Guardrails this stack skips on purpose, each with its reason (shown in every plan).")
+    security: Security = Field(default_factory=Security, description="Customer-managed KMS key, VPC flow log, ActionTrail and egress allow-list (all off by default).")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _yaml_skip_list(cls, data: object) -> object:
+        # YAML gives guardrails.skip as a list; strict mode takes only the tuple the model keeps.
+        if isinstance(data, dict) and isinstance(data.get("guardrails"), dict) and isinstance(data["guardrails"].get("skip"), list):
+            return {**data, "guardrails": {**data["guardrails"], "skip": tuple(data["guardrails"]["skip"])}}
+        return data
 
     @field_validator("name")
     @classmethod
@@ -235,6 +261,22 @@ class ProfileBase(Strict):
         if self.storage.zone is not None and self.storage.zone not in known:
             raise FieldError("storage.zone", self.storage.zone, f"is not a zone of region {self.region}; allowed: {join_allowed(known)}")
         return self
+
+    @model_validator(mode="after")
+    def _squash_skipped(self) -> "ProfileBase":
+        # no_squash makes root on any VPC host root on the share: only with the guardrail skipped, and why.
+        if self.storage.nfs_squash == "no_squash" and not self.skips_rule("AIT024"):
+            raise FieldError(
+                "storage.nfs_squash",
+                "no_squash",
+                "lets root on any host in the VPC act as root on the share; allowed: root_squash, all_squash, "
+                "or no_squash together with guardrails.skip: [{rule: AIT024, reason: ...}]",
+            )
+        return self
+
+    def skips_rule(self, rule: str) -> bool:
+        """Whether ``guardrails.skip`` turns ``rule`` off (with a reason, which the skip itself requires)."""
+        return any(s.rule == rule for s in self.guardrails.skip)
 
     @model_validator(mode="after")
     def _login_node(self, info: ValidationInfo) -> "ProfileBase":

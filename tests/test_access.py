@@ -67,3 +67,21 @@ def test_outputs():
     assert component.type == "aitrain:access:LoginNode"
     assert component.registered_outputs == ("instance_id", "private_ip", "public_ip", "security_group_id")
     assert all(r.parent == "med-login" for r in stack.resources if r.custom)
+
+
+def test_login_eip_has_deletion_protection_and_disk_takes_the_kms_key():
+    key = "key-hzz630494463ejqjx0001"
+    resources = record_program(lambda: LoginNode("med-login", args(kms_key_id=key)), zones=["cn-shanghai-a"])
+    assert one(resources, "ecs.EipAddress").inputs["deletionProtection"] is True
+    instance = one(resources, "ecs.Instance")
+    assert instance.inputs["systemDiskEncrypted"] is True and instance.inputs["systemDiskKmsKeyId"] == key
+
+
+def test_account_trail_covers_all_regions_and_events():
+    from blueprints.components.audit import AccountTrail, AccountTrailArgs
+
+    arn = "acs:log:cn-shanghai:1234567890:project/audit-logs"
+    resources = record_program(lambda: AccountTrail("med-audit", AccountTrailArgs("aitrain-trail", sls_project_arn=arn)), zones=["cn-shanghai-a"])
+    trail = one(resources, "actiontrail.Trail")
+    assert trail.parent == "med-audit"
+    assert trail.inputs == {"eventRw": "All", "slsProjectArn": arn, "status": "Enable", "trailName": "aitrain-trail", "trailRegion": "All"}

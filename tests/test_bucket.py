@@ -127,3 +127,30 @@ def test_attachment_lives_with_compute_so_parking_compute_removes_only_it():
     # Without compute (parked), the bucket and its policy are still all there, and nothing else changed.
     parked = record_program(lambda: DataBucket("med-data", args()), zones=ZONES)
     assert {(r.name, r.short_type) for r in parked} == {(r.name, r.short_type) for r in resources if r.parent == "med-data" or r.name == "med-data"}
+
+
+def test_managed_bucket_accepts_only_tls_1_2_and_1_3():
+    resources = record_program(lambda: DataBucket("med-data", args()), zones=ZONES)
+    tls = one(resources, "oss.BucketHttpsConfig")
+    assert tls.name == "med-data-tls" and tls.parent == "med-data"
+    assert tls.inputs == {"bucket": "med-train-data", "enable": True, "tlsVersions": ["TLSv1.2", "TLSv1.3"]}
+
+
+def test_bucket_encryption_uses_the_customer_kms_key_when_given():
+    key = "key-hzz630494463ejqjx0001"
+    sse = one(record_program(lambda: DataBucket("med-data", args(kms_key_id=key)), zones=ZONES), "oss.BucketServerSideEncryption")
+    assert (sse.inputs["sseAlgorithm"], sse.inputs["kmsMasterKeyId"]) == ("KMS", key)
+    default = one(record_program(lambda: DataBucket("med-data", args()), zones=ZONES), "oss.BucketServerSideEncryption")
+    assert default.inputs["sseAlgorithm"] == "AES256" and "kmsMasterKeyId" not in default.inputs
+
+
+def test_adopted_bucket_gets_no_tls_config():
+    resources = record_program(lambda: DataBucket("med-data", args(existing=True)), zones=ZONES)
+    assert not by_type(resources, "oss.BucketHttpsConfig")
+
+
+def test_bucket_names_do_not_change_with_a_kms_key():
+    def names(**extra):
+        return sorted((r.type, r.name) for r in record_program(lambda: DataBucket("med-data", args(**extra)), zones=ZONES))
+
+    assert names() == names(kms_key_id="key-hzz630494463ejqjx0001")

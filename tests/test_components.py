@@ -173,8 +173,10 @@ def test_autoscaling_pool_alarms_thresholds_and_schedule():
     assert (group.inputs["minSize"], group.inputs["maxSize"], group.inputs["desiredCapacity"]) == (1, 8, 2)
     assert group.inputs["vswitchIds"] == ["vsw-a", "vsw-b"] and group.inputs["groupDeletionProtection"] is True
     assert group.ignore_changes == ("desiredCapacity",)
-    (config,) = by_type(resources, "ess.ScalingConfiguration")
-    assert config.inputs["systemDiskEncrypted"] is True and config.inputs["internetMaxBandwidthOut"] == 0
+    assert not by_type(resources, "ess.ScalingConfiguration")
+    (template,) = by_type(resources, "ecs.EcsLaunchTemplate")
+    assert template.inputs["systemDisk"]["encrypted"] is True and template.inputs["internetMaxBandwidthOut"] == 0
+    assert group.inputs["launchTemplateId"] == "${pool-template.id}"
     rules = {r.name: r.inputs for r in by_type(resources, "ess.ScalingRule")}
     assert rules["pool-scale-out"]["adjustmentValue"] == 1 and rules["pool-scale-in"]["adjustmentValue"] == -1
     alarms = {r.name: r.inputs for r in by_type(resources, "ess.Alarm")}
@@ -218,3 +220,129 @@ def test_network_outputs_resolve_under_mocks(offline_mocks):
         assert sg_id == "${net-sg.id}"
 
     return pulumi.Output.all(network.vpc_id, pulumi.Output.all(*network.vswitch_ids), network.security_group_id).apply(check)
+
+
+# --- secure defaults (issue 9) ---
+
+
+def test_nat_gateway_and_its_eip_have_deletion_protection():
+    resources = record_program(lambda: TrainingNetwork("net", network_args()), zones=ZONES)
+    (nat,) = by_type(resources, "vpc.NatGateway")
+    (eip,) = by_type(resources, "ecs.EipAddress")
+    assert nat.inputs["deletionProtection"] is True and eip.inputs["deletionProtection"] is True
+
+
+def test_network_without_security_options_has_no_egress_rules_and_no_flow_log():
+    resources = record_program(lambda: TrainingNetwork("net", network_args()), zones=ZONES)
+    assert not [r for r in by_type(resources, "ecs.SecurityGroupRule") if r.inputs["type"] == "egress"]
+    assert not by_type(resources, "vpc.FlowLog")
+
+
+def test_egress_allow_list_accepts_vpc_services_and_entries_then_drops_the_rest():
+    from blueprints.components.network import ALIBABA_SERVICE_CIDR, EgressAllow
+
+    allow = (EgressAllow("203.0.113.0/24", "443/443", "registry"),)
+    resources = record_program(lambda: TrainingNetwork("net", network_args(egress_allow=allow)), zones=ZONES)
+    egress = {r.name: r.inputs for r in by_type(resources, "ecs.SecurityGroupRule") if r.inputs["type"] == "egress"}
+    assert set(egress) == {"net-sg-egress-vpc", "net-sg-egress-alibaba-services", "net-sg-egress-allow-0", "net-sg-egress-drop-all"}
+    assert ALIBABA_SERVICE_CIDR == "100.64.0.0/10"
+    assert (egress["net-sg-egress-vpc"]["cidrIp"], egress["net-sg-egress-vpc"]["policy"]) == ("10.0.0.0/16", "accept")
+    assert (egress["net-sg-egress-alibaba-services"]["cidrIp"], egress["net-sg-egress-alibaba-services"]["ipProtocol"]) == ("100.64.0.0/10", "all")
+    entry = egress["net-sg-egress-allow-0"]
+    assert (entry["cidrIp"], entry["ipProtocol"], entry["portRange"], entry["policy"], entry["description"]) == ("203.0.113.0/24", "tcp", "443/443", "accept", "registry")
+    drop = egress["net-sg-egress-drop-all"]
+    assert (drop["cidrIp"], drop["ipProtocol"], drop["portRange"], drop["policy"]) == ("0.0.0.0/0", "all", "-1/-1", "drop")
+    # The drop comes after every accept (priority 1 is evaluated first, 100 last).
+    assert drop["priority"] == 100 and all(r["priority"] < drop["priority"] for n, r in egress.items() if n != "net-sg-egress-drop-all")
+
+
+def test_flow_log_captures_all_traffic_of_the_vpc():
+    resources = record_program(lambda: TrainingNetwork("net", network_args(flow_log=("audit-logs", "vpc_flow"))), zones=ZONES)
+    (flow,) = by_type(resources, "vpc.FlowLog")
+    assert flow.inputs["resourceType"] == "VPC" and flow.inputs["resourceId"] == "${net-vpc.id}" and flow.inputs["trafficType"] == "All"
+    assert (flow.inputs["projectName"], flow.inputs["logStoreName"]) == ("audit-logs", "vpc_flow")
+
+
+@pytest.mark.parametrize("squash", ["root_squash", "all_squash", "no_squash"])
+def test_nas_access_rule_takes_the_profiles_squash(squash):
+    resources = record_program(lambda: SharedStorage("data", storage_args("nas", "Performance", nfs_squash=squash)), zones=ZONES)
+    (rule,) = by_type(resources, "nas.AccessRule")
+    assert rule.inputs["userAccessType"] == squash
+
+
+def test_nas_access_rule_squashes_root_by_default():
+    resources = record_program(lambda: SharedStorage("data", storage_args("extreme_nas", "advance")), zones=ZONES)
+    (rule,) = by_type(resources, "nas.AccessRule")
+    assert rule.inputs["userAccessType"] == "root_squash"
+
+
+def test_extreme_nas_gets_a_daily_snapshot_policy_and_other_kinds_none():
+    resources = record_program(lambda: SharedStorage("data", storage_args("extreme_nas", "advance", snapshot_retention_days=30)), zones=ZONES)
+    (policy,) = by_type(resources, "nas.AutoSnapshotPolicy")
+    assert policy.name == "data-snapshots" and policy.parent == "data"
+    assert policy.inputs == {
+        "autoSnapshotPolicyName": "data-daily", "fileSystemType": "extreme", "retentionDays": 30,
+        "repeatWeekdays": ["1", "2", "3", "4", "5", "6", "7"], "timePoints": ["2"],
+    }
+    nas = record_program(lambda: SharedStorage("data", storage_args("nas", "Performance")), zones=ZONES)
+    assert not by_type(nas, "nas.AutoSnapshotPolicy")
+
+
+def test_customer_kms_key_goes_to_extreme_nas_but_not_general_purpose_nas():
+    key = "key-hzz630494463ejqjx0001"
+    extreme = record_program(lambda: SharedStorage("data", storage_args("extreme_nas", "advance", kms_key_id=key)), zones=ZONES)
+    (fs,) = by_type(extreme, "nas.FileSystem")
+    assert fs.inputs["encryptType"] == 2 and fs.inputs["kmsKeyId"] == key
+    nas = record_program(lambda: SharedStorage("data", storage_args("nas", "Performance", kms_key_id=key)), zones=ZONES)
+    (fs,) = by_type(nas, "nas.FileSystem")
+    # General-purpose NAS takes only the NAS-managed key (encrypt_type 2 is extreme-only).
+    assert fs.inputs["encryptType"] == 1 and "kmsKeyId" not in fs.inputs
+
+
+def test_storage_names_do_not_change_with_security_options():
+    def names(**extra):
+        return sorted((r.type, r.name) for r in record_program(lambda: SharedStorage("data", storage_args("extreme_nas", "advance", **extra)), zones=ZONES) if r.short_type != "nas.AutoSnapshotPolicy")
+
+    assert names() == names(kms_key_id="key-hzz630494463ejqjx0001", nfs_squash="all_squash", snapshot_retention_days=-1)
+
+
+def test_pool_launch_template_is_imdsv2_encrypted_private_with_role_and_scratch():
+    resources = record_program(lambda: AutoscalingGpuPool("pool", pool_args(node=node(scratch_disk_gib=3000, spot=True))), zones=ZONES)
+    (template,) = by_type(resources, "ecs.EcsLaunchTemplate")
+    inputs = template.inputs
+    assert inputs["httpTokens"] == "required" and inputs["internetMaxBandwidthOut"] == 0
+    assert inputs["ramRoleName"] == "pool-node" and inputs["securityGroupIds"] == ["sg-test"]
+    assert inputs["spotStrategy"] == "SpotAsPriceGo" and base64.b64decode(inputs["userData"]).decode() == "#cloud-config\n"
+    assert inputs["systemDisk"]["encrypted"] is True and "kmsKeyId" not in inputs["systemDisk"]
+    (disk,) = inputs["dataDisks"]
+    assert (disk["encrypted"], disk["name"], disk["size"], disk["deleteWithInstance"]) == (True, "aitrain-scratch", 3000, True)
+    (group,) = by_type(resources, "ess.ScalingGroup")
+    assert (group.inputs["launchTemplateId"], group.inputs["launchTemplateVersion"]) == ("${pool-template.id}", "Latest")
+    assert not by_type(resources, "ess.ScalingConfiguration")
+
+
+def test_pool_disks_use_the_customer_kms_key():
+    key = "key-hzz630494463ejqjx0001"
+    resources = record_program(lambda: AutoscalingGpuPool("pool", pool_args(node=node(scratch_disk_gib=3000, kms_key_id=key))), zones=ZONES)
+    (template,) = by_type(resources, "ecs.EcsLaunchTemplate")
+    assert template.inputs["systemDisk"]["kmsKeyId"] == key and template.inputs["dataDisks"][0]["kmsKeyId"] == key
+
+
+def test_erdma_pool_keeps_the_eri_scaling_configuration_and_no_template():
+    resources = record_program(lambda: AutoscalingGpuPool("pool", pool_args(node=node(eri=True), erdma_pool=True)), zones=ZONES)
+    assert not by_type(resources, "ecs.EcsLaunchTemplate")
+    (config,) = by_type(resources, "ess.ScalingConfiguration")
+    assert config.inputs["networkInterfaces"][0]["networkInterfaceTrafficMode"] == "HighPerformance"
+    assert config.inputs["systemDiskEncrypted"] is True and config.inputs["internetMaxBandwidthOut"] == 0
+    (group,) = by_type(resources, "ess.ScalingGroup")
+    assert "launchTemplateId" not in group.inputs
+    assert all(r.depends_on == ("pool-config",) for r in by_type(resources, "ess.ScalingRule"))
+
+
+def test_fixed_cluster_disks_use_the_customer_kms_key():
+    key = "key-hzz630494463ejqjx0001"
+    resources = record_program(lambda: GpuCluster("gpu", GpuClusterArgs(node=node(scratch_disk_gib=3000, kms_key_id=key), nodes=2, zone_id="cn-shanghai-a", vswitch_id="vsw-1")), zones=ZONES)
+    (template,) = by_type(resources, "ecs.EcsLaunchTemplate")
+    assert template.inputs["systemDisk"]["kmsKeyId"] == key
+    (instance_set,) = by_type(resources, "ecs.EcsInstanceSet")
+    assert instance_set.inputs["dataDisks"][0]["kmsKeyId"] == key

@@ -42,11 +42,11 @@ def test_fixed_cluster_depends_on_edges(medical_plan):
 
 def test_autoscaling_pool_depends_on_edges(autoscaling_plan):
     pool, net = "autoscaling-training-pool", "autoscaling-training-network"
-    config = f"{pool}-config"
+    config = f"{pool}-template"
     assert edges(autoscaling_plan) == {
         # SNAT entries need the EIP bound to the NAT gateway first.
         *((f"{net}-snat-cn-shanghai-{z}", f"{net}-nat-eip-association") for z in "abc"),
-        # ESS refuses rules and scheduled tasks on a group without an active scaling configuration.
+        # ESS refuses rules and scheduled tasks on a group with nothing to launch from (here its launch template).
         (f"{pool}-scale-in", config),
         (f"{pool}-scale-out", config),
         (f"{pool}-sleep", config),
@@ -63,7 +63,7 @@ def test_every_edge_points_at_a_resource_of_the_plan(medical_plan, autoscaling_p
 def test_graph_fields_are_in_the_json(autoscaling_plan):
     data = json.loads(autoscaling_plan.to_json())
     by_name = {r["name"]: r for r in data["resources"]}
-    assert by_name["autoscaling-training-pool-wake"]["depends_on"] == ["autoscaling-training-pool-config"]
+    assert by_name["autoscaling-training-pool-wake"]["depends_on"] == ["autoscaling-training-pool-template"]
     assert by_name["autoscaling-training-pool"]["registered_outputs"] == ["role_name", "scaling_group_id"]
     assert all(isinstance(r["depends_on"], list) and isinstance(r["registered_outputs"], list) for r in data["resources"])
 

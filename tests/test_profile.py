@@ -13,6 +13,7 @@ from blueprints.architectures.autoscaling_pool import AutoscalingProfile
 from blueprints.architectures.fixed_cluster import FixedClusterProfile
 from blueprints.catalog import load_catalog
 from blueprints.errors import UserInputError
+from blueprints.guardrails import rule_ids
 from blueprints.stackconfig import load_preset, parse_overrides, resolve, with_cli_inputs
 
 CATALOG = load_catalog()
@@ -328,3 +329,132 @@ def test_error_message_is_one_block_listing_each_problem():
     assert text.startswith("error: invalid profile (")
     assert "  - compute.nodes = -1:" in text and "storage.kind = 's3':" in text
     assert "Traceback" not in text
+
+
+# --- security section and secure-default switches (issue 9) ---
+
+SKIP_AIT008 = {"rule": "AIT008", "reason": "eRDMA between pool nodes needs the ERI scaling configuration"}
+SKIP_AIT024 = {"rule": "AIT024", "reason": "a legacy tool chowns files as root on the share"}
+
+
+def test_ipv6_admin_cidr_is_refused_with_the_field_named():
+    data = medical()
+    data["network"]["admin_cidr"] = "2001:db8::/64"
+    (p,) = problems(data)
+    assert p.path == "network.admin_cidr" and p.value == "2001:db8::/64"
+    assert "must be an IPv4 CIDR; the security group rule's cidrIp takes IPv4 only" in p.message
+
+
+def test_storage_squashes_root_by_default_and_no_squash_needs_a_reasoned_skip():
+    assert parse_profile(medical()).storage.nfs_squash == "root_squash"
+    data = medical()
+    data["storage"]["nfs_squash"] = "no_squash"
+    (p,) = problems(data)
+    assert p.path == "storage.nfs_squash" and p.value == "no_squash"
+    assert "allowed: root_squash, all_squash" in p.message and "AIT024" in p.message
+
+
+@pytest.mark.skipif("AIT024" not in rule_ids(), reason="AIT024 is registered by the RULES-DATA branch")
+def test_no_squash_with_a_reasoned_skip_of_ait024_is_kept():
+    data = medical()
+    data["storage"]["nfs_squash"] = "no_squash"
+    data["guardrails"] = {"skip": [SKIP_AIT024]}
+    assert parse_profile(data).storage.nfs_squash == "no_squash"
+
+
+def test_unknown_squash_value_lists_the_allowed_ones():
+    data = medical()
+    data["storage"]["nfs_squash"] = "squash_everything"
+    (p,) = problems(data)
+    assert p.path == "storage.nfs_squash" and "root_squash" in p.message and "no_squash" in p.message
+
+
+@pytest.mark.parametrize("days, ok", [(7, True), (-1, True), (65536, True), (0, False), (-2, False), (65537, False)])
+def test_snapshot_retention_is_1_to_65536_days_or_minus_1(days, ok):
+    data = medical()
+    data["storage"]["snapshot_retention_days"] = days
+    if ok:
+        assert parse_profile(data).storage.snapshot_retention_days == days
+    else:
+        (p,) = problems(data)
+        assert p.path == "storage.snapshot_retention_days" and p.value == days
+
+
+def test_erdma_pool_is_refused_without_skipping_imdsv2_and_kept_with_it():
+    data = autoscaling()
+    data["compute"]["erdma_pool"] = True
+    (p,) = problems(data)
+    assert p.path == "compute.erdma_pool" and p.value is True
+    assert "AIT008" in p.message and "cannot require IMDSv2" in p.message and "allowed: false" in p.message
+    data["guardrails"] = {"skip": [SKIP_AIT008]}
+    assert parse_profile(data).compute.erdma_pool is True
+
+
+@pytest.mark.parametrize("key", ["key-hzz630494463ejqjx0001", "05754286-3ba2-4fa6-8d41-4323aca60001"])
+def test_kms_key_id_takes_both_documented_forms(key):
+    data = medical()
+    data["security"] = {"kms_key_id": key}
+    assert parse_profile(data).security.kms_key_id == key
+
+
+@pytest.mark.parametrize("key", ["alias/my-key", "key-", "KEY-HZZ630494463EJQJX", "acs:kms:cn-shanghai:123:key/key-abc12345"])
+def test_other_kms_key_ids_are_refused_with_the_allowed_forms(key):
+    data = medical()
+    data["security"] = {"kms_key_id": key}
+    (p,) = problems(data)
+    assert p.path == "security.kms_key_id" and p.value == key and "key-<8–64 lowercase letters or digits>" in p.message and "UUID" in p.message
+
+
+def test_flow_log_needs_project_and_logstore_with_sls_names():
+    data = medical()
+    data["security"] = {"flow_log": {"project": "audit-logs"}}
+    (p,) = problems(data)
+    assert p.path == "security.flow_log.logstore"
+    data["security"] = {"flow_log": {"project": "Audit_Logs", "logstore": "vpc_flow"}}
+    (p,) = problems(data)
+    assert p.path == "security.flow_log.project" and "lowercase letters, digits or hyphens" in p.message
+    data["security"] = {"flow_log": {"project": "audit-logs", "logstore": "vpc_flow"}}
+    assert parse_profile(data).security.flow_log.logstore == "vpc_flow"
+
+
+def test_actiontrail_needs_a_destination_and_real_arns():
+    data = medical()
+    data["security"] = {"actiontrail": {}}
+    (p,) = problems(data)
+    assert p.path == "security.actiontrail" and "sls_project_arn" in p.message and "oss_bucket" in p.message
+    data["security"] = {"actiontrail": {"sls_project_arn": "audit-logs"}}
+    (p,) = problems(data)
+    assert p.path == "security.actiontrail.sls_project_arn" and "acs:log:<region>:<account id>:project/<project name>" in p.message
+    data["security"] = {"actiontrail": {"sls_project_arn": "acs:log:cn-shanghai:1234567890:project/audit-logs"}}
+    assert parse_profile(data).security.actiontrail.name == "aitrain-trail"
+
+
+@pytest.mark.parametrize(
+    "entry, path, text",
+    [
+        ({"cidr": "2001:db8::/32"}, "security.egress.allow[0].cidr", "must be an IPv4 CIDR"),
+        ({"cidr": "203.0.113.7/24"}, "security.egress.allow[0].cidr", "not a valid CIDR"),
+        ({"cidr": "203.0.113.0/24", "ports": "0"}, "security.egress.allow[0].ports", "outside 1–65535"),
+        ({"cidr": "203.0.113.0/24", "ports": "9000/8000"}, "security.egress.allow[0].ports", "low > high"),
+        ({"cidr": "203.0.113.0/24", "ports": "https"}, "security.egress.allow[0].ports", "write 443 or 8000/8100"),
+    ],
+)
+def test_egress_entries_are_ipv4_cidrs_and_tcp_ports(entry, path, text):
+    data = medical()
+    data["security"] = {"egress": {"allow": [entry]}}
+    (p,) = problems(data)
+    assert p.path == path and text in p.message
+
+
+def test_egress_ports_are_normalised_to_the_security_group_form():
+    data = medical()
+    data["security"] = {"egress": {"allow": [{"cidr": "203.0.113.0/24", "ports": "8443"}]}}
+    (rule,) = parse_profile(data).security.egress.allow
+    assert rule.ports == "8443/8443"
+
+
+def test_medical_imaging_preset_turns_the_egress_allow_list_on_and_leaves_account_resources_off():
+    security = parse_profile(medical()).security
+    assert security.egress is not None and [(r.cidr, r.ports) for r in security.egress.allow] == [("0.0.0.0/0", "443/443")]
+    assert security.kms_key_id is None and security.flow_log is None and security.actiontrail is None
+    assert parse_profile(autoscaling()).security.egress is None

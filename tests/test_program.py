@@ -132,8 +132,8 @@ def test_node_cloud_init_mounts_the_shared_storage_at_one_path(medical_plan, aut
     (mount,) = cloud_init["mounts"]
     assert mount[0] == "${medical-imaging-storage-mount-target.mountTargetDomain}:/share"  # Extreme NAS export
     assert mount[1] == "/mnt/shared" and mount[2] == "nfs" and "vers=3" in mount[3]
-    (config,) = autoscaling_plan.find("ess.ScalingConfiguration")
-    pool_init = yaml.safe_load(base64.b64decode(config.inputs["userData"]))
+    (pool_template,) = autoscaling_plan.find("ecs.EcsLaunchTemplate")
+    pool_init = yaml.safe_load(base64.b64decode(pool_template.inputs["userData"]))
     assert pool_init["mounts"][0][:2] == ["${autoscaling-training-storage-mount-target.mountTargetDomain}:/", "/mnt/shared"]
     # The NFS client for the shared storage, xfsprogs to format the scratch disk, python3-venv for PyTorch's venv.
     assert pool_init["packages"] == ["nfs-common", "xfsprogs", "python3-venv"] and pool_init["package_update"] is True

@@ -72,7 +72,7 @@ def test_the_node_role_gets_a_policy_on_this_bucket_alone(preset_plan):
 def test_every_preset_has_encrypted_scratch_of_the_articles_ratio(preset_plan):
     _, plan = preset_plan
     node = node_resource(plan)
-    if node.short_type == "ecs.EcsLaunchTemplate":
+    if plan.find("ecs.EcsInstanceSet"):
         (disk,) = plan.find("ecs.EcsInstanceSet")[0].inputs["dataDisks"]
         size = disk["diskSize"]
     else:
@@ -128,11 +128,28 @@ def test_an_erdma_fixed_cluster_gets_an_eri_on_every_node():
 
 
 def test_an_erdma_pool_asks_for_an_eri_in_its_scaling_configuration():
-    plan = offline_plan("autoscaling-training", overrides={"compute.instance_type": ERI_POOL, "compute.scratch_gib": 768})
+    plan = offline_plan(
+        "autoscaling-training",
+        profile={"guardrails": {"skip": [{"rule": "AIT008", "reason": "eRDMA needs the ERI scaling configuration"}]}},
+        overrides={"compute.instance_type": ERI_POOL, "compute.scratch_gib": 768, "compute.erdma_pool": True},
+    )
     (config,) = plan.find("ess.ScalingConfiguration")
     (nic,) = config.inputs["networkInterfaces"]
     assert nic["networkInterfaceTrafficMode"] == "HighPerformance" and nic["instanceType"] == "Primary"
     assert "securityGroupId" not in config.inputs  # the API refuses both
+    assert not plan.find("ecs.EcsLaunchTemplate") and "launchTemplateId" not in plan.find("ess.ScalingGroup")[0].inputs
+    assert plan.summary["fabric"].startswith("eRDMA") and any("compute.erdma_pool is true" in n for n in plan.notes)
+    assert_guardrails(plan, skip=("AIT008",))
+
+
+def test_an_erdma_type_in_a_pool_defaults_to_the_imdsv2_launch_template_over_tcp():
+    plan = offline_plan("autoscaling-training", overrides={"compute.instance_type": ERI_POOL, "compute.scratch_gib": 768})
+    assert not plan.find("ess.ScalingConfiguration")
+    (template,) = plan.find("ecs.EcsLaunchTemplate")
+    assert template.inputs["httpTokens"] == "required" and "networkInterfaces" not in template.inputs
+    assert plan.summary["fabric"].startswith("TCP")
+    assert any("this pool uses the launch template (IMDSv2 required), so NCCL runs over TCP" in n for n in plan.notes)
+    assert "NCCL_IB_DISABLE=1" in files(user_data(plan))["/etc/aitrain/nccl.env"]
     assert_guardrails(plan)
 
 

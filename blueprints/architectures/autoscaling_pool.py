@@ -12,6 +12,7 @@ from blueprints.components.network import TrainingNetwork
 from blueprints.components.node import NodeSpec
 from blueprints.components.pool import AutoscalingGpuPool, AutoscalingGpuPoolArgs
 from blueprints.costing import CostContext
+from blueprints.errors import FieldError
 from blueprints.layout import off_hours_tasks
 from blueprints.profile import ESS_MAX_SIZE, ComputeBase, ProfileBase
 
@@ -31,6 +32,11 @@ class AutoscalingCompute(ComputeBase):
     scale_out_cpu_percent: float = Field(default=70.0, gt=0, lt=100, allow_inf_nan=False, description="Scale out by one node when average CpuUtilization (%) stays at or above this.")
     scale_in_gpu_percent: float = Field(default=40.0, gt=0, lt=100, allow_inf_nan=False, description="Scale in by one node when average GpuUtilizationAgent (%) stays below this.")
     allow_scale_out_outside_article_band: bool = Field(default=False, description="Permit scale_out_cpu_percent outside the 65–75 % band.")
+    erdma_pool: bool = Field(
+        default=False,
+        description="eRDMA types only: build the pool from an ESS scaling configuration with an ERI (eRDMA) instead of a launch template; "
+        "the configuration cannot require IMDSv2, so this needs guardrails.skip AIT008 with a reason.",
+    )
 
     @model_validator(mode="after")
     def _bounds(self) -> "AutoscalingCompute":
@@ -60,6 +66,19 @@ class AutoscalingProfile(ProfileBase):
     blueprint: Literal["autoscaling-pool"] = Field(description="Which blueprint builds this profile.")
     compute: AutoscalingCompute = Field(description="GPU node type and scaling bounds.")
 
+    @model_validator(mode="after")
+    def _erdma_pool_skips_imdsv2(self) -> "AutoscalingProfile":
+        # ess.ScalingConfiguration has no http_tokens (SDK 4.0.0; ready-to-train.md §6 "Launch template"), so the
+        # ERI path leaves IMDSv1 open: only with the IMDSv2 guardrail skipped on purpose.
+        if self.compute.erdma_pool and not self.skips_rule("AIT008"):
+            raise FieldError(
+                "compute.erdma_pool",
+                True,
+                "needs guardrails.skip: [{rule: AIT008, reason: ...}]: the scaling configuration that gives nodes an ERI cannot require IMDSv2; "
+                "allowed: false (launch template with IMDSv2, TCP between nodes), or true with that skip",
+            )
+        return self
+
 
 class AutoscalingPoolBlueprint(Blueprint):
     """Autoscaling pool: one GPU node type in an ESS group that grows with load and sleeps off-hours.
@@ -74,6 +93,26 @@ class AutoscalingPoolBlueprint(Blueprint):
     compute_unit = "pool"
     compute_zone_count = AUTOSCALING_ZONES
     park_refusal = "an autoscaling pool parks itself: set compute.min_nodes 0 (it scales in when GPUs idle) and cost.off_hours to sleep outside working hours"
+
+    @property
+    def fabric_link(self) -> str:
+        """eRDMA only when the profile opts into the ERI scaling configuration; the launch template path is TCP."""
+        link = self.instance.fabric_link
+        return "tcp" if link == "erdma" and not self.compute.erdma_pool else link
+
+    def security_notes(self) -> list[str]:
+        """The storage notes, and what the pool gives up for eRDMA (or IMDSv2)."""
+        notes = super().security_notes()
+        if self.instance.fabric_link == "erdma":
+            notes.append(
+                "eRDMA pool: an ERI needs an ESS scaling configuration, which cannot require IMDSv2 (no http_tokens in pulumi-alicloud 4.0.0); "
+                + (
+                    "compute.erdma_pool is true, so nodes get an ERI and IMDSv1 stays open (AIT008 skipped with the profile's reason)."
+                    if self.compute.erdma_pool
+                    else "this pool uses the launch template (IMDSv2 required), so NCCL runs over TCP; set compute.erdma_pool: true with guardrails.skip AIT008 to trade IMDSv2 for eRDMA."
+                )
+            )
+        return notes
 
     @property
     def compute(self) -> AutoscalingCompute:
@@ -147,6 +186,7 @@ class AutoscalingPoolBlueprint(Blueprint):
                 scale_out_cpu_percent=compute.scale_out_cpu_percent,
                 scale_in_gpu_percent=compute.scale_in_gpu_percent,
                 off_hours=schedule,
+                erdma_pool=compute.erdma_pool,
             ),
             opts=self.opts,
         )

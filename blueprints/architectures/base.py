@@ -11,9 +11,10 @@ import pulumi_alicloud as alicloud
 
 from blueprints.bootstrap import LAUNCHER_PATH, TORCH_VENV, BootSpec, Fabric, GpuSoftware, render_user_data
 from blueprints.components.access import LoginNode, LoginNodeArgs
+from blueprints.components.audit import AccountTrail, AccountTrailArgs
 from blueprints.components.base import SHARED_MOUNT_PATH
 from blueprints.components.bucket import DataBucket, DataBucketArgs
-from blueprints.components.network import TrainingNetwork, TrainingNetworkArgs
+from blueprints.components.network import EgressAllow, TrainingNetwork, TrainingNetworkArgs
 from blueprints.components.node import NodeSpec
 from blueprints.components.storage import SharedStorage, SharedStorageArgs
 from blueprints.launch import OUTPUTS_VERSION
@@ -109,6 +110,8 @@ class Blueprint(ABC):
                 # With a login node, SSH reaches training nodes only from it (rule added below), never from a range.
                 admin_cidr=None if p.access.login_node else p.network.admin_cidr,
                 tags=p.tags,
+                flow_log=(p.security.flow_log.project, p.security.flow_log.logstore) if p.security.flow_log else None,
+                egress_allow=tuple(EgressAllow(r.cidr, r.ports, r.description) for r in p.security.egress.allow) if p.security.egress else None,
             ),
             opts=self.opts,
         )
@@ -126,6 +129,9 @@ class Blueprint(ABC):
                 vswitch_id=network.vswitch_id(p.storage_zone),
                 vpc_cidr=p.network.vpc_cidr,
                 recycle_bin_days=p.storage.recycle_bin_days,
+                nfs_squash=p.storage.nfs_squash,
+                snapshot_retention_days=p.storage.snapshot_retention_days,
+                kms_key_id=p.security.kms_key_id,
                 tags=p.tags,
             ),
             opts=self.opts,
@@ -133,9 +139,24 @@ class Blueprint(ABC):
         # Like the file system, the bucket depends on the profile's name, region and bucket section only.
         bucket = DataBucket(
             f"{p.name}-data",
-            DataBucketArgs(name=p.name, region=p.region, bucket=p.bucket_name, noncurrent_days=p.bucket.noncurrent_days, existing=p.bucket.existing, tags=p.tags),
+            DataBucketArgs(
+                name=p.name,
+                region=p.region,
+                bucket=p.bucket_name,
+                noncurrent_days=p.bucket.noncurrent_days,
+                existing=p.bucket.existing,
+                kms_key_id=p.security.kms_key_id,
+                tags=p.tags,
+            ),
             opts=self.opts,
         )
+        trail = p.security.actiontrail
+        if trail is not None:
+            AccountTrail(
+                f"{p.name}-audit",
+                AccountTrailArgs(trail.name, trail.sls_project_arn, trail.sls_write_role_arn, trail.oss_bucket, trail.oss_write_role_arn),
+                opts=self.opts,
+            )
         image = self.image()
         login = self.build_login_node(network, image.image_id)
         scratch = p.compute.scratch(self.catalog)
@@ -151,7 +172,7 @@ class Blueprint(ABC):
                     mount_options=storage.mount_options,
                     nfs_package=image.nfs_package,
                     gpu=self.gpu_software(),
-                    fabric=Fabric(self.instance.fabric_link),  # type: ignore[arg-type]  # FABRIC_LINKS
+                    fabric=Fabric(self.fabric_link),  # type: ignore[arg-type]  # FABRIC_LINKS
                     scratch_gib=scratch.gib,
                     scratch_local_nvme=scratch.local_nvme,
                     bucket=p.bucket_name,
@@ -168,7 +189,8 @@ class Blueprint(ABC):
             system_disk_performance_level=p.compute.system_disk_performance_level,
             scratch_disk_gib=scratch.cloud_disk_gib,
             scratch_performance_level=scratch.performance_level,
-            eri=self.instance.fabric_link == "erdma",
+            eri=self.fabric_link == "erdma",
+            kms_key_id=p.security.kms_key_id,
             bucket_policy_name=bucket.policy_name,
             spot=p.cost.spot,
             tags=p.tags,
@@ -191,6 +213,8 @@ class Blueprint(ABC):
             "nat_eip": network.nat_eip.ip_address,
             "launcher": LAUNCHER_PATH,
         }
+        if storage.snapshot_policy is not None:
+            outputs["snapshot_policy_id"] = storage.snapshot_policy.id
         if login is not None:
             outputs.update(login_node_public_ip=login.public_ip, login_node_private_ip=login.private_ip, login_node_instance_id=login.instance_id)
         outputs.update(self.build_compute(network, node))
@@ -211,6 +235,7 @@ class Blueprint(ABC):
                 vpc_id=network.vpc_id,
                 admin_cidr=p.network.admin_cidr,
                 key_pair_name=p.access.key_pair_name,
+                kms_key_id=p.security.kms_key_id,
                 tags=p.tags,
             ),
             opts=self.opts,
@@ -221,6 +246,17 @@ class Blueprint(ABC):
     @abstractmethod
     def build_compute(self, network: TrainingNetwork, node: NodeSpec) -> dict[str, object]:
         """Create the compute unit; return its outputs (the launch targets: node IDs and IPs, or a scaling group)."""
+
+    @property
+    def fabric_link(self) -> str:
+        """The link NCCL uses between this blueprint's nodes (the catalog's, unless the compute unit cannot build it)."""
+        return self.instance.fabric_link
+
+    def security_notes(self) -> list[str]:
+        """Plan notes on the safety choices this profile's storage implies (what the reviewer must do or accept)."""
+        from blueprints.profile_security import storage_notes
+
+        return storage_notes(self.profile)
 
     @property
     def compute_unit_name(self) -> str:
@@ -302,7 +338,7 @@ class Blueprint(ABC):
                     else "; no PyTorch installed (compute.install_pytorch false, or none in the catalog): bring your own torchrun"
                 )
             )
-        out["fabric"] = FABRIC_SUMMARY[instance.fabric_link]
+        out["fabric"] = FABRIC_SUMMARY[self.fabric_link]
         scratch = self.profile.compute.scratch(catalog)
         out["scratch_gib_per_node"] = scratch.gib
         out["scratch"] = (

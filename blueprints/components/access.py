@@ -30,6 +30,7 @@ class LoginNodeArgs:
     system_disk_gib: int = 40
     user_data: str | None = None
     key_pair_name: str | None = None
+    kms_key_id: str | None = None
     tags: dict[str, str] = field(default_factory=dict)
 
 
@@ -69,6 +70,7 @@ class LoginNode(pulumi.ComponentResource):
             system_disk_category="cloud_essd",
             system_disk_size=args.system_disk_gib,
             system_disk_encrypted=True,
+            system_disk_kms_key_id=args.kms_key_id,
             http_endpoint="enabled",
             http_tokens="required",
             key_name=args.key_pair_name,

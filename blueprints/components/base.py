@@ -89,13 +89,17 @@ def attached_eip(
     instance_type: str,
     tags: dict[str, str],
 ) -> tuple[alicloud.ecs.EipAddress, alicloud.ecs.EipAssociation]:
-    """A pay-by-traffic EIP (``<name>-eip``) bound to one instance or NAT gateway (``<name>-eip-association``)."""
+    """A pay-by-traffic EIP (``<name>-eip``) bound to one instance or NAT gateway (``<name>-eip-association``).
+
+    The address has deletion protection: releasing it would change the public IP that allow-lists elsewhere name.
+    """
     eip = alicloud.ecs.EipAddress(
         f"{name}-eip",
         address_name=address_name,
         bandwidth=bandwidth_mbps,
         internet_charge_type="PayByTraffic",
         payment_type="PayAsYouGo",
+        deletion_protection=True,
         tags=tags,
         opts=child(parent),
     )

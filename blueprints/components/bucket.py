@@ -14,9 +14,13 @@ from blueprints.components.base import child, stateful, with_tags
 # time to resume one (ready-to-train.md §3a, "Old checkpoint versions").
 ABORT_MULTIPART_DAYS = 7
 
-# OSS-managed keys: encryption at rest with nothing to rotate or pay for. A CMK would go in
+# OSS-managed keys: encryption at rest with nothing to rotate or pay for. With ``security.kms_key_id`` the key goes in
 # ``kms_master_key_id`` with ``sse_algorithm="KMS"`` (pulumi_alicloud 4.0.0 ``oss.BucketServerSideEncryption``).
 SSE_ALGORITHM = "AES256"
+SSE_ALGORITHM_KMS = "KMS"
+
+# TLS versions the bucket accepts (oss.BucketHttpsConfig ``tls_versions``): nothing older than TLS 1.2.
+TLS_VERSIONS = ("TLSv1.2", "TLSv1.3")
 
 
 @dataclass(frozen=True)
@@ -29,6 +33,8 @@ class DataBucketArgs:
     noncurrent_days: int
     checkpoint_prefix: str = "checkpoints/"
     existing: bool = False
+    # Customer-managed KMS key for server-side encryption (None: OSS-managed AES256).
+    kms_key_id: str | None = None
     tags: dict[str, str] = field(default_factory=dict)
 
 
@@ -37,8 +43,8 @@ class DataBucket(pulumi.ComponentResource):
 
     The bucket is split the way pulumi-alicloud 4.0.0 wants it (inline ``acl`` and ``policy`` on ``oss.Bucket``
     are deprecated since 1.220.0): ``oss.BucketAcl`` private, ``oss.BucketPublicAccessBlock``,
-    ``oss.BucketVersioning`` Enabled, ``oss.BucketServerSideEncryption`` AES256 and an HTTPS-only
-    ``oss.BucketPolicy``. Lifecycle rules have no resource of their own in 4.0.0, so they stay inline: noncurrent
+    ``oss.BucketVersioning`` Enabled, ``oss.BucketServerSideEncryption`` AES256 (or KMS with a customer key), an
+    HTTPS-only ``oss.BucketPolicy`` and ``oss.BucketHttpsConfig`` accepting TLS 1.2 and 1.3 only. Lifecycle rules have no resource of their own in 4.0.0, so they stay inline: noncurrent
     versions under the checkpoint prefix expire after ``noncurrent_days``, and multipart uploads left
     unfinished are aborted after ``ABORT_MULTIPART_DAYS``. The bucket is ``protect`` + ``retain_on_delete`` and
     never ``force_destroy``; every resource name derives from this component's name, so no change of compute
@@ -73,7 +79,14 @@ class DataBucket(pulumi.ComponentResource):
             # Versioning can be suspended but never turned off again (BucketVersioning docstring): the
             # lifecycle rule above is what bounds the cost of old checkpoint versions.
             alicloud.oss.BucketVersioning(f"{name}-versioning", bucket=bucket_name, status="Enabled", opts=child(self))
-            alicloud.oss.BucketServerSideEncryption(f"{name}-encryption", bucket=bucket_name, sse_algorithm=SSE_ALGORITHM, opts=child(self))
+            alicloud.oss.BucketServerSideEncryption(
+                f"{name}-encryption",
+                bucket=bucket_name,
+                sse_algorithm=SSE_ALGORITHM_KMS if args.kms_key_id else SSE_ALGORITHM,
+                kms_master_key_id=args.kms_key_id,
+                opts=child(self),
+            )
+            alicloud.oss.BucketHttpsConfig(f"{name}-tls", bucket=bucket_name, enable=True, tls_versions=list(TLS_VERSIONS), opts=child(self))
             alicloud.oss.BucketPolicy(f"{name}-https-only", bucket=bucket_name, policy=objectstore.https_only_policy(args.bucket), opts=child(self))
         else:
             self.bucket_resource = None

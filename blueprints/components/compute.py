@@ -81,6 +81,7 @@ class GpuCluster(pulumi.ComponentResource):
                 size=node.system_disk_gib,
                 performance_level=node.system_disk_performance_level,
                 encrypted=True,
+                kms_key_id=node.kms_key_id,
                 delete_with_instance=True,
             ),
             user_data=self.user_data,
@@ -91,7 +92,7 @@ class GpuCluster(pulumi.ComponentResource):
         # The instance set launches the nodes, so the scratch disk is asked for here (an instance set's data disks
         # are deleted with the instance: RunInstances' DataDisk.N.DeleteWithInstance defaults to true).
         scratch = (
-            [alicloud.ecs.EcsInstanceSetDataDiskArgs(disk_size=node.scratch_disk_gib, disk_category="cloud_essd", performance_level=node.scratch_performance_level, encrypted=True, disk_name=SCRATCH_DISK_NAME)]
+            [alicloud.ecs.EcsInstanceSetDataDiskArgs(disk_size=node.scratch_disk_gib, disk_category="cloud_essd", performance_level=node.scratch_performance_level, encrypted=True, kms_key_id=node.kms_key_id, disk_name=SCRATCH_DISK_NAME)]
             if node.scratch_disk_gib
             else None
         )
@@ -132,7 +133,7 @@ class GpuCluster(pulumi.ComponentResource):
     def _one_instance_per_node(self, name: str, args: GpuClusterArgs) -> tuple[pulumi.Output[list[str]], pulumi.Output[list[str]]]:
         node = args.node
         scratch = (
-            [alicloud.ecs.InstanceDataDiskArgs(size=node.scratch_disk_gib, category="cloud_essd", performance_level=node.scratch_performance_level, encrypted=True, delete_with_instance=True, name=SCRATCH_DISK_NAME)]
+            [alicloud.ecs.InstanceDataDiskArgs(size=node.scratch_disk_gib, category="cloud_essd", performance_level=node.scratch_performance_level, encrypted=True, kms_key_id=node.kms_key_id, delete_with_instance=True, name=SCRATCH_DISK_NAME)]
             if node.scratch_disk_gib
             else None
         )
@@ -158,6 +159,7 @@ class GpuCluster(pulumi.ComponentResource):
                     system_disk_size=node.system_disk_gib,
                     system_disk_performance_level=node.system_disk_performance_level,
                     system_disk_encrypted=True,
+                    system_disk_kms_key_id=node.kms_key_id,
                     data_disks=scratch,
                     user_data=self.user_data,
                     deletion_protection=False,

@@ -13,6 +13,24 @@ from blueprints.layout import choose_compute_zones, network_zones, vswitch_cidr
 # The NAT gateway's EIP bandwidth cap (Mbit/s) for outbound traffic (package mirrors, container registries).
 NAT_EIP_BANDWIDTH_MBPS = "200"
 
+# "100.64.0.0/10 is reserved for Alibaba Cloud services and is only applicable to private network access"
+# (https://www.alibabacloud.com/help/en/eip/product-overview/security-hardening-for-eip-associating-with-nic-in-cut-through-mode-accessing-100-64-100):
+# the metadata service (100.100.100.200), internal DNS, mirrors.cloud.aliyuncs.com and OSS internal endpoints.
+ALIBABA_SERVICE_CIDR = "100.64.0.0/10"
+
+# Security group rule priorities run 1 (first) to 100 (last) (pulumi_alicloud 4.0.0 ecs.SecurityGroupRule).
+EGRESS_ACCEPT_PRIORITY = 1
+EGRESS_DROP_PRIORITY = 100
+
+
+@dataclass(frozen=True)
+class EgressAllow:
+    """One allowed egress destination: TCP ``ports`` ('low/high') to ``cidr``."""
+
+    cidr: str
+    ports: str
+    description: str = ""
+
 
 @dataclass(frozen=True)
 class TrainingNetworkArgs:
@@ -28,6 +46,10 @@ class TrainingNetworkArgs:
     # SSH straight from this range to the nodes; None when nobody may (or when a login node is the only way in).
     admin_cidr: str | None = None
     tags: dict[str, str] = field(default_factory=dict)
+    # VPC flow log into an existing SLS (project, logstore); None: no flow log.
+    flow_log: tuple[str, str] | None = None
+    # Egress allow-list beyond the VPC and Alibaba Cloud's service range; None: egress unrestricted.
+    egress_allow: tuple[EgressAllow, ...] | None = None
 
 
 class TrainingNetwork(pulumi.ComponentResource):
@@ -101,6 +123,8 @@ class TrainingNetwork(pulumi.ComponentResource):
             description="all traffic between training nodes",
             opts=child(self),
         )
+        if args.egress_allow is not None:
+            self._egress_allow_list(name, args)
         if args.admin_cidr:
             ssh_ingress(self, f"{name}-sg-admin-ssh", self.security_group.id, "SSH from the configured admin range only", cidr_ip=args.admin_cidr)
 
@@ -113,6 +137,8 @@ class TrainingNetwork(pulumi.ComponentResource):
             nat_type="Enhanced",
             payment_type="PayAsYouGo",
             internet_charge_type="PayByLcu",
+            # Deleting the gateway cuts every node's egress mid-run; turning this off must be a deliberate step.
+            deletion_protection=True,
             tags=tags,
             opts=child(self),
         )
@@ -129,6 +155,23 @@ class TrainingNetwork(pulumi.ComponentResource):
                 opts=child(self, depends_on=[association]),
             )
 
+        self.flow_log = (
+            alicloud.vpc.FlowLog(
+                f"{name}-flow-log",
+                flow_log_name=f"{name}-vpc",
+                description="aitrain: all traffic of the training VPC",
+                resource_type="VPC",
+                resource_id=self.vpc.id,
+                traffic_type="All",
+                project_name=args.flow_log[0],
+                log_store_name=args.flow_log[1],
+                tags=tags,
+                opts=child(self),
+            )
+            if args.flow_log is not None
+            else None
+        )
+
         self.vpc_id = self.vpc.id
         self.vswitch_ids = [v.id for v in self.vswitches.values()]
         self.security_group_id = self.security_group.id
@@ -140,6 +183,41 @@ class TrainingNetwork(pulumi.ComponentResource):
                 "zone_ids": self.zone_ids,
                 "compute_zone_ids": self.compute_zone_ids,
             }
+        )
+
+    def _egress_allow_list(self, name: str, args: TrainingNetworkArgs) -> None:
+        """Egress accepts (VPC, Alibaba Cloud services, the profile's entries) and, last, a drop of everything else."""
+        accepts = [
+            ("vpc", "all", "-1/-1", args.vpc_cidr, "the training VPC (nodes, NAS mount targets)"),
+            ("alibaba-services", "all", "-1/-1", ALIBABA_SERVICE_CIDR, "Alibaba Cloud services: metadata, DNS, mirrors, OSS internal"),
+        ]
+        accepts += [(f"allow-{i}", "tcp", rule.ports, rule.cidr, rule.description or f"allow-list entry {i}") for i, rule in enumerate(args.egress_allow or ())]
+        for suffix, protocol, ports, cidr, description in accepts:
+            alicloud.ecs.SecurityGroupRule(
+                f"{name}-sg-egress-{suffix}",
+                type="egress",
+                ip_protocol=protocol,
+                port_range=ports,
+                nic_type="intranet",
+                policy="accept",
+                priority=EGRESS_ACCEPT_PRIORITY,
+                security_group_id=self.security_group.id,
+                cidr_ip=cidr,
+                description=description,
+                opts=child(self),
+            )
+        alicloud.ecs.SecurityGroupRule(
+            f"{name}-sg-egress-drop-all",
+            type="egress",
+            ip_protocol="all",
+            port_range="-1/-1",
+            nic_type="intranet",
+            policy="drop",
+            priority=EGRESS_DROP_PRIORITY,
+            security_group_id=self.security_group.id,
+            cidr_ip="0.0.0.0/0",
+            description="egress allow-list: everything not accepted above is dropped",
+            opts=child(self),
         )
 
     def admit_ssh_from(self, security_group_id: pulumi.Input[str]) -> alicloud.ecs.SecurityGroupRule:

@@ -35,6 +35,8 @@ class NodeSpec:
     # the attachment, never the bucket or the policy.
     bucket_policy_name: pulumi.Input[str] | None = None
     spot: bool = False
+    # Customer-managed KMS key for every disk (None: the service-managed key).
+    kms_key_id: str | None = None
     tags: dict[str, str] = field(default_factory=dict)
 
     @property

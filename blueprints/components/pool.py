@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_alicloud as alicloud
@@ -15,6 +16,9 @@ from blueprints.layout import RecurringTask
 ALARM_PERIOD_SECONDS = 300
 ALARM_EVALUATIONS = 3
 SCALING_COOLDOWN_SECONDS = 300
+
+# The group follows the template's newest version, so a changed template (image, user data) reaches new nodes.
+LAUNCH_TEMPLATE_VERSION = "Latest"
 
 
 @dataclass(frozen=True)
@@ -29,6 +33,8 @@ class AutoscalingGpuPoolArgs:
     scale_out_cpu_percent: float
     scale_in_gpu_percent: float
     off_hours: tuple[RecurringTask, RecurringTask] | None = None  # (wake, sleep)
+    # eRDMA on purpose: launch from a scaling configuration with an ERI (no IMDSv2) instead of the launch template.
+    erdma_pool: bool = False
 
 
 class AutoscalingGpuPool(pulumi.ComponentResource):
@@ -45,6 +51,13 @@ class AutoscalingGpuPool(pulumi.ComponentResource):
         node = args.node
         tags = with_tags(node.tags, "gpu-pool")
         self.role = node_identity(self, name, node)
+        # The group launches from a template (IMDSv2 required) unless the profile opted into eRDMA (a configuration).
+        self.launch_template = None if args.erdma_pool else self._launch_template(name, node, tags)
+        group_args: dict[str, Any] = {}
+        if self.launch_template is not None:
+            # A group created from a launch template is enabled automatically (pulumi_alicloud 4.0.0
+            # ess.ScalingGroup ``launch_template_id``); "Latest" makes a template change reach new nodes.
+            group_args.update(launch_template_id=self.launch_template.id, launch_template_version=LAUNCH_TEMPLATE_VERSION)
         self.group = alicloud.ess.ScalingGroup(
             f"{name}-group",
             scaling_group_name=f"{name}-gpu",
@@ -57,43 +70,15 @@ class AutoscalingGpuPool(pulumi.ComponentResource):
             default_cooldown=SCALING_COOLDOWN_SECONDS,
             group_deletion_protection=True,
             tags=tags,
+            **group_args,
             # Alarms and scheduled tasks move the desired size at run time; Pulumi must not reset it.
             opts=child(self, ignore_changes=["desiredCapacity"]),
         )
-        self.configuration = alicloud.ess.ScalingConfiguration(
-            f"{name}-config",
-            scaling_configuration_name=f"{name}-gpu",
-            scaling_group_id=self.group.id,
-            instance_type=node.instance_type,
-            image_id=node.image_id,
-            # An eRDMA type asks for an ERI as its primary NIC; a configuration with network_interfaces takes its
-            # security groups there and not in security_group_id (pulumi-alicloud 4.0.0, ready-to-train.md §2b).
-            security_group_id=None if node.eri else node.security_group_id,
-            network_interfaces=(
-                [alicloud.ess.ScalingConfigurationNetworkInterfaceArgs(instance_type="Primary", network_interface_traffic_mode=ERI_TRAFFIC_MODE, security_group_ids=[node.security_group_id])]
-                if node.eri
-                else None
-            ),
-            role_name=self.role.role_name,
-            system_disk_category="cloud_essd",
-            system_disk_size=node.system_disk_gib,
-            system_disk_performance_level=node.system_disk_performance_level,
-            system_disk_encrypted=True,
-            data_disks=(
-                [alicloud.ess.ScalingConfigurationDataDiskArgs(category="cloud_essd", size=node.scratch_disk_gib, performance_level=node.scratch_performance_level, encrypted=True, delete_with_instance=True, name=SCRATCH_DISK_NAME)]
-                if node.scratch_disk_gib
-                else None
-            ),
-            internet_max_bandwidth_out=0,
-            spot_strategy=node.spot_strategy,
-            user_data=pulumi.Output.from_input(node.user_data).apply(base64_text),
-            instance_name=f"{name}-node",
-            active=True,
-            enable=True,
-            force_delete=False,
-            tags=tags,
-            opts=child(self),
-        )
+        self.configuration = self._eri_configuration(name, node, tags) if args.erdma_pool else None
+        # What the scaling rules and schedules wait for: whatever the group launches from.
+        source = self.configuration or self.launch_template
+        assert source is not None
+        self.launch_source: pulumi.Resource = source
         scale_out = self._step_rule(name, "scale-out", +1)
         scale_in = self._step_rule(name, "scale-in", -1)
         self.scale_out_alarm = self._alarm(name, "cpu-busy", "CpuUtilization", ">=", args.scale_out_cpu_percent, scale_out)
@@ -107,6 +92,94 @@ class AutoscalingGpuPool(pulumi.ComponentResource):
 
         self.register_outputs({"scaling_group_id": self.group.id, "role_name": self.role.role_name})
 
+    def _launch_template(self, name: str, node: NodeSpec, tags: dict[str, str]) -> alicloud.ecs.EcsLaunchTemplate:
+        """Every pool node's settings, IMDSv2 required: ESS enforces IMDSv2 only through a launch template."""
+        return alicloud.ecs.EcsLaunchTemplate(
+            f"{name}-template",
+            launch_template_name=f"{name}-node",
+            instance_name=f"{name}-node",
+            instance_type=node.instance_type,
+            image_id=node.image_id,
+            security_group_ids=[node.security_group_id],
+            ram_role_name=self.role.role_name,
+            instance_charge_type="PostPaid",
+            spot_strategy=node.spot_strategy,
+            internet_max_bandwidth_out=0,
+            http_tokens="required",
+            system_disk=alicloud.ecs.EcsLaunchTemplateSystemDiskArgs(
+                category="cloud_essd",
+                size=node.system_disk_gib,
+                performance_level=node.system_disk_performance_level,
+                encrypted=True,
+                kms_key_id=node.kms_key_id,
+                delete_with_instance=True,
+            ),
+            data_disks=(
+                [
+                    alicloud.ecs.EcsLaunchTemplateDataDiskArgs(
+                        category="cloud_essd",
+                        size=node.scratch_disk_gib,
+                        performance_level=node.scratch_performance_level,
+                        encrypted=True,
+                        kms_key_id=node.kms_key_id,
+                        delete_with_instance=True,
+                        name=SCRATCH_DISK_NAME,
+                    )
+                ]
+                if node.scratch_disk_gib
+                else None
+            ),
+            user_data=pulumi.Output.from_input(node.user_data).apply(base64_text),
+            tags=tags,
+            template_tags=tags,
+            opts=child(self),
+        )
+
+    def _eri_configuration(self, name: str, node: NodeSpec, tags: dict[str, str]) -> alicloud.ess.ScalingConfiguration:
+        """The opt-in eRDMA path: an ERI needs a scaling configuration, which has no http_tokens (IMDSv2 not enforced)."""
+        return alicloud.ess.ScalingConfiguration(
+            f"{name}-config",
+            scaling_configuration_name=f"{name}-gpu",
+            scaling_group_id=self.group.id,
+            instance_type=node.instance_type,
+            image_id=node.image_id,
+            # A configuration with network_interfaces takes its security groups there and not in security_group_id
+            # (pulumi-alicloud 4.0.0, ready-to-train.md §2b).
+            network_interfaces=[
+                alicloud.ess.ScalingConfigurationNetworkInterfaceArgs(instance_type="Primary", network_interface_traffic_mode=ERI_TRAFFIC_MODE, security_group_ids=[node.security_group_id])
+            ],
+            role_name=self.role.role_name,
+            system_disk_category="cloud_essd",
+            system_disk_size=node.system_disk_gib,
+            system_disk_performance_level=node.system_disk_performance_level,
+            system_disk_encrypted=True,
+            system_disk_kms_key_id=node.kms_key_id,
+            data_disks=(
+                [
+                    alicloud.ess.ScalingConfigurationDataDiskArgs(
+                        category="cloud_essd",
+                        size=node.scratch_disk_gib,
+                        performance_level=node.scratch_performance_level,
+                        encrypted=True,
+                        kms_key_id=node.kms_key_id,
+                        delete_with_instance=True,
+                        name=SCRATCH_DISK_NAME,
+                    )
+                ]
+                if node.scratch_disk_gib
+                else None
+            ),
+            internet_max_bandwidth_out=0,
+            spot_strategy=node.spot_strategy,
+            user_data=pulumi.Output.from_input(node.user_data).apply(base64_text),
+            instance_name=f"{name}-node",
+            active=True,
+            enable=True,
+            force_delete=False,
+            tags=tags,
+            opts=child(self),
+        )
+
     def _step_rule(self, name: str, suffix: str, change: int) -> alicloud.ess.ScalingRule:
         return alicloud.ess.ScalingRule(
             f"{name}-{suffix}",
@@ -116,7 +189,7 @@ class AutoscalingGpuPool(pulumi.ComponentResource):
             adjustment_type="QuantityChangeInCapacity",
             adjustment_value=change,
             cooldown=SCALING_COOLDOWN_SECONDS,
-            opts=child(self, depends_on=[self.configuration]),
+            opts=child(self, depends_on=[self.launch_source]),
         )
 
     def _alarm(self, name: str, suffix: str, metric: str, operator: str, threshold: float, rule: alicloud.ess.ScalingRule) -> alicloud.ess.Alarm:
@@ -150,5 +223,5 @@ class AutoscalingGpuPool(pulumi.ComponentResource):
             recurrence_value=task.recurrence_value,
             recurrence_end_time=task.recurrence_end_time,
             task_enabled=True,
-            opts=child(self, depends_on=[self.configuration]),
+            opts=child(self, depends_on=[self.launch_source]),
         )

@@ -13,9 +13,15 @@ from blueprints.components.base import child, stateful, with_tags
 # NFSv3 options Alibaba Cloud recommends for NAS on Linux ("Mount an NFS file system", NAS docs).
 NFS_MOUNT_OPTIONS = "vers=3,nolock,proto=tcp,rsize=1048576,wsize=1048576,hard,timeo=600,retrans=2,noresvport,_netdev"
 
-# encrypt_type 1 = NAS-managed key; the NAS API supports it for standard and extreme only
-# (pulumi_alicloud.nas.FileSystem docstring, `encrypt_type`).
+# encrypt_type 1 = NAS-managed key (standard and extreme); 2 = a customer-managed KMS key, extreme only
+# (pulumi_alicloud 4.0.0 nas.FileSystem docstring, `encrypt_type`): general-purpose NAS cannot use your own key.
 NAS_MANAGED_KEY = 1
+CUSTOMER_MANAGED_KEY = 2
+
+# Extreme NAS automatic snapshots: every day at 02:00 (weekdays "1"–"7", hours "0"–"23" in the
+# nas.AutoSnapshotPolicy docstring; the time zone is the region's, as the NAS console shows it — UNVERIFIED).
+SNAPSHOT_WEEKDAYS = ("1", "2", "3", "4", "5", "6", "7")
+SNAPSHOT_TIME_POINTS = ("2",)
 
 # (file_system_type, protocol_type, export path of the mount target) per storage kind.
 _KINDS = {
@@ -38,6 +44,12 @@ class SharedStorageArgs:
     vswitch_id: pulumi.Input[str]
     vpc_cidr: str
     recycle_bin_days: int = 7
+    # NAS access rule user mapping: root_squash (default), all_squash or no_squash.
+    nfs_squash: str = "root_squash"
+    # Extreme NAS automatic snapshots: days kept (1–65535, or -1).
+    snapshot_retention_days: int = 7
+    # Customer-managed KMS key (Extreme NAS only; general-purpose NAS keeps the NAS-managed key).
+    kms_key_id: str | None = None
     tags: dict[str, str] = field(default_factory=dict)
 
 
@@ -70,10 +82,26 @@ class SharedStorage(pulumi.ComponentResource):
                 recycle_bin=alicloud.nas.FileSystemRecycleBinArgs(status="Enable", reserved_days=args.recycle_bin_days),
             )
         elif args.kind == "extreme_nas":
-            fs_args.update(encrypt_type=NAS_MANAGED_KEY, capacity=args.capacity_gib)
+            key = dict(encrypt_type=CUSTOMER_MANAGED_KEY, kms_key_id=args.kms_key_id) if args.kms_key_id else dict(encrypt_type=NAS_MANAGED_KEY)
+            fs_args.update(capacity=args.capacity_gib, **key)
         else:
             fs_args.update(capacity=args.capacity_gib, vpc_id=args.vpc_id, vswitch_id=args.vswitch_id)
         self.file_system = alicloud.nas.FileSystem(f"{name}-fs", **fs_args, opts=stateful(self))
+        # Extreme NAS has no recycle bin; automatic snapshots keep deleted data recoverable. pulumi-alicloud 4.0.0 has
+        # no resource that applies a policy to a file system, so the plan prints the ApplyAutoSnapshotPolicy call.
+        self.snapshot_policy = (
+            alicloud.nas.AutoSnapshotPolicy(
+                f"{name}-snapshots",
+                auto_snapshot_policy_name=f"{name}-daily",
+                file_system_type="extreme",
+                repeat_weekdays=list(SNAPSHOT_WEEKDAYS),
+                time_points=list(SNAPSHOT_TIME_POINTS),
+                retention_days=args.snapshot_retention_days,
+                opts=child(self),
+            )
+            if args.kind == "extreme_nas"
+            else None
+        )
 
         if export_path is None:
             # CPFS has exactly one mount point, created with the file system in its vSwitch; its domain is
@@ -96,7 +124,8 @@ class SharedStorage(pulumi.ComponentResource):
                 file_system_type=fs_type,
                 source_cidr_ip=args.vpc_cidr,
                 rw_access_type="RDWR",
-                user_access_type="no_squash",
+                # root_squash by default: root on a node is nobody on the share (no_squash needs a reasoned skip).
+                user_access_type=args.nfs_squash,
                 priority=1,
                 opts=child(self),
             )

@@ -1,0 +1,45 @@
+"""AccountTrail: an ActionTrail trail of every API call in every region, delivered to SLS or OSS."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_alicloud as alicloud
+
+from blueprints.components.base import child
+
+
+@dataclass(frozen=True)
+class AccountTrailArgs:
+    """Where the trail delivers: an SLS project ARN and/or an OSS bucket (each with an optional write role)."""
+
+    trail_name: str
+    sls_project_arn: str | None = None
+    sls_write_role_arn: str | None = None
+    oss_bucket: str | None = None
+    oss_write_role_arn: str | None = None
+
+
+class AccountTrail(pulumi.ComponentResource):
+    """One trail with ``trail_region="All"`` and ``event_rw="All"`` (Checkov CKV_ALI_4/5; CIS 2.1).
+
+    A trail is an account resource: it outlives any training stack that points at it, so it is created only when
+    the profile asks (``security.actiontrail``) and otherwise the guardrails report its absence as info.
+    """
+
+    def __init__(self, name: str, args: AccountTrailArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("aitrain:audit:AccountTrail", name, None, opts)
+        self.trail = alicloud.actiontrail.Trail(
+            f"{name}-trail",
+            trail_name=args.trail_name,
+            trail_region="All",
+            event_rw="All",
+            status="Enable",
+            sls_project_arn=args.sls_project_arn,
+            sls_write_role_arn=args.sls_write_role_arn,
+            oss_bucket_name=args.oss_bucket,
+            oss_write_role_arn=args.oss_write_role_arn,
+            opts=child(self),
+        )
+        self.register_outputs({"trail_name": self.trail.trail_name})
