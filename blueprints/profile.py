@@ -214,14 +214,6 @@ class ProfileBase(Strict):
     guardrails: Guardrails = Field(default_factory=Guardrails, description="Guardrails this stack skips on purpose, each with its reason (shown in every plan).")
     security: Security = Field(default_factory=Security, description="Customer-managed KMS key, VPC flow log, ActionTrail and egress allow-list (all off by default).")
 
-    @model_validator(mode="before")
-    @classmethod
-    def _yaml_skip_list(cls, data: object) -> object:
-        # YAML gives guardrails.skip as a list; strict mode takes only the tuple the model keeps.
-        if isinstance(data, dict) and isinstance(data.get("guardrails"), dict) and isinstance(data["guardrails"].get("skip"), list):
-            return {**data, "guardrails": {**data["guardrails"], "skip": tuple(data["guardrails"]["skip"])}}
-        return data
-
     @field_validator("name")
     @classmethod
     def _name(cls, value: str) -> str:
