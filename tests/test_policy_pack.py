@@ -36,7 +36,7 @@ from test_guardrails import (  # the violating fixtures of the offline rules, re
 )
 
 from blueprints import guardrails
-from blueprints.guardrails import Finding, Skip
+from blueprints.guardrails import Skip
 from blueprints.plan import Plan, PlannedResource, referenced_names
 from blueprints.policy_config import pack_config, policy_name
 from blueprints.policy_pack import BLIND_SPOTS, UNKNOWN_REFERENCE, planned, policies, stack_plan
@@ -135,7 +135,7 @@ def test_the_pack_rebuilds_the_plans_resources(fixture, request):
     """What the rules read is the plan itself: types, names, parents, custom flags, inputs, options, providers."""
     plan = request.getfixturevalue(fixture)
     rebuilt = stack_plan(engine_records(plan)).resources
-    keep = lambda r: dataclasses.replace(r, retain_on_delete=True, depends_on=(), registered_outputs=())  # noqa: E731  (what the pack cannot see)
+    keep = lambda r: dataclasses.replace(r, retain_on_delete=True, registered_outputs=())  # noqa: E731  (what the pack cannot see)
     assert [keep(r) for r in rebuilt] == [keep(r) for r in plan.resources]
 
 
@@ -221,6 +221,15 @@ def test_unknowns_without_one_dependency_are_a_visible_reference(medical_plan):
     assert run_pack(records) == plan_findings(as_plan)
 
 
+def test_unknowns_inside_objects_and_lists_become_references(medical_plan):
+    records = engine_records(medical_plan)
+    template = next(r for r in records if r.name == f"{MED}-cluster-template")
+    target = template.props["__target"]
+    target["networkInterfaces"] = unknown_checking_proxy({"x": {"vswitchId": UNKNOWN_STRING_VALUE, "ids": [UNKNOWN_STRING_VALUE]}})
+    template.property_dependencies["networkInterfaces"] = [next(r for r in records if r.name == f"{MED}-network-vpc")]
+    assert planned(template).inputs["networkInterfaces"] == {"x": {"vswitchId": f"${{{MED}-network-vpc.id}}", "ids": [f"${{{MED}-network-vpc.id}}"]}}
+
+
 def test_deployed_ids_read_as_references(medical_plan):
     """On a stack that exists, references are real IDs: those of a dependency read as ``${name.id}`` again."""
     plan = tamper(medical_plan, f"{MED}-storage-access-rule-vpc", inputs={"sourceCidrIp": "0.0.0.0/0"})
@@ -266,6 +275,18 @@ def test_blind_spots_name_every_rule_that_reads_retain_on_delete():
     readers = {r.id for r in guardrails.RULES if "retain_on_delete" in inspect.getsource(r.check)}
     assert readers == set(BLIND_SPOTS)
     assert "retain_on_delete is not visible to policy packs" in BLIND_SPOTS["AIT004"]
+
+
+def test_a_parent_known_only_by_urn_is_named_from_it(medical_plan):
+    records = engine_records(medical_plan)
+    child = next(r for r in records if r.name == f"{MED}-storage-fs")
+    child.opts.parent = None
+    assert planned(child).parent == f"{MED}-storage"  # the linked record alone names it
+    child.opts.parent = child.parent.urn
+    child.parent = None
+    assert planned(child).parent == f"{MED}-storage"
+    child.opts.parent = STACK_URN
+    assert planned(child).parent is None
 
 
 def test_the_stack_and_default_providers_are_not_resources(medical_plan):
