@@ -10,6 +10,10 @@ How the engine's view differs from the offline plan, and what the pack does abou
   shows them: ``${name.id}`` when the property depends on exactly one custom resource, else ``${unknown}``. A
   known value equal to a dependency's ``id`` becomes ``${name.id}`` too. So a rule never trips over an unknown
   (the SDK would turn the read into an advisory "can't run policy during preview" and skip the whole rule).
+  A whole property that is unknown and depends on nothing is one the provider computes, not one the program set:
+  it is left out, as the offline plan (inputs only) leaves it out; so are null properties.
+- The engine sends a resource's state, so an existing resource also shows the provider's defaults: the pack then
+  judges what is deployed, which the offline plan can only infer from the inputs.
 - ``retain_on_delete`` is not sent to policy packs (pulumi-policy 1.21.0 ``PolicyResourceOptions`` and the engine's
   analyzer options have no such field). The pack assumes it is set; rules in ``BLIND_SPOTS`` say so in their
   description, and ``aitrain plan`` checks it.
@@ -58,11 +62,10 @@ BLIND_SPOTS = {
     " delete_before_replace are checked here; `aitrain plan` checks retain_on_delete",
 }
 
-_FACT_TYPES = {"admin_cidr": "string", "bucket": "string", "scratch_gib_per_node": "number", "memory_gib_per_node": "number"}
 CONFIG_SCHEMA = PolicyConfigSchema(
     properties={
-        FACTS_KEY: {"type": "object", "description": "Plan summary facts the rules read (written by `aitrain policy config`).",
-                    "properties": {k: {"type": _FACT_TYPES.get(k, "string")} for k in SUMMARY_FACTS}},
+        # Untyped per fact: a rule that starts reading a new summary value must not make the CLI refuse the config.
+        FACTS_KEY: {"type": "object", "description": f"Plan summary facts the rules read ({', '.join(SUMMARY_FACTS)}), written by `aitrain policy config`."},
         REASON_KEY: {"type": "string", "description": "Why the profile skips this rule (guardrails.skip)."},
     }
 )
@@ -127,6 +130,8 @@ def planned(resource: PolicyResource) -> PlannedResource:
     for key, value in props.items():
         if key.startswith("__") or (key == "id" and is_custom(resource.resource_type)):
             continue  # the ID is not an input; the offline plan shows it only as ${name.id}
+        if value is None or (isinstance(value, str) and value in UNKNOWNS and not resource.property_dependencies.get(key)):
+            continue  # unset, or computed by the provider (a value the program set from another resource has a dependency)
         deps = [d for d in resource.property_dependencies.get(key, []) if is_custom(d.resource_type)]
         inputs[key] = _referencing(value, deps)
     property_deps = {d.urn for deps in resource.property_dependencies.values() for d in deps}

@@ -28,6 +28,15 @@ def test_summary_facts_are_every_summary_key_a_rule_reads():
     assert read == set(SUMMARY_FACTS)
 
 
+def test_no_rule_reads_what_the_pack_cannot_rebuild():
+    """The pack's Plan has no notes, outputs, costs or region, and no resource's registered outputs: a rule reading
+    them would judge the engine's stack differently from the offline plan (ship them as facts instead)."""
+    unseen = re.compile(r"plan\.(notes|outputs|costs|region|blueprint|profile_name|findings|skipped)\b|registered_outputs")
+    readers = [f"{source.name}:{n}" for source in sorted(GUARDRAILS.glob("*.py"))
+               for n, line in enumerate(source.read_text(encoding="utf-8").splitlines(), 1) if unseen.search(line)]
+    assert readers == []
+
+
 def test_a_plan_without_skips_gives_every_policy_its_facts(medical_plan):
     config = pack_config(medical_plan)
     assert list(config) == [policy_name(r) for r in guardrails.RULES]

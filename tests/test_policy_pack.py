@@ -206,17 +206,28 @@ def test_unknowns_become_references_to_their_one_dependency(autoscaling_plan):
     assert run_pack(records) == plan_findings(autoscaling_plan)
 
 
+def test_provider_computed_unknowns_and_nulls_are_left_out(medical_plan):
+    """A whole property unknown with no dependency is computed by the provider: the offline plan never has it."""
+    records = engine_records(medical_plan)
+    rule = next(r for r in records if r.name == f"{MED}-network-sg-intra-cluster")
+    original = planned(rule).inputs
+    rule.props["__target"]["ruleId"] = UNKNOWN_STRING_VALUE
+    rule.props["__target"]["sourceGroupOwnerAccount"] = None
+    assert planned(rule).inputs == original
+
+
 def test_unknowns_without_one_dependency_are_a_visible_reference(medical_plan):
     records = engine_records(medical_plan)
     rule = next(r for r in records if r.name == f"{MED}-network-sg-intra-cluster")
     rule.props["__target"]["description"] = UNKNOWN_STRING_VALUE
-    rule.property_dependencies.pop("description", None)
+    rule.property_dependencies["description"] = [r for r in records if r.name.endswith(("-network-vpc", "-network-sg"))]  # two sources: whose ID?
+    assert len(rule.property_dependencies["description"]) == 2
     assert planned(rule).inputs["description"] == UNKNOWN_REFERENCE
     # Where a rule needs the value, the pack judges the unknown exactly as the offline plan judges that reference.
-    rule.props["__target"]["cidrIp"] = UNKNOWN_STRING_VALUE
+    rule.props["__target"]["cidrIp"] = {"nested": UNKNOWN_STRING_VALUE}  # an unknown inside a value: no dependency to name
     rule.props["__target"].pop("sourceSecurityGroupId")
     rule.property_dependencies.pop("sourceSecurityGroupId", None)
-    as_plan = tamper(medical_plan, rule.name, inputs={"cidrIp": UNKNOWN_REFERENCE, "description": UNKNOWN_REFERENCE}, drop=("sourceSecurityGroupId",))
+    as_plan = tamper(medical_plan, rule.name, inputs={"cidrIp": {"nested": UNKNOWN_REFERENCE}, "description": UNKNOWN_REFERENCE}, drop=("sourceSecurityGroupId",))
     assert stack_plan(records).resources == stack_plan(engine_records(as_plan)).resources
     assert run_pack(records) == plan_findings(as_plan)
 
