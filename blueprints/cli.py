@@ -224,9 +224,16 @@ def _register_ci() -> None:
     register(app)
 
 
+def _register_policy() -> None:
+    from blueprints.cli_policy import register
+
+    register(app)
+
+
 _register_advisor()
 _register_launch()
 _register_ci()
+_register_policy()
 
 
 def main() -> None:
