@@ -9,6 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from blueprints.cli_export import register as register_export
 from blueprints.cli_support import OutputFormat, emit, reports_user_errors
 
 app = typer.Typer(
@@ -200,6 +201,7 @@ def _register_ci() -> None:
 _register_advisor()
 _register_launch()
 _register_ci()
+register_export(app)
 
 
 def main() -> None:
