@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -75,6 +76,38 @@ def test_every_reference_resolves_to_a_declared_resource_and_attribute_names_are
         assert attribute == snake(attribute)
     # No plan-form reference (``${logical-name.attr}``, two parts) survives the conversion.
     assert not re.search(r"\$\{[^.}]+\.[^.}]+\}", text)
+
+
+DOCUMENTED = json.loads((Path(__file__).parent / "data" / "terraform_arguments.json").read_text(encoding="utf-8"))["arguments"]
+
+
+def _attribute_names(body: dict, prefix: str = "") -> set[str]:
+    names = set()
+    for key, value in body.items():
+        if key in ("lifecycle", "depends_on", "provider"):  # Terraform meta-arguments
+            continue
+        names.add(prefix + key)
+        if isinstance(value, list) and value and isinstance(value[0], dict):
+            for item in value:
+                names |= _attribute_names(item, "")
+    return names
+
+
+@pytest.mark.parametrize("name", PLANS)
+def test_every_exported_name_is_documented_by_the_terraform_provider(name):
+    """Catches a field whose snake_case form is not its Terraform name (the data file then needs a rename)."""
+    document = to_terraform(plan_of(name))
+    for tf_type, named in document["resource"].items():
+        for ident, body in named.items():
+            unknown = _attribute_names(body) - set(DOCUMENTED[tf_type])
+            assert not unknown, f"{tf_type}.{ident}: {sorted(unknown)} not documented by terraform-provider-alicloud"
+    for tf_type, _, attribute in _TF_REFERENCE.findall(json.dumps(document)):
+        assert attribute in DOCUMENTED[tf_type], f"reference to undocumented {tf_type}.{attribute}"
+
+
+def test_every_mapped_type_has_its_documented_arguments():
+    assert sorted(DOCUMENTED) == sorted(n.tf_type for n in load_terraform_names().types.values())
+    assert "http_tokens" in DOCUMENTED["alicloud_ecs_launch_template"] and "cidr_ip" in DOCUMENTED["alicloud_security_group_rule"]
 
 
 @pytest.mark.parametrize("name", PLANS)
