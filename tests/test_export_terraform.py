@@ -20,6 +20,7 @@ from tests.test_golden import ERDMA_LOGIN  # the golden variant with ecs.Instanc
 
 _TF_REFERENCE = re.compile(r"\$\{([a-z0-9_]+)\.([A-Za-z0-9_-]+)\.([a-z0-9_.]+)\}")
 _CACHE: dict[str, Plan] = {}
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def plan_of(name: str) -> Plan:
@@ -293,3 +294,18 @@ def test_cli_unmapped_type_exits_1_and_writes_nothing(tmp_path, monkeypatch):
     assert result.exit_code == 1
     assert "cannot export medical-imaging to Terraform: no Terraform mapping for resource type(s) alicloud:vpc/network:Network" in result.output
     assert not (tmp_path / "tf").exists()
+
+
+def test_cli_reads_a_stack_file_as_pulumi_up_would(tmp_path):
+    from blueprints.preview import preview
+    from blueprints.stackconfig import engine_config, with_cli_inputs
+
+    stack = ROOT / "examples" / "stacks" / "Pulumi.pool.yaml"
+    result = runner.invoke(app, ["export", "terraform", "--stack-config", str(stack), "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    from blueprints import clock
+    from blueprints.catalog import load_catalog
+
+    plan = preview(with_cli_inputs(engine_config(stack), None, []), catalog=load_catalog(), today=clock.today())
+    assert (tmp_path / "main.tf.json").read_text(encoding="utf-8") == to_terraform_json(plan)
+    assert "alicloud_ess_scaling_group" in json.loads((tmp_path / "main.tf.json").read_text(encoding="utf-8"))["resource"]
