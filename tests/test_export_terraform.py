@@ -205,6 +205,16 @@ def test_references_convert_inside_strings_and_to_renamed_output_attributes():
     assert document["output"] == {"vpc_id": {"value": "${alicloud_vpc.net.id}"}}
 
 
+def test_literal_interpolation_markers_are_escaped_so_terraform_keeps_them_verbatim():
+    plan = tiny_plan(
+        resource("alicloud:vpc/network:Network", "net", {}),
+        resource("alicloud:vpc/switch:Switch", "vsw", {"vpcId": "${net.id}", "description": "echo ${HOME} %{if x} for ${net.id}"}),
+    )
+    body = to_terraform(plan)["resource"]["alicloud_vswitch"]["vsw"]
+    assert body["description"] == "echo $${HOME} %%{if x} for ${alicloud_vpc.net.id}"
+    assert body["vpc_id"] == "${alicloud_vpc.net.id}"
+
+
 def test_several_providers_get_aliases_and_resources_name_theirs():
     plan = tiny_plan(
         resource("pulumi:providers:alicloud", "p1", {"region": "cn-hangzhou"}),

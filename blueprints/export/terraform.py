@@ -134,7 +134,7 @@ class _Context:
     def value(self, type_names: TypeNames | None, value: Any, path: str, where: str) -> Any:
         """One input value; ``path`` is its dotted Pulumi path inside the resource (list indices dropped)."""
         if isinstance(value, str):
-            return _REFERENCE.sub(lambda m: self._reference(m, where), value)
+            return self._string(value, where)
         if isinstance(value, list):
             # A list of objects is a Terraform block list (``dataDisks``): each element a block of nested fields.
             return [self.object(type_names, item, path + ".", where) if type_names and isinstance(item, dict) else self.value(type_names, item, path, where) for item in value]
@@ -147,9 +147,24 @@ class _Context:
             return {key: self.value(type_names, item, path, where) for key, item in sorted(value.items())}
         return value
 
+    def _string(self, text: str, where: str) -> str:
+        """References converted; everything else escaped, since Terraform reads ``${`` and ``%{`` in any string as
+        interpolation or a template directive (a literal ``${HOME}`` in a script must be written ``$${HOME}``)."""
+        parts: list[str] = []
+        last = 0
+        for match in _REFERENCE.finditer(text):
+            parts += [_escape(text[last : match.start()]), self._reference(match, where)]
+            last = match.end()
+        parts.append(_escape(text[last:]))
+        return "".join(parts)
+
     def _reference(self, match: re.Match[str], where: str) -> str:
         name, attribute = match.group(1), match.group(2)
         address = self.address(name, where)
         target = self.by_name[name]
         return "${" + address + "." + ".".join(target.field("", part) for part in attribute.split(".")) + "}"
 
+
+def _escape(literal: str) -> str:
+    """A literal string as Terraform must see it (https://developer.hashicorp.com/terraform/language/expressions/strings#escape-sequences-1)."""
+    return literal.replace("${", "$${").replace("%{", "%%{")
