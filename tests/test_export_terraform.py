@@ -194,6 +194,15 @@ def test_reference_to_a_name_outside_the_plan_fails_naming_both():
         to_terraform(plan)
 
 
+def test_names_that_would_collide_or_be_ambiguous_fail_clearly():
+    colliding = tiny_plan(resource("alicloud:vpc/network:Network", "a.b", {}), resource("alicloud:vpc/network:Network", tf_identifier("a.b"), {}))
+    with pytest.raises(ExportError, match="both become the Terraform identifier"):
+        to_terraform(colliding)
+    shared = tiny_plan(resource("alicloud:vpc/network:Network", "x", {}), resource("alicloud:vpc/switch:Switch", "x", {}))
+    with pytest.raises(ExportError, match="two resources share the logical name 'x'; a reference to it would be ambiguous"):
+        to_terraform(shared)
+
+
 def test_references_convert_inside_strings_and_to_renamed_output_attributes():
     plan = tiny_plan(
         resource("alicloud:vpc/network:Network", "net", {"cidrBlock": "10.0.0.0/16"}),

@@ -91,9 +91,7 @@ def to_terraform_json(plan: Plan, names: TerraformNames | None = None) -> str:
 
 
 def _names(names: TerraformNames, resource: PlannedResource) -> TypeNames:
-    found = names.of(resource.type)
-    assert found is not None  # checked for every managed resource before
-    return found
+    return names.types[resource.type]  # every managed type was checked to be mapped before
 
 
 def _provider_block(provider: PlannedResource, alias: str | None) -> dict[str, Any]:
