@@ -170,6 +170,8 @@ def test_protect_ignore_changes_and_depends_on_become_lifecycle_and_depends_on(m
     assert tf_body(document, snat)["depends_on"] == [f"alicloud_eip_association.{tf_identifier(d)}" for d in snat.depends_on]
     plan = tiny_plan(resource("alicloud:ecs/ecsLaunchTemplate:EcsLaunchTemplate", "lt", {"systemDisk": {"size": 20}}, ignore_changes=("userData", "systemDisk.size", "dataDisks[0].diskName")))
     assert to_terraform(plan)["resource"]["alicloud_ecs_launch_template"]["lt"]["lifecycle"] == {"ignore_changes": ["user_data", "system_disk.size", "data_disks[0].disk_name"]}
+    bucket = tiny_plan(resource("alicloud:oss/bucket:Bucket", "b", {}, ignore_changes=("lifecycleRules[0].noncurrentVersionExpirations", "lifecycleRules.expirations")))
+    assert to_terraform(bucket)["resource"]["alicloud_oss_bucket"]["b"]["lifecycle"] == {"ignore_changes": ["lifecycle_rule[0].noncurrent_version_expiration", "lifecycle_rule.expiration"]}
 
 
 @pytest.mark.parametrize("name", PLANS)
@@ -207,11 +209,14 @@ def test_references_convert_inside_strings_and_to_renamed_output_attributes():
     plan = tiny_plan(
         resource("alicloud:vpc/network:Network", "net", {"cidrBlock": "10.0.0.0/16"}),
         resource("alicloud:vpc/switch:Switch", "vsw", {"vpcId": "${net.id}", "description": "in ${net.cidrBlock} of ${net.id}"}),
-        outputs={"vpc_id": "${net.id}"},
+        resource("alicloud:vpc/network:Network", "tagged", {"tags": {"peer-vpc": "${net.id}", "dataDisks": "x"}}),
+        outputs={"vpc_id": "${net.id}", "ids": {"vpcId": "${net.id}"}},
     )
     document = to_terraform(plan)
     assert document["resource"]["alicloud_vswitch"]["vsw"] == {"vpc_id": "${alicloud_vpc.net.id}", "description": "in ${alicloud_vpc.net.cidr_block} of ${alicloud_vpc.net.id}"}
-    assert document["output"] == {"vpc_id": {"value": "${alicloud_vpc.net.id}"}}
+    # Map values are converted too; map keys are data and keep their spelling.
+    assert document["resource"]["alicloud_vpc"]["tagged"]["tags"] == {"peer-vpc": "${alicloud_vpc.net.id}", "dataDisks": "x"}
+    assert document["output"] == {"vpc_id": {"value": "${alicloud_vpc.net.id}"}, "ids": {"value": {"vpcId": "${alicloud_vpc.net.id}"}}}
 
 
 def test_literal_interpolation_markers_are_escaped_so_terraform_keeps_them_verbatim():
