@@ -9,6 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from blueprints.cli_export import register as register_export
 from blueprints.cli_support import FailLevel, OutputFormat, emit, reports_user_errors
 
 app = typer.Typer(
@@ -234,6 +235,7 @@ _register_advisor()
 _register_launch()
 _register_ci()
 _register_policy()
+register_export(app)
 
 
 def main() -> None:

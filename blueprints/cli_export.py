@@ -1,0 +1,66 @@
+"""CLI: ``aitrain export terraform`` writes the Terraform JSON form of a blueprint's offline plan."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from blueprints.cli_support import reports_user_errors, write_atomic
+
+export_app = typer.Typer(name="export", help="Write a blueprint in another tool's format (Terraform JSON), from the same offline plan.", no_args_is_help=True)
+
+# The file name Terraform and checkov (`--framework terraform_json`) read as a JSON configuration.
+MAIN_FILE = "main.tf.json"
+
+
+@export_app.command("terraform")
+@reports_user_errors
+def terraform(
+    out: Annotated[Path, typer.Option("--out", help="Directory to write main.tf.json into (created if missing; an existing main.tf.json is replaced).")],
+    preset: Annotated[Optional[str], typer.Argument(help="A bundled preset, e.g. medical-imaging or autoscaling-training.")] = None,
+    stack_config: Annotated[Optional[Path], typer.Option("--stack-config", help="A Pulumi.<stack>.yaml: its aitrain:preset / aitrain:profile keys are read exactly as `pulumi up` reads them.")] = None,
+    set_: Annotated[Optional[list[str]], typer.Option("--set", help="Override one profile field, PATH=VALUE (e.g. compute.nodes=16); repeatable, applied last.")] = None,
+    today: Annotated[Optional[str], typer.Option("--today", help="Plan as if today were this date (YYYY-MM-DD); default: $AITRAIN_TODAY, else the system date.")] = None,
+) -> None:
+    """Write DIR/main.tf.json: the same resources and inputs as `aitrain plan`, under the Terraform provider's names.
+
+    The plan is the offline run of the real program (same code, same inputs), so the export is what `pulumi up`
+    would create. Exit codes: 0 written; 1 the plan holds a resource type with no Terraform mapping (nothing is
+    written); 2 invalid input (no profile, a bad --set, --out not a directory).
+    """
+    from blueprints import clock
+    from blueprints.architectures import profile_models
+    from blueprints.catalog import load_catalog
+    from blueprints.errors import Problem, UserInputError
+    from blueprints.export import ExportError, to_terraform_json
+    from blueprints.preview import preview
+    from blueprints.stackconfig import engine_config, parse_overrides, preset_names, with_cli_inputs
+
+    if preset is None and stack_config is None:
+        raise UserInputError("no profile given", [Problem("preset", None, f"name a preset ({', '.join(preset_names())}) or give --stack-config")])
+    if out.exists() and not out.is_dir():
+        raise UserInputError("cannot write the export", [Problem("--out", str(out), "is a file; give a directory (main.tf.json is written inside it)")])
+    day = clock.parse_today(today, "--today") if today else clock.today()
+    overrides = parse_overrides(set_ or [], profile_models())
+    config = engine_config(stack_config) if stack_config else {}
+    plan = preview(with_cli_inputs(config, preset, overrides), catalog=load_catalog(), today=day)
+    try:
+        text = to_terraform_json(plan)
+    except ExportError as exc:
+        typer.echo(f"error: cannot export {plan.profile_name} to Terraform: {exc}", err=True)
+        raise typer.Exit(code=1) from None
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserInputError("cannot write the export", [Problem("--out", str(out), f"{exc.strerror or exc}; give a writable directory")]) from None
+    target = out / MAIN_FILE
+    write_atomic(target, text)
+    resources = sum(1 for r in plan.resources if r.custom and not r.type.startswith("pulumi:providers:"))
+    typer.echo(f"wrote {target} ({resources} resources of {plan.profile_name})")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``export`` command group to the main app."""
+    app.add_typer(export_app)
