@@ -1,4 +1,4 @@
-"""The dataset and checkpoint bucket: private, versioned, encrypted, HTTPS-only."""
+"""The dataset and checkpoint bucket: private, versioned, expiring old versions, encrypted, HTTPS-only over TLS 1.2+, logged."""
 
 from __future__ import annotations
 
@@ -39,6 +39,11 @@ def bucket_safety(plan: Plan) -> Iterator[tuple[str, str]]:
             yield r.name, f"bucket {name} has no server-side encryption (oss.BucketServerSideEncryption AES256 or KMS)"
         if r.inputs.get("forceDestroy"):
             yield r.name, f"bucket {name} has force_destroy, which deletes every object with the bucket"
+        if not _expires_noncurrent_versions(r):
+            yield r.name, (
+                f"bucket {name} keeps noncurrent versions forever (no enabled lifecycleRules entry with noncurrentVersionExpirations);"
+                " every overwritten checkpoint stays billed"
+            )
         policy = settings.get(("oss.BucketPolicy", name))
         document = json_document(policy.inputs.get("policy") if policy else r.inputs.get("policy"))
         if document is None:
@@ -49,6 +54,15 @@ def bucket_safety(plan: Plan) -> Iterator[tuple[str, str]]:
             yield r.name, f'bucket {name} policy allows Principal "*", which opens the bucket to everyone'
         if not any(_denies_plain_http(s, name) for s in policy_statements):
             yield r.name, f"bucket {name} policy does not deny plain HTTP on the bucket and its objects (acs:SecureTransport false)"
+
+
+def _expires_noncurrent_versions(bucket: PlannedResource) -> bool:
+    """An enabled lifecycle rule deletes noncurrent versions after some days (versioning alone keeps them all)."""
+    for rule in as_list(bucket.inputs.get("lifecycleRules")):
+        if isinstance(rule, dict) and rule.get("enabled") is not False:
+            if any(isinstance(e, dict) and isinstance(e.get("days"), int) and e["days"] > 0 for e in as_list(rule.get("noncurrentVersionExpirations"))):
+                return True
+    return False
 
 
 def _denies_plain_http(statement: dict[str, Any], bucket: str) -> bool:
@@ -64,6 +78,64 @@ def _denies_plain_http(statement: dict[str, Any], bucket: str) -> bool:
     )
 
 
+# ---- TLS versions (AIT021) and access logging (AIT022) ----
+
+SAFE_TLS = ("TLSv1.2", "TLSv1.3")  # oss.BucketHttpsConfig tls_versions values at or above TLS 1.2
+
+
+def _by_bucket(plan: Plan, short_type: str) -> dict[str, PlannedResource]:
+    return {str(r.inputs.get("bucket")): r for r in of_types(plan, (short_type,))}
+
+
+def bucket_tls(plan: Plan) -> Iterator[tuple[str, str]]:
+    """AIT021: each created bucket accepts only TLS 1.2 and 1.3."""
+    configs = _by_bucket(plan, "oss.BucketHttpsConfig")
+    for r in of_types(plan, ("oss.Bucket",)):
+        name = str(r.inputs.get("bucket"))
+        config = configs.get(name)
+        if config is None or config.inputs.get("enable") is not True:
+            yield r.name, f"bucket {name} accepts TLS 1.0 and 1.1: add an oss.BucketHttpsConfig with enable true and tlsVersions [TLSv1.2, TLSv1.3]"
+            continue
+        versions = as_list(config.inputs.get("tlsVersions"))
+        if not versions or set(versions) - set(SAFE_TLS):
+            yield r.name, f"bucket {name} allows TLS versions {versions}; allow only {list(SAFE_TLS)}"
+
+
+def bucket_logging(plan: Plan) -> Iterator[tuple[str, str]]:
+    """AIT022: each created bucket logs access to another bucket (info: aitrain has no switch; the user adds it)."""
+    logs = _by_bucket(plan, "oss.BucketLogging")
+    for r in of_types(plan, ("oss.Bucket",)):
+        name = str(r.inputs.get("bucket"))
+        logging = logs.get(name)
+        target = logging.inputs.get("targetBucket") if logging else (r.inputs.get("logging") or {}).get("targetBucket")
+        if not target:
+            yield r.name, (
+                f"bucket {name} has no access logging: add an oss.BucketLogging to your stack with targetBucket a separate"
+                " private, encrypted log bucket, so reads of the data can be audited"
+            )
+        elif target == name:
+            yield r.name, f"bucket {name} logs access to itself; log to a separate bucket so the log cannot be changed with the data"
+
+
 RULES: tuple[Rule, ...] = (
-    Rule("AIT010", "error", "OSS buckets are private, versioned, encrypted and HTTPS-only", bucket_safety),
+    Rule(
+        "AIT010", "error", "OSS buckets are private, versioned, encrypted and HTTPS-only", bucket_safety, rationale=(
+            "a public, unversioned or plain-HTTP bucket leaks or loses the dataset and checkpoints; CKV_ALI_1, CKV_ALI_10;"
+            " KICS 62232513, 70919c0b, 7db8bd7e, c01d10de, ec62a32c; CIS 5.1, 5.4"
+        ),
+        fix="use the DataBucket unit: BucketAcl private, PublicAccessBlock, Versioning Enabled, SSE, a Deny on acs:SecureTransport false, noncurrent-version expiry",
+        references=(4, 12, 13, 15, 16),
+    ),
+    Rule(
+        "AIT021", "warning", "OSS buckets accept only TLS 1.2 or later", bucket_tls,
+        rationale="TLS 1.0/1.1 are broken and OSS accepts them by default; infraguard oss-bucket-tls-version-check; CIS 5.4",
+        fix="add oss.BucketHttpsConfig(bucket, enable=True, tls_versions=['TLSv1.2', 'TLSv1.3'])",
+        references=(15,),
+    ),
+    Rule(
+        "AIT022", "info", "OSS access is logged to another bucket", bucket_logging,
+        rationale="without access logs nobody can say who read the training data; CKV_ALI_12; KICS 05db341e; CIS 5.3",
+        fix="add oss.BucketLogging(bucket, target_bucket=<a separate private, encrypted log bucket>) in your stack",
+        references=(17,),
+    ),
 )
