@@ -87,23 +87,22 @@ HEADROOM_MIN, HEADROOM_FRACTION = 8, 0.1
 def vswitch_capacity(plan: Plan) -> Iterator[tuple[str, str]]:
     """AIT030: the compute vSwitches have free addresses for every node the plan can start, plus headroom."""
     switches = {r.name: r for r in of_types(plan, ("vpc.Switch",))}
-    used: dict[str, None] = {}
+    used: list[Any] = []
     nodes = 0
     single_zone_groups = []
     for r in of_types(plan, ("ess.ScalingGroup",)):
         nodes += _count(r.inputs.get("maxSize"))
-        ids = [referenced(v) for v in as_list(r.inputs.get("vswitchIds"))]
-        used.update((n, None) for n in ids if n)
+        ids = as_list(r.inputs.get("vswitchIds"))
+        used += ids
         if len(ids) < 2:
             single_zone_groups.append(r.name)
     for r in of_types(plan, ("ecs.EcsInstanceSet", "ecs.Instance")):
         nodes += _count(r.inputs.get("amount")) if r.short_type == "ecs.EcsInstanceSet" else 1
-        name = referenced(r.inputs.get("vswitchId"))
-        if name:
-            used[name] = None
-    known = [switches[n] for n in used if n in switches and "cidrBlock" in switches[n].inputs]
-    if not known or len(known) < len(used):
+        used.append(r.inputs.get("vswitchId"))
+    names = list(dict.fromkeys(referenced(v) for v in used if v is not None))
+    if not names or not all(n in switches and "cidrBlock" in switches[n].inputs for n in names):
         return  # an adopted vSwitch (an ID, not a resource of the plan) has a CIDR the plan cannot see
+    known = [switches[n] for n in names if n]
     free = sum(max(ipaddress.ip_network(s.inputs["cidrBlock"], strict=False).num_addresses - RESERVED_PER_VSWITCH, 0) for s in known)
     headroom = max(HEADROOM_MIN, math.ceil(HEADROOM_FRACTION * nodes))
     if free < nodes + headroom:

@@ -37,7 +37,8 @@ def bucket_policy_scope(plan: Plan) -> Iterator[tuple[str, str]]:
         if document is None:
             yield r.name, "policy document is not JSON"
             continue
-        policy_statements = statements(document)
+        # A Deny grants nothing, however wide its Resource.
+        policy_statements = [s for s in statements(document) if s.get("Effect") != "Deny"]
         if not any(a == "*" or str(a).startswith("oss:") for s in policy_statements for a in as_list(s.get("Action"))):
             continue  # not about OSS
         named: set[str] = set()
