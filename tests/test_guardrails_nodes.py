@@ -377,3 +377,19 @@ def test_ait031_names_what_is_missing(medical_plan, med):
     # A component tested alone has no profile: only managed-by is asked of it.
     component = Plan("component", "offline", "c", {}, (), tuple(r for r in medical_plan.resources if r.short_type == "vpc.Network"))
     assert guardrails.check(component) == []
+
+
+def test_ait027_judges_only_the_groups_nodes_use(med, medical_plan):
+    """A group no node joins (say, for a database) is not a node group; without nodes, every non-login group is."""
+    other = resource("ecs.SecurityGroup", "db-sg", {"vpcId": "vpc-1", "tags": {"managed-by": "aitrain", **OWNER_TAGS}})
+    assert added(add(med, other), med) == []
+    network_only = Plan("component", "offline", "n", {}, (), (*(r for r in medical_plan.resources if r.short_type == "ecs.SecurityGroup"), other))
+    assert [(f.rule, f.resource) for f in guardrails.check(network_only)] == [("AIT027", f"{MED}-network-sg"), ("AIT027", "db-sg")]
+
+
+def test_an_empty_inline_disk_entry_is_unencrypted_and_unnamed(pool):
+    plan = tamper(pool, POOL_TEMPLATE, inputs={"dataDisks": [None]})
+    assert [(f.rule, f.message) for f in added(plan, pool)] == [
+        ("AIT003", "data disk 0 (disk, None GiB) is not encrypted"),
+        ("AIT014", "inline data disk 0 is named None, not 'aitrain-scratch': inline disks are scratch and are deleted with the node;"
+                   " keep persistent data on NAS, OSS or a separate ecs.EcsDisk")]

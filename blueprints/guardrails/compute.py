@@ -24,7 +24,8 @@ def disk_encryption(plan: Plan) -> Iterator[tuple[str, str]]:
     # Scratch lives on data disks: every one a node is built with (each of these types takes ``dataDisks[].encrypted``).
     for r in of_types(plan, NODE_TYPES):
         for index, disk in enumerate(r.inputs.get("dataDisks") or []):
-            if not (disk or {}).get("encrypted"):
+            disk = disk or {}
+            if not disk.get("encrypted"):
                 yield r.name, f"data disk {index} ({disk.get('category') or disk.get('diskCategory') or 'disk'}, {disk.get('size')} GiB) is not encrypted"
 
 
