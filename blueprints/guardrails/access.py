@@ -75,9 +75,10 @@ def _drops_everything(r: PlannedResource) -> bool:
 
 # ---- vSwitch capacity (AIT030) ----
 
-# Alibaba Cloud reserves the first and the last three addresses of every vSwitch IPv4 CIDR block (CreateVSwitch:
-# https://www.alibabacloud.com/help/en/vpc/developer-reference/api-vpc-2016-04-28-createvswitch , e.g.
-# 192.168.1.0, .253, .254 and .255 of 192.168.1.0/24).
+# Alibaba Cloud reserves the first and the last three addresses of every vSwitch IPv4 CIDR block, e.g. 192.168.1.0,
+# .253, .254 and .255 of 192.168.1.0/24 (CreateVSwitch usage notes, read in the es and ja editions:
+# https://www.alibabacloud.com/help/es/vpc/developer-reference/api-vpc-2016-04-28-createvswitch ,
+# https://alibabacloud.com/help/ja/vpc/api-createvswitch ; the English CreateVSwitchCidrReservation page says the same).
 RESERVED_PER_VSWITCH = 4
 # Room beyond the nodes: ESS starts a replacement before it releases an unhealthy node, and the NAT gateway, NAS
 # mount targets and eRDMA interfaces take addresses in the same vSwitches.
