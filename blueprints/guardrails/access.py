@@ -2,6 +2,171 @@
 
 from __future__ import annotations
 
-from blueprints.guardrails.model import Rule
+import ipaddress
+import math
+from typing import Any, Iterator
 
-RULES: tuple[Rule, ...] = ()
+from blueprints.guardrails.inputs import NODE_TYPES, as_list, of_types, referenced
+from blueprints.guardrails.model import Rule
+from blueprints.plan import Plan, PlannedResource
+
+LOGIN_COMPONENT = "login"  # the ``aitrain-component`` tag of the login node (components/access.py; network.LOGIN_TAG)
+
+
+def _component(r: PlannedResource) -> Any:
+    return (r.inputs.get("tags") or {}).get("aitrain-component")
+
+
+# ---- key-pair logins only (AIT023) ----
+
+
+def key_pair_login(plan: Plan) -> Iterator[tuple[str, str]]:
+    """AIT023: no node type carries a password; the login node logs in with a key pair."""
+    for r in of_types(plan, NODE_TYPES):
+        if r.inputs.get("password") or r.inputs.get("kmsEncryptedPassword"):
+            yield r.name, "a login password is set: passwords are guessed and shared; log in with a key pair (keyName / keyPairName) only"
+    for r in of_types(plan, ("ecs.Instance",)):
+        if _component(r) == LOGIN_COMPONENT and not r.inputs.get("keyName"):
+            yield r.name, "the login node has no keyName: set access.key_pair_name to an existing ECS key pair"
+
+
+# ---- egress allow-list (AIT027) ----
+
+
+def _node_groups(plan: Plan) -> list[PlannedResource]:
+    """The security groups training nodes are placed in (the login node's group excepted), in plan order."""
+    used: set[str] = set()
+    for r in of_types(plan, NODE_TYPES):
+        for value in (*as_list(r.inputs.get("securityGroupIds")), r.inputs.get("securityGroupId")):
+            name = referenced(value)
+            if name:
+                used.add(name)
+    groups = [g for g in of_types(plan, ("ecs.SecurityGroup",)) if _component(g) != LOGIN_COMPONENT]
+    # A network component alone has no nodes yet: its groups are the ones nodes will join.
+    return [g for g in groups if g.name in used] if used else groups
+
+
+def _priority(r: PlannedResource) -> int:
+    value = r.inputs.get("priority", 1)  # the API's default (SecurityGroupRule docstring, SDK 4.0.0)
+    return value if isinstance(value, int) else 1
+
+
+def egress_allow_list(plan: Plan) -> Iterator[tuple[str, str]]:
+    """AIT027: each node security group ends its egress with a drop-all below every accept."""
+    rules = [r for r in of_types(plan, ("ecs.SecurityGroupRule",)) if r.inputs.get("type") == "egress"]
+    for group in _node_groups(plan):
+        mine = [r for r in rules if referenced(r.inputs.get("securityGroupId")) == group.name]
+        drops = [r for r in mine if _drops_everything(r)]
+        accepts = [r for r in mine if r.inputs.get("policy", "accept") == "accept"]
+        if not drops:
+            yield group.name, "egress unrestricted: no egress drop-all rule (all, -1/-1, 0.0.0.0/0, policy drop); a node can send data anywhere. Turn on the profile's egress allow-list"
+            continue
+        # A lower number is evaluated first, and on equal priority a drop applies before an accept (ECS security
+        # group rule priority; verify against the ECS docs), so the drop-all must have the larger number.
+        lowest = max(_priority(d) for d in drops)
+        shadowed = [a.name for a in accepts if _priority(a) >= lowest]
+        if shadowed:
+            yield group.name, f"the egress drop-all (priority {lowest}) is not below the accept rule(s) {', '.join(shadowed)}: give it a larger priority number than every accept"
+
+
+def _drops_everything(r: PlannedResource) -> bool:
+    return (r.inputs.get("policy"), r.inputs.get("ipProtocol"), r.inputs.get("portRange"), r.inputs.get("cidrIp")) == ("drop", "all", "-1/-1", "0.0.0.0/0")
+
+
+# ---- vSwitch capacity (AIT030) ----
+
+# Alibaba Cloud reserves the first and the last three addresses of every vSwitch IPv4 CIDR block, e.g. 192.168.1.0,
+# .253, .254 and .255 of 192.168.1.0/24 (CreateVSwitch usage notes, read in the es and ja editions:
+# https://www.alibabacloud.com/help/es/vpc/developer-reference/api-vpc-2016-04-28-createvswitch ,
+# https://alibabacloud.com/help/ja/vpc/api-createvswitch ; the English CreateVSwitchCidrReservation page says the same).
+RESERVED_PER_VSWITCH = 4
+# Room beyond the nodes: ESS starts a replacement before it releases an unhealthy node, and the NAT gateway, NAS
+# mount targets and eRDMA interfaces take addresses in the same vSwitches.
+HEADROOM_MIN, HEADROOM_FRACTION = 8, 0.1
+
+
+def vswitch_capacity(plan: Plan) -> Iterator[tuple[str, str]]:
+    """AIT030: the compute vSwitches have free addresses for every node the plan can start, plus headroom."""
+    switches = {r.name: r for r in of_types(plan, ("vpc.Switch",))}
+    used: list[Any] = []
+    nodes = 0
+    single_zone_groups = []
+    for r in of_types(plan, ("ess.ScalingGroup",)):
+        nodes += _count(r.inputs.get("maxSize"))
+        ids = as_list(r.inputs.get("vswitchIds"))
+        used += ids
+        if len(ids) < 2:
+            single_zone_groups.append(r.name)
+    for r in of_types(plan, ("ecs.EcsInstanceSet", "ecs.Instance")):
+        nodes += _count(r.inputs.get("amount")) if r.short_type == "ecs.EcsInstanceSet" else 1
+        used.append(r.inputs.get("vswitchId"))
+    names = list(dict.fromkeys(referenced(v) for v in used if v is not None))
+    if not names or not all(n in switches and "cidrBlock" in switches[n].inputs for n in names):
+        return  # an adopted vSwitch (an ID, not a resource of the plan) has a CIDR the plan cannot see
+    known = [switches[n] for n in names if n]
+    free = sum(max(ipaddress.ip_network(s.inputs["cidrBlock"], strict=False).num_addresses - RESERVED_PER_VSWITCH, 0) for s in known)
+    headroom = max(HEADROOM_MIN, math.ceil(HEADROOM_FRACTION * nodes))
+    if free < nodes + headroom:
+        cidrs = ", ".join(f"{s.name} {s.inputs['cidrBlock']}" for s in known)
+        spread = f"; {', '.join(single_zone_groups)} also uses one vSwitch only: spread it over two zones or more" if single_zone_groups else ""
+        yield (
+            known[0].name,
+            f"compute vSwitches ({cidrs}) have {free} free addresses ({RESERVED_PER_VSWITCH} reserved per vSwitch), below {nodes} nodes"
+            f" + {headroom} headroom = {nodes + headroom}; use a larger network.vpc_cidr or fewer nodes{spread}",
+        )
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+# ---- tags (AIT031) ----
+
+MANAGED_BY = "managed-by"
+OWNER_KEYS = ("owner", "team")
+CLASSIFICATION_KEYS = ("data-classification", "data_classification", "classification")
+
+
+def tags(plan: Plan) -> Iterator[tuple[str, str]]:
+    """AIT031: tagged resources carry managed-by; a profile's plan names an owner and a data classification."""
+    keys: set[str] = set()
+    for r in plan.resources:
+        value = r.inputs.get("tags")
+        if not isinstance(value, dict):
+            continue
+        keys |= {str(k).lower() for k in value}
+        if MANAGED_BY not in value:
+            yield r.name, f"tags lack {MANAGED_BY}: a reviewer cannot tell this resource is managed by aitrain"
+    if not plan.summary.get("blueprint") or plan.summary.get("blueprint") == "component":
+        return  # a component tested alone has no profile to add the tags to
+    missing = [what for what, names in (("an owner (owner or team)", OWNER_KEYS), ("a data classification (data-classification)", CLASSIFICATION_KEYS)) if not keys & set(names)]
+    if missing:
+        yield "tags", f"no resource carries {' or '.join(missing)} tag; add them to the profile's tags so the owner and the data's sensitivity are on every resource"
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "AIT023", "error", "key-pair login only", key_pair_login,
+        rationale="Passwords are guessed and shared, key pairs are not; infraguard ecs-instance-login-use-keypair.",
+        fix="Remove password inputs; set access.key_pair_name for the login node.",
+        references=(19,),
+    ),
+    Rule(
+        "AIT027", "warning", "node egress is an allow-list", egress_allow_list,
+        rationale="Open egress lets a compromised node copy the dataset anywhere; infraguard ecs-security-group-egress-not-all-access; CIS 3.5.",
+        fix="Turn on the profile's egress allow-list (accepts for the VPC, Alibaba internal services and listed CIDRs, then a drop-all).",
+        references=(22,),
+    ),
+    Rule(
+        "AIT030", "error", "compute vSwitches have addresses for every node", vswitch_capacity,
+        rationale="A pool that cannot get addresses fails to scale mid-run; infraguard vswitch-available-ip-count, ess-scaling-group-attach-multi-switch.",
+        fix="Widen network.vpc_cidr (larger vSwitches) or lower the node count; spread pools over two zones or more.",
+        references=(25,),
+    ),
+    Rule(
+        "AIT031", "info", "resources carry managed-by, owner and data-classification tags", tags,
+        rationale="Untagged resources cannot be attributed or audited; infraguard ecs-instance-tags-required.",
+        fix="Add owner (or team) and data-classification to the profile's tags; keep the components' managed-by tag.",
+        references=(26,),
+    ),
+)

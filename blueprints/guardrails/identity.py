@@ -1,12 +1,14 @@
-"""RAM rules: node roles trust only ECS; node policies name only the plan's bucket."""
+"""RAM rules: node roles trust only ECS; node policies name only the plan's bucket; least privilege, no long-lived keys."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import re
 from typing import Iterator
 
-from blueprints.guardrails.inputs import as_list, json_document, of_types, statements
+from blueprints.guardrails.inputs import NODE_TYPES, as_list, json_document, of_types, statements
 from blueprints.guardrails.model import Rule
 from blueprints.plan import Plan
 
@@ -35,7 +37,8 @@ def bucket_policy_scope(plan: Plan) -> Iterator[tuple[str, str]]:
         if document is None:
             yield r.name, "policy document is not JSON"
             continue
-        policy_statements = statements(document)
+        # A Deny grants nothing, however wide its Resource.
+        policy_statements = [s for s in statements(document) if s.get("Effect") != "Deny"]
         if not any(a == "*" or str(a).startswith("oss:") for s in policy_statements for a in as_list(s.get("Action"))):
             continue  # not about OSS
         named: set[str] = set()
@@ -65,7 +68,63 @@ def _bucket_of(resource: str) -> str | None:
     return match.group(1)
 
 
+# ---- least privilege, no long-lived keys (AIT020) ----
+
+# RAM users and their keys are long-lived secrets; nodes get short-lived STS tokens through their instance role.
+_NO_USERS = {
+    "ram.User": "a RAM user",
+    "ram.AccessKey": "an AccessKey (a long-lived secret)",
+    "ram.UserPolicyAttachment": "a policy attached to a user",
+    "ram.GroupPolicyAttachment": "a policy attached to a group",
+}
+# AccessKey IDs start with "LTAI" (Alibaba Cloud's AccessKey pair format) followed by 12-30 letters and digits.
+_ACCESS_KEY = re.compile(r"LTAI[0-9A-Za-z]{12,30}")
+
+
+def least_privilege(plan: Plan) -> Iterator[tuple[str, str]]:
+    """AIT020: no Allow of every action, no RAM users or keys, no AccessKey in user data."""
+    for r in of_types(plan, ("ram.Policy",)):
+        document = json_document(r.inputs.get("policyDocument"))
+        for s in statements(document) if document else []:
+            wild = sorted({str(a) for a in as_list(s.get("Action")) if str(a) in ("*", "*:*")})
+            if s.get("Effect") == "Allow" and wild:
+                yield r.name, f"policy allows Action {', '.join(repr(a) for a in wild)}: every action on every service; list the actions the nodes need"
+    for r in of_types(plan, tuple(_NO_USERS)):
+        yield r.name, f"{_NO_USERS[r.short_type]} in the plan: attach policies to roles only and let nodes use their instance role"
+    for r in of_types(plan, NODE_TYPES):
+        text = _user_data_text(r.inputs.get("userData"))
+        if text and _ACCESS_KEY.search(text):
+            yield r.name, "userData holds an AccessKey ID (LTAI…): use the node's RAM role (STS tokens from the metadata service) instead"
+
+
+def _user_data_text(value: object) -> str:
+    """User data as text: the plain value plus its base64 decoding when it is base64 (how the components pass it)."""
+    if not isinstance(value, str):
+        return ""
+    try:
+        decoded = base64.b64decode(value, validate=True).decode("utf-8", "replace")
+    except (binascii.Error, ValueError):
+        decoded = ""
+    return f"{value}\n{decoded}"
+
+
 RULES: tuple[Rule, ...] = (
-    Rule("AIT007", "error", "node roles trust only the ECS service", role_trust),
-    Rule("AIT011", "error", "node OSS policies name only the plan's bucket", bucket_policy_scope),
+    Rule(
+        "AIT007", "error", "node roles trust only the ECS service", role_trust,
+        rationale="A role another service or account can assume leaks the nodes' data access; CIS 1.15/1.16; infraguard ecs-instance-ram-role-attached.",
+        fix="Keep the node role's trust policy to Principal Service ecs.aliyuncs.com only.",
+        references=(14,),
+    ),
+    Rule(
+        "AIT011", "error", "node OSS policies name only the plan's bucket", bucket_policy_scope,
+        rationale="A node policy on oss:* or every bucket lets one compromised node read every dataset; KICS e8e62026, 66505003.",
+        fix="Scope node policies to acs:oss:*:*:<bucket> and <bucket>/* of the plan's bucket (storage.bucket), without wildcards.",
+        references=(14,),
+    ),
+    Rule(
+        "AIT020", "error", "RAM least privilege: no Action *, no RAM users or keys, no AccessKey in user data", least_privilege,
+        rationale="Action * or a long-lived AccessKey turns one leaked node into the whole account; CIS 1.15/1.16; KICS e8e62026, 66505003.",
+        fix="List the needed actions in role policies and let nodes use their instance role; remove ram.User / AccessKey / user and group attachments.",
+        references=(14,),
+    ),
 )
