@@ -15,7 +15,7 @@ from blueprints.guardrails import RULES, Rule
 from blueprints.plan import Plan
 
 # The plan-summary keys the rules read (guardrails/*.py ``plan.summary``); tests keep this list complete.
-SUMMARY_FACTS = ("admin_cidr", "bucket", "scratch_gib_per_node", "memory_gib_per_node")
+SUMMARY_FACTS = ("admin_cidr", "blueprint", "bucket", "scratch_gib_per_node", "memory_gib_per_node")
 
 # Where, inside each policy's config object, the facts and the skip reason go (keys of the pack's config schema).
 FACTS_KEY = "facts"

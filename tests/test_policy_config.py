@@ -40,7 +40,7 @@ def test_no_rule_reads_what_the_pack_cannot_rebuild():
 def test_a_plan_without_skips_gives_every_policy_its_facts(medical_plan):
     config = pack_config(medical_plan)
     assert list(config) == [policy_name(r) for r in guardrails.RULES]
-    expected = {"bucket": "medical-imaging-cn-shanghai-data", "memory_gib_per_node": medical_plan.summary["memory_gib_per_node"],
+    expected = {"blueprint": "fixed-cluster", "bucket": "medical-imaging-cn-shanghai-data", "memory_gib_per_node": medical_plan.summary["memory_gib_per_node"],
                 "scratch_gib_per_node": medical_plan.summary["scratch_gib_per_node"]}
     assert all(entry == {FACTS_KEY: expected} for entry in config.values())
     assert "admin_cidr" not in expected  # the preset sets none: absent, never null

@@ -1,5 +1,6 @@
-"""The policy pack reports exactly the plan's findings: each preset's recorded resources, and every violating
-fixture of tests/test_guardrails.py, go through every policy's validate as the engine would call it.
+"""The policy pack reports exactly the plan's findings, every rule's (AIT001-AIT032, info findings included): each
+preset's recorded resources, and every violating fixture of tests/test_guardrails.py, tests/test_guardrails_nodes.py
+and tests/test_guardrails_data.py, go through every policy's validate as the engine would call it.
 
 The records are real pulumi_policy classes (PolicyResource, PolicyResourceOptions, StackValidationArgs) with props
 behind the SDK's unknown-checking proxy; the config is what ``aitrain policy config`` writes, applied the way the
@@ -26,14 +27,23 @@ from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError, unknown
 from test_guardrails import (  # the violating fixtures of the offline rules, reused as they are
     AUTO,
     CASES,
+    ERDMA,
     MED,
     UNIT_CASES,
+    check,
+    erdma_plan,  # noqa: F401  (fixture)
     full_plan,  # noqa: F401  (fixture)
     preset_plan,
     tamper,
     unit_resources,  # noqa: F401  (fixture)
     without,
 )
+from test_guardrails_data import CASES as DATA_CASES
+from test_guardrails_data import added as data_added
+from test_guardrails_data import opted_in, plans  # noqa: F401  (fixture)
+from test_guardrails_nodes import CASES as NODE_CASES
+from test_guardrails_nodes import added as node_added
+from test_guardrails_nodes import login_and_bucket, med, pool  # noqa: F401  (fixtures)
 
 from blueprints import guardrails
 from blueprints.guardrails import Skip
@@ -142,33 +152,62 @@ def test_the_pack_rebuilds_the_plans_resources(fixture, request):
 # ---- every violating fixture of the offline rules ----
 
 
+def without_rule(findings: list[tuple[str, str, str]], rule: str) -> list[tuple[str, str, str]]:
+    return [f for f in findings if f[0] != rule]
+
+
 @pytest.mark.parametrize("case, preset, suffix, changes, rule, message", CASES, ids=[c[0] for c in CASES])
-def test_violating_fixtures_give_the_same_findings(case, preset, suffix, changes, rule, message, medical_plan, autoscaling_plan):
-    plan = tamper(preset_plan(preset, medical_plan, autoscaling_plan), f"{preset}-{suffix}", **dict(changes))
+def test_violating_fixtures_give_the_same_findings(case, preset, suffix, changes, rule, message, medical_plan, autoscaling_plan, erdma_plan):  # noqa: F811
+    base = preset_plan(preset, medical_plan, autoscaling_plan, erdma_plan)
+    name = f"{AUTO if preset == ERDMA else preset}-{suffix}"
+    plan = tamper(base, name, **dict(changes))
     expected = plan_findings(plan)
-    assert expected, "the fixture violates its rule"
+    assert (rule, name, message) in expected, "the fixture violates its rule"
     if "retain_on_delete" in dict(changes):  # the blind spot: the engine does not tell policy packs
         assert rule in BLIND_SPOTS
-        assert through_pack(plan) == []
+        assert through_pack(plan) == without_rule(expected, rule) == plan_findings(base)
         return
     assert through_pack(plan) == expected
     # The profile's skip reaches the pack through the config: that policy is disabled, the others still run.
-    assert through_pack(plan, (Skip(rule, "accepted for the test"),)) == plan_findings(plan, (Skip(rule, "accepted for the test"),)) == []
+    skip = (Skip(rule, "accepted for the test"),)
+    assert through_pack(plan, skip) == plan_findings(plan, skip) == without_rule(expected, rule)
 
 
 @pytest.mark.parametrize("case, name, change, rule, resource, message", UNIT_CASES, ids=[c[0] for c in UNIT_CASES])
 def test_unit_fixtures_give_the_same_findings(case, name, change, rule, resource, message, full_plan):  # noqa: F811
     plan = without(full_plan, name) if change == "remove" else tamper(full_plan, name, **dict(change))
-    assert through_pack(plan) == plan_findings(plan) == [(rule, resource or name, message)]
+    assert [(f.rule, f.resource, f.message) for f in check(plan, base=full_plan)] == [(rule, resource or name, message)]
+    assert through_pack(plan) == plan_findings(plan)
+
+
+@pytest.mark.parametrize("case, fixture, change, rule, name, message", NODE_CASES, ids=[c[0] for c in NODE_CASES])
+def test_node_fixtures_give_the_same_findings(case, fixture, change, rule, name, message, request):
+    base = request.getfixturevalue(fixture)
+    plan = change(base)
+    assert [(f.rule, f.resource, f.message) for f in node_added(plan, base)] == [(rule, name, message)]
+    assert through_pack(plan) == plan_findings(plan)
+
+
+@pytest.mark.parametrize("case, preset, mutate, rule, level, name, message", DATA_CASES, ids=[c[0] for c in DATA_CASES])
+def test_data_fixtures_give_the_same_findings(case, preset, mutate, rule, level, name, message, plans):  # noqa: F811
+    base = opted_in(plans[preset])
+    plan = mutate(base)
+    assert (rule, name, message) in [(f.rule, f.resource, f.message) for f in data_added(base, plan)]
+    if rule in BLIND_SPOTS and any(r.protect and not r.retain_on_delete for r in plan.resources):  # retain_on_delete: unseen
+        assert through_pack(plan) == [f for f in plan_findings(plan) if f != (rule, name, message)]
+        return
+    assert through_pack(plan) == plan_findings(plan)
 
 
 def test_findings_on_the_summary_need_the_config(medical_plan):
-    """AIT013 reads summary facts the engine never sends: with the config it reports at stack level, without it nothing."""
+    """AIT013 and AIT031 read summary facts the engine never sends: with the config they report at stack level,
+    without it not at all (the resource rules still do)."""
     plan = dataclasses.replace(medical_plan, summary={**medical_plan.summary, "scratch_gib_per_node": 500, "memory_gib_per_node": 1000})
     expected = plan_findings(plan)
-    assert [(r, n) for r, n, _ in expected] == [("AIT013", "summary.scratch_gib_per_node")]
+    assert [(f.rule, f.resource) for f in check(plan, base=medical_plan)] == [("AIT013", "summary.scratch_gib_per_node")]
+    assert ("AIT031", "tags") in [(r, n) for r, n, _ in expected]
     assert through_pack(plan) == expected
-    assert run_pack(engine_records(plan)) == []
+    assert run_pack(engine_records(plan)) == [f for f in expected if f[0] not in ("AIT013", "AIT031")]
 
 
 def test_the_bucket_fact_lets_ait011_compare(full_plan):  # noqa: F811
@@ -182,7 +221,9 @@ def test_the_bucket_fact_lets_ait011_compare(full_plan):  # noqa: F811
 
 def test_several_findings_keep_rule_order(medical_plan):
     plan = tamper(medical_plan, f"{MED}-cluster-template", inputs={"httpTokens": "optional", "internetMaxBandwidthOut": 1})
-    assert [f[0] for f in through_pack(plan)] == ["AIT001", "AIT008"] == [f[0] for f in plan_findings(plan)]
+    assert through_pack(plan) == plan_findings(plan)
+    assert [f.rule for f in check(plan, base=medical_plan)] == ["AIT001", "AIT008"]
+    assert [f[0] for f in through_pack(plan)] == sorted(f[0] for f in through_pack(plan))
 
 
 # ---- values the engine shows differently from the offline plan ----
@@ -203,7 +244,7 @@ def test_unknowns_become_references_to_their_one_dependency(autoscaling_plan):
     original = next(r for r in autoscaling_plan.resources if r.name == mount.name)
     assert rebuilt.inputs["fileSystemId"] == original.inputs["fileSystemId"] == f"${{{AUTO}-storage-fs.id}}"
     assert rebuilt.inputs["vswitchId"] == original.inputs["vswitchId"]
-    assert run_pack(records) == plan_findings(autoscaling_plan)
+    assert run_pack(records, pack_config(autoscaling_plan)) == plan_findings(autoscaling_plan)
 
 
 def test_provider_computed_unknowns_and_nulls_are_left_out(medical_plan):
@@ -229,7 +270,7 @@ def test_unknowns_without_one_dependency_are_a_visible_reference(medical_plan):
     rule.property_dependencies.pop("sourceSecurityGroupId", None)
     as_plan = tamper(medical_plan, rule.name, inputs={"cidrIp": {"nested": UNKNOWN_REFERENCE}, "description": UNKNOWN_REFERENCE}, drop=("sourceSecurityGroupId",))
     assert stack_plan(records).resources == stack_plan(engine_records(as_plan)).resources
-    assert run_pack(records) == plan_findings(as_plan)
+    assert run_pack(records, pack_config(as_plan)) == plan_findings(as_plan)
 
 
 def test_unknowns_inside_objects_and_lists_become_references(medical_plan):
@@ -252,11 +293,12 @@ def test_deployed_ids_read_as_references(medical_plan):
 
 def test_engine_numbers_are_doubles(medical_plan):
     """Protobuf sends 500 as 500.0; the pack reads it back as 500, so messages match the plan's."""
-    plan = tamper(medical_plan, f"{MED}-cluster-nodes-0", inputs={"dataDisks": [{"diskCategory": "cloud_essd", "size": 800}]})
+    plan = tamper(medical_plan, f"{MED}-cluster-nodes-0", inputs={"dataDisks": [{"diskCategory": "cloud_essd", "size": 800, "diskName": "aitrain-scratch"}]})
     records = engine_records(plan)
     nodes = next(r for r in records if r.name == f"{MED}-cluster-nodes-0")
     nodes.props["__target"]["dataDisks"]["__target"][0]["__target"]["size"] = 800.0
-    assert run_pack(records) == plan_findings(plan) == [("AIT003", nodes.name, "data disk 0 (cloud_essd, 800 GiB) is not encrypted")]
+    assert run_pack(records, pack_config(plan)) == plan_findings(plan)
+    assert [(f.rule, f.resource, f.message) for f in check(plan, base=medical_plan)] == [("AIT003", nodes.name, "data disk 0 (cloud_essd, 800 GiB) is not encrypted")]
 
 
 # ---- the policies themselves ----
