@@ -23,6 +23,11 @@ class LayoutError(ValueError):
     """A profile that cannot be laid out (for example no usable zone); the message says what to change."""
 
 
+def vswitch_prefix(vpc_cidr: str) -> int:
+    """The prefix length of every vSwitch in a VPC of ``vpc_cidr`` (4 bits longer, within Alibaba's /16–/29)."""
+    return min(max(ipaddress.ip_network(vpc_cidr).prefixlen + VSWITCH_PREFIX_EXTRA_BITS, VSWITCH_MIN_PREFIX), VSWITCH_MAX_PREFIX)
+
+
 def vswitch_cidr(vpc_cidr: str, zone: str, region_zones: tuple[str, ...]) -> str:
     """The vSwitch CIDR of ``zone``: the VPC's subnet numbered by the zone's place in the region's zone list.
 
@@ -30,7 +35,7 @@ def vswitch_cidr(vpc_cidr: str, zone: str, region_zones: tuple[str, ...]) -> str
     (replaces) another zone's vSwitch, nor the file system bound to it.
     """
     vpc = ipaddress.ip_network(vpc_cidr)
-    prefix = min(max(vpc.prefixlen + VSWITCH_PREFIX_EXTRA_BITS, VSWITCH_MIN_PREFIX), VSWITCH_MAX_PREFIX)
+    prefix = vswitch_prefix(vpc_cidr)
     slots = 2 ** (prefix - vpc.prefixlen)
     if zone not in region_zones:
         raise LayoutError(f"zone {zone} is not in the catalog's zone list ({', '.join(region_zones)}); add it to regions.csv")
@@ -38,6 +43,36 @@ def vswitch_cidr(vpc_cidr: str, zone: str, region_zones: tuple[str, ...]) -> str
     if slot >= slots:
         raise LayoutError(f"VPC {vpc_cidr} has room for {slots} vSwitches of /{prefix}; zone {zone} is number {slot + 1} of the region")
     return str(next(itertools.islice(vpc.subnets(new_prefix=prefix), slot, None)))
+
+
+# Alibaba Cloud reserves the first and the last three addresses of every vSwitch IPv4 CIDR block, e.g. 192.168.1.0,
+# .253, .254 and .255 of 192.168.1.0/24 (CreateVSwitch usage notes, read in the es and ja editions:
+# https://www.alibabacloud.com/help/es/vpc/developer-reference/api-vpc-2016-04-28-createvswitch ,
+# https://alibabacloud.com/help/ja/vpc/api-createvswitch ; the English CreateVSwitchCidrReservation page says the same).
+RESERVED_PER_VSWITCH = 4
+# Room beyond the nodes: ESS starts a replacement before it releases an unhealthy node, and the NAT gateway, NAS
+# mount targets and eRDMA interfaces take addresses in the same vSwitches.
+HEADROOM_MIN, HEADROOM_FRACTION = 8, 0.1
+
+
+def vswitch_headroom(nodes: int) -> int:
+    """Free addresses a vSwitch layout keeps beyond ``nodes``."""
+    return max(HEADROOM_MIN, math.ceil(HEADROOM_FRACTION * nodes))
+
+
+def check_vswitch_room(vpc_cidr: str, nodes: int, vswitches: int) -> None:
+    """Refuse a layout whose ``vswitches`` vSwitches (each the size ``vswitch_cidr`` gives) cannot hold ``nodes``
+    plus headroom: the cloud would fail to launch the last nodes mid-deployment."""
+    vpc = ipaddress.ip_network(vpc_cidr)
+    prefix = vswitch_prefix(vpc_cidr)
+    free = vswitches * max(2 ** (32 - prefix) - RESERVED_PER_VSWITCH, 0)
+    wanted = nodes + vswitch_headroom(nodes)
+    if free < wanted:
+        raise LayoutError(
+            f"network.vpc_cidr {vpc_cidr} gives each zone a /{prefix} vSwitch: {vswitches} × {2 ** (32 - prefix)} addresses"
+            f" less {RESERVED_PER_VSWITCH} reserved per vSwitch = {free} free, below {nodes} nodes + {vswitch_headroom(nodes)} headroom = {wanted};"
+            " use a wider network.vpc_cidr (each bit shorter doubles every vSwitch) or fewer nodes"
+        )
 
 
 def choose_compute_zones(

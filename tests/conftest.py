@@ -33,3 +33,18 @@ def autoscaling_plan():
     from blueprints.testing import offline_plan
 
     return offline_plan("autoscaling-training")
+
+
+# Info rules that report an opt-in control left off (KMS key, access logging, alarms, flow log, tags, ActionTrail):
+# a preset or a component with default settings carries these and nothing else.
+OPT_IN_INFO_RULES = frozenset({"AIT019", "AIT022", "AIT028", "AIT029", "AIT031", "AIT032"})
+
+
+def beyond_opt_in(findings) -> list:
+    """The findings (dicts or Finding objects) that are not the info reports of opt-in controls left off."""
+    out = []
+    for f in findings:
+        rule, level = (f["rule"], f["level"]) if isinstance(f, dict) else (f.rule, f.level)
+        if not (level == "info" and rule in OPT_IN_INFO_RULES):
+            out.append(f)
+    return out

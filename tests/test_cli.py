@@ -6,6 +6,7 @@ import json
 
 import pytest
 import yaml
+from conftest import beyond_opt_in
 from typer.testing import CliRunner
 
 from blueprints.cli import app
@@ -25,7 +26,7 @@ def test_plan_table_shows_summary_tree_and_note():
     assert "ecs.gn7e-c16g1.32xlarge" in out and "96" in out
     assert "m6i.32xlarge (not an Alibaba Cloud type)" in out
     assert "medical-imaging-storage-fs" in out and "protect retain-on-delete" in out
-    assert "guardrails: all passed" in out
+    assert "guardrail findings: 0 errors, 0 warnings," in out and "guardrails holding:" in out
 
 
 def test_plan_json_schema(tmp_path):
@@ -37,7 +38,8 @@ def test_plan_json_schema(tmp_path):
     assert data["blueprint"] == "autoscaling-pool" and data["region"] == "cn-shanghai"
     for resource in data["resources"]:
         assert set(resource) >= {"type", "name", "parent", "inputs", "protect", "retain_on_delete"}
-    assert data["findings"] == []
+    # The pool preset leaves the egress allow-list off: one warning per node security group, and opt-in infos.
+    assert [(f["rule"], f["level"]) for f in beyond_opt_in(data["findings"])] == [("AIT027", "warning")]
 
 
 def test_plan_markdown_fits_a_pr_comment():

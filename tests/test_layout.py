@@ -88,3 +88,25 @@ def test_off_hours_weekday_shift_when_utc_is_the_previous_day():
     # 07:00 UTC+8 is 23:00 UTC the day before: Monday's wake-up fires on Sunday in UTC.
     assert wake.launch_time == "2026-11-30T23:00Z"
     assert wake.recurrence_value == "0,1,2,3,4"
+
+
+def test_vswitch_room_counts_reserved_addresses_and_headroom():
+    from blueprints.layout import LayoutError, check_vswitch_room
+
+    # 192.168.0.0/20 → /24 vSwitches: 256 - 4 reserved = 252 free; 230 nodes + 23 headroom = 253 do not fit, 229 + 23 do.
+    check_vswitch_room("192.168.0.0/20", 229, 1)
+    with pytest.raises(LayoutError, match=r"1 × 256 addresses less 4 reserved per vSwitch = 252 free, below 230 nodes \+ 23 headroom = 253"):
+        check_vswitch_room("192.168.0.0/20", 230, 1)
+    check_vswitch_room("192.168.0.0/20", 230, 2)  # two zones' vSwitches: 504 free
+    with pytest.raises(LayoutError, match=r"below 1 nodes \+ 8 headroom = 9"):  # a /28 VPC → /29 vSwitches: 8 - 4 = 4 free
+        check_vswitch_room("10.0.0.0/28", 1, 1)
+
+
+def test_a_profile_with_more_nodes_than_its_vswitch_holds_is_refused_in_plan_and_program():
+    from typer.testing import CliRunner
+
+    from blueprints.cli import app
+
+    result = CliRunner().invoke(app, ["plan", "medical-imaging", "--set", "network.vpc_cidr=192.168.0.0/20", "--set", "compute.nodes=370"])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "network.vpc_cidr 192.168.0.0/20 gives each zone a /24 vSwitch: 1 × 256 addresses less 4 reserved per vSwitch = 252 free, below 370 nodes + 37 headroom = 407" in result.stderr

@@ -54,7 +54,11 @@ def test_every_valid_profile_synthesises_safely(data):
     plan = offline_plan(profile=data)
     # Unencrypted CPFS is allowed on purpose, and then the plan must say so as a warning (AIT009).
     cpfs = (data.get("storage") or {}).get("kind") == "cpfs"
-    assert_guardrails(plan, skip=("AIT009",) if cpfs else ())
+    # No error; warnings only for what the profile chose (CPFS: unencrypted, no snapshots, no access group; the egress
+    # allow-list left off). The property: for accepted profiles, no error-level finding.
+    assert_guardrails(plan, fail_level="error")
+    allowed = {"AIT027", *(("AIT009", "AIT016", "AIT025") if cpfs else ())}
+    assert {f["rule"] for f in plan.findings if f["level"] == "warning"} <= allowed
     assert [f["rule"] for f in plan.findings] == (["AIT009"] if cpfs else [])
     (fs,) = plan.find("nas.FileSystem")
     assert fs.protect and fs.retain_on_delete and fs.name == "prop-storage-fs"

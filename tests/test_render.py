@@ -4,9 +4,11 @@ cannot forge sections (Markdown) or reach the terminal as escape sequences."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 
 import pytest
+from conftest import beyond_opt_in
 from typer.testing import CliRunner
 
 from blueprints import guardrails
@@ -39,23 +41,29 @@ def test_unencrypted_cpfs_is_a_visible_warning_in_every_format(cpfs_markdown):
     import json
 
     findings = json.loads(_plan(*CPFS, "--format", "json"))["findings"]
-    assert [(f["rule"], f["level"], f["resource"]) for f in findings] == [("AIT009", "warning", "medical-imaging-storage-fs")]
+    # CPFS: not encrypted (AIT009), no snapshot or recycle bin (AIT016), no access group (AIT025); the rest are opt-in infos.
+    assert [(f["rule"], f["level"], f["resource"]) for f in beyond_opt_in(findings)] == [
+        ("AIT009", "warning", "medical-imaging-storage-fs"), ("AIT016", "warning", "medical-imaging-storage-fs"), ("AIT025", "warning", "medical-imaging-storage-fs")]
     assert "allow_unencrypted_cpfs" in findings[0]["message"]
 
 
 def test_markdown_claims_only_what_holds(cpfs_markdown):
     section = cpfs_markdown.split("### Guardrails", 1)[1].split("### Data safety", 1)[0]
     assert "encrypted disks and storage" not in cpfs_markdown and "All passed" not in section
-    assert f"Holding ({len(guardrails.RULES) - 1} of {len(guardrails.RULES)} rules)" in section
+    fired = {f["rule"] for f in json.loads(_plan(*CPFS, "--format", "json"))["findings"]}
+    assert {"AIT009", "AIT016", "AIT025"} <= fired
+    assert f"Holding ({len(guardrails.RULES) - len(fired)} of {len(guardrails.RULES)} rules)" in section
     assert "all stored data is encrypted at rest" not in section
     assert "node system and data disks are encrypted (AIT003)" in section
 
 
 def test_clean_plan_claims_every_rule_by_name(medical_plan):
-    markdown = render_markdown(medical_plan)
+    clean = dataclasses.replace(medical_plan, findings=())
+    markdown, table = render_markdown(clean), render_table(clean)
+    assert "All passed" in markdown and "guardrails: all passed" in table
     for rule in guardrails.RULES:
-        assert f"{rule.title} ({rule.id})" in markdown
-        assert f"  {rule.id} {rule.title}" in render_table(medical_plan)
+        assert f"{md_text(rule.title)} ({rule.id})" in markdown
+        assert f"  {rule.id} {rule.title}" in table
 
 
 def test_a_finding_removes_exactly_its_claim(medical_plan):
@@ -78,7 +86,7 @@ def test_description_cannot_forge_a_markdown_section(medical_plan):
 
 
 def test_terminal_table_strips_escape_sequences(medical_plan):
-    plan = dataclasses.replace(medical_plan, notes=(FORGED,))
+    plan = dataclasses.replace(medical_plan, notes=(FORGED,), findings=())
     table = render_table(plan)
     assert "\x1b" not in table and "\x07" not in table and "\u202e" not in table
     note_lines = [line for line in table.splitlines() if line.startswith("note:")]

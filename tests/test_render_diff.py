@@ -217,7 +217,10 @@ def test_terminal_text_shows_risks_decoded_user_data_and_the_cost_change(storage
     lines = text.splitlines()
     # The data risks, one per line, under their heading: a terminal reviewer sees them as the PR comment does.
     risks = lines[lines.index("Data-safety risks:") + 1:]
+    risks = risks[: risks.index("")] if "" in risks else risks  # the guardrail changes follow after a blank line
     assert risks == [f"- {r}" for r in storage_kind_diff.risks] and len(risks) == 2
+    # NAS (standard) cannot take a customer key, so the Extreme NAS's AIT019 info is resolved, and says so.
+    assert lines[-1].startswith("- resolved info: [AIT019] medical-imaging-storage-fs: Extreme NAS is encrypted with a service-managed key")
     assert f"{TEMPLATE} userData (decoded):" in lines and "-      AITRAIN_STORAGE_KIND=extreme_nas" in lines and "+      AITRAIN_STORAGE_KIND=nas" in lines
     assert lines[lines.index("Cost: ¥2,505,544 → ¥2,434,845 per month (−¥70,698 (−2.8 %), incomplete)") + 1] == f"  {FS}: ¥70,698 → unknown (unknown)"
 

@@ -174,8 +174,10 @@ def test_assert_guardrails_fails_at_its_level_and_names_the_level():
     # A launch template without IMDSv2 tokens: AIT008 fires, at its rule's level.
     template = PlannedResource("alicloud:ecs/ecsLaunchTemplate:EcsLaunchTemplate", "t", None, True, {"systemDisk": {"encrypted": True}})
     level = {r.id: r.level for r in guardrails.RULES}["AIT008"]
-    with pytest.raises(AssertionError, match=rf"at info or above:\n  {level}: \[AIT008\] t: "):
-        assert_guardrails([template], fail_level="info")
-    assert_guardrails([template], skip=["AIT008"], fail_level="info")
+    with pytest.raises(AssertionError, match=rf"1 guardrail finding\(s\) at warning or above:\n  {level}: \[AIT008\] t: "):
+        assert_guardrails([template])
+    assert_guardrails([template], skip=["AIT008"])  # the service-managed-key info (AIT019) is below the default level
+    with pytest.raises(AssertionError, match=r"at info or above:\n  info: \[AIT019\] t: "):
+        assert_guardrails([template], skip=["AIT008"], fail_level="info")
     with pytest.raises(ValueError, match="fail_level 'warn' is not one of error, warning, info"):
         assert_guardrails([template], fail_level="warn")

@@ -18,7 +18,7 @@ from blueprints.components.network import EgressAllow, TrainingNetwork, Training
 from blueprints.components.node import NodeSpec
 from blueprints.components.storage import SharedStorage, SharedStorageArgs
 from blueprints.launch import OUTPUTS_VERSION
-from blueprints.layout import LayoutError
+from blueprints.layout import LayoutError, check_vswitch_room
 from blueprints.profile import ProfileBase
 
 if TYPE_CHECKING:
@@ -159,6 +159,9 @@ class Blueprint(ABC):
             )
         image = self.image()
         login = self.build_login_node(network, image.image_id)
+        # The nodes (and the login node) must fit their vSwitches, or `pulumi up` fails mid-way launching the last ones.
+        zones = set(network.compute_zone_ids) | ({p.storage_zone} if login is not None else set())
+        check_vswitch_room(p.network.vpc_cidr, self.most_nodes() + (1 if login is not None else 0), len(zones))
         scratch = p.compute.scratch(self.catalog)
         # A parked cluster (no nodes) boots nothing, so there is no user data to render.
         user_data = pulumi.Output.from_input("") if self.expected_nodes() == 0 else storage.mount_source.apply(
@@ -283,6 +286,10 @@ class Blueprint(ABC):
             pytorch_version=software.pytorch_version if torch else None,
             pytorch_index_url=software.pytorch_index_url if torch else None,
         )
+
+    def most_nodes(self) -> int:
+        """The most nodes this blueprint can run at once (the count its price is quoted at)."""
+        return self.price_basis()[0]
 
     @abstractmethod
     def expected_nodes(self) -> int | None:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import ipaddress
-import math
 from typing import Any, Iterator
 
 from blueprints.guardrails.inputs import NODE_TYPES, as_list, of_types, referenced
 from blueprints.guardrails.model import Rule
+from blueprints.layout import RESERVED_PER_VSWITCH, vswitch_headroom
 from blueprints.plan import Plan, PlannedResource
 
 LOGIN_COMPONENT = "login"  # the ``aitrain-component`` tag of the login node (components/access.py; network.LOGIN_TAG)
@@ -75,15 +75,6 @@ def _drops_everything(r: PlannedResource) -> bool:
 
 # ---- vSwitch capacity (AIT030) ----
 
-# Alibaba Cloud reserves the first and the last three addresses of every vSwitch IPv4 CIDR block, e.g. 192.168.1.0,
-# .253, .254 and .255 of 192.168.1.0/24 (CreateVSwitch usage notes, read in the es and ja editions:
-# https://www.alibabacloud.com/help/es/vpc/developer-reference/api-vpc-2016-04-28-createvswitch ,
-# https://alibabacloud.com/help/ja/vpc/api-createvswitch ; the English CreateVSwitchCidrReservation page says the same).
-RESERVED_PER_VSWITCH = 4
-# Room beyond the nodes: ESS starts a replacement before it releases an unhealthy node, and the NAT gateway, NAS
-# mount targets and eRDMA interfaces take addresses in the same vSwitches.
-HEADROOM_MIN, HEADROOM_FRACTION = 8, 0.1
-
 
 def vswitch_capacity(plan: Plan) -> Iterator[tuple[str, str]]:
     """AIT030: the compute vSwitches have free addresses for every node the plan can start, plus headroom."""
@@ -105,7 +96,7 @@ def vswitch_capacity(plan: Plan) -> Iterator[tuple[str, str]]:
         return  # an adopted vSwitch (an ID, not a resource of the plan) has a CIDR the plan cannot see
     known = [switches[n] for n in names if n]
     free = sum(max(ipaddress.ip_network(s.inputs["cidrBlock"], strict=False).num_addresses - RESERVED_PER_VSWITCH, 0) for s in known)
-    headroom = max(HEADROOM_MIN, math.ceil(HEADROOM_FRACTION * nodes))
+    headroom = vswitch_headroom(nodes)
     if free < nodes + headroom:
         cidrs = ", ".join(f"{s.name} {s.inputs['cidrBlock']}" for s in known)
         spread = f"; {', '.join(single_zone_groups)} also uses one vSwitch only: spread it over two zones or more" if single_zone_groups else ""
