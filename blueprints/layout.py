@@ -63,7 +63,6 @@ def vswitch_headroom(nodes: int) -> int:
 def check_vswitch_room(vpc_cidr: str, nodes: int, vswitches: int) -> None:
     """Refuse a layout whose ``vswitches`` vSwitches (each the size ``vswitch_cidr`` gives) cannot hold ``nodes``
     plus headroom: the cloud would fail to launch the last nodes mid-deployment."""
-    vpc = ipaddress.ip_network(vpc_cidr)
     prefix = vswitch_prefix(vpc_cidr)
     free = vswitches * max(2 ** (32 - prefix) - RESERVED_PER_VSWITCH, 0)
     wanted = nodes + vswitch_headroom(nodes)
