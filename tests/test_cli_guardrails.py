@@ -100,3 +100,13 @@ def test_guardrails_command_lists_every_rule_in_every_format():
     assert {r["level"] for r in data} <= set(guardrails.LEVELS)
     markdown = invoke("guardrails", "--format", "markdown").stdout
     assert [line.split(" | ")[0].lstrip("| ") for line in markdown.splitlines()[2:]] == ids
+
+
+def test_the_rules_document_is_current_and_covers_every_section_7_rule():
+    from blueprints.render.findings import rules_document
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "guardrails.md").read_text(encoding="utf-8")
+    assert doc == rules_document(), "docs/guardrails.md is stale: run make regen"
+    # Every rule of the reference's §7 (1-27) is enforced by at least one guardrail, and each has its why and fix.
+    assert set().union(*(set(r.references) for r in guardrails.RULES)) == set(range(1, 28))
+    assert all(r.rationale and r.fix and r.level in guardrails.LEVELS for r in guardrails.RULES)

@@ -186,7 +186,7 @@ RULES: tuple[Rule, ...] = (
         references=(3,),
     ),
     Rule(
-        "AIT016", "warning", "shared file systems keep deleted data recoverable", recoverable, rationale=(
+        "AIT016", "warning", "shared file systems have a recycle bin or an auto-snapshot policy", recoverable, rationale=(
             "a deleted or overwritten dataset has no undo without a recycle bin or snapshots; NAS recycle bin (general-purpose,"
             " 1-180 days) and snapshots (Extreme only) per SDK 4.0.0 nas.RecycleBin, nas.Snapshot; infraguard ecs-snapshot-retention-days"
         ),
