@@ -38,8 +38,11 @@ MUST_KILL_KEYWORDS = ("protect", "retain_on_delete", "depends_on", *NODE_AND_BUC
 
 # Focused tests per target (first match wins); fastest and most sensitive first, so -x stops early.
 TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("blueprints/guardrails/", ("tests/test_guardrails.py", "tests/test_guardrails_nodes.py", "tests/test_guardrails_data.py", "tests/test_cli_guardrails.py", "tests/test_program.py")),
+    ("blueprints/guardrails/", ("tests/test_guardrails.py", "tests/test_guardrails_nodes.py", "tests/test_guardrails_data.py", "tests/test_cli_guardrails.py", "tests/test_testing_kit.py", "tests/test_program.py")),
     ("blueprints/plandiff_guardrails.py", ("tests/test_plandiff_guardrails.py",)),
+    ("blueprints/export/", ("tests/test_export_terraform.py", "tests/test_scan_compare.py")),
+    ("blueprints/policy_", ("tests/test_policy_pack.py", "tests/test_policy_config.py", "tests/test_policy_analyzer.py")),
+    ("blueprints/layout.py", ("tests/test_layout.py", "tests/test_properties.py")),
     ("blueprints/profile_guardrails.py", ("tests/test_cli_guardrails.py",)),
     ("blueprints/plandiff", ("tests/test_plandiff.py", "tests/test_render_diff.py")),
     ("blueprints/replacement.py", ("tests/test_replacement.py", "tests/test_plandiff.py")),
