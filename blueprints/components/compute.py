@@ -9,7 +9,7 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from blueprints.components.base import base64_text, child, with_tags
-from blueprints.components.node import ERI_TRAFFIC_MODE, SCRATCH_DISK_NAME, NodeSpec, node_identity
+from blueprints.components.node import ERI_TRAFFIC_MODE, SCRATCH_DISK_NAME, NodeSpec, node_identity, node_launch_template
 from blueprints.layout import instance_batches
 
 
@@ -62,32 +62,9 @@ class GpuCluster(pulumi.ComponentResource):
 
     def _instance_sets(self, name: str, args: GpuClusterArgs) -> tuple[pulumi.Output[list[str]], pulumi.Output[list[str]]]:
         node = args.node
-        self.launch_template = alicloud.ecs.EcsLaunchTemplate(
-            f"{name}-template",
-            launch_template_name=f"{name}-node",
-            instance_type=node.instance_type,
-            image_id=node.image_id,
-            security_group_ids=[node.security_group_id],
-            vswitch_id=args.vswitch_id,
-            zone_id=args.zone_id,
-            deployment_set_id=self.deployment_set.id,
-            ram_role_name=self.role.role_name,
-            instance_charge_type="PostPaid",
-            spot_strategy=node.spot_strategy,
-            internet_max_bandwidth_out=0,
-            http_tokens="required",
-            system_disk=alicloud.ecs.EcsLaunchTemplateSystemDiskArgs(
-                category="cloud_essd",
-                size=node.system_disk_gib,
-                performance_level=node.system_disk_performance_level,
-                encrypted=True,
-                kms_key_id=node.kms_key_id,
-                delete_with_instance=True,
-            ),
-            user_data=self.user_data,
-            tags=self.tags,
-            template_tags=self.tags,
-            opts=child(self),
+        self.launch_template = node_launch_template(
+            self, name, node, role_name=self.role.role_name, user_data=self.user_data, tags=self.tags, with_scratch=False,
+            vswitch_id=args.vswitch_id, zone_id=args.zone_id, deployment_set_id=self.deployment_set.id,
         )
         # The instance set launches the nodes, so the scratch disk is asked for here (an instance set's data disks
         # are deleted with the instance: RunInstances' DataDisk.N.DeleteWithInstance defaults to true).

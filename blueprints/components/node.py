@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import pulumi
 import pulumi_alicloud as alicloud
 
-from blueprints.components.base import node_role
+from blueprints.components.base import child, node_role
 from blueprints.components.bucket import attach_bucket_policy
 
 # The ECS NIC traffic mode that gives an interface eRDMA (an ERI); ready-to-train.md §2b.
@@ -51,3 +52,59 @@ def node_identity(parent: pulumi.Resource, name: str, node: NodeSpec) -> aliclou
     if node.bucket_policy_name is not None:
         attach_bucket_policy(parent, name, role, node.bucket_policy_name)
     return role
+
+
+def scratch_disk_fields(node: NodeSpec) -> dict[str, Any]:
+    """The scratch data disk as launch templates and ESS configurations name its arguments: one encrypted ESSD,
+    deleted with its node (scratch holds nothing that must outlive the node)."""
+    return dict(
+        category="cloud_essd",
+        size=node.scratch_disk_gib,
+        performance_level=node.scratch_performance_level,
+        encrypted=True,
+        kms_key_id=node.kms_key_id,
+        delete_with_instance=True,
+        name=SCRATCH_DISK_NAME,
+    )
+
+
+def node_launch_template(
+    parent: pulumi.Resource,
+    name: str,
+    node: NodeSpec,
+    *,
+    role_name: pulumi.Input[str],
+    user_data: pulumi.Input[str],
+    tags: dict[str, str],
+    with_scratch: bool,
+    **placement: Any,
+) -> alicloud.ecs.EcsLaunchTemplate:
+    """``<name>-template``: what every node of a unit starts from. IMDSv2 required, no public IP, an encrypted system
+    disk (and the scratch disk when ``with_scratch``; an instance set asks for its own). ``placement`` adds the
+    unit's own arguments (vSwitch, zone, deployment set, instance name)."""
+    return alicloud.ecs.EcsLaunchTemplate(
+        f"{name}-template",
+        launch_template_name=f"{name}-node",
+        instance_type=node.instance_type,
+        image_id=node.image_id,
+        security_group_ids=[node.security_group_id],
+        ram_role_name=role_name,
+        instance_charge_type="PostPaid",
+        spot_strategy=node.spot_strategy,
+        internet_max_bandwidth_out=0,
+        http_tokens="required",
+        system_disk=alicloud.ecs.EcsLaunchTemplateSystemDiskArgs(
+            category="cloud_essd",
+            size=node.system_disk_gib,
+            performance_level=node.system_disk_performance_level,
+            encrypted=True,
+            kms_key_id=node.kms_key_id,
+            delete_with_instance=True,
+        ),
+        data_disks=[alicloud.ecs.EcsLaunchTemplateDataDiskArgs(**scratch_disk_fields(node))] if with_scratch and node.scratch_disk_gib else None,
+        user_data=user_data,
+        tags=tags,
+        template_tags=tags,
+        opts=child(parent),
+        **placement,
+    )

@@ -9,7 +9,7 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from blueprints.components.base import base64_text, child, with_tags
-from blueprints.components.node import ERI_TRAFFIC_MODE, SCRATCH_DISK_NAME, NodeSpec, node_identity
+from blueprints.components.node import ERI_TRAFFIC_MODE, NodeSpec, node_identity, node_launch_template, scratch_disk_fields
 from blueprints.layout import RecurringTask
 
 # Alarm evaluation: 3 consecutive 5-minute periods (the ESS defaults: period 300 s, evaluation_count 3).
@@ -94,46 +94,8 @@ class AutoscalingGpuPool(pulumi.ComponentResource):
 
     def _launch_template(self, name: str, node: NodeSpec, tags: dict[str, str]) -> alicloud.ecs.EcsLaunchTemplate:
         """Every pool node's settings, IMDSv2 required: ESS enforces IMDSv2 only through a launch template."""
-        return alicloud.ecs.EcsLaunchTemplate(
-            f"{name}-template",
-            launch_template_name=f"{name}-node",
-            instance_name=f"{name}-node",
-            instance_type=node.instance_type,
-            image_id=node.image_id,
-            security_group_ids=[node.security_group_id],
-            ram_role_name=self.role.role_name,
-            instance_charge_type="PostPaid",
-            spot_strategy=node.spot_strategy,
-            internet_max_bandwidth_out=0,
-            http_tokens="required",
-            system_disk=alicloud.ecs.EcsLaunchTemplateSystemDiskArgs(
-                category="cloud_essd",
-                size=node.system_disk_gib,
-                performance_level=node.system_disk_performance_level,
-                encrypted=True,
-                kms_key_id=node.kms_key_id,
-                delete_with_instance=True,
-            ),
-            data_disks=(
-                [
-                    alicloud.ecs.EcsLaunchTemplateDataDiskArgs(
-                        category="cloud_essd",
-                        size=node.scratch_disk_gib,
-                        performance_level=node.scratch_performance_level,
-                        encrypted=True,
-                        kms_key_id=node.kms_key_id,
-                        delete_with_instance=True,
-                        name=SCRATCH_DISK_NAME,
-                    )
-                ]
-                if node.scratch_disk_gib
-                else None
-            ),
-            user_data=pulumi.Output.from_input(node.user_data).apply(base64_text),
-            tags=tags,
-            template_tags=tags,
-            opts=child(self),
-        )
+        user_data = pulumi.Output.from_input(node.user_data).apply(base64_text)
+        return node_launch_template(self, name, node, role_name=self.role.role_name, user_data=user_data, tags=tags, with_scratch=True, instance_name=f"{name}-node")
 
     def _eri_configuration(self, name: str, node: NodeSpec, tags: dict[str, str]) -> alicloud.ess.ScalingConfiguration:
         """The opt-in eRDMA path: an ERI needs a scaling configuration, which has no http_tokens (IMDSv2 not enforced)."""
@@ -154,21 +116,7 @@ class AutoscalingGpuPool(pulumi.ComponentResource):
             system_disk_performance_level=node.system_disk_performance_level,
             system_disk_encrypted=True,
             system_disk_kms_key_id=node.kms_key_id,
-            data_disks=(
-                [
-                    alicloud.ess.ScalingConfigurationDataDiskArgs(
-                        category="cloud_essd",
-                        size=node.scratch_disk_gib,
-                        performance_level=node.scratch_performance_level,
-                        encrypted=True,
-                        kms_key_id=node.kms_key_id,
-                        delete_with_instance=True,
-                        name=SCRATCH_DISK_NAME,
-                    )
-                ]
-                if node.scratch_disk_gib
-                else None
-            ),
+            data_disks=[alicloud.ess.ScalingConfigurationDataDiskArgs(**scratch_disk_fields(node))] if node.scratch_disk_gib else None,
             internet_max_bandwidth_out=0,
             spot_strategy=node.spot_strategy,
             user_data=pulumi.Output.from_input(node.user_data).apply(base64_text),
