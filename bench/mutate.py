@@ -44,6 +44,7 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("blueprints/policy_", ("tests/test_policy_pack.py", "tests/test_policy_config.py", "tests/test_policy_analyzer.py")),
     ("blueprints/layout.py", ("tests/test_layout.py", "tests/test_properties.py")),
     ("blueprints/profile_guardrails.py", ("tests/test_cli_guardrails.py",)),
+    ("blueprints/profile_security.py", ("tests/test_profile.py", "tests/test_ready_security.py", "tests/test_components.py")),
     ("blueprints/plandiff", ("tests/test_plandiff.py", "tests/test_render_diff.py")),
     ("blueprints/replacement.py", ("tests/test_replacement.py", "tests/test_plandiff.py")),
     ("blueprints/costing.py", ("tests/test_costing.py",)),
@@ -52,7 +53,7 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("blueprints/goldenplans.py", ("tests/test_goldenplans.py", "tests/test_ci_comment.py")),
     ("blueprints/ci/", ("tests/test_ci_comment.py", "tests/test_ci_workflow.py")),
     ("blueprints/objectstore.py", ("tests/test_objectstore.py", "tests/test_ready_plan.py")),
-    ("blueprints/components/", ("tests/test_plan_graph.py", "tests/test_guardrails.py", "tests/test_components.py", "tests/test_bucket.py", "tests/test_access.py", "tests/test_ready_plan.py", "tests/test_golden.py")),
+    ("blueprints/components/", ("tests/test_plan_graph.py", "tests/test_guardrails.py", "tests/test_components.py", "tests/test_bucket.py", "tests/test_access.py", "tests/test_ready_plan.py", "tests/test_ready_security.py", "tests/test_golden.py")),
     ("blueprints/catalog/", ("tests/catalog",)),
     ("", ("tests",)),
 )

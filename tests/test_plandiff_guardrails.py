@@ -63,3 +63,15 @@ def test_a_kept_skip_is_listed_on_every_diff_that_shows_a_change(tmp_path):
     text = render_diff(diff_plans(old, new))
     assert f"- skipped: [AIT013] local scratch is at least 3 × memory per node: {REASON}" in text
     assert render_diff(diff_plans(new, new)) == "aitrain plan diff\n\nNo changes.\n"
+
+
+def test_new_findings_are_listed_most_severe_first():
+    def finding(rule, level, resource="r"):
+        return {"rule": rule, "level": level, "resource": resource, "message": f"{rule} message"}
+
+    old = {"findings": []}
+    new = {"findings": [finding("AIT031", "info"), finding("AIT027", "warning"), finding("AIT001", "error", "b"), finding("AIT001", "error", "a")]}
+    g = guardrail_diff(old, new)
+    assert [(f["level"], f["rule"], f["resource"]) for f in g.new_findings] == [
+        ("error", "AIT001", "a"), ("error", "AIT001", "b"), ("warning", "AIT027", "r"), ("info", "AIT031", "r")]
+    assert [f["rule"] for f in guardrail_diff(new, old).resolved_findings] == ["AIT001", "AIT001", "AIT027", "AIT031"]

@@ -413,6 +413,9 @@ def test_flow_log_needs_project_and_logstore_with_sls_names():
     data["security"] = {"flow_log": {"project": "Audit_Logs", "logstore": "vpc_flow"}}
     (p,) = problems(data)
     assert p.path == "security.flow_log.project" and "lowercase letters, digits or hyphens" in p.message
+    data["security"] = {"flow_log": {"project": "audit-logs", "logstore": "VPC flow"}}
+    (p,) = problems(data)
+    assert p.path == "security.flow_log.logstore" and p.value == "VPC flow" and "lowercase letters, digits, '-' or '_'" in p.message
     data["security"] = {"flow_log": {"project": "audit-logs", "logstore": "vpc_flow"}}
     assert parse_profile(data).security.flow_log.logstore == "vpc_flow"
 
@@ -427,6 +430,33 @@ def test_actiontrail_needs_a_destination_and_real_arns():
     assert p.path == "security.actiontrail.sls_project_arn" and "acs:log:<region>:<account id>:project/<project name>" in p.message
     data["security"] = {"actiontrail": {"sls_project_arn": "acs:log:cn-shanghai:1234567890:project/audit-logs"}}
     assert parse_profile(data).security.actiontrail.name == "aitrain-trail"
+
+
+@pytest.mark.parametrize(
+    "trail, path, text",
+    [
+        ({"name": "Trail"}, "security.actiontrail.name", "6–36 lowercase letters, digits, '-' or '_', starting with a letter"),
+        ({"sls_write_role_arn": "role/writer"}, "security.actiontrail.sls_write_role_arn", "acs:ram::<account id>:role/<role name>"),
+        ({"oss_write_role_arn": "acs:ram::x:role/w"}, "security.actiontrail.oss_write_role_arn", "acs:ram::<account id>:role/<role name>"),
+    ],
+)
+def test_actiontrail_names_and_role_arns_are_checked(trail, path, text):
+    data = medical()
+    data["security"] = {"actiontrail": {"sls_project_arn": "acs:log:cn-shanghai:1234567890:project/audit-logs", **trail}}
+    (p,) = problems(data)
+    assert p.path == path and text in p.message
+    ok = {"name": "audit_trail-1", "sls_write_role_arn": "acs:ram::1234567890:role/aliyunactiontraildefaultrole"}
+    data["security"] = {"actiontrail": {"sls_project_arn": "acs:log:cn-shanghai:1234567890:project/audit-logs", **ok}}
+    assert parse_profile(data).security.actiontrail.name == "audit_trail-1"
+
+
+def test_actiontrail_to_oss_takes_a_valid_bucket_name():
+    data = medical()
+    data["security"] = {"actiontrail": {"oss_bucket": "Audit_Logs"}}
+    (p,) = problems(data)
+    assert p.path == "security.actiontrail.oss_bucket"
+    data["security"] = {"actiontrail": {"oss_bucket": "audit-logs-1234"}}
+    assert parse_profile(data).security.actiontrail.oss_bucket == "audit-logs-1234"
 
 
 @pytest.mark.parametrize(

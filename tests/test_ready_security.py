@@ -32,6 +32,9 @@ def test_security_options_reach_disks_file_system_bucket_network_and_trail():
     assert (flow.inputs["resourceType"], flow.inputs["trafficType"], flow.inputs["resourceId"]) == ("VPC", "All", "${medical-imaging-network-vpc.id}")
     (trail,) = plan.find("actiontrail.Trail")
     assert (trail.inputs["trailRegion"], trail.inputs["eventRw"], trail.inputs["slsProjectArn"]) == ("All", "All", SLS_ARN)
+    # The trail is its own unit: a component that parents it and registers its output, like every other unit.
+    (audit,) = [r for r in plan.resources if not r.custom and r.name == "medical-imaging-audit"]
+    assert trail.parent == audit.name and audit.registered_outputs == ("trail_name",)
 
 
 def test_security_options_never_rename_or_add_to_the_data():
