@@ -447,7 +447,8 @@ def test_actiontrail_names_and_role_arns_are_checked(trail, path, text):
     assert p.path == path and text in p.message
     ok = {"name": "audit_trail-1", "sls_write_role_arn": "acs:ram::1234567890:role/aliyunactiontraildefaultrole"}
     data["security"] = {"actiontrail": {"sls_project_arn": "acs:log:cn-shanghai:1234567890:project/audit-logs", **ok}}
-    assert parse_profile(data).security.actiontrail.name == "audit_trail-1"
+    trail = parse_profile(data).security.actiontrail
+    assert (trail.name, trail.sls_write_role_arn) == ("audit_trail-1", "acs:ram::1234567890:role/aliyunactiontraildefaultrole")
 
 
 def test_actiontrail_to_oss_takes_a_valid_bucket_name():
@@ -467,6 +468,8 @@ def test_actiontrail_to_oss_takes_a_valid_bucket_name():
         ({"cidr": "203.0.113.0/24", "ports": "0"}, "security.egress.allow[0].ports", "outside 1–65535"),
         ({"cidr": "203.0.113.0/24", "ports": "9000/8000"}, "security.egress.allow[0].ports", "low > high"),
         ({"cidr": "203.0.113.0/24", "ports": "https"}, "security.egress.allow[0].ports", "write 443 or 8000/8100"),
+        ({"cidr": "203.0.113.0/24", "description": "mirror\nrm -rf"}, "security.egress.allow[0].description", "one line of text"),
+        ({"cidr": "203.0.113.0/24", "description": "x" * 201}, "security.egress.allow[0].description", "201 characters long; at most 200"),
     ],
 )
 def test_egress_entries_are_ipv4_cidrs_and_tcp_ports(entry, path, text):
