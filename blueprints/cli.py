@@ -9,7 +9,6 @@ from typing import Annotated, Optional
 
 import typer
 
-from blueprints.cli_export import register as register_export
 from blueprints.cli_support import FailLevel, OutputFormat, emit, reports_user_errors
 
 app = typer.Typer(
@@ -49,7 +48,7 @@ def plan(
     out: Annotated[Optional[Path], typer.Option("--out", help="Write the plan to this file instead of standard output.")] = None,
     check: Annotated[Optional[Path], typer.Option("--check", help="Compare the plan of every DIR/Pulumi.<stack>.yaml with its committed DIR/plans/<stack>.plan.json; exit 1 with the plan diff of each stale stack. Pin --today (or AITRAIN_TODAY) in CI.")] = None,
     update: Annotated[Optional[Path], typer.Option("--update", help="Rewrite DIR/plans/<stack>.plan.json for every DIR/Pulumi.<stack>.yaml (and delete plans whose stack file is gone); says which changed.")] = None,
-    fail_level: Annotated[FailLevel, typer.Option("--fail-level", help="Exit 1 when a guardrail finding is at this level or above (error < warning < info: `info` fails on any finding). Skipped rules never fail.")] = FailLevel.error,
+    fail_level: Annotated[FailLevel, typer.Option("--fail-level", help="Exit 1 when a guardrail finding is at this level or a more severe one (error, then warning, then info: `info` fails on any finding). Skipped rules never fail.")] = FailLevel.error,
 ) -> None:
     """Show exactly what `pulumi up` would create, by running the real program offline under Pulumi mocks.
 
@@ -225,6 +224,12 @@ def _register_ci() -> None:
     register(app)
 
 
+def _register_export() -> None:
+    from blueprints.cli_export import register
+
+    register(app)
+
+
 def _register_policy() -> None:
     from blueprints.cli_policy import register
 
@@ -235,7 +240,7 @@ _register_advisor()
 _register_launch()
 _register_ci()
 _register_policy()
-register_export(app)
+_register_export()
 
 
 def main() -> None:
