@@ -42,12 +42,6 @@ class Guardrails(Strict):
 
     skip: tuple[SkippedRule, ...] = Field(default=(), description="Rules to skip, each as {rule: AIT0NN, reason: why}; a skip without a reason is refused.")
 
-    @field_validator("skip", mode="before")
-    @classmethod
-    def _list_as_tuple(cls, value: object) -> object:
-        # YAML and JSON give a list; the model is frozen, so it keeps a tuple.
-        return tuple(value) if isinstance(value, list) else value
-
     @field_validator("skip")
     @classmethod
     def _once_each(cls, value: tuple[SkippedRule, ...]) -> tuple[SkippedRule, ...]:

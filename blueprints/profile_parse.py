@@ -65,7 +65,6 @@ def parse_profile(
         raise UserInputError(f"invalid {source}", [Problem("blueprint", blueprint if blueprint is not None else MISSING, f"{message}; allowed: {join_allowed(names)}", hint)])
     model = models[blueprint]
     problems: list[Problem] = []
-    data = _coerce_lists(data)
     compute = data.get("compute")
     note = None
     if isinstance(compute, dict) and isinstance(compute.get("instance_type"), str):
@@ -137,14 +136,6 @@ def _with_owner_hints(problems: list[Problem], blueprint: str, models: Mapping[s
             )
         out.append(p)
     return out
-
-
-def _coerce_lists(data: dict[str, Any]) -> dict[str, Any]:
-    """YAML gives lists where the model keeps tuples; strict mode would reject them."""
-    network = data.get("network")
-    if isinstance(network, dict) and isinstance(network.get("zones"), list):
-        data = {**data, "network": {**network, "zones": tuple(network["zones"])}}
-    return data
 
 
 def _dedupe(problems: list[Problem]) -> list[Problem]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import Field, field_validator, model_validator
 
@@ -142,12 +142,6 @@ class Egress(Strict):
     """An outbound allow-list: the VPC, Alibaba Cloud's service range, these entries, and nothing else."""
 
     allow: tuple[EgressRule, ...] = Field(default=(), description="Destinations beyond the VPC and Alibaba Cloud's internal service range (100.64.0.0/10).")
-
-    @field_validator("allow", mode="before")
-    @classmethod
-    def _yaml_list(cls, value: Any) -> Any:
-        # YAML gives a list; strict mode takes only the tuple the model keeps.
-        return tuple(value) if isinstance(value, list) else value
 
 
 class Security(Strict):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, get_origin
 
 from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
 
@@ -12,17 +12,23 @@ _FLOAT_TEXT_RE = re.compile(r"[+-]?(\d{1,18}(\.\d{0,18})?|\.\d{1,18})")
 
 
 class Strict(BaseModel):
-    """Base of every profile model: unknown keys rejected, no type coercion but numbers written as text, immutable."""
+    """Base of every profile model: unknown keys rejected, no type coercion but numbers written as text and lists for
+    tuples, immutable."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     @field_validator("*", mode="before")
     @classmethod
-    def _numbers_written_as_text(cls, value: Any, info: ValidationInfo) -> Any:
-        # `pulumi config set --path` stores "72.5" as text unless told `--type float`; a number keeps its meaning.
-        if not isinstance(value, str) or info.field_name is None:
+    def _as_yaml_writes_it(cls, value: Any, info: ValidationInfo) -> Any:
+        if info.field_name is None:
             return value
         annotation = cls.model_fields[info.field_name].annotation
+        # YAML and JSON give a list where a frozen model keeps a tuple; strict mode alone would refuse it.
+        if isinstance(value, list) and get_origin(annotation) is tuple:
+            return tuple(value)
+        # `pulumi config set --path` stores "72.5" as text unless told `--type float`; a number keeps its meaning.
+        if not isinstance(value, str):
+            return value
         kinds = set(getattr(annotation, "__args__", (annotation,)))
         text = value.strip()
         if int in kinds and _INT_TEXT_RE.fullmatch(text):
