@@ -19,7 +19,7 @@ from blueprints.profile_guardrails import Guardrails
 from blueprints.profile_schedule import OffHours
 from blueprints.profile_sections import Access, Bucket, Scratch, scratch_for
 from blueprints.profile_security import Security
-from blueprints.profile_strict import Strict
+from blueprints.profile_strict import Strict, parse_cidr, parse_ipv4_cidr
 
 if TYPE_CHECKING:
     from blueprints.catalog import Catalog
@@ -153,7 +153,7 @@ class Network(Strict):
     @field_validator("vpc_cidr")
     @classmethod
     def _vpc_cidr(cls, value: str) -> str:
-        net = _parse_cidr(value)
+        net = parse_cidr(value, "10.0.0.0/16")
         private = [ipaddress.ip_network(c) for c in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")]
         if net.version != 4 or not any(net.subnet_of(p) for p in private):  # type: ignore[arg-type]
             raise ValueError("vpc_cidr must be inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16")
@@ -174,9 +174,7 @@ class Network(Strict):
     def _admin_cidr(cls, value: str | None) -> str | None:
         if value is None:
             return None
-        net = _parse_cidr(value)
-        if net.version != 4:
-            raise ValueError(f"{value} must be an IPv4 CIDR; the security group rule's cidrIp takes IPv4 only")
+        net = parse_ipv4_cidr(value, "203.0.113.0/24")
         if net.prefixlen == 0:
             raise ValueError(f"{value} opens SSH to the whole internet; give your office or bastion range (e.g. 203.0.113.0/24), or leave it empty for no admin access")
         if net.num_addresses > 65536:
@@ -334,10 +332,3 @@ def tag_problems(key: str, value: str) -> list[str]:
         if _CONTROL_RE.search(text):
             out.append(f"tag {what} {text!r} contains control characters")
     return out
-
-
-def _parse_cidr(value: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
-    try:
-        return ipaddress.ip_network(value, strict=True)
-    except ValueError as exc:
-        raise ValueError(f"not a valid CIDR ({exc}); write it like 10.0.0.0/16") from None

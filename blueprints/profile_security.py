@@ -6,13 +6,12 @@ a trail destination) or changes what the nodes may reach. The guardrails report 
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from typing import TYPE_CHECKING
 
 from pydantic import Field, field_validator, model_validator
 
-from blueprints.profile_strict import Strict
+from blueprints.profile_strict import Strict, parse_ipv4_cidr
 
 if TYPE_CHECKING:
     from blueprints.profile import ProfileBase
@@ -117,13 +116,7 @@ class EgressRule(Strict):
     @field_validator("cidr")
     @classmethod
     def _cidr(cls, value: str) -> str:
-        try:
-            net = ipaddress.ip_network(value, strict=True)
-        except ValueError as exc:
-            raise ValueError(f"not a valid CIDR ({exc}); write it like 203.0.113.0/24") from None
-        if net.version != 4:
-            raise ValueError("must be an IPv4 CIDR; the security group rule's cidrIp takes IPv4 only")
-        return str(net)
+        return str(parse_ipv4_cidr(value, "203.0.113.0/24"))
 
     @field_validator("ports")
     @classmethod

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from typing import Any, get_origin
 
@@ -36,3 +37,19 @@ class Strict(BaseModel):
         if float in kinds and _FLOAT_TEXT_RE.fullmatch(text):
             return float(text)
         return value
+
+
+def parse_cidr(value: str, example: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
+    """``value`` as a network (host bits must be zero), or a ValueError that shows ``example``."""
+    try:
+        return ipaddress.ip_network(value, strict=True)
+    except ValueError as exc:
+        raise ValueError(f"not a valid CIDR ({exc}); write it like {example}") from None
+
+
+def parse_ipv4_cidr(value: str, example: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
+    """``parse_cidr``, refusing IPv6: security-group rules take a source or destination in ``cidrIp`` (IPv4 only)."""
+    net = parse_cidr(value, example)
+    if net.version != 4:
+        raise ValueError(f"{value} must be an IPv4 CIDR; the security group rule's cidrIp takes IPv4 only")
+    return net
