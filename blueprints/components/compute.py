@@ -9,7 +9,7 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from blueprints.components.base import base64_text, child, with_tags
-from blueprints.components.node import ERI_TRAFFIC_MODE, SCRATCH_DISK_NAME, NodeSpec, node_identity, node_launch_template
+from blueprints.components.node import ERI_TRAFFIC_MODE, SCRATCH_DISK_NAME, NodeSpec, node_identity, node_launch_template, scratch_disk_fields
 from blueprints.layout import instance_batches
 
 
@@ -110,7 +110,7 @@ class GpuCluster(pulumi.ComponentResource):
     def _one_instance_per_node(self, name: str, args: GpuClusterArgs) -> tuple[pulumi.Output[list[str]], pulumi.Output[list[str]]]:
         node = args.node
         scratch = (
-            [alicloud.ecs.InstanceDataDiskArgs(size=node.scratch_disk_gib, category="cloud_essd", performance_level=node.scratch_performance_level, encrypted=True, kms_key_id=node.kms_key_id, delete_with_instance=True, name=SCRATCH_DISK_NAME)]
+            [alicloud.ecs.InstanceDataDiskArgs(**scratch_disk_fields(node))]
             if node.scratch_disk_gib
             else None
         )

@@ -55,7 +55,7 @@ def node_identity(parent: pulumi.Resource, name: str, node: NodeSpec) -> aliclou
 
 
 def scratch_disk_fields(node: NodeSpec) -> dict[str, Any]:
-    """The scratch data disk as launch templates and ESS configurations name its arguments: one encrypted ESSD,
+    """The scratch data disk as launch templates, ESS configurations and instances name its arguments: one encrypted ESSD,
     deleted with its node (scratch holds nothing that must outlive the node)."""
     return dict(
         category="cloud_essd",
