@@ -6,6 +6,7 @@ from typing import Any
 
 from blueprints.guardrails import LEVELS, RULES
 from blueprints.plan import Plan
+from blueprints.text import md_cell
 
 
 def ordered_findings(plan: Plan) -> list[dict[str, Any]]:
@@ -38,8 +39,6 @@ def skipped_rules(plan: Plan) -> list[tuple[str, str, str]]:
 
 def rules_markdown() -> str:
     """Every guardrail as a Markdown table: id, level, what holds, why (with its source), how to fix a finding."""
-    from blueprints.text import md_cell
-
     lines = [
         "| Rule | Level | Holds when | Why (source) | Fix | §7 |",
         "|---|---|---|---|---|---|",
