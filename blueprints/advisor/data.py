@@ -1,4 +1,4 @@
-"""Loads the advisor's cited constants (MFU, scaling, memory, limits, RDMA bandwidth, standing costs) from ``data/*.csv``."""
+"""Loads the advisor's cited constants (MFU, scaling, memory, limits, standing costs) from ``data/*.csv``."""
 
 from __future__ import annotations
 
@@ -98,11 +98,6 @@ def limits() -> dict[str, float]:
     """``data/limits.csv`` as name → value."""
     return {r["name"]: float(r["value"]) for r in _rows("limits.csv")}
 
-
-@functools.lru_cache(maxsize=None)
-def rdma_gbps_per_node() -> dict[str, float]:
-    """``data/rdma.csv``: RDMA bandwidth (Gbit/s per node) of the types whose docs state it."""
-    return {r["instance_type"]: float(r["rdma_gbps_per_node"]) for r in _rows("rdma.csv")}
 
 
 @dataclass(frozen=True)

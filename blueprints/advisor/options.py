@@ -8,7 +8,6 @@ from typing import Any, Literal
 
 from blueprints.advisor import cost as costs
 from blueprints.advisor import sizing
-from blueprints.advisor.data import rdma_gbps_per_node
 from blueprints.advisor.job import Job
 
 Objective = Literal["cost", "time"]
@@ -161,7 +160,7 @@ def scaling_for(job: Job, inst: Any, nodes: int) -> sizing.Scaling:
         gpus_per_node=int(inst.gpu_count or 0),
         nvlink=inst.nvlink,
         fabric_link=inst.fabric_link,
-        rdma_gbps_per_node=rdma_gbps_per_node().get(inst.instance_type),
+        rdma_gbps_per_node=inst.rdma_gbps,
         network_gbps=inst.network_gbps,
         comm=sizing.comm_class(job),
     )

@@ -195,6 +195,10 @@ def _check_instance(file: str, line: int, v: dict[str, Any], gpus: Mapping[str, 
     is_gpu_family = bool(GPU_FAMILY_RE.match(v["family"]))
     if (v["gpu_count"] > 0) != (v["gpu_model"] is not None or is_gpu_family):
         raise _fail(file, line, "gpu_count", "must be > 0 exactly when gpu_model is set or the family is a GPU family")
+    if (v["gpu_model_confidence"] is None) != (v["gpu_model"] is None):
+        raise _fail(file, line, "gpu_model_confidence", "must be set (stated or inferred) exactly when gpu_model is set")
+    if v["rdma_gbps"] is not None and v["rdma"] not in ("erdma", "roce"):
+        raise _fail(file, line, "rdma_gbps", "an RDMA bandwidth needs rdma erdma or roce")
     _check_price(file, line, v, "price_cny_per_hour", ("price_region", "price_date", "price_source", "price_confidence"))
 
 

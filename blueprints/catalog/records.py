@@ -45,10 +45,12 @@ class InstanceType:
     vcpus: int
     memory_gib: float
     gpu_model: str | None
+    gpu_model_confidence: str | None  # "stated" by the source, or "inferred" from its documented peak and memory
     gpu_count: int
     gpu_memory_gib: float | None
     network_gbps: float | None
     rdma: str | None
+    rdma_gbps: float | None  # RDMA (eRDMA or RoCE) bandwidth per node, Gbit/s; None = not published
     nvlink: bool | None
     price_cny_per_hour: float | None
     price_region: str | None
@@ -64,6 +66,11 @@ class InstanceType:
     def is_gpu(self) -> bool:
         """True when the type has at least one GPU."""
         return self.gpu_count > 0
+
+    @property
+    def gpu_inferred(self) -> bool:
+        """True when the GPU model is inferred from the documented peak and memory, not named by the source."""
+        return self.gpu_model_confidence == "inferred"
 
     @property
     def fabric_link(self) -> str:

@@ -8,6 +8,9 @@ import re
 from typing import Any, Callable
 
 RDMA_KINDS = ("none", "erdma", "roce")
+GPU_MODEL_CONFIDENCES = ("stated", "inferred")
+"""Allowed values of ``instance_types.csv:gpu_model_confidence``: the source names the GPU, or its documented peak
+and memory identify the class (see README.md, "inferred")."""
 """Allowed non-empty values of ``instance_types.csv:rdma``."""
 
 PRICE_CONFIDENCES = ("high", "medium", "low")
@@ -143,10 +146,12 @@ INSTANCE_SCHEMA: Schema = {
     "vcpus": _int_pos,
     "memory_gib": _float_pos,
     "gpu_model": _opt_text,
+    "gpu_model_confidence": _opt_choice(GPU_MODEL_CONFIDENCES),
     "gpu_count": _int_pos_or_zero,
     "gpu_memory_gib": _opt_float,
     "network_gbps": _opt_float,
     "rdma": _opt_choice(RDMA_KINDS),
+    "rdma_gbps": _opt_float,
     "nvlink": _opt_bool,
     "price_cny_per_hour": _opt_float,
     "price_region": _opt_text,

@@ -25,7 +25,7 @@ from blueprints.catalog import (
 from blueprints.catalog.render import catalog_rows, render_catalog_table
 
 INSTANCE_COLUMNS = (
-    "instance_type,family,vcpus,memory_gib,gpu_model,gpu_count,gpu_memory_gib,network_gbps,rdma,nvlink,"
+    "instance_type,family,vcpus,memory_gib,gpu_model,gpu_model_confidence,gpu_count,gpu_memory_gib,network_gbps,rdma,rdma_gbps,nvlink,"
     "price_cny_per_hour,price_region,price_date,price_source,price_confidence,spec_source,spec_date,regions,notes"
 ).split(",")
 DATE_RE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")

@@ -100,7 +100,7 @@ CELLS = list(source_cells())
 def test_the_cell_walk_sees_every_kind_of_data_file():
     files = {where.split(" line ")[0].split(".yaml")[0] for where, _ in CELLS}
     for name in ("gpus.csv", "instance_types.csv", "regions.csv", "storage.csv", "aliases.csv", "images.csv",
-                 "mfu.csv", "scaling.csv", "memory.csv", "limits.csv", "rdma.csv", "case_studies"):
+                 "mfu.csv", "scaling.csv", "memory.csv", "limits.csv", "case_studies"):
         assert any(f.endswith(name) for f in files), name
     assert len(CELLS) > 150
 
