@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Protocol
 
 from blueprints.advisor.data import limits
-from blueprints.catalog import Catalog
+from blueprints.catalog import Catalog, CnyPrice, price_cny
 
 # 8,760 hours a year (advisor limits.csv ``hours_per_year``) / 12: the month every monthly figure uses.
 HOURS_PER_MONTH = round(limits()["hours_per_year"] / 12)
@@ -55,51 +55,21 @@ class CostContext:
     dataset_gib: float | None = None
 
 
-@dataclass(frozen=True)
-class _Price:
-    """A unit price in CNY (None = unknown) with its status, source and date."""
-
-    cny: float | None
-    status: str
-    source: str
-    date: str | None
-
-
 def _ref(value: Any) -> str | None:
     """``${name.id}`` → ``name`` (how the offline plan records a reference to another resource)."""
     match = _REF.match(value) if isinstance(value, str) else None
     return match.group(1) if match else None
 
 
-def _catalog_price(catalog: Catalog, item: str, tier: str | None, region: str) -> _Price:
-    """A ``prices.csv`` price in CNY; a USD price only through the catalog's own exchange-rate row."""
-    found = catalog.price(item, tier, region)
-    label = f"{item}/{tier}" if tier else item
-    if found is None:
-        return _Price(None, "unknown", f"no row for {label} in the catalog's prices.csv", None)
-    row, in_scope = found
-    where = "" if in_scope else f" (quoted for {';'.join(row.region_scope)}, applied to {region})"
-    if row.amount is None:
-        return _Price(None, "unknown", row.source + where, row.date)
-    if row.currency == "CNY":
-        return _Price(row.amount, "list" if row.status == "official" else row.status, row.source + where, row.date)
-    rate = catalog.price("usd_cny", None, region)
-    if rate is None or rate[0].amount is None:
-        return _Price(None, "unknown", f"USD {row.amount:g}/{row.unit} ({row.source}) and no USD→CNY rate in prices.csv", row.date)
-    fx = rate[0]
-    assert fx.amount is not None
-    return _Price(row.amount * fx.amount, "converted", f"USD {row.amount:g}/{row.unit} ({row.source}){where} × {fx.amount:g} CNY/USD ({fx.source}, {fx.date})", row.date)
-
-
-def _compute_price(catalog: Catalog, instance_type: str, region: str) -> _Price:
+def _compute_price(catalog: Catalog, instance_type: str, region: str) -> CnyPrice:
     """Pay-as-you-go CNY per node-hour from ``instance_types.csv``."""
     it = catalog.instance_types.get(instance_type)
     if it is None or it.price_cny_per_hour is None:
-        return _Price(None, "unknown", f"the catalog has no price for {instance_type}", None)
+        return CnyPrice(None, "unknown", f"the catalog has no price for {instance_type}", None)
     # medium/high: a dated list price copied from the buy page; low: a third party's approximation (S22).
     status = "third-party" if it.price_confidence == "low" else "list"
     where = "" if it.price_region == region else f" ({it.price_region} price, applied to {region})"
-    return _Price(it.price_cny_per_hour, status, f"{it.price_source}{where}", it.price_date)
+    return CnyPrice(it.price_cny_per_hour, status, f"{it.price_source}{where}", it.price_date)
 
 
 class _Lines:
@@ -108,7 +78,7 @@ class _Lines:
     def __init__(self) -> None:
         self.lines: list[dict[str, Any]] = []
 
-    def add(self, resource: Resource, item: str, quantity: float, unit: str, price: _Price, billing: str) -> None:
+    def add(self, resource: Resource, item: str, quantity: float, unit: str, price: CnyPrice, billing: str) -> None:
         """One line; ``billing`` hourly (per unit-hour), monthly (per unit-month) or usage (no amount from the plan)."""
         hour = month = None
         if price.cny is not None and billing == "hourly":
@@ -164,7 +134,7 @@ def _node_lines(out: _Lines, owner: Resource, nodes: int, inputs: dict[str, Any]
     instance_type = str(inputs.get("instanceType"))
     parts = [(f"{nodes} × {instance_type}", 1.0, "node-hour", _compute_price(catalog, instance_type, region), "hourly")]
     for label, gib, level in _disks(system, inputs.get("dataDisks") or []):
-        parts.append((f"{nodes} × {label} ESSD {level} {gib:g} GiB", gib, "GiB-month", _catalog_price(catalog, "essd", level, region), "monthly"))
+        parts.append((f"{nodes} × {label} ESSD {level} {gib:g} GiB", gib, "GiB-month", price_cny(catalog, "essd", level, region), "monthly"))
     per_hour = sum(per_node * price.cny / (HOURS_PER_MONTH if billing == "monthly" else 1) for _, per_node, _, price, billing in parts if price.cny is not None)
     if nodes > 0:
         for item, per_node, unit, price, billing in parts:
@@ -203,19 +173,19 @@ def price_plan(resources: Iterable[Resource], catalog: Catalog, region: str, *, 
             _file_system(out, r, catalog, region)
         elif kind == "oss.Bucket":
             storage_class = str(inputs.get("storageClass") or "Standard")
-            price = _catalog_price(catalog, "oss", storage_class, region)
+            price = price_cny(catalog, "oss", storage_class, region)
             if context.dataset_gib is not None:
                 out.add(r, f"OSS {storage_class} {context.dataset_gib:g} GiB (the profile's dataset size)", context.dataset_gib, "GiB-month", price, "monthly")
             else:
                 out.add(r, f"OSS {storage_class} per GiB stored (usage; not in the plan)", 0, "GiB-month", price, "usage")
         elif kind == "vpc.NatGateway":
-            out.add(r, "NAT gateway instance fee", 1, "hour", _catalog_price(catalog, "nat_instance", None, region), "hourly")
-            out.add(r, "NAT gateway CU fee (usage)", 0, "CU-hour", _catalog_price(catalog, "nat_cu", None, region), "usage")
+            out.add(r, "NAT gateway instance fee", 1, "hour", price_cny(catalog, "nat_instance", None, region), "hourly")
+            out.add(r, "NAT gateway CU fee (usage)", 0, "CU-hour", price_cny(catalog, "nat_cu", None, region), "usage")
         elif kind == "ecs.EipAddress":
-            out.add(r, "EIP configuration fee", 1, "hour", _catalog_price(catalog, "eip_config", None, region), "hourly")
+            out.add(r, "EIP configuration fee", 1, "hour", price_cny(catalog, "eip_config", None, region), "hourly")
             bound_to_nat = any(a.short_type == "ecs.EipAssociation" and _ref(a.inputs.get("allocationId")) == r.name and a.inputs.get("instanceType") == "Nat" for a in custom)
             if bound_to_nat:
-                out.add(r, "EIP association fee (bound to a NAT gateway)", 1, "hour", _catalog_price(catalog, "eip_association", None, region), "hourly")
+                out.add(r, "EIP association fee (bound to a NAT gateway)", 1, "hour", price_cny(catalog, "eip_association", None, region), "hourly")
     lines = out.lines
     totals = _totals(lines, run_hours)
     return {
@@ -236,7 +206,7 @@ def _file_system(out: _Lines, r: Resource, catalog: Catalog, region: str) -> Non
     """NAS / Extreme NAS / CPFS: provisioned capacity × tier price; general-purpose NAS bills usage."""
     inputs = r.inputs
     fs_type, storage_type = inputs.get("fileSystemType", "standard"), inputs.get("storageType")
-    price = _catalog_price(catalog, "nas", f"{fs_type}/{storage_type}", region)
+    price = price_cny(catalog, "nas", f"{fs_type}/{storage_type}", region)
     capacity = inputs.get("capacity")
     if capacity:
         out.add(r, f"{fs_type} {storage_type} {float(capacity):g} GiB provisioned", float(capacity), "GiB-month", price, "monthly")
