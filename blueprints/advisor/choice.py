@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Sequence
 
 from blueprints.advisor import sizing
 from blueprints.advisor.budget import BudgetTier
 from blueprints.advisor.explanations import data_path_findings, option_notes, what_to_relax, why_not
 from blueprints.advisor.job import Job
-from blueprints.advisor.options import HARD, OBJECTIVES, Option, enumerate_options, evaluate, type_context
+from blueprints.advisor.options import HARD, OBJECTIVES, Option, Reason, enumerate_options, evaluate, type_context
 from blueprints.advisor.storage import StorageChoice, choose_storage
 from blueprints.advisor.tiers import Tier, tier_for
-from blueprints.advisor.yearly import YearlyCost, yearly_cost
+from blueprints.advisor.yearly import ALWAYS_ON, YearlyCost, standing_items, total_cny, yearly_cost
 
 
 @dataclass(frozen=True)
@@ -88,8 +88,8 @@ def recommend(
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {OBJECTIVES}")
     options = enumerate_options(job, catalog) if options is None else options
+    options, chosen = _choose_within_yearly_budget(job, catalog, options, objective)
     feasible = [o for o in options if o.feasible]
-    chosen = _best(feasible, objective)
     groups: dict[str, list[Option]] = {}
     for o in options:
         groups.setdefault(_group(o, catalog.instance_types[o.instance_type].family), []).append(o)
@@ -103,12 +103,17 @@ def recommend(
         considered.append(Considered(best, is_chosen, "chosen: " + _chosen_why(chosen, objective) if is_chosen else why_not(best, chosen, objective)))
     considered.sort(key=lambda c: (not c.chosen, not c.option.feasible, c.option.key(objective)))
     relax = () if chosen is not None else tuple(what_to_relax(job, options, objective))
-    tier = tier_for(job, chosen, tiers)
     storage = None
     yearly = None
+    tier = None
     findings: list[str] = []
     if chosen is not None:
-        storage = choose_storage(catalog, needed_mb_s(job, chosen.estimated_hours), job.dataset_tb)
+        storage = choose_storage(catalog, needed_mb_s(job, chosen.estimated_hours), job.dataset_tb, job.region)
+        # The tier is chosen on the year's cost in the mode the nodes would run in; parked and autoscaled bill the same.
+        year = yearly_cost(job, catalog, chosen, storage)
+        basis = "its yearly cost always on" if year.mode.name == ALWAYS_ON else "its yearly cost with nodes only during runs"
+        tier = tier_for(job, chosen, tiers, year.total() if year.mode.compute.amount is not None else None, basis)
+        yearly = yearly_cost(job, catalog, chosen, storage, scales_to_zero=tier is not None and tier.scales_to_zero)
         findings += data_path_findings(job, chosen, storage)
         if storage.kind == "cpfs":
             findings.append(
@@ -118,8 +123,45 @@ def recommend(
         findings += option_notes(job, catalog, chosen)
         if job.deadline_days is None and objective == "cost":
             findings.append("no deadline given: the cheapest option is usually the one with the fewest nodes, so it is also slow; add deadline_days")
-        yearly = yearly_cost(job, catalog, chosen, storage, scales_to_zero=tier is not None and tier.scales_to_zero)
     return Recommendation(job, objective, chosen, tuple(considered), len(options), len(feasible), relax, tier, storage, tuple(findings), yearly)
+
+
+def _standing_cny(job: Job, catalog: Any, option: Option) -> float:
+    """Known CNY a year of what stays up whatever the compute does (file system, bucket, NAT gateway) for ``option``."""
+    storage = choose_storage(catalog, needed_mb_s(job, option.estimated_hours), job.dataset_tb, job.region)
+    return total_cny(standing_items(job, catalog, storage))
+
+
+def _choose_within_yearly_budget(job: Job, catalog: Any, options: list[Option], objective: str) -> tuple[list[Option], Option | None]:
+    """The best option once what stays up all year counts against ``budget_cny_per_year`` too, not just compute.
+
+    The standing cost depends on the storage the chosen option needs, so it is priced for the best option and every
+    option whose compute plus that standing cost exceeds the budget gets a ``budget_year`` reason; repeated until the
+    choice is stable (storage grows only with the data rate, so a few rounds suffice).
+    """
+    chosen = _best((o for o in options if o.feasible), objective)
+    budget = job.budget_cny_per_year
+    priced: set[float] = set()
+    while budget is not None and chosen is not None:
+        standing = _standing_cny(job, catalog, chosen)
+        if standing in priced or not standing:
+            break
+        priced.add(standing)
+        options = [_over_yearly_budget(o, standing, budget) for o in options]
+        chosen = _best((o for o in options if o.feasible), objective)
+    return options, chosen
+
+
+def _over_yearly_budget(option: Option, standing: float, budget: float) -> Option:
+    """``option`` with a ``budget_year`` reason when its compute plus ``standing`` exceeds the yearly budget."""
+    per_year = option.cost_cny_per_year
+    if per_year is None or option.has("budget_year") or per_year + standing <= budget:
+        return option
+    message = (
+        f"costs ¥{per_year:,.0f} a year in compute + ¥{standing:,.0f} for what stays up all year (file system, bucket, "
+        f"NAT gateway) = ¥{per_year + standing:,.0f}; the budget is ¥{budget:,.0f}"
+    )
+    return replace(option, reasons=option.reasons + (Reason("budget_year", message),))
 
 
 def _chosen_why(chosen: Option | None, objective: str) -> str:
@@ -140,7 +182,7 @@ def estimate(job: Job, catalog: Any, instance_type: str, nodes: int) -> tuple[Op
     storage = None
     findings: list[str] = []
     if option.estimated_hours is not None:
-        storage = choose_storage(catalog, needed_mb_s(job, option.estimated_hours), job.dataset_tb)
+        storage = choose_storage(catalog, needed_mb_s(job, option.estimated_hours), job.dataset_tb, job.region)
         findings += data_path_findings(job, option, storage)
     findings += option_notes(job, catalog, option)
     return option, storage, findings

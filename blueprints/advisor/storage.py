@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from blueprints.advisor.sizing import GIB, TB
+from blueprints.catalog import CnyPrice, price_cny, storage_price_key
 
 # Preference when several tiers are fast enough and none has a known price: Extreme NAS first because the
 # profile can encrypt it, CPFS only when it is needed (CPFS cannot be encrypted through the NAS API; profile.py).
@@ -26,14 +27,23 @@ class StorageChoice:
     capacity_gib: int
     throughput_mb_s: float | None
     needed_mb_s: float | None
-    price_per_gib_month: float | None
-    price_currency: str | None
+    price: CnyPrice
     shortfall_mb_s: float | None
 
     @property
+    def price_per_gib_month(self) -> float | None:
+        """CNY per GiB-month (official, third-party or converted through the catalog's cited rate); None = unknown."""
+        return self.price.cny
+
+    @property
+    def price_currency(self) -> str | None:
+        """``CNY`` when the price is known (every catalog price is read in CNY), else None."""
+        return None if self.price.cny is None else "CNY"
+
+    @property
     def price_per_month(self) -> float | None:
-        """Capacity × unit price, in ``price_currency`` per month (None when unknown)."""
-        return None if self.price_per_gib_month is None else self.price_per_gib_month * self.capacity_gib
+        """Capacity × unit price, CNY per month (None when unknown)."""
+        return None if self.price.cny is None else self.price.cny * self.capacity_gib
 
 
 def _bounds(tier: Any) -> tuple[int, int]:
@@ -66,7 +76,7 @@ def dataset_capacity_gib(dataset_tb: float | None) -> int:
     return max(PROFILE_MIN_GIB, math.ceil(dataset_tb * TB / GIB))
 
 
-def choose_storage(catalog: Any, needed_mb_s: float | None, dataset_tb: float | None) -> StorageChoice:
+def choose_storage(catalog: Any, needed_mb_s: float | None, dataset_tb: float | None, region: str) -> StorageChoice:
     """Cheapest known-price tier (else the first in PREFERENCE) that holds the dataset and reaches ``needed_mb_s``.
 
     Capacity is raised above the dataset size when a tier's throughput grows with capacity (CPFS, Extreme NAS).
@@ -86,27 +96,26 @@ def choose_storage(catalog: Any, needed_mb_s: float | None, dataset_tb: float | 
         start = max(base, low)
         if start > high:
             continue
-        price = getattr(tier, "price_per_gib_month", None)
-        currency = getattr(tier, "price_currency", None)
+        price = price_cny(catalog, *storage_price_key(tier), region)
         capacity = _smallest_capacity(tier, start, high, need)
         # The profile names a tier as the NAS API does (storage_type: Performance, advance_200, …).
         profile_tier = tier.storage_type or tier_name
         if capacity is not None:
-            choice = StorageChoice(kind, tier_name, profile_tier, capacity, tier.throughput_mb_s(capacity), needed_mb_s, price, currency, None)
-            # Known prices compare only within one currency (no exchange rate is cited), so CNY before USD before unknown.
-            key = (0 if price is not None else 1, currency or "", (price or 0.0) * capacity, rank)
+            choice = StorageChoice(kind, tier_name, profile_tier, capacity, tier.throughput_mb_s(capacity), needed_mb_s, price, None)
+            # Known CNY prices first, cheapest first; unknown prices after, by preference.
+            key = (0 if price.cny is not None else 1, (price.cny or 0.0) * capacity, rank)
             fits.append((key, choice))
             continue
         top = tier.throughput_mb_s(high)
         if top is not None:
             capacity_top = _smallest_capacity(tier, start, high, top) or high
             if fastest is None or top > fastest[0]:
-                fastest = (top, rank, StorageChoice(kind, tier_name, profile_tier, capacity_top, top, needed_mb_s, price, currency, None))
+                fastest = (top, rank, StorageChoice(kind, tier_name, profile_tier, capacity_top, top, needed_mb_s, price, None))
     if fits:
         return min(fits, key=lambda item: item[0])[1]
     if fastest is not None:
         top, _, choice = fastest
         return StorageChoice(
-            choice.kind, choice.tier, choice.profile_tier, choice.capacity_gib, top, needed_mb_s, choice.price_per_gib_month, choice.price_currency, need - top
+            choice.kind, choice.tier, choice.profile_tier, choice.capacity_gib, top, needed_mb_s, choice.price, need - top
         )
     raise LookupError("the catalog has no storage tier with a known throughput")

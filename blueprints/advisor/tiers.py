@@ -26,24 +26,24 @@ class Tier:
     scales_to_zero: bool = False  # the blueprint declares that its nodes exist only during runs
 
 
-def tier_for(job: Job, chosen: Option | None, tiers: Sequence[BudgetTier]) -> Tier | None:
+def tier_for(job: Job, chosen: Option | None, tiers: Sequence[BudgetTier], yearly_cny: float | None, basis: str) -> Tier | None:
     """Map the article's budget tiers to the blueprint that declares them (boundaries in data/limits.csv).
 
-    Basis: the job's yearly budget, else the chosen option's yearly cost. The tier with the highest minimum the
-    basis reaches wins; an unpriced choice goes to the tier with the highest minimum. With the shipped
-    blueprints: ≥ ¥500k dedicated ``fixed-cluster``; ¥100k – < ¥500k ``autoscaling-pool`` (the article's
-    ¥100k–300k pool extended over its ¥300k–500k gap); < ¥100k a single ``fixed-cluster`` node (data/README.md).
+    Basis: ``yearly_cny`` (described by ``basis``), what the chosen option costs a year in the mode it would run in (always on when the runs
+    fill the year, else only during runs: ``blueprints.advisor.yearly``), never the budget itself — a budget says how
+    much may be spent, not what the cluster costs. The tier with the highest minimum the basis reaches wins; an
+    unknown basis goes to the tier with the highest minimum. With the shipped blueprints: ≥ ¥500k dedicated
+    ``fixed-cluster``; ¥100k – < ¥500k ``autoscaling-pool`` (the article's ¥100k–300k pool extended over its
+    ¥300k–500k gap); < ¥100k a single ``fixed-cluster`` node (data/README.md).
     """
     if chosen is None or not tiers:
         return None
-    basis_value = job.budget_cny_per_year if job.budget_cny_per_year is not None else chosen.cost_cny_per_year
-    basis = "the job's yearly budget" if job.budget_cny_per_year is not None else "the chosen option's yearly cost"
     ordered = sorted(tiers, key=lambda t: -t.min_cny_per_year)
-    tier = ordered[0] if basis_value is None else next((t for t in ordered if basis_value >= t.min_cny_per_year), ordered[-1])
+    tier = ordered[0] if yearly_cny is None else next((t for t in ordered if yearly_cny >= t.min_cny_per_year), ordered[-1])
     spot = job.spot_allowed and tier.spot_when_allowed
     note = tier.note
     if tier.single_node:
         note += ", spot (preemptible, price capped at pay-as-you-go)" if job.spot_allowed else ", on-demand (the job does not allow spot)"
         if chosen.nodes > 1:
             note += f"; the article's under-¥100k tier is one node, but this job needs {chosen.nodes} nodes to meet its constraints"
-    return Tier(tier.name, tier.blueprint, spot, basis_value, basis, note, tier.compute(chosen.instance_type, chosen.nodes), tier.scales_to_zero)
+    return Tier(tier.name, tier.blueprint, spot, yearly_cny, basis, note, tier.compute(chosen.instance_type, chosen.nodes), tier.scales_to_zero)

@@ -1,10 +1,10 @@
-"""Yearly cost by operating mode: compute for the runs (or for the whole year) plus what stays up, per currency.
+"""Operating mode and yearly cost: compute for the runs (or for the whole year) plus what stays up, in CNY.
 
 Three modes: a fixed cluster kept up all year (``always on``); a fixed cluster parked between runs (compute removed,
 file system, bucket and network kept: ``compute.nodes: 0`` / ``aitrain park``); the autoscaling pool that scales to
-zero between runs. Compute is priced in CNY (catalog list prices), the file system and the NAT gateway in USD. No
-exchange rate is cited, so amounts in different currencies are never added: ``totals_by_currency`` keeps one total per
-currency and only the CNY total is held against the CNY budget. Unknown prices stay unknown (None), never 0.
+zero between runs. Every price is read in CNY through ``blueprints.catalog.price_cny`` — the plan's cost lines use the
+same rows — so the year has one total that is held against the CNY budget. A price quoted in USD is converted through
+the catalog's cited exchange rate and marked ``converted``; an unknown price stays unknown (None), never 0.
 """
 
 from __future__ import annotations
@@ -14,40 +14,33 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from blueprints.advisor import cost as costs
-from blueprints.advisor.data import limits, standing_row
+from blueprints.advisor.data import limits
 from blueprints.advisor.job import Job
 from blueprints.advisor.options import Option
 from blueprints.advisor.sizing import GIB, TB
 from blueprints.advisor.storage import StorageChoice
+from blueprints.catalog import CnyPrice, price_cny
 
 ALWAYS_ON = "always on"
 PARKED = "parked between runs"
-POOL = "scales to zero between runs"
+POOL = "autoscaled"
 FIXED = "fixed cluster"
 POOL_SHAPE = "autoscaling pool"
 
 
 @dataclass(frozen=True)
 class CostItem:
-    """One part of a yearly cost: ``amount`` per year in ``currency`` (None = unknown), how sure, and how it was computed."""
+    """One part of a yearly cost: ``amount`` CNY per year (None = unknown), how sure (status), and how it was computed."""
 
     what: str
     amount: float | None
-    currency: str | None
-    status: str  # "list price", "official", "estimate" or "unknown"
+    status: str  # "list", "third-party", "converted", "estimate" or "unknown"
     basis: str
 
 
-def totals_by_currency(items: Iterable[CostItem]) -> dict[str, float]:
-    """Known amounts summed per currency, CNY first; unknown amounts are left out (never counted as 0).
-
-    The one place amounts are totalled: a sourced exchange rate (issue 10) would convert here, nowhere else.
-    """
-    totals: dict[str, float] = {}
-    for item in items:
-        if item.amount is not None and item.currency is not None:
-            totals[item.currency] = totals.get(item.currency, 0.0) + item.amount
-    return dict(sorted(totals.items(), key=lambda kv: (kv[0] != "CNY", kv[0])))
+def total_cny(items: Iterable[CostItem]) -> float:
+    """Known amounts summed, CNY; unknown amounts are left out (never counted as 0) and listed by the caller."""
+    return sum(item.amount for item in items if item.amount is not None)
 
 
 @dataclass(frozen=True)
@@ -75,67 +68,58 @@ class YearlyCost:
         """The mode's compute plus the standing items (default: the chosen mode)."""
         return ((mode or self.mode).compute,) + self.standing
 
-    def totals(self, mode: Mode | None = None) -> dict[str, float]:
-        """Known amounts per currency for the mode."""
-        return totals_by_currency(self.items(mode))
+    def total(self, mode: Mode | None = None) -> float:
+        """Known amounts of the mode, CNY a year."""
+        return total_cny(self.items(mode))
 
-    def unknown(self) -> tuple[CostItem, ...]:
+    def unknown(self, mode: Mode | None = None) -> tuple[CostItem, ...]:
         """Items whose price is unknown (the same in every mode, except an unpriced compute)."""
-        return tuple(i for i in self.items() if i.amount is None)
+        return tuple(i for i in self.items(mode) if i.amount is None)
 
     def over_by_cny(self, mode: Mode | None = None) -> float | None:
-        """CNY total minus the CNY budget (positive = over); None without a budget or a compute price."""
+        """Total minus the budget (positive = over); None without a budget or a compute price."""
         if self.budget_cny_per_year is None or (mode or self.mode).compute.amount is None:
             return None
-        return self.totals(mode).get("CNY", 0.0) - self.budget_cny_per_year
+        return self.total(mode) - self.budget_cny_per_year
 
 
-def money(amount: float, currency: str | None) -> str:
-    """¥1,234 for CNY, ``USD 1,234`` for anything else (whole units: these are yearly figures)."""
-    return f"¥{amount:,.0f}" if currency == "CNY" else f"{currency} {amount:,.0f}"
+def money(amount: float) -> str:
+    """¥1,234 (whole yuan: these are yearly figures)."""
+    return f"¥{amount:,.0f}"
+
+
+def _priced(what: str, quantity: float, unit: str, price: CnyPrice, note: str = "") -> CostItem:
+    """``quantity`` × the CNY unit price a year, with the price's status and source in the basis."""
+    if price.cny is None:
+        return CostItem(what, None, "unknown", f"no known price ({price.source})")
+    basis = f"{quantity:,.0f} {unit} × ¥{price.cny:.4g} ({price.status}: {price.source}){note}"
+    return CostItem(what, quantity * price.cny, price.status, basis)
 
 
 def standing_items(job: Job, catalog: Any, storage: StorageChoice | None) -> tuple[CostItem, ...]:
-    """What stays up all year in every mode: the file system, the bucket, the NAT gateway and its EIP."""
+    """What stays up all year in every mode: the file system, the bucket, the NAT gateway and its EIP (as the plan)."""
     hours = limits()["hours_per_year"]
     items: list[CostItem] = []
     if storage is not None:
         label = f"{storage.kind} {storage.profile_tier} file system ({storage.capacity_gib:,} GiB)"
-        if storage.price_per_month is None or storage.price_per_gib_month is None:
-            items.append(CostItem(label, None, None, "unknown", "no price for this tier in the catalog"))
-        else:
-            basis = f"{storage.capacity_gib:,} GiB × {storage.price_currency} {storage.price_per_gib_month:g}/GiB-month × 12 (catalog list price)"
-            items.append(CostItem(label, storage.price_per_month * 12, storage.price_currency, "list price", basis))
+        items.append(_priced(label, storage.capacity_gib * 12, "GiB-months", storage.price))
     items.append(_bucket_item(job, catalog))
-    nat = standing_row("nat_gateway_instance", job.region)
-    if nat is not None and nat.amount is not None:
-        basis = f"{nat.currency} {nat.amount:g}/h × {hours:,.0f} h, official list price for {job.region}"
-        items.append(CostItem(nat.what, nat.amount * hours, nat.currency, nat.status, basis))
-    else:
-        items.append(CostItem("NAT gateway instance fee", None, None, "unknown", f"no recorded price for {job.region} (data/standing.csv)"))
-    # Rows without a price (the NAT gateway's traffic/CU fee, the EIP) are listed as unknown, never as 0.
-    for key, basis in (("nat_gateway_cu", "the CU unit price is unverified"), ("eip", "unit prices unverified")):
-        row = standing_row(key, job.region)
-        if row is not None:
-            amount = None if row.amount is None else row.amount * hours
-            items.append(CostItem(row.what, amount, row.currency if amount is not None else None, row.status, basis))
+    region = job.region
+    items.append(_priced("NAT gateway instance fee", hours, "h", price_cny(catalog, "nat_instance", None, region)))
+    # Usage-billed: even a known unit price gives no amount without the traffic, so it is listed as unknown.
+    items.append(CostItem("NAT gateway CU fee (usage)", None, "unknown", "billed on connections and traffic, which the job does not state"))
+    items.append(_priced("EIP configuration fee", hours, "h", price_cny(catalog, "eip_config", None, region)))
+    items.append(_priced("EIP association fee (bound to the NAT gateway)", hours, "h", price_cny(catalog, "eip_association", None, region)))
     return tuple(items)
 
 
 def _bucket_item(job: Job, catalog: Any) -> CostItem:
-    """The OSS bucket: at least the dataset at the catalog's (third-party) Standard price; checkpoints add to it."""
-    try:
-        tier = catalog.storage_tier("oss", "standard")
-    except KeyError:
-        tier = None
-    price = None if tier is None else tier.price_per_gib_month
-    if price is None or tier is None:
-        return CostItem("OSS bucket", None, None, "unknown", "no OSS price in the catalog")
+    """The OSS bucket: at least the dataset at the catalog's Standard price; checkpoints add to it."""
     if job.dataset_tb is None:
-        return CostItem("OSS bucket", None, None, "unknown", "the job gives no dataset size, so what the bucket holds is unknown")
+        return CostItem("OSS bucket", None, "unknown", "the job gives no dataset size, so what the bucket holds is unknown")
     gib = math.ceil(job.dataset_tb * TB / GIB)
-    basis = f"the dataset alone ({gib:,} GiB) × {tier.price_currency} {price:g}/GiB-month × 12; third-party price, unverified; checkpoints add to it"
-    return CostItem("OSS bucket (estimate)", gib * price * 12, tier.price_currency, "estimate", basis)
+    item = _priced("OSS bucket (estimate)", gib * 12, "GiB-months", price_cny(catalog, "oss", "Standard", job.region), "; the dataset alone, checkpoints add to it")
+    return item if item.amount is None else CostItem(item.what, item.amount, "estimate", item.basis)
 
 
 def _modes(job: Job, option: Option) -> dict[str, Mode]:
@@ -143,27 +127,28 @@ def _modes(job: Job, option: Option) -> dict[str, Mode]:
     runs = job.runs_per_year
     hours = option.estimated_hours
     run_node_hours = None if hours is None else hours * runs * option.nodes
-    priced = option.price_cny_per_hour is not None
-    status = "list price" if priced else "unknown"
-    per_run = "unknown" if option.cost_cny_per_run is None else f"¥{option.cost_cny_per_run:,.0f}"
+    status = "list" if option.price_cny_per_hour is not None else "unknown"
+    per_run = "unknown" if option.cost_cny_per_run is None else money(option.cost_cny_per_run)
     runs_basis = f"{runs:g} runs × {per_run} per run (nodes only during runs)"
     label = f"compute ({runs:g} runs)"
     always = costs.always_on_cny_per_year(option.price_cny_per_hour, option.nodes)
     price = "unknown" if option.price_cny_per_hour is None else f"¥{option.price_cny_per_hour:g}"
     always_basis = f"{option.nodes} nodes × {price}/node-hour × {year:,.0f} h"
     return {
-        PARKED: Mode(PARKED, FIXED, CostItem(label, option.cost_cny_per_year, "CNY", status, runs_basis), run_node_hours),
-        POOL: Mode(POOL, POOL_SHAPE, CostItem(label, option.cost_cny_per_year, "CNY", status, runs_basis), run_node_hours),
-        ALWAYS_ON: Mode(ALWAYS_ON, FIXED, CostItem("compute (all year)", always, "CNY", status, always_basis), year * option.nodes),
+        PARKED: Mode(PARKED, FIXED, CostItem(label, option.cost_cny_per_year, status, runs_basis), run_node_hours),
+        POOL: Mode(POOL, POOL_SHAPE, CostItem(label, option.cost_cny_per_year, status, runs_basis), run_node_hours),
+        ALWAYS_ON: Mode(ALWAYS_ON, FIXED, CostItem("compute (all year)", always, status, always_basis), year * option.nodes),
     }
 
 
 def yearly_cost(job: Job, catalog: Any, option: Option, storage: StorageChoice | None, *, scales_to_zero: bool = False) -> YearlyCost:
-    """Pick the operating mode and count a year: compute for that mode + what stays up, per currency.
+    """Pick the operating mode and count a year: compute for that mode + what stays up, CNY.
 
     ``scales_to_zero``: the tier's blueprint declares that its nodes exist only during runs (a pool at min 0). Otherwise
-    (and for ``aitrain estimate``) it is a fixed cluster, which is parked between runs unless the runs fill the year. Modes are compared by billed node-hours (same nodes, same price per node-hour), so
-    the choice holds even when the price is unknown; ties go to ``always on`` (nothing to park).
+    (and for ``aitrain estimate``) it is a fixed cluster, which is parked between runs unless the runs fill the year.
+    Modes are compared by billed node-hours (same nodes, same price per node-hour), so the choice holds even when the
+    price is unknown; ties go to ``always on`` (nothing to park). Parked and autoscaled bill the same node-hours, so
+    the year a budget tier is chosen on (``blueprints.advisor.tiers``) is the same whichever of the two follows.
     """
     modes = _modes(job, option)
     year_node_hours = limits()["hours_per_year"] * option.nodes
@@ -177,7 +162,10 @@ def yearly_cost(job: Job, catalog: Any, option: Option, storage: StorageChoice |
             f"the runs need {used:,.0f} node-hours a year ({job.runs_per_year:g} × {option.estimated_hours or 0:,.1f} h × {option.nodes} node{'' if option.nodes == 1 else 's'}), "
             f"{used / year_node_hours:.0%} of the {year_node_hours:,.0f} an always-on cluster bills; "
         )
-        why = share + "parking between runs (compute.nodes: 0 / aitrain park) removes the nodes and keeps the file system, bucket and network"
+        why = share + (
+            "parking between runs (compute.nodes: 0 / aitrain park) removes the nodes and keeps the file system, bucket and network; "
+            "the nodes are created again for each run, so run aitrain preflight first to check the zone still has them in stock"
+        )
     else:
         chosen = modes[ALWAYS_ON]
         why = f"the runs fill the year ({modes[PARKED].node_hours or 0:,.0f} of {year_node_hours:,.0f} node-hours), so there is nothing to park"
@@ -198,49 +186,45 @@ def chosen_parked(parked: Mode, year_node_hours: float) -> bool:
 
 
 def breakdown(yc: YearlyCost, mode: Mode | None = None) -> str:
-    """``¥1,330,011 compute (12 runs) + USD 298 NAT …, not converted; unknown: …`` for the mode."""
+    """``¥1,464,123 a year = ¥1,330,011 compute (12 runs) + ¥134,112 OSS bucket (estimate) + …; unknown: …``."""
     items = yc.items(mode)
     known = [i for i in items if i.amount is not None]
-    text = " + ".join(f"{money(i.amount or 0.0, i.currency)} {i.what}" for i in known) or "nothing priced"
-    if len({i.currency for i in known}) > 1:
-        text += ", not converted (no cited exchange rate)"
+    text = f"{money(yc.total(mode))} a year = " + (" + ".join(f"{money(i.amount or 0.0)} {i.what}" for i in known) or "nothing priced")
+    converted = [i.what for i in known if i.status == "converted"]
+    if converted:
+        text += f" ({', '.join(converted)}: USD list price converted at the catalog's cited rate)"
     unknown = [i.what for i in items if i.amount is None]
     if unknown:
-        text += "; unknown: " + ", ".join(unknown)
+        text += "; unknown, not counted: " + ", ".join(unknown)
     return text
 
 
 def verdict(yc: YearlyCost, mode: Mode | None = None) -> str:
-    """Budget verdict on the CNY part, naming the parts in other currencies and the unknown ones."""
+    """Budget verdict on the year's known total, naming the estimates and the unknown parts."""
     m = mode or yc.mode
-    totals = yc.totals(m)
     budget = yc.budget_cny_per_year
-    others = [f"{money(v, c)} ({', '.join(i.what for i in yc.items(m) if i.currency == c and i.amount is not None)})" for c, v in totals.items() if c != "CNY"]
-    tail = f"; not counted against it, not converted: {' + '.join(others)}" if others else ""
     unknown = [i.what for i in yc.items(m) if i.amount is None]
-    if unknown:
-        tail += f"; unknown: {', '.join(unknown)}"
+    tail = f"; unknown, so not counted: {', '.join(unknown)}" if unknown else ""
     if budget is None:
-        return "no yearly budget given" + ("" if "CNY" not in totals else f"; the CNY part is {money(totals['CNY'], 'CNY')}") + tail
+        return f"no yearly budget given; the known total is {money(yc.total(m))}" + tail
     over = yc.over_by_cny(m)
     if over is None:
-        return f"compute price unknown, so no verdict against the {money(budget, 'CNY')} budget" + tail
-    cny = totals.get("CNY", 0.0)
-    estimated = sum(i.amount or 0.0 for i in yc.items(m) if i.currency == "CNY" and i.status == "estimate")
-    est = f", of which {money(estimated, 'CNY')} is an estimate" if estimated else ""
+        return f"compute price unknown, so no verdict against the {money(budget)} budget" + tail
+    estimated = sum(i.amount or 0.0 for i in yc.items(m) if i.status == "estimate")
+    est = f", of which {money(estimated)} is an estimate" if estimated else ""
     if over <= 0:
-        return f"within the {money(budget, 'CNY')} budget on what is priced in CNY: {money(cny, 'CNY')}{est} ({money(-over, 'CNY')} to spare)" + tail
-    return f"over the {money(budget, 'CNY')} budget by {money(over, 'CNY')} on what is priced in CNY alone: {money(cny, 'CNY')}{est}" + tail
+        return f"within the {money(budget)} budget: {money(yc.total(m))}{est} ({money(-over)} to spare)" + tail
+    return f"over the {money(budget)} budget by {money(over)}: {money(yc.total(m))}{est}" + tail
 
 
 def rows(yc: YearlyCost) -> list[tuple[str, str]]:
     """(label, text) pairs: the mode and why, the breakdown, the verdict, one per alternative."""
     out = [("operating mode", f"{yc.mode.name} ({yc.mode.shape}): {yc.why}"), ("yearly cost", breakdown(yc)), ("budget", verdict(yc))]
     for alt in yc.alternatives:
-        compute = "unknown" if alt.compute.amount is None else money(alt.compute.amount, "CNY")
+        compute = "unknown" if alt.compute.amount is None else money(alt.compute.amount)
         over = yc.over_by_cny(alt)
-        fit = "" if over is None else (f", over the budget by {money(over, 'CNY')}" if over > 0 else f", within the budget ({money(-over, 'CNY')} to spare)")
-        out.append(("alternative", f"{alt.name} ({alt.shape}): {compute} compute a year + the same standing costs{fit}"))
+        fit = "" if over is None else (f", over the budget by {money(over)}" if over > 0 else f", within the budget ({money(-over)} to spare)")
+        out.append(("alternative", f"{alt.name} ({alt.shape}): {money(yc.total(alt))} a year ({compute} compute + the same standing costs){fit}"))
     return out
 
 
@@ -250,7 +234,7 @@ def lines(yc: YearlyCost) -> list[str]:
 
 
 def _item_dict(item: CostItem) -> dict[str, Any]:
-    return {"what": item.what, "amount": None if item.amount is None else round(item.amount, 2), "currency": item.currency, "status": item.status, "basis": item.basis}
+    return {"what": item.what, "cny_per_year": None if item.amount is None else round(item.amount, 2), "status": item.status, "basis": item.basis}
 
 
 def _mode_dict(yc: YearlyCost, mode: Mode) -> dict[str, Any]:
@@ -260,14 +244,14 @@ def _mode_dict(yc: YearlyCost, mode: Mode) -> dict[str, Any]:
         "shape": mode.shape,
         "node_hours_per_year": None if mode.node_hours is None else round(mode.node_hours, 1),
         "compute": _item_dict(mode.compute),
-        "totals_by_currency": {c: round(v, 2) for c, v in yc.totals(mode).items()},
+        "total_cny_per_year": round(yc.total(mode), 2),
         "over_budget_cny": None if over is None else round(over, 2),
         "verdict": verdict(yc, mode),
     }
 
 
 def yearly_dict(yc: YearlyCost | None) -> dict[str, Any] | None:
-    """JSON form: the chosen mode with every item, the per-currency totals, the verdict, and the alternatives."""
+    """JSON form: the chosen mode with every item, the CNY total, the verdict, and the alternatives."""
     if yc is None:
         return None
     return dict(

@@ -118,40 +118,35 @@ def test_relax_memory_without_sharding():
 
 
 @pytest.mark.parametrize(
-    "budget, runs, spot, tier, blueprint, spot_out",
+    "yearly, spot, tier, blueprint, spot_out",
     [
-        (600000, 1, False, "dedicated", "fixed-cluster", False),
-        (500000, 1, True, "dedicated", "fixed-cluster", False),  # boundary: ≥ 500k is dedicated
-        (499999, 1, True, "pool", "autoscaling-pool", True),  # the article's 300k–500k gap → pool
-        (250000, 1, False, "pool", "autoscaling-pool", False),
-        (100000, 1, True, "pool", "autoscaling-pool", True),  # boundary: ≥ 100k is the pool
-        (99999, 1, True, "single-node", "fixed-cluster", True),
-        (None, 1, True, "single-node", "fixed-cluster", True),  # basis: chosen yearly cost ¥40,064
-        (None, 20, False, "dedicated", "fixed-cluster", False),  # ¥40,064 × 20 = ¥801,282
+        (600000, False, "dedicated", "fixed-cluster", False),
+        (500000, True, "dedicated", "fixed-cluster", False),  # boundary: ≥ 500k is dedicated
+        (499999, True, "pool", "autoscaling-pool", True),  # the article's 300k–500k gap → pool
+        (250000, False, "pool", "autoscaling-pool", False),
+        (100000, True, "pool", "autoscaling-pool", True),  # boundary: ≥ 100k is the pool
+        (99999, True, "single-node", "fixed-cluster", True),
+        (None, True, "dedicated", "fixed-cluster", False),  # an unknown year goes to the highest tier
     ],
 )
-def test_budget_tiers(budget, runs, spot, tier, blueprint, spot_out):
-    kw = {"runs_per_year": runs, "spot_allowed": spot}
-    if budget is not None:
-        kw["budget_cny_per_year"] = budget
-    rec = recommend(job(**kw), CAT)
-    if rec.chosen is None:  # the small budgets cannot pay for many runs; the tier maps the budget anyway
-        pytest.skip("not feasible")
-    t = tier_for(rec.job, rec.chosen, TIERS)
-    assert (t.name, t.blueprint, t.spot) == (tier, blueprint, spot_out)
+def test_budget_tiers(yearly, spot, tier, blueprint, spot_out):
+    """The tier follows the year's cost (``blueprints.advisor.yearly``), boundaries from data/limits.csv."""
+    rec = recommend(job(spot_allowed=spot), CAT)
+    t = tier_for(rec.job, rec.chosen, TIERS, yearly, "a test year")
+    assert (t.name, t.blueprint, t.spot, t.basis_cny_per_year, t.basis) == (tier, blueprint, spot_out, yearly, "a test year")
 
 
 def test_storage_grows_capacity_for_throughput():
     # Needs 2,000 MB/s: Extreme NAS tops out at 1,200 → CPFS advance_200: 2,000 / 200 × 1024 = 10,240 GiB.
-    s = choose_storage(CAT, 2000, 1)
+    s = choose_storage(CAT, 2000, 1, "cn-shanghai")
     assert (s.kind, s.tier, s.capacity_gib, s.shortfall_mb_s) == ("cpfs", "advance_200", 10240, None)
     # Needs 250 MB/s with a 0.2 TB dataset (187 GiB): Extreme NAS needs 500 GiB for 300 MB/s.
-    s = choose_storage(CAT, 250, 0.2)
+    s = choose_storage(CAT, 250, 0.2, "cn-shanghai")
     assert (s.kind, s.capacity_gib, s.throughput_mb_s) == ("extreme_nas", 500, 300)
 
 
 def test_storage_shortfall_is_reported():
-    s = choose_storage(CAT, 50000, 1)
+    s = choose_storage(CAT, 50000, 1, "cn-shanghai")
     assert s.kind == "cpfs" and s.throughput_mb_s == 45000 and s.shortfall_mb_s == pytest.approx(5000)
 
 

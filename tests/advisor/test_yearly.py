@@ -1,4 +1,5 @@
-"""Operating mode and yearly cost: parked time counted, currencies kept apart, unknown prices listed, budget verdict honest."""
+"""Operating mode and yearly cost: parked time counted, every price in CNY through the catalog, unknown prices listed,
+the budget tier chosen on the year's cost, and the budget verdict honest."""
 
 from __future__ import annotations
 
@@ -12,12 +13,12 @@ import typer
 from typer.testing import CliRunner
 
 from blueprints.advisor import choice
-from blueprints.advisor.data import limits, standing_row
+from blueprints.advisor.data import limits
 from blueprints.advisor.job import load_job_dict, parse_job
 from blueprints.advisor.render import recommendation_dict, render_markdown, render_table
-from blueprints.advisor.yearly import ALWAYS_ON, PARKED, POOL, CostItem, standing_items, totals_by_currency, yearly_cost
+from blueprints.advisor.yearly import ALWAYS_ON, PARKED, POOL, CostItem, standing_items, total_cny, verdict, yearly_cost
 from blueprints.architectures import budget_tiers
-from blueprints.catalog import load_catalog
+from blueprints.catalog import load_catalog, price_cny
 from blueprints.cli_advisor import register
 
 from .fakes import fake_catalog
@@ -29,8 +30,7 @@ TIERS = budget_tiers(limits())
 recommend = functools.partial(choice.recommend, tiers=TIERS)
 app = typer.Typer()
 register(app)
-# Official list price, https://www.alibabacloud.com/help/en/nat-gateway/latest/billing-of-internet-nat-gateways (cn-shanghai).
-NAT_USD_PER_HOUR = 0.034
+HOURS = 8760
 
 
 def medical_job(**overrides):
@@ -44,46 +44,51 @@ def medical():
     return recommend(medical_job(), CATALOG)
 
 
+def cny(item, tier=None, region="cn-shanghai"):
+    return price_cny(CATALOG, item, tier, region).cny
+
+
 def expected_medical():
     """The figures from the catalog's prices and the chosen option's hours, computed here rather than copied from output."""
     rec = medical()
     c = rec.chosen
     price = CATALOG.instance_types[c.instance_type].price_cny_per_hour
     compute = price * c.nodes * c.estimated_hours * 12
-    oss = CATALOG.storage_tier("oss", "standard")
-    assert oss.price_currency == "CNY"
-    bucket = math.ceil(100e12 / 2**30) * oss.price_per_gib_month * 12
-    always_on = price * c.nodes * 8760
-    return {"compute": compute, "bucket": bucket, "nat": NAT_USD_PER_HOUR * 8760, "always_on": always_on}
+    bucket = math.ceil(100e12 / 2**30) * 12 * cny("oss", "Standard")
+    nat = HOURS * cny("nat_instance")
+    fs = None if rec.storage.price_per_gib_month is None else rec.storage.capacity_gib * 12 * rec.storage.price_per_gib_month
+    eip = [HOURS * p for p in (cny("eip_config"), cny("eip_association")) if p is not None]
+    standing = bucket + nat + (fs or 0.0) + sum(eip)
+    return {"compute": compute, "bucket": bucket, "nat": nat, "fs": fs, "standing": standing, "always_on": price * c.nodes * HOURS}
 
 
 def test_medical_imaging_is_parked_between_runs_within_budget():
     rec = medical()
     want = expected_medical()
     yc = rec.yearly
-    assert (rec.chosen.instance_type, rec.chosen.nodes) == ("ecs.gn7-c13g1.26xlarge", 3)
-    assert rec.tier.blueprint == "fixed-cluster"
+    assert rec.tier.blueprint == "fixed-cluster" and rec.tier.name == "dedicated"
     assert yc.mode.name == PARKED and yc.mode.shape == "fixed cluster"
-    assert yc.mode.node_hours == pytest.approx(12 * rec.chosen.estimated_hours * 3)
+    assert yc.mode.node_hours == pytest.approx(12 * rec.chosen.estimated_hours * rec.chosen.nodes)
     assert yc.mode.compute.amount == pytest.approx(want["compute"], rel=1e-9)
-    assert yc.mode.compute.amount == pytest.approx(1_330_011, abs=1)  # the figure in the issue's note
-    totals = yc.totals()
-    # Compute and the OSS estimate are CNY; the NAT gateway is USD and is never added to them.
-    assert set(totals) == {"CNY", "USD"}
-    assert totals["CNY"] == pytest.approx(want["compute"] + want["bucket"], rel=1e-9)
-    assert totals["USD"] == pytest.approx(want["nat"], rel=1e-9)
-    assert yc.over_by_cny() == pytest.approx(want["compute"] + want["bucket"] - 2_000_000, rel=1e-9)
-    assert yc.over_by_cny() < 0
+    # One CNY total: the NAT gateway's USD list price is converted through the catalog's cited rate and marked so.
+    assert yc.total() == pytest.approx(want["compute"] + want["standing"], rel=1e-9)
+    nat = next(i for i in yc.items() if i.what == "NAT gateway instance fee")
+    assert nat.status == "converted" and "CNY/USD" in nat.basis
+    assert yc.over_by_cny() == pytest.approx(yc.total() - 2_000_000, rel=1e-9) and yc.over_by_cny() < 0
+    # The tier is chosen on that year, not on the ¥2 M budget the job states.
+    assert rec.tier.basis_cny_per_year == pytest.approx(yc.total(), rel=1e-9)
+    assert rec.tier.basis == "its yearly cost with nodes only during runs"
 
 
 def test_medical_imaging_lists_unknown_prices_as_unknown_never_zero():
     yc = medical().yearly
     unknown = {i.what for i in yc.unknown()}
-    assert unknown == {"cpfs advance_100 file system (93,133 GiB)", "NAT gateway traffic/CU fees", "EIP bound to the NAT gateway"}
-    assert all(i.amount is None and i.currency is None for i in yc.unknown())
+    assert "NAT gateway CU fee (usage)" in unknown
+    assert all(i.amount is None and i.status == "unknown" for i in yc.unknown())
     assert not any(i.amount == 0 for i in yc.items())
+    assert "unknown, so not counted: " + ", ".join(i.what for i in yc.unknown()) in verdict(yc)
     bucket = next(i for i in yc.items() if i.what.startswith("OSS bucket"))
-    assert bucket.status == "estimate" and "third-party" in bucket.basis
+    assert bucket.status == "estimate" and "the dataset alone" in bucket.basis
 
 
 def test_medical_imaging_alternatives_show_their_yearly_cost():
@@ -92,7 +97,8 @@ def test_medical_imaging_alternatives_show_their_yearly_cost():
     alts = {m.name: m for m in yc.alternatives}
     assert set(alts) == {ALWAYS_ON, POOL}
     assert alts[ALWAYS_ON].compute.amount == pytest.approx(want["always_on"], rel=1e-9)
-    assert yc.over_by_cny(alts[ALWAYS_ON]) == pytest.approx(want["always_on"] + want["bucket"] - 2_000_000, rel=1e-9)
+    assert yc.over_by_cny(alts[ALWAYS_ON]) == pytest.approx(want["always_on"] + want["standing"] - 2_000_000, rel=1e-9)
+    assert yc.over_by_cny(alts[ALWAYS_ON]) > 0  # kept up all year, the dedicated cluster would break the budget
     assert alts[POOL].compute.amount == pytest.approx(want["compute"], rel=1e-9)
 
 
@@ -100,64 +106,69 @@ def test_medical_imaging_text_states_mode_breakdown_and_verdict():
     rec = medical()
     want = expected_medical()
     text = render_table(rec)
-    cny = want["compute"] + want["bucket"]
+    total = rec.yearly.total()
     assert "Operating mode: parked between runs (fixed cluster)" in text
-    assert "compute.nodes: 0 / aitrain park" in text
-    assert (
-        f"Yearly cost: ¥{want['compute']:,.0f} compute (12 runs) + ¥{want['bucket']:,.0f} OSS bucket (estimate) + USD {want['nat']:,.0f} NAT gateway instance fee, "
-        "not converted (no cited exchange rate); unknown: cpfs advance_100 file system (93,133 GiB), NAT gateway traffic/CU fees, EIP bound to the NAT gateway"
-    ) in text
-    assert f"Budget: within the ¥2,000,000 budget on what is priced in CNY: ¥{cny:,.0f}, of which ¥{want['bucket']:,.0f} is an estimate (¥{2_000_000 - cny:,.0f} to spare)" in text
-    assert f"not counted against it, not converted: USD {want['nat']:,.0f} (NAT gateway instance fee)" in text
-    assert f"Alternative: always on (fixed cluster): ¥{want['always_on']:,.0f} compute a year + the same standing costs, over the budget by ¥{want['always_on'] + want['bucket'] - 2_000_000:,.0f}" in text
-    assert "kept up all year it would cost" not in text  # the old tier note, replaced by the alternative line
+    assert "compute.nodes: 0 / aitrain park" in text and "aitrain preflight" in text
+    assert f"Yearly cost: ¥{total:,.0f} a year = ¥{want['compute']:,.0f} compute (12 runs) + ¥{want['bucket']:,.0f} OSS bucket (estimate)" in text
+    assert f"¥{want['nat']:,.0f} NAT gateway instance fee" in text
+    assert "NAT gateway instance fee: USD list price converted at the catalog's cited rate" in text
+    assert f"Budget: within the ¥2,000,000 budget: ¥{total:,.0f}, of which ¥{want['bucket']:,.0f} is an estimate (¥{2_000_000 - total:,.0f} to spare)" in text
+    always = want["always_on"] + want["standing"]
+    assert f"Alternative: always on (fixed cluster): ¥{always:,.0f} a year (¥{want['always_on']:,.0f} compute + the same standing costs), over the budget by ¥{always - 2_000_000:,.0f}" in text
+    assert f"tier 'dedicated', from its yearly cost with nodes only during runs ¥{total:,.0f}" in text
     markdown = render_markdown(rec)
     assert "Operating mode: parked between runs" in markdown and "Budget: within the ¥2,000,000 budget" in markdown
 
 
-def test_medical_imaging_json_has_items_per_currency():
+def test_medical_imaging_json_has_one_cny_total():
     doc = recommendation_dict(medical(), "test")
-    want = expected_medical()
     yearly = doc["yearly_cost"]
     assert yearly["mode"] == PARKED
-    assert yearly["totals_by_currency"]["CNY"] == pytest.approx(want["compute"] + want["bucket"], abs=0.01)
-    assert yearly["totals_by_currency"]["USD"] == pytest.approx(want["nat"], abs=0.01)
+    assert yearly["total_cny_per_year"] == pytest.approx(medical().yearly.total(), abs=0.01)
     assert yearly["over_budget_cny"] < 0
-    assert [i["status"] for i in yearly["items"]] == ["list price", "unknown", "estimate", "official", "unknown", "unknown"]
+    by_what = {i["what"]: i for i in yearly["items"]}
+    assert by_what["compute (12 runs)"]["status"] == "list"
+    assert by_what["NAT gateway instance fee"]["status"] == "converted"
+    assert by_what["NAT gateway CU fee (usage)"] == {"what": "NAT gateway CU fee (usage)", "cny_per_year": None, "status": "unknown", "basis": "billed on connections and traffic, which the job does not state"}
+    assert yearly["unknown"] == [i["what"] for i in yearly["items"] if i["cny_per_year"] is None]
     assert {a["mode"]: a["over_budget_cny"] > 0 for a in yearly["alternatives"]} == {POOL: False, ALWAYS_ON: True}
     json.dumps(doc)  # plain data
 
 
-def test_over_budget_says_by_how_much():
-    # ¥1.4 M still admits the ¥1.33 M compute, but compute + the bucket estimate exceeds it.
-    rec = recommend(medical_job(budget_cny_per_year=1_400_000), CATALOG)
-    want = expected_medical()
-    over = want["compute"] + want["bucket"] - 1_400_000
-    assert rec.yearly.mode.name == PARKED
-    assert rec.yearly.over_by_cny() == pytest.approx(over, rel=1e-9)
-    assert f"Budget: over the ¥1,400,000 budget by ¥{over:,.0f} on what is priced in CNY alone" in render_table(rec)
+def test_what_stays_up_counts_against_the_yearly_budget():
+    # A budget just under the medical year: the same option's compute alone fits, compute + what stays up does not.
+    first = medical().chosen
+    total = medical().yearly.total()
+    assert first.cost_cny_per_year < total - 1
+    rec = recommend(medical_job(budget_cny_per_year=total - 1), CATALOG, options=[first])
+    assert rec.chosen is None
+    reason = next(r for r in rec.considered[0].option.reasons if r.code == "budget_year")
+    standing = total - first.cost_cny_per_year
+    assert reason.message == (
+        f"costs ¥{first.cost_cny_per_year:,.0f} a year in compute + ¥{standing:,.0f} for what stays up all year (file system, "
+        f"bucket, NAT gateway) = ¥{total:,.0f}; the budget is ¥{total - 1:,.0f}"
+    )
+    # With the whole catalog the advisor moves on to an option whose year fits.
+    rec = recommend(medical_job(budget_cny_per_year=total - 1), CATALOG)
+    assert rec.chosen is None or rec.yearly.total() <= total - 1
 
 
-def test_totals_never_add_currencies_and_skip_unknowns():
-    items = [
-        CostItem("a", 100.0, "USD", "official", ""),
-        CostItem("b", 5.0, "CNY", "list price", ""),
-        CostItem("c", None, None, "unknown", ""),
-        CostItem("d", 7.0, "CNY", "estimate", ""),
-    ]
-    assert totals_by_currency(items) == {"CNY": 12.0, "USD": 100.0}
-    assert list(totals_by_currency(items)) == ["CNY", "USD"]
-    assert totals_by_currency([CostItem("c", None, None, "unknown", "")]) == {}
+def test_totals_skip_unknowns():
+    items = [CostItem("b", 5.0, "list", ""), CostItem("c", None, "unknown", ""), CostItem("d", 7.0, "estimate", "")]
+    assert total_cny(items) == 12.0
+    assert total_cny([CostItem("c", None, "unknown", "")]) == 0.0
 
 
 def test_nat_fee_is_the_sourced_row_per_region():
-    assert standing_row("nat_gateway_instance", "cn-shanghai").amount == NAT_USD_PER_HOUR
-    assert standing_row("nat_gateway_instance", "ap-southeast-1").amount == 0.043
-    assert standing_row("nat_gateway_instance", "me-central-1") is None
-    assert standing_row("eip", "cn-shanghai").amount is None
-    job = parse_job({"name": "riyadh-job", "model_kind": "transformer", "params": 1e9, "tokens": 1e11, "region": "me-central-1"})
-    nat = next(i for i in standing_items(job, CATALOG, None) if i.what.startswith("NAT gateway instance"))
-    assert nat.amount is None and "me-central-1" in nat.basis
+    job = parse_job({"name": "sg-job", "model_kind": "transformer", "params": 1e9, "tokens": 1e11, "region": "ap-southeast-1"})
+    nat = next(i for i in standing_items(job, CATALOG, None) if i.what == "NAT gateway instance fee")
+    assert nat.amount == pytest.approx(HOURS * cny("nat_instance", region="ap-southeast-1"), rel=1e-9)
+    assert nat.amount != pytest.approx(HOURS * cny("nat_instance"), rel=1e-3)  # not the mainland price
+    assert "applied to" not in nat.basis
+    # A region no row covers gets the first row's price, and says where it was quoted.
+    job = parse_job({"name": "far-job", "model_kind": "transformer", "params": 1e9, "tokens": 1e11, "region": "me-central-1"})
+    nat = next(i for i in standing_items(job, CATALOG, None) if i.what == "NAT gateway instance fee")
+    assert "applied to me-central-1" in nat.basis
 
 
 def small_job(**kw):
@@ -167,14 +178,26 @@ def small_job(**kw):
 
 
 def test_pool_tier_scales_to_zero():
-    # ¥200k a year is the pool tier, which the autoscaling-pool blueprint declares scales to zero.
-    rec = recommend(small_job(budget_cny_per_year=200_000, runs_per_year=4), fake_catalog())
-    assert rec.tier.blueprint == "autoscaling-pool"
-    assert rec.yearly.mode.name == POOL
+    # 4 runs of one ecs.a8 node (¥240/h × 166.93 h = ¥40,064 each) = ¥160,256 a year: the pool tier (¥100k–500k).
+    rec = recommend(small_job(runs_per_year=4, deadline_days=7), fake_catalog())
     assert rec.yearly.mode.compute.amount == pytest.approx(rec.chosen.cost_cny_per_run * 4)
-    # The hand-made catalog has no OSS price: the bucket is unknown, not 0.
-    bucket = next(i for i in rec.yearly.items() if i.what == "OSS bucket")
-    assert bucket.amount is None and bucket.basis == "no OSS price in the catalog"
+    assert 100_000 <= rec.tier.basis_cny_per_year < 500_000
+    assert rec.tier.blueprint == "autoscaling-pool" and rec.tier.name == "pool"
+    assert rec.yearly.mode.name == POOL
+    # The hand-made catalog has no prices.csv: the bucket and the NAT gateway are unknown, not 0.
+    assert {i.what for i in rec.yearly.unknown()} >= {"OSS bucket", "NAT gateway instance fee"}
+
+
+def test_tier_follows_the_yearly_cost_not_the_budget():
+    # A ¥3 M budget does not make a ¥40k-a-year job a dedicated cluster.
+    rec = recommend(small_job(runs_per_year=1, budget_cny_per_year=3_000_000, deadline_days=7), fake_catalog())
+    assert rec.tier.basis_cny_per_year == pytest.approx(rec.yearly.total()) and rec.yearly.total() < 100_000
+    assert rec.tier.name == "single-node"
+    # Runs that fill the year are priced always on, and that year picks the dedicated tier.
+    rec = recommend(small_job(runs_per_year=60, max_nodes=1), fake_catalog())
+    assert rec.yearly.mode.name == ALWAYS_ON
+    assert rec.tier.basis == "its yearly cost always on" and rec.tier.name == "dedicated"
+    assert rec.tier.basis_cny_per_year == pytest.approx(rec.yearly.total())
 
 
 def test_runs_that_fill_the_year_leave_nothing_to_park():
@@ -197,9 +220,7 @@ def test_no_budget_gives_no_verdict_but_the_cny_part():
     option, storage, _ = choice.estimate(job, cat, "ecs.a8.32xlarge", 1)
     yc = yearly_cost(job, cat, option, storage)
     assert yc.over_by_cny() is None
-    from blueprints.advisor.yearly import verdict
-
-    assert verdict(yc).startswith(f"no yearly budget given; the CNY part is ¥{option.cost_cny_per_run * 2:,.0f}")
+    assert verdict(yc).startswith(f"no yearly budget given; the known total is ¥{option.cost_cny_per_run * 2:,.0f}")
 
 
 def test_unpriced_compute_has_no_verdict():
@@ -208,8 +229,6 @@ def test_unpriced_compute_has_no_verdict():
     option, storage, _ = choice.estimate(job, cat, "ecs.x8.32xlarge", 1)
     yc = yearly_cost(job, cat, option, storage)
     assert yc.mode.compute.amount is None and yc.over_by_cny() is None
-    from blueprints.advisor.yearly import verdict
-
     assert verdict(yc).startswith("compute price unknown, so no verdict against the ¥1,000,000 budget")
 
 
@@ -218,11 +237,11 @@ def test_estimate_cli_shows_mode_and_yearly_cost():
     assert result.exit_code == 0, result.output
     want = expected_medical()
     assert "operating mode       parked between runs (fixed cluster)" in result.stdout
-    assert f"yearly cost          ¥{want['compute']:,.0f} compute (12 runs)" in result.stdout
+    assert f"¥{want['compute']:,.0f} compute (12 runs)" in result.stdout
     result = CliRunner().invoke(app, ["estimate", str(MEDICAL), "--instance-type", "ecs.gn7-c13g1.26xlarge", "--nodes", "3", "--format", "json"])
     doc = json.loads(result.stdout)
     assert doc["yearly_cost"]["mode"] == PARKED
-    assert doc["yearly_cost"]["totals_by_currency"]["USD"] == pytest.approx(want["nat"], abs=0.01)
+    assert doc["yearly_cost"]["total_cny_per_year"] == pytest.approx(want["compute"] + want["standing"], abs=0.01)
 
 
 def test_recommend_write_keeps_the_node_count(tmp_path):
