@@ -365,6 +365,8 @@ class Blueprint(ABC):
             "region": profile.region,
             "instance_type": instance.instance_type,
             "gpu_model": instance.gpu_model,
+            # "inferred": the documentation gives the peak and memory, not the name (catalog README, "Inferred GPU models").
+            "gpu_model_confidence": instance.gpu_model_confidence,
             "gpus_per_node": instance.gpu_count,
             "gpu_memory_gib": instance.gpu_memory_gib,
             "vcpus_per_node": instance.vcpus,
