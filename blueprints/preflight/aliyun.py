@@ -46,6 +46,7 @@ def build_request(api: str, params: Mapping[str, Any]) -> tuple[str, str, Any]:
             region_id=params["RegionId"],
             zone_id=params.get("ZoneId"),
             destination_resource=params["DestinationResource"],
+            io_optimized=params.get("IoOptimized"),
             instance_type=params.get("InstanceType"),
             instance_charge_type=params.get("InstanceChargeType"),
             spot_strategy=params.get("SpotStrategy"),

@@ -171,8 +171,10 @@ def stock(region: str, group: ComputeNeed, reader: CloudReader) -> list[Check]:
     """
     results: list[tuple[str, str, str]] = []  # (zone, status, detail)
     for zone in group.zones:
-        params = {"RegionId": region, "ZoneId": zone, "DestinationResource": "InstanceType", "InstanceType": group.instance_type,
-                  "InstanceChargeType": group.charge_type}
+        # IoOptimized=optimized with InstanceType is what the API reference recommends for this query:
+        # https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-describeavailableresource
+        params = {"RegionId": region, "ZoneId": zone, "DestinationResource": "InstanceType", "IoOptimized": "optimized",
+                  "InstanceType": group.instance_type, "InstanceChargeType": group.charge_type}
         if group.charge_type == "PostPaid":
             params["SpotStrategy"] = group.spot_strategy
         try:
@@ -226,7 +228,8 @@ def storage_zone(region: str, need: StorageNeed, reader: CloudReader) -> Check:
         return Check(check_id, subject, SHORT, None, None, "", f"{need.file_system_type} file systems are not offered in {need.zone}; zones that offer them: {offered}", NAS_ZONES)
     pairs = {(str(t.get("StorageType", "")).lower(), str(t.get("ProtocolType", "")).lower()) for t in (zone.get("InstanceTypes") or {}).get("InstanceType") or []}
     if not pairs:
-        # Older answers list protocols under Performance / Capacity only (General-purpose NAS).
+        # Older answers list protocols under Performance / Capacity only (General-purpose NAS; the 2019 reference,
+        # https://www.alibabacloud.com/help/doc-detail/94146.htm); the current one calls them reserved.
         for storage_type in ("Performance", "Capacity"):
             for protocol in (zone.get(storage_type) or {}).get("Protocol") or []:
                 pairs.add((storage_type.lower(), str(protocol).lower()))
