@@ -56,10 +56,10 @@ def render_text(report: Report) -> str:
     """A terminal report: the needs, one line per check, and a verdict line."""
     n = report.needs
     lines = [f"preflight {n.profile_name} ({n.blueprint}) in {n.region}; credentials: {report.credentials}", "", "needs:"]
-    for c in n.compute:
-        spot = f", {c.spot_strategy}" if c.spot else ""
-        lines.append(f"  {c.instance_type} × {c.nodes} nodes in {', '.join(c.zones) or '(no zone)'} ({c.charge_type}{spot}): "
-                     f"{_num(c.vcpus)} vCPUs, {_num(c.gpus)} GPUs  [{c.resource}]")
+    for g in n.compute:
+        spot = f", {g.spot_strategy}" if g.spot else ""
+        lines.append(f"  {g.instance_type} × {g.nodes} nodes in {', '.join(g.zones) or '(no zone)'} ({g.charge_type}{spot}): "
+                     f"{_num(g.vcpus)} vCPUs, {_num(g.gpus)} GPUs  [{g.resource}]")
     if n.storage is not None:
         s = n.storage
         lines.append(f"  {s.kind} file system ({s.file_system_type} {s.storage_type}, {s.protocol_type}) in {s.zone}  [{s.resource}]")

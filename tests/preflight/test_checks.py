@@ -7,7 +7,16 @@ import dataclasses
 from blueprints.catalog import Catalog
 from blueprints.plan import Plan
 from blueprints.preflight.checks import (
-    ACCOUNT_ATTRIBUTES, AVAILABLE_RESOURCE, NAS_ZONES, PRODUCT_QUOTAS, OK, SHORT, UNKNOWN, WARN, CloudError, run_checks,
+    ACCOUNT_ATTRIBUTES,
+    AVAILABLE_RESOURCE,
+    NAS_ZONES,
+    OK,
+    PRODUCT_QUOTAS,
+    SHORT,
+    UNKNOWN,
+    WARN,
+    CloudError,
+    run_checks,
 )
 from blueprints.preflight.needs import needs_from_plan
 from blueprints.preflight.report import SCHEMA, Report, render_text
