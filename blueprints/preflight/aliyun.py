@@ -93,7 +93,7 @@ class SdkReader:
         try:
             response = getattr(self._client(product), method)(request)
             body = response.body.to_map()
-        except Exception as exc:
+        except Exception as exc:  # every SDK failure (Tea, HTTP, credential chain) means "unanswered", with its message
             code = getattr(exc, "code", None) or type(exc).__name__
             message = " ".join(str(getattr(exc, "message", None) or exc).split())[:300]
             raise CloudError(api, str(code), message) from None

@@ -81,3 +81,12 @@ def test_sdk_failure_becomes_cloud_error() -> None:
     with pytest.raises(CloudError) as info:
         reader.call(AVAILABLE_RESOURCE, {"RegionId": "cn-shanghai", "ZoneId": "cn-shanghai-a", "DestinationResource": "InstanceType", "InstanceType": "ecs.g7.large"})
     assert info.value.api == AVAILABLE_RESOURCE and info.value.code == "RuntimeError" and "Forbidden.RAM" in info.value.message
+
+
+def test_real_clients_build_offline_with_regional_endpoints(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Building the SDK clients (default credential chain, region) sends nothing; ECS and NAS are regional, Quota Center central."""
+    monkeypatch.setenv("ALIBABA_CLOUD_ACCESS_KEY_ID", "id")
+    monkeypatch.setenv("ALIBABA_CLOUD_ACCESS_KEY_SECRET", "secret")
+    reader = SdkReader("cn-shanghai")
+    endpoints = {p: reader._client(p)._endpoint for p in ("ecs", "nas", "quotas")}
+    assert endpoints == {"ecs": "ecs.cn-shanghai.aliyuncs.com", "nas": "nas.cn-shanghai.aliyuncs.com", "quotas": "quotas.aliyuncs.com"}
