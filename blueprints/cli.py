@@ -230,6 +230,12 @@ def _register_export() -> None:
     register(app)
 
 
+def _register_preflight() -> None:
+    from blueprints.cli_preflight import register
+
+    register(app)
+
+
 def _register_policy() -> None:
     from blueprints.cli_policy import register
 
@@ -241,6 +247,7 @@ _register_launch()
 _register_ci()
 _register_policy()
 _register_export()
+_register_preflight()
 
 
 def main() -> None:

@@ -1,0 +1,83 @@
+"""The preflight report: needs + checks → JSON (``aitrain.preflight/v1``) or text, and the exit code."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from blueprints.preflight.checks import OK, SHORT, STATUSES, UNKNOWN, WARN, Check
+from blueprints.preflight.needs import Needs
+
+SCHEMA = "aitrain.preflight/v1"
+EXIT_OK, EXIT_SHORT, EXIT_BAD_INPUT, EXIT_NO_CREDENTIALS = 0, 1, 2, 3
+
+
+@dataclass(frozen=True)
+class Report:
+    """What the plan needs, what the cloud answered, and where it falls short."""
+
+    needs: Needs
+    checks: tuple[Check, ...]
+    credentials: str
+
+    def count(self, status: str) -> int:
+        """How many checks ended with ``status`` (ok / warn / short / unknown)."""
+        return sum(1 for c in self.checks if c.status == status)
+
+    @property
+    def exit_code(self) -> int:
+        """1 when anything is short, else 0 (warnings and unanswered checks are shown, not fatal)."""
+        return EXIT_SHORT if self.count(SHORT) else EXIT_OK
+
+    def to_dict(self) -> dict[str, Any]:
+        """The documented JSON form."""
+        return {
+            "schema": SCHEMA,
+            "profile_name": self.needs.profile_name,
+            "blueprint": self.needs.blueprint,
+            "region": self.needs.region,
+            "credentials": self.credentials,
+            "needs": self.needs.to_dict(),
+            "checks": [c.to_dict() for c in self.checks],
+            "counts": {s: self.count(s) for s in STATUSES},
+            "short": self.count(SHORT) > 0,
+        }
+
+    def to_json(self) -> str:
+        """Deterministic JSON text."""
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
+
+
+_MARK = {OK: "ok", WARN: "WARN", SHORT: "SHORT", UNKNOWN: "??"}
+
+
+def render_text(report: Report) -> str:
+    """A terminal report: the needs, one line per check, and a verdict line."""
+    n = report.needs
+    lines = [f"preflight {n.profile_name} ({n.blueprint}) in {n.region}; credentials: {report.credentials}", "", "needs:"]
+    for g in n.compute:
+        spot = f", {g.spot_strategy}" if g.spot else ""
+        lines.append(f"  {g.instance_type} × {g.nodes} nodes in {', '.join(g.zones) or '(no zone)'} ({g.charge_type}{spot}): "
+                     f"{_num(g.vcpus)} vCPUs, {_num(g.gpus)} GPUs  [{g.resource}]")
+    if n.storage is not None:
+        s = n.storage
+        lines.append(f"  {s.kind} file system ({s.file_system_type} {s.storage_type}, {s.protocol_type}) in {s.zone}  [{s.resource}]")
+    lines.append(f"  totals: {n.vcpus(spot=False)} pay-as-you-go vCPUs, {n.vcpus(spot=True)} spot vCPUs, {n.gpus} GPUs")
+    lines += ["", "checks:"]
+    width = max((len(c.subject) for c in report.checks), default=0)
+    for c in report.checks:
+        lines.append(f"  {_MARK[c.status]:<5} {c.subject:<{width}}  {c.detail}")
+    lines.append("")
+    short, warn, unknown = report.count(SHORT), report.count(WARN), report.count(UNKNOWN)
+    if short:
+        lines.append(f"SHORT: {short} check(s) fall short (exit 1); {warn} warning(s), {unknown} unanswered.")
+    else:
+        lines.append(f"nothing short: {report.count(OK)} ok, {warn} warning(s), {unknown} unanswered.")
+    if unknown:
+        lines.append("Unanswered checks are not proof of capacity: see their message (often a missing RAM permission).")
+    return "\n".join(lines) + "\n"
+
+
+def _num(value: int | None) -> str:
+    return "?" if value is None else str(value)
