@@ -54,7 +54,11 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("blueprints/ci/", ("tests/test_ci_comment.py", "tests/test_ci_workflow.py")),
     ("blueprints/objectstore.py", ("tests/test_objectstore.py", "tests/test_ready_plan.py")),
     ("blueprints/components/", ("tests/test_plan_graph.py", "tests/test_guardrails.py", "tests/test_components.py", "tests/test_bucket.py", "tests/test_access.py", "tests/test_ready_plan.py", "tests/test_ready_security.py", "tests/test_golden.py")),
+    ("blueprints/catalog/pricing.py", ("tests/test_costing.py", "tests/advisor/test_yearly.py", "tests/catalog")),
     ("blueprints/catalog/", ("tests/catalog",)),
+    ("blueprints/advisor/", ("tests/advisor",)),
+    ("blueprints/preflight/", ("tests/preflight",)),
+    ("blueprints/cli_preflight.py", ("tests/preflight",)),
     ("", ("tests",)),
 )
 
