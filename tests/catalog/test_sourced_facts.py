@@ -107,3 +107,14 @@ def test_cny_prices_from_alibaba_pages(catalog):
     # Figures quoted for Hangzhou only are not spread to other regions: the '*' row says unknown there.
     assert price_cny(catalog, "nat_cu", None, "cn-beijing").cny is None
     assert price_cny(catalog, "eip_config", None, "cn-beijing").status == "unknown"
+
+
+def test_t4_and_a30_rows_from_the_family_tables(catalog):
+    # Network baselines the S2-only rows lacked, from S1's gn6i table and S24's ebmgn6i table; no ERI listed.
+    expected = {"ecs.gn6i-c8g1.2xlarge": 5.0, "ecs.gn6i-c16g1.4xlarge": 6.0, "ecs.gn6i-c24g1.6xlarge": 7.5,
+                "ecs.gn6i-c40g1.10xlarge": 10.0, "ecs.gn6i-c24g1.12xlarge": 15.0, "ecs.ebmgn6i.24xlarge": 30.0}
+    for name, gbps in expected.items():
+        it = catalog.instance_type(name)
+        assert it.network_gbps == pytest.approx(gbps) and it.rdma == "none" and it.fabric_link == "tcp", name
+    a30 = catalog.instance_type("ecs.gn7s-c32g1.32xlarge")
+    assert a30.rdma == "none" and a30.nvlink is None  # the bridge is not documented, so unknown
