@@ -197,6 +197,9 @@ def _check_instance(file: str, line: int, v: dict[str, Any], gpus: Mapping[str, 
         raise _fail(file, line, "gpu_count", "must be > 0 exactly when gpu_model is set or the family is a GPU family")
     if (v["gpu_model_confidence"] is None) != (v["gpu_model"] is None):
         raise _fail(file, line, "gpu_model_confidence", "must be set (stated or inferred) exactly when gpu_model is set")
+    # An inferred model is a judgement, so the row must show its working (README "Inferred GPU models").
+    if v["gpu_model_confidence"] == "inferred" and "inferred" not in v["notes"].lower():
+        raise _fail(file, line, "notes", "an inferred gpu_model needs notes that say 'inferred' and give the figures it rests on")
     if v["rdma_gbps"] is not None and v["rdma"] not in ("erdma", "roce"):
         raise _fail(file, line, "rdma_gbps", "an RDMA bandwidth needs rdma erdma or roce")
     _check_price(file, line, v, "price_cny_per_hour", ("price_region", "price_date", "price_source", "price_confidence"))

@@ -17,6 +17,9 @@ NO_MATCH = "(no instance types match)"
 NOT_APPLICABLE = "-"
 """Shown for the GPU model of a CPU-only type (known to have none, so not unknown)."""
 
+INFERRED = " (inferred)"
+"""Appended to a GPU model the sources do not name but whose documented figures identify it (README "Inferred GPU models")."""
+
 # (header, key in the row dict, right-aligned?)
 _TABLE_COLUMNS: tuple[tuple[str, str, bool], ...] = (
     ("instance_type", "instance_type", False),
@@ -72,6 +75,8 @@ def _cell(row: dict[str, Any], key: str) -> str:
         return NOT_APPLICABLE if not row.get("gpu_count") else UNKNOWN
     if value is None:
         return UNKNOWN
+    if key == "gpu_model" and row.get("gpu_model_confidence") == "inferred":
+        return f"{value}{INFERRED}"
     if key == "price_cny_per_hour":
         return f"{value:.2f}"
     if isinstance(value, float):

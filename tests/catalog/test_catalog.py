@@ -122,8 +122,10 @@ def test_known_gpu_models_of_families(catalog):
         "ecs.gn8is.2xlarge": "L20",
         "ecs.gn6i-c4g1.xlarge": "T4",
         "ecs.gn7s-c32g1.32xlarge": "A30",
-        # Not named by the sources, so deliberately unknown:
-        "ecs.sccgn7ex.32xlarge": None,
+        # Identified by its documented peak and memory (README "Inferred GPU models"):
+        "ecs.sccgn7ex.32xlarge": "A100-SXM4-80GB",
+        # Neither named nor identified by the sources, so deliberately unknown:
+        "ecs.gn5-c8g1.14xlarge": None,
         "ecs.gn8v-8x.48xlarge": None,
         "ecs.ebmgn8v.48xlarge": None,
     }
@@ -281,7 +283,7 @@ def test_gpu_peak_lookup_by_precision(catalog):
     with pytest.raises(ValueError, match="precision"):
         v100.peak_tflops("int8")
     assert catalog.gpu(catalog.instance_type("ecs.g7.large")) is None
-    assert catalog.gpu(catalog.instance_type("ecs.sccgn7ex.32xlarge")) is None
+    assert catalog.gpu(catalog.instance_type("ecs.gn8v-8x.48xlarge")) is None  # GPU not named nor identified
 
 
 def test_storage_throughput_formulas(catalog):
@@ -459,8 +461,10 @@ def test_render_catalog_table(catalog):
     assert len(lines) == len(rows) + 2
     gn7e = next(line for line in lines if line.startswith("ecs.gn7e-c16g1.32xlarge "))
     assert gn7e.split() == ["ecs.gn7e-c16g1.32xlarge", "A100-SXM4-80GB", "8", "128", "1000", "64", "none", "277.93"]
+    gn8v = next(line for line in lines if line.startswith("ecs.gn8v-8x.48xlarge "))
+    assert gn8v.split()[1] == "?"  # a GPU type whose model no source names or identifies
     scc = next(line for line in lines if line.startswith("ecs.sccgn7ex.32xlarge "))
-    assert scc.split() == ["ecs.sccgn7ex.32xlarge", "?", "8", "128", "1024", "64", "roce", "?"]
+    assert scc.split() == ["ecs.sccgn7ex.32xlarge", "A100-SXM4-80GB", "(inferred)", "8", "128", "1024", "64", "roce", "?"]
     c7 = next(r for r in catalog_rows(catalog) if r["instance_type"] == "ecs.c7.8xlarge")
     cpu = render_catalog_table([c7])
     assert cpu.splitlines()[2].split() == ["ecs.c7.8xlarge", "-", "0", "32", "64", "?", "?", "?"]

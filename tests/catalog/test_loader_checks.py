@@ -133,6 +133,73 @@ def test_instance_price_without_its_provenance(data, column):
     assert message(data) == f"instance_types.csv line {line}, column {column!r}: required because price_cny_per_hour is set"
 
 
+def test_gpu_model_without_its_confidence(data):
+    i = index_of(data, "instance_types.csv", "instance_type", "ecs.gn7e-c16g1.32xlarge")
+    line = edit(data, "instance_types.csv", i, gpu_model_confidence="")
+    assert message(data) == (
+        f"instance_types.csv line {line}, column 'gpu_model_confidence': must be set (stated or inferred) exactly when gpu_model is set"
+    )
+
+
+def test_confidence_without_a_gpu_model(data):
+    i = index_of(data, "instance_types.csv", "instance_type", "ecs.gn8v-8x.48xlarge")
+    line = edit(data, "instance_types.csv", i, gpu_model_confidence="inferred")
+    assert message(data) == (
+        f"instance_types.csv line {line}, column 'gpu_model_confidence': must be set (stated or inferred) exactly when gpu_model is set"
+    )
+
+
+def test_confidence_outside_its_two_values(data):
+    i = index_of(data, "instance_types.csv", "instance_type", "ecs.gn7e-c16g1.32xlarge")
+    line = edit(data, "instance_types.csv", i, gpu_model_confidence="guessed")
+    text = message(data)
+    assert text.startswith(f"instance_types.csv line {line}, column 'gpu_model_confidence': ")
+    assert "'guessed'" in text and "stated" in text and "inferred" in text
+
+
+def test_inferred_model_without_its_working_in_notes(data):
+    i = index_of(data, "instance_types.csv", "instance_type", "ecs.sccgn7ex.32xlarge")
+    line = edit(data, "instance_types.csv", i, notes="RoCE 800 Gbit/s")
+    assert message(data) == (
+        f"instance_types.csv line {line}, column 'notes': an inferred gpu_model needs notes that say 'inferred' and give the figures it rests on"
+    )
+
+
+def test_inferred_model_with_its_working_loads(data):
+    # A stated model may carry the same notes; only "inferred" rows must explain themselves.
+    i = index_of(data, "instance_types.csv", "instance_type", "ecs.gn7e-c16g1.32xlarge")
+    edit(data, "instance_types.csv", i, gpu_model_confidence="inferred", notes="GPU model inferred from 80 GB and 312 TFLOPS TF32")
+    assert load_catalog(data).instance_type("ecs.gn7e-c16g1.32xlarge").gpu_inferred
+
+
+@pytest.mark.parametrize("rdma", ["none", ""])
+def test_rdma_bandwidth_without_rdma(data, rdma):
+    i = index_of(data, "instance_types.csv", "instance_type", "ecs.ebmgn7ex.32xlarge")
+    line = edit(data, "instance_types.csv", i, rdma=rdma)
+    assert message(data) == f"instance_types.csv line {line}, column 'rdma_gbps': an RDMA bandwidth needs rdma erdma or roce"
+
+
+def test_rdma_bandwidth_that_is_not_a_number(data):
+    i = index_of(data, "instance_types.csv", "instance_type", "ecs.ebmgn7ex.32xlarge")
+    line = edit(data, "instance_types.csv", i, rdma_gbps="fast")
+    text = message(data)
+    assert text.startswith(f"instance_types.csv line {line}, column 'rdma_gbps': ") and "'fast'" in text
+
+
+def test_region_list_read_from_the_file_filters_queries(data):
+    # Real rows, one of them given a region list: the type is kept where it is sold, dropped elsewhere,
+    # and types whose regions are unknown stay in every region's answer.
+    i = index_of(data, "instance_types.csv", "instance_type", "ecs.ebmgn7ex.32xlarge")
+    edit(data, "instance_types.csv", i, regions="cn-wulanchabu;cn-beijing")
+    catalog = load_catalog(data)
+    assert catalog.instance_type("ecs.ebmgn7ex.32xlarge").regions == ("cn-wulanchabu", "cn-beijing")
+    in_shanghai = {it.instance_type for it in catalog.query(region="cn-shanghai")}
+    in_wulanchabu = {it.instance_type for it in catalog.query(region="cn-wulanchabu")}
+    assert "ecs.ebmgn7ex.32xlarge" not in in_shanghai and "ecs.ebmgn7ex.32xlarge" in in_wulanchabu
+    assert "ecs.sccgn7ex.32xlarge" in in_shanghai and "ecs.sccgn7ex.32xlarge" in in_wulanchabu
+    assert len(in_shanghai) == len(catalog.instance_types) - 1
+
+
 # ----------------------------------------------------------------------------------------------
 # regions.csv, storage.csv, images.csv
 # ----------------------------------------------------------------------------------------------
