@@ -253,3 +253,30 @@ def test_recommend_write_keeps_the_node_count(tmp_path):
     assert result.exit_code == 0, result.output
     profile = read_settings(engine_config(target), source=str(target)).profile
     assert profile["compute"]["nodes"] == 3
+
+
+def test_over_budget_verdict_says_by_how_much():
+    yc = medical().yearly
+    tight = yearly_cost(medical_job(budget_cny_per_year=1_000_000), CATALOG, medical().chosen, medical().storage)
+    over = yc.total() - 1_000_000
+    assert tight.over_by_cny() == pytest.approx(over, rel=1e-9)
+    estimate = next(i.amount for i in yc.items() if i.status == "estimate")
+    assert verdict(tight).startswith(f"over the ¥1,000,000 budget by ¥{over:,.0f}: ¥{yc.total():,.0f}, of which ¥{estimate:,.0f} is an estimate; unknown")
+
+
+def test_nothing_chosen_has_no_tier_and_no_year():
+    rec = recommend(small_job(deadline_days=0.01), fake_catalog())
+    assert rec.chosen is None and rec.tier is None and rec.yearly is None
+    assert recommendation_dict(rec, "test")["yearly_cost"] is None
+    from blueprints.advisor.tiers import tier_for
+
+    assert tier_for(rec.job, medical().chosen, (), 1.0, "x") is None
+
+
+def test_single_node_tier_says_when_the_job_needs_more_nodes():
+    # A deadline one node cannot meet, on a year under ¥100k: the tier keeps the nodes and says so.
+    rec = recommend(small_job(runs_per_year=1, deadline_days=4), fake_catalog())
+    assert rec.chosen.nodes > 1 and rec.tier.name == "single-node"
+    assert rec.tier.note.endswith(f"; the article's under-¥100k tier is one node, but this job needs {rec.chosen.nodes} nodes to meet its constraints")
+    rec = recommend(small_job(runs_per_year=1, deadline_days=30), fake_catalog())
+    assert rec.chosen.nodes == 1 and "tier is one node" not in rec.tier.note

@@ -94,7 +94,7 @@ def test_l20_peaks_are_alibabas_figures(catalog):
 
 def test_cny_prices_from_alibaba_pages(catalog):
     oss = price_cny(catalog, "oss", "Standard", "cn-shanghai")
-    assert (oss.cny, oss.status, oss.date) == (pytest.approx(0.12), "list", "2026-02-05")
+    assert (oss.cny, oss.status, oss.date) == (pytest.approx(0.12 * 2**30 / 1e9, rel=1e-5), "list", "2026-02-05")
     nat = price_cny(catalog, "nat_instance", None, "cn-hangzhou")
     assert (nat.cny, nat.status) == (pytest.approx(0.195), "list") and S26 in nat.source
     cu = price_cny(catalog, "nat_cu", None, "cn-hangzhou")
