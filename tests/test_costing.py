@@ -119,9 +119,10 @@ def test_a_parked_cluster_has_no_compute_line():
 def test_bucket_is_usage_billed_unless_the_dataset_size_is_known():
     bucket = res("alicloud:oss/bucket:Bucket", "b", storageClass="Standard")
     usage = line(price_plan([bucket], CATALOG, "cn-shanghai"), "OSS Standard")
-    assert (usage["billing"], usage["cny_per_month"], usage["unit_price_cny"]) == ("usage", None, 0.12)
+    per_gib = 0.12 * 2**30 / 1e9  # the official 0.12 CNY per GB-month, recorded per GiB
+    assert (usage["billing"], usage["cny_per_month"]) == ("usage", None) and usage["unit_price_cny"] == pytest.approx(per_gib, rel=1e-5)
     sized = line(price_plan([bucket], CATALOG, "cn-shanghai", scenarios_context=CostContext(dataset_gib=1000)), "OSS Standard")
-    assert sized["cny_per_month"] == pytest.approx(120.0)
+    assert sized["cny_per_month"] == pytest.approx(1000 * per_gib, rel=1e-5)
 
 
 def test_pool_scenarios_min_below_schedule_below_max():
