@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from blueprints.advisor.job import Job
 
 from blueprints.cli_support import OutputFormat, emit, reports_user_errors, same_file
-from blueprints.errors import Problem, UserInputError
+from blueprints.errors import MISSING, Problem, UserInputError
 
 
 class ObjectiveChoice(str, enum.Enum):
@@ -210,6 +210,12 @@ def estimate(
     job = build_job(job_file, _job_flags(job_values), catalog)
     real_type, real_nodes, alias_note = resolve_instance(catalog, instance_type, nodes)
     option, storage, findings = run_estimate(job, catalog, real_type, real_nodes)
+    if option.has("no_anchor"):
+        group = "mixed precision" if job.precision in ("bf16", "fp16") else job.precision
+        raise UserInputError(
+            "no MFU for this GPU",
+            [Problem("mfu", MISSING, f"{option.gpu_model} has no published {job.model_kind} {group} MFU anchor (data/mfu.csv), so the time cannot be estimated; give a measured fraction 0 < mfu ≤ 1, e.g. --mfu 0.3 or mfu: 0.3 in the job file")],
+        )
     yearly = estimate_yearly(job, catalog, option, storage)
     if alias_note:
         findings = [alias_note] + findings

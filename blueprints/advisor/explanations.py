@@ -167,7 +167,7 @@ def option_notes(job: Job, catalog: Any, option: Option) -> list[str]:
         speed = "" if scaling.gbps_per_gpu is None else f" at {scaling.gbps_per_gpu:g} Gbit/s per GPU"
         out.append(
             f"MFU: {option.mfu_anchor}; this configuration ({option.nodes:,} × {option.instance_type}, {scaling.link}{speed}) scales at "
-            f"{scaling.efficiency:.3f}, so it runs at {option.mfu * scaling.efficiency:.3f} of peak"
+            f"{scaling.efficiency:.3f}, so it runs at {option.mfu:.3f} × {scaling.efficiency:.3f} = {option.mfu * scaling.efficiency:.3f} of peak"
         )
     out += [f"scaling: {n}" for n in scaling.notes]
     if not catalog.known_regions(inst):
