@@ -10,7 +10,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from blueprints import yamlsafe
 from blueprints.advisor.data import limits
 from blueprints.errors import Problem, UserInputError, did_you_mean, join_allowed, problems_from_validation_error
-from blueprints.profile import check_resource_name
 
 ModelKind = Literal["transformer", "cnn", "other"]
 Precision = Literal["fp32", "tf32", "bf16", "fp16", "fp8"]
@@ -89,6 +88,9 @@ class Job(BaseModel):
     @field_validator("name")
     @classmethod
     def _name(cls, value: str) -> str:
+        # Imported here: blueprints.profile loads every profile section, which `recommend` otherwise never needs.
+        from blueprints.profile import check_resource_name
+
         return check_resource_name(value)
 
     @model_validator(mode="after")

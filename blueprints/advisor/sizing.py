@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -83,6 +84,7 @@ def comm_class(job: Job) -> str:
     return "heavy" if job.params >= limits()["comm_heavy_min_params"] else "light"
 
 
+@functools.lru_cache(maxsize=None)
 def _scaling_row(link: str, comm: str, gbps_per_gpu: float | None) -> ScalingRow:
     """The anchor row with the highest bandwidth threshold the link reaches (unknown bandwidth → the slowest row)."""
     candidates = [r for r in scaling_rows() if r.link == link and r.comm == comm]
@@ -115,6 +117,7 @@ class Scaling:
     notes: tuple[str, ...]
 
 
+@functools.lru_cache(maxsize=4096)  # recommend asks for every (type, nodes); many types share their specs
 def scaling_efficiency(
     *,
     nodes: int,
@@ -204,6 +207,7 @@ def training_hours(flops: float, gpus: int, peak_tflops: float, mfu: float, effi
     return flops / (gpus * peak_tflops * 1e12 * mfu * efficiency) / SECONDS_PER_HOUR
 
 
+@functools.lru_cache(maxsize=None)
 def bytes_per_param(precision: str, optimizer: str) -> float:
     """Weights + gradients + optimizer state, bytes per parameter (data/memory.csv; adamw counts as adam)."""
     group = precision_group(precision)

@@ -8,6 +8,7 @@ from pydantic import Field, model_validator
 
 from blueprints.advisor.budget import BudgetTier
 from blueprints.architectures.base import Blueprint
+from blueprints.blueprint_tiers import autoscaling_pool_compute, autoscaling_pool_tiers
 from blueprints.components.network import TrainingNetwork
 from blueprints.components.node import NodeSpec
 from blueprints.components.pool import AutoscalingGpuPool, AutoscalingGpuPoolArgs
@@ -154,17 +155,13 @@ class AutoscalingPoolBlueprint(Blueprint):
 
     @classmethod
     def budget_tiers(cls, limits: dict[str, float]) -> tuple[BudgetTier, ...]:
-        """The article's mixed pool (¥100k–300k), extended over its ¥300k–500k gap."""
-        return (
-            BudgetTier(
-                "pool", cls.name, limits["tier_pool_min_cny_per_year"], "autoscaling pool that scales to zero between runs", cls.compute_from_choice, spot_when_allowed=True, scales_to_zero=True
-            ),
-        )
+        """The article's mixed pool (¥100k–300k), extended over its ¥300k–500k gap. Declared in ``blueprints.blueprint_tiers`` (Pulumi-free, for ``aitrain recommend``)."""
+        return autoscaling_pool_tiers(limits)
 
     @classmethod
     def compute_from_choice(cls, instance_type: str, nodes: int) -> dict[str, Any]:
         """Scale to zero between runs; a run scales out to the recommended node count."""
-        return {"instance_type": instance_type, "min_nodes": 0, "max_nodes": nodes}
+        return autoscaling_pool_compute(instance_type, nodes)
 
     def expected_nodes(self) -> None:
         """A run spans the nodes running when it starts (the launcher counts the host registry)."""

@@ -8,6 +8,7 @@ from pydantic import Field, ValidationInfo, model_validator
 
 from blueprints.advisor.budget import BudgetTier
 from blueprints.architectures.base import Blueprint
+from blueprints.blueprint_tiers import fixed_cluster_compute, fixed_cluster_tiers
 from blueprints.components.compute import GpuCluster, GpuClusterArgs
 from blueprints.components.network import TrainingNetwork
 from blueprints.components.node import NodeSpec
@@ -90,16 +91,13 @@ class FixedClusterBlueprint(Blueprint):
 
     @classmethod
     def budget_tiers(cls, limits: dict[str, float]) -> tuple[BudgetTier, ...]:
-        """Dedicated (≥ the dedicated minimum, or unpriced) and single node (below the pool minimum)."""
-        return (
-            BudgetTier("dedicated", cls.name, limits["tier_dedicated_min_cny_per_year"], "dedicated training cluster", cls.compute_from_choice),
-            BudgetTier("single-node", cls.name, 0.0, "single node", cls.compute_from_choice, spot_when_allowed=True, single_node=True),
-        )
+        """Dedicated (≥ the dedicated minimum, or unpriced) and single node (below the pool minimum). Declared in ``blueprints.blueprint_tiers`` (Pulumi-free, for ``aitrain recommend``)."""
+        return fixed_cluster_tiers(limits)
 
     @classmethod
     def compute_from_choice(cls, instance_type: str, nodes: int) -> dict[str, Any]:
         """The recommended node count, all the time."""
-        return {"instance_type": instance_type, "nodes": nodes}
+        return fixed_cluster_compute(instance_type, nodes)
 
     def expected_nodes(self) -> int:
         """Every node of the cluster takes part in a run."""
