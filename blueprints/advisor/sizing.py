@@ -178,13 +178,13 @@ def anchor_scaling(row: MfuRow, comm: str) -> Scaling:
     at that scale shows the fabric was not the bottleneck (each such row says so in its derivation).
     """
     gbps = row.anchor_gbps_per_gpu
-    if gbps is None:
-        gbps = max(r.min_gbps_per_gpu for r in scaling_rows() if r.link == ("tcp" if row.anchor_link == "tcp" else "rdma"))
-    node_gbps = gbps * row.anchor_gpus_per_node
+    if gbps is None and row.anchor_link in ("rdma", "tcp"):
+        gbps = max(r.min_gbps_per_gpu for r in scaling_rows() if r.link == row.anchor_link)
+    node_gbps = None if gbps is None else gbps * row.anchor_gpus_per_node
     return scaling_efficiency(
         nodes=row.anchor_nodes,
         gpus_per_node=row.anchor_gpus_per_node,
-        nvlink=True,
+        nvlink=row.anchor_nvlink,
         fabric_link="tcp" if row.anchor_link == "tcp" else "roce",
         rdma_gbps_per_node=node_gbps,
         network_gbps=node_gbps,

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from blueprints.advisor import cost, sizing
-from blueprints.advisor.data import DATA_DIR
+from blueprints.advisor.data import DATA_DIR, mfu_rows
 from blueprints.advisor.job import parse_job
 
 
@@ -43,11 +43,15 @@ def test_training_flops(fields, expected):
         ("A800-SXM4-80GB", "transformer", "fp16", 0.477, 0.435, 0.318),  # A800 = A100 math (§1)
         ("A100-SXM4-40GB", "transformer", "tf32", 0.521, 0.474, 0.347),  # × 2505/4591 × 312/156
         ("V100-SXM2-16GB", "transformer", "fp16", 0.453, 0.413, 0.302),  # × (1746/125)/(4591/312)
-        ("H800-SXM5-80GB", "transformer", "fp8", 0.173, 0.173, 0.173),  # DeepSeek-V3, the only FP8 anchor
         ("H100-SXM5-80GB", "transformer", "bf16", 0.43, 0.405, 0.38),  # Llama 3 405B 38–43%
-        ("A100-SXM4-80GB", "cnn", "bf16", 0.244, 0.152, 0.152),  # MXNet 26,674 img/s vs PyTorch 16,621 img/s on 8 GPUs
-        ("V100-SXM2-32GB", "cnn", "fp16", 0.244, 0.190, 0.190),  # MXNet 10,723 vs PyTorch 8,322
+        ("A100-SXM4-80GB", "cnn", "bf16", 0.244, 0.238, 0.152),  # DLE MXNet 26,674 img/s; MLPerf v2.0 3,260.2/GPU; DLE PyTorch 16,621
+        ("V100-SXM2-32GB", "cnn", "fp16", 0.253, 0.244, 0.190),  # MLPerf v0.7 1,384.6/GPU; DLE MXNet 10,723; DLE PyTorch 8,322
         ("V100-SXM2-32GB", "cnn", "fp32", 0.545, 0.518, 0.518),
+        ("A30", "cnn", "fp16", 0.220, 0.216, 0.172),  # MLPerf 1,589.6 / 1,561.3 / 1,247.2 img/s/GPU ÷ 165
+        ("L40S", "cnn", "bf16", 0.138, 0.116, 0.103),  # MLPerf 2,191.0 / 1,841.4 / 1,637.9 img/s/GPU ÷ 362
+        ("H100-SXM5-80GB", "cnn", "fp16", 0.159, 0.159, 0.159),  # MLPerf v3.1 6,909.2 img/s/GPU ÷ 989, the only anchor
+        ("H100-SXM5-80GB", "transformer", "fp8", 0.407, 0.358, 0.173),  # MLPerf GPT-3 767.43 / 674.45 tok/s/GPU; DeepSeek-V3
+        ("A30", "transformer", "bf16", 0.363, 0.298, 0.163),  # A100 levels × MLPerf BERT per-peak ratios 0.760 / 0.685 / 0.512
     ],
 )
 def test_default_mfu_range(gpu, kind, precision, tuned, typical, conservative):
@@ -56,7 +60,7 @@ def test_default_mfu_range(gpu, kind, precision, tuned, typical, conservative):
     assert (found.tuned.mfu, found.typical.mfu, found.conservative.mfu) == pytest.approx((tuned, typical, conservative), abs=1e-9)
 
 
-@pytest.mark.parametrize("gpu, kind, precision", [("A10", "transformer", "bf16"), ("L20", "other", "fp16"), (None, "cnn", "fp32"), ("H100-SXM5-80GB", "cnn", "bf16"), ("A100-SXM4-80GB", "other", "bf16")])
+@pytest.mark.parametrize("gpu, kind, precision", [("A10", "transformer", "bf16"), ("L20", "other", "fp16"), (None, "cnn", "fp32"), ("T4", "cnn", "fp16"), ("A100-SXM4-80GB", "other", "bf16")])
 def test_no_anchor_means_no_default(gpu, kind, precision):
     # No '*' fallback rows any more: a GPU class nobody measured has no MFU.
     assert sizing.default_mfu(gpu, kind, precision) is None
@@ -78,7 +82,7 @@ def _evaluate(arithmetic: str) -> float:
 def test_mfu_derivations_match_their_arithmetic():
     """Every derived row of mfu.csv equals the arithmetic written in its derivation column (to the 3 decimals stored)."""
     rows = _derived_mfu_rows()
-    assert len(rows) >= 24
+    assert len(rows) >= 40
     for row in rows:
         arithmetic = row["derivation"].split(":", 1)[0]
         assert _evaluate(arithmetic) == pytest.approx(float(row["mfu"]), abs=5e-4), row
@@ -97,6 +101,19 @@ def test_mfu_levels_are_ordered_and_complete():
     for key, levels in groups.items():
         assert set(levels) == {"tuned", "typical", "conservative"}, key
         assert levels["tuned"] >= levels["typical"] >= levels["conservative"] > 0, key
+
+
+@pytest.mark.parametrize("comm", ["light", "heavy"])
+def test_normalised_levels_stay_ordered(comm):
+    """Dividing out each anchor's own scaling keeps tuned ≥ typical ≥ conservative on one node (anchors differ in scale)."""
+    for row in mfu_rows():
+        if row.level != "typical":
+            continue
+        found = sizing.default_mfu(row.gpu_class, row.model_kind, {"mixed": "bf16"}.get(row.precision_group, row.precision_group))
+        assert found is not None
+        tuned, typical, conservative = (sizing.node_mfu(r, comm) for r in found.levels())
+        assert tuned >= typical >= conservative > 0, (row.gpu_class, row.model_kind, row.precision_group)
+        assert tuned <= 1, row
 
 
 def test_mfu_derivation_evaluator_reads_the_units():
