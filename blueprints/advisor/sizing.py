@@ -193,7 +193,8 @@ def anchor_scaling(row: MfuRow, comm: str) -> Scaling:
 
 
 def node_mfu(row: MfuRow, comm: str) -> float:
-    """The anchor's MFU normalised to one NVLink node: published MFU ÷ the scaling efficiency of the anchor's cluster.
+    """The anchor's MFU normalised to one NVLink node: published MFU ÷ the scaling efficiency of the anchor's cluster
+    (its nodes and fabric, and PCIe inside a node for PCIe anchors).
 
     The LLM anchors are whole-cluster wall-clock figures (Llama 2: 2,000 A100 at 200 Gbit/s per GPU), so they
     already contain that cluster's scaling loss; dividing it out and multiplying by the user's own efficiency
