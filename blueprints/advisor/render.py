@@ -293,7 +293,7 @@ def render_estimate_text(
         ("configuration", f"{option.nodes} × {option.instance_type} = {option.gpus} × {option.gpu_label}"),
         ("training FLOPs", f"{flops:.3g}"),
         ("peak per GPU", "unknown" if option.peak_tflops is None else f"{option.peak_tflops:g} TFLOPS ({job.precision})"),
-        ("MFU (one node)", "unknown" if option.mfu is None else f"{option.mfu:.3f} ({option.mfu_confidence}), range {option.mfu_tuned or 0:.3f}–{option.mfu_conservative or 0:.3f}"),
+        ("MFU (one node)", "unknown" if option.mfu is None else f"{option.mfu:.3f} ({option.mfu_confidence}), range {option.mfu_tuned or 0:.3f}–{option.mfu_conservative or 0:.3f} (tuned–conservative)"),
         ("scaling efficiency", f"{option.scaling_efficiency:.3f}"),
         ("estimated time", "unknown" if option.estimated_hours is None else f"{hours_text(option)}; {option.estimated_hours / 24:,.2f} days"),
         ("GPU-hours", _num(option.gpu_hours, ",.0f")),
