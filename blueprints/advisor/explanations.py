@@ -30,7 +30,7 @@ def _days(hours: float) -> str:
 
 
 def _cfg(option: Option) -> str:
-    return f"{option.nodes} × {option.instance_type} ({option.gpus} × {option.gpu_model})"
+    return f"{option.nodes} × {option.instance_type} ({option.gpus} × {option.gpu_label})"
 
 
 def what_to_relax(job: Job, options: list[Option], objective: str) -> list[str]:
@@ -52,7 +52,7 @@ def what_to_relax(job: Job, options: list[Option], objective: str) -> list[str]:
                 total = job.params * sizing.bytes_per_param(job.precision, job.optimizer) / sizing.GIB
                 gpus_needed = math.ceil(total / (biggest.gpu_memory_gib or 1))
                 out.append(
-                    f"model state is {total:,.0f} GiB; even {biggest.gpus} × {biggest.gpu_model} ({biggest.gpu_memory_gib:g} GiB each) is too small: "
+                    f"model state is {total:,.0f} GiB; even {biggest.gpus} × {biggest.gpu_label} ({biggest.gpu_memory_gib:g} GiB each) is too small: "
                     f"raise max_nodes from {job.max_nodes} so that at least {gpus_needed} such GPUs are allowed"
                 )
         if any(o.has("precision") for o in options):
@@ -85,13 +85,13 @@ def what_to_relax(job: Job, options: list[Option], objective: str) -> list[str]:
         if job.budget_cny_per_run is not None and per_run > job.budget_cny_per_run:
             afford = _gpus_affordable(job.budget_cny_per_run, cheapest, job.deadline_hours)
             out.append(
-                f"{what} needs ≥ {cheapest.gpus} {cheapest.gpu_model} ({_cfg(cheapest)}) at ¥{per_run:,.0f} per run{afford}: "
+                f"{what} needs ≥ {cheapest.gpus} {cheapest.gpu_label} ({_cfg(cheapest)}) at ¥{per_run:,.0f} per run{afford}: "
                 f"raise the per-run budget from ¥{job.budget_cny_per_run:,.0f} to ¥{math.ceil(per_run):,}"
             )
         if job.budget_cny_per_year is not None and per_year > job.budget_cny_per_year:
             afford = _gpus_affordable(job.budget_cny_per_year / job.runs_per_year, cheapest, job.deadline_hours)
             out.append(
-                f"{what} needs ≥ {cheapest.gpus} {cheapest.gpu_model} ({_cfg(cheapest)}) at ¥{per_year:,.0f} a year "
+                f"{what} needs ≥ {cheapest.gpus} {cheapest.gpu_label} ({_cfg(cheapest)}) at ¥{per_year:,.0f} a year "
                 f"({job.runs_per_year:g} runs){afford}: raise the yearly budget from ¥{job.budget_cny_per_year:,.0f} to ¥{math.ceil(per_year):,}, "
                 f"or run {max(math.floor(job.budget_cny_per_year / per_run * 100) / 100, 0):g} times a year instead of {job.runs_per_year:g}"
             )
