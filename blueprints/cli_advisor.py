@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from blueprints.advisor.job import Job
 
 from blueprints.cli_support import OutputFormat, emit, reports_user_errors, same_file
-from blueprints.errors import Problem, UserInputError
+from blueprints.errors import MISSING, Problem, UserInputError
 
 
 class ObjectiveChoice(str, enum.Enum):
@@ -139,9 +139,8 @@ def recommend(
     from blueprints.advisor.data import limits
     from blueprints.advisor.render import recommendation_dict, render_markdown, render_table, to_json
     from blueprints.advisor.stack import stack_config_text
-    from blueprints.architectures import budget_tiers, parse
+    from blueprints.architectures import budget_tiers
     from blueprints.catalog import load_catalog
-    from blueprints.stackfile import write_stack_file
 
     if write is not None and out is not None and same_file(write, out):
         raise UserInputError("--write and --out name the same file", [Problem("--write", str(write), f"is also the --out file ({out}); one would overwrite the other — give two different paths")])
@@ -149,8 +148,12 @@ def recommend(
     job = build_job(job_file, _job_flags(job_values), catalog)
     today = clock.today()
     rec = choose(job, catalog, objective.value, tiers=budget_tiers(limits()))
-    validate = functools.partial(parse, catalog=catalog, today=today, source="recommended profile")
-    stack_text = stack_config_text(rec, validate) if write is not None and rec.chosen is not None else None
+    stack_text = None
+    if write is not None and rec.chosen is not None:
+        # Only --write validates a profile, which needs the blueprint classes and so the Pulumi SDK (about 0.3 s).
+        from blueprints.architectures import parse
+
+        stack_text = stack_config_text(rec, functools.partial(parse, catalog=catalog, today=today, source="recommended profile"))
     if output_format is OutputFormat.json:
         text = to_json(recommendation_dict(rec, catalog.version))
     elif output_format is OutputFormat.markdown:
@@ -159,6 +162,8 @@ def recommend(
         text = render_table(rec)
     written = None
     if stack_text is not None and write is not None:
+        from blueprints.stackfile import write_stack_file
+
         # Before any output: a refused merge (exit 2) must not leave a half-done run behind.
         written = write_stack_file(write, stack_text, force=force)
     emit(text, out)
@@ -210,6 +215,12 @@ def estimate(
     job = build_job(job_file, _job_flags(job_values), catalog)
     real_type, real_nodes, alias_note = resolve_instance(catalog, instance_type, nodes)
     option, storage, findings = run_estimate(job, catalog, real_type, real_nodes)
+    if option.has("no_anchor"):
+        group = "mixed precision" if job.precision in ("bf16", "fp16") else job.precision
+        raise UserInputError(
+            "no MFU for this GPU",
+            [Problem("mfu", MISSING, f"{option.gpu_model} has no published {job.model_kind} {group} MFU anchor (data/mfu.csv), so the time cannot be estimated; give a measured fraction 0 < mfu ≤ 1, e.g. --mfu 0.3 or mfu: 0.3 in the job file")],
+        )
     yearly = estimate_yearly(job, catalog, option, storage)
     if alias_note:
         findings = [alias_note] + findings

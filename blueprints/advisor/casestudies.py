@@ -95,13 +95,16 @@ def run_case(case: dict[str, Any], catalog: Any, root: Path, tiers: Sequence[Bud
     if case.get("published_gpu_hours") and claim is not None and gpu_hours:
         published = float(case["published_gpu_hours"])
         option = claim[1]
-        # The MFU anchors are at-scale figures, so FLOPs ÷ (peak × MFU) alone is the like-for-like number.
-        at_mfu = sizing.training_flops(job) / ((option.peak_tflops or 0) * 1e12 * (option.mfu or 1)) / 3600
-        flags.append(f"GPU-hours at the default MFU {option.mfu:.2f}: aitrain {at_mfu:,.0f} vs published {published:,.0f} (ratio {at_mfu / published:.3f})")
+        # The anchors are normalised to one node, so the estimate at the paper's own scale is the like-for-like figure.
+        tuned, conservative = (h * option.gpus for h in option.hours_range) if option.hours_range else (None, None)
+        span = "" if tuned is None else f", range {tuned:,.0f}–{conservative:,.0f} (tuned–conservative)"
         flags.append(
-            f"GPU-hours on {claim[0]} with its scaling efficiency {option.scaling_efficiency:.2f} "
-            f"({option.gpus} GPUs): {gpu_hours:,.0f} (ratio {gpu_hours / published:.3f})"
+            f"GPU-hours on {claim[0]} ({option.gpus} GPUs, scaling efficiency {option.scaling_efficiency:.3f}): "
+            f"{gpu_hours:,.0f} (ratio {gpu_hours / published:.3f} to the published {published:,.0f}){span}"
         )
+        for label, other in compare:
+            if other.gpu_hours:
+                flags.append(f"GPU-hours on {label} (scaling efficiency {other.scaling_efficiency:.3f}): {other.gpu_hours:,.0f} (ratio {other.gpu_hours / published:.3f})")
     rec = recommend(job, catalog, tiers=tiers)
     return CaseResult(case, job, illustrative, claim, tuple(compare), rec, tuple(flags))
 

@@ -15,17 +15,42 @@ def _rows(name: str) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
+LEVELS = ("tuned", "typical", "conservative")
+
+
 @dataclass(frozen=True)
 class MfuRow:
-    """One default model-FLOPs-utilisation value and where it comes from."""
+    """One published model-FLOPs-utilisation anchor (one level of the range) and the setup it was measured on.
+
+    ``mfu`` is the fraction as published, on the anchor's own cluster: ``anchor_nodes`` nodes of
+    ``anchor_gpus_per_node`` GPUs (linked inside a node by NVLink when ``anchor_nvlink``, else PCIe), the nodes
+    linked by ``anchor_link`` (``node`` = a single node, ``rdma``, ``tcp``) at ``anchor_gbps_per_gpu`` Gbit/s
+    per GPU (None = not published).
+    """
 
     gpu_class: str
     model_kind: str
     precision_group: str
+    level: str
     mfu: float
+    anchor_nodes: int
+    anchor_gpus_per_node: int
+    anchor_nvlink: bool
+    anchor_link: str
+    anchor_gbps_per_gpu: float | None
     confidence: str
     derivation: str
     source: str
+
+    @property
+    def anchor_setup(self) -> str:
+        """The anchor's scale and fabric in words, e.g. "250 nodes × 8 GPUs, rdma 200 Gbit/s per GPU"."""
+        gpus = self.anchor_nodes * self.anchor_gpus_per_node
+        inside = "NVLink" if self.anchor_nvlink else "PCIe"
+        if self.anchor_nodes <= 1:
+            return f"1 node, {gpus} GPUs over {inside}"
+        speed = "bandwidth not published" if self.anchor_gbps_per_gpu is None else f"{self.anchor_gbps_per_gpu:g} Gbit/s per GPU"
+        return f"{self.anchor_nodes:,} nodes × {self.anchor_gpus_per_node} GPUs ({gpus:,}, {inside} inside a node), {self.anchor_link} {speed}"
 
 
 @dataclass(frozen=True)
@@ -70,7 +95,12 @@ class MemoryRow:
 def mfu_rows() -> tuple[MfuRow, ...]:
     """All rows of ``data/mfu.csv``."""
     return tuple(
-        MfuRow(r["gpu_class"], r["model_kind"], r["precision_group"], float(r["mfu"]), r["confidence"], r["derivation"], r["source"])
+        MfuRow(
+            r["gpu_class"], r["model_kind"], r["precision_group"], r["level"], float(r["mfu"]), int(r["anchor_nodes"]),
+            int(r["anchor_gpus_per_node"]), r["anchor_nvlink"] == "true", r["anchor_link"],
+            float(r["anchor_gbps_per_gpu"]) if r["anchor_gbps_per_gpu"] else None,
+            r["confidence"], r["derivation"], r["source"],
+        )
         for r in _rows("mfu.csv")
     )
 

@@ -30,7 +30,7 @@ def _days(hours: float) -> str:
 
 
 def _cfg(option: Option) -> str:
-    return f"{option.nodes} × {option.instance_type} ({option.gpus} × {option.gpu_model})"
+    return f"{option.nodes} × {option.instance_type} ({option.gpus} × {option.gpu_label})"
 
 
 def what_to_relax(job: Job, options: list[Option], objective: str) -> list[str]:
@@ -52,21 +52,21 @@ def what_to_relax(job: Job, options: list[Option], objective: str) -> list[str]:
                 total = job.params * sizing.bytes_per_param(job.precision, job.optimizer) / sizing.GIB
                 gpus_needed = math.ceil(total / (biggest.gpu_memory_gib or 1))
                 out.append(
-                    f"model state is {total:,.0f} GiB; even {biggest.gpus} × {biggest.gpu_model} ({biggest.gpu_memory_gib:g} GiB each) is too small: "
+                    f"model state is {total:,.0f} GiB; even {biggest.gpus} × {biggest.gpu_label} ({biggest.gpu_memory_gib:g} GiB each) is too small: "
                     f"raise max_nodes from {job.max_nodes} so that at least {gpus_needed} such GPUs are allowed"
                 )
         if any(o.has("precision") for o in options):
             out.append(f"no GPU in the region has a published {job.precision} peak among the types that fit: choose another precision (bf16 is the common one)")
         return out or ["no instance type in the catalog can run this job"]
-    priced = [o for o in runnable if not o.has("unpriced", "mfu_assumed")]
+    priced = [o for o in runnable if not o.has("unpriced", "no_anchor")]
     if not priced:
-        names = sorted({o.instance_type for o in runnable if not o.has("mfu_assumed")})[:5]
-        guessed = sorted({o.gpu_model or "" for o in runnable if o.has("mfu_assumed")})
+        names = sorted({o.instance_type for o in runnable if not o.has("no_anchor")})[:5]
+        guessed = sorted({o.gpu_model or "" for o in runnable if o.has("no_anchor")})
         out = []
         if names:
             out.append(f"no type that fits this job has a list price in the catalog; these can be planned but not priced: {', '.join(names)}")
         if guessed:
-            out.append(f"{', '.join(guessed)} have no published MFU anchor for {job.model_kind}: measure one and pass mfu: (e.g. 0.3) to consider them")
+            out.append(f"{', '.join(guessed)} have no published MFU anchor for {job.model_kind}: measure one and pass mfu: (a fraction 0 < mfu ≤ 1, e.g. 0.3) to consider them")
         return out
     fastest = min(priced, key=lambda o: o.key("time"))
     if job.deadline_hours is not None and (fastest.estimated_hours or INF) > job.deadline_hours:
@@ -85,13 +85,13 @@ def what_to_relax(job: Job, options: list[Option], objective: str) -> list[str]:
         if job.budget_cny_per_run is not None and per_run > job.budget_cny_per_run:
             afford = _gpus_affordable(job.budget_cny_per_run, cheapest, job.deadline_hours)
             out.append(
-                f"{what} needs ≥ {cheapest.gpus} {cheapest.gpu_model} ({_cfg(cheapest)}) at ¥{per_run:,.0f} per run{afford}: "
+                f"{what} needs ≥ {cheapest.gpus} {cheapest.gpu_label} ({_cfg(cheapest)}) at ¥{per_run:,.0f} per run{afford}: "
                 f"raise the per-run budget from ¥{job.budget_cny_per_run:,.0f} to ¥{math.ceil(per_run):,}"
             )
         if job.budget_cny_per_year is not None and per_year > job.budget_cny_per_year:
             afford = _gpus_affordable(job.budget_cny_per_year / job.runs_per_year, cheapest, job.deadline_hours)
             out.append(
-                f"{what} needs ≥ {cheapest.gpus} {cheapest.gpu_model} ({_cfg(cheapest)}) at ¥{per_year:,.0f} a year "
+                f"{what} needs ≥ {cheapest.gpus} {cheapest.gpu_label} ({_cfg(cheapest)}) at ¥{per_year:,.0f} a year "
                 f"({job.runs_per_year:g} runs){afford}: raise the yearly budget from ¥{job.budget_cny_per_year:,.0f} to ¥{math.ceil(per_year):,}, "
                 f"or run {max(math.floor(job.budget_cny_per_year / per_run * 100) / 100, 0):g} times a year instead of {job.runs_per_year:g}"
             )
@@ -157,12 +157,18 @@ def data_path_findings(job: Job, option: Option, storage: StorageChoice | None) 
 
 
 def option_notes(job: Job, catalog: Any, option: Option) -> list[str]:
-    """Caveats that travel with an option: assumed MFU, optimistic scaling, unknown regions, price provenance."""
+    """Caveats that travel with an option: the MFU anchor and its fabric, slow scaling, inferred GPU, regions, price."""
     inst = catalog.instance_types[option.instance_type]
     out = []
-    if option.mfu_confidence == "assumed":
-        out.append(f"MFU {option.mfu:.3f} is assumed: no published {job.model_kind} anchor for {option.gpu_model} (data/mfu.csv); pass mfu: to use a measured value")
+    if option.gpu_model_confidence == "inferred":
+        out.append(f"GPU: {option.gpu_model} is inferred from the published peak and memory (the source does not name the model); its peak TFLOPS and MFU anchor are used as such")
     scaling = scaling_for(job, inst, option.nodes)
+    if option.mfu_anchor is not None and option.mfu is not None:
+        speed = "" if scaling.gbps_per_gpu is None else f" at {scaling.gbps_per_gpu:g} Gbit/s per GPU"
+        out.append(
+            f"MFU: {option.mfu_anchor}; this configuration ({option.nodes:,} × {option.instance_type}, {scaling.link}{speed}) scales at "
+            f"{scaling.efficiency:.3f}, so it runs at {option.mfu:.3f} × {scaling.efficiency:.3f} = {option.mfu * scaling.efficiency:.3f} of peak"
+        )
     out += [f"scaling: {n}" for n in scaling.notes]
     if not catalog.known_regions(inst):
         out.append(f"{inst.instance_type}: availability in {job.region} is not recorded in the catalog; check the console before applying")

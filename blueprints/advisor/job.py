@@ -10,7 +10,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from blueprints import yamlsafe
 from blueprints.advisor.data import limits
 from blueprints.errors import Problem, UserInputError, did_you_mean, join_allowed, problems_from_validation_error
-from blueprints.profile import check_resource_name
 
 ModelKind = Literal["transformer", "cnn", "other"]
 Precision = Literal["fp32", "tf32", "bf16", "fp16", "fp8"]
@@ -89,6 +88,9 @@ class Job(BaseModel):
     @field_validator("name")
     @classmethod
     def _name(cls, value: str) -> str:
+        # Imported here: blueprints.profile loads every profile section, which `recommend` otherwise never needs.
+        from blueprints.profile import check_resource_name
+
         return check_resource_name(value)
 
     @model_validator(mode="after")
@@ -114,6 +116,25 @@ class Job(BaseModel):
 
 JOB_FIELDS = tuple(Job.model_fields)
 
+# An example value for each number field, so that a bound error says what a good value looks like.
+_EXAMPLES = {
+    "params": "1.2e9", "tokens": "2e12", "forward_gflops": "7.6 (ResNet-50 at 224²)", "samples": "1.28e6", "epochs": "90",
+    "dataset_tb": "1.5", "ingest_tb_per_day": "0.5", "runs_per_year": "12", "deadline_days": "7", "budget_cny_per_run": "50000",
+    "budget_cny_per_year": "600000", "max_nodes": "100", "mfu": "0.4 (a measured fraction, 0 < mfu ≤ 1)",
+}
+
+
+def _explain(problem: Problem) -> Problem:
+    """pydantic's "Input should be greater than 0" names no field: add what the field is and an example value."""
+    field = Job.model_fields.get(problem.path)
+    if field is None or not problem.message.startswith("Input should be"):
+        return problem
+    what = (field.description or "").rstrip(".")
+    example = _EXAMPLES.get(problem.path)
+    bound = problem.message.replace("Input should be", "must be", 1)
+    text = f"{bound}: {problem.path} is the {what[:1].lower() + what[1:]}" + (f"; e.g. {problem.path}: {example}" if example else "")
+    return Problem(problem.path, problem.value, text, problem.hint)
+
 
 def parse_job(data: Any, *, source: str = "job", regions: Mapping[str, Any] | None = None) -> Job:
     """Validate a plain dict into a Job; raise ``UserInputError`` listing every problem (path, value, allowed, hint)."""
@@ -125,10 +146,14 @@ def parse_job(data: Any, *, source: str = "job", regions: Mapping[str, Any] | No
     try:
         job = Job.model_validate(data)
     except ValidationError as exc:
-        raise UserInputError(f"invalid {source}", problems_from_validation_error(exc, known_fields={"": JOB_FIELDS})) from None
+        problems = problems_from_validation_error(exc, known_fields={"": JOB_FIELDS})
+        raise UserInputError(f"invalid {source}", [_explain(p) for p in problems]) from None
     if regions is not None and job.region not in regions:
         hint = did_you_mean(job.region, regions)
-        raise UserInputError(f"invalid {source}", [Problem("region", job.region, f"unknown region; the catalog knows {join_allowed(regions)}", hint)])
+        raise UserInputError(
+            f"invalid {source}",
+            [Problem("region", job.region, f"unknown region: region is the Alibaba Cloud region ID, e.g. cn-shanghai; the catalog knows {join_allowed(regions)}", hint)],
+        )
     return job
 
 

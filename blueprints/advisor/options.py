@@ -16,8 +16,10 @@ INF = math.inf
 
 # Reason codes, in the order they are reported. "unpriced" options are kept in the table: they can be planned
 # (aitrain plan accepts them) but not priced, so they can never be chosen against a budget.
-HARD = ("gpu_unknown", "precision", "memory")
-SOFT = ("mfu_assumed", "unpriced", "deadline", "budget_run", "budget_year")
+HARD = ("region", "gpu_unknown", "precision", "memory")
+SOFT = ("no_anchor", "unpriced", "deadline", "budget_run", "budget_year")
+
+
 @dataclass(frozen=True)
 class Reason:
     """Why an option is infeasible: a code and a sentence with the numbers."""
@@ -45,11 +47,35 @@ class Option:
     cost_cny_per_year: float | None
     memory_gib_per_gpu: float
     reasons: tuple[Reason, ...] = ()
+    # The range: the same configuration at the tuned and the conservative MFU anchor (equal to the typical one
+    # when the job gives its own mfu). ``mfu`` above is the typical anchor normalised to one NVLink node.
+    mfu_tuned: float | None = None
+    mfu_conservative: float | None = None
+    hours_tuned: float | None = None
+    hours_conservative: float | None = None
+    cost_cny_per_run_tuned: float | None = None
+    cost_cny_per_run_conservative: float | None = None
+    gpu_model_confidence: str | None = None
+    mfu_anchor: str | None = None
 
     @property
     def feasible(self) -> bool:
         """True when nothing rules the option out."""
         return not self.reasons
+
+    @property
+    def gpu_label(self) -> str:
+        """The GPU model as shown to the user: "(inferred)" appended when the catalog infers it from the specs."""
+        if self.gpu_model is None:
+            return "(unnamed)"
+        return f"{self.gpu_model} (inferred)" if self.gpu_model_confidence == "inferred" else self.gpu_model
+
+    @property
+    def hours_range(self) -> tuple[float, float] | None:
+        """(tuned, conservative) hours, or None when the time is unknown."""
+        if self.hours_tuned is None or self.hours_conservative is None:
+            return None
+        return (self.hours_tuned, self.hours_conservative)
 
     @property
     def gpu_hours(self) -> float | None:
@@ -79,21 +105,54 @@ class TypeContext:
     gpu_count: int
     gpu_memory_gib: float | None
     peak_tflops: float | None
-    mfu_row: Any | None
-    mfu: float | None
+    mfu_range: sizing.MfuRange | None
+    mfu: tuple[float, float, float] | None
     price: float | None
     has_fp16: bool
+    region_reason: Reason | None = None
+    mfu_anchor: str | None = None
 
 
 def type_context(job: Job, catalog: Any, instance: Any) -> TypeContext:
-    """The per-type constants of ``instance`` for this job: GPU, peak at the job's precision, default MFU, price."""
+    """The per-type constants of ``instance`` for this job: GPU, peak at the job's precision, MFU range, price, region."""
     gpu = catalog.gpu(instance)
     peak = gpu.peak_tflops(job.precision) if gpu is not None else None
-    mfu_row = sizing.default_mfu(instance.gpu_model, job.model_kind, job.precision) if gpu is not None else None
-    mfu = job.mfu if job.mfu is not None else (mfu_row.mfu if mfu_row is not None else None)
+    mfu_range = sizing.default_mfu(instance.gpu_model, job.model_kind, job.precision) if gpu is not None else None
+    mfu: tuple[float, float, float] | None = None
+    anchor = None
+    if job.mfu is not None:
+        mfu = (job.mfu, job.mfu, job.mfu)
+    elif mfu_range is not None:
+        comm = sizing.comm_class(job)
+        tuned, typical, conservative = (sizing.node_mfu(r, comm) for r in mfu_range.levels())
+        mfu = (tuned, typical, conservative)
+        row = mfu_range.typical
+        anchor = (
+            f"typical MFU {row.mfu:g} was measured on {row.anchor_setup}, where the scaling model gives "
+            f"{sizing.anchor_scaling(row, comm).efficiency:.3f}: {typical:.3f} on one NVLink node"
+        )
     gpu_mem = instance.gpu_memory_gib if instance.gpu_memory_gib is not None else (gpu.memory_gib if gpu is not None else None)
     has_fp16 = gpu is not None and gpu.peak_tflops("fp16") is not None
-    return TypeContext(instance, instance.gpu_model, int(instance.gpu_count or 0), gpu_mem, peak, mfu_row, mfu, instance.price_cny_per_hour, has_fp16)
+    known = catalog.known_regions(instance)
+    region_reason = None
+    if known and job.region not in known:
+        region_reason = Reason("region", f"not offered in {job.region}; sold in {', '.join(sorted(known))}")
+    return TypeContext(
+        instance, instance.gpu_model, int(instance.gpu_count or 0), gpu_mem, peak, mfu_range, mfu, instance.price_cny_per_hour, has_fp16,
+        region_reason, anchor,
+    )
+
+
+def _deadline_reason(job: Job, hours: float, tuned: float | None) -> Reason:
+    """The deadline miss in days, saying when the tuned end of the range would still meet it."""
+    assert job.deadline_days is not None and job.deadline_hours is not None
+    if tuned is not None and tuned <= job.deadline_hours:
+        return Reason(
+            "deadline",
+            f"typical {hours / 24:,.1f} days misses the {job.deadline_days:g}-day deadline; only the tuned end ({tuned / 24:,.1f} days) meets it",
+        )
+    tuned_text = "" if tuned is None or tuned == hours else f" (tuned end {tuned / 24:,.1f} days)"
+    return Reason("deadline", f"takes {hours / 24:,.1f} days{tuned_text}; the deadline is {job.deadline_days:g} days")
 
 
 def evaluate(job: Job, ctx: TypeContext, nodes: int, flops: float | None = None) -> Option:
@@ -101,29 +160,29 @@ def evaluate(job: Job, ctx: TypeContext, nodes: int, flops: float | None = None)
     inst = ctx.instance
     flops = sizing.training_flops(job) if flops is None else flops
     gpus = nodes * ctx.gpu_count
-    reasons: list[Reason] = []
+    reasons: list[Reason] = [ctx.region_reason] if ctx.region_reason is not None else []
     if ctx.gpu_model is None:
         reasons.append(Reason("gpu_unknown", "GPU model not named in the catalog, so its peak TFLOPS is unknown"))
     elif ctx.peak_tflops is None:
         hint = "; it can train in fp16 (precision: fp16)" if job.precision == "bf16" and ctx.has_fp16 else ""
         reasons.append(Reason("precision", f"{ctx.gpu_model} has no published {job.precision} peak{hint}"))
     scaling = scaling_for(job, inst, nodes)
-    hours = None
+    hours = tuned = conservative = None
     if ctx.peak_tflops is not None and ctx.mfu is not None:
-        hours = sizing.training_hours(flops, gpus, ctx.peak_tflops, ctx.mfu, scaling.efficiency)
+        tuned, hours, conservative = (sizing.training_hours(flops, gpus, ctx.peak_tflops, m, scaling.efficiency) for m in ctx.mfu)
     mem = sizing.model_state_gib_per_gpu(job, gpus)
     if ctx.gpu_memory_gib is not None and mem > ctx.gpu_memory_gib:
         how = f"sharded over {gpus} GPUs" if job.sharding else "unsharded (sharding: false)"
         reasons.append(Reason("memory", f"model state needs {mem:,.1f} GiB per GPU ({how}); {ctx.gpu_model} has {ctx.gpu_memory_gib:g} GiB"))
     per_run = costs.cost_cny_per_run(ctx.price, nodes, hours) if hours is not None else None
     per_year = costs.cost_cny_per_year(per_run, job.runs_per_year)
-    if job.mfu is None and ctx.mfu_row is not None and ctx.mfu_row.confidence == "assumed":
-        # Unknown stays unknown: an MFU with no published anchor is not good enough to choose hardware on.
-        reasons.append(Reason("mfu_assumed", f"no published {job.model_kind} MFU anchor for {ctx.gpu_model} (the {ctx.mfu_row.mfu:g} shown is assumed); set mfu: to a measured value to consider it"))
+    if ctx.peak_tflops is not None and ctx.mfu is None:
+        # Unknown stays unknown: with no published anchor there is no time to rank on, and no guess stands in.
+        reasons.append(Reason("no_anchor", f"not chosen: no anchor: no published {job.model_kind} {sizing.precision_group(job.precision)} MFU for {ctx.gpu_model} (data/mfu.csv); set mfu: to a measured fraction (0 < mfu ≤ 1, e.g. 0.3) to consider it"))
     if ctx.price is None:
         reasons.append(Reason("unpriced", "can be planned but not priced (no list price in the catalog)"))
     if hours is not None and job.deadline_hours is not None and hours > job.deadline_hours:
-        reasons.append(Reason("deadline", f"takes {hours / 24:,.1f} days; the deadline is {job.deadline_days:g} days"))
+        reasons.append(_deadline_reason(job, hours, tuned))
     if per_run is not None and job.budget_cny_per_run is not None and per_run > job.budget_cny_per_run:
         reasons.append(Reason("budget_run", f"costs ¥{per_run:,.0f} per run; the budget is ¥{job.budget_cny_per_run:,.0f}"))
     if per_year is not None and job.budget_cny_per_year is not None and per_year > job.budget_cny_per_year:
@@ -135,8 +194,8 @@ def evaluate(job: Job, ctx: TypeContext, nodes: int, flops: float | None = None)
         gpus=gpus,
         gpu_memory_gib=ctx.gpu_memory_gib,
         peak_tflops=ctx.peak_tflops,
-        mfu=ctx.mfu,
-        mfu_confidence=("from the job" if job.mfu is not None else (ctx.mfu_row.confidence if ctx.mfu_row else None)),
+        mfu=ctx.mfu[1] if ctx.mfu else None,
+        mfu_confidence=("from the job" if job.mfu is not None else (ctx.mfu_range.typical.confidence if ctx.mfu_range else None)),
         scaling_efficiency=scaling.efficiency,
         estimated_hours=hours,
         price_cny_per_hour=ctx.price,
@@ -144,12 +203,20 @@ def evaluate(job: Job, ctx: TypeContext, nodes: int, flops: float | None = None)
         cost_cny_per_year=per_year,
         memory_gib_per_gpu=mem,
         reasons=tuple(reasons),
+        mfu_tuned=ctx.mfu[0] if ctx.mfu else None,
+        mfu_conservative=ctx.mfu[2] if ctx.mfu else None,
+        hours_tuned=tuned,
+        hours_conservative=conservative,
+        cost_cny_per_run_tuned=costs.cost_cny_per_run(ctx.price, nodes, tuned) if tuned is not None else None,
+        cost_cny_per_run_conservative=costs.cost_cny_per_run(ctx.price, nodes, conservative) if conservative is not None else None,
+        gpu_model_confidence=getattr(inst, "gpu_model_confidence", None),
+        mfu_anchor=ctx.mfu_anchor,
     )
 
 
 def candidate_types(job: Job, catalog: Any) -> list[Any]:
-    """GPU instance types offered in the job's region (types with no recorded regions are kept: unknown is not "no")."""
-    found: list[Any] = catalog.query(min_gpus=1, region=job.region)
+    """Every GPU instance type: one sold elsewhere gets the ``region`` reason instead of silently vanishing."""
+    found: list[Any] = catalog.query(min_gpus=1)
     return found
 
 

@@ -19,10 +19,11 @@ RECOMMENDATION_SCHEMA = "aitrain.recommendation/v1"
 ESTIMATE_SCHEMA = "aitrain.estimate/v1"
 
 _STATUS = {
+    "region": "other region",
     "gpu_unknown": "GPU unnamed",
     "precision": "no peak",
     "memory": "memory",
-    "mfu_assumed": "MFU unknown",
+    "no_anchor": "no anchor",
     "unpriced": "no price",
     "deadline": "too slow",
     "budget_run": "over budget",
@@ -48,22 +49,34 @@ def status(item: Considered) -> str:
     return ", ".join(labels)
 
 
+def _pair(tuned: float | None, conservative: float | None, digits: int) -> dict[str, float | None] | None:
+    """{"tuned": x, "conservative": y}, or None when the range is unknown."""
+    if tuned is None and conservative is None:
+        return None
+    return {"tuned": _r(tuned, digits), "conservative": _r(conservative, digits)}
+
+
 def option_dict(option: Option) -> dict[str, Any]:
     """JSON form of one option (rounded so output is stable and readable)."""
     return {
         "instance_type": option.instance_type,
         "gpu_model": option.gpu_model,
+        "gpu_model_confidence": option.gpu_model_confidence,
         "nodes": option.nodes,
         "gpus": option.gpus,
         "estimated_hours": _r(option.estimated_hours, 3),
+        "estimated_hours_range": _pair(option.hours_tuned, option.hours_conservative, 3),
         "estimated_days": _r(None if option.estimated_hours is None else option.estimated_hours / 24, 3),
         "gpu_hours": _r(option.gpu_hours, 1),
         "cost_cny_per_run": _r(option.cost_cny_per_run, 2),
+        "cost_cny_per_run_range": _pair(option.cost_cny_per_run_tuned, option.cost_cny_per_run_conservative, 2),
         "cost_cny_per_year": _r(option.cost_cny_per_year, 2),
         "price_cny_per_node_hour": option.price_cny_per_hour,
         "peak_tflops": option.peak_tflops,
         "mfu": _r(option.mfu, 4),
+        "mfu_range": _pair(option.mfu_tuned, option.mfu_conservative, 4),
         "mfu_confidence": option.mfu_confidence,
+        "mfu_anchor": option.mfu_anchor,
         "scaling_efficiency": _r(option.scaling_efficiency, 4),
         "memory_gib_per_gpu": _r(option.memory_gib_per_gpu, 2),
         "gpu_memory_gib": option.gpu_memory_gib,
@@ -99,9 +112,11 @@ def recommendation_dict(rec: Recommendation, catalog_version: str | None = None)
         "feasible": chosen is not None,
         "instance_type": chosen.instance_type if chosen else None,
         "gpu_model": chosen.gpu_model if chosen else None,
+        "gpu_model_confidence": chosen.gpu_model_confidence if chosen else None,
         "nodes": chosen.nodes if chosen else None,
         "gpus": chosen.gpus if chosen else None,
         "estimated_hours": _r(chosen.estimated_hours, 3) if chosen else None,
+        "estimated_hours_range": _pair(chosen.hours_tuned, chosen.hours_conservative, 3) if chosen else None,
         "estimated_days": _r((chosen.estimated_hours or 0) / 24, 3) if chosen else None,
         "cost_cny_per_run": _r(chosen.cost_cny_per_run, 2) if chosen else None,
         "cost_cny_per_year": _r(chosen.cost_cny_per_year, 2) if chosen else None,
@@ -160,6 +175,19 @@ def _days(option: Option) -> str:
     return "unknown" if option.estimated_hours is None else f"{option.estimated_hours / 24:,.1f}"
 
 
+def _hours_range(option: Option) -> str:
+    """"120.0–190.0" (tuned–conservative hours), or "unknown"."""
+    found = option.hours_range
+    return "unknown" if found is None else f"{found[0]:,.1f}–{found[1]:,.1f}"
+
+
+def hours_text(option: Option) -> str:
+    """"146.2 h, range 120.0–190.0 h (tuned–conservative)" — the typical time and its range."""
+    if option.estimated_hours is None:
+        return "unknown"
+    return f"{option.estimated_hours:,.1f} h, range {_hours_range(option)} h (tuned–conservative)"
+
+
 def _rows(rec: Recommendation) -> list[list[str]]:
     rows = []
     for item in rec.considered:
@@ -167,10 +195,11 @@ def _rows(rec: Recommendation) -> list[list[str]]:
         rows.append(
             [
                 "*" if item.chosen else "",
-                o.gpu_model or "(unnamed)",
+                o.gpu_label,
                 f"{o.nodes} × {o.instance_type}",
                 str(o.gpus),
                 _num(o.estimated_hours, ",.1f"),
+                _hours_range(o),
                 _days(o),
                 _money(o.cost_cny_per_run),
                 _money(o.cost_cny_per_year),
@@ -182,8 +211,8 @@ def _rows(rec: Recommendation) -> list[list[str]]:
     return rows
 
 
-_HEADERS = ["", "GPU", "configuration", "GPUs", "hours", "days", "CNY/run", "CNY/year", "MFU", "scaling", "status"]
-_NUMERIC = (3, 4, 5, 6, 7, 8, 9)
+_HEADERS = ["", "GPU", "configuration", "GPUs", "hours", "tuned–cons. h", "days", "CNY/run", "CNY/year", "MFU", "scaling", "status"]
+_NUMERIC = (3, 4, 5, 6, 7, 8, 9, 10)
 
 
 def _summary_lines(rec: Recommendation) -> list[str]:
@@ -205,8 +234,8 @@ def _summary_lines(rec: Recommendation) -> list[str]:
         lines += [f"  - {r}" for r in rec.relax]
         return lines
     lines.append(
-        f"CHOSEN: {c.nodes} × {c.instance_type} = {c.gpus} × {c.gpu_model}; {c.estimated_hours or 0:,.1f} h ({(c.estimated_hours or 0) / 24:,.1f} days) per run; "
-        f"{_money(c.cost_cny_per_run)} per run, {_money(c.cost_cny_per_year)} a year (pay-as-you-go)"
+        f"CHOSEN: {c.nodes} × {c.instance_type} = {c.gpus} × {c.gpu_label}; {hours_text(c)} per run ({(c.estimated_hours or 0) / 24:,.1f} days); "
+        f"{_money(c.cost_cny_per_run)} per run ({_money(c.cost_cny_per_run_tuned)}–{_money(c.cost_cny_per_run_conservative)}), {_money(c.cost_cny_per_year)} a year (pay-as-you-go)"
     )
     lines.append(f"Why: MFU {c.mfu:.3f} ({c.mfu_confidence}), scaling efficiency {c.scaling_efficiency:.2f}; {rec.feasible_count:,} of {rec.options_evaluated:,} options feasible")
     if rec.tier is not None:
@@ -224,13 +253,16 @@ def _summary_lines(rec: Recommendation) -> list[str]:
 
 def render_table(rec: Recommendation) -> str:
     """Terminal text: summary, the considered options (CHOSEN marked *), why each was not chosen, findings."""
-    lines = _summary_lines(rec)
-    lines += ["", "Considered (best option of each GPU model):", table(_HEADERS, _rows(rec), right=_NUMERIC), "", "Why not chosen:"]
+    lines = [plain(line) for line in _summary_lines(rec)]
+    # Cells are made plain before the table is laid out: plain() turns line breaks into spaces, so the table's
+    # own lines must not pass through it.
+    cells = [[plain(cell) for cell in row] for row in _rows(rec)]
+    lines += ["", "Considered (best option of each GPU model):", *table(_HEADERS, cells, right=_NUMERIC).split("\n"), "", "Why not chosen:"]
     for item in rec.considered:
-        lines.append(f"  {item.option.gpu_model or '(unnamed)'} — {item.option.nodes} × {item.option.instance_type}: {item.why}")
+        lines.append(plain(f"  {item.option.gpu_label} — {item.option.nodes} × {item.option.instance_type}: {item.why}"))
     if rec.findings:
-        lines += ["", "Findings:"] + [f"  - {f}" for f in rec.findings]
-    return "\n".join(plain(line) for line in lines)
+        lines += ["", "Findings:"] + [plain(f"  - {f}") for f in rec.findings]
+    return "\n".join(lines)
 
 
 def render_markdown(rec: Recommendation) -> str:
@@ -238,9 +270,13 @@ def render_markdown(rec: Recommendation) -> str:
     lines = ["## aitrain recommendation", ""]
     lines += [md_text(line) if not line.startswith("  - ") else "- " + md_text(line[4:]) for line in _summary_lines(rec)]
     lines = [lines[0], lines[1]] + [line if line.startswith("- ") else line + "  " for line in lines[2:]]
-    lines += ["", "| | GPU | configuration | GPUs | hours | days | CNY/run | CNY/year | MFU | scaling | why |", "|---|---|---|--:|--:|--:|--:|--:|--:|--:|---|"]
+    lines += [
+        "",
+        "| | GPU | configuration | GPUs | hours | tuned–cons. h | days | CNY/run | CNY/year | MFU | scaling | why |",
+        "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|",
+    ]
     for row, item in zip(_rows(rec), rec.considered, strict=True):
-        cells = ["**CHOSEN**" if item.chosen else ""] + row[1:10] + [item.why]
+        cells = ["**CHOSEN**" if item.chosen else ""] + row[1:11] + [item.why]
         # The CHOSEN marker is our own Markdown; every other cell is escaped.
         lines.append("| " + " | ".join(c if i == 0 else md_cell(c) for i, c in enumerate(cells)) + " |")
     if rec.findings:
@@ -254,14 +290,18 @@ def render_estimate_text(
     """Text (or Markdown) for ``aitrain estimate``."""
     flops = sizing.training_flops(job)
     rows = [
-        ("configuration", f"{option.nodes} × {option.instance_type} = {option.gpus} × {option.gpu_model or '(unnamed GPU)'}"),
+        ("configuration", f"{option.nodes} × {option.instance_type} = {option.gpus} × {option.gpu_label}"),
         ("training FLOPs", f"{flops:.3g}"),
         ("peak per GPU", "unknown" if option.peak_tflops is None else f"{option.peak_tflops:g} TFLOPS ({job.precision})"),
-        ("MFU", "unknown" if option.mfu is None else f"{option.mfu:.3f} ({option.mfu_confidence})"),
+        ("MFU (one node)", "unknown" if option.mfu is None else f"{option.mfu:.3f} ({option.mfu_confidence}), range {option.mfu_tuned or 0:.3f}–{option.mfu_conservative or 0:.3f} (tuned–conservative)"),
         ("scaling efficiency", f"{option.scaling_efficiency:.3f}"),
-        ("estimated time", "unknown" if option.estimated_hours is None else f"{option.estimated_hours:,.1f} h ({option.estimated_hours / 24:,.2f} days)"),
+        ("estimated time", "unknown" if option.estimated_hours is None else f"{hours_text(option)}; {option.estimated_hours / 24:,.2f} days"),
         ("GPU-hours", _num(option.gpu_hours, ",.0f")),
-        ("cost per run", _money(option.cost_cny_per_run) + ("" if option.cost_cny_per_run is None else " (pay-as-you-go list price)")),
+        (
+            "cost per run",
+            _money(option.cost_cny_per_run)
+            + ("" if option.cost_cny_per_run is None else f", range {_money(option.cost_cny_per_run_tuned)}–{_money(option.cost_cny_per_run_conservative)} (pay-as-you-go list price)"),
+        ),
         ("cost per year", _money(option.cost_cny_per_year) + f" ({job.runs_per_year:g} runs)"),
         ("model state per GPU", f"{option.memory_gib_per_gpu:,.2f} GiB of {option.gpu_memory_gib if option.gpu_memory_gib is not None else 'unknown'} GiB"),
         ("feasible", "yes" if option.feasible else "no: " + "; ".join(r.message for r in option.reasons)),

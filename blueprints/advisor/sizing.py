@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
 
-from blueprints.advisor.data import MfuRow, ScalingRow, limits, memory_rows, mfu_rows, scaling_rows
+from blueprints.advisor.data import LEVELS, MfuRow, ScalingRow, limits, memory_rows, mfu_rows, scaling_rows
 from blueprints.advisor.job import Job
 
 GIB = 2.0**30
@@ -48,16 +49,34 @@ def gpu_class(gpu_model: str | None) -> str | None:
     return _CLASS_ALIASES.get(name, name)
 
 
-def default_mfu(gpu_model: str | None, model_kind: str, precision: str) -> MfuRow:
-    """The ``data/mfu.csv`` row for this GPU class, model kind and precision, falling back to the ``*`` (assumed) row."""
+@dataclass(frozen=True)
+class MfuRange:
+    """The tuned, typical and conservative MFU anchors of one GPU class, model kind and precision group."""
+
+    tuned: MfuRow
+    typical: MfuRow
+    conservative: MfuRow
+
+    def levels(self) -> tuple[MfuRow, MfuRow, MfuRow]:
+        """The three rows, tuned first."""
+        return (self.tuned, self.typical, self.conservative)
+
+
+def default_mfu(gpu_model: str | None, model_kind: str, precision: str) -> MfuRange | None:
+    """The ``data/mfu.csv`` rows for this GPU class, model kind and precision; None when no anchor was published.
+
+    There is no fallback row: an MFU for a GPU nobody measured would be a guess, and the advisor does not pick
+    hardware on a guess (the option gets the ``no_anchor`` reason; a job's ``mfu:`` lifts it).
+    """
     cls = gpu_class(gpu_model)
     group = precision_group(precision)
-    rows = mfu_rows()
-    for wanted in (cls, "*"):
-        for row in rows:
-            if row.gpu_class == wanted and row.model_kind == model_kind and row.precision_group == group:
-                return row
-    raise LookupError(f"data/mfu.csv has no row for {model_kind}/{group}")  # the '*' rows cover every kind × group
+    found = {r.level: r for r in mfu_rows() if r.gpu_class == cls and r.model_kind == model_kind and r.precision_group == group}
+    if not found:
+        return None
+    missing = [level for level in LEVELS if level not in found]
+    if missing:
+        raise LookupError(f"data/mfu.csv: {cls} {model_kind}/{group} lacks the {', '.join(missing)} row")
+    return MfuRange(found["tuned"], found["typical"], found["conservative"])
 
 
 def comm_class(job: Job) -> str:
@@ -65,6 +84,7 @@ def comm_class(job: Job) -> str:
     return "heavy" if job.params >= limits()["comm_heavy_min_params"] else "light"
 
 
+@functools.lru_cache(maxsize=None)
 def _scaling_row(link: str, comm: str, gbps_per_gpu: float | None) -> ScalingRow:
     """The anchor row with the highest bandwidth threshold the link reaches (unknown bandwidth → the slowest row)."""
     candidates = [r for r in scaling_rows() if r.link == link and r.comm == comm]
@@ -97,6 +117,7 @@ class Scaling:
     notes: tuple[str, ...]
 
 
+@functools.lru_cache(maxsize=4096)  # recommend asks for every (type, nodes); many types share their specs
 def scaling_efficiency(
     *,
     nodes: int,
@@ -150,11 +171,44 @@ def scaling_efficiency(
     return Scaling(intra * inter, intra, inter, link, gbps_per_gpu, tuple(rows), tuple(notes))
 
 
+def anchor_scaling(row: MfuRow, comm: str) -> Scaling:
+    """The scaling efficiency the model gives the anchor's own cluster (its nodes, GPUs per node and fabric).
+
+    An anchor whose fabric bandwidth is not published is taken at the fastest row of its link: the MFU it reached
+    at that scale shows the fabric was not the bottleneck (each such row says so in its derivation).
+    """
+    gbps = row.anchor_gbps_per_gpu
+    if gbps is None and row.anchor_link in ("rdma", "tcp"):
+        gbps = max(r.min_gbps_per_gpu for r in scaling_rows() if r.link == row.anchor_link)
+    node_gbps = None if gbps is None else gbps * row.anchor_gpus_per_node
+    return scaling_efficiency(
+        nodes=row.anchor_nodes,
+        gpus_per_node=row.anchor_gpus_per_node,
+        nvlink=row.anchor_nvlink,
+        fabric_link="tcp" if row.anchor_link == "tcp" else "roce",
+        rdma_gbps_per_node=node_gbps,
+        network_gbps=node_gbps,
+        comm=comm,
+    )
+
+
+def node_mfu(row: MfuRow, comm: str) -> float:
+    """The anchor's MFU normalised to one NVLink node: published MFU ÷ the scaling efficiency of the anchor's cluster
+    (its nodes and fabric, and PCIe inside a node for PCIe anchors).
+
+    The LLM anchors are whole-cluster wall-clock figures (Llama 2: 2,000 A100 at 200 Gbit/s per GPU), so they
+    already contain that cluster's scaling loss; dividing it out and multiplying by the user's own efficiency
+    applies only the difference between the two fabrics and scales (never the loss twice).
+    """
+    return row.mfu / anchor_scaling(row, comm).efficiency
+
+
 def training_hours(flops: float, gpus: int, peak_tflops: float, mfu: float, efficiency: float) -> float:
     """Wall-clock hours = FLOPs ÷ (GPUs × peak FLOP/s × MFU × scaling efficiency) ÷ 3600."""
     return flops / (gpus * peak_tflops * 1e12 * mfu * efficiency) / SECONDS_PER_HOUR
 
 
+@functools.lru_cache(maxsize=None)
 def bytes_per_param(precision: str, optimizer: str) -> float:
     """Weights + gradients + optimizer state, bytes per parameter (data/memory.csv; adamw counts as adam)."""
     group = precision_group(precision)

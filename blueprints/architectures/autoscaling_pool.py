@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
 from blueprints.advisor.budget import BudgetTier
 from blueprints.architectures.base import Blueprint
-from blueprints.components.network import TrainingNetwork
-from blueprints.components.node import NodeSpec
-from blueprints.components.pool import AutoscalingGpuPool, AutoscalingGpuPoolArgs
 from blueprints.costing import CostContext
 from blueprints.errors import FieldError
 from blueprints.layout import off_hours_tasks
 from blueprints.profile import ESS_MAX_SIZE, ComputeBase, ProfileBase
+
+if TYPE_CHECKING:  # components load with the Pulumi SDK, only when resources are built (see base.py)
+    from blueprints.components.network import TrainingNetwork
+    from blueprints.components.node import NodeSpec
 
 # The article's scale-out band ("scale out at 65–75 % CPU"); outside it only on purpose.
 ARTICLE_SCALE_OUT_BAND = (65.0, 75.0)
@@ -172,6 +173,8 @@ class AutoscalingPoolBlueprint(Blueprint):
 
     def build_compute(self, network: TrainingNetwork, node: NodeSpec) -> dict[str, object]:
         """One AutoscalingGpuPool over the compute zones, with the off-hours schedule when enabled."""
+        from blueprints.components.pool import AutoscalingGpuPool, AutoscalingGpuPoolArgs
+
         p, compute = self.profile, self.compute
         off = p.cost.off_hours
         schedule = off_hours_tasks(off.first_day(self.today), off.timezone, off.work_start, off.work_end, off.weekdays_only, created=self.today) if off.enabled else None

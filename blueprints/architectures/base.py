@@ -6,24 +6,20 @@ import datetime as dt
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
-import pulumi
-import pulumi_alicloud as alicloud
-
 from blueprints.bootstrap import LAUNCHER_PATH, TORCH_VENV, BootSpec, Fabric, GpuSoftware, render_user_data
-from blueprints.components.access import LoginNode, LoginNodeArgs
-from blueprints.components.audit import AccountTrail, AccountTrailArgs
-from blueprints.components.base import SHARED_MOUNT_PATH
-from blueprints.components.bucket import DataBucket, DataBucketArgs
-from blueprints.components.network import EgressAllow, TrainingNetwork, TrainingNetworkArgs
-from blueprints.components.node import NodeSpec
-from blueprints.components.storage import SharedStorage, SharedStorageArgs
 from blueprints.launch import OUTPUTS_VERSION
 from blueprints.layout import LayoutError, check_vswitch_room
 from blueprints.profile import ProfileBase
 
+# The Pulumi SDK and the components are imported where resources are built (build, build_login_node, image), not
+# here: what a blueprint means — its profile, budget tiers, summary — is read without them by `aitrain recommend`,
+# and the SDK alone takes about 0.3 s to import.
 if TYPE_CHECKING:
     from blueprints.advisor.budget import BudgetTier
     from blueprints.catalog import Catalog, InstanceType
+    from blueprints.components.access import LoginNode
+    from blueprints.components.network import TrainingNetwork
+    from blueprints.components.node import NodeSpec
     from blueprints.costing import CostContext
 
 
@@ -92,6 +88,16 @@ class Blueprint(ABC):
 
     def build(self) -> dict[str, object]:
         """Create every resource; return the stack outputs."""
+        import pulumi
+        import pulumi_alicloud as alicloud
+
+        from blueprints.components.audit import AccountTrail, AccountTrailArgs
+        from blueprints.components.base import SHARED_MOUNT_PATH
+        from blueprints.components.bucket import DataBucket, DataBucketArgs
+        from blueprints.components.network import EgressAllow, TrainingNetwork, TrainingNetworkArgs
+        from blueprints.components.node import NodeSpec
+        from blueprints.components.storage import SharedStorage, SharedStorageArgs
+
         p = self.profile
         # An explicit provider pins every resource to the profile's region, whatever the shell's defaults.
         provider = alicloud.Provider(f"{p.name}-{p.region}", region=p.region)
@@ -225,6 +231,8 @@ class Blueprint(ABC):
 
     def build_login_node(self, network: TrainingNetwork, image_id: str) -> LoginNode | None:
         """The optional SSH login node in the storage zone, and the rule letting it (only it) SSH into the nodes."""
+        from blueprints.components.access import LoginNode, LoginNodeArgs
+
         p = self.profile
         if not p.access.login_node or p.network.admin_cidr is None:
             return None
@@ -304,6 +312,8 @@ class Blueprint(ABC):
             return ResolvedImage(image_id, package)
         if row is None:
             raise LayoutError(f"the catalog has no image pattern for {self.profile.region}; set compute.image_id")
+        import pulumi_alicloud as alicloud
+
         found = alicloud.ecs.get_images(
             name_regex=row.name_regex,
             owners="system",

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field, ValidationInfo, model_validator
 
 from blueprints.advisor.budget import BudgetTier
 from blueprints.architectures.base import Blueprint
-from blueprints.components.compute import GpuCluster, GpuClusterArgs
-from blueprints.components.network import TrainingNetwork
-from blueprints.components.node import NodeSpec
 from blueprints.errors import FieldError
 from blueprints.profile import ComputeBase, ProfileBase
 from blueprints.profile_context import context_of
+
+if TYPE_CHECKING:  # components load with the Pulumi SDK, only when resources are built (see base.py)
+    from blueprints.components.network import TrainingNetwork
+    from blueprints.components.node import NodeSpec
 
 # An eRDMA cluster is one ecs.Instance per node (instance sets cannot ask for an ERI), so its plan grows by one
 # resource per node (about 12 ms and 0.5 MB each under the offline preview, measured with `aitrain plan`). aitrain's
@@ -107,6 +108,8 @@ class FixedClusterBlueprint(Blueprint):
 
     def build_compute(self, network: TrainingNetwork, node: NodeSpec) -> dict[str, object]:
         """One GpuCluster in the first compute zone; none at all when parked (nodes 0)."""
+        from blueprints.components.compute import GpuCluster, GpuClusterArgs
+
         nodes = self.nodes
         outputs: dict[str, object] = {"nodes": nodes, "gpus": nodes * self.instance.gpu_count, "expected_nodes": nodes}
         if nodes == 0:

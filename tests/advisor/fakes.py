@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from blueprints.catalog import Catalog, GpuModel, InstanceType, Region, StorageTier
 
 A100 = GpuModel("A100-SXM4-80GB", 80, "HBM2e", 2039, 19.5, 156, 312, 312, None, 600, 400, "test", "2026-01-01")
@@ -29,14 +31,18 @@ def storage() -> list[StorageTier]:
     return [nas, cpfs]
 
 
-def fake_catalog() -> Catalog:
-    """ecs.a8 (8 × A100, ¥240/h = ¥30/GPU-h, 64 Gbit/s TCP), ecs.a1 (1 × A100, ¥40/h, 8 Gbit/s), ecs.v8 (8 × V100, ¥160/h), ecs.x8 (8 × A100, no price)."""
+def fake_catalog(sold_in: dict[str, tuple[str, ...]] | None = None) -> Catalog:
+    """ecs.a8 (8 × A100, ¥240/h = ¥30/GPU-h, 64 Gbit/s TCP), ecs.a1 (1 × A100, ¥40/h, 8 Gbit/s), ecs.v8 (8 × V100, ¥160/h), ecs.x8 (8 × A100, no price).
+
+    ``sold_in`` gives a type its known regions (by default none is known).
+    """
     types = [
         instance("ecs.a8.32xlarge", A100, 8, 240.0, 64.0),
         instance("ecs.a1.4xlarge", A100, 1, 40.0, 8.0, nvlink=None),
         instance("ecs.v8.24xlarge", V100, 8, 160.0, 32.0),
         instance("ecs.x8.32xlarge", A100, 8, None, 64.0),
     ]
+    types = [dataclasses.replace(t, regions=(sold_in or {}).get(t.instance_type, ())) for t in types]
     return Catalog(
         version="test",
         instance_types={t.instance_type: t for t in types},

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -113,11 +114,22 @@ def test_estimate_json_fields():
     assert result.exit_code == 0, result.output
     doc = json.loads(result.output)
     assert doc["schema"] == "aitrain.estimate/v1"
-    assert doc["gpus"] == 16 and doc["mfu"] == 0.4
+    # Typical MFU: Llama 2's 0.435 at 250 nodes on ≥ 100 Gbit/s per GPU, where the model gives
+    # 1 − (1 − 0.9416)/5 × log2(250) = 0.906960, so 0.435 / 0.906960 = 0.479624 on one NVLink node.
+    node_mfu = 0.435 / (1 - 0.0584 / 5 * math.log2(250))
+    assert doc["gpus"] == 16 and doc["mfu"] == pytest.approx(node_mfu, abs=1e-4)
     for key in ("estimated_hours", "cost_cny_per_run", "gpus", "mfu", "scaling_efficiency"):
         assert doc[key] is not None
-    # 6 × 1.2e9 × 2e10 = 1.44e20 FLOPs ÷ (16 × 312e12 × 0.40 × 0.954286) ÷ 3600 = 42.04 h
-    assert abs(doc["estimated_hours"] - 1.44e20 / (16 * 312e12 * 0.4 * (1 - 0.32 / 7)) / 3600) < 1e-3
+    # 6 × 1.2e9 × 2e10 = 1.44e20 FLOPs ÷ (16 × 312e12 × 0.479624 × 0.954286) ÷ 3600 = 35.07 h
+    assert abs(doc["estimated_hours"] - 1.44e20 / (16 * 312e12 * node_mfu * (1 - 0.32 / 7)) / 3600) < 1e-3
+    # The range: the same configuration at the LLaMA-65B (tuned) and BLOOM (conservative) anchors, each normalised to
+    # its own cluster: 0.477 / 0.906430 (256 nodes) and 0.318 / (1 − 0.32/7 × log2(48)) (48 nodes at 50 Gbit/s per GPU).
+    tuned = 0.477 / (1 - 0.0584 / 5 * 8)
+    conservative = 0.318 / (1 - 0.32 / 7 * math.log2(48))
+    hours = doc["estimated_hours"]
+    assert doc["estimated_hours_range"]["tuned"] == pytest.approx(hours * node_mfu / tuned, abs=2e-3)
+    assert doc["estimated_hours_range"]["conservative"] == pytest.approx(hours * node_mfu / conservative, abs=2e-3)
+    assert doc["cost_cny_per_run_range"]["tuned"] < doc["cost_cny_per_run"] < doc["cost_cny_per_run_range"]["conservative"]
 
 
 def test_estimate_accepts_article_alias():

@@ -26,7 +26,9 @@ LOSS = 0.32 / 7
 
 
 def job(**kw):
-    base = {"name": "test-job", "model_kind": "transformer", "params": 1e9, "tokens": 1e11, "max_nodes": 32}
+    # mfu 0.40 from the job keeps the hand arithmetic below independent of data/mfu.csv (a job's mfu applies
+    # to every GPU and collapses the range); test_ranges.py covers the anchored defaults.
+    base = {"name": "test-job", "model_kind": "transformer", "params": 1e9, "tokens": 1e11, "max_nodes": 32, "mfu": 0.40}
     base.update(kw)
     return parse_job(base)
 

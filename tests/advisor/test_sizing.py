@@ -8,7 +8,7 @@ import re
 import pytest
 
 from blueprints.advisor import cost, sizing
-from blueprints.advisor.data import DATA_DIR
+from blueprints.advisor.data import DATA_DIR, mfu_rows
 from blueprints.advisor.job import parse_job
 
 
@@ -36,24 +36,34 @@ def test_training_flops(fields, expected):
 
 
 @pytest.mark.parametrize(
-    "gpu, kind, precision, mfu, confidence",
+    "gpu, kind, precision, tuned, typical, conservative",
     [
-        ("A100-SXM4-80GB", "transformer", "bf16", 0.40, "published"),  # §4 default
-        ("A800-SXM4-80GB", "transformer", "fp16", 0.40, "published"),  # A800 = A100 math (§1)
-        ("A100-SXM4-40GB", "transformer", "tf32", 0.437, "derived"),  # 0.40 × 2505/4591 × 312/156 = 0.4365
-        ("V100-SXM2-16GB", "transformer", "fp16", 0.380, "derived"),  # 0.40 × (1746/125)/(4591/312) = 0.3797
-        ("H800-SXM5-80GB", "transformer", "fp8", 0.17, "published"),  # DeepSeek-V3 343/1979
-        ("A100-SXM4-80GB", "cnn", "bf16", 0.152, "derived"),  # 3 × 7.6e9 × 16621/8 / 312e12 = 0.1518
-        ("V100-SXM2-32GB", "cnn", "fp32", 0.518, "derived"),  # 3 × 7.6e9 × 2855/8 / 15.7e12 = 0.5183
-        ("A10", "transformer", "bf16", 0.40, "assumed"),  # no anchor → '*' row
-        ("L20", "other", "fp16", 0.152, "assumed"),
-        (None, "cnn", "fp32", 0.518, "assumed"),
+        # LLaMA-65B 5.48e23/(1,022,362 h × 3600)/312e12; Llama-2-70B 8.4e23/(1,720,320 h × 3600)/312e12; BLOOM 3.87e23/(1,082,990 h × 3600)/312e12
+        ("A100-SXM4-80GB", "transformer", "bf16", 0.477, 0.435, 0.318),
+        ("A800-SXM4-80GB", "transformer", "fp16", 0.477, 0.435, 0.318),  # A800 = A100 math (§1)
+        ("A100-SXM4-40GB", "transformer", "tf32", 0.521, 0.474, 0.347),  # × 2505/4591 × 312/156
+        ("V100-SXM2-16GB", "transformer", "fp16", 0.453, 0.413, 0.302),  # × (1746/125)/(4591/312)
+        ("H100-SXM5-80GB", "transformer", "bf16", 0.43, 0.405, 0.38),  # Llama 3 405B 38–43%
+        ("A100-SXM4-80GB", "cnn", "bf16", 0.244, 0.238, 0.152),  # DLE MXNet 26,674 img/s; MLPerf v2.0 3,260.2/GPU; DLE PyTorch 16,621
+        ("V100-SXM2-32GB", "cnn", "fp16", 0.253, 0.244, 0.190),  # MLPerf v0.7 1,384.6/GPU; DLE MXNet 10,723; DLE PyTorch 8,322
+        ("V100-SXM2-32GB", "cnn", "fp32", 0.545, 0.518, 0.518),
+        ("A30", "cnn", "fp16", 0.220, 0.216, 0.172),  # MLPerf 1,589.6 / 1,561.3 / 1,247.2 img/s/GPU ÷ 165
+        ("L40S", "cnn", "bf16", 0.138, 0.116, 0.103),  # MLPerf 2,191.0 / 1,841.4 / 1,637.9 img/s/GPU ÷ 362
+        ("H100-SXM5-80GB", "cnn", "fp16", 0.159, 0.159, 0.159),  # MLPerf v3.1 6,909.2 img/s/GPU ÷ 989, the only anchor
+        ("H100-SXM5-80GB", "transformer", "fp8", 0.407, 0.358, 0.173),  # MLPerf GPT-3 767.43 / 674.45 tok/s/GPU; DeepSeek-V3
+        ("A30", "transformer", "bf16", 0.363, 0.298, 0.163),  # A100 levels × MLPerf BERT per-peak ratios 0.760 / 0.685 / 0.512
     ],
 )
-def test_default_mfu(gpu, kind, precision, mfu, confidence):
-    row = sizing.default_mfu(gpu, kind, precision)
-    assert row.mfu == pytest.approx(mfu)
-    assert row.confidence == confidence
+def test_default_mfu_range(gpu, kind, precision, tuned, typical, conservative):
+    found = sizing.default_mfu(gpu, kind, precision)
+    assert found is not None
+    assert (found.tuned.mfu, found.typical.mfu, found.conservative.mfu) == pytest.approx((tuned, typical, conservative), abs=1e-9)
+
+
+@pytest.mark.parametrize("gpu, kind, precision", [("A10", "transformer", "bf16"), ("L20", "other", "fp16"), (None, "cnn", "fp32"), ("T4", "cnn", "fp16"), ("A100-SXM4-80GB", "other", "bf16")])
+def test_no_anchor_means_no_default(gpu, kind, precision):
+    # No '*' fallback rows any more: a GPU class nobody measured has no MFU.
+    assert sizing.default_mfu(gpu, kind, precision) is None
 
 
 def _derived_mfu_rows() -> list[dict[str, str]]:
@@ -72,10 +82,38 @@ def _evaluate(arithmetic: str) -> float:
 def test_mfu_derivations_match_their_arithmetic():
     """Every derived row of mfu.csv equals the arithmetic written in its derivation column (to the 3 decimals stored)."""
     rows = _derived_mfu_rows()
-    assert len(rows) >= 7
+    assert len(rows) >= 40
     for row in rows:
         arithmetic = row["derivation"].split(":", 1)[0]
         assert _evaluate(arithmetic) == pytest.approx(float(row["mfu"]), abs=5e-4), row
+
+
+def test_mfu_levels_are_ordered_and_complete():
+    """Each (class, kind, precision) has exactly one tuned, typical and conservative row, tuned ≥ typical ≥ conservative."""
+    groups: dict[tuple[str, str, str], dict[str, float]] = {}
+    with (DATA_DIR / "mfu.csv").open(newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            levels = groups.setdefault((row["gpu_class"], row["model_kind"], row["precision_group"]), {})
+            assert row["level"] not in levels, row
+            levels[row["level"]] = float(row["mfu"])
+            assert row["source"] and row["derivation"], row
+    assert groups
+    for key, levels in groups.items():
+        assert set(levels) == {"tuned", "typical", "conservative"}, key
+        assert levels["tuned"] >= levels["typical"] >= levels["conservative"] > 0, key
+
+
+@pytest.mark.parametrize("comm", ["light", "heavy"])
+def test_normalised_levels_stay_ordered(comm):
+    """Dividing out each anchor's own scaling keeps tuned ≥ typical ≥ conservative on one node (anchors differ in scale)."""
+    for row in mfu_rows():
+        if row.level != "typical":
+            continue
+        found = sizing.default_mfu(row.gpu_class, row.model_kind, {"mixed": "bf16"}.get(row.precision_group, row.precision_group))
+        assert found is not None
+        tuned, typical, conservative = (sizing.node_mfu(r, comm) for r in found.levels())
+        assert tuned >= typical >= conservative > 0, (row.gpu_class, row.model_kind, row.precision_group)
+        assert tuned <= 1, row
 
 
 def test_mfu_derivation_evaluator_reads_the_units():

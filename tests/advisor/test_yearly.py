@@ -172,7 +172,7 @@ def test_nat_fee_is_the_sourced_row_per_region():
 
 
 def small_job(**kw):
-    base = {"name": "test-job", "model_kind": "transformer", "params": 1e9, "tokens": 1e11, "max_nodes": 32}
+    base = {"name": "test-job", "model_kind": "transformer", "params": 1e9, "tokens": 1e11, "max_nodes": 32, "mfu": 0.40}
     base.update(kw)
     return parse_job(base)
 
