@@ -12,7 +12,6 @@ from typing import Any, Sequence
 
 import yaml
 
-from blueprints.advisor import sizing
 from blueprints.advisor.budget import BudgetTier
 from blueprints.advisor.choice import Recommendation, estimate, recommend
 from blueprints.advisor.data import DATA_DIR, scaling_rows
