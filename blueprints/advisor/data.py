@@ -25,7 +25,8 @@ class MfuRow:
     ``mfu`` is the fraction as published, on the anchor's own cluster: ``anchor_nodes`` nodes of
     ``anchor_gpus_per_node`` GPUs (linked inside a node by NVLink when ``anchor_nvlink``, else PCIe), the nodes
     linked by ``anchor_link`` (``node`` = a single node, ``rdma``, ``tcp``) at ``anchor_gbps_per_gpu`` Gbit/s
-    per GPU (None = not published).
+    per GPU (None = not published), training a model of communication class ``anchor_comm`` (the anchor's own
+    model: LLMs and BERT-large are ``heavy``, ResNet-50 is ``light``; data/limits.csv ``comm_heavy_min_params``).
     """
 
     gpu_class: str
@@ -38,6 +39,7 @@ class MfuRow:
     anchor_nvlink: bool
     anchor_link: str
     anchor_gbps_per_gpu: float | None
+    anchor_comm: str
     confidence: str
     derivation: str
     source: str
@@ -98,7 +100,7 @@ def mfu_rows() -> tuple[MfuRow, ...]:
         MfuRow(
             r["gpu_class"], r["model_kind"], r["precision_group"], r["level"], float(r["mfu"]), int(r["anchor_nodes"]),
             int(r["anchor_gpus_per_node"]), r["anchor_nvlink"] == "true", r["anchor_link"],
-            float(r["anchor_gbps_per_gpu"]) if r["anchor_gbps_per_gpu"] else None,
+            float(r["anchor_gbps_per_gpu"]) if r["anchor_gbps_per_gpu"] else None, r["anchor_comm"],
             r["confidence"], r["derivation"], r["source"],
         )
         for r in _rows("mfu.csv")

@@ -123,13 +123,12 @@ def type_context(job: Job, catalog: Any, instance: Any) -> TypeContext:
     if job.mfu is not None:
         mfu = (job.mfu, job.mfu, job.mfu)
     elif mfu_range is not None:
-        comm = sizing.comm_class(job)
-        tuned, typical, conservative = (sizing.node_mfu(r, comm) for r in mfu_range.levels())
+        tuned, typical, conservative = (sizing.node_mfu(r) for r in mfu_range.levels())
         mfu = (tuned, typical, conservative)
         row = mfu_range.typical
         anchor = (
             f"typical MFU {row.mfu:g} was measured on {row.anchor_setup}, where the scaling model gives "
-            f"{sizing.anchor_scaling(row, comm).efficiency:.3f}: {typical:.3f} on one NVLink node"
+            f"{sizing.anchor_scaling(row).efficiency:.3f}: {typical:.3f} on one NVLink node"
         )
     gpu_mem = instance.gpu_memory_gib if instance.gpu_memory_gib is not None else (gpu.memory_gib if gpu is not None else None)
     has_fp16 = gpu is not None and gpu.peak_tflops("fp16") is not None

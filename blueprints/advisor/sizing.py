@@ -171,8 +171,11 @@ def scaling_efficiency(
     return Scaling(intra * inter, intra, inter, link, gbps_per_gpu, tuple(rows), tuple(notes))
 
 
-def anchor_scaling(row: MfuRow, comm: str) -> Scaling:
-    """The scaling efficiency the model gives the anchor's own cluster (its nodes, GPUs per node and fabric).
+def anchor_scaling(row: MfuRow) -> Scaling:
+    """The scaling efficiency the model gives the anchor's own cluster (its nodes, GPUs per node, fabric and model).
+
+    The anchor's own model decides its communication class, not the user's: BLOOM's 176B gradients over 50 Gbit/s
+    lost what a heavy model loses there, whatever model is being estimated.
 
     An anchor whose fabric bandwidth is not published is taken at the fastest row of its link: the MFU it reached
     at that scale shows the fabric was not the bottleneck (each such row says so in its derivation).
@@ -188,11 +191,11 @@ def anchor_scaling(row: MfuRow, comm: str) -> Scaling:
         fabric_link="tcp" if row.anchor_link == "tcp" else "roce",
         rdma_gbps_per_node=node_gbps,
         network_gbps=node_gbps,
-        comm=comm,
+        comm=row.anchor_comm,
     )
 
 
-def node_mfu(row: MfuRow, comm: str) -> float:
+def node_mfu(row: MfuRow) -> float:
     """The anchor's MFU normalised to one NVLink node: published MFU ÷ the scaling efficiency of the anchor's cluster
     (its nodes and fabric, and PCIe inside a node for PCIe anchors).
 
@@ -200,7 +203,7 @@ def node_mfu(row: MfuRow, comm: str) -> float:
     already contain that cluster's scaling loss; dividing it out and multiplying by the user's own efficiency
     applies only the difference between the two fabrics and scales (never the loss twice).
     """
-    return row.mfu / anchor_scaling(row, comm).efficiency
+    return row.mfu / anchor_scaling(row).efficiency
 
 
 def training_hours(flops: float, gpus: int, peak_tflops: float, mfu: float, efficiency: float) -> float:
