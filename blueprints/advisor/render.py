@@ -302,7 +302,7 @@ def render_estimate_text(
             _money(option.cost_cny_per_run)
             + ("" if option.cost_cny_per_run is None else f", range {_money(option.cost_cny_per_run_tuned)}–{_money(option.cost_cny_per_run_conservative)} (pay-as-you-go list price)"),
         ),
-        ("cost per year", _money(option.cost_cny_per_year) + f" ({job.runs_per_year:g} runs)"),
+        ("cost per year", _money(option.cost_cny_per_year) + f" ({job.runs_per_year:g} run{'' if job.runs_per_year == 1 else 's'})"),
         ("model state per GPU", f"{option.memory_gib_per_gpu:,.2f} GiB of {option.gpu_memory_gib if option.gpu_memory_gib is not None else 'unknown'} GiB"),
         ("feasible", "yes" if option.feasible else "no: " + "; ".join(r.message for r in option.reasons)),
     ]

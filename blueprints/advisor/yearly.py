@@ -129,8 +129,9 @@ def _modes(job: Job, option: Option) -> dict[str, Mode]:
     run_node_hours = None if hours is None else hours * runs * option.nodes
     status = "list" if option.price_cny_per_hour is not None else "unknown"
     per_run = "unknown" if option.cost_cny_per_run is None else money(option.cost_cny_per_run)
-    runs_basis = f"{runs:g} runs × {per_run} per run (nodes only during runs)"
-    label = f"compute ({runs:g} runs)"
+    runs_text = f"{runs:g} run{'' if runs == 1 else 's'}"
+    runs_basis = f"{runs_text} × {per_run} per run (nodes only during runs)"
+    label = f"compute ({runs_text})"
     always = costs.always_on_cny_per_year(option.price_cny_per_hour, option.nodes)
     price = "unknown" if option.price_cny_per_hour is None else f"¥{option.price_cny_per_hour:g}"
     always_basis = f"{option.nodes} nodes × {price}/node-hour × {year:,.0f} h"
@@ -192,7 +193,7 @@ def breakdown(yc: YearlyCost, mode: Mode | None = None) -> str:
     text = f"{money(yc.total(mode))} a year = " + (" + ".join(f"{money(i.amount or 0.0)} {i.what}" for i in known) or "nothing priced")
     converted = [i.what for i in known if i.status == "converted"]
     if converted:
-        text += f" ({', '.join(converted)}: USD list price converted at the catalog's cited rate)"
+        text += f"; converted from a USD list price at the catalog's cited rate: {', '.join(converted)}"
     unknown = [i.what for i in items if i.amount is None]
     if unknown:
         text += "; unknown, not counted: " + ", ".join(unknown)
@@ -221,10 +222,12 @@ def rows(yc: YearlyCost) -> list[tuple[str, str]]:
     """(label, text) pairs: the mode and why, the breakdown, the verdict, one per alternative."""
     out = [("operating mode", f"{yc.mode.name} ({yc.mode.shape}): {yc.why}"), ("yearly cost", breakdown(yc)), ("budget", verdict(yc))]
     for alt in yc.alternatives:
-        compute = "unknown" if alt.compute.amount is None else money(alt.compute.amount)
+        if alt.compute.amount is None:
+            out.append(("alternative", f"{alt.name} ({alt.shape}): compute price unknown, plus the same standing costs"))
+            continue
         over = yc.over_by_cny(alt)
         fit = "" if over is None else (f", over the budget by {money(over)}" if over > 0 else f", within the budget ({money(-over)} to spare)")
-        out.append(("alternative", f"{alt.name} ({alt.shape}): {money(yc.total(alt))} a year ({compute} compute + the same standing costs){fit}"))
+        out.append(("alternative", f"{alt.name} ({alt.shape}): {money(yc.total(alt))} a year ({money(alt.compute.amount)} compute + the same standing costs){fit}"))
     return out
 
 

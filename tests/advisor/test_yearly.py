@@ -16,7 +16,7 @@ from blueprints.advisor import choice
 from blueprints.advisor.data import limits
 from blueprints.advisor.job import load_job_dict, parse_job
 from blueprints.advisor.render import recommendation_dict, render_markdown, render_table
-from blueprints.advisor.yearly import ALWAYS_ON, PARKED, POOL, CostItem, standing_items, total_cny, verdict, yearly_cost
+from blueprints.advisor.yearly import ALWAYS_ON, PARKED, POOL, CostItem, rows, standing_items, total_cny, verdict, yearly_cost
 from blueprints.architectures import budget_tiers
 from blueprints.catalog import load_catalog, price_cny
 from blueprints.cli_advisor import register
@@ -111,7 +111,7 @@ def test_medical_imaging_text_states_mode_breakdown_and_verdict():
     assert "compute.nodes: 0 / aitrain park" in text and "aitrain preflight" in text
     assert f"Yearly cost: ¥{total:,.0f} a year = ¥{want['compute']:,.0f} compute (12 runs) + ¥{want['bucket']:,.0f} OSS bucket (estimate)" in text
     assert f"¥{want['nat']:,.0f} NAT gateway instance fee" in text
-    assert "NAT gateway instance fee: USD list price converted at the catalog's cited rate" in text
+    assert "; converted from a USD list price at the catalog's cited rate: NAT gateway instance fee" in text
     assert f"Budget: within the ¥2,000,000 budget: ¥{total:,.0f}, of which ¥{want['bucket']:,.0f} is an estimate (¥{2_000_000 - total:,.0f} to spare)" in text
     always = want["always_on"] + want["standing"]
     assert f"Alternative: always on (fixed cluster): ¥{always:,.0f} a year (¥{want['always_on']:,.0f} compute + the same standing costs), over the budget by ¥{always - 2_000_000:,.0f}" in text
@@ -280,3 +280,16 @@ def test_single_node_tier_says_when_the_job_needs_more_nodes():
     assert rec.tier.note.endswith(f"; the article's under-¥100k tier is one node, but this job needs {rec.chosen.nodes} nodes to meet its constraints")
     rec = recommend(small_job(runs_per_year=1, deadline_days=30), fake_catalog())
     assert rec.chosen.nodes == 1 and "tier is one node" not in rec.tier.note
+
+
+def test_unknown_compute_alternatives_say_so_and_one_run_is_singular():
+    cat = fake_catalog()
+    job = small_job(runs_per_year=1)
+    option, storage, _ = choice.estimate(job, cat, "ecs.x8.32xlarge", 1)
+    yc = yearly_cost(job, cat, option, storage)
+    assert yc.mode.compute.what == "compute (1 run)"
+    alternatives = [text for label, text in rows(yc) if label == "alternative"]
+    assert alternatives == [
+        "autoscaled (autoscaling pool): compute price unknown, plus the same standing costs",
+        "always on (fixed cluster): compute price unknown, plus the same standing costs",
+    ]
