@@ -16,6 +16,7 @@ class ZonesReplay:
 
     def __init__(self, failing: Mapping[str, CloudError] | None = None):
         self.calls: list[dict[str, Any]] = []
+        self.readers_built: list[str] = []  # regions the CLI built a reader for (set by the CLI tests' stand-in)
         self.failing = dict(failing or {})  # region → the error its call raises
         self.recorded = json.loads(FIXTURE.read_text(encoding="utf-8"))["responses"]
 

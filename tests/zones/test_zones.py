@@ -10,7 +10,7 @@ from blueprints.catalog import load_catalog
 from blueprints.catalog.loader import CATALOG_DIR
 from blueprints.errors import UserInputError
 from blueprints.preflight.checks import CloudError
-from blueprints.preflight.zones import ask, ask_region, render_text
+from blueprints.preflight.zones import RegionAnswer, ask, ask_region, render_text
 from blueprints.preflight.zones_write import check_copy, write
 from tests.zones.replay import ZonesReplay
 
@@ -23,7 +23,7 @@ def gpu_types() -> list[str]:
     return sorted(t for t, it in load_catalog().instance_types.items() if it.is_gpu)
 
 
-def survey(*regions: str, reader: ZonesReplay | None = None) -> list:  # type: ignore[type-arg]
+def survey(*regions: str, reader: ZonesReplay | None = None) -> list[RegionAnswer]:
     replay = reader or ZonesReplay()
     return ask(regions, gpu_types(), lambda _: replay)
 
@@ -139,3 +139,13 @@ def test_region_missing_from_the_copy_is_a_user_error(catalog_copy: Path) -> Non
     (catalog_copy / "regions.csv").write_text("".join(line for line in lines if not line.startswith("cn-beijing,")))
     with pytest.raises(UserInputError, match="regions.csv first"):
         write(catalog_copy, survey("cn-beijing"), gpu_types(), DAY)
+
+
+def test_the_sdk_request_carries_the_same_parameters() -> None:
+    from blueprints.preflight.aliyun import build_request
+    from blueprints.preflight.checks import AVAILABLE_RESOURCE
+    from blueprints.preflight.zones import request
+
+    product, method, sdk_request = build_request(AVAILABLE_RESOURCE, request("cn-beijing"))
+    assert (product, method) == ("ecs", "describe_available_resource")
+    assert sdk_request.to_map() == {"RegionId": "cn-beijing", "DestinationResource": "InstanceType", "InstanceChargeType": "PostPaid"}
