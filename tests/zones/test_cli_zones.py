@@ -28,7 +28,12 @@ def replay(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> ZonesReplay:
     """The CLI's SDK reader replaced by the recorded answers; the SDK clients are never built."""
     reader = ZonesReplay()
     monkeypatch.setattr(aliyun, "sdk_client_classes", lambda: {})
-    monkeypatch.setattr(aliyun, "SdkReader", lambda region, **_: reader.readers_built.append(region) or reader)
+
+    def build(region: str, **_: Any) -> ZonesReplay:
+        reader.readers_built.append(region)
+        return reader
+
+    monkeypatch.setattr(aliyun, "SdkReader", build)
     monkeypatch.setenv("HOME", str(tmp_path))
     return reader
 

@@ -88,6 +88,8 @@ def test_write_makes_the_region_filter_exclude_a_type_offered_only_elsewhere(cat
     assert (row.source, row.source_date) == ("DescribeAvailableResource, cn-beijing, 2026-11-30", DAY)
     # cn-beijing-b was not in the ECI-based zone list: the answer adds it (the loader requires it).
     assert "cn-beijing-b" in after.regions["cn-beijing"].zones and result.new_zones == {"cn-beijing": ("cn-beijing-b",)}
+    assert after.regions["cn-beijing"].source.endswith("; zones cn-beijing-b from DescribeAvailableResource, cn-beijing, 2026-11-30")
+    assert after.regions["cn-shanghai"].source == before.regions["cn-shanghai"].source  # no new zone: source unchanged
     assert after.version == f"{before.version}+zones.{DAY}" and result.rows == 3 and result.regions_cells == 2
 
 
@@ -149,3 +151,17 @@ def test_the_sdk_request_carries_the_same_parameters() -> None:
     product, method, sdk_request = build_request(AVAILABLE_RESOURCE, request("cn-beijing"))
     assert (product, method) == ("ecs", "describe_available_resource")
     assert sdk_request.to_map() == {"RegionId": "cn-beijing", "DestinationResource": "InstanceType", "InstanceChargeType": "PostPaid"}
+
+
+def test_a_result_that_fails_the_catalog_checks_leaves_the_copy_as_it_was(catalog_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from blueprints.preflight import zones_write
+
+    before = {p.name: p.read_bytes() for p in catalog_copy.iterdir()}
+
+    def reject(directory: Path) -> None:
+        raise ValueError(f"instance_zones.csv line 2: rejected in {directory}")
+
+    monkeypatch.setattr(zones_write, "load_catalog", reject)
+    with pytest.raises(ValueError, match="rejected"):
+        write(catalog_copy, survey("cn-beijing"), gpu_types(), DAY)
+    assert {p.name: p.read_bytes() for p in catalog_copy.iterdir()} == before
