@@ -57,6 +57,18 @@ def test_prints_the_answer_and_exits_0(replay: ZonesReplay) -> None:
     assert f"cn-shanghai (DescribeAvailableResource, cn-shanghai, 2026-11-30, PostPaid): 2 zones answered, 1 of {GPU_TYPES} catalog GPU types offered" in result.output
     assert f"not offered in any region asked ({GPU_TYPES - 2}; the catalog keeps them as unknown)" in result.output
     assert replay.readers_built == ["cn-beijing", "cn-shanghai"]
+    assert result.output.startswith("credentials: environment (ALIBABA_CLOUD_ACCESS_KEY_ID)\n")
+
+
+def test_missing_sdk_exits_2_with_the_install_hint(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    def missing() -> Any:
+        raise aliyun.SdkMissing(f"alibabacloud_ecs20140526: {aliyun.INSTALL_HINT}")
+
+    monkeypatch.setattr(aliyun, "sdk_client_classes", missing)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    result = runner.invoke(app, ["zones", "--region", "cn-beijing"], env=CREDS)
+    assert result.exit_code == 2, result.output
+    assert "aitrain zones needs the Alibaba Cloud SDKs" in result.output and "pip install 'aitrain[preflight]'" in result.output
 
 
 def test_default_asks_every_catalog_region(replay: ZonesReplay) -> None:
@@ -71,7 +83,6 @@ def test_default_asks_every_catalog_region(replay: ZonesReplay) -> None:
     [
         (["--region", "cn-mars"], "--region = 'cn-mars': must be a region_id"),
         (["--region", "cn-beijing", "--write"], "--write needs a catalog copy"),
-        (["--region", "cn-beijing", "--write", "--catalog-dir", str(CATALOG_DIR)], "refusing to write the shipped catalog"),
         (["--region", "cn-beijing", "--today", "30.11.2026"], "must be a date written YYYY-MM-DD"),
     ],
 )
@@ -80,6 +91,19 @@ def test_bad_input_exits_2_with_one_message(replay: ZonesReplay, args: list[str]
     assert result.exit_code == 2, result.output
     assert message in result.output and "Traceback" not in result.output
     assert replay.calls == []
+
+
+def test_write_refuses_the_shipped_catalog(replay: ZonesReplay, catalog_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The copy stands in for the shipped folder: if the guard were ever lost (a mutation run deletes lines),
+    # only the temporary copy could be written, never blueprints/catalog/data.
+    from blueprints.preflight import zones_write
+
+    monkeypatch.setattr(zones_write, "CATALOG_DIR", catalog_copy)
+    before = {p.name: p.read_bytes() for p in catalog_copy.iterdir()}
+    result = runner.invoke(app, ["zones", "--region", "cn-beijing", "--write", "--catalog-dir", str(catalog_copy)], env=CREDS)
+    assert result.exit_code == 2, result.output
+    assert "refusing to write the shipped catalog" in result.output and replay.calls == []
+    assert {p.name: p.read_bytes() for p in catalog_copy.iterdir()} == before
 
 
 def test_unknown_region_lists_the_allowed_ones(replay: ZonesReplay) -> None:
@@ -106,6 +130,7 @@ def test_failed_region_exits_1_and_writes_the_others(replay: ZonesReplay, catalo
     result = runner.invoke(app, args, env=CREDS)
     assert result.exit_code == 1, result.output
     assert "cn-shanghai: not answered (Forbidden.RAM: User not authorized" in result.output
+    assert "cn-shanghai (DescribeAvailableResource" not in result.output  # no zone count for a region that did not answer
     assert {z.region for z in load_catalog(catalog_copy).instance_zones} == {"cn-beijing"}
 
 

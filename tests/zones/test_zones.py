@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 from pathlib import Path
 
 import pytest
@@ -60,6 +62,16 @@ def test_a_zone_of_another_region_is_an_error_not_data() -> None:
 
     answer = ask_region("cn-beijing", gpu_types(), Wrong())
     assert answer.error is not None and answer.error.code == "UnexpectedZone"
+
+
+def test_only_instance_type_resources_count() -> None:
+    class OtherResource:
+        def call(self, api: str, params: object) -> dict[str, object]:
+            resource = {"Type": "DedicatedHost", "SupportedResources": {"SupportedResource": [{"Value": GN7E, "Status": "Available"}]}}
+            return {"AvailableZones": {"AvailableZone": [{"ZoneId": "cn-beijing-h", "AvailableResources": {"AvailableResource": [resource]}}]}}
+
+    answer = ask_region("cn-beijing", gpu_types(), OtherResource())
+    assert answer.zones == ("cn-beijing-h",) and answer.offers == ()
 
 
 def test_text_report_lists_zones_and_sold_out() -> None:
@@ -129,6 +141,25 @@ def test_failed_region_is_not_written(catalog_copy: Path) -> None:
     assert {z.region for z in after.instance_zones} == {"cn-beijing"}
 
 
+def test_writer_refuses_an_invalid_copy(catalog_copy: Path) -> None:
+    (catalog_copy / "regions.csv").write_text("region_id,name\n")
+    with pytest.raises(UserInputError, match="regions.csv line 1: header must be exactly"):
+        check_copy(catalog_copy)
+
+
+def test_types_not_surveyed_keep_their_regions(catalog_copy: Path) -> None:
+    path = catalog_copy / "instance_types.csv"
+    rows = list(csv.reader(io.StringIO(path.read_text(), newline="")))
+    column = rows[0].index("regions")
+    row = next(r for r in rows if r[0] == "ecs.g7.large")
+    row[column] = "cn-beijing;cn-shanghai"  # a CPU type's regions cell, set by hand; only GPU types are surveyed
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    path.write_text(out.getvalue())
+    write(catalog_copy, survey("cn-beijing", "cn-shanghai"), gpu_types(), DAY)
+    assert load_catalog(catalog_copy).instance_types["ecs.g7.large"].regions == ("cn-beijing", "cn-shanghai")
+
+
 def test_writer_refuses_the_shipped_catalog_and_non_folders(tmp_path: Path) -> None:
     with pytest.raises(UserInputError, match="refusing to write the shipped catalog"):
         check_copy(CATALOG_DIR)
@@ -159,7 +190,9 @@ def test_a_result_that_fails_the_catalog_checks_leaves_the_copy_as_it_was(catalo
     before = {p.name: p.read_bytes() for p in catalog_copy.iterdir()}
 
     def reject(directory: Path) -> None:
-        raise ValueError(f"instance_zones.csv line 2: rejected in {directory}")
+        # Rejects only the new content, so the check must run on the merged files, not the old ones.
+        if "+zones." in (directory / "VERSION").read_text():
+            raise ValueError(f"instance_zones.csv line 2: rejected in {directory}")
 
     monkeypatch.setattr(zones_write, "load_catalog", reject)
     with pytest.raises(ValueError, match="rejected"):
