@@ -236,6 +236,12 @@ def _register_preflight() -> None:
     register(app)
 
 
+def _register_zones() -> None:
+    from blueprints.cli_zones import register
+
+    register(app)
+
+
 def _register_policy() -> None:
     from blueprints.cli_policy import register
 
@@ -248,6 +254,7 @@ _register_ci()
 _register_policy()
 _register_export()
 _register_preflight()
+_register_zones()
 
 
 def main() -> None:
