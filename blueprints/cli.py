@@ -128,6 +128,7 @@ def presets() -> None:
 def catalog(
     gpu: Annotated[Optional[str], typer.Option("--gpu", help="Only this GPU model, e.g. A100-SXM4-80GB (case-insensitive prefix match, so 'A100' works).")] = None,
     min_gpus: Annotated[Optional[int], typer.Option("--min-gpus", min=0, help="Only types with at least this many GPUs per instance.")] = None,
+    region: Annotated[Optional[str], typer.Option("--region", help="Only types sold in this region, plus those whose regions the catalog does not know (fill them with `aitrain zones`).")] = None,
     output_format: Annotated[OutputFormat, typer.Option("--format", help="table for a terminal, markdown for a pull request, json for tools (a list of objects with the catalog's column names).")] = OutputFormat.table,
     out: Annotated[Optional[Path], typer.Option("--out", help="Write to this file instead of standard output.")] = None,
 ) -> None:
@@ -137,8 +138,12 @@ def catalog(
     """
     from blueprints.catalog import load_catalog
     from blueprints.catalog.render import catalog_rows, render_catalog_markdown, render_catalog_table
+    from blueprints.errors import Problem, UserInputError, did_you_mean, join_allowed
 
-    rows = catalog_rows(load_catalog(), gpu=gpu, min_gpus=min_gpus)
+    catalog = load_catalog()
+    if region is not None and region not in catalog.regions:
+        raise UserInputError("unknown region", [Problem("--region", region, f"not a region of catalog {catalog.version}; it knows {join_allowed(catalog.regions)}", did_you_mean(region, catalog.regions))])
+    rows = catalog_rows(catalog, gpu=gpu, min_gpus=min_gpus, region=region)
     if output_format is OutputFormat.json:
         emit(json.dumps(rows, indent=2, ensure_ascii=False), out)
     elif output_format is OutputFormat.markdown:

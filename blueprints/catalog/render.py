@@ -33,14 +33,14 @@ _TABLE_COLUMNS: tuple[tuple[str, str, bool], ...] = (
 )
 
 
-def catalog_rows(catalog: Catalog, gpu: str | None = None, min_gpus: int | None = None) -> list[dict[str, Any]]:
+def catalog_rows(catalog: Catalog, gpu: str | None = None, min_gpus: int | None = None, region: str | None = None) -> list[dict[str, Any]]:
     """Instance types as dicts keyed by the instance_types.csv columns (typed; None = unknown; regions a list).
 
-    ``gpu`` matches a GPU model or a model prefix (``A100`` covers both A100 sizes), as in
-    ``Catalog.query``; rows are sorted by instance type.
+    ``gpu`` matches a GPU model or a model prefix (``A100`` covers both A100 sizes), and ``region`` keeps the types
+    known to be sold there plus those whose regions are unknown, as in ``Catalog.query``; sorted by instance type.
     """
     rows = []
-    for it in catalog.query(gpu_model=gpu, min_gpus=min_gpus):
+    for it in catalog.query(gpu_model=gpu, min_gpus=min_gpus, region=region):
         row = dataclasses.asdict(it)
         row["regions"] = list(it.regions)
         rows.append(row)

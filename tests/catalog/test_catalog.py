@@ -568,3 +568,21 @@ def test_cli_catalog_markdown_and_typed_help():
     assert bad.exit_code == 2 and "Invalid value for '--min-gpus'" in flat and "valid integer" in flat
     shown = " ".join(runner.invoke(app, ["catalog", "--help"]).output.replace("│", " ").split())
     assert "--min-gpus <int range> [x>=0]" in shown
+
+
+def test_catalog_region_option_filters_on_known_regions(data_copy, monkeypatch):
+    from typer.testing import CliRunner
+
+    from blueprints.cli import app
+
+    index = next(i for i, r in enumerate(raw_rows("instance_types.csv")) if r["instance_type"] == "ecs.gn7e-c16g1.32xlarge")
+    _edit_cell(data_copy, "instance_types.csv", index, "regions", "cn-beijing")
+    monkeypatch.setenv("AITRAIN_CATALOG_DIR", str(data_copy))
+    runner = CliRunner()
+    shanghai = runner.invoke(app, ["catalog", "--region", "cn-shanghai", "--min-gpus", "8", "--format", "json"])
+    beijing = runner.invoke(app, ["catalog", "--region", "cn-beijing", "--min-gpus", "8", "--format", "json"])
+    assert shanghai.exit_code == 0 and beijing.exit_code == 0
+    assert "ecs.gn7e-c16g1.32xlarge" not in shanghai.stdout and "ecs.gn7e-c16g1.32xlarge" in beijing.stdout
+    assert "ecs.ebmgn7e.32xlarge" in shanghai.stdout  # regions unknown: kept
+    bad = runner.invoke(app, ["catalog", "--region", "cn-shangai"])
+    assert bad.exit_code == 2 and "--region = 'cn-shangai'" in bad.output and "did you mean 'cn-shanghai'" in bad.output
