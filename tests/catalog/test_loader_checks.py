@@ -133,17 +133,13 @@ def test_instance_price_without_its_provenance(data, column):
     assert message(data) == f"instance_types.csv line {line}, column {column!r}: required because price_cny_per_hour is set"
 
 
-def test_gpu_model_without_its_confidence(data):
-    i = index_of(data, "instance_types.csv", "instance_type", "ecs.gn7e-c16g1.32xlarge")
-    line = edit(data, "instance_types.csv", i, gpu_model_confidence="")
-    assert message(data) == (
-        f"instance_types.csv line {line}, column 'gpu_model_confidence': must be set (stated or inferred) exactly when gpu_model is set"
-    )
-
-
-def test_confidence_without_a_gpu_model(data):
-    i = index_of(data, "instance_types.csv", "instance_type", "ecs.gn8v-8x.48xlarge")
-    line = edit(data, "instance_types.csv", i, gpu_model_confidence="inferred")
+@pytest.mark.parametrize(
+    "instance_type, confidence",
+    [("ecs.gn7e-c16g1.32xlarge", ""), ("ecs.gn8v-8x.48xlarge", "inferred")],  # a model without confidence; confidence without a model
+)
+def test_confidence_is_set_exactly_with_a_gpu_model(data, instance_type, confidence):
+    i = index_of(data, "instance_types.csv", "instance_type", instance_type)
+    line = edit(data, "instance_types.csv", i, gpu_model_confidence=confidence)
     assert message(data) == (
         f"instance_types.csv line {line}, column 'gpu_model_confidence': must be set (stated or inferred) exactly when gpu_model is set"
     )
