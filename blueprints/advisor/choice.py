@@ -100,7 +100,7 @@ def recommend(
         best = _best(ok, objective) if ok else _nearest_infeasible(members, objective)
         assert best is not None
         is_chosen = chosen is not None and best == chosen
-        considered.append(Considered(best, is_chosen, "chosen: " + _chosen_why(chosen, objective) if is_chosen else why_not(best, chosen, objective)))
+        considered.append(Considered(best, is_chosen, "chosen: " + _chosen_why(objective) if is_chosen else why_not(best, chosen, objective)))
     considered.sort(key=lambda c: (not c.chosen, not c.option.feasible, c.option.key(objective)))
     relax = () if chosen is not None else tuple(what_to_relax(job, options, objective))
     storage = None
@@ -164,9 +164,7 @@ def _over_yearly_budget(option: Option, standing: float, budget: float) -> Optio
     return replace(option, reasons=option.reasons + (Reason("budget_year", message),))
 
 
-def _chosen_why(chosen: Option | None, objective: str) -> str:
-    if chosen is None:
-        return ""
+def _chosen_why(objective: str) -> str:
     return "cheapest feasible option per run" if objective == "cost" else "fastest feasible option"
 
 

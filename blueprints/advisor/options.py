@@ -14,10 +14,10 @@ Objective = Literal["cost", "time"]
 OBJECTIVES = ("cost", "time")
 INF = math.inf
 
-# Reason codes, in the order they are reported. "unpriced" options are kept in the table: they can be planned
-# (aitrain plan accepts them) but not priced, so they can never be chosen against a budget.
+# Reasons no setting of the job can lift (the nearest-infeasible pick counts them first). The others — no_anchor,
+# unpriced, deadline, budget_run, budget_year — can be: "unpriced" options are kept in the table, as they can be
+# planned (aitrain plan accepts them) but not priced, so they can never be chosen against a budget.
 HARD = ("region", "gpu_unknown", "precision", "memory")
-SOFT = ("no_anchor", "unpriced", "deadline", "budget_run", "budget_year")
 
 
 @dataclass(frozen=True)

@@ -113,7 +113,6 @@ class Scaling:
     inter_node: float
     link: str
     gbps_per_gpu: float | None
-    rows: tuple[ScalingRow, ...]
     notes: tuple[str, ...]
 
 
@@ -135,12 +134,10 @@ def scaling_efficiency(
     (``rdma`` when ``fabric_link`` — the catalog's ``InstanceType.fabric_link``, which the plan's node boot also
     reads — is eRDMA or RoCE, else ``tcp``) and the bandwidth per GPU, applied per doubling of nodes.
     """
-    rows: list[ScalingRow] = []
     notes: list[str] = []
     intra = 1.0
     if gpus_per_node > 1 and nvlink is not True:
         row = _scaling_row("pcie", comm, 256.0)
-        rows.append(row)
         intra = log_scaling(gpus_per_node, row)
         if nvlink is None:
             notes.append("NVLink unknown for this type: GPUs in a node assumed to talk over PCIe")
@@ -160,7 +157,6 @@ def scaling_efficiency(
         if gbps_per_gpu is None:
             notes.append("network bandwidth unknown: the slowest scaling anchor is used")
         row = _scaling_row(link, comm, gbps_per_gpu)
-        rows.append(row)
         inter = log_scaling(nodes, row)
         if comm == "heavy" and (gbps_per_gpu is None or gbps_per_gpu < 100):
             notes.append(
@@ -168,7 +164,7 @@ def scaling_efficiency(
                 if gbps_per_gpu is not None
                 else "large-model gradients over a link of unknown bandwidth: the efficiency is optimistic"
             )
-    return Scaling(intra * inter, intra, inter, link, gbps_per_gpu, tuple(rows), tuple(notes))
+    return Scaling(intra * inter, intra, inter, link, gbps_per_gpu, tuple(notes))
 
 
 def anchor_scaling(row: MfuRow) -> Scaling:

@@ -198,3 +198,21 @@ def test_an_anchor_is_normalised_with_its_own_models_communication_class():
     resnet = next(r for r in mfu_rows() if (r.gpu_class, r.model_kind, r.level) == ("A100", "cnn", "typical"))
     assert resnet.anchor_comm == "light"
     assert {r.anchor_comm for r in mfu_rows() if r.model_kind == "transformer"} == {"heavy"}
+
+
+def test_unknown_bandwidths_are_said_and_use_the_slowest_rows():
+    erdma = sizing.scaling_efficiency(nodes=4, gpus_per_node=8, nvlink=True, fabric_link="erdma", rdma_gbps_per_node=None, network_gbps=800, comm="heavy")
+    assert "erdma bandwidth not published: the VPC bandwidth is used as the RDMA bandwidth" in erdma.notes
+    assert erdma.gbps_per_gpu == 100 and erdma.link == "rdma"
+    unknown = sizing.scaling_efficiency(nodes=4, gpus_per_node=8, nvlink=True, fabric_link="tcp", rdma_gbps_per_node=None, network_gbps=None, comm="light")
+    assert "network bandwidth unknown: the slowest scaling anchor is used" in unknown.notes
+    assert unknown.efficiency == pytest.approx(1 - 0.10 / 5 * 2)  # tcp light: Goyal 0.90 at 32 nodes
+    known = sizing.scaling_efficiency(nodes=4, gpus_per_node=8, nvlink=True, fabric_link="roce", rdma_gbps_per_node=800, network_gbps=64, comm="heavy")
+    assert not any("not published" in n or "unknown" in n for n in known.notes)
+
+
+def test_a_class_with_an_incomplete_range_is_a_data_error(monkeypatch):
+    rows = tuple(r for r in mfu_rows() if not (r.gpu_class == "A100" and r.model_kind == "cnn" and r.precision_group == "mixed" and r.level == "conservative"))
+    monkeypatch.setattr(sizing, "mfu_rows", lambda: rows)
+    with pytest.raises(LookupError, match="data/mfu.csv: A100 cnn/mixed lacks the conservative row"):
+        sizing.default_mfu("A100-SXM4-80GB", "cnn", "bf16")

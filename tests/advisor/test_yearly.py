@@ -293,3 +293,12 @@ def test_unknown_compute_alternatives_say_so_and_one_run_is_singular():
         "autoscaled (autoscaling pool): compute price unknown, plus the same standing costs",
         "always on (fixed cluster): compute price unknown, plus the same standing costs",
     ]
+
+
+def test_the_data_rate_is_unknown_without_data_and_the_objective_is_checked():
+    job = small_job()  # no dataset_tb, no ingest
+    assert choice.needed_mb_s(job, 10.0) is None and choice.needed_mb_s(job, None) is None
+    ingest_only = small_job(ingest_tb_per_day=0.0864)  # 0.0864e12 B a day = 1 MB/s
+    assert choice.needed_mb_s(ingest_only, 10.0) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="objective must be one of"):
+        recommend(small_job(), fake_catalog(), "cheapest")
