@@ -1,4 +1,4 @@
-"""Loads the advisor's cited constants (MFU, scaling, memory, limits, standing costs) from ``data/*.csv``."""
+"""Loads the advisor's cited constants (MFU, scaling, memory, limits) from ``data/*.csv``."""
 
 from __future__ import annotations
 
@@ -129,35 +129,3 @@ def memory_rows() -> tuple[MemoryRow, ...]:
 def limits() -> dict[str, float]:
     """``data/limits.csv`` as name → value."""
     return {r["name"]: float(r["value"]) for r in _rows("limits.csv")}
-
-
-
-@dataclass(frozen=True)
-class StandingRow:
-    """A price of something that stays up all year whatever the compute does (NAT gateway, EIP); ``amount`` None = unknown."""
-
-    item: str
-    what: str
-    amount: float | None
-    currency: str
-    unit: str
-    status: str
-    applies_to: str
-    source: str
-
-
-@functools.lru_cache(maxsize=None)
-def standing_rows() -> tuple[StandingRow, ...]:
-    """All rows of ``data/standing.csv`` (an empty amount stays None: unknown, never 0)."""
-    return tuple(
-        StandingRow(r["item"], r["what"], float(r["amount"]) if r["amount"] else None, r["currency"], r["unit"], r["status"], r["applies_to"], r["source"])
-        for r in _rows("standing.csv")
-    )
-
-
-def standing_row(item: str, region: str) -> StandingRow | None:
-    """The row of ``item`` whose ``applies_to`` lists ``region`` (or says ``all regions``); None when none does."""
-    for row in standing_rows():
-        if row.item == item and (row.applies_to == "all regions" or region in row.applies_to.split()):
-            return row
-    return None
