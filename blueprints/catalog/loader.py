@@ -89,7 +89,6 @@ def _load(directory: pathlib.Path) -> Catalog:
         if key in seen_tiers:
             raise _fail("storage.csv", line, "tier", f"duplicate {key[0]}/{key[1]} (first on line {seen_tiers[key]})")
         seen_tiers[key] = line
-        _check_price("storage.csv", line, v, "price_per_gib_month", ("price_currency", "price_region", "price_date", "price_source"))
     storage = [StorageTier(**v) for _, v in storage_rows]
 
     alias_rows = read_rows(directory / "aliases.csv", ALIAS_SCHEMA)

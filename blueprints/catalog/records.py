@@ -117,11 +117,6 @@ class StorageTier:
     throughput_mb_s_per_tib: float | None
     throughput_mb_s_max: float | None
     throughput_steps: tuple[tuple[float, float], ...]
-    price_per_gib_month: float | None
-    price_currency: str | None
-    price_region: str | None
-    price_date: str | None
-    price_source: str | None
     source: str
     source_date: str
     notes: str

@@ -23,11 +23,11 @@ def instance(name: str, gpu: GpuModel | None, count: int, price: float | None, n
 
 def storage() -> list[StorageTier]:
     """Extreme NAS standard (step table, USD price) and CPFS advance_200 (200 MB/s per TiB, capped at 45,000)."""
-    common = dict(file_system_type=None, storage_type=None, protocol_type=None, price_region=None, price_date=None, price_source=None, source="test", source_date="2026-01-01", notes="")
+    common = dict(file_system_type=None, storage_type=None, protocol_type=None, source="test", source_date="2026-01-01", notes="")
     nas = StorageTier(kind="extreme_nas", tier="standard", min_capacity_gib=100, max_capacity_gib=262144, throughput_mb_s_per_tib=None, throughput_mb_s_max=1200,
-                      throughput_steps=((100, 150), (500, 300), (2048, 600), (4096, 900), (8192, 1200)), price_per_gib_month=0.3, price_currency="USD", **common)
+                      throughput_steps=((100, 150), (500, 300), (2048, 600), (4096, 900), (8192, 1200)), **common)
     cpfs = StorageTier(kind="cpfs", tier="advance_200", min_capacity_gib=None, max_capacity_gib=None, throughput_mb_s_per_tib=200, throughput_mb_s_max=45000,
-                       throughput_steps=(), price_per_gib_month=None, price_currency=None, **common)
+                       throughput_steps=(), **common)
     return [nas, cpfs]
 
 

@@ -300,5 +300,6 @@ def test_the_data_rate_is_unknown_without_data_and_the_objective_is_checked():
     assert choice.needed_mb_s(job, 10.0) is None and choice.needed_mb_s(job, None) is None
     ingest_only = small_job(ingest_tb_per_day=0.0864)  # 0.0864e12 B a day = 1 MB/s
     assert choice.needed_mb_s(ingest_only, 10.0) == pytest.approx(1.0)
+    assert choice.needed_mb_s(small_job(dataset_tb=1.0), None) is None  # no time, no rate
     with pytest.raises(ValueError, match="objective must be one of"):
         recommend(small_job(), fake_catalog(), "cheapest")

@@ -207,13 +207,6 @@ def test_zone_outside_its_region(data):
     assert message(data) == f"regions.csv line {line}, column 'zones': zone 'cn-shanghai-a' is not in region {region!r}"
 
 
-@pytest.mark.parametrize("column", ["price_currency", "price_region", "price_date", "price_source"])
-def test_storage_price_without_its_provenance(data, column):
-    i = next(i for i, r in enumerate(rows(data, "storage.csv")) if r["price_per_gib_month"])
-    line = edit(data, "storage.csv", i, **{column: ""})
-    assert message(data) == f"storage.csv line {line}, column {column!r}: required because price_per_gib_month is set"
-
-
 def test_image_regex_that_does_not_compile(data):
     line = edit(data, "images.csv", 0, name_regex="^ubuntu_(22")
     assert message(data).startswith(f"images.csv line {line}, column 'name_regex': not a valid regex: missing ), unterminated subpattern")

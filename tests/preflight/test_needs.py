@@ -47,3 +47,7 @@ def test_needs_json_has_totals(imaging_plan: Plan, catalog: Catalog) -> None:
     data = needs_from_plan(imaging_plan, catalog).to_dict()
     assert data["totals"] == {"postpaid_vcpus": 1536, "spot_vcpus": 0, "gpus": 96}
     assert data["compute"][0]["zones"] == ["cn-shanghai-a"]
+    storage = data["storage"]
+    assert (storage["kind"], storage["file_system_type"], storage["storage_type"], storage["protocol_type"], storage["zone"]) == (
+        "extreme_nas", "extreme", "standard", "NFS", "cn-shanghai-a",
+    )
