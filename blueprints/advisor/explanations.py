@@ -95,6 +95,9 @@ def what_to_relax(job: Job, options: list[Option], objective: str) -> list[str]:
                 f"({job.runs_per_year:g} runs){afford}: raise the yearly budget from ¥{job.budget_cny_per_year:,.0f} to ¥{math.ceil(per_year):,}, "
                 f"or run {max(math.floor(job.budget_cny_per_year / per_run * 100) / 100, 0):g} times a year instead of {job.runs_per_year:g}"
             )
+        standing = _standing_reason(cheapest)
+        if job.budget_cny_per_year is not None and standing is not None and per_year <= job.budget_cny_per_year:
+            out.append(f"{what} ({_cfg(cheapest)}) {standing}: raise the yearly budget, or size the job's data (dataset_tb) down")
     in_budget = [o for o in priced if not o.has("budget_run", "budget_year")]
     has_budget = job.budget_cny_per_run is not None or job.budget_cny_per_year is not None
     if in_budget and has_budget and job.deadline_hours is not None:
@@ -106,9 +109,11 @@ def what_to_relax(job: Job, options: list[Option], objective: str) -> list[str]:
             )
     if not in_budget and on_time and has_budget:
         cheapest = min(priced, key=lambda o: o.key("cost"))
+        standing = _standing_reason(cheapest)
         out.append(
             f"no option fits the budget at any deadline: the cheapest, {_cfg(cheapest)}, costs ¥{cheapest.cost_cny_per_run or 0:,.0f} per run "
             f"(¥{cheapest.cost_cny_per_year or 0:,.0f} a year) and takes {_days(cheapest.estimated_hours or 0)}"
+            + ("" if standing is None else f"; it {standing}")
         )
     if not in_budget and not on_time:
         cheapest = min(priced, key=lambda o: o.key("cost"))
@@ -117,6 +122,11 @@ def what_to_relax(job: Job, options: list[Option], objective: str) -> list[str]:
             f"and takes {_days(cheapest.estimated_hours or 0)}: raise the budget to at least that, and the deadline too"
         )
     return out or ["no option meets every constraint; see the considered options for each one's reason"]
+
+
+def _standing_reason(option: Option) -> str | None:
+    """The ``budget_year`` sentence when what stays up all year is what breaks the budget (``choice``), else None."""
+    return next((r.message for r in option.reasons if r.code == "budget_year" and "stays up all year" in r.message), None)
 
 
 def _gpus_affordable(budget_per_run: float, option: Option, deadline_hours: float | None) -> str:

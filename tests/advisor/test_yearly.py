@@ -148,6 +148,7 @@ def test_what_stays_up_counts_against_the_yearly_budget():
         f"costs ¥{first.cost_cny_per_year:,.0f} a year in compute + ¥{standing:,.0f} for what stays up all year (file system, "
         f"bucket, NAT gateway) = ¥{total:,.0f}; the budget is ¥{total - 1:,.0f}"
     )
+    assert any(r.endswith(f"the budget is ¥{total - 1:,.0f}: raise the yearly budget, or size the job's data (dataset_tb) down") for r in rec.relax)
     # With the whole catalog the advisor moves on to an option whose year fits.
     rec = recommend(medical_job(budget_cny_per_year=total - 1), CATALOG)
     assert rec.chosen is None or rec.yearly.total() <= total - 1
