@@ -139,7 +139,7 @@ def recommend(
     from blueprints.advisor.data import limits
     from blueprints.advisor.render import recommendation_dict, render_markdown, render_table, to_json
     from blueprints.advisor.stack import stack_config_text
-    from blueprints.architectures import budget_tiers
+    from blueprints.architectures import budget_tiers, parse
     from blueprints.catalog import load_catalog
 
     if write is not None and out is not None and same_file(write, out):
@@ -150,9 +150,6 @@ def recommend(
     rec = choose(job, catalog, objective.value, tiers=budget_tiers(limits()))
     stack_text = None
     if write is not None and rec.chosen is not None:
-        # Only --write validates a profile, which needs the blueprint classes and so the Pulumi SDK (about 0.3 s).
-        from blueprints.architectures import parse
-
         stack_text = stack_config_text(rec, functools.partial(parse, catalog=catalog, today=today, source="recommended profile"))
     if output_format is OutputFormat.json:
         text = to_json(recommendation_dict(rec, catalog.version))

@@ -9,7 +9,7 @@ from blueprints.advisor import sizing
 from blueprints.advisor.budget import BudgetTier
 from blueprints.advisor.explanations import data_path_findings, option_notes, what_to_relax, why_not
 from blueprints.advisor.job import Job
-from blueprints.advisor.options import HARD, OBJECTIVES, Option, Reason, enumerate_options, evaluate, type_context
+from blueprints.advisor.options import HARD, OBJECTIVES, STANDING_COSTS, Option, Reason, enumerate_options, evaluate, type_context
 from blueprints.advisor.storage import StorageChoice, choose_storage
 from blueprints.advisor.tiers import Tier, tier_for
 from blueprints.advisor.yearly import ALWAYS_ON, YearlyCost, standing_items, total_cny, yearly_cost
@@ -158,8 +158,8 @@ def _over_yearly_budget(option: Option, standing: float, budget: float) -> Optio
     if per_year is None or option.has("budget_year") or per_year + standing <= budget:
         return option
     message = (
-        f"costs ¥{per_year:,.0f} a year in compute + ¥{standing:,.0f} for what stays up all year (file system, bucket, "
-        f"NAT gateway) = ¥{per_year + standing:,.0f}; the budget is ¥{budget:,.0f}"
+        f"costs ¥{per_year:,.0f} a year in compute + ¥{standing:,.0f} {STANDING_COSTS} = ¥{per_year + standing:,.0f}; "
+        f"the budget is ¥{budget:,.0f}"
     )
     return replace(option, reasons=option.reasons + (Reason("budget_year", message),))
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from blueprints.advisor import sizing
 from blueprints.advisor.job import Job
-from blueprints.advisor.options import HARD, INF, Option, scaling_for
+from blueprints.advisor.options import HARD, INF, STANDING_COSTS, Option, scaling_for
 from blueprints.advisor.storage import StorageChoice
 
 
@@ -126,7 +126,7 @@ def what_to_relax(job: Job, options: list[Option], objective: str) -> list[str]:
 
 def _standing_reason(option: Option) -> str | None:
     """The ``budget_year`` sentence when what stays up all year is what breaks the budget (``choice``), else None."""
-    return next((r.message for r in option.reasons if r.code == "budget_year" and "stays up all year" in r.message), None)
+    return next((r.message for r in option.reasons if r.code == "budget_year" and STANDING_COSTS in r.message), None)
 
 
 def _gpus_affordable(budget_per_run: float, option: Option, deadline_hours: float | None) -> str:

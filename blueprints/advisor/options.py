@@ -18,6 +18,8 @@ INF = math.inf
 # unpriced, deadline, budget_run, budget_year — can be: "unpriced" options are kept in the table, as they can be
 # planned (aitrain plan accepts them) but not priced, so they can never be chosen against a budget.
 HARD = ("region", "gpu_unknown", "precision", "memory")
+# How a budget_year reason names the standing costs (blueprints.advisor.choice writes it, explanations finds it).
+STANDING_COSTS = "for what stays up all year (file system, bucket, NAT gateway)"
 
 
 @dataclass(frozen=True)
