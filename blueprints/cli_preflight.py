@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from blueprints.cli_support import emit, reports_user_errors
+from blueprints.cli_support import emit, reports_user_errors, require_credentials, sdk_classes
 
 if TYPE_CHECKING:
     from blueprints.catalog import Catalog
@@ -43,27 +43,19 @@ def preflight(
 ) -> None:
     """Check the plan's needs against the account's quotas, the zones' stock and the file system's zone (see HELP)."""
     from blueprints.errors import Problem, UserInputError
-    from blueprints.preflight.credentials import HOW_TO, find_credentials
     from blueprints.stackconfig import preset_names
 
     if preset is None and stack_config is None:
         raise UserInputError("no profile given", [Problem("preset", None, f"name a preset ({', '.join(preset_names())}) or give --stack-config")])
-    # Credentials first, by looking only: no plan is built and no API is called without them.
-    source = find_credentials()
-    if source is None:
-        typer.echo(f"error: no Alibaba Cloud credentials found; {HOW_TO}.", err=True)
-        raise typer.Exit(code=3)
+    source = require_credentials()
     plan, catalog = _plan(preset, stack_config, set_ or [], today)
 
-    from blueprints.preflight.aliyun import SdkMissing, SdkReader, sdk_client_classes
+    from blueprints.preflight.aliyun import SdkReader
     from blueprints.preflight.checks import run_checks
     from blueprints.preflight.needs import needs_from_plan
     from blueprints.preflight.report import Report, render_text
 
-    try:
-        classes = sdk_client_classes()
-    except SdkMissing as exc:
-        raise UserInputError("aitrain preflight needs the Alibaba Cloud SDKs", [Problem("(environment)", None, str(exc))]) from None
+    classes = sdk_classes("aitrain preflight")
     needs = needs_from_plan(plan, catalog)
     report = Report(needs, tuple(run_checks(needs, SdkReader(needs.region, client_classes=classes))), source)
     emit(report.to_json() if output_format is PreflightFormat.json else render_text(report), out)

@@ -125,3 +125,28 @@ def write_atomic(path: Path, text: str, *, option: str = "--out") -> None:
             "cannot write the output file",
             [Problem(option, str(path), f"{exc.strerror or exc}; give a writable path in an existing directory")],
         ) from None
+
+
+def require_credentials() -> str:
+    """Where the SDK will find credentials; exit 3 with how to set them when nothing is configured.
+
+    Credentials come first, found by looking only: no plan is built and no API is called without them.
+    """
+    from blueprints.preflight.credentials import HOW_TO, find_credentials
+
+    source = find_credentials()
+    if source is None:
+        typer.echo(f"error: no Alibaba Cloud credentials found; {HOW_TO}.", err=True)
+        raise typer.Exit(code=3)
+    return source
+
+
+def sdk_classes(command: str) -> Any:
+    """The SDK client classes, or one exit-2 message naming the extra to install (``command`` says who needs them)."""
+    from blueprints.errors import Problem, UserInputError
+    from blueprints.preflight.aliyun import SdkMissing, sdk_client_classes
+
+    try:
+        return sdk_client_classes()
+    except SdkMissing as exc:
+        raise UserInputError(f"{command} needs the Alibaba Cloud SDKs", [Problem("(environment)", None, str(exc))]) from None

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from blueprints.cli_support import reports_user_errors
+from blueprints.cli_support import reports_user_errors, require_credentials, sdk_classes
 
 HELP = (
     "Ask ECS DescribeAvailableResource (DestinationResource InstanceType, pay-as-you-go; one read-only call per region) "
@@ -34,12 +34,8 @@ def zones(
     from blueprints import clock
     from blueprints.catalog import load_catalog
     from blueprints.errors import Problem, UserInputError, join_allowed
-    from blueprints.preflight.credentials import HOW_TO, find_credentials
 
-    source = find_credentials()
-    if source is None:
-        typer.echo(f"error: no Alibaba Cloud credentials found; {HOW_TO}.", err=True)
-        raise typer.Exit(code=3)
+    source = require_credentials()
     day = (clock.parse_today(today, "--today") if today else clock.today()).isoformat()
     if write_ and catalog_dir is None:
         raise UserInputError("--write needs a catalog copy", [Problem("--catalog-dir", None, "give the folder to write (cp -r blueprints/catalog/data DIR first); the shipped catalog is never written")])
@@ -55,13 +51,10 @@ def zones(
         where = f"{catalog_dir}/regions.csv" if catalog_dir else "the catalog's regions.csv (copy the catalog to add one)"
         raise UserInputError("unknown region", [Problem("--region", r, f"must be a region_id in {where}: {join_allowed(sorted(catalog.regions))}") for r in unknown])
 
-    from blueprints.preflight.aliyun import SdkMissing, SdkReader, sdk_client_classes
+    from blueprints.preflight.aliyun import SdkReader
     from blueprints.preflight.zones import SOURCE_PREFIX, ask, render_text
 
-    try:
-        classes = sdk_client_classes()
-    except SdkMissing as exc:
-        raise UserInputError("aitrain zones needs the Alibaba Cloud SDKs", [Problem("(environment)", None, str(exc))]) from None
+    classes = sdk_classes("aitrain zones")
     surveyed = sorted(it.instance_type for it in catalog.instance_types.values() if it.is_gpu)
     answers = ask(regions, surveyed, lambda r: SdkReader(r, client_classes=classes))
     typer.echo(f"credentials: {source}")
