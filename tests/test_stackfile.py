@@ -115,7 +115,7 @@ def test_failed_plan_leaves_an_existing_out_file_intact(tmp_path):
 
 
 def test_a_crash_while_writing_keeps_the_old_file_and_no_temporary(tmp_path, monkeypatch):
-    from blueprints import cli_support
+    from blueprints import cli_support, files
 
     out = tmp_path / "plan.json"
     out.write_text("old\n")
@@ -123,7 +123,7 @@ def test_a_crash_while_writing_keeps_the_old_file_and_no_temporary(tmp_path, mon
     def broken_replace(src, dst):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(cli_support.os, "replace", broken_replace)
+    monkeypatch.setattr(files.os, "replace", broken_replace)
     with pytest.raises(UserInputError, match="No space left on device"):
         cli_support.emit("new text", out)
     assert out.read_text() == "old\n"

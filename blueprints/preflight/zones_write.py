@@ -17,6 +17,7 @@ from typing import Iterable
 from blueprints.catalog import load_catalog
 from blueprints.catalog.loader import CATALOG_DIR
 from blueprints.errors import Problem, UserInputError
+from blueprints.files import replace_atomically
 from blueprints.preflight.zones import RegionAnswer, source_text
 
 VERSION_TAG = "+zones."
@@ -113,4 +114,5 @@ def _replace_checked(directory: Path, texts: dict[str, str]) -> None:
             (trial / name).write_text(text, encoding="utf-8")
         load_catalog(trial)
     for name, text in texts.items():
-        (directory / name).write_text(text, encoding="utf-8")
+        # Each file is replaced whole, so an interruption never leaves one truncated.
+        replace_atomically(directory / name, text)

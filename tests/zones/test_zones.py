@@ -198,3 +198,22 @@ def test_a_result_that_fails_the_catalog_checks_leaves_the_copy_as_it_was(catalo
     with pytest.raises(ValueError, match="rejected"):
         write(catalog_copy, survey("cn-beijing"), gpu_types(), DAY)
     assert {p.name: p.read_bytes() for p in catalog_copy.iterdir()} == before
+
+
+def test_a_failed_write_never_truncates_a_catalog_file(monkeypatch, tmp_path):
+    """The catalog copy's files are replaced whole (blueprints.files): a crash mid-write keeps the old text."""
+    from blueprints import files
+    from blueprints.preflight import zones_write
+
+    target = tmp_path / "instance_zones.csv"
+    target.write_text("old\n", encoding="utf-8")
+
+    def broken_replace(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(files.os, "replace", broken_replace)
+    monkeypatch.setattr(zones_write, "load_catalog", lambda directory: None)  # the scratch check passes
+    with pytest.raises(OSError, match="No space left"):
+        zones_write._replace_checked(tmp_path, {"instance_zones.csv": "new\n"})
+    assert target.read_text(encoding="utf-8") == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["instance_zones.csv"]
