@@ -57,7 +57,10 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("blueprints/catalog/pricing.py", ("tests/test_costing.py", "tests/advisor/test_yearly.py", "tests/catalog")),
     ("blueprints/catalog/", ("tests/catalog",)),
     ("blueprints/advisor/", ("tests/advisor",)),
-    ("blueprints/preflight/", ("tests/preflight",)),
+    ("blueprints/preflight/zones", ("tests/zones",)),
+    ("blueprints/preflight/", ("tests/preflight", "tests/zones")),
+    ("blueprints/files.py", ("tests/test_stackfile.py", "tests/zones")),
+    ("blueprints/cli_zones.py", ("tests/zones",)),
     ("blueprints/cli_preflight.py", ("tests/preflight",)),
     ("", ("tests",)),
 )

@@ -11,7 +11,7 @@ from typing import Any, Callable, Mapping
 
 from blueprints.preflight.checks import ACCOUNT_ATTRIBUTES, AVAILABLE_RESOURCE, NAS_ZONES, PRODUCT_QUOTAS, CloudError
 
-# Seconds: a preflight waits for an answer, not forever.
+# Milliseconds (the SDK Config's unit): a preflight waits for an answer, not forever.
 CONNECT_TIMEOUT_MS = 5_000
 READ_TIMEOUT_MS = 15_000
 

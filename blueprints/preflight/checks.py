@@ -195,22 +195,42 @@ def stock(region: str, group: ComputeNeed, reader: CloudReader) -> list[Check]:
 
 
 def _stock_status(body: Mapping[str, Any], zone: str, instance_type: str) -> tuple[str, str]:
-    for z in (body.get("AvailableZones") or {}).get("AvailableZone") or []:
-        if z.get("ZoneId") != zone:
+    for zone_id, items in instance_types_by_zone(body):
+        if zone_id != zone:
             continue
-        for resource in (z.get("AvailableResources") or {}).get("AvailableResource") or []:
-            if resource.get("Type") != "InstanceType":
-                continue
-            for item in (resource.get("SupportedResources") or {}).get("SupportedResource") or []:
-                if item.get("Value") == instance_type:
-                    state, category = str(item.get("Status")), str(item.get("StatusCategory"))
-                    text = f"{state} ({category})"
-                    if state != "Available" or category == "WithoutStock":
-                        return SHORT, f"{text}: none to start now; try another zone or later"
-                    if category == "ClosedWithStock":
-                        return WARN, f"{text}: low stock that will not be replenished"
-                    return OK, text
+        for item in items:
+            if item.get("Value") == instance_type:
+                state, category = str(item.get("Status")), str(item.get("StatusCategory"))
+                text = f"{state} ({category})"
+                if state != "Available" or category == "WithoutStock":
+                    return SHORT, f"{text}: none to start now; try another zone or later"
+                if category == "ClosedWithStock":
+                    return WARN, f"{text}: low stock that will not be replenished"
+                return OK, text
     return SHORT, "not offered in this zone (absent from DescribeAvailableResource)"
+
+
+def instance_types_by_zone(body: Mapping[str, Any]) -> list[tuple[str, list[Mapping[str, Any]]]]:
+    """(ZoneId, its InstanceType SupportedResource items) for every zone of a DescribeAvailableResource body.
+
+    The one reading of that body's nesting (AvailableZones/AvailableZone/AvailableResources/AvailableResource/
+    SupportedResources/SupportedResource), for the stock check and for ``aitrain zones``; malformed parts read as empty.
+    """
+    out = []
+    for zone in _items(body.get("AvailableZones"), "AvailableZone"):
+        items = [
+            item
+            for resource in _items(zone.get("AvailableResources"), "AvailableResource")
+            if resource.get("Type") == "InstanceType"
+            for item in _items(resource.get("SupportedResources"), "SupportedResource")
+        ]
+        out.append((str(zone.get("ZoneId") or ""), items))
+    return out
+
+
+def _items(container: Any, key: str) -> list[Mapping[str, Any]]:
+    found = container.get(key) if isinstance(container, Mapping) else None
+    return [x for x in found if isinstance(x, Mapping)] if isinstance(found, list) else []
 
 
 def storage_zone(region: str, need: StorageNeed, reader: CloudReader) -> Check:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
-from blueprints.preflight.checks import AVAILABLE_RESOURCE, CloudError, CloudReader
+from blueprints.preflight.checks import AVAILABLE_RESOURCE, CloudError, CloudReader, instance_types_by_zone
 
 # The request: every zone of the region, instance types, pay-as-you-go (the price basis of the catalog).
 DESTINATION = "InstanceType"
@@ -82,26 +82,17 @@ def parse(region: str, body: Mapping[str, Any], wanted: frozenset[str]) -> tuple
     """Zones and offers of a DescribeAvailableResource body (AvailableZones/AvailableZone/AvailableResources/...)."""
     zones: list[str] = []
     offers: list[Offer] = []
-    for zone in _items(body.get("AvailableZones"), "AvailableZone"):
-        zone_id = str(zone.get("ZoneId") or "")
+    for zone_id, items in instance_types_by_zone(body):
         # Zone IDs extend their region ID; anything else means the answer is not about this region.
         if not zone_id.startswith(region) or zone_id == region:
             raise CloudError(AVAILABLE_RESOURCE, "UnexpectedZone", f"zone {zone_id!r} in the answer for {region}")
         if zone_id not in zones:
             zones.append(zone_id)
-        for resource in _items(zone.get("AvailableResources"), "AvailableResource"):
-            if resource.get("Type") != DESTINATION:
-                continue
-            for item in _items(resource.get("SupportedResources"), "SupportedResource"):
-                name = str(item.get("Value") or "")
-                if name in wanted:
-                    offers.append(Offer(name, zone_id, str(item.get("Status") or ""), str(item.get("StatusCategory") or "")))
+        for item in items:
+            name = str(item.get("Value") or "")
+            if name in wanted:
+                offers.append(Offer(name, zone_id, str(item.get("Status") or ""), str(item.get("StatusCategory") or "")))
     return tuple(sorted(zones)), tuple(offers)
-
-
-def _items(container: Any, key: str) -> list[Mapping[str, Any]]:
-    found = container.get(key) if isinstance(container, Mapping) else None
-    return [x for x in found if isinstance(x, Mapping)] if isinstance(found, list) else []
 
 
 def render_text(answers: Iterable[RegionAnswer], day: str, total: int) -> str:
