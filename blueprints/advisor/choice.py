@@ -113,7 +113,7 @@ def recommend(
         year = yearly_cost(job, catalog, chosen, storage)
         basis = "its yearly cost always on" if year.mode.name == ALWAYS_ON else "its yearly cost with nodes only during runs"
         tier = tier_for(job, chosen, tiers, year.total() if year.mode.compute.amount is not None else None, basis)
-        yearly = yearly_cost(job, catalog, chosen, storage, scales_to_zero=tier is not None and tier.scales_to_zero)
+        yearly = yearly_cost(job, catalog, chosen, storage, scales_to_zero=True) if tier is not None and tier.scales_to_zero else year
         findings += data_path_findings(job, chosen, storage)
         if storage.kind == "cpfs":
             findings.append(
