@@ -50,15 +50,19 @@ def test_every_preset_names_a_registered_blueprint():
 
 
 def test_the_budget_tiers_cover_every_budget_once():
+    # Per level of jobs sharing a pool: a lone job's tiers, and the shared-pool tiers that need parallel jobs.
     tiers = architectures.budget_tiers(limits())
-    minimums = [t.min_cny_per_year for t in tiers]
-    assert minimums == sorted(minimums, reverse=True) and minimums[-1] == 0 and len(set(minimums)) == len(minimums)
+    levels = sorted({t.min_jobs_in_parallel for t in tiers})
+    assert levels[0] == 1 and len(levels) > 1
+    for level in levels:
+        minimums = [t.min_cny_per_year for t in tiers if t.min_jobs_in_parallel == level]
+        assert minimums == sorted(minimums, reverse=True) and minimums[-1] == 0 and len(set(minimums)) == len(minimums)
 
 
 def test_no_module_outside_the_blueprints_compares_blueprint_names():
     names = "|".join(re.escape(n) for n in architectures.BLUEPRINTS)
     pattern = re.compile(rf"""["']({names})["']""")
-    allowed = {PACKAGE / "architectures" / f"{module}.py" for module in ("fixed_cluster", "autoscaling_pool")}
+    allowed = {PACKAGE / "architectures" / f"{module}.py" for module in ("fixed_cluster", "autoscaling_pool", "kubernetes_pool")}
     offenders = []
     for path in sorted(PACKAGE.rglob("*.py")):
         if path in allowed:

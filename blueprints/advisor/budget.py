@@ -23,3 +23,5 @@ class BudgetTier:
     single_node: bool = False
     # The blueprint's nodes exist only while work keeps them busy (a pool at min 0): its yearly cost is the runs alone.
     scales_to_zero: bool = False
+    # The tier serves only jobs that share one pool with at least this many others running at once (Job.jobs_in_parallel).
+    min_jobs_in_parallel: int = 1

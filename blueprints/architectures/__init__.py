@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from blueprints.architectures.autoscaling_pool import AutoscalingPoolBlueprint
 from blueprints.architectures.base import Blueprint
 from blueprints.architectures.fixed_cluster import FixedClusterBlueprint
+from blueprints.architectures.kubernetes_pool import KubernetesPoolBlueprint
 from blueprints.profile import ProfileBase
 from blueprints.profile_parse import parse_profile
 
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
     from blueprints.catalog import Catalog
 
 # Adding a blueprint: write its module (profile model + Blueprint subclass) and list it here.
-BLUEPRINTS: dict[str, type[Blueprint]] = {cls.name: cls for cls in (FixedClusterBlueprint, AutoscalingPoolBlueprint)}
+BLUEPRINTS: dict[str, type[Blueprint]] = {cls.name: cls for cls in (FixedClusterBlueprint, AutoscalingPoolBlueprint, KubernetesPoolBlueprint)}
 
 
 def profile_models() -> dict[str, type[ProfileBase]]:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import Field, model_validator
 
 from blueprints.advisor.budget import BudgetTier
-from blueprints.architectures.base import Blueprint
+from blueprints.architectures.ecs import EcsBlueprint
 from blueprints.costing import CostContext
 from blueprints.errors import FieldError
 from blueprints.layout import off_hours_tasks
@@ -81,7 +81,7 @@ class AutoscalingProfile(ProfileBase):
         return self
 
 
-class AutoscalingPoolBlueprint(Blueprint):
+class AutoscalingPoolBlueprint(EcsBlueprint):
     """Autoscaling pool: one GPU node type in an ESS group that grows with load and sleeps off-hours.
 
     Recommended for bursty or shared experimentation (the article's autoscaling node group and mid budget

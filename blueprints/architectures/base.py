@@ -6,9 +6,8 @@ import datetime as dt
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
-from blueprints.bootstrap import LAUNCHER_PATH, TORCH_VENV, BootSpec, Fabric, GpuSoftware, render_user_data
 from blueprints.launch import OUTPUTS_VERSION
-from blueprints.layout import LayoutError, check_vswitch_room
+from blueprints.layout import LayoutError
 from blueprints.profile import ProfileBase
 
 # The Pulumi SDK and the components are imported where resources are built (build, build_login_node, image), not
@@ -18,8 +17,9 @@ if TYPE_CHECKING:
     from blueprints.advisor.budget import BudgetTier
     from blueprints.catalog import Catalog, InstanceType
     from blueprints.components.access import LoginNode
+    from blueprints.components.bucket import DataBucket
     from blueprints.components.network import TrainingNetwork
-    from blueprints.components.node import NodeSpec
+    from blueprints.components.storage import SharedStorage
     from blueprints.costing import CostContext
 
 
@@ -29,6 +29,14 @@ FABRIC_SUMMARY = {
     "roce": "RoCE: NCCL uses the type's RDMA NICs (mlx5) with Alibaba's PAI defaults",
     "tcp": "TCP: this type has no eRDMA or RoCE in the catalog, so NCCL runs over sockets on the VPC network",
 }
+
+
+class Foundation(NamedTuple):
+    """What every blueprint's compute is built on: the network, the shared file system and the bucket."""
+
+    network: "TrainingNetwork"
+    storage: "SharedStorage"
+    bucket: "DataBucket"
 
 
 class ResolvedImage(NamedTuple):
@@ -57,6 +65,8 @@ class Blueprint(ABC):
     parked_compute: ClassVar[dict[str, Any] | None] = None
     resume_field: ClassVar[str | None] = None
     park_refusal: ClassVar[str] = ""
+    # How `aitrain launch` starts a run on this blueprint's stack: "torchrun" on the nodes, or "kubernetes" (a PyTorchJob).
+    job_engine: ClassVar[str] = "torchrun"
 
     def __init__(self, profile: ProfileBase, catalog: "Catalog", today: dt.date):
         self.profile = profile
@@ -95,7 +105,6 @@ class Blueprint(ABC):
         from blueprints.components.base import SHARED_MOUNT_PATH
         from blueprints.components.bucket import DataBucket, DataBucketArgs
         from blueprints.components.network import EgressAllow, TrainingNetwork, TrainingNetworkArgs
-        from blueprints.components.node import NodeSpec
         from blueprints.components.storage import SharedStorage, SharedStorageArgs
 
         p = self.profile
@@ -163,47 +172,6 @@ class Blueprint(ABC):
                 AccountTrailArgs(trail.name, trail.sls_project_arn, trail.sls_write_role_arn, trail.oss_bucket, trail.oss_write_role_arn),
                 opts=self.opts,
             )
-        image = self.image()
-        login = self.build_login_node(network, image.image_id)
-        # The nodes (and the login node) must fit their vSwitches, or `pulumi up` fails mid-way launching the last ones.
-        zones = set(network.compute_zone_ids) | ({p.storage_zone} if login is not None else set())
-        check_vswitch_room(p.network.vpc_cidr, self.most_nodes() + (1 if login is not None else 0), len(zones))
-        scratch = p.compute.scratch(self.catalog)
-        # A parked cluster (no nodes) boots nothing, so there is no user data to render.
-        user_data = pulumi.Output.from_input("") if self.expected_nodes() == 0 else storage.mount_source.apply(
-            lambda source: render_user_data(
-                BootSpec(
-                    cluster=p.name,
-                    region=p.region,
-                    gpus_per_node=self.instance.gpu_count,
-                    storage_kind=p.storage.kind,
-                    mount_source=source,
-                    mount_options=storage.mount_options,
-                    nfs_package=image.nfs_package,
-                    gpu=self.gpu_software(),
-                    fabric=Fabric(self.fabric_link),  # type: ignore[arg-type]  # FABRIC_LINKS
-                    scratch_gib=scratch.gib,
-                    scratch_local_nvme=scratch.local_nvme,
-                    bucket=p.bucket_name,
-                    role_name=self.node_role_name,
-                )
-            )
-        )
-        node = NodeSpec(
-            instance_type=self.instance.instance_type,
-            image_id=image.image_id,
-            security_group_id=network.security_group_id,
-            user_data=user_data,
-            system_disk_gib=p.compute.system_disk_gib,
-            system_disk_performance_level=p.compute.system_disk_performance_level,
-            scratch_disk_gib=scratch.cloud_disk_gib,
-            scratch_performance_level=scratch.performance_level,
-            eri=self.fabric_link == "erdma",
-            kms_key_id=p.security.kms_key_id,
-            bucket_policy_name=bucket.policy_name,
-            spot=p.cost.spot,
-            tags=p.tags,
-        )
         outputs: dict[str, object] = {
             "aitrain_outputs": OUTPUTS_VERSION,
             "blueprint": self.name,
@@ -220,14 +188,15 @@ class Blueprint(ABC):
             "bucket": bucket.bucket,
             "bucket_internal_endpoint": bucket.internal_endpoint,
             "nat_eip": network.nat_eip.ip_address,
-            "launcher": LAUNCHER_PATH,
         }
         if storage.snapshot_policy is not None:
             outputs["snapshot_policy_id"] = storage.snapshot_policy.id
-        if login is not None:
-            outputs.update(login_node_public_ip=login.public_ip, login_node_private_ip=login.private_ip, login_node_instance_id=login.instance_id)
-        outputs.update(self.build_compute(network, node))
+        outputs.update(self.build_nodes(Foundation(network, storage, bucket)))
         return outputs
+
+    @abstractmethod
+    def build_nodes(self, foundation: "Foundation") -> dict[str, object]:
+        """Create the login node (if any) and the compute unit on the shared foundation; return their outputs."""
 
     def build_login_node(self, network: TrainingNetwork, image_id: str) -> LoginNode | None:
         """The optional SSH login node in the storage zone, and the rule letting it (only it) SSH into the nodes."""
@@ -254,10 +223,6 @@ class Blueprint(ABC):
         network.admit_ssh_from(login.security_group_id)
         return login
 
-    @abstractmethod
-    def build_compute(self, network: TrainingNetwork, node: NodeSpec) -> dict[str, object]:
-        """Create the compute unit; return its outputs (the launch targets: node IDs and IPs, or a scaling group)."""
-
     @property
     def fabric_link(self) -> str:
         """The link NCCL uses between this blueprint's nodes (the catalog's, unless the compute unit cannot build it)."""
@@ -278,22 +243,6 @@ class Blueprint(ABC):
     def node_role_name(self) -> str:
         """The RAM role the nodes run as (created by the compute unit; nodes read its credentials from metadata)."""
         return f"{self.compute_unit_name}-node"
-
-    def gpu_software(self) -> GpuSoftware:
-        """How this blueprint's nodes get their GPU stack: the catalog's row for the instance family."""
-        software = self.catalog.software_for(self.instance)
-        if software is None:
-            return GpuSoftware("none", None, None, None, False)
-        torch = self.profile.compute.install_pytorch
-        return GpuSoftware(
-            software.method,  # type: ignore[arg-type]  # GPU_SOFTWARE_METHODS, checked by the catalog loader
-            software.driver_version,
-            software.cuda_version,
-            software.cudnn_version,
-            software.needs_fabric_manager(self.instance),
-            pytorch_version=software.pytorch_version if torch else None,
-            pytorch_index_url=software.pytorch_index_url if torch else None,
-        )
 
     def most_nodes(self) -> int:
         """The most nodes this blueprint can run at once (the count its price is quoted at)."""
@@ -335,37 +284,9 @@ class Blueprint(ABC):
 
     # --- the plan summary ---
 
+    @abstractmethod
     def node_software_summary(self) -> dict[str, Any]:
-        """How a node becomes ready to train: GPU software path, the inter-node link, and its scratch."""
-        instance, catalog = self.instance, self.catalog
-        software = catalog.software_for(instance)
-        out: dict[str, Any] = {}
-        if software is None:
-            out["gpu_software"] = f"none: the catalog has no driver path for family {instance.family}"
-        else:
-            how = "preinstalled in the image" if software.method == "driver_image" else "installed at first boot by Alibaba's auto-install script (then a reboot)"
-            out["gpu_software"] = (
-                f"NVIDIA driver {software.driver_version}, CUDA {software.cuda_version}"
-                + (f", cuDNN {software.cudnn_version}" if software.cudnn_version else "")
-                + f", {how}"
-                + ("; NVIDIA Fabric Manager for the NVSwitch baseboard" if software.needs_fabric_manager(instance) else "")
-                + (
-                    f"; PyTorch {software.pytorch_version} (torchrun, NCCL) in {TORCH_VENV}"
-                    if self.profile.compute.install_pytorch and software.pytorch_version
-                    else "; no PyTorch installed (compute.install_pytorch false, or none in the catalog): bring your own torchrun"
-                )
-            )
-        out["fabric"] = FABRIC_SUMMARY[self.fabric_link]
-        scratch = self.profile.compute.scratch(catalog)
-        out["scratch_gib_per_node"] = scratch.gib
-        out["scratch"] = (
-            "none (compute.scratch_gib 0)"
-            if scratch.gib == 0
-            else f"{scratch.gib:,} GiB local NVMe at /mnt/scratch"
-            if scratch.local_nvme
-            else f"{scratch.gib:,} GiB encrypted ESSD {scratch.performance_level} data disk per node at /mnt/scratch"
-        )
-        return out
+        """How a node becomes ready to train (GPU software, the inter-node link, scratch): the plan's summary lines."""
 
     def summary(self) -> dict[str, Any]:
         """What a reviewer reads first: hardware, counts, storage and the compute price, with its source."""

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import Field, ValidationInfo, model_validator
 
 from blueprints.advisor.budget import BudgetTier
-from blueprints.architectures.base import Blueprint
+from blueprints.architectures.ecs import EcsBlueprint
 from blueprints.errors import FieldError
 from blueprints.profile import ComputeBase, ProfileBase
 from blueprints.profile_context import context_of
@@ -56,7 +56,7 @@ class FixedClusterProfile(ProfileBase):
         return self
 
 
-class FixedClusterBlueprint(Blueprint):
+class FixedClusterBlueprint(EcsBlueprint):
     """Fixed cluster: N multi-GPU nodes on one low-latency fabric with a shared elastic storage pool.
 
     Recommended for steady, long data-parallel or sharded training (the article's 96 × A100 medical-imaging

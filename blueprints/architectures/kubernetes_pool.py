@@ -1,0 +1,118 @@
+"""The kubernetes-pool blueprint: an ACK Pro cluster whose GPU node pool many training jobs share."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field, model_validator
+
+from blueprints.advisor.budget import BudgetTier
+from blueprints.architectures.base import Blueprint, Foundation
+from blueprints.errors import FieldError
+from blueprints.profile import ESS_MAX_SIZE, ComputeBase, ProfileBase
+from blueprints.profile_strict import Strict
+
+# The job engine's API, written into every PyTorchJob (`aitrain launch --kubernetes`).
+PYTORCHJOB_API = "kubeflow.org/v1"
+
+
+class KubernetesCompute(ComputeBase):
+    """One GPU node type in an ACK node pool that the cluster autoscaler sizes between min and max."""
+
+    min_nodes: int = Field(default=0, ge=0, le=ESS_MAX_SIZE, description="GPU node pool minimum (nodes); 0 lets the pool empty when no job runs.")
+    max_nodes: int = Field(ge=1, le=ESS_MAX_SIZE, description="GPU node pool maximum (nodes): what all jobs together may use.")
+    nodes_per_job: int | None = Field(default=None, ge=1, le=ESS_MAX_SIZE, description="Nodes one training job spans (one PyTorchJob worker per node); empty: max_nodes.")
+
+    @model_validator(mode="after")
+    def _bounds(self) -> "KubernetesCompute":
+        if self.min_nodes > self.max_nodes:
+            raise FieldError("min_nodes", self.min_nodes, f"is greater than max_nodes ({self.max_nodes}); need 0 ≤ min_nodes ≤ max_nodes")
+        if self.nodes_per_job is not None and self.nodes_per_job > self.max_nodes:
+            raise FieldError("nodes_per_job", self.nodes_per_job, f"is greater than max_nodes ({self.max_nodes}); a job cannot span more nodes than the pool holds")
+        return self
+
+    @property
+    def job_nodes(self) -> int:
+        """Nodes one job spans."""
+        return self.nodes_per_job if self.nodes_per_job is not None else self.max_nodes
+
+
+class KubernetesSettings(Strict):
+    """The ACK cluster: version, edition and what the stack installs on it (pinned, with documented defaults)."""
+
+    version: str = Field(default="", description="Kubernetes version ACK offers (catalog); empty: the catalog's default.")
+    namespace: str = Field(default="training", description="Namespace of the volumes and the training jobs.")
+
+
+class KubernetesProfile(ProfileBase):
+    """Profile of the ``kubernetes-pool`` blueprint."""
+
+    alias_count_fields: ClassVar[tuple[str, ...]] = ("min_nodes", "max_nodes", "nodes_per_job")
+
+    blueprint: Literal["kubernetes-pool"] = Field(description="Which blueprint builds this profile.")
+    compute: KubernetesCompute = Field(description="GPU node type and the GPU node pool's bounds.")
+    kubernetes: KubernetesSettings = Field(default_factory=KubernetesSettings, description="The ACK cluster's version and add-ons.")
+
+
+class KubernetesPoolBlueprint(Blueprint):
+    """Kubernetes pool: an ACK Pro cluster with a GPU node pool that many training jobs share.
+
+    Recommended when several training jobs run at once on one pool of GPUs: Kubernetes places each job's
+    pods, queues what does not fit and restarts failed workers, and the Kubeflow training operator turns a
+    ``PyTorchJob`` into one worker per node. The GPU pool scales between ``min_nodes`` (0 allowed) and
+    ``max_nodes``; the shared file system and the bucket are volumes every job mounts, and outlive the cluster.
+    """
+
+    name = "kubernetes-pool"
+    profile_model = KubernetesProfile
+    compute_unit = "k8s"
+    compute_zone_count = 1
+    park_refusal = "a Kubernetes GPU pool parks itself: set compute.min_nodes 0 and the cluster autoscaler removes idle GPU nodes"
+    job_engine = "kubernetes"
+
+    @property
+    def compute(self) -> KubernetesCompute:
+        """The profile's compute section, typed."""
+        return self.profile.compute  # type: ignore[return-value]
+
+    def compute_summary(self) -> dict[str, Any]:
+        """GPU pool bounds and the job size."""
+        compute = self.compute
+        return {
+            "min_nodes": compute.min_nodes,
+            "max_nodes": compute.max_nodes,
+            "max_gpus": compute.max_nodes * self.instance.gpu_count,
+            "nodes_per_job": compute.job_nodes,
+        }
+
+    def node_software_summary(self) -> dict[str, Any]:
+        """GPU software comes from ACK; the fabric is the type's."""
+        from blueprints.architectures.base import FABRIC_SUMMARY
+
+        return {"gpu_software": "installed by ACK on GPU nodes (NVIDIA driver and device plugin)", "fabric": FABRIC_SUMMARY[self.fabric_link]}
+
+    def price_basis(self) -> tuple[int, str]:
+        """Quoted at max_nodes: the most the GPU pool can cost per hour."""
+        return self.compute.max_nodes, "GPU pool at max_nodes"
+
+    @classmethod
+    def budget_tiers(cls, limits: dict[str, float]) -> tuple[BudgetTier, ...]:
+        """Jobs that share one pool of GPUs, at any budget."""
+        return (
+            BudgetTier(
+                "shared-pool", cls.name, 0.0, "Kubernetes GPU pool shared by parallel jobs", cls.compute_from_choice, spot_when_allowed=True, scales_to_zero=True, min_jobs_in_parallel=2
+            ),
+        )
+
+    @classmethod
+    def compute_from_choice(cls, instance_type: str, nodes: int) -> dict[str, Any]:
+        """Empty between jobs; one job scales the pool out to the recommended node count."""
+        return {"instance_type": instance_type, "min_nodes": 0, "max_nodes": nodes, "nodes_per_job": nodes}
+
+    def expected_nodes(self) -> int:
+        """A job spans nodes_per_job nodes (one worker each)."""
+        return self.compute.job_nodes
+
+    def build_nodes(self, foundation: Foundation) -> dict[str, object]:
+        """The ACK cluster, its node pools, the volumes and the job engine (components in ``blueprints.components``)."""
+        raise NotImplementedError("kubernetes-pool: built by the cluster and engine components (issue 11, in progress)")
