@@ -1,6 +1,8 @@
-"""Benchmark: wall time of `aitrain plan` (fresh process each run) at 12 and 128 nodes; prints medians and the ratio.
+"""Benchmark: wall time of `aitrain plan` (fresh process each run): medical-imaging at 12 and 128 nodes, and every
+other bundled preset; prints medians and ratios to the 12-node plan.
 
-The plan must not grow with the node count (instance sets batch ≤ 100 nodes), so the ratio should be close to 1.
+The plan must not grow with the node count (instance sets batch ≤ 100 nodes), so that ratio should be close to 1; the
+other presets' ratios show what each blueprint's plan costs against the fixed cluster's.
 Run: `make bench` or `.venv/bin/python bench/bench_plan.py [--runs N]`.
 """
 
@@ -43,6 +45,11 @@ def main() -> None:
     print(f"aitrain plan medical-imaging (12 nodes, 96 GPUs):      median {small:.3f} s over {runs} runs")
     print(f"aitrain plan medical-imaging --set compute.nodes=128:  median {large:.3f} s over {runs} runs")
     print(f"ratio 128-node / 12-node plan time: {large / small:.2f}")
+    from blueprints.stackconfig import preset_names
+
+    for preset in (name for name in preset_names() if name != "medical-imaging"):
+        seconds = median_seconds(["plan", preset], runs)
+        print(f"aitrain plan {preset}: median {seconds:.3f} s over {runs} runs, ratio to medical-imaging {seconds / small:.2f}")
 
 
 if __name__ == "__main__":
