@@ -118,6 +118,8 @@ def needs_from_plan(plan: Plan, catalog: Catalog) -> Needs:
             source = _launch_source(r, plan, by_name)
             if source is not None:
                 compute.append(_group(r, source.inputs, int(r.inputs.get("maxSize", 0)), _zones(r, by_name), catalog))
+        elif r.short_type == "cs.NodePool":
+            compute.extend(_node_pool_groups(r, by_name, catalog))
     storage = next((_storage(r, plan, by_name) for r in plan.resources if r.short_type == "nas.FileSystem"), None)
     return Needs(plan.profile_name, plan.blueprint, plan.region, tuple(compute), storage)
 
@@ -135,6 +137,17 @@ def _group(r: PlannedResource, inputs: dict[str, Any], nodes: int, zones: tuple[
         vcpus_per_node=known.vcpus if known else None,
         gpus_per_node=known.gpu_count if known else None,
     )
+
+
+def _node_pool_groups(r: PlannedResource, by_name: dict[str, PlannedResource], catalog: Catalog) -> list[ComputeNeed]:
+    """An ACK node pool: at its autoscaling max_size when scaling is on, else its desired size; one group per type.
+
+    A pool that lists several types may launch any of them, so each is checked for the whole pool (an upper bound).
+    """
+    scaling = r.inputs.get("scalingConfig") or {}
+    nodes = int(scaling.get("maxSize", 0)) if scaling.get("enable") else int(r.inputs.get("desiredSize") or r.inputs.get("nodeCount") or 0)
+    zones = _zones(r, by_name)
+    return [_group(r, {**r.inputs, "instanceType": name}, nodes, zones, catalog) for name in r.inputs.get("instanceTypes") or ()]
 
 
 def _zones(r: PlannedResource, by_name: dict[str, PlannedResource]) -> tuple[str, ...]:

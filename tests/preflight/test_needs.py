@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from blueprints.catalog import Catalog
-from blueprints.plan import Plan
+from blueprints.plan import Plan, PlannedResource
 from blueprints.preflight.needs import needs_from_plan
 from tests.preflight.conftest import plan_of
 
@@ -51,3 +51,18 @@ def test_needs_json_has_totals(imaging_plan: Plan, catalog: Catalog) -> None:
     assert (storage["kind"], storage["file_system_type"], storage["storage_type"], storage["protocol_type"], storage["zone"]) == (
         "extreme_nas", "extreme", "standard", "NFS", "cn-shanghai-a",
     )
+
+
+def _node_pool(name: str, inputs: dict) -> PlannedResource:
+    return PlannedResource(type="alicloud:cs/nodePool:NodePool", name=name, parent=None, custom=True, inputs=inputs)
+
+
+def test_ack_node_pools_count_at_max_size_when_autoscaling_else_desired(catalog: Catalog) -> None:
+    switch = PlannedResource(type="alicloud:vpc/switch:Switch", name="sw-a", parent=None, custom=True, inputs={"zoneId": "cn-shanghai-b"})
+    gpu = _node_pool("gpu", {"instanceTypes": ["ecs.gn7i-c32g1.8xlarge"], "scalingConfig": {"enable": True, "minSize": 0, "maxSize": 6}, "vswitchIds": ["${sw-a.id}"], "spotStrategy": "SpotAsPriceGo"})
+    system = _node_pool("system", {"instanceTypes": ["ecs.g7.large"], "desiredSize": 2, "vswitchIds": ["${sw-a.id}"]})
+    plan = Plan("kubernetes", "cn-shanghai", "k8s", {}, (), (switch, gpu, system))
+    by_type = {c.instance_type: c for c in needs_from_plan(plan, catalog).compute}
+    pool, cpu = by_type["ecs.gn7i-c32g1.8xlarge"], by_type["ecs.g7.large"]
+    assert (pool.nodes, pool.zones, pool.spot, pool.gpus) == (6, ("cn-shanghai-b",), True, 6)
+    assert (cpu.nodes, cpu.zones, cpu.spot, cpu.gpus) == (2, ("cn-shanghai-b",), False, 0)
