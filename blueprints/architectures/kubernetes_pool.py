@@ -36,6 +36,7 @@ ERDMA_SUMMARY = (
 
 _ADDON_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
 _DRIVER_RE = re.compile(r"\d{3}\.\d{1,3}(\.\d{1,3})?")
+# SLS project names (as profile_security.py, https://alibabacloud.com/help/en/sls/developer-reference/create-project).
 _SLS_PROJECT_RE = re.compile(r"[a-z0-9][a-z0-9-]{1,61}[a-z0-9]")
 _NAMESPACE_RE = re.compile(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?")
 
