@@ -92,7 +92,7 @@ class AddonPin(Strict):
 class KubernetesSettings(Strict):
     """The ACK cluster: version, edition and what the stack installs on it (pinned, with documented defaults)."""
 
-    version: str = Field(default="", description="Kubernetes version ACK offers (catalog kubernetes_versions.csv); empty: the catalog's default.")
+    version: str | None = Field(default=None, description="Kubernetes version ACK offers (catalog kubernetes_versions.csv); empty: the catalog's default.")
     # pulumi-alicloud 4.0.0 cs.ManagedKubernetes cluster_spec: ack.standard, ack.pro.small (Pro), ack.pro.xlarge/2xlarge/4xlarge (provisioned).
     cluster_spec: Literal["ack.pro.small", "ack.pro.xlarge", "ack.pro.2xlarge", "ack.pro.4xlarge", "ack.standard"] = Field(
         default="ack.pro.small", description="ACK edition: ack.pro.small (ACK Pro), ack.pro.xlarge/2xlarge/4xlarge (provisioned control plane; 4xlarge needs a whitelist) or ack.standard."
