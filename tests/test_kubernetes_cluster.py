@@ -177,3 +177,16 @@ def test_kubeconfig_comes_from_the_cluster_credential():
     pool = next(r for r in stack.resources if r.name == "c-gpu-pool")
     assert "dataDisks" not in pool.inputs and pool.depends_on == ()
     assert not [r for r in stack.resources if r.short_type == "ram.RolePolicyAttachment"]
+
+
+def test_a_local_nvme_type_gets_no_scratch_disk_and_a_note_saying_so():
+    plan = offline_plan(PRESET, overrides={"compute.instance_type": "ecs.gn5-c8g1.14xlarge", "compute.scratch_gib": None})
+    assert "dataDisks" not in one(plan, f"{UNIT}-gpu-pool").inputs
+    assert any(n.startswith("ecs.gn5-c8g1.14xlarge brings local NVMe") and "/mnt/scratch does not exist" in n for n in plan.notes)
+
+
+def test_an_optional_login_node_joins_the_stack_and_its_outputs():
+    plan = offline_plan(PRESET, overrides={"access.login_node": True, "access.key_pair_name": "ops", "network.admin_cidr": "203.0.113.0/24"})
+    assert {"login_node_public_ip", "login_node_private_ip", "login_node_instance_id"} <= set(plan.outputs)
+    assert [r.name for r in plan.resources if r.short_type == "aitrain:access:LoginNode" or r.name == "kubernetes-training-login"] == ["kubernetes-training-login"]
+    assert one(plan, f"{UNIT}-cluster").inputs["slbInternetEnabled"] is False

@@ -25,7 +25,9 @@ PYTORCHJOB_API = "kubeflow.org/v1"
 # with KubernetesWorkloads.training_operator_version when wiring the workloads.
 TRAINING_OPERATOR_VERSION = "v1.9.0"
 
-# An ACK node pool's scaling_config: min_size and max_size 0–1000 (pulumi-alicloud 4.0.0 cs NodePoolScalingConfigArgs).
+# An ACK node pool's scaling_config: min_size and max_size 0–1000 (pulumi-alicloud 4.0.0 cs NodePoolScalingConfigArgs);
+# the provider's schema accepts max_size up to 2000 (aliyun/terraform-provider-alicloud@81c43b67
+# alicloud/resource_alicloud_cs_kubernetes_node_pool.go), so the documented, stricter 1000 is kept.
 NODE_POOL_MAX_SIZE = 1000
 
 # On ACK the ERIs come from the ack-erdma-controller add-on, not from the node's launch (ready-to-train.md §7b).
@@ -322,6 +324,11 @@ class KubernetesPoolBlueprint(Blueprint):
         )
         if self.fabric_link == "erdma":
             notes.append("eRDMA: the ack-erdma-controller add-on creates and attaches ERIs itself (ecs:CreateNetworkInterface, AttachNetworkInterface); check it has those permissions on this cluster before the first job.")
+        if self.compute.scratch(self.catalog).local_nvme:
+            notes.append(
+                f"{self.instance.instance_type} brings local NVMe, so the GPU pool gets no scratch data disk; on ACK nothing formats or mounts the NVMe, "
+                "so /mnt/scratch does not exist on these nodes (use an emptyDir or a local volume in the job)."
+            )
         notes.append("The cluster has no deletion protection: it holds no data (the file system and the bucket live outside it and are retained), so `pulumi destroy` may remove it.")
         return notes
 
