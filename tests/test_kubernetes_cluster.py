@@ -190,3 +190,20 @@ def test_an_optional_login_node_joins_the_stack_and_its_outputs():
     assert {"login_node_public_ip", "login_node_private_ip", "login_node_instance_id"} <= set(plan.outputs)
     assert [r.name for r in plan.resources if r.short_type == "aitrain:access:LoginNode" or r.name == "kubernetes-training-login"] == ["kubernetes-training-login"]
     assert one(plan, f"{UNIT}-cluster").inputs["slbInternetEnabled"] is False
+
+
+def test_the_kubeconfig_invoke_runs_on_the_region_provider(monkeypatch):
+    from blueprints import preview
+
+    calls = []
+    answer = preview.OfflineMocks.call
+
+    def recording(self, args):
+        calls.append((args.token, args.provider, dict(args.args)))
+        return answer(self, args)
+
+    monkeypatch.setattr(preview.OfflineMocks, "call", recording)
+    offline_plan(PRESET)
+    (credential,) = [c for c in calls if c[0] == "alicloud:cs/getClusterCredential:getClusterCredential"]
+    assert f"pulumi:providers:alicloud::{PROVIDER}::" in credential[1]
+    assert credential[2] == {"clusterId": f"${{{UNIT}-cluster.id}}"}
