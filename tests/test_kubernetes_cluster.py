@@ -129,7 +129,7 @@ def test_options_reach_the_arguments():
             "kubernetes.audit_log_project": "team-audit",
             "kubernetes.public_api_endpoint": True,
             "network.admin_cidr": "203.0.113.0/24",
-            "kubernetes.addons": [{"name": "csi-plugin", "version": "v1.33.1"}],
+            "kubernetes.addons": [{"name": "csi-plugin", "version": "v1.33.1"}, {"name": "ack-node-problem-detector", "config": '{"sls_project_name": "team-audit"}'}],
         },
     )
     cluster = one(plan, f"{UNIT}-cluster").inputs
@@ -138,6 +138,7 @@ def test_options_reach_the_arguments():
     addons = {a["name"]: a for a in cluster["addons"]}
     assert addons["csi-plugin"] == {"name": "csi-plugin", "version": "v1.33.1"}
     assert json.loads(addons["logtail-ds"]["config"]) == {"sls_project_name": "team-audit"}
+    assert addons["ack-node-problem-detector"] == {"name": "ack-node-problem-detector", "config": '{"sls_project_name": "team-audit"}'}
     pool = one(plan, f"{UNIT}-gpu-pool").inputs
     assert pool["spotStrategy"] == "SpotAsPriceGo"
     assert {"key": "ack.aliyun.com/nvidia-driver-version", "value": "550.144.03"} in pool["labels"]
@@ -174,6 +175,8 @@ def test_kubeconfig_comes_from_the_cluster_credential():
     with offline_mocks() as stack:
         cluster = KubernetesCluster("c", args)
         assert stack.resolve(cluster.kubeconfig) == "${c-cluster.kubeConfig}"
+        # What the lead's workloads wait for: both node pools.
+        assert cluster.ready == [cluster.system_pool, cluster.gpu_pool]
     pool = next(r for r in stack.resources if r.name == "c-gpu-pool")
     assert "dataDisks" not in pool.inputs and pool.depends_on == ()
     assert not [r for r in stack.resources if r.short_type == "ram.RolePolicyAttachment"]
@@ -207,3 +210,26 @@ def test_the_kubeconfig_invoke_runs_on_the_region_provider(monkeypatch):
     (credential,) = [c for c in calls if c[0] == "alicloud:cs/getClusterCredential:getClusterCredential"]
     assert f"pulumi:providers:alicloud::{PROVIDER}::" in credential[1]
     assert credential[2] == {"clusterId": f"${{{UNIT}-cluster.id}}"}
+
+
+def test_the_notes_tell_a_reviewer_what_ack_changes(k8s_plan):
+    notes = k8s_plan.notes
+    assert any(n.startswith(f"The GPU pool runs as its own RAM role {UNIT}-gpu-node (trusts ecs.aliyuncs.com only") for n in notes)
+    assert any(n.startswith("eRDMA: the ack-erdma-controller add-on creates and attaches ERIs itself") for n in notes)
+    assert any(n.startswith("The cluster has no deletion protection: it holds no data") for n in notes)
+    assert not any("restricts it to network.admin_cidr" in n for n in notes)
+
+
+def test_the_blueprint_meaning():
+    from blueprints.architectures import BLUEPRINTS, blueprint_for, parse
+    from blueprints.catalog import load_catalog
+
+    cls = BLUEPRINTS["kubernetes-pool"]
+    assert cls.job_engine == "kubernetes" and cls.compute_unit == "k8s" and "cluster autoscaler" in cls.park_refusal
+    catalog = load_catalog()
+    profile = parse({"blueprint": "kubernetes-pool", "name": "team", "region": "cn-shanghai", "compute": {"instance_type": "ecs.gn7e-c16g1.32xlarge", "max_nodes": 6, "nodes_per_job": 3},
+                     "storage": {"kind": "extreme_nas", "throughput_tier": "standard", "capacity_gib": 8192}}, catalog=catalog, today=__import__("datetime").date(2026, 12, 1))
+    blueprint = blueprint_for(profile, catalog, __import__("datetime").date(2026, 12, 1))
+    assert blueprint.node_role_name == "team-k8s-gpu-node"
+    assert blueprint.expected_nodes() == 3 and blueprint.price_basis() == (6, "GPU pool at max_nodes")
+    assert blueprint.kubernetes_version == "1.36.1-aliyun.1"

@@ -35,6 +35,11 @@ def test_min_above_max_names_the_field():
     assert "compute.min_nodes = 5: is greater than max_nodes (2)" in out
 
 
+def test_a_job_larger_than_the_pool_names_the_field():
+    out = refused("compute.nodes_per_job=9")
+    assert "compute.nodes_per_job = 9: is greater than max_nodes (8)" in out
+
+
 def test_unknown_version_lists_the_catalogs_versions():
     out = refused("kubernetes.version=1.30.1")
     assert "kubernetes.version = '1.30.1': is not a version ACK offers in the catalog" in out

@@ -53,6 +53,14 @@ def test_default_addons_add_the_erdma_controller_only_for_erdma():
     assert plain == ["flannel", "csi-plugin", "csi-provisioner", "logtail-ds"]
     assert [a.name for a in ack.default_addons(erdma=True)] == [*plain, "ack-erdma-controller"]
     assert all(a.version == "" for a in ack.addons)
+    (erdma,) = [a for a in ack.addons if a.name == "ack-erdma-controller"]
+    assert erdma.config == '{"agent":{"preferDriver":"ofed","allocateAllDevices":true}}' and erdma.when == "erdma"
+
+
+def test_a_repeated_addon_is_refused(data):
+    path = data / "kubernetes_addons.csv"
+    path.write_text(path.read_text(encoding="utf-8") + "csi-plugin,,,always,https://example.com/a,2026-11-30,\n", encoding="utf-8")
+    assert "kubernetes_addons.csv line 7, column 'name': duplicate 'csi-plugin' (first on line 3)" in message(data)
 
 
 def test_two_defaults_are_refused(data):
