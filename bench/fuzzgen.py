@@ -297,6 +297,13 @@ def base_profile(rng: random.Random, values: Values, blueprint: str) -> dict[str
         profile["network"]["admin_cidr"] = values.valid(rng, "network.admin_cidr")
     if blueprint == "fixed-cluster":
         profile["compute"]["nodes"] = rng.choice([1, 2, 12, 100, 101, 250, 2000])
+    elif blueprint == "kubernetes-pool":
+        # An ACK node pool holds 0–1000 nodes and has no desired size or off-hours schedule (the autoscaler sizes it).
+        low = rng.choice([0, 0, 1, 2, 50])
+        high = max(rng.choice([low, low + 1, low + 8, 1000]), low, 1)
+        profile["compute"].update(min_nodes=low, max_nodes=high)
+        if rng.random() < 0.5:
+            profile["compute"]["nodes_per_job"] = rng.randint(1, high)
     else:
         low = rng.choice([0, 0, 1, 2, 50])
         high = rng.choice([low, low + 1, low + 8, 2000]) or 1

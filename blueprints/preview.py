@@ -33,6 +33,7 @@ COMPUTED_OUTPUTS: dict[str, tuple[str, ...]] = {
     "alicloud:ess/scalingRule:ScalingRule": ("ari",),
     "alicloud:ram/role:Role": ("arn",),
     "alicloud:ecs/instance:Instance": ("privateIp",),
+    "alicloud:cs/nodePool:NodePool": ("nodePoolId",),
 }
 
 
@@ -68,7 +69,7 @@ class OfflineMocks(pulumi.runtime.Mocks):
         return reference(args.name, "id"), state
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:  # type: ignore[override]  # a dict is an accepted answer
-        """Answer the data sources the program uses, from the catalog: zones and images."""
+        """Answer the data sources the program uses, from the catalog: zones and images (and an ACK cluster's kubeconfig, as a reference)."""
         if args.token == "alicloud:index/getZones:getZones":
             wanted = args.args.get("availableInstanceType")
             ids = list(self.zones(wanted) if callable(self.zones) else self.zones)
@@ -81,6 +82,10 @@ class OfflineMocks(pulumi.runtime.Mocks):
             # The instances an instance set launched: their private IPs are known after deployment.
             ids = list(args.args.get("ids") or [])
             return {"ids": ids, "instances": [{"id": i, "privateIp": f"${{{i.strip('${}')}.privateIp}}"} for i in ids]}
+        if args.token == "alicloud:cs/getClusterCredential:getClusterCredential":
+            # A kubeconfig exists only once the cluster does: shown as a reference to the cluster's credential.
+            cluster = str(args.args.get("clusterId", "cluster")).strip("${}").removesuffix(".id")
+            return {"clusterId": args.args.get("clusterId"), "kubeConfig": reference(cluster, "kubeConfig")}
         raise NotImplementedError(f"the offline preview has no answer for {args.token}")
 
 

@@ -20,6 +20,8 @@ TOKENS = (
     "alicloud:actiontrail/trail:Trail",
     "alicloud:cms/alarm:Alarm",
     "alicloud:cms/alarmContactGroup:AlarmContactGroup",
+    "alicloud:cs/managedKubernetes:ManagedKubernetes",
+    "alicloud:cs/nodePool:NodePool",
     "alicloud:ecs/autoSnapshotPolicy:AutoSnapshotPolicy",
     "alicloud:ecs/ecsDeploymentSet:EcsDeploymentSet",
     "alicloud:ecs/ecsDisk:EcsDisk",

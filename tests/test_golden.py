@@ -27,6 +27,7 @@ GOLDEN_PLANS: dict[str, tuple[str, dict[str, object]]] = {
     "medical-imaging": ("medical-imaging", {}),
     "autoscaling-training": ("autoscaling-training", {}),
     "medical-imaging-erdma-login": ("medical-imaging", ERDMA_LOGIN),
+    "kubernetes-training": ("kubernetes-training", {}),
 }
 
 
@@ -35,6 +36,13 @@ def erdma_login_plan():
     from blueprints.testing import offline_plan
 
     return offline_plan("medical-imaging", overrides=ERDMA_LOGIN)
+
+
+@pytest.fixture(scope="module")
+def kubernetes_plan():
+    from blueprints.testing import offline_plan
+
+    return offline_plan("kubernetes-training")
 
 
 def golden_text(plan, kind: str) -> str:
@@ -51,7 +59,12 @@ def golden_path(preset: str, kind: str) -> Path:
 
 @pytest.mark.parametrize(
     "preset, fixture",
-    [("medical-imaging", "medical_plan"), ("autoscaling-training", "autoscaling_plan"), ("medical-imaging-erdma-login", "erdma_login_plan")],
+    [
+        ("medical-imaging", "medical_plan"),
+        ("autoscaling-training", "autoscaling_plan"),
+        ("medical-imaging-erdma-login", "erdma_login_plan"),
+        ("kubernetes-training", "kubernetes_plan"),
+    ],
 )
 @pytest.mark.parametrize("kind", KINDS)
 def test_plan_matches_golden_file(preset, fixture, kind, request, update_golden):

@@ -90,7 +90,7 @@ def test_the_cli_reads_skips_from_a_stack_config(tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["policy", "config"], "preset = None: name a preset (autoscaling-training, medical-imaging) or give --stack-config"),
+    (["policy", "config"], "preset = None: name a preset (autoscaling-training, kubernetes-training, medical-imaging) or give --stack-config"),
     (["policy", "config", "medical-imaging", "--today", "2026-13-01"], "--today"),
 ])
 def test_bad_input_is_one_message_and_exit_2(args, message):

@@ -8,6 +8,7 @@ import pathlib
 import re
 from typing import Any, Mapping
 
+from blueprints.catalog.kubernetes import load_kubernetes
 from blueprints.catalog.queries import Catalog
 from blueprints.catalog.records import Alias, DiskLimits, GpuModel, GpuSoftware, Image, InstanceType, InstanceZones, LocalDisk, PriceRow, Region, StorageTier
 from blueprints.catalog.schema import (
@@ -140,6 +141,7 @@ def _load(directory: pathlib.Path) -> Catalog:
     local_disks = {v["instance_type"]: LocalDisk(**v) for _, v in local_rows}
 
     prices = _load_prices(directory)
+    kubernetes = load_kubernetes(directory)
 
     return Catalog(
         version=version,
@@ -154,6 +156,7 @@ def _load(directory: pathlib.Path) -> Catalog:
         aliases=aliases,
         images=images,
         instance_zones=instance_zones,
+        kubernetes=kubernetes,
     )
 
 

@@ -6,6 +6,7 @@ import difflib
 from types import MappingProxyType
 from typing import Iterable, Mapping
 
+from blueprints.catalog.kubernetes import KubernetesFacts
 from blueprints.catalog.records import Alias, DiskLimits, GpuModel, GpuSoftware, Image, InstanceType, InstanceZones, LocalDisk, PriceRow, Region, StorageTier
 
 __all__ = ["Catalog"]
@@ -26,6 +27,7 @@ class Catalog:
     disks: tuple[DiskLimits, ...]
     local_disks: Mapping[str, LocalDisk]
     prices: tuple[PriceRow, ...]
+    kubernetes: KubernetesFacts
 
     def __init__(
         self,
@@ -42,6 +44,7 @@ class Catalog:
         disks: Iterable[DiskLimits] = (),
         local_disks: Mapping[str, LocalDisk] | None = None,
         prices: Iterable[PriceRow] = (),
+        kubernetes: KubernetesFacts | None = None,
     ) -> None:
         self.version = version
         # Read-only views: the default catalog is cached and shared, so nobody may mutate it.
@@ -56,6 +59,8 @@ class Catalog:
         self.disks = tuple(disks)
         self.local_disks = MappingProxyType(dict(local_disks or {}))
         self.prices = tuple(prices)
+        # ACK versions, GPU node-pool families and add-ons (catalog/kubernetes.py); empty for a catalog built without them.
+        self.kubernetes = kubernetes or KubernetesFacts()
         self._zones_by_key = MappingProxyType({(z.instance_type, z.region): z.zones for z in self.instance_zones})
 
     def price(self, item: str, tier: str | None, region: str) -> tuple[PriceRow, bool] | None:
