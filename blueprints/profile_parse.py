@@ -131,8 +131,8 @@ def _with_owner_hints(problems: list[Problem], blueprint: str, models: Mapping[s
             p = Problem(
                 p.path,
                 p.value,
-                f"is a key of blueprint {join_allowed(takers)}, not of '{blueprint}'; '{blueprint}' takes here: {join_allowed(mine, limit=30)}",
-                f"set blueprint: {takers[0]} to use it" if len(takers) == 1 else None,
+                f"is a key of {'blueprint' if len(takers) == 1 else 'blueprints'} {join_allowed(takers)}, not of '{blueprint}'; '{blueprint}' takes here: {join_allowed(mine, limit=30)}",
+                f"set blueprint: {' or '.join(takers)} to use it",
             )
         out.append(p)
     return out

@@ -242,9 +242,9 @@ def test_the_other_blueprints_keys_name_the_blueprint_that_takes_them():
     data["compute"].update(min_nodes=1, max_nodes=4)
     del data["compute"]["nodes"]
     found = {p.path: p for p in problems(data)}
-    assert "is a key of blueprint 'autoscaling-pool', not of 'fixed-cluster'" in found["compute.min_nodes"].message
+    assert "is a key of blueprints 'autoscaling-pool', 'kubernetes-pool', not of 'fixed-cluster'" in found["compute.min_nodes"].message
     assert "'nodes'" in found["compute.min_nodes"].message
-    assert found["compute.min_nodes"].hint == "set blueprint: autoscaling-pool to use it"
+    assert found["compute.min_nodes"].hint == "set blueprint: autoscaling-pool or kubernetes-pool to use it"
     data = autoscaling()
     data["compute"]["nodes"] = 3
     (p,) = problems(data)
