@@ -86,7 +86,10 @@ def job_engine_of(data: Any, source: str, engines: Mapping[str, str]) -> str:
         raise _bad(f"{source}: aitrain_outputs", data["aitrain_outputs"], f"this aitrain reads outputs version '{OUTPUTS_VERSION}'; re-run `pulumi up` with this aitrain version")
     blueprint = data.get("blueprint")
     if not isinstance(blueprint, str) or blueprint not in engines:
-        raise _bad(f"{source}: blueprint", blueprint if "blueprint" in data else MISSING, f"these look like outputs of another blueprint or tool; aitrain knows {join_allowed(tuple(engines))}")
+        raise UserInputError(
+            f"blueprint {blueprint!r} is not one aitrain knows: {source}",
+            [Problem("blueprint", blueprint if "blueprint" in data else MISSING, f"these look like outputs of another blueprint or tool; aitrain knows {join_allowed(tuple(engines))}")],
+        )
     return engines[blueprint]
 
 
