@@ -9,7 +9,8 @@ The job follows the Kubeflow training operator v1.9.0 (the CRD vendored in
 rank 0 and its service ``<job>-master-0`` is the rendezvous address) and ``Worker`` replicas for the other nodes
 (at least 1 when present, so a one-node job has no Worker). ``spec.nprocPerNode`` = GPUs per node and the
 container runs ``torchrun``: the operator sets ``PET_NNODES``, ``PET_NODE_RANK``, ``PET_NPROC_PER_NODE``,
-``PET_MASTER_ADDR`` and ``PET_MASTER_PORT``, which torchrun reads as its defaults. Sources (kubeflow/training-operator
+``PET_MASTER_ADDR`` and ``PET_MASTER_PORT``, which torchrun reads as its defaults (pytorch/pytorch
+torch/distributed/argparse_util.py, class ``env``: an argument's default is ``PET_<DEST>``). Sources (kubeflow/training-operator
 @6f74c7f6b2ed6c27aabd82d0a316b23f0646059c): pkg/controller.v1/pytorch/envvar.go (setPodEnv), master.go,
 pkg/webhooks/pytorch/pytorchjob_webhook.go (Master replicas must be 1, Worker ≥ 1, a container named ``pytorch``,
 job name a DNS-1035 label), examples/pytorch/cpu-demo/demo.yaml ("Make the nprocPerNode part consistent with the
@@ -41,6 +42,12 @@ PROFILE_LABEL = "aitrain.io/profile"
 # (ready-to-train.md §7b: ACK "Use eRDMA to accelerate container networks").
 ERDMA_RESOURCE = "aliyun/erdma"
 GPU_RESOURCE = "nvidia.com/gpu"
+# eRDMA pods use the node's network: "--hostNetwork true ensures that NCCL can reach the eRDMA device directly"
+# (https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/run-the-gdr-application-on-the-erdma-node-on-the-ack,
+# 2026-03-26), and the ACK eRDMA doc's NCCL pod has hostNetwork: true (ready-to-train.md §2). A host-network pod
+# resolves the Master's service (<job>-master-0) only with dnsPolicy ClusterFirstWithHostNet (Kubernetes "DNS for
+# Services and Pods"). One pod per node (it takes every GPU), so the operator's port 23456 cannot clash on a node.
+ERDMA_HOST_NETWORK = True
 FABRICS = ("erdma", "roce", "tcp")
 # metadata.name: the operator's webhook requires a DNS-1035 label (NameIsDNS1035Label); its pods add
 # "-worker-<index>" to it, so 63 - len("-worker-") - 5 digits keeps every pod and service name a valid label.
@@ -216,12 +223,16 @@ def _replica(outputs: KubernetesOutputs, replicas: int, image: str, command: lis
         mounts.append({"name": "data", "mountPath": BUCKET_MOUNT_PATH})
         volumes.append({"name": "data", "persistentVolumeClaim": {"claimName": outputs.bucket_claim}})
     env = [{"name": key, "value": value} for key, value in nccl_env(outputs.fabric).items()]
+    pod: dict[str, Any] = {}
+    if outputs.fabric == "erdma" and ERDMA_HOST_NETWORK:
+        pod = {"hostNetwork": True, "dnsPolicy": "ClusterFirstWithHostNet"}
     return {
         "replicas": replicas,
         "restartPolicy": "OnFailure",
         "template": {
             "metadata": {"labels": dict(labels)},
             "spec": {
+                **pod,
                 "nodeSelector": dict(outputs.node_selector),
                 "tolerations": [{**outputs.taint, "operator": "Equal" if "value" in outputs.taint else "Exists"}],
                 "containers": [

@@ -159,6 +159,7 @@ def test_llama_job_shape_master_rank0_three_workers_eight_gpus_erdma():
         assert container["resources"] == {"limits": {"nvidia.com/gpu": 8, "aliyun/erdma": 1}}
         assert {e["name"]: e["value"] for e in container["env"]} == nccl_env("erdma")
         assert pod["nodeSelector"] == {"aitrain.io/node-pool": "gpu"}
+        assert pod["hostNetwork"] is True and pod["dnsPolicy"] == "ClusterFirstWithHostNet"  # eRDMA reaches NCCL on the node's network
         assert pod["tolerations"] == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule", "operator": "Equal"}]
         assert {m["mountPath"]: m["name"] for m in container["volumeMounts"]} == {"/mnt/shared": "shared", "/dev/shm": "dshm", lk.BUCKET_MOUNT_PATH: "data"}
         assert pod["volumes"] == [
@@ -180,6 +181,8 @@ def test_every_generated_job_validates_against_the_crd(fabric, bucket, nodes):
     assert ("Worker" in specs) == (nodes > 1)  # the webhook forbids Worker replicas < 1
     container = specs["Master"]["template"]["spec"]["containers"][0]
     assert ("aliyun/erdma" in container["resources"]["limits"]) == (fabric == "erdma")
+    pod = specs["Master"]["template"]["spec"]
+    assert pod.get("hostNetwork", False) == (fabric == "erdma") and ("dnsPolicy" in pod) == (fabric == "erdma")
     assert {e["name"]: e["value"] for e in container["env"]} == nccl_env(fabric)
     claims = [v["persistentVolumeClaim"]["claimName"] for v in specs["Master"]["template"]["spec"]["volumes"] if "persistentVolumeClaim" in v]
     assert claims == (["llama-pretrain-shared", "llama-pretrain-data"] if bucket else ["llama-pretrain-shared"])
