@@ -54,6 +54,8 @@ def launch(
     data = lc.load_outputs(stack)
     engines = {key: blueprint.job_engine for key, blueprint in BLUEPRINTS.items()}
     if kubernetes:
+        if via is Via.ssh:
+            raise UserInputError("--via is for torchrun launches", [Problem("--via", via.value, "a PyTorchJob is started by the training operator, not over ssh: drop --via with --kubernetes")])
         _launch_kubernetes(data, str(stack), engines, run_id, cmd or [], image=image, name=name, nodes=nodes, out=out, apply=apply, dry_run=dry_run)
         return
     k8s_only = {"--image": image, "--name": name, "--nodes": nodes, "--out": out, "--apply": apply or None}

@@ -280,6 +280,7 @@ BAD = {
     "missing key": (llama(gpus_per_node=None), ["--image", IMAGE], "gpus_per_node"),
     "bad fabric": (llama(fabric="infiniband"), ["--image", IMAGE], "fabric"),
     "secret claim": (llama(shared_volume_claim="[secret]"), ["--image", IMAGE], "--show-secrets"),
+    "via ssh": (llama(), ["--image", IMAGE, "--via", "ssh"], "drop --via with --kubernetes"),
     "k8s option on torchrun": ({"aitrain_outputs": "v1", "blueprint": "fixed-cluster"}, ["--image", IMAGE], None),
 }
 
