@@ -228,6 +228,10 @@ def test_cli_writes_out_and_applies_the_file_with_kubectl(outputs_file, fake_kub
     validate(written)
     assert written["metadata"]["name"] == "llama-sft"
     assert fake_kubectl() == [{"argv": ["apply", "-f", str(out)], "stdin": ""}]
+    assert result.stdout.startswith(
+        "aitrain launch --kubernetes: PyTorchJob training/llama-sft on llama-pretrain (kubernetes-pool, cn-wulanchabu): 4 nodes × 8 GPUs, "
+        f"fabric erdma, aliyun/erdma 1 per pod, shared at /mnt/shared, bucket at /mnt/data, run {RUN}\n"
+    )
     assert result.stdout.index(f"running: kubectl apply -f {out}") < result.stdout.index("pytorchjob.kubeflow.org/llama-sft created")
 
 
@@ -280,6 +284,13 @@ BAD = {
     "missing key": (llama(gpus_per_node=None), ["--image", IMAGE], "gpus_per_node"),
     "bad fabric": (llama(fabric="infiniband"), ["--image", IMAGE], "fabric"),
     "secret claim": (llama(shared_volume_claim="[secret]"), ["--image", IMAGE], "--show-secrets"),
+    "not aitrain": ({"vpc_id": "vpc-1"}, ["--image", IMAGE], "these are not aitrain stack outputs"),
+    "old outputs": (llama(aitrain_outputs="v0"), ["--image", IMAGE], "this aitrain reads outputs version 'v1'"),
+    "unknown blueprint": (llama(blueprint="slurm-cluster"), ["--image", IMAGE], "blueprint 'slurm-cluster' is not one aitrain knows"),
+    "taint without effect": (llama(gpu_taint={"key": "nvidia.com/gpu", "value": "true"}), ["--image", IMAGE], "must have a key and an effect"),
+    "stale nodes_per_job": (llama(nodes_per_job=5), ["--image", IMAGE], "nodes_per_job = 5: is greater than max_nodes (4)"),
+    "bare python": (llama(), ["--image", IMAGE, "--", "python"], "python needs a script or -m MODULE"),
+    "python -m alone": (llama(), ["--image", IMAGE, "--", "python", "-m"], "python needs a script or -m MODULE"),
     "via ssh": (llama(), ["--image", IMAGE, "--via", "ssh"], "drop --via with --kubernetes"),
     "k8s option on torchrun": ({"aitrain_outputs": "v1", "blueprint": "fixed-cluster"}, ["--image", IMAGE], None),
 }
@@ -311,6 +322,8 @@ def test_apply_without_kubectl_is_exit_2_and_writes_nothing(outputs_file, tmp_pa
 def test_pure_helpers_refuse_bad_values():
     outputs = lk.parse_kubernetes_outputs(llama(), "o.json", ENGINES)
     assert lk.job_nodes(outputs, None) == 4
+    with pytest.raises(UserInputError, match="DNS-1035"):
+        lk.build_job(outputs, name="-bad", image=IMAGE, run_id=RUN, command=["python", "t.py"])
     with pytest.raises(UserInputError):
         lk.build_job(outputs, name="ok", image="has space", run_id=RUN, command=["python", "t.py"])
     with pytest.raises(UserInputError):
