@@ -329,3 +329,35 @@ def test_pure_helpers_refuse_bad_values():
     with pytest.raises(UserInputError):
         lk.build_job(outputs, name="ok", image=IMAGE, run_id="x" * 64, command=["python", "t.py"])
     assert lk.default_job_name("llama", "Run_1.2") == "llama-run-1-2"
+
+
+@pytest.mark.parametrize(
+    "key, value, allowed",
+    [
+        ("kubernetes_namespace", "Training; rm -rf /", "a Kubernetes namespace"),
+        ("shared_volume_claim", 7, "a PersistentVolumeClaim name"),
+        ("bucket_volume_claim", "Data_Claim", "a PersistentVolumeClaim name"),
+        ("gpus_per_node", "8", "a whole number, 1 or more"),
+        ("gpus_per_node", 0, "a whole number, 1 or more"),
+        ("max_nodes", True, "a whole number, 1 or more"),
+        ("fabric", "infiniband", "one of 'erdma', 'roce', 'tcp'"),
+        ("gpu_node_selector", {}, "a non-empty mapping of strings to strings"),
+        ("gpu_node_selector", ["aitrain.io/node-pool=gpu"], "a non-empty mapping of strings to strings"),
+        ("gpu_taint", {"key": "nvidia.com/gpu", "effect": 1}, "a non-empty mapping of strings to strings"),
+        ("job_api", "kubeflow.org/v2", "'kubeflow.org/v1'"),
+        ("training_operator_version", "latest", "a release tag such as v1.9.0"),
+        ("kubernetes_namespace", "[secret]", "--show-secrets"),
+    ],
+)
+def test_each_malformed_output_is_one_problem_naming_key_value_and_what_is_allowed(key, value, allowed):
+    with pytest.raises(UserInputError) as caught:
+        lk.parse_kubernetes_outputs(llama(**{key: value}), "o.json", ENGINES)
+    (problem,) = caught.value.problems
+    assert problem.path == f"o.json: {key}" and problem.value == value and allowed in problem.message
+
+
+def test_outputs_without_a_bucket_claim_have_none_and_missing_required_keys_are_all_listed():
+    assert lk.parse_kubernetes_outputs(llama(bucket_volume_claim=None), "o.json", ENGINES).bucket_claim is None
+    with pytest.raises(UserInputError) as caught:
+        lk.parse_kubernetes_outputs(llama(gpus_per_node=None, fabric=None, gpu_taint=None), "o.json", ENGINES)
+    assert [p.path for p in caught.value.problems] == ["o.json: gpus_per_node", "o.json: fabric", "o.json: gpu_taint"]
