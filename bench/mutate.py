@@ -65,6 +65,7 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("blueprints/files.py", ("tests/test_stackfile.py", "tests/zones")),
     ("blueprints/cli_zones.py", ("tests/zones",)),
     ("blueprints/cli_preflight.py", ("tests/preflight",)),
+    ("blueprints/launch_kubernetes.py", ("tests/test_launch_kubernetes.py",)),
     ("", ("tests",)),
 )
 

@@ -35,16 +35,36 @@ def launch(
     via: Annotated[Via, typer.Option("--via", help="cloud-assistant: ECS RunCommand, keyless (default). ssh: through the login node (fixed clusters with access.login_node).")] = Via.cloud_assistant,
     run_id: Annotated[Optional[str], typer.Option("--run-id", help="Names the run's log directory <shared>/.aitrain/runs/<run-id>/; default: the UTC time, e.g. 20261201T093000Z.")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print exactly what would run, run nothing, exit 0.")] = False,
+    kubernetes: Annotated[bool, typer.Option("--kubernetes", help="Kubernetes stacks (kubernetes-pool): write a PyTorchJob (kubeflow.org/v1), one pod per GPU node.")] = False,
+    image: Annotated[Optional[str], typer.Option("--image", help="--kubernetes: the training container image (with torchrun), e.g. registry.cn-shanghai.aliyuncs.com/team/train:2026-11.")] = None,
+    name: Annotated[Optional[str], typer.Option("--name", help="--kubernetes: the PyTorchJob's name (DNS-1035 label); default <profile>-<run-id>.")] = None,
+    nodes: Annotated[Optional[int], typer.Option("--nodes", help="--kubernetes: nodes (pods) of the job, 1 to max_nodes; default: the outputs' nodes_per_job.")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="--kubernetes: write the manifest to this file (atomically) instead of printing it.")] = None,
+    apply: Annotated[bool, typer.Option("--apply", help="--kubernetes: run `kubectl apply -f` on the manifest (printed first).")] = False,
 ) -> None:
-    """Start aitrain-torchrun on every node at once; print exactly what runs first.
+    """Start aitrain-torchrun on every node at once, or (--kubernetes) write and apply a PyTorchJob; print exactly what runs first.
 
-    Exit status: 0 started (or --dry-run), 1 a cloud or ssh call failed (its stderr is shown), 2 invalid input
-    (nothing run).
+    Exit status: 0 started (or --dry-run), 1 a cloud, ssh or kubectl call failed (its stderr is shown), 2 invalid
+    input (nothing run, nothing written).
     """
     from blueprints import launch as lc
+    from blueprints import launch_kubernetes as lk
     from blueprints.architectures import BLUEPRINTS
 
-    outputs = lc.read_outputs(stack, BLUEPRINTS)
+    data = lc.load_outputs(stack)
+    engines = {key: blueprint.job_engine for key, blueprint in BLUEPRINTS.items()}
+    if kubernetes:
+        if via is Via.ssh:
+            raise UserInputError("--via is for torchrun launches", [Problem("--via", via.value, "a PyTorchJob is started by the training operator, not over ssh: drop --via with --kubernetes")])
+        _launch_kubernetes(data, str(stack), engines, run_id, cmd or [], image=image, name=name, nodes=nodes, out=out, apply=apply, dry_run=dry_run)
+        return
+    k8s_only = {"--image": image, "--name": name, "--nodes": nodes, "--out": out, "--apply": apply or None}
+    given = [option for option, value in k8s_only.items() if value is not None]
+    if given:
+        raise UserInputError("options for --kubernetes only", [Problem(given[0], str(k8s_only[given[0]]), "applies to `aitrain launch --kubernetes` (a PyTorchJob); add --kubernetes or drop it")])
+    if lk.job_engine_of(data, str(stack), engines) == lk.KUBERNETES_ENGINE:
+        raise lk.refuse_torchrun_launch(data["blueprint"], str(stack))
+    outputs = lc.parse_outputs(data, str(stack), BLUEPRINTS)
     rid = lc.check_run_id(run_id) if run_id is not None else lc.default_run_id(lc.utc_now())
     plan = lc.plan_launch(outputs, via, rid, cmd or [])
     binary = "ssh" if via is Via.ssh else "aliyun"
@@ -73,6 +93,48 @@ def launch(
         if invoke:
             typer.echo(f"started: InvokeId {invoke} (results: aliyun ecs DescribeInvocationResults --RegionId {outputs.region} --InvokeId {invoke})")
     typer.echo(f"started on every node; follow with: tail -f {outputs.shared_mount_path.rstrip('/')}/.aitrain/runs/{rid}/*.log")
+
+
+def _launch_kubernetes(data: Any, source: str, engines: dict[str, str], run_id: Optional[str], cmd: list[str], *, image: Optional[str], name: Optional[str], nodes: Optional[int], out: Optional[Path], apply: bool, dry_run: bool) -> None:
+    """Build the PyTorchJob; print it (or write --out); with --apply run `kubectl apply` on it, printing the command first."""
+    from blueprints import launch as lc
+    from blueprints import launch_kubernetes as lk
+    from blueprints.cli_support import write_atomic
+
+    outputs = lk.parse_kubernetes_outputs(data, source, engines)
+    rid = lc.check_run_id(run_id) if run_id is not None else lc.default_run_id(lc.utc_now())
+    if image is None:
+        raise UserInputError("no image", [Problem("--image", MISSING, "give the training container image (it must have torchrun), e.g. --image registry.cn-shanghai.aliyuncs.com/team/train:2026-11")])
+    job_name = lk.check_job_name(name if name is not None else lk.default_job_name(outputs.profile_name, rid))
+    job = lk.build_job(outputs, name=job_name, image=image, run_id=rid, command=cmd, nodes=nodes)
+    manifest = lk.render_job(job)
+    argv = lk.apply_argv(str(out) if out is not None else None)
+    if apply and not dry_run and shutil.which("kubectl") is None:
+        raise UserInputError("cannot apply: `kubectl` is not on PATH", [Problem("--apply", "kubectl", "install kubectl (https://kubernetes.io/docs/tasks/tools/) with the cluster's kubeconfig, or drop --apply and apply the manifest elsewhere")])
+    typer.echo(lk.describe(outputs, job), err=out is None and not dry_run)
+    if dry_run:
+        typer.echo(manifest.rstrip("\n"))
+        if apply:
+            typer.echo(f"would run: {shlex.join(argv)}" + (" (manifest on stdin)" if out is None else ""))
+        typer.echo("dry run: nothing was written or applied")
+        return
+    if out is not None:
+        write_atomic(out, manifest)
+        typer.echo(f"wrote {out}")
+    elif not apply:
+        typer.echo(manifest.rstrip("\n"))
+    if not apply:
+        if out is not None:
+            typer.echo(f"next: {shlex.join(argv)}")
+        return
+    typer.echo(f"running: {shlex.join(argv)}" + (" (manifest on stdin)" if out is None else ""))
+    result = subprocess.run(argv, input=manifest if out is None else None, capture_output=True, text=True, check=False)
+    if result.stdout.strip():
+        typer.echo(result.stdout.rstrip("\n"))
+    if result.returncode != 0:
+        typer.echo(f"failed (exit {result.returncode}): {shlex.join(argv)}\n{result.stderr.strip()}", err=True)
+        raise typer.Exit(code=1)
+    typer.echo(f"follow with: kubectl -n {outputs.namespace} get pods -l {lk.RUN_LABEL}={rid}; kubectl -n {outputs.namespace} logs -f {job_name}-master-0")
 
 
 def _pool_commands(outputs: Any, run_id: str, command: list[str], run: Runner) -> list[list[str]]:

@@ -114,6 +114,11 @@ def check_run_id(run_id: str) -> str:
 
 def read_outputs(path: Path, known_blueprints: Iterable[str]) -> StackOutputs:
     """Read ``pulumi stack output --json`` saved in ``path``; ``UserInputError`` (exit 2) for anything unusable."""
+    return parse_outputs(load_outputs(path), str(path), known_blueprints)
+
+
+def load_outputs(path: Path) -> Any:
+    """The JSON document in ``path`` (``pulumi stack output --json``), unchecked; ``UserInputError`` when unreadable."""
     where = f"--stack {path}"
     try:
         text = path.read_text(encoding="utf-8")
@@ -127,7 +132,7 @@ def read_outputs(path: Path, known_blueprints: Iterable[str]) -> StackOutputs:
         data = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:
         raise _bad(where, str(path), f"is not JSON ({exc.msg if isinstance(exc, json.JSONDecodeError) else 'too deeply nested'}); expected the output of `pulumi stack output --json`") from None
-    return parse_outputs(data, str(path), known_blueprints)
+    return data
 
 
 def parse_outputs(data: Any, source: str, known_blueprints: Iterable[str]) -> StackOutputs:

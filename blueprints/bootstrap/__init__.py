@@ -35,6 +35,37 @@ METADATA_HOST = "100.100.100.200"
 # eRDMA without jumbo frames: "MTU must be 1400" with NCCL + LL128, else data consistency issues
 # (https://www.alibabacloud.com/help/id/ecs/user-guide/on-the-gpu-instance-configuration-erdma). We never enable jumbo frames.
 ERDMA_MTU_NO_JUMBO = 1400
+# The NCCL environment per inter-node link: (name, value, note shown above it). One table for the node boot
+# (/etc/aitrain/nccl.env) and for Kubernetes pods (`aitrain launch --kubernetes`); sources in user-data.yaml.j2.
+NCCL_ENV: dict[str, tuple[tuple[str, str, str | None], ...]] = {
+    "erdma": (
+        ("NCCL_SOCKET_IFNAME", "eth0", None),
+        ("NCCL_IB_GID_INDEX", "1", None),
+        ("NCCL_DEBUG", "INFO", None),
+        ("NCCL_IB_HCA", "erdma", "Third-party, not in Alibaba's docs: pick the erdma_* devices."),
+    ),
+    "roce": (
+        ("NCCL_IB_TC", "136", None),
+        ("NCCL_IB_SL", "5", None),
+        ("NCCL_IB_GID_INDEX", "3", None),
+        ("NCCL_SOCKET_IFNAME", "eth", None),
+        ("NCCL_IB_HCA", "mlx5", None),
+        ("NCCL_IB_TIMEOUT", "22", None),
+        ("NCCL_IB_QPS_PER_CONNECTION", "8", None),
+        ("NCCL_NET_PLUGIN", "none", None),
+    ),
+    "tcp": (
+        ("NCCL_IB_DISABLE", "1", None),
+        ("NCCL_SOCKET_IFNAME", "eth0", None),
+    ),
+}
+
+
+def nccl_env(link: str) -> dict[str, str]:
+    """The NCCL environment variables for one inter-node link (``erdma``, ``roce`` or ``tcp``)."""
+    return {key: value for key, value, _note in NCCL_ENV[link]}
+
+
 # Where nodes install PyTorch (a venv, so the image's system Python stays untouched); the launcher puts it first on PATH.
 TORCH_VENV = "/opt/aitrain/venv"
 
@@ -142,6 +173,7 @@ def _values(spec: BootSpec) -> dict[str, object]:
         "gpu": spec.gpu,
         "fabric": spec.fabric,
         "mtu": mtu,
+        "nccl_env": NCCL_ENV[spec.fabric.link],
         "oss_endpoint": internal_endpoint(spec.region),
         "launcher_path": LAUNCHER_PATH,
         "node_script_path": NODE_SCRIPT_PATH,
@@ -191,6 +223,7 @@ __all__ = [
     "ERDMA_MTU_NO_JUMBO",
     "LAUNCHER_PATH",
     "METADATA_HOST",
+    "NCCL_ENV",
     "NODE_SCRIPT_PATH",
     "RDZV_PORT",
     "REGISTRY_DIR",
@@ -204,6 +237,7 @@ __all__ = [
     "GpuSoftware",
     "UserDataTooLarge",
     "boot_minutes",
+    "nccl_env",
     "render_launcher",
     "render_node_script",
     "render_user_data",

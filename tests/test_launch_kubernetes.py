@@ -1,0 +1,363 @@
+"""`aitrain launch --kubernetes`: the PyTorchJob it writes (validated against the vendored CRD), --apply, refusals."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from blueprints import launch as lc
+from blueprints import launch_kubernetes as lk
+from blueprints.architectures import BLUEPRINTS
+from blueprints.bootstrap import nccl_env
+from blueprints.cli import app
+from blueprints.errors import UserInputError
+
+runner = CliRunner()
+RUN = "20261201T093000Z"
+DATA = Path(__file__).parent / "data" / "launch"
+CRD_DIR = Path(lk.__file__).parent / "data" / "kubeflow" / "training-operator-v1.9.0"
+CRD = CRD_DIR / "kubeflow.org_pytorchjobs.yaml"
+IMAGE = "registry.cn-wulanchabu.aliyuncs.com/team/train:2026-11"
+ENGINES = {name: bp.job_engine for name, bp in BLUEPRINTS.items()}
+
+
+def llama(**changes: Any) -> dict[str, Any]:
+    data = json.loads((DATA / "llama-erdma.json").read_text())
+    for key, value in changes.items():
+        if value is None:
+            data.pop(key, None)
+        else:
+            data[key] = value
+    return data
+
+
+def strict_schema() -> dict[str, Any]:
+    """The CRD's openAPIV3Schema as JSON Schema, strict the way the API server is with kubectl's --validate=strict.
+
+    x-kubernetes-* keywords are left in: jsonschema ignores unknown keywords. What they mean is applied here:
+    ``x-kubernetes-int-or-string`` becomes ``anyOf [integer, string]`` where the CRD does not spell it, and every
+    object with ``properties`` that neither preserves unknown fields nor has ``additionalProperties`` gets
+    ``additionalProperties: false`` (the API server prunes or, strictly, rejects unknown fields), so a misspelt
+    field fails here as it would on the cluster.
+    """
+    doc = yaml.safe_load(CRD.read_text())
+    (version,) = [v for v in doc["spec"]["versions"] if v["name"] == "v1"]
+    schema = copy.deepcopy(version["schema"]["openAPIV3Schema"])
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if node.get("x-kubernetes-int-or-string") and "anyOf" not in node and "type" not in node:
+                node["anyOf"] = [{"type": "integer"}, {"type": "string"}]
+            if "properties" in node and "additionalProperties" not in node and not node.get("x-kubernetes-preserve-unknown-fields"):
+                node["additionalProperties"] = False
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(schema)
+    # metadata is `type: object` in a CRD (the API server checks it); the job's name and namespace are checked elsewhere.
+    return schema
+
+
+SCHEMA = strict_schema()
+
+
+def validate(manifest: dict[str, Any]) -> None:
+    jsonschema.validate(manifest, SCHEMA, cls=jsonschema.Draft4Validator)
+
+
+def job_for(data: dict[str, Any], nodes: int | None = None, command: tuple[str, ...] = ("python", "train.py", "--lr", "3e-4")) -> dict[str, Any]:
+    outputs = lk.parse_kubernetes_outputs(data, "outputs.json", ENGINES)
+    return lk.build_job(outputs, name="llama-sft", image=IMAGE, run_id=RUN, command=command, nodes=nodes)
+
+
+@pytest.fixture(autouse=True)
+def pinned_clock(monkeypatch):
+    monkeypatch.setenv(lc.NOW_ENV, "2026-12-01T09:30:00Z")
+
+
+@pytest.fixture
+def outputs_file(tmp_path):
+    def write(data: Any) -> str:
+        path = tmp_path / "outputs.json"
+        path.write_text(json.dumps(data), encoding="utf-8")
+        return str(path)
+
+    return write
+
+
+@pytest.fixture
+def fake_kubectl(tmp_path, monkeypatch):
+    """A PATH holding only a fake `kubectl` that records its argv and stdin (JSON lines) and answers like the real one."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    calls = tmp_path / "kubectl.jsonl"
+    script = textwrap.dedent(
+        f"""\
+        #!{sys.executable}
+        import json, os, sys
+        stdin = sys.stdin.read() if "-" in sys.argv else ""
+        with open({str(calls)!r}, "a") as f:
+            f.write(json.dumps({{"argv": sys.argv[1:], "stdin": stdin}}) + "\\n")
+        if os.environ.get("FAKE_FAIL"):
+            sys.stderr.write("error: the server doesn't have a resource type \\"pytorchjobs\\"\\n")
+            sys.exit(1)
+        print("pytorchjob.kubeflow.org/llama-sft created")
+        """
+    )
+    exe = bin_dir / "kubectl"
+    exe.write_text(script)
+    exe.chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    return lambda: [json.loads(line) for line in calls.read_text().splitlines()] if calls.exists() else []
+
+
+# --- the vendored CRD -----------------------------------------------------------------------------------------------
+
+
+def test_vendored_crd_is_the_v1_9_0_file_its_source_names():
+    source = (CRD_DIR / "PYTORCHJOB_CRD.md").read_text()
+    assert "6f74c7f6b2ed6c27aabd82d0a316b23f0646059c" in source and "manifests/base/crds/kubeflow.org_pytorchjobs.yaml" in source
+    digest = hashlib.sha256(CRD.read_bytes()).hexdigest()
+    assert digest == "eb80e57a984cdc7ceefaaf3fc561e21b673c30cbb58589f2389528d2b2760d22" and digest in source
+    mirror = Path("/work/.mirror/kubeflow+training-operator/repo")
+    if mirror.exists():  # byte-identical to the tag, where the snapshot is at hand
+        upstream = subprocess.run(["git", "-C", str(mirror), "show", "v1.9.0:manifests/base/crds/kubeflow.org_pytorchjobs.yaml"], capture_output=True, check=True).stdout
+        assert upstream == CRD.read_bytes()
+
+
+# --- the job --------------------------------------------------------------------------------------------------------
+
+
+def test_llama_job_shape_master_rank0_three_workers_eight_gpus_erdma():
+    job = job_for(llama())
+    validate(job)
+    assert job["apiVersion"] == "kubeflow.org/v1" and job["kind"] == "PyTorchJob"
+    assert job["metadata"] == {"name": "llama-sft", "namespace": "training", "labels": {"aitrain.io/run-id": RUN, "aitrain.io/profile": "llama-pretrain"}}
+    assert job["spec"]["nprocPerNode"] == "8"
+    specs = job["spec"]["pytorchReplicaSpecs"]
+    assert {k: v["replicas"] for k, v in specs.items()} == {"Master": 1, "Worker": 3}
+    for spec in specs.values():
+        assert spec["restartPolicy"] == "OnFailure"
+        pod = spec["template"]["spec"]
+        (container,) = pod["containers"]
+        assert container["name"] == "pytorch" and container["image"] == IMAGE
+        assert container["command"] == ["torchrun", "train.py", "--lr", "3e-4"]
+        assert container["resources"] == {"limits": {"nvidia.com/gpu": 8, "aliyun/erdma": 1}}
+        assert {e["name"]: e["value"] for e in container["env"]} == nccl_env("erdma")
+        assert pod["nodeSelector"] == {"aitrain.io/node-pool": "gpu"}
+        assert pod["hostNetwork"] is True and pod["dnsPolicy"] == "ClusterFirstWithHostNet"  # eRDMA reaches NCCL on the node's network
+        assert pod["tolerations"] == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule", "operator": "Equal"}]
+        assert {m["mountPath"]: m["name"] for m in container["volumeMounts"]} == {"/mnt/shared": "shared", "/dev/shm": "dshm", lk.BUCKET_MOUNT_PATH: "data"}
+        assert pod["volumes"] == [
+            {"name": "shared", "persistentVolumeClaim": {"claimName": "llama-pretrain-shared"}},
+            {"name": "dshm", "emptyDir": {"medium": "Memory"}},
+            {"name": "data", "persistentVolumeClaim": {"claimName": "llama-pretrain-data"}},
+        ]
+        assert spec["template"]["metadata"]["labels"]["aitrain.io/run-id"] == RUN
+
+
+@pytest.mark.parametrize("fabric", ["erdma", "roce", "tcp"])
+@pytest.mark.parametrize("bucket", [True, False])
+@pytest.mark.parametrize("nodes", [1, 2, 4])
+def test_every_generated_job_validates_against_the_crd(fabric, bucket, nodes):
+    job = job_for(llama(fabric=fabric, bucket_volume_claim="llama-pretrain-data" if bucket else None), nodes=nodes)
+    validate(job)
+    specs = job["spec"]["pytorchReplicaSpecs"]
+    assert sum(s["replicas"] for s in specs.values()) == nodes
+    assert ("Worker" in specs) == (nodes > 1)  # the webhook forbids Worker replicas < 1
+    container = specs["Master"]["template"]["spec"]["containers"][0]
+    assert ("aliyun/erdma" in container["resources"]["limits"]) == (fabric == "erdma")
+    pod = specs["Master"]["template"]["spec"]
+    assert pod.get("hostNetwork", False) == (fabric == "erdma") and ("dnsPolicy" in pod) == (fabric == "erdma")
+    assert {e["name"]: e["value"] for e in container["env"]} == nccl_env(fabric)
+    claims = [v["persistentVolumeClaim"]["claimName"] for v in specs["Master"]["template"]["spec"]["volumes"] if "persistentVolumeClaim" in v]
+    assert claims == (["llama-pretrain-shared", "llama-pretrain-data"] if bucket else ["llama-pretrain-shared"])
+
+
+@pytest.mark.parametrize(
+    "path, value",
+    [
+        (("spec", "pytorchReplicaSpecs", "Master", "replicas"), "two"),
+        (("spec", "nprocPerNode"), 8),  # a string in the CRD (auto | cpu | gpu | int as text)
+        (("spec", "pytorchReplicaSpecs", "Master", "template", "spec", "containers"), [{"image": IMAGE}]),
+        (("spec", "pytorchReplicaSpecs", "Master", "template", "spec", "containers", 0, "resources", "limits", "nvidia.com/gpu"), [8]),
+        (("spec", "pytorchReplicaSpecs", "Master", "template", "spec", "nodeSelectors"), {"a": "b"}),
+    ],
+)
+def test_the_validator_is_not_vacuous(path, value):
+    job = job_for(llama())
+    node: Any = job
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    with pytest.raises(jsonschema.ValidationError):
+        validate(job)
+
+
+def test_commands_are_torchrun_lists_and_never_a_shell():
+    assert lk.torchrun_command(["python3", "-m", "pkg.train", "--x", "1"]) == ["torchrun", "-m", "pkg.train", "--x", "1"]
+    assert lk.torchrun_command(["bash", "-c", "rm -rf /; echo $HOME"]) == ["torchrun", "--no-python", "bash", "-c", "rm -rf /; echo $HOME"]
+    job = job_for(llama(), command=("python", "train.py", "--note", "it's $(reboot) `x`: {a: b}"))
+    text = lk.render_job(job)
+    back = yaml.safe_load(text)
+    assert back == job and back["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]["command"][-1] == "it's $(reboot) `x`: {a: b}"
+
+
+# --- the CLI --------------------------------------------------------------------------------------------------------
+
+
+def test_cli_writes_out_and_applies_the_file_with_kubectl(outputs_file, fake_kubectl, tmp_path):
+    out = tmp_path / "job.yaml"
+    result = runner.invoke(app, ["launch", "--kubernetes", "--stack", outputs_file(llama()), "--image", IMAGE, "--name", "llama-sft", "--out", str(out), "--apply", "--", "python", "train.py"])
+    assert result.exit_code == 0, result.output
+    written = yaml.safe_load(out.read_text())
+    validate(written)
+    assert written["metadata"]["name"] == "llama-sft"
+    assert fake_kubectl() == [{"argv": ["apply", "-f", str(out)], "stdin": ""}]
+    assert result.stdout.startswith(
+        "aitrain launch --kubernetes: PyTorchJob training/llama-sft on llama-pretrain (kubernetes-pool, cn-wulanchabu): 4 nodes × 8 GPUs, "
+        f"fabric erdma, aliyun/erdma 1 per pod, shared at /mnt/shared, bucket at /mnt/data, run {RUN}\n"
+    )
+    assert result.stdout.index(f"running: kubectl apply -f {out}") < result.stdout.index("pytorchjob.kubeflow.org/llama-sft created")
+
+
+def test_cli_apply_without_out_pipes_the_manifest_on_stdin(outputs_file, fake_kubectl):
+    result = runner.invoke(app, ["launch", "--kubernetes", "--stack", outputs_file(llama()), "--image", IMAGE, "--nodes", "2", "--apply", "--", "python", "train.py"])
+    assert result.exit_code == 0, result.output
+    (call,) = fake_kubectl()
+    assert call["argv"] == ["apply", "-f", "-"]
+    job = yaml.safe_load(call["stdin"])
+    validate(job)
+    assert job["metadata"]["name"] == "llama-pretrain-20261201t093000z"  # default: <profile>-<run id>
+    assert job["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] == 1
+
+
+def test_cli_prints_the_manifest_on_stdout_by_default_and_dry_run_applies_nothing(outputs_file, fake_kubectl, tmp_path):
+    plain = runner.invoke(app, ["launch", "--kubernetes", "--stack", outputs_file(llama()), "--image", IMAGE, "--", "python", "train.py"])
+    assert plain.exit_code == 0 and yaml.safe_load(plain.stdout)["kind"] == "PyTorchJob"
+    out = tmp_path / "job.yaml"
+    dry = runner.invoke(app, ["launch", "--kubernetes", "--stack", outputs_file(llama()), "--image", IMAGE, "--out", str(out), "--apply", "--dry-run", "--", "python", "train.py"])
+    assert dry.exit_code == 0 and f"would run: kubectl apply -f {out}" in dry.stdout and "nothing was written or applied" in dry.stdout
+    assert fake_kubectl() == [] and not out.exists()
+
+
+def test_failed_kubectl_is_exit_1_with_its_stderr(outputs_file, fake_kubectl, monkeypatch):
+    monkeypatch.setenv("FAKE_FAIL", "1")
+    result = runner.invoke(app, ["launch", "--kubernetes", "--stack", outputs_file(llama()), "--image", IMAGE, "--apply", "--", "python", "train.py"])
+    assert result.exit_code == 1 and "pytorchjobs" in result.stderr
+
+
+def test_plain_launch_on_a_kubernetes_stack_says_use_kubernetes(outputs_file):
+    result = runner.invoke(app, ["launch", "--stack", outputs_file(llama()), "--dry-run", "--", "python", "train.py"])
+    assert result.exit_code == 2 and "runs training jobs on Kubernetes: use `aitrain launch --kubernetes" in result.stderr
+
+
+def test_kubernetes_on_a_torchrun_stack_names_its_blueprint_and_the_ones_that_support_it(outputs_file):
+    data = {"aitrain_outputs": "v1", "blueprint": "fixed-cluster", "profile_name": "x"}
+    result = runner.invoke(app, ["launch", "--kubernetes", "--stack", outputs_file(data), "--image", IMAGE, "--", "python", "t.py"])
+    assert result.exit_code == 2
+    assert "is a 'fixed-cluster' stack" in result.stderr and "needs a stack of 'kubernetes-pool'" in result.stderr.replace("\n", " ")
+
+
+BAD = {
+    "no image": (llama(), [], "--image"),
+    "nodes over max": (llama(), ["--image", IMAGE, "--nodes", "5"], "must be 1 to 4"),
+    "nodes zero": (llama(), ["--image", IMAGE, "--nodes", "0"], "must be 1 to 4"),
+    "bad name": (llama(), ["--image", IMAGE, "--name", "Llama_SFT"], "DNS-1035"),
+    "name starts with digit": (llama(), ["--image", IMAGE, "--name", "1job"], "DNS-1035"),
+    "empty command": (llama(), ["--image", IMAGE, "--"], "give the command to run after --"),
+    "python option": (llama(), ["--image", IMAGE, "--", "python", "-u", "t.py"], "python option '-u' is not supported"),
+    "missing key": (llama(gpus_per_node=None), ["--image", IMAGE], "gpus_per_node"),
+    "bad fabric": (llama(fabric="infiniband"), ["--image", IMAGE], "fabric"),
+    "secret claim": (llama(shared_volume_claim="[secret]"), ["--image", IMAGE], "--show-secrets"),
+    "not aitrain": ({"vpc_id": "vpc-1"}, ["--image", IMAGE], "these are not aitrain stack outputs"),
+    "old outputs": (llama(aitrain_outputs="v0"), ["--image", IMAGE], "this aitrain reads outputs version 'v1'"),
+    "unknown blueprint": (llama(blueprint="slurm-cluster"), ["--image", IMAGE], "blueprint 'slurm-cluster' is not one aitrain knows"),
+    "taint without effect": (llama(gpu_taint={"key": "nvidia.com/gpu", "value": "true"}), ["--image", IMAGE], "must have a key and an effect"),
+    "stale nodes_per_job": (llama(nodes_per_job=5), ["--image", IMAGE], "nodes_per_job = 5: is greater than max_nodes (4)"),
+    "bare python": (llama(), ["--image", IMAGE, "--", "python"], "python needs a script or -m MODULE"),
+    "python -m alone": (llama(), ["--image", IMAGE, "--", "python", "-m"], "python needs a script or -m MODULE"),
+    "via ssh": (llama(), ["--image", IMAGE, "--via", "ssh"], "drop --via with --kubernetes"),
+    "k8s option on torchrun": ({"aitrain_outputs": "v1", "blueprint": "fixed-cluster"}, ["--image", IMAGE], None),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_input_is_exit_2_one_message_nothing_applied_out_untouched(case, outputs_file, fake_kubectl, tmp_path):
+    data, args, message = BAD[case]
+    out = tmp_path / "job.yaml"
+    out.write_text("previous job\n")
+    kube = [] if case == "k8s option on torchrun" else ["--kubernetes"]
+    command = [] if "--" in args else ["--", "python", "t.py"]
+    result = runner.invoke(app, ["launch", *kube, "--stack", outputs_file(data), "--out", str(out), "--apply", *args, *command])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("error: ") and "Traceback" not in result.output
+    assert message is None or message in result.stderr
+    assert fake_kubectl() == [] and out.read_text() == "previous job\n"
+
+
+def test_apply_without_kubectl_is_exit_2_and_writes_nothing(outputs_file, tmp_path, monkeypatch):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    out = tmp_path / "job.yaml"
+    result = runner.invoke(app, ["launch", "--kubernetes", "--stack", outputs_file(llama()), "--image", IMAGE, "--out", str(out), "--apply", "--", "python", "t.py"])
+    assert result.exit_code == 2 and "`kubectl` is not on PATH" in result.stderr and not out.exists()
+
+
+def test_pure_helpers_refuse_bad_values():
+    outputs = lk.parse_kubernetes_outputs(llama(), "o.json", ENGINES)
+    assert lk.job_nodes(outputs, None) == 4
+    with pytest.raises(UserInputError, match="DNS-1035"):
+        lk.build_job(outputs, name="-bad", image=IMAGE, run_id=RUN, command=["python", "t.py"])
+    with pytest.raises(UserInputError):
+        lk.build_job(outputs, name="ok", image="has space", run_id=RUN, command=["python", "t.py"])
+    with pytest.raises(UserInputError):
+        lk.build_job(outputs, name="ok", image=IMAGE, run_id="x" * 64, command=["python", "t.py"])
+    assert lk.default_job_name("llama", "Run_1.2") == "llama-run-1-2"
+
+
+@pytest.mark.parametrize(
+    "key, value, allowed",
+    [
+        ("kubernetes_namespace", "Training; rm -rf /", "a Kubernetes namespace"),
+        ("shared_volume_claim", 7, "a PersistentVolumeClaim name"),
+        ("bucket_volume_claim", "Data_Claim", "a PersistentVolumeClaim name"),
+        ("gpus_per_node", "8", "a whole number, 1 or more"),
+        ("gpus_per_node", 0, "a whole number, 1 or more"),
+        ("max_nodes", True, "a whole number, 1 or more"),
+        ("fabric", "infiniband", "one of 'erdma', 'roce', 'tcp'"),
+        ("gpu_node_selector", {}, "a non-empty mapping of strings to strings"),
+        ("gpu_node_selector", ["aitrain.io/node-pool=gpu"], "a non-empty mapping of strings to strings"),
+        ("gpu_taint", {"key": "nvidia.com/gpu", "effect": 1}, "a non-empty mapping of strings to strings"),
+        ("job_api", "kubeflow.org/v2", "'kubeflow.org/v1'"),
+        ("training_operator_version", "latest", "a release tag such as v1.9.0"),
+        ("kubernetes_namespace", "[secret]", "--show-secrets"),
+    ],
+)
+def test_each_malformed_output_is_one_problem_naming_key_value_and_what_is_allowed(key, value, allowed):
+    with pytest.raises(UserInputError) as caught:
+        lk.parse_kubernetes_outputs(llama(**{key: value}), "o.json", ENGINES)
+    (problem,) = caught.value.problems
+    assert problem.path == f"o.json: {key}" and problem.value == value and allowed in problem.message
+
+
+def test_outputs_without_a_bucket_claim_have_none_and_missing_required_keys_are_all_listed():
+    assert lk.parse_kubernetes_outputs(llama(bucket_volume_claim=None), "o.json", ENGINES).bucket_claim is None
+    with pytest.raises(UserInputError) as caught:
+        lk.parse_kubernetes_outputs(llama(gpus_per_node=None, fabric=None, gpu_taint=None), "o.json", ENGINES)
+    assert [p.path for p in caught.value.problems] == ["o.json: gpus_per_node", "o.json: fabric", "o.json: gpu_taint"]
