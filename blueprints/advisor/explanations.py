@@ -243,13 +243,13 @@ def tier_reasons(
         if other.min_jobs_in_parallel <= jobs:
             continue
         items = tier_standing_items(job, catalog, other.standing)
-        extra = f"{money(total_cny(items))} a year" if any(i.amount is not None for i in items) else "nothing priced"
+        known = " + ".join(f"{money(i.amount)} {i.what}" for i in items if i.amount is not None)
         unknown = [i.what for i in items if i.amount is None]
         out.append(
             f"not {other.blueprint} (tier '{other.name}'): it is for {other.min_jobs_in_parallel} or more jobs sharing one pool and this job "
-            f"runs alone (jobs_in_parallel {jobs}), so a scheduler has nothing to share; it would add "
-            + (", ".join(i.what for i in items) or "nothing")
-            + f" ({extra}" + (f"; unknown, not counted: {', '.join(unknown)}" if unknown else "") + ")"
+            f"runs alone (jobs_in_parallel {jobs}), so its scheduler has nothing to share, and it would keep up "
+            + (f"{money(total_cny(items))} a year more ({known})" if known else "more, unpriced")
+            + (f"; unknown, not counted: {', '.join(unknown)}" if unknown else "")
         )
     return out
 

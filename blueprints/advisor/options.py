@@ -189,7 +189,8 @@ def evaluate(job: Job, ctx: TypeContext, nodes: int, flops: float | None = None)
     if per_run is not None and job.budget_cny_per_run is not None and per_run > job.budget_cny_per_run:
         reasons.append(Reason("budget_run", f"costs ¥{per_run:,.0f} per run; the budget is ¥{job.budget_cny_per_run:,.0f}"))
     if per_year is not None and job.budget_cny_per_year is not None and per_year > job.budget_cny_per_year:
-        runs = "" if job.jobs_in_parallel == 1 else f" ({job.jobs_in_parallel} parallel jobs × {job.runs_per_year:g} runs)"
+        plural = "" if job.runs_per_year == 1 else "s"
+        runs = "" if job.jobs_in_parallel == 1 else f" ({job.jobs_in_parallel} parallel jobs × {job.runs_per_year:g} run{plural})"
         reasons.append(Reason("budget_year", f"costs ¥{per_year:,.0f} a year{runs}; the budget is ¥{job.budget_cny_per_year:,.0f}"))
     return Option(
         instance_type=inst.instance_type,
