@@ -276,6 +276,8 @@ def render_markdown(rec: Recommendation) -> str:
     lines = ["## aitrain recommendation", ""]
     lines += [md_text(line) if not line.startswith("  - ") else "- " + md_text(line[4:]) for line in _summary_lines(rec)]
     lines = [lines[0], lines[1]] + [line if line.startswith("- ") else line + "  " for line in lines[2:]]
+    # A line right after a list item would continue it: a blank line ends each list.
+    lines = [x for i, line in enumerate(lines) for x in ([line] if i == 0 or lines[i - 1].startswith("- ") <= line.startswith("- ") else ["", line])]
     lines += [
         "",
         "| | GPU | configuration | GPUs | hours | tuned–cons. h | days | CNY/run | CNY/year | MFU | scaling | why |",

@@ -64,10 +64,14 @@ class YearlyCost:
     standing: tuple[CostItem, ...]
     budget_cny_per_year: float | None
     notes: tuple[str, ...]
+    # What the chosen mode's blueprint keeps up on top (a cluster fee, a system pool): not part of the alternatives,
+    # which are fixed clusters without it.
+    own: tuple[CostItem, ...] = ()
 
     def items(self, mode: Mode | None = None) -> tuple[CostItem, ...]:
-        """The mode's compute plus the standing items (default: the chosen mode)."""
-        return ((mode or self.mode).compute,) + self.standing
+        """The mode's compute plus the standing items (default: the chosen mode, with its blueprint's own items)."""
+        m = mode or self.mode
+        return (m.compute,) + self.standing + (self.own if m == self.mode else ())
 
     def total(self, mode: Mode | None = None) -> float:
         """Known amounts of the mode, CNY a year."""
@@ -218,8 +222,8 @@ def yearly_cost(
         "a login node (access.login_node), if enabled, also stays up while parked and is not counted",
     )
     alternatives = tuple(m for name, m in modes.items() if name != chosen.name)
-    standing = standing_items(job, catalog, storage) + tier_standing_items(job, catalog, tier_standing)
-    return YearlyCost(chosen, why, alternatives, standing, job.budget_cny_per_year, notes)
+    own = tier_standing_items(job, catalog, tier_standing)
+    return YearlyCost(chosen, why, alternatives, standing_items(job, catalog, storage), job.budget_cny_per_year, notes, own)
 
 
 def _runs_factor(job: Job) -> str:
@@ -270,13 +274,14 @@ def verdict(yc: YearlyCost, mode: Mode | None = None) -> str:
 def rows(yc: YearlyCost) -> list[tuple[str, str]]:
     """(label, text) pairs: the mode and why, the breakdown, the verdict, one per alternative."""
     out = [("operating mode", f"{yc.mode.name} ({yc.mode.shape}): {yc.why}"), ("yearly cost", breakdown(yc)), ("budget", verdict(yc))]
+    same = "the same standing costs" if not yc.own else f"the same standing costs without {', '.join(i.what for i in yc.own)}"
     for alt in yc.alternatives:
         if alt.compute.amount is None:
-            out.append(("alternative", f"{alt.name} ({alt.shape}): compute price unknown, plus the same standing costs"))
+            out.append(("alternative", f"{alt.name} ({alt.shape}): compute price unknown, plus {same}"))
             continue
         over = yc.over_by_cny(alt)
         fit = "" if over is None else (f", over the budget by {money(over)}" if over > 0 else f", within the budget ({money(-over)} to spare)")
-        out.append(("alternative", f"{alt.name} ({alt.shape}): {money(yc.total(alt))} a year ({money(alt.compute.amount)} compute + the same standing costs){fit}"))
+        out.append(("alternative", f"{alt.name} ({alt.shape}): {money(yc.total(alt))} a year ({money(alt.compute.amount)} compute + {same}){fit}"))
     return out
 
 

@@ -160,10 +160,16 @@ def test_the_shared_pool_year_includes_the_cluster():
     cat = _catalog_with_ack(0.64)
     data = {"params": 3e9, "tokens": 6e10, "deadline_days": 7, "runs_per_year": 8, "region": "cn-shanghai"}
     rec = choice.recommend(parse_job({**data, "jobs_in_parallel": 3}), cat, tiers=TIERS)
-    items = {i.what: i.amount for i in rec.yearly.standing}
+    yc = rec.yearly
+    items = {i.what: i.amount for i in yc.items()}
     assert items["ACK Pro cluster management fee"] == pytest.approx(5606.4)
+    assert yc.total() == pytest.approx(yc.mode.compute.amount + sum(i.amount or 0 for i in yc.standing) + 5606.4 + 2 * 0.96 * 8760)
+    # The alternatives are fixed clusters: no cluster fee, no system pool.
+    for alt in yc.alternatives:
+        assert "ACK Pro cluster management fee" not in {i.what for i in yc.items(alt)}
+        assert yc.total(alt) == pytest.approx(alt.compute.amount + sum(i.amount or 0 for i in yc.standing))
     alone = choice.recommend(parse_job(data), cat, tiers=TIERS)
-    assert "ACK Pro cluster management fee" not in {i.what for i in alone.yearly.standing}
+    assert "ACK Pro cluster management fee" not in {i.what for i in alone.yearly.items()}
 
 
 def test_standing_items_need_a_price_source():
