@@ -84,3 +84,20 @@ def test_team_llm_pool_writes_a_kubernetes_pool_stack(tmp_path):
     compute = profile.compute
     assert (compute.min_nodes, compute.max_nodes, compute.nodes_per_job) == (0, 3 * nodes, nodes)
     assert compute.instance_type == rec_for("team-llm-pool").chosen.instance_type
+
+
+def test_the_reasons_reach_every_output_format():
+    import json
+
+    app = typer.Typer()
+    register(app)
+    path = str(EXAMPLES / "team-llm-pool.yaml")
+    reasons = rec_for("team-llm-pool").tier_reasons
+    text = CliRunner().invoke(app, ["recommend", path]).output
+    assert "Why this blueprint:\n" + "\n".join(f"  - {r}" for r in reasons) in text
+    markdown = CliRunner().invoke(app, ["recommend", path, "--format", "markdown"]).output
+    # The list of reasons ends before the next line, which would otherwise continue its last item.
+    assert f"- {reasons[-1]}\n\nStorage:" in markdown
+    document = json.loads(CliRunner().invoke(app, ["recommend", path, "--format", "json"]).output)
+    assert document["tier"]["reasons"] == list(reasons) and document["tier"]["min_jobs_in_parallel"] == 2
+    assert document["job"]["jobs_in_parallel"] == 3
