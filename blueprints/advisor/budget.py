@@ -44,5 +44,7 @@ class BudgetTier:
     min_jobs_in_parallel: int = 1
     # What the blueprint keeps up all year on top of the shared foundation (file system, bucket, NAT), priced by the advisor.
     standing: tuple[StandingCost, ...] = ()
+    # The most nodes the tier's pool holds, all parallel jobs together (None: no limit beyond the job's max_nodes).
+    pool_max_nodes: int | None = None
     # Why the blueprint suits parallel jobs (what it does for them), shown with the numbers when the tier is chosen.
     why_parallel: str = ""

@@ -90,7 +90,9 @@ def recommend(
     """
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {OBJECTIVES}")
-    options = enumerate_options(job, catalog) if options is None else options
+    if options is None:
+        caps = [t.pool_max_nodes for t in served(job, tiers) if t.pool_max_nodes is not None]
+        options = enumerate_options(job, catalog, min(caps) if caps else None)
     options, chosen = _choose_within_yearly_budget(job, catalog, options, objective, tiers)
     feasible = [o for o in options if o.feasible]
     groups: dict[str, list[Option]] = {}

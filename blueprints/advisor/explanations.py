@@ -76,10 +76,14 @@ def what_to_relax(job: Job, options: list[Option], objective: str) -> list[str]:
     fastest = min(priced, key=lambda o: o.key("time"))
     if job.deadline_hours is not None and (fastest.estimated_hours or INF) > job.deadline_hours:
         ratio = job.deadline_hours / (fastest.estimated_hours or INF)
+        # Fewer than max_nodes were tried when the pool shared by the parallel jobs caps each job (enumerate_options).
+        top = max(o.nodes for o in options)
+        within, more = (f"{job.max_nodes} nodes", f"raise max_nodes above {job.max_nodes}") if top >= job.max_nodes else (
+            f"{top} node{'' if top == 1 else 's'} per job ({job.jobs_in_parallel} parallel jobs share one pool)", "run fewer jobs in parallel")
         out.append(
-            f"the {job.deadline_days:g}-day deadline cannot be met by any priced option within {job.max_nodes} nodes: the fastest, {_cfg(fastest)}, "
+            f"the {job.deadline_days:g}-day deadline cannot be met by any priced option within {within}: the fastest, {_cfg(fastest)}, "
             f"takes {_days(fastest.estimated_hours or 0)}: extend the deadline to {math.ceil((fastest.estimated_hours or 0) / 24 * 10) / 10:g} days, "
-            f"cut the training work to {ratio:.0%} of the current value, or raise max_nodes above {job.max_nodes}"
+            f"cut the training work to {ratio:.0%} of the current value, or {more}"
         )
     on_time = [o for o in priced if not o.has("deadline")]
     if on_time:

@@ -238,12 +238,17 @@ def scaling_for(job: Job, inst: Any, nodes: int) -> sizing.Scaling:
     )
 
 
-def enumerate_options(job: Job, catalog: Any) -> list[Option]:
-    """Every (type, nodes) for nodes 1..job.max_nodes, in a stable order."""
+def enumerate_options(job: Job, catalog: Any, pool_max_nodes: int | None = None) -> list[Option]:
+    """Every (type, nodes) for nodes 1..job.max_nodes, in a stable order.
+
+    ``pool_max_nodes``: the most nodes the pool that holds all ``jobs_in_parallel`` jobs can have (the serving tiers'
+    ``BudgetTier.pool_max_nodes``), so one job gets at most ``pool_max_nodes // jobs_in_parallel`` of them.
+    """
     flops = sizing.training_flops(job)
+    top = job.max_nodes if pool_max_nodes is None else min(job.max_nodes, pool_max_nodes // job.jobs_in_parallel)
     options = []
     for inst in candidate_types(job, catalog):
         ctx = type_context(job, catalog, inst)
-        for nodes in range(1, job.max_nodes + 1):
+        for nodes in range(1, top + 1):
             options.append(evaluate(job, ctx, nodes, flops))
     return options

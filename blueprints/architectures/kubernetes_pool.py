@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, cast
 
+from annotated_types import Le
 from pydantic import Field, model_validator
 
 from blueprints.advisor.budget import BudgetTier, StandingCost
@@ -118,6 +119,8 @@ class KubernetesPoolBlueprint(Blueprint):
             BudgetTier(
                 "shared-pool", cls.name, 0.0, "Kubernetes GPU pool shared by parallel jobs", cls.compute_from_choice,
                 spot_when_allowed=True, scales_to_zero=True, min_jobs_in_parallel=2, standing=standing, why_parallel=why,
+                # The pool's own bound (compute.max_nodes), so a recommended pool is always one the profile accepts.
+                pool_max_nodes=next(cast(int, m.le) for m in KubernetesCompute.model_fields["max_nodes"].metadata if isinstance(m, Le)),
             ),
         )
 

@@ -222,3 +222,14 @@ def test_the_data_path_adds_up_the_parallel_jobs_reads():
     one = choice.needed_mb_s(parse_job({**data, "jobs_in_parallel": 1}), rec.chosen.estimated_hours)
     assert f"read {3 * one:,.0f} MB/s (3 parallel jobs × {one:,.0f} MB/s:" in line
     assert rec.storage.needed_mb_s == pytest.approx(3 * one)
+
+
+def test_the_pool_bound_caps_each_jobs_nodes():
+    tier = next(t for t in TIERS if t.min_jobs_in_parallel > 1)
+    jobs = tier.pool_max_nodes // 2  # each job gets at most 2 nodes of the shared pool
+    rec = recommend(job(jobs_in_parallel=jobs, deadline_days=0.1), CAT)
+    assert rec.chosen is None and {c.option.nodes for c in rec.considered} <= {1, 2}
+    assert rec.options_evaluated == 2 * len(CAT.instance_types)
+    assert f"within 2 nodes per job ({jobs} parallel jobs share one pool)" in rec.relax[0] and rec.relax[0].endswith("or run fewer jobs in parallel")
+    # A lone job is not capped by a pool it does not use.
+    assert recommend(job(deadline_days=0.1), CAT).options_evaluated == 100 * len(CAT.instance_types)
