@@ -126,6 +126,10 @@ def test_the_year_counts_every_parallel_jobs_runs():
     compute = three.yearly.mode.compute
     assert compute.amount == pytest.approx(per_run * 12, rel=1e-9) and compute.what == "compute (3 parallel jobs × 4 runs)"
     assert three.yearly.mode.node_hours == pytest.approx(one.chosen.estimated_hours * 4 * 3 * one.chosen.nodes, rel=1e-9)
+    # Kept up all year, a cluster that holds the three jobs at once has three times the nodes.
+    always = next(m for m in (three.yearly.mode, *three.yearly.alternatives) if m.name == "always on")
+    assert always.compute.amount == pytest.approx(one.chosen.price_cny_per_hour * one.chosen.nodes * 3 * HOURS)
+    assert always.node_hours == pytest.approx(one.chosen.nodes * 3 * HOURS)
 
 
 def test_a_yearly_budget_holds_all_jobs():
