@@ -58,6 +58,9 @@ def tier_for(job: Job, chosen: Option | None, tiers: Sequence[BudgetTier], yearl
         return None
     ordered = sorted(level, key=lambda t: -t.min_cny_per_year)
     tier = ordered[0] if yearly_cny is None else next((t for t in ordered if yearly_cny >= t.min_cny_per_year), ordered[-1])
+    if tier.min_jobs_in_parallel > 1:
+        # The level, not the cost, picked the blueprint; the year then chooses within the level.
+        basis = f"jobs_in_parallel {job.jobs_in_parallel} (tiers for jobs sharing one pool), then {basis}"
     spot = job.spot_allowed and tier.spot_when_allowed
     note = tier.note
     if tier.single_node:

@@ -96,6 +96,8 @@ def test_highest_level_served_wins_then_the_yearly_rule():
     chosen = recommend(job(), CAT).chosen
     assert tier_for(job(jobs_in_parallel=9), chosen, tiers, 499.0, "y").name == "team"
     assert tier_for(job(jobs_in_parallel=9), chosen, tiers, 500.0, "y").name == "team-big"
+    assert tier_for(job(jobs_in_parallel=9), chosen, tiers, 500.0, "y").basis == "jobs_in_parallel 9 (tiers for jobs sharing one pool), then y"
+    assert tier_for(job(), chosen, tiers, 500.0, "y").basis == "y"
     assert tier_for(job(), chosen, [_tier("pair", 2)], 1.0, "y") is None  # nothing serves a lone job
 
 
