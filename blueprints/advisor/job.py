@@ -56,7 +56,7 @@ class Job(BaseModel):
         default=int(limits()["max_nodes_default"]),
         ge=1,
         le=int(limits()["max_nodes_hard"]),
-        description="Most nodes (instances) to consider, count (1–2000; default 100, one ECS instance set).",
+        description="Most nodes (instances) to consider for one job, count (1–2000; default 100, one ECS instance set); a pool shared by jobs_in_parallel jobs holds that many per job.",
     )
     mfu: float | None = Field(default=None, gt=0, le=1, description="Measured model FLOPs utilisation (fraction) to use instead of the published default.")
     jobs_in_parallel: int = Field(
