@@ -42,9 +42,9 @@ class KubernetesSettings(Strict):
     """The ACK cluster: version, edition and what the stack installs on it (pinned, with documented defaults)."""
 
     version: str = Field(default="", description="Kubernetes version ACK offers (catalog); empty: the catalog's default.")
-    namespace: str = Field(default="training", description="Namespace of the volumes and the training jobs.")
     system_instance_type: str = Field(default="ecs.g7.xlarge", description="CPU type of the system node pool (CoreDNS, the training operator, add-ons); a CPU type of the catalog.")
     system_nodes: int = Field(default=2, ge=1, le=ESS_MAX_SIZE, description="System node pool size (fixed); 2 keeps cluster services up while one node is replaced.")
+    namespace: str = Field(default="training", description="Namespace of the volumes and the training jobs.")
 
 
 class KubernetesProfile(ProfileBase):
