@@ -108,6 +108,8 @@ class KubernetesPoolBlueprint(Blueprint):
             # the price is the catalog's prices.csv row ack/pro-cluster-fee (unknown while absent, never 0).
             StandingCost("ACK Pro cluster management fee", 1, "cluster-hours", item="ack", price_tier="pro-cluster-fee"),
             StandingCost(f"system node pool ({system_nodes} × {system_type})", system_nodes, "node-hours", instance_type=system_type),
+            # "A Classic Load Balancer (CLB) instance is required for the API server" (ACK Pro billing page, prices.csv clb_api_server).
+            StandingCost("API server load balancer (CLB)", 1, "hours", item="clb_api_server"),
         )
         why = (
             "Kubernetes is the scheduler the jobs share: it places each job's workers (one PyTorchJob worker per node, Kubeflow "

@@ -160,6 +160,9 @@ def test_the_cluster_standing_costs_are_priced_or_unknown_never_zero():
     assert unknown[system.what].amount == pytest.approx(system.quantity * price * HOURS)
     priced = {i.what: i for i in tier_standing_items(job(), _catalog_with_ack(0.64), tier.standing)}
     assert priced[fee.what].amount == pytest.approx(0.64 * HOURS) and priced[fee.what].status == "list"
+    # The API server's load balancer has no recorded price: it is listed as unknown, never counted as 0.
+    assert priced["API server load balancer (CLB)"].amount is None and priced["API server load balancer (CLB)"].status == "unknown"
+    assert all(i.amount is None or i.amount > 0 for i in priced.values())
 
 
 def test_the_shared_pool_year_includes_the_cluster():
