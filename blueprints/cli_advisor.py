@@ -70,6 +70,7 @@ BudgetYear = Annotated[Optional[float], typer.Option("--budget-cny-per-year", he
 Region = Annotated[Optional[str], typer.Option("--region", help="Alibaba Cloud region ID, e.g. cn-shanghai.")]
 Spot = Annotated[Optional[bool], typer.Option("--spot-allowed/--no-spot-allowed", help="The job checkpoints and tolerates preemption, so spot may be used.")]
 MaxNodes = Annotated[Optional[int], typer.Option("--max-nodes", help="Most nodes to consider (1–2000; default 100).")]
+JobsInParallel = Annotated[Optional[int], typer.Option("--jobs-in-parallel", help="How many jobs like this one run at the same time on one shared GPU pool (default 1; 2 or more picks a shared-pool blueprint).")]
 Mfu = Annotated[Optional[float], typer.Option("--mfu", help="Measured model FLOPs utilisation (0–1) to use instead of the published default.")]
 Format = Annotated[OutputFormat, typer.Option("--format", help="table for a terminal, markdown for a pull request, json for tools.")]
 Out = Annotated[Optional[Path], typer.Option("--out", help="Write the output to this file instead of standard output.")]
@@ -92,7 +93,7 @@ def build_job(job_file: Path | None, flags: dict[str, Any], catalog: Any) -> "Jo
 JOB_FLAGS = (
     "name", "params", "tokens", "model_kind", "forward_gflops", "samples", "epochs", "precision", "optimizer", "sharding",
     "dataset_tb", "ingest_tb_per_day", "runs_per_year", "deadline_days", "budget_cny_per_run", "budget_cny_per_year",
-    "region", "spot_allowed", "max_nodes", "mfu",
+    "region", "spot_allowed", "max_nodes", "mfu", "jobs_in_parallel",
 )
 
 
@@ -123,6 +124,7 @@ def recommend(
     spot_allowed: Spot = None,
     max_nodes: MaxNodes = None,
     mfu: Mfu = None,
+    jobs_in_parallel: JobsInParallel = None,
     objective: Annotated[ObjectiveChoice, typer.Option("--objective", help="cost: cheapest per run that meets every constraint; time: fastest that does.")] = ObjectiveChoice.cost,
     output_format: Format = OutputFormat.table,
     out: Out = None,
@@ -198,6 +200,7 @@ def estimate(
     spot_allowed: Spot = None,
     max_nodes: MaxNodes = None,
     mfu: Mfu = None,
+    jobs_in_parallel: JobsInParallel = None,
     output_format: Format = OutputFormat.table,
     out: Out = None,
 ) -> None:

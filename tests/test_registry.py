@@ -71,3 +71,17 @@ def test_no_module_outside_the_blueprints_compares_blueprint_names():
             if pattern.search(line):
                 offenders.append(f"{path.relative_to(PACKAGE.parent)}:{number}: {line.strip()}")
     assert offenders == []
+
+
+@pytest.mark.parametrize("tier", architectures.budget_tiers(limits()), ids=lambda t: f"{t.blueprint}:{t.name}")
+def test_a_tier_sizes_its_nodes_for_the_jobs_it_serves(tier):
+    # A tier for parallel jobs holds them all at once (2 nodes per job × its minimum of jobs); a lone-job tier, one job.
+    jobs = tier.min_jobs_in_parallel
+    compute = tier.compute("ecs.gn7e-c16g1.32xlarge", 2, jobs)
+    profile = architectures.parse({**load_preset("medical-imaging"), "blueprint": tier.blueprint, "compute": compute}, catalog=load_catalog(), today=TODAY)
+    blueprint = architectures.blueprint_for(profile, load_catalog(), TODAY)
+    assert blueprint.price_basis()[0] == 2 * jobs
+    assert blueprint.expected_nodes() in (2, None)  # one job spans the node count chosen for it
+    # What the blueprint keeps up on top of the foundation names exactly one price source each.
+    assert all((s.item is None) != (s.instance_type is None) and s.quantity > 0 for s in tier.standing)
+    assert (jobs > 1) == bool(tier.why_parallel)

@@ -7,12 +7,13 @@ from typing import Any, Iterable, Sequence
 
 from blueprints.advisor import sizing
 from blueprints.advisor.budget import BudgetTier
-from blueprints.advisor.explanations import data_path_findings, option_notes, what_to_relax, why_not
+from blueprints.advisor.cost import cost_cny_per_year
+from blueprints.advisor.explanations import data_path_findings, option_notes, tier_reasons, what_to_relax, why_not
 from blueprints.advisor.job import Job
 from blueprints.advisor.options import HARD, OBJECTIVES, STANDING_COSTS, Option, Reason, enumerate_options, evaluate, type_context
 from blueprints.advisor.storage import StorageChoice, choose_storage
-from blueprints.advisor.tiers import Tier, tier_for
-from blueprints.advisor.yearly import ALWAYS_ON, YearlyCost, standing_items, total_cny, yearly_cost
+from blueprints.advisor.tiers import Tier, served, tier_for
+from blueprints.advisor.yearly import ALWAYS_ON, YearlyCost, standing_items, tier_standing_items, total_cny, yearly_cost
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,8 @@ class Recommendation:
     storage: StorageChoice | None
     findings: tuple[str, ...] = field(default=())
     yearly: YearlyCost | None = None
+    # Why the tier's blueprint and not the others, each reason with its numbers (``explanations.tier_reasons``).
+    tier_reasons: tuple[str, ...] = field(default=())
 
 
 def _group(option: Option, family: str) -> str:
@@ -63,14 +66,14 @@ def _nearest_infeasible(options: list[Option], objective: str) -> Option:
 
 
 def needed_mb_s(job: Job, hours: float | None) -> float | None:
-    """Read + ingest rate, MB/s, or None when neither is known."""
+    """Read + ingest rate, MB/s, or None when neither is known; parallel jobs read the shared storage at once."""
     if hours is None:
         return None
     read = sizing.read_rate_mb_s(job, hours)
     ingest = sizing.ingest_rate_mb_s(job)
     if read is None and ingest is None:
         return None
-    return (read or 0.0) + (ingest or 0.0)
+    return (read or 0.0) * job.jobs_in_parallel + (ingest or 0.0)
 
 
 def recommend(
@@ -87,8 +90,10 @@ def recommend(
     """
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {OBJECTIVES}")
-    options = enumerate_options(job, catalog) if options is None else options
-    options, chosen = _choose_within_yearly_budget(job, catalog, options, objective)
+    if options is None:
+        caps = [t.pool_max_nodes for t in served(job, tiers) if t.pool_max_nodes is not None]
+        options = enumerate_options(job, catalog, min(caps) if caps else None)
+    options, chosen = _choose_within_yearly_budget(job, catalog, options, objective, tiers)
     feasible = [o for o in options if o.feasible]
     groups: dict[str, list[Option]] = {}
     for o in options:
@@ -109,11 +114,8 @@ def recommend(
     findings: list[str] = []
     if chosen is not None:
         storage = choose_storage(catalog, needed_mb_s(job, chosen.estimated_hours), job.dataset_tb, job.region)
-        # The tier is chosen on the year's cost in the mode the nodes would run in; parked and autoscaled bill the same.
-        year = yearly_cost(job, catalog, chosen, storage)
-        basis = "its yearly cost always on" if year.mode.name == ALWAYS_ON else "its yearly cost with nodes only during runs"
-        tier = tier_for(job, chosen, tiers, year.total() if year.mode.compute.amount is not None else None, basis)
-        yearly = yearly_cost(job, catalog, chosen, storage, scales_to_zero=True) if tier is not None and tier.scales_to_zero else year
+        tier, yearly = _tier_and_year(job, catalog, chosen, storage, tiers)
+        reasons = [] if tier is None or yearly is None else tier_reasons(job, catalog, chosen, tier, yearly, tiers, _alone(job, catalog, chosen, tier, tiers))
         findings += data_path_findings(job, chosen, storage)
         if storage.kind == "cpfs":
             findings.append(
@@ -123,16 +125,47 @@ def recommend(
         findings += option_notes(job, catalog, chosen)
         if job.deadline_days is None and objective == "cost":
             findings.append("no deadline given: the cheapest option is usually the one with the fewest nodes, so it is also slow; add deadline_days")
-    return Recommendation(job, objective, chosen, tuple(considered), len(options), len(feasible), relax, tier, storage, tuple(findings), yearly)
+    else:
+        reasons = []
+    return Recommendation(job, objective, chosen, tuple(considered), len(options), len(feasible), relax, tier, storage, tuple(findings), yearly, tuple(reasons))
 
 
-def _standing_cny(job: Job, catalog: Any, option: Option) -> float:
-    """Known CNY a year of what stays up whatever the compute does (file system, bucket, NAT gateway) for ``option``."""
+def _tier_and_year(job: Job, catalog: Any, chosen: Option, storage: StorageChoice | None, tiers: Sequence[BudgetTier]) -> tuple[Tier | None, YearlyCost]:
+    """The tier for ``chosen`` and the year in the mode its blueprint runs in (with what the blueprint keeps up)."""
+    # The tier is chosen on the year's cost in the mode the nodes would run in; parked and autoscaled bill the same.
+    year = yearly_cost(job, catalog, chosen, storage)
+    basis = "its yearly cost always on" if year.mode.name == ALWAYS_ON else "its yearly cost with nodes only during runs"
+    tier = tier_for(job, chosen, tiers, year.total() if year.mode.compute.amount is not None else None, basis)
+    if tier is not None and (tier.scales_to_zero or tier.standing):
+        year = yearly_cost(job, catalog, chosen, storage, scales_to_zero=tier.scales_to_zero, pool_shape=tier.note, tier_standing=tier.standing)
+    return tier, year
+
+
+def _alone(job: Job, catalog: Any, chosen: Option, tier: Tier, tiers: Sequence[BudgetTier]) -> tuple[Tier, YearlyCost] | None:
+    """For a tier made for parallel jobs: the tier and year one of them would get on its own stack (None otherwise)."""
+    if tier.min_jobs_in_parallel <= 1:
+        return None
+    one = job.model_copy(update={"jobs_in_parallel": 1})
+    option = replace(chosen, cost_cny_per_year=cost_cny_per_year(chosen.cost_cny_per_run, one.runs_per_year))
+    storage = choose_storage(catalog, needed_mb_s(one, option.estimated_hours), one.dataset_tb, one.region)
+    lone, year = _tier_and_year(one, catalog, option, storage, tiers)
+    return None if lone is None else (lone, year)
+
+
+def _standing_cny(job: Job, catalog: Any, option: Option, tiers: Sequence[BudgetTier]) -> tuple[float, str]:
+    """Known CNY a year of what stays up whatever the compute does (file system, bucket, NAT gateway) for ``option``,
+    plus the least that any tier serving the job keeps up on top (a cluster fee): a lower bound, never an overcount.
+    Also the names of those tier items (empty when none)."""
     storage = choose_storage(catalog, needed_mb_s(job, option.estimated_hours), job.dataset_tb, job.region)
-    return total_cny(standing_items(job, catalog, storage))
+    extras = sorted((tier_standing_items(job, catalog, t.standing) for t in served(job, tiers)), key=total_cny)
+    extra = extras[0] if extras else ()
+    names = ", ".join(i.what for i in extra if i.amount is not None)
+    return total_cny(standing_items(job, catalog, storage)) + total_cny(extra), names
 
 
-def _choose_within_yearly_budget(job: Job, catalog: Any, options: list[Option], objective: str) -> tuple[list[Option], Option | None]:
+def _choose_within_yearly_budget(
+    job: Job, catalog: Any, options: list[Option], objective: str, tiers: Sequence[BudgetTier] = ()
+) -> tuple[list[Option], Option | None]:
     """The best option once what stays up all year counts against ``budget_cny_per_year`` too, not just compute.
 
     The standing cost depends on the storage the chosen option needs, so it is priced for the best option and every
@@ -143,22 +176,23 @@ def _choose_within_yearly_budget(job: Job, catalog: Any, options: list[Option], 
     budget = job.budget_cny_per_year
     priced: set[float] = set()
     while budget is not None and chosen is not None:
-        standing = _standing_cny(job, catalog, chosen)
+        standing, names = _standing_cny(job, catalog, chosen, tiers)
         if standing in priced or not standing:
             break
         priced.add(standing)
-        options = [_over_yearly_budget(o, standing, budget) for o in options]
+        options = [_over_yearly_budget(o, standing, budget, names) for o in options]
         chosen = _best((o for o in options if o.feasible), objective)
     return options, chosen
 
 
-def _over_yearly_budget(option: Option, standing: float, budget: float) -> Option:
+def _over_yearly_budget(option: Option, standing: float, budget: float, tier_items: str = "") -> Option:
     """``option`` with a ``budget_year`` reason when its compute plus ``standing`` exceeds the yearly budget."""
     per_year = option.cost_cny_per_year
     if per_year is None or option.has("budget_year") or per_year + standing <= budget:
         return option
+    what = STANDING_COSTS + (f", {tier_items})" if tier_items else ")")
     message = (
-        f"costs ¥{per_year:,.0f} a year in compute + ¥{standing:,.0f} {STANDING_COSTS} = ¥{per_year + standing:,.0f}; "
+        f"costs ¥{per_year:,.0f} a year in compute + ¥{standing:,.0f} {what} = ¥{per_year + standing:,.0f}; "
         f"the budget is ¥{budget:,.0f}"
     )
     return replace(option, reasons=option.reasons + (Reason("budget_year", message),))

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from blueprints.advisor import sizing
 from blueprints.advisor.job import Job
 from blueprints.advisor.options import HARD, INF, STANDING_COSTS, Option, scaling_for
 from blueprints.advisor.storage import StorageChoice
+
+if TYPE_CHECKING:
+    from blueprints.advisor.budget import BudgetTier
+    from blueprints.advisor.tiers import Tier
+    from blueprints.advisor.yearly import YearlyCost
 
 
 def why_not(option: Option, chosen: Option | None, objective: str) -> str:
@@ -71,10 +76,14 @@ def what_to_relax(job: Job, options: list[Option], objective: str) -> list[str]:
     fastest = min(priced, key=lambda o: o.key("time"))
     if job.deadline_hours is not None and (fastest.estimated_hours or INF) > job.deadline_hours:
         ratio = job.deadline_hours / (fastest.estimated_hours or INF)
+        # Fewer than max_nodes were tried when the pool shared by the parallel jobs caps each job (enumerate_options).
+        top = max(o.nodes for o in options)
+        within, more = (f"{job.max_nodes} nodes", f"raise max_nodes above {job.max_nodes}") if top >= job.max_nodes else (
+            f"{top} node{'' if top == 1 else 's'} per job ({job.jobs_in_parallel} parallel jobs share one pool)", "run fewer jobs in parallel")
         out.append(
-            f"the {job.deadline_days:g}-day deadline cannot be met by any priced option within {job.max_nodes} nodes: the fastest, {_cfg(fastest)}, "
+            f"the {job.deadline_days:g}-day deadline cannot be met by any priced option within {within}: the fastest, {_cfg(fastest)}, "
             f"takes {_days(fastest.estimated_hours or 0)}: extend the deadline to {math.ceil((fastest.estimated_hours or 0) / 24 * 10) / 10:g} days, "
-            f"cut the training work to {ratio:.0%} of the current value, or raise max_nodes above {job.max_nodes}"
+            f"cut the training work to {ratio:.0%} of the current value, or {more}"
         )
     on_time = [o for o in priced if not o.has("deadline")]
     if on_time:
@@ -89,11 +98,14 @@ def what_to_relax(job: Job, options: list[Option], objective: str) -> list[str]:
                 f"raise the per-run budget from ¥{job.budget_cny_per_run:,.0f} to ¥{math.ceil(per_run):,}"
             )
         if job.budget_cny_per_year is not None and per_year > job.budget_cny_per_year:
-            afford = _gpus_affordable(job.budget_cny_per_year / job.runs_per_year, cheapest, job.deadline_hours)
+            jobs = job.jobs_in_parallel
+            afford = _gpus_affordable(job.budget_cny_per_year / (job.runs_per_year * jobs), cheapest, job.deadline_hours)
+            runs = f"{job.runs_per_year:g} runs" if jobs == 1 else f"{jobs} parallel jobs × {job.runs_per_year:g} runs"
             out.append(
                 f"{what} needs ≥ {cheapest.gpus} {cheapest.gpu_label} ({_cfg(cheapest)}) at ¥{per_year:,.0f} a year "
-                f"({job.runs_per_year:g} runs){afford}: raise the yearly budget from ¥{job.budget_cny_per_year:,.0f} to ¥{math.ceil(per_year):,}, "
-                f"or run {max(math.floor(job.budget_cny_per_year / per_run * 100) / 100, 0):g} times a year instead of {job.runs_per_year:g}"
+                f"({runs}){afford}: raise the yearly budget from ¥{job.budget_cny_per_year:,.0f} to ¥{math.ceil(per_year):,}, "
+                f"or run {max(math.floor(job.budget_cny_per_year / per_run / jobs * 100) / 100, 0):g} times a year instead of {job.runs_per_year:g}"
+                + ("" if jobs == 1 else " (each job)")
             )
         standing = _standing_reason(cheapest)
         if job.budget_cny_per_year is not None and standing is not None and per_year <= job.budget_cny_per_year:
@@ -151,7 +163,10 @@ def data_path_findings(job: Job, option: Option, storage: StorageChoice | None) 
         return out
     parts = []
     if read is not None:
-        parts.append(f"read {read:,.0f} MB/s ({job.dataset_tb:g} TB × {job.epochs:g} epoch{'' if job.epochs == 1 else 's'} over {option.estimated_hours:,.1f} h, {rate:,.0f} {unit})")
+        one = f"{job.dataset_tb:g} TB × {job.epochs:g} epoch{'' if job.epochs == 1 else 's'} over {option.estimated_hours:,.1f} h, {rate:,.0f} {unit}"
+        jobs = job.jobs_in_parallel
+        # Parallel jobs share the file system and read it at the same time.
+        parts.append(f"read {read:,.0f} MB/s ({one})" if jobs == 1 else f"read {read * jobs:,.0f} MB/s ({jobs} parallel jobs × {read:,.0f} MB/s: {one})")
     if ingest is not None:
         parts.append(f"write {ingest:,.0f} MB/s ({job.ingest_tb_per_day:g} TB/day ingest)")
     if storage is not None:
@@ -187,3 +202,89 @@ def option_notes(job: Job, catalog: Any, option: Option) -> list[str]:
         date = getattr(inst, "price_date", None)
         out.append(f"price: ¥{option.price_cny_per_hour:,.2f} per node-hour, pay-as-you-go list price ({region or 'region unknown'}, {date or 'date unknown'}); spot is cheaper but varies")
     return out
+
+
+# --- why this blueprint ------------------------------------------------------------------------
+
+
+def tier_reasons(
+    job: Job, catalog: Any, chosen: Option, tier: Tier, yearly: YearlyCost, tiers: Sequence[BudgetTier], alone: tuple[Tier, YearlyCost] | None = None
+) -> list[str]:
+    """Why the tier's blueprint serves this job and the others do not, each reason with its numbers.
+
+    For a tier that needs parallel jobs: one pool sized for all of them that bills only while they run (against a
+    cluster holding them all always on), what the blueprint does for them (its own words), what it keeps up all year
+    and its share per job, and ``alone``: the tier each job would get on its own, N times over. For a lone job: each
+    tier it does not reach (it needs parallel jobs) and what that blueprint would add a year for nothing to share.
+    """
+    from blueprints.advisor.yearly import ALWAYS_ON, money, tier_standing_items, total_cny
+
+    jobs = job.jobs_in_parallel
+    out: list[str] = []
+    if tier.min_jobs_in_parallel > 1:
+        gpus = chosen.gpus * jobs
+        used = yearly.mode.node_hours
+        line = (
+            f"one pool for all {jobs} parallel jobs: up to {chosen.nodes * jobs} nodes ({gpus} GPUs), {chosen.nodes} per job, "
+            "none while no job runs (min_nodes 0)"
+        )
+        always = next((m for m in yearly.alternatives if m.name == ALWAYS_ON), None)
+        if used is not None and always is not None and always.node_hours:
+            line += (
+                f": the runs bill {used:,.0f} node-hours a year ({used / always.node_hours:.0%} of the {always.node_hours:,.0f} "
+                f"a cluster holding all {jobs} jobs always on bills)"
+            )
+            if yearly.mode.compute.amount is not None and always.compute.amount is not None:
+                line += f", {money(yearly.mode.compute.amount)} against {money(always.compute.amount)} compute"
+        out.append(line)
+        if tier.why_parallel:
+            out.append(tier.why_parallel)
+        out.append(_kept_up(tier_standing_items(job, catalog, tier.standing), jobs))
+        if alone is not None:
+            out.append(_against_alone(job, yearly, *alone))
+        return out
+    for other in tiers:
+        if other.min_jobs_in_parallel <= jobs:
+            continue
+        items = tier_standing_items(job, catalog, other.standing)
+        known = " + ".join(f"{money(i.amount)} {i.what}" for i in items if i.amount is not None)
+        unknown = [i.what for i in items if i.amount is None]
+        out.append(
+            f"not {other.blueprint} (tier '{other.name}'): it is for {other.min_jobs_in_parallel} or more jobs sharing one pool and this job "
+            f"runs alone (jobs_in_parallel {jobs}), so its scheduler has nothing to share, and it would keep up "
+            + (f"{money(total_cny(items))} a year more ({known})" if known else "more, unpriced")
+            + (f"; unknown, not counted: {', '.join(unknown)}" if unknown else "")
+        )
+    return out
+
+
+def _kept_up(items: Sequence[Any], jobs: int) -> str:
+    """"it keeps up all year: …, ¥X (¥X/N per job); unknown: …"."""
+    from blueprints.advisor.yearly import money, total_cny
+
+    known = [i for i in items if i.amount is not None]
+    unknown = [i.what for i in items if i.amount is None]
+    total = total_cny(items)
+    text = "the pool's cluster stays up all year and its cost is shared: " + (
+        " + ".join(f"{money(i.amount)} {i.what}" for i in known) + f" = {money(total)} a year, {money(total / jobs)} per job"
+        if known
+        else "nothing priced"
+    )
+    return text + (f"; unknown, not counted: {', '.join(unknown)}" if unknown else "")
+
+
+def _against_alone(job: Job, pooled: YearlyCost, tier: Tier, year: YearlyCost) -> str:
+    """The shared pool's year against one stack per job, each in the tier it would get alone."""
+    from blueprints.advisor.yearly import money
+
+    jobs = job.jobs_in_parallel
+    apart = year.total() * jobs
+    shared = pooled.total()
+    unknown = sorted({i.what for i in pooled.unknown()} | {i.what for i in year.unknown()})
+    diff = apart - shared
+    verdict = f"the shared pool costs {money(-diff)} a year more" if diff < 0 else f"the shared pool saves {money(diff)} a year"
+    return (
+        f"against one stack per job: alone, each job gets {tier.blueprint} (tier '{tier.name}', {year.mode.name}) at {money(year.total())} a year; "
+        f"{jobs} such stacks cost {money(apart)} (file system, bucket and NAT gateway {jobs} times) against {money(shared)} for the shared pool: {verdict}"
+        + (f"; unknown, not counted: {', '.join(unknown)}" if unknown else "")
+    )

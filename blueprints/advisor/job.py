@@ -25,7 +25,7 @@ _NUMBER_FIELDS = (
     "params", "tokens", "forward_gflops", "samples", "epochs", "dataset_tb", "ingest_tb_per_day",
     "runs_per_year", "deadline_days", "budget_cny_per_run", "budget_cny_per_year", "mfu",
 )
-_INT_FIELDS = ("max_nodes",)
+_INT_FIELDS = ("max_nodes", "jobs_in_parallel")
 
 
 class Job(BaseModel):
@@ -46,19 +46,28 @@ class Job(BaseModel):
     sharding: bool = Field(default=True, description="Weights, gradients and optimizer state may be sharded across all GPUs (ZeRO-3 / FSDP).")
     dataset_tb: float | None = Field(default=None, gt=0, description="Training dataset size, TB (10^12 bytes); sizes storage and the read rate.")
     ingest_tb_per_day: float | None = Field(default=None, gt=0, description="New data written to storage per day, TB/day (10^12 bytes); adds a write rate.")
-    runs_per_year: float = Field(default=1.0, gt=0, description="Training runs per year, count.")
+    runs_per_year: float = Field(default=1.0, gt=0, description="Training runs per year of this job, count (each of jobs_in_parallel jobs runs this often).")
     deadline_days: float | None = Field(default=None, gt=0, description="Longest acceptable wall-clock time per run, days.")
     budget_cny_per_run: float | None = Field(default=None, gt=0, description="Largest acceptable compute cost per run, CNY.")
-    budget_cny_per_year: float | None = Field(default=None, gt=0, description="Largest acceptable compute cost per year, CNY.")
+    budget_cny_per_year: float | None = Field(default=None, gt=0, description="Largest acceptable cost per year, CNY: all the parallel jobs' runs plus what stays up all year.")
     region: str = Field(default="cn-shanghai", description="Alibaba Cloud region ID, e.g. cn-shanghai.")
     spot_allowed: bool = Field(default=False, description="The job checkpoints and tolerates preemption, so spot instances may be used.")
     max_nodes: int = Field(
         default=int(limits()["max_nodes_default"]),
         ge=1,
         le=int(limits()["max_nodes_hard"]),
-        description="Most nodes (instances) to consider, count (1–2000; default 100, one ECS instance set).",
+        description="Most nodes (instances) to consider for one job, count (1–2000; default 100, one ECS instance set); a pool shared by jobs_in_parallel jobs holds that many per job.",
     )
     mfu: float | None = Field(default=None, gt=0, le=1, description="Measured model FLOPs utilisation (fraction) to use instead of the published default.")
+    jobs_in_parallel: int = Field(
+        default=1,
+        ge=1,
+        le=int(limits()["max_nodes_hard"]),
+        description="How many jobs like this one run at the same time on one shared pool of GPUs, count (1–2000; default 1, a job on its own). "
+        "Each runs runs_per_year times, so the year counts jobs_in_parallel × runs_per_year runs; the jobs read the shared "
+        "storage at once (their read rates add up) and share one dataset of dataset_tb (give the total if they do not). "
+        "2 or more selects a blueprint that declares a tier for jobs sharing a pool.",
+    )
 
     @field_validator(*_NUMBER_FIELDS, mode="before")
     @classmethod
@@ -120,7 +129,7 @@ JOB_FIELDS = tuple(Job.model_fields)
 _EXAMPLES = {
     "params": "1.2e9", "tokens": "2e12", "forward_gflops": "7.6 (ResNet-50 at 224²)", "samples": "1.28e6", "epochs": "90",
     "dataset_tb": "1.5", "ingest_tb_per_day": "0.5", "runs_per_year": "12", "deadline_days": "7", "budget_cny_per_run": "50000",
-    "budget_cny_per_year": "600000", "max_nodes": "100", "mfu": "0.4 (a measured fraction, 0 < mfu ≤ 1)",
+    "budget_cny_per_year": "600000", "max_nodes": "100", "jobs_in_parallel": "3", "mfu": "0.4 (a measured fraction, 0 < mfu ≤ 1)",
 }
 
 

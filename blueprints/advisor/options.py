@@ -19,7 +19,8 @@ INF = math.inf
 # planned (aitrain plan accepts them) but not priced, so they can never be chosen against a budget.
 HARD = ("region", "gpu_unknown", "precision", "memory")
 # How a budget_year reason names the standing costs (blueprints.advisor.choice writes it, explanations finds it).
-STANDING_COSTS = "for what stays up all year (file system, bucket, NAT gateway)"
+# Left open: a tier that keeps a cluster up names it before the closing parenthesis.
+STANDING_COSTS = "for what stays up all year (file system, bucket, NAT gateway"
 
 
 @dataclass(frozen=True)
@@ -176,7 +177,8 @@ def evaluate(job: Job, ctx: TypeContext, nodes: int, flops: float | None = None)
         how = f"sharded over {gpus} GPUs" if job.sharding else "unsharded (sharding: false)"
         reasons.append(Reason("memory", f"model state needs {mem:,.1f} GiB per GPU ({how}); {ctx.gpu_model} has {ctx.gpu_memory_gib:g} GiB"))
     per_run = costs.cost_cny_per_run(ctx.price, nodes, hours) if hours is not None else None
-    per_year = costs.cost_cny_per_year(per_run, job.runs_per_year)
+    # The year counts every parallel job's runs: they share one budget (Job.jobs_in_parallel).
+    per_year = costs.cost_cny_per_year(per_run, job.runs_per_year * job.jobs_in_parallel)
     if ctx.peak_tflops is not None and ctx.mfu is None:
         # Unknown stays unknown: with no published anchor there is no time to rank on, and no guess stands in.
         reasons.append(Reason("no_anchor", f"not chosen: no anchor: no published {job.model_kind} {sizing.precision_group(job.precision)} MFU for {ctx.gpu_model} (data/mfu.csv); set mfu: to a measured fraction (0 < mfu ≤ 1, e.g. 0.3) to consider it"))
@@ -187,7 +189,9 @@ def evaluate(job: Job, ctx: TypeContext, nodes: int, flops: float | None = None)
     if per_run is not None and job.budget_cny_per_run is not None and per_run > job.budget_cny_per_run:
         reasons.append(Reason("budget_run", f"costs ¥{per_run:,.0f} per run; the budget is ¥{job.budget_cny_per_run:,.0f}"))
     if per_year is not None and job.budget_cny_per_year is not None and per_year > job.budget_cny_per_year:
-        reasons.append(Reason("budget_year", f"costs ¥{per_year:,.0f} a year; the budget is ¥{job.budget_cny_per_year:,.0f}"))
+        plural = "" if job.runs_per_year == 1 else "s"
+        runs = "" if job.jobs_in_parallel == 1 else f" ({job.jobs_in_parallel} parallel jobs × {job.runs_per_year:g} run{plural})"
+        reasons.append(Reason("budget_year", f"costs ¥{per_year:,.0f} a year{runs}; the budget is ¥{job.budget_cny_per_year:,.0f}"))
     return Option(
         instance_type=inst.instance_type,
         gpu_model=ctx.gpu_model,
@@ -234,12 +238,17 @@ def scaling_for(job: Job, inst: Any, nodes: int) -> sizing.Scaling:
     )
 
 
-def enumerate_options(job: Job, catalog: Any) -> list[Option]:
-    """Every (type, nodes) for nodes 1..job.max_nodes, in a stable order."""
+def enumerate_options(job: Job, catalog: Any, pool_max_nodes: int | None = None) -> list[Option]:
+    """Every (type, nodes) for nodes 1..job.max_nodes, in a stable order.
+
+    ``pool_max_nodes``: the most nodes the pool that holds all ``jobs_in_parallel`` jobs can have (the serving tiers'
+    ``BudgetTier.pool_max_nodes``), so one job gets at most ``pool_max_nodes // jobs_in_parallel`` of them.
+    """
     flops = sizing.training_flops(job)
+    top = job.max_nodes if pool_max_nodes is None else min(job.max_nodes, pool_max_nodes // job.jobs_in_parallel)
     options = []
     for inst in candidate_types(job, catalog):
         ctx = type_context(job, catalog, inst)
-        for nodes in range(1, job.max_nodes + 1):
+        for nodes in range(1, top + 1):
             options.append(evaluate(job, ctx, nodes, flops))
     return options

@@ -10,7 +10,7 @@ from blueprints.advisor.choice import Considered, Recommendation
 from blueprints.advisor.options import Option
 from blueprints.advisor.stack import profile_dict
 from blueprints.advisor.storage import StorageChoice
-from blueprints.advisor.yearly import YearlyCost, yearly_dict
+from blueprints.advisor.yearly import YearlyCost, runs_text, yearly_dict
 from blueprints.advisor.yearly import lines as yearly_lines
 from blueprints.advisor.yearly import rows as yearly_rows
 from blueprints.text import md_cell, md_text, plain, table
@@ -124,7 +124,10 @@ def recommendation_dict(rec: Recommendation, catalog_version: str | None = None)
         "scaling_efficiency": _r(chosen.scaling_efficiency, 4) if chosen else None,
         "blueprint": tier.blueprint if tier else None,
         "tier": (
-            {"name": tier.name, "spot": tier.spot, "basis": tier.basis, "basis_cny_per_year": _r(tier.basis_cny_per_year, 2), "note": tier.note}
+            {
+                "name": tier.name, "spot": tier.spot, "basis": tier.basis, "basis_cny_per_year": _r(tier.basis_cny_per_year, 2), "note": tier.note,
+                "min_jobs_in_parallel": tier.min_jobs_in_parallel, "reasons": list(rec.tier_reasons),
+            }
             if tier
             else None
         ),
@@ -226,7 +229,7 @@ def _summary_lines(rec: Recommendation) -> list[str]:
         limits.append(f"budget ¥{job.budget_cny_per_run:,.0f} per run")
     if job.budget_cny_per_year is not None:
         limits.append(f"budget ¥{job.budget_cny_per_year:,.0f} a year")
-    limits.append(f"{job.runs_per_year:g} run{'' if job.runs_per_year == 1 else 's'} a year")
+    limits.append(f"{runs_text(job)} a year")
     lines.append("Constraints: " + ", ".join(limits) + f"; objective: {rec.objective}")
     c = rec.chosen
     if c is None:
@@ -242,6 +245,9 @@ def _summary_lines(rec: Recommendation) -> list[str]:
         t = rec.tier
         basis = "unknown" if t.basis_cny_per_year is None else f"¥{t.basis_cny_per_year:,.0f}"
         lines.append(f"Blueprint: {t.blueprint} (tier '{t.name}', from {t.basis} {basis}; spot {'on' if t.spot else 'off'}): {t.note}")
+        if rec.tier_reasons:
+            lines.append("Why this blueprint:")
+            lines += [f"  - {r}" for r in rec.tier_reasons]
     if rec.storage is not None:
         s = rec.storage
         price = "" if s.price_per_month is None else f", {s.price_per_month:,.0f} {s.price_currency}/month (not in the CNY totals)"
@@ -270,6 +276,8 @@ def render_markdown(rec: Recommendation) -> str:
     lines = ["## aitrain recommendation", ""]
     lines += [md_text(line) if not line.startswith("  - ") else "- " + md_text(line[4:]) for line in _summary_lines(rec)]
     lines = [lines[0], lines[1]] + [line if line.startswith("- ") else line + "  " for line in lines[2:]]
+    # A line right after a list item would continue it: a blank line ends each list.
+    lines = [x for i, line in enumerate(lines) for x in ([line] if i == 0 or lines[i - 1].startswith("- ") <= line.startswith("- ") else ["", line])]
     lines += [
         "",
         "| | GPU | configuration | GPUs | hours | tuned–cons. h | days | CNY/run | CNY/year | MFU | scaling | why |",
@@ -302,7 +310,7 @@ def render_estimate_text(
             _money(option.cost_cny_per_run)
             + ("" if option.cost_cny_per_run is None else f", range {_money(option.cost_cny_per_run_tuned)}–{_money(option.cost_cny_per_run_conservative)} (pay-as-you-go list price)"),
         ),
-        ("cost per year", _money(option.cost_cny_per_year) + f" ({job.runs_per_year:g} run{'' if job.runs_per_year == 1 else 's'})"),
+        ("cost per year", _money(option.cost_cny_per_year) + f" ({runs_text(job)})"),
         ("model state per GPU", f"{option.memory_gib_per_gpu:,.2f} GiB of {option.gpu_memory_gib if option.gpu_memory_gib is not None else 'unknown'} GiB"),
         ("feasible", "yes" if option.feasible else "no: " + "; ".join(r.message for r in option.reasons)),
     ]

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from blueprints.advisor import cost as costs
+from blueprints.advisor.budget import StandingCost
 from blueprints.advisor.data import limits
 from blueprints.advisor.job import Job
 from blueprints.advisor.options import Option
@@ -63,10 +64,14 @@ class YearlyCost:
     standing: tuple[CostItem, ...]
     budget_cny_per_year: float | None
     notes: tuple[str, ...]
+    # What the chosen mode's blueprint keeps up on top (a cluster fee, a system pool): not part of the alternatives,
+    # which are fixed clusters without it.
+    own: tuple[CostItem, ...] = ()
 
     def items(self, mode: Mode | None = None) -> tuple[CostItem, ...]:
-        """The mode's compute plus the standing items (default: the chosen mode)."""
-        return ((mode or self.mode).compute,) + self.standing
+        """The mode's compute plus the standing items (default: the chosen mode, with its blueprint's own items)."""
+        m = mode or self.mode
+        return (m.compute,) + self.standing + (self.own if m == self.mode else ())
 
     def total(self, mode: Mode | None = None) -> float:
         """Known amounts of the mode, CNY a year."""
@@ -113,6 +118,30 @@ def standing_items(job: Job, catalog: Any, storage: StorageChoice | None) -> tup
     return tuple(items)
 
 
+def tier_standing_items(job: Job, catalog: Any, declared: Iterable[StandingCost]) -> tuple[CostItem, ...]:
+    """What the tier's blueprint declares it keeps up all year (a cluster fee, a system node pool), priced for the region.
+
+    A ``prices.csv`` item goes through ``price_cny`` (unknown stays unknown); ECS nodes use the catalog's price of
+    their instance type, with its source. Shared by all ``jobs_in_parallel`` jobs: one pool, one cluster.
+    """
+    hours = limits()["hours_per_year"]
+    items: list[CostItem] = []
+    for cost in declared:
+        quantity = cost.quantity * hours
+        if cost.instance_type is not None:
+            inst = catalog.instance_types.get(cost.instance_type)
+            price = None if inst is None else inst.price_cny_per_hour
+            if price is None:
+                items.append(CostItem(cost.what, None, "unknown", f"no catalog price for {cost.instance_type}"))
+                continue
+            source = f"catalog instance_types.csv, {inst.price_confidence} confidence: {inst.price_source}"
+            items.append(_priced(cost.what, quantity, cost.unit, CnyPrice(price, "list", source, inst.price_date)))
+        else:
+            assert cost.item is not None, f"standing cost {cost.what!r} names neither a price item nor an instance type"
+            items.append(_priced(cost.what, quantity, cost.unit, price_cny(catalog, cost.item, cost.price_tier, job.region)))
+    return tuple(items)
+
+
 def _bucket_item(job: Job, catalog: Any) -> CostItem:
     """The OSS bucket: at least the dataset at the catalog's Standard price; checkpoints add to it."""
     if job.dataset_tb is None:
@@ -122,45 +151,63 @@ def _bucket_item(job: Job, catalog: Any) -> CostItem:
     return item if item.amount is None else CostItem(item.what, item.amount, "estimate", item.basis)
 
 
-def _modes(job: Job, option: Option) -> dict[str, Mode]:
+def runs_text(job: Job) -> str:
+    """"12 runs", or "3 parallel jobs × 12 runs" when jobs share a pool."""
+    runs = f"{job.runs_per_year:g} run{'' if job.runs_per_year == 1 else 's'}"
+    return runs if job.jobs_in_parallel == 1 else f"{job.jobs_in_parallel} parallel jobs × {runs}"
+
+
+def _modes(job: Job, option: Option, pool_shape: str) -> dict[str, Mode]:
     year = limits()["hours_per_year"]
-    runs = job.runs_per_year
+    jobs = job.jobs_in_parallel
     hours = option.estimated_hours
-    run_node_hours = None if hours is None else hours * runs * option.nodes
+    # Every parallel job runs its own runs on its own nodes: the year bills jobs × runs × hours × nodes.
+    run_node_hours = None if hours is None else hours * job.runs_per_year * jobs * option.nodes
     status = "list" if option.price_cny_per_hour is not None else "unknown"
     per_run = "unknown" if option.cost_cny_per_run is None else money(option.cost_cny_per_run)
-    runs_text = f"{runs:g} run{'' if runs == 1 else 's'}"
-    runs_basis = f"{runs_text} × {per_run} per run (nodes only during runs)"
-    label = f"compute ({runs_text})"
-    always = costs.always_on_cny_per_year(option.price_cny_per_hour, option.nodes)
+    runs_basis = f"{runs_text(job)} × {per_run} per run (nodes only during runs)"
+    label = f"compute ({runs_text(job)})"
+    # Kept up all year, a cluster that holds every parallel job at once has jobs × nodes nodes.
+    always = costs.always_on_cny_per_year(option.price_cny_per_hour, option.nodes * jobs)
     price = "unknown" if option.price_cny_per_hour is None else f"¥{option.price_cny_per_hour:g}"
-    always_basis = f"{option.nodes} nodes × {price}/node-hour × {year:,.0f} h"
+    nodes = f"{option.nodes} nodes" if jobs == 1 else f"{jobs} jobs × {option.nodes} nodes"
+    always_basis = f"{nodes} × {price}/node-hour × {year:,.0f} h"
     return {
         PARKED: Mode(PARKED, FIXED, CostItem(label, option.cost_cny_per_year, status, runs_basis), run_node_hours),
-        POOL: Mode(POOL, POOL_SHAPE, CostItem(label, option.cost_cny_per_year, status, runs_basis), run_node_hours),
-        ALWAYS_ON: Mode(ALWAYS_ON, FIXED, CostItem("compute (all year)", always, status, always_basis), year * option.nodes),
+        POOL: Mode(POOL, pool_shape, CostItem(label, option.cost_cny_per_year, status, runs_basis), run_node_hours),
+        ALWAYS_ON: Mode(ALWAYS_ON, FIXED, CostItem("compute (all year)", always, status, always_basis), year * option.nodes * jobs),
     }
 
 
-def yearly_cost(job: Job, catalog: Any, option: Option, storage: StorageChoice | None, *, scales_to_zero: bool = False) -> YearlyCost:
+def yearly_cost(
+    job: Job,
+    catalog: Any,
+    option: Option,
+    storage: StorageChoice | None,
+    *,
+    scales_to_zero: bool = False,
+    pool_shape: str = POOL_SHAPE,
+    tier_standing: tuple[StandingCost, ...] = (),
+) -> YearlyCost:
     """Pick the operating mode and count a year: compute for that mode + what stays up, CNY.
 
-    ``scales_to_zero``: the tier's blueprint declares that its nodes exist only during runs (a pool at min 0). Otherwise
+    ``tier_standing``: what the tier's blueprint keeps up on top of the shared foundation (``tier_standing_items``).
+    ``scales_to_zero``: the tier's blueprint (``pool_shape``) declares that its nodes exist only during runs (a pool at min 0). Otherwise
     (and for ``aitrain estimate``) it is a fixed cluster, which is parked between runs unless the runs fill the year.
     Modes are compared by billed node-hours (same nodes, same price per node-hour), so the choice holds even when the
     price is unknown; ties go to ``always on`` (nothing to park). Parked and autoscaled bill the same node-hours, so
     the year a budget tier is chosen on (``blueprints.advisor.tiers``) is the same whichever of the two follows.
     """
-    modes = _modes(job, option)
-    year_node_hours = limits()["hours_per_year"] * option.nodes
+    modes = _modes(job, option, pool_shape)
+    year_node_hours = limits()["hours_per_year"] * option.nodes * job.jobs_in_parallel
     if scales_to_zero:
         chosen = modes[POOL]
-        why = "the blueprint for this budget tier is the autoscaling pool (min_nodes 0): nodes exist only while a run scales it out"
+        why = f"the blueprint for this budget tier is a pool at min_nodes 0 ({pool_shape}): nodes exist only while a run scales it out"
     elif chosen_parked(modes[PARKED], year_node_hours):
         chosen = modes[PARKED]
         used = modes[PARKED].node_hours
         share = "" if used is None else (
-            f"the runs need {used:,.0f} node-hours a year ({job.runs_per_year:g} × {option.estimated_hours or 0:,.1f} h × {option.nodes} node{'' if option.nodes == 1 else 's'}), "
+            f"the runs need {used:,.0f} node-hours a year ({_runs_factor(job)}{option.estimated_hours or 0:,.1f} h × {option.nodes} node{'' if option.nodes == 1 else 's'}), "
             f"{used / year_node_hours:.0%} of the {year_node_hours:,.0f} an always-on cluster bills; "
         )
         why = share + (
@@ -175,7 +222,13 @@ def yearly_cost(job: Job, catalog: Any, option: Option, storage: StorageChoice |
         "a login node (access.login_node), if enabled, also stays up while parked and is not counted",
     )
     alternatives = tuple(m for name, m in modes.items() if name != chosen.name)
-    return YearlyCost(chosen, why, alternatives, standing_items(job, catalog, storage), job.budget_cny_per_year, notes)
+    own = tier_standing_items(job, catalog, tier_standing)
+    return YearlyCost(chosen, why, alternatives, standing_items(job, catalog, storage), job.budget_cny_per_year, notes, own)
+
+
+def _runs_factor(job: Job) -> str:
+    """"12 × " or "3 jobs × 12 × " (the factors of the runs' node-hours)."""
+    return f"{job.runs_per_year:g} × " if job.jobs_in_parallel == 1 else f"{job.jobs_in_parallel} jobs × {job.runs_per_year:g} × "
 
 
 def chosen_parked(parked: Mode, year_node_hours: float) -> bool:
@@ -221,13 +274,14 @@ def verdict(yc: YearlyCost, mode: Mode | None = None) -> str:
 def rows(yc: YearlyCost) -> list[tuple[str, str]]:
     """(label, text) pairs: the mode and why, the breakdown, the verdict, one per alternative."""
     out = [("operating mode", f"{yc.mode.name} ({yc.mode.shape}): {yc.why}"), ("yearly cost", breakdown(yc)), ("budget", verdict(yc))]
+    same = "the same standing costs" if not yc.own else f"the same standing costs without {', '.join(i.what for i in yc.own)}"
     for alt in yc.alternatives:
         if alt.compute.amount is None:
-            out.append(("alternative", f"{alt.name} ({alt.shape}): compute price unknown, plus the same standing costs"))
+            out.append(("alternative", f"{alt.name} ({alt.shape}): compute price unknown, plus {same}"))
             continue
         over = yc.over_by_cny(alt)
         fit = "" if over is None else (f", over the budget by {money(over)}" if over > 0 else f", within the budget ({money(-over)} to spare)")
-        out.append(("alternative", f"{alt.name} ({alt.shape}): {money(yc.total(alt))} a year ({money(alt.compute.amount)} compute + the same standing costs){fit}"))
+        out.append(("alternative", f"{alt.name} ({alt.shape}): {money(yc.total(alt))} a year ({money(alt.compute.amount)} compute + {same}){fit}"))
     return out
 
 

@@ -163,8 +163,8 @@ class AutoscalingPoolBlueprint(EcsBlueprint):
         )
 
     @classmethod
-    def compute_from_choice(cls, instance_type: str, nodes: int) -> dict[str, Any]:
-        """Scale to zero between runs; a run scales out to the recommended node count."""
+    def compute_from_choice(cls, instance_type: str, nodes: int, jobs_in_parallel: int = 1) -> dict[str, Any]:
+        """Scale to zero between runs; a run scales out to the recommended node count (its tier serves one job at a time)."""
         return {"instance_type": instance_type, "min_nodes": 0, "max_nodes": nodes}
 
     def expected_nodes(self) -> None:

@@ -91,8 +91,8 @@ class Blueprint(ABC):
 
     @classmethod
     @abstractmethod
-    def compute_from_choice(cls, instance_type: str, nodes: int) -> dict[str, Any]:
-        """The ``compute`` profile section for a recommended (instance type, node count)."""
+    def compute_from_choice(cls, instance_type: str, nodes: int, jobs_in_parallel: int = 1) -> dict[str, Any]:
+        """The ``compute`` profile section for a recommended (instance type, node count per job, jobs sharing the nodes)."""
 
     # --- resources ---
 

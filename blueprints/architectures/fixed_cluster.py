@@ -98,8 +98,8 @@ class FixedClusterBlueprint(EcsBlueprint):
         )
 
     @classmethod
-    def compute_from_choice(cls, instance_type: str, nodes: int) -> dict[str, Any]:
-        """The recommended node count, all the time."""
+    def compute_from_choice(cls, instance_type: str, nodes: int, jobs_in_parallel: int = 1) -> dict[str, Any]:
+        """The recommended node count, all the time (its tiers serve one job at a time: jobs_in_parallel 1)."""
         return {"instance_type": instance_type, "nodes": nodes}
 
     def expected_nodes(self) -> int:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from blueprints.advisor.budget import BudgetTier
+from blueprints.advisor.budget import BudgetTier, StandingCost
 from blueprints.architectures.base import FABRIC_SUMMARY, Blueprint, Foundation
 from blueprints.errors import FieldError, did_you_mean, join_allowed
 from blueprints.profile import ComputeBase, ProfileBase
@@ -293,17 +293,36 @@ class KubernetesPoolBlueprint(Blueprint):
 
     @classmethod
     def budget_tiers(cls, limits: dict[str, float]) -> tuple[BudgetTier, ...]:
-        """Jobs that share one pool of GPUs, at any budget."""
+        """Jobs that share one pool of GPUs, at any budget; the cluster's own standing costs (fee, system pool) declared."""
+        defaults = KubernetesSettings.model_fields
+        system_type, system_nodes = defaults["system_instance_type"].default, defaults["system_nodes"].default
+        standing = (
+            # Billed per cluster per hour of use (https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/product-overview/cluster-management-fee);
+            # the price is the catalog's prices.csv row ack/pro-cluster-fee (unknown while absent, never 0).
+            StandingCost("ACK Pro cluster management fee", 1, "cluster-hours", item="ack", price_tier="pro-cluster-fee"),
+            StandingCost(f"system node pool ({system_nodes} × {system_type})", system_nodes, "node-hours", instance_type=system_type),
+            # "A Classic Load Balancer (CLB) instance is required for the API server" (ACK Pro billing page, prices.csv clb_api_server).
+            StandingCost("API server load balancer (CLB)", 1, "hours", item="clb_api_server"),
+        )
+        why = (
+            "Kubernetes is the scheduler the jobs share: it places each job's workers (one PyTorchJob worker per node, Kubeflow "
+            "training operator), queues a job that does not fit until nodes free up, restarts failed workers, and the cluster "
+            "autoscaler adds GPU nodes for queued jobs and removes idle ones; a fixed cluster or an ESS pool has no such queue, "
+            "so parallel jobs there need a stack each or wait for one another by hand"
+        )
         return (
             BudgetTier(
-                "shared-pool", cls.name, 0.0, "Kubernetes GPU pool shared by parallel jobs", cls.compute_from_choice, spot_when_allowed=True, scales_to_zero=True, min_jobs_in_parallel=2
+                "shared-pool", cls.name, 0.0, "Kubernetes GPU pool shared by parallel jobs", cls.compute_from_choice,
+                spot_when_allowed=True, scales_to_zero=True, min_jobs_in_parallel=2, standing=standing, why_parallel=why,
+                # The pool's own bound (compute.max_nodes), so a recommended pool is always one the profile accepts.
+                pool_max_nodes=NODE_POOL_MAX_SIZE,
             ),
         )
 
     @classmethod
-    def compute_from_choice(cls, instance_type: str, nodes: int) -> dict[str, Any]:
-        """Empty between jobs; one job scales the pool out to the recommended node count."""
-        return {"instance_type": instance_type, "min_nodes": 0, "max_nodes": nodes, "nodes_per_job": nodes}
+    def compute_from_choice(cls, instance_type: str, nodes: int, jobs_in_parallel: int = 1) -> dict[str, Any]:
+        """Empty between jobs; the pool holds every parallel job at once (max_nodes = nodes × jobs), each job spans ``nodes``."""
+        return {"instance_type": instance_type, "min_nodes": 0, "max_nodes": nodes * jobs_in_parallel, "nodes_per_job": nodes}
 
     def expected_nodes(self) -> int:
         """A job spans nodes_per_job nodes (one worker each)."""

@@ -8,6 +8,7 @@ Properties, stated precisely:
    option never gets more expensive, and with objective=time it never gets slower. (With objective=cost it may
    get *slower*: a cheaper, slower option can become affordable — that is not a bug.)
 5. An infeasible job always gets at least one "what to relax" line with a number in it.
+6. The tier is of the highest jobs-in-parallel level the job reaches, and the year bills every parallel job's runs.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import functools
 import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -44,6 +46,7 @@ jobs = st.fixed_dictionaries(
         "deadline_days": st.floats(0.05, 400),
         "budget_cny_per_run": st.floats(100, 1e8),
         "budget_cny_per_year": st.floats(1000, 1e9),
+        "jobs_in_parallel": st.integers(1, 5),
     },
 )
 
@@ -104,3 +107,19 @@ def test_infeasible_jobs_get_numeric_relax_advice(data):
         return
     assert rec.relax
     assert any(re.search(r"\d", line) for line in rec.relax)
+
+
+@SETTINGS
+@given(jobs)
+def test_the_tier_serves_the_jobs_in_parallel_and_its_year_counts_them_all(data):
+    """6. The tier is of the highest jobs-in-parallel level the job reaches, and the year bills every job's runs."""
+    job = _job(data)
+    rec = recommend(job, CAT)
+    if rec.chosen is None:
+        return
+    levels = [t.min_jobs_in_parallel for t in TIERS if t.min_jobs_in_parallel <= job.jobs_in_parallel]
+    assert rec.tier.min_jobs_in_parallel == max(levels)
+    c = rec.chosen
+    assert c.cost_cny_per_year == pytest.approx(c.cost_cny_per_run * job.runs_per_year * job.jobs_in_parallel)
+    if rec.yearly.mode.node_hours is not None and rec.yearly.mode.name != "always on":
+        assert rec.yearly.mode.node_hours == pytest.approx(c.estimated_hours * job.runs_per_year * job.jobs_in_parallel * c.nodes)
