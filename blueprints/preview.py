@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Optional, Sequence, Union
 
 import pulumi
+from pulumi.runtime import rpc
 from pulumi.runtime import settings as pulumi_settings
 from pulumi.runtime.stack import Stack, run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
@@ -23,6 +24,8 @@ from blueprints.plan import Plan, PlannedResource
 from blueprints.profile import ProfileBase
 
 OFFLINE_STACK = "offline"
+# How the engine marks a secret value in a property map.
+SECRET_SIG_KEY, SECRET_SIG_VALUE = rpc._special_sig_key, rpc._special_secret_sig
 
 # Provider-computed outputs the program reads. Under mocks they would stay empty, so the preview answers
 # them with a visible reference (``${name.attr}``) that a reviewer reads as "known after deployment".
@@ -353,6 +356,9 @@ def _tree_order(resources: list[PlannedResource]) -> list[PlannedResource]:
 def _clean(value: Any) -> Any:
     """JSON-ready, deterministic values: dicts sorted by key, no Pulumi sentinels."""
     if isinstance(value, dict):
+        if value.get(SECRET_SIG_KEY) == SECRET_SIG_VALUE:
+            # A secret input (the cluster's kubeconfig): the plan names what it is, never its value.
+            return f"[secret] {_clean(value.get('value'))}"
         return {str(k): _clean(v) for k, v in sorted(value.items()) if not str(k).startswith("__")}
     if isinstance(value, (list, tuple)):
         return [_clean(v) for v in value]

@@ -19,11 +19,13 @@ from blueprints.profile_strict import Strict, parse_ipv4_cidr
 if TYPE_CHECKING:  # components load with the Pulumi SDK, only when resources are built (see base.py)
     from blueprints.catalog.kubernetes import AckAddon
 
+# Namespaces the stack must not create: it creates the jobs' namespace itself.
+RESERVED_NAMESPACES = {"default": "every cluster already has it", "kubeflow": "the training operator's own namespace"}
+# [registry[:port]/]repository[:tag][@sha256:digest] (the OCI distribution reference grammar, simplified).
+_IMAGE_RE = re.compile(r"(?:[a-z0-9.-]+(?::[0-9]+)?/)?[a-z0-9]+(?:[._/-][a-z0-9]+)*(?::[A-Za-z0-9_][A-Za-z0-9._-]{0,127})?(?:@sha256:[a-f0-9]{64})?")
+
 # The job engine's API, written into every PyTorchJob (`aitrain launch --kubernetes`).
 PYTORCHJOB_API = "kubeflow.org/v1"
-# The Kubeflow training operator release the engine installs (common brief: tag v1.9.0); the lead replaces this
-# with KubernetesWorkloads.training_operator_version when wiring the workloads.
-TRAINING_OPERATOR_VERSION = "v1.9.0"
 
 # An ACK node pool's scaling_config: min_size and max_size 0–1000 (pulumi-alicloud 4.0.0 cs NodePoolScalingConfigArgs);
 # the provider's schema accepts max_size up to 2000 (aliyun/terraform-provider-alicloud@81c43b67
@@ -115,6 +117,11 @@ class KubernetesSettings(Strict):
     audit_log_project: str | None = Field(default=None, description="SLS project for the API-server audit and control-plane logs; empty: ACK creates k8s-log-<cluster id>.")
     public_api_endpoint: bool = Field(default=False, description="Give the API server an internet-facing load balancer (needs network.admin_cidr); default: reachable from the VPC only.")
     namespace: str = Field(default="training", description="Namespace of the volumes and the training jobs.")
+    operator_image: str = Field(
+        default="kubeflow/training-operator:v1-5170a36",
+        description="Image of the Kubeflow training operator v1.9.0 (default: the release's, from Docker Hub, which nodes in mainland-China regions often cannot pull); "
+        "give a copy in your own registry (e.g. ACR) if so.",
+    )
 
     @field_validator("nvidia_driver_version")
     @classmethod
@@ -143,6 +150,16 @@ class KubernetesSettings(Strict):
     def _namespace(cls, value: str) -> str:
         if not _NAMESPACE_RE.fullmatch(value) or value.startswith("kube-"):
             raise ValueError("must be a Kubernetes namespace: 1–63 lowercase letters, digits and hyphens, not starting with 'kube-'")
+        if value in RESERVED_NAMESPACES:
+            # The stack creates this namespace: 'default' always exists, and 'kubeflow' is the training operator's own.
+            raise ValueError(f"is a namespace the stack cannot create ({RESERVED_NAMESPACES[value]}); pick another, e.g. training")
+        return value
+
+    @field_validator("operator_image")
+    @classmethod
+    def _operator_image(cls, value: str) -> str:
+        if not _IMAGE_RE.fullmatch(value):
+            raise ValueError("must be a container image reference: [registry/]repository[:tag][@sha256:digest], lowercase repository, no spaces (e.g. registry.cn-shanghai.aliyuncs.com/team/training-operator:v1-5170a36)")
         return value
 
     @model_validator(mode="after")
@@ -202,6 +219,11 @@ class KubernetesProfile(ProfileBase):
             value = getattr(k8s, field)
             if ipaddress.ip_network(value).overlaps(vpc):
                 raise FieldError(f"kubernetes.{field}", value, f"overlaps network.vpc_cidr {self.network.vpc_cidr}; pick a range outside the VPC (e.g. 172.20.0.0/16 with a 10.x VPC)")
+        if self.storage.kind == "cpfs":
+            raise FieldError(
+                "storage.kind", "cpfs",
+                "has no verified static-volume recipe for ACK in aitrain (the CPFS CSI docs cover the old CPFS client only); allowed here: nas, extreme_nas",
+            )
         if k8s.public_api_endpoint and self.network.admin_cidr is None:
             raise FieldError(
                 "kubernetes.public_api_endpoint", True,
@@ -216,7 +238,7 @@ class KubernetesPoolBlueprint(Blueprint):
     Recommended when several training jobs run at once on one pool of GPUs: Kubernetes places each job's
     pods, queues what does not fit and restarts failed workers, and the Kubeflow training operator turns a
     ``PyTorchJob`` into one worker per node. The GPU pool scales between ``min_nodes`` (0 allowed) and
-    ``max_nodes``; the shared file system and the bucket are volumes every job mounts, and outlive the cluster.
+    ``max_nodes``; the shared file system is a volume every job mounts, and it and the bucket outlive the cluster.
     """
 
     name = "kubernetes-pool"
@@ -354,6 +376,7 @@ class KubernetesPoolBlueprint(Blueprint):
     def build_nodes(self, foundation: Foundation) -> dict[str, object]:
         """The login node (optional), the ACK cluster with its system and GPU node pools, and the seam's outputs."""
         from blueprints.components.kubernetes_cluster import GPU_POOL_LABEL, GPU_TAINT, KubernetesCluster, KubernetesClusterArgs
+        from blueprints.components.kubernetes_workloads import KubernetesWorkloads, KubernetesWorkloadsArgs
         from blueprints.layout import check_vswitch_room
 
         network, storage, bucket = foundation
@@ -396,31 +419,38 @@ class KubernetesPoolBlueprint(Blueprint):
         outputs: dict[str, object] = {}
         if login is not None:
             outputs.update(login_node_public_ip=login.public_ip, login_node_private_ip=login.private_ip, login_node_instance_id=login.instance_id)
-        # ---- LEAD: wire KubernetesWorkloads (engine helper) here -------------------------------------------------
-        # workloads = KubernetesWorkloads(f"{p.name}-workloads", KubernetesWorkloadsArgs(
-        #     name=p.name, region=p.region, namespace=k8s.namespace, kubeconfig=cluster.kubeconfig,
-        #     storage_kind=p.storage.kind, file_system_id=storage.file_system_id, mount_source=storage.mount_source,
-        #     mount_options=storage.mount_options, capacity_gib=p.storage.capacity_gib, bucket=bucket.bucket,
-        #     bucket_endpoint=bucket.internal_endpoint, node_role_name=cluster.gpu_role.role_name,
-        #     depends_on=cluster.ready), opts=self.opts)
-        # then take shared_volume_claim, bucket_volume_claim, kubernetes_namespace and training_operator_version from it.
-        shared_claim, bucket_claim, operator_version = f"{p.name}-shared", f"{p.name}-data", TRAINING_OPERATOR_VERSION
-        # ---------------------------------------------------------------------------------------------------------
+        # Inside the cluster, through its own kubeconfig: the jobs' namespace, the file system as a static volume, and
+        # the Kubeflow training operator; all after both node pools exist (the operator needs a node to run on).
+        workloads = KubernetesWorkloads(
+            f"{p.name}-workloads",
+            KubernetesWorkloadsArgs(
+                name=p.name,
+                region=p.region,
+                namespace=k8s.namespace,
+                kubeconfig=cluster.kubeconfig,
+                storage_kind=p.storage.kind,
+                file_system_id=storage.file_system_id,
+                mount_source=storage.mount_source,
+                capacity_gib=p.storage.capacity_gib,
+                operator_image=k8s.operator_image,
+                depends_on=cluster.ready,
+            ),
+            opts=self.opts,
+        )
         outputs.update(
             cluster_id=cluster.cluster.id,
             gpu_node_pool_id=cluster.gpu_pool.node_pool_id,
-            kubernetes_namespace=k8s.namespace,
+            kubernetes_namespace=workloads.namespace,
             min_nodes=compute.min_nodes,
             max_nodes=compute.max_nodes,
             max_gpus=compute.max_nodes * self.instance.gpu_count,
             nodes_per_job=compute.job_nodes,
             gpus_per_node=self.instance.gpu_count,
             fabric=self.fabric_link,
-            shared_volume_claim=shared_claim,
-            bucket_volume_claim=bucket_claim,
+            shared_volume_claim=workloads.shared_claim,
             gpu_node_selector=dict([GPU_POOL_LABEL]),
             gpu_taint=dict(zip(("key", "value", "effect"), GPU_TAINT, strict=True)),
             job_api=PYTORCHJOB_API,
-            training_operator_version=operator_version,
+            training_operator_version=workloads.training_operator_version,
         )
         return outputs

@@ -1,0 +1,159 @@
+"""What a kubernetes-pool stack puts inside its cluster: the jobs' namespace, the shared file system as a static
+volume, and the Kubeflow training operator (the job engine), all through the cluster's own kubeconfig."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Sequence
+
+import pulumi
+import pulumi_kubernetes as k8s
+import yaml
+
+from blueprints.components.base import child
+
+TRAINING_OPERATOR_VERSION = "v1.9.0"
+# Vendored from github.com/kubeflow/training-operator v1.9.0: the PyTorchJob CRD as released (PYTORCHJOB_CRD.md) and
+# the standalone install rendered by scan/render_training_operator.py (PyTorchJob scheme only; see its header).
+OPERATOR_DIR = Path(__file__).resolve().parents[1] / "data" / "kubeflow" / f"training-operator-{TRAINING_OPERATOR_VERSION}"
+OPERATOR_FILES = ("kubeflow.org_pytorchjobs.yaml", "operator.yaml")
+OPERATOR_IMAGE = "kubeflow/training-operator:v1-5170a36"  # manifests/overlays/standalone/kustomization.yaml of v1.9.0
+
+# Alibaba Cloud's NAS CSI driver: a static volume names the mount target as ``server`` and the export as ``path``,
+# ``vers: "3"``, and ``volumeHandle`` equals the PV's name (kubernetes-sigs/alibaba-cloud-csi-driver@5318afe3
+# examples/nas/pv.yaml); NFS options go in the PV's mountOptions, as ACK's NAS volume docs write them
+# ("nolock,tcp,noresvport", "vers=3").
+NAS_CSI_DRIVER = "nasplugin.csi.alibabacloud.com"
+NAS_MOUNT_OPTIONS = ("nolock,tcp,noresvport", "vers=3")
+NAS_NFS_VERSION = "3"
+# The operator's objects keep fields the operator writes itself (its webhook certificate and CA bundle): Pulumi must
+# not take them back on the next `pulumi up`.
+OPERATOR_OWNED_FIELDS = {"Secret": ["data"], "ValidatingWebhookConfiguration": ["webhooks"]}
+
+
+@dataclass(frozen=True)
+class KubernetesWorkloadsArgs:
+    """What the cluster needs inside it: names, the kubeconfig, the file system to expose and the job engine."""
+
+    name: str
+    region: str
+    namespace: str
+    kubeconfig: pulumi.Input[str]
+    storage_kind: str
+    file_system_id: pulumi.Input[str]
+    mount_source: pulumi.Input[str]
+    capacity_gib: int
+    operator_image: str = OPERATOR_IMAGE
+    depends_on: Sequence[pulumi.Resource] = ()
+
+
+@lru_cache(maxsize=1)
+def operator_objects() -> tuple[dict[str, Any], ...]:
+    """The vendored training-operator objects (CRD first), parsed once per process (the CRD alone is 600 KB)."""
+    docs: list[dict[str, Any]] = []
+    for name in OPERATOR_FILES:
+        docs.extend(d for d in yaml.load_all((OPERATOR_DIR / name).read_text(encoding="utf-8"), Loader=yaml.CSafeLoader) if d)
+    return tuple(docs)
+
+
+def nas_volume_attributes(mount_source: str) -> dict[str, str]:
+    """``<mount target domain>:<export path>`` → the NAS CSI driver's static-volume attributes."""
+    server, _, path = mount_source.partition(":")
+    return {"server": server, "path": path or "/", "vers": NAS_NFS_VERSION}
+
+
+class KubernetesWorkloads(pulumi.ComponentResource):
+    """The jobs' namespace, the shared file system as a PersistentVolume and claim, and the training operator.
+
+    Every object goes through a Kubernetes provider made from the cluster's kubeconfig, never the ambient one. The
+    volume is static and keeps its data (reclaim policy Retain; the file system itself is protected and retained by
+    SharedStorage), and its objects are retained on delete: removing the cluster or this stack never needs the
+    cluster to answer and never touches data.
+    """
+
+    def __init__(self, name: str, args: KubernetesWorkloadsArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("aitrain:kubernetes:KubernetesWorkloads", name, None, opts)
+        if args.storage_kind not in ("nas", "extreme_nas"):
+            raise ValueError(f"storage.kind {args.storage_kind!r} has no static-volume recipe for ACK here; allowed: nas, extreme_nas")
+        self.provider = k8s.Provider(f"{name}-kubeconfig", kubeconfig=args.kubeconfig, opts=child(self))
+        on_cluster = child(self, provider=self.provider, depends_on=list(args.depends_on))
+        labels = {"app.kubernetes.io/managed-by": "aitrain", "aitrain.io/profile": args.name}
+        namespace = k8s.core.v1.Namespace(f"{name}-namespace", metadata={"name": args.namespace, "labels": labels}, opts=on_cluster)
+
+        self.shared_claim = f"{args.name}-shared"
+        size = f"{args.capacity_gib}Gi"
+        # Retained on delete: a volume object is a pointer to data; dropping it from the state is always safe.
+        keep = child(self, provider=self.provider, depends_on=list(args.depends_on), retain_on_delete=True)
+        volume = k8s.core.v1.PersistentVolume(
+            f"{name}-shared-volume",
+            metadata={"name": self.shared_claim, "labels": {**labels, "aitrain.io/volume": "shared"}},
+            spec={
+                "capacity": {"storage": size},
+                "access_modes": ["ReadWriteMany"],
+                "persistent_volume_reclaim_policy": "Retain",
+                "storage_class_name": "",
+                "mount_options": list(NAS_MOUNT_OPTIONS),
+                "csi": {
+                    "driver": NAS_CSI_DRIVER,
+                    "volume_handle": self.shared_claim,
+                    "volume_attributes": pulumi.Output.from_input(args.mount_source).apply(nas_volume_attributes),
+                },
+            },
+            opts=keep,
+        )
+        k8s.core.v1.PersistentVolumeClaim(
+            f"{name}-shared-claim",
+            metadata={"name": self.shared_claim, "namespace": args.namespace, "labels": labels},
+            spec={
+                "access_modes": ["ReadWriteMany"],
+                "resources": {"requests": {"storage": size}},
+                "storage_class_name": "",
+                "volume_name": volume.metadata.apply(lambda m: m["name"]),
+            },
+            opts=child(self, provider=self.provider, depends_on=[namespace, *args.depends_on], retain_on_delete=True),
+        )
+        self.namespace = args.namespace
+        self.training_operator_version = TRAINING_OPERATOR_VERSION
+        self.operator = self._training_operator(name, args, on_cluster)
+        self.register_outputs({"shared_claim": self.shared_claim, "namespace": self.namespace, "training_operator_version": self.training_operator_version})
+
+    def _training_operator(self, name: str, args: KubernetesWorkloadsArgs, opts: pulumi.ResourceOptions) -> list[pulumi.CustomResource]:
+        """The vendored operator objects (the CRD, RBAC, webhook, service, deployment), one typed resource each."""
+        created = []
+        for obj in operator_objects():
+            kind, meta = obj["kind"], obj["metadata"]
+            resource_type = OPERATOR_KINDS[(obj["apiVersion"], kind)]
+            fields = {_snake(key): value for key, value in _with_image(obj, args.operator_image).items() if key not in ("apiVersion", "kind")}
+            owned = OPERATOR_OWNED_FIELDS.get(kind)
+            created.append(resource_type(f"{name}-operator-{kind.lower()}-{meta['name']}", opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(ignore_changes=owned)) if owned else opts, **fields))
+        return created
+
+
+# Every kind the vendored operator install contains (apiVersion, kind) → its pulumi_kubernetes resource.
+OPERATOR_KINDS: dict[tuple[str, str], Any] = {
+    ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): k8s.apiextensions.v1.CustomResourceDefinition,
+    ("v1", "Namespace"): k8s.core.v1.Namespace,
+    ("v1", "ServiceAccount"): k8s.core.v1.ServiceAccount,
+    ("v1", "Service"): k8s.core.v1.Service,
+    ("v1", "Secret"): k8s.core.v1.Secret,
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"): k8s.rbac.v1.ClusterRole,
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): k8s.rbac.v1.ClusterRoleBinding,
+    ("apps/v1", "Deployment"): k8s.apps.v1.Deployment,
+    ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration"): k8s.admissionregistration.v1.ValidatingWebhookConfiguration,
+}
+
+
+def _snake(key: str) -> str:
+    """A manifest's top-level key as the resource argument (``roleRef`` → ``role_ref``)."""
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in key)
+
+
+def _with_image(obj: dict[str, Any], image: str) -> dict[str, Any]:
+    """The operator Deployment with ``image`` (a mirror the cluster can pull from); every other object as is."""
+    if obj.get("kind") != "Deployment":
+        return obj
+    template = obj["spec"]["template"]
+    containers = [{**c, "image": image} for c in template["spec"]["containers"]]
+    return {**obj, "spec": {**obj["spec"], "template": {**template, "spec": {**template["spec"], "containers": containers}}}}

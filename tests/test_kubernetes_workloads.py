@@ -1,0 +1,160 @@
+"""Inside the ACK cluster: the jobs' namespace, the file system as a static volume, the Kubeflow training operator."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from blueprints.components.kubernetes_workloads import (
+    OPERATOR_DIR,
+    OPERATOR_KINDS,
+    TRAINING_OPERATOR_VERSION,
+    KubernetesWorkloads,
+    KubernetesWorkloadsArgs,
+    nas_volume_attributes,
+    operator_objects,
+)
+from blueprints.testing import offline_mocks, offline_plan
+
+PRESET = "kubernetes-training"
+UNIT = "kubernetes-training-workloads"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def k8s_plan():
+    return offline_plan(PRESET)
+
+
+def one(plan, name):
+    (resource,) = [r for r in plan.resources if r.name == name]
+    return resource
+
+
+def in_cluster(plan):
+    return [r for r in plan.resources if r.type.startswith("kubernetes:")]
+
+
+def test_every_kubernetes_object_uses_the_provider_made_from_the_clusters_kubeconfig(k8s_plan):
+    provider = one(k8s_plan, f"{UNIT}-kubeconfig")
+    assert provider.type == "pulumi:providers:kubernetes" and provider.parent == UNIT
+    # The kubeconfig is the cluster's credential, shown as a secret reference, never the ambient ~/.kube/config.
+    assert provider.inputs["kubeconfig"] == "[secret] ${kubernetes-training-k8s-cluster.kubeConfig}"
+    objects = in_cluster(k8s_plan)
+    assert len(objects) == 12  # 2 namespaces, the volume and its claim, 8 operator objects
+    assert {r.provider for r in objects} == {f"{UNIT}-kubeconfig"} and {r.parent for r in objects} == {UNIT}
+    # Nothing goes into the cluster before both node pools exist.
+    assert all({"kubernetes-training-k8s-gpu-pool", "kubernetes-training-k8s-system-pool"} <= set(r.depends_on) for r in objects)
+    component = one(k8s_plan, UNIT)
+    assert component.type == "aitrain:kubernetes:KubernetesWorkloads" and set(component.registered_outputs) == {"namespace", "shared_claim", "training_operator_version"}
+
+
+def test_the_shared_file_system_is_a_static_nas_volume_that_keeps_its_data(k8s_plan):
+    volume = one(k8s_plan, f"{UNIT}-shared-volume").inputs
+    spec = volume["spec"]
+    assert volume["metadata"]["name"] == "kubernetes-training-shared"
+    assert spec["persistentVolumeReclaimPolicy"] == "Retain"
+    assert spec["accessModes"] == ["ReadWriteMany"] and spec["capacity"] == {"storage": "16384Gi"}
+    assert spec["csi"]["driver"] == "nasplugin.csi.alibabacloud.com"
+    # The CSI driver requires volumeHandle == the PV's name; the server and path are the file system's mount target.
+    assert spec["csi"]["volumeHandle"] == volume["metadata"]["name"]
+    assert spec["csi"]["volumeAttributes"] == {"server": "${kubernetes-training-storage-mount-target.mountTargetDomain}", "path": "/share", "vers": "3"}
+    assert spec["mountOptions"] == ["nolock,tcp,noresvport", "vers=3"]
+    claim = one(k8s_plan, f"{UNIT}-shared-claim").inputs
+    assert (claim["metadata"]["name"], claim["metadata"]["namespace"]) == ("kubernetes-training-shared", "training")
+    # Static binding: no storage class, bound to this volume by name.
+    assert claim["spec"]["volumeName"] == volume["metadata"]["name"] and claim["spec"]["storageClassName"] == "" == spec["storageClassName"]
+    assert claim["spec"]["resources"] == {"requests": {"storage": "16384Gi"}}
+    for name in (f"{UNIT}-shared-volume", f"{UNIT}-shared-claim"):
+        assert one(k8s_plan, name).retain_on_delete, f"{name}: dropping the volume object must never need the cluster to answer"
+    assert "kubernetes-training-workloads-namespace" in one(k8s_plan, f"{UNIT}-shared-claim").depends_on
+    assert k8s_plan.outputs["shared_volume_claim"] == "kubernetes-training-shared" and "bucket_volume_claim" not in k8s_plan.outputs
+
+
+def test_the_file_system_is_still_protected_and_retained_beside_the_volume(k8s_plan):
+    fs = one(k8s_plan, "kubernetes-training-storage-fs")
+    assert fs.protect and fs.retain_on_delete
+
+
+def test_the_training_operator_is_the_vendored_release_pytorchjob_only(k8s_plan):
+    crd = one(k8s_plan, f"{UNIT}-operator-customresourcedefinition-pytorchjobs.kubeflow.org").inputs
+    assert crd["spec"]["group"] == "kubeflow.org" and crd["spec"]["names"]["kind"] == "PyTorchJob"
+    deployment = one(k8s_plan, f"{UNIT}-operator-deployment-training-operator").inputs
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    assert container["image"] == "kubeflow/training-operator:v1-5170a36" and container["args"] == ["--enable-scheme=pytorchjob"]
+    assert deployment["metadata"]["namespace"] == "kubeflow"
+    webhook = one(k8s_plan, f"{UNIT}-operator-validatingwebhookconfiguration-validator.training-operator.kubeflow.org")
+    (hook,) = webhook.inputs["webhooks"]
+    assert hook["clientConfig"]["service"] == {"name": "training-operator", "namespace": "kubeflow", "path": "/validate-kubeflow-org-v1-pytorchjob"}
+    # The operator writes its webhook certificate and CA bundle itself; Pulumi must not take them back.
+    assert webhook.ignore_changes == ("webhooks",)
+    assert one(k8s_plan, f"{UNIT}-operator-secret-training-operator-webhook-cert").ignore_changes == ("data",)
+    assert k8s_plan.outputs["training_operator_version"] == TRAINING_OPERATOR_VERSION == "v1.9.0"
+
+
+def test_the_operator_image_can_come_from_your_own_registry():
+    plan = offline_plan(PRESET, overrides={"kubernetes.operator_image": "registry.cn-shanghai.aliyuncs.com/team/training-operator:v1-5170a36"})
+    deployment = one(plan, f"{UNIT}-operator-deployment-training-operator").inputs
+    assert deployment["spec"]["template"]["spec"]["containers"][0]["image"] == "registry.cn-shanghai.aliyuncs.com/team/training-operator:v1-5170a36"
+
+
+def test_the_vendored_crd_is_the_releases_file_and_every_object_has_a_resource_type():
+    crd = OPERATOR_DIR / "kubeflow.org_pytorchjobs.yaml"
+    # The hash recorded in PYTORCHJOB_CRD.md (the v1.9.0 file, byte for byte).
+    assert hashlib.sha256(crd.read_bytes()).hexdigest() in (OPERATOR_DIR / "PYTORCHJOB_CRD.md").read_text(encoding="utf-8")
+    kinds = sorted(o["kind"] for o in operator_objects())
+    assert kinds == sorted(["CustomResourceDefinition", "ClusterRoleBinding", "ClusterRole", "ServiceAccount", "ValidatingWebhookConfiguration", "Service", "Deployment", "Namespace", "Secret"])
+    assert {(o["apiVersion"], o["kind"]) for o in operator_objects()} == set(OPERATOR_KINDS)
+    namespaced = [o for o in operator_objects() if o["kind"] in ("ServiceAccount", "Service", "Deployment", "Secret")]
+    assert {o["metadata"]["namespace"] for o in namespaced} == {"kubeflow"}
+
+
+def test_the_rendered_operator_file_says_where_it_comes_from():
+    header = (OPERATOR_DIR / "operator.yaml").read_text(encoding="utf-8").splitlines()[:2]
+    assert "kubeflow/training-operator v1.9.0 (6f74c7f6b2ed6c27aabd82d0a316b23f0646059c)" in header[0]
+    assert yaml.safe_load_all((OPERATOR_DIR / "operator.yaml").read_text(encoding="utf-8"))
+
+
+def test_nas_volume_attributes_split_the_mount_source():
+    assert nas_volume_attributes("abc-123.cn-shanghai.extreme.nas.aliyuncs.com:/share") == {"server": "abc-123.cn-shanghai.extreme.nas.aliyuncs.com", "path": "/share", "vers": "3"}
+    assert nas_volume_attributes("abc.cn-shanghai.nas.aliyuncs.com:/")["path"] == "/"
+    assert nas_volume_attributes("abc.cn-shanghai.nas.aliyuncs.com")["path"] == "/"
+
+
+def test_names_come_from_the_profile_name_so_a_pool_change_never_renames_a_volume(k8s_plan):
+    bigger = offline_plan(PRESET, overrides={"compute.max_nodes": 16, "compute.min_nodes": 2})
+    before = {r.name: r.inputs for r in in_cluster(k8s_plan)}
+    after = {r.name: r.inputs for r in in_cluster(bigger)}
+    assert before == after
+
+
+def test_cpfs_is_refused_for_kubernetes_pool_with_the_allowed_kinds():
+    result = subprocess.run(
+        [sys.executable, "-m", "blueprints.cli", "plan", PRESET, "--set", "storage.kind=cpfs", "--set", "storage.throughput_tier=advance_100", "--set", "storage.capacity_gib=3600", "--set", "storage.allow_unencrypted_cpfs=true"],
+        capture_output=True, text=True, cwd=ROOT,
+    )
+    assert result.returncode == 2, result.stderr
+    assert "storage.kind" in result.stderr and "allowed here: nas, extreme_nas" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_the_component_refuses_a_storage_kind_without_a_volume_recipe():
+    with offline_mocks():
+        with pytest.raises(ValueError, match="allowed: nas, extreme_nas"):
+            KubernetesWorkloads("w", KubernetesWorkloadsArgs(name="w", region="cn-shanghai", namespace="training", kubeconfig="k", storage_kind="cpfs", file_system_id="f", mount_source="m", capacity_gib=100))
+
+
+@pytest.mark.parametrize("setting, message", [
+    ("kubernetes.namespace=kubeflow", "the training operator's own namespace"),
+    ("kubernetes.namespace=default", "every cluster already has it"),
+    ("kubernetes.operator_image=bad image", "must be a container image reference"),
+    ("kubernetes.operator_image=Registry/UPPER", "must be a container image reference"),
+])
+def test_namespaces_the_stack_cannot_create_and_bad_images_are_refused(setting, message):
+    result = subprocess.run([sys.executable, "-m", "blueprints.cli", "plan", PRESET, "--set", setting], capture_output=True, text=True, cwd=ROOT)
+    field = setting.split("=", 1)[0]
+    assert result.returncode == 2 and f"{field} = " in result.stderr and message in result.stderr and "Traceback" not in result.stderr
