@@ -361,3 +361,20 @@ def test_outputs_without_a_bucket_claim_have_none_and_missing_required_keys_are_
     with pytest.raises(UserInputError) as caught:
         lk.parse_kubernetes_outputs(llama(gpus_per_node=None, fabric=None, gpu_taint=None), "o.json", ENGINES)
     assert [p.path for p in caught.value.problems] == ["o.json: gpus_per_node", "o.json: fabric", "o.json: gpu_taint"]
+
+
+def test_the_kubernetes_training_presets_own_outputs_give_a_valid_job():
+    """The seam end to end: the preset's stack outputs (as `pulumi stack output --json` gives them once deployed)."""
+    from blueprints.testing import offline_plan
+
+    deployed = {"cluster_id": "c8f2e1b0a9d3c4e5f6a7b8c9d0e1f2a3b", "gpu_node_pool_id": "np4f1c2d3e4b5a6978899aabbccddeeff"}
+    data = {key: deployed.get(key, value) for key, value in offline_plan("kubernetes-training").outputs.items()}
+    job = job_for(data)
+    validate(job)
+    master, worker = (job["spec"]["pytorchReplicaSpecs"][k] for k in ("Master", "Worker"))
+    assert (master["replicas"], worker["replicas"], job["spec"]["nprocPerNode"]) == (1, 3, "8")  # nodes_per_job 4 of ebmgn7ex × 8 GPUs
+    pod = master["template"]["spec"]
+    assert pod["nodeSelector"] == {"aitrain.io/node-pool": "gpu"} and job["metadata"]["namespace"] == "training"
+    assert pod["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": 8, "aliyun/erdma": 1}
+    claims = {v["persistentVolumeClaim"]["claimName"] for v in pod["volumes"] if "persistentVolumeClaim" in v}
+    assert claims == {"kubernetes-training-shared"}  # the stack has no bucket volume
