@@ -151,3 +151,18 @@ def test_kubernetes_objects_do_not_trip_the_storage_rules() -> None:
     namespace = PlannedResource("kubernetes:core/v1:Namespace", "train-ns", None, True, {"metadata": {"name": "train"}})
     found = [f for f in guardrails.check(plan(*secure(), claim, namespace)) if f.rule in ("AIT004", "AIT017")]
     assert found == []
+
+
+def test_the_policy_pack_reports_the_same_kubernetes_findings_and_honours_admin_cidr() -> None:
+    """The new rules run in the Pulumi policy pack too: same (rule, resource, message) as the offline plan."""
+    from test_policy_pack import engine_records, run_pack
+
+    from blueprints.policy_config import pack_config
+
+    broken = plan(*secure(cluster=cluster(slbInternetEnabled=True, auditLogConfig=None), pool=pool(ramRoleName=None), volume=volume(persistentVolumeReclaimPolicy="Delete")))
+    expected = sorted(findings(broken))
+    assert [rule for rule, _, _ in expected] == ["AIT033", "AIT034", "AIT035", "AIT036"]
+    assert sorted(f for f in run_pack(engine_records(broken)) if f[0] in RULES) == expected
+    # With the profile's admin range in the pack's config, AIT033 is silent there as it is offline.
+    opened = plan(*broken.resources, admin_cidr="203.0.113.0/24")
+    assert "AIT033" not in [f[0] for f in run_pack(engine_records(opened), pack_config(opened))]
