@@ -166,3 +166,19 @@ def test_the_policy_pack_reports_the_same_kubernetes_findings_and_honours_admin_
     # With the profile's admin range in the pack's config, AIT033 is silent there as it is offline.
     opened = plan(*broken.resources, admin_cidr="203.0.113.0/24")
     assert "AIT033" not in [f[0] for f in run_pack(engine_records(opened), pack_config(opened))]
+
+
+def test_node_pools_count_toward_vswitch_capacity() -> None:
+    """AIT030: a /28 has 12 free addresses; the GPU pool's max plus the system pool's desiredSize (a string) + 8 headroom."""
+    switch = alicloud("vpc.Switch", "train-vsw", {"cidrBlock": "10.0.0.0/28"})
+    system = alicloud("cs.NodePool", "train-system", {"desiredSize": "2", "vswitchIds": ["${train-vsw.id}"]})
+
+    def ait030(max_size: int) -> list[tuple[str, str, str]]:
+        gpu = pool(vswitchIds=["${train-vsw.id}"], scalingConfig={"enable": True, "minSize": 0, "maxSize": max_size})
+        return [(f.rule, f.resource, f.message) for f in guardrails.check(plan(switch, gpu, system)) if f.rule == "AIT030"]
+
+    assert ait030(2) == []  # 2 + 2 + 8 = 12 fits
+    (found,) = ait030(3)
+    assert found[:2] == ("AIT030", "train-vsw")
+    assert "have 12 free addresses (4 reserved per vSwitch), below 5 nodes + 8 headroom = 13" in found[2]
+    assert "train-gpu also uses one vSwitch only" in found[2]
