@@ -99,3 +99,13 @@ def test_claim_and_deployment_replace_only_on_their_immutable_fields() -> None:
     assert outcome(old, image) == {"training-operator": ("update", ())}
     selector = changed(old, "training-operator", "spec.selector", {"matchLabels": {"app": "other"}})
     assert outcome(old, selector) == {"training-operator": ("replace", ("spec",))}
+
+
+def test_a_nested_replacing_input_counts_whole_without_values_and_by_part_with_them() -> None:
+    table = replacement_table()
+    old = {"capacity": {"storage": "1Gi"}, "csi": {"volumeHandle": "a"}}
+    assert table.forces(PV, "spec") is True  # no values: the safe side
+    assert table.forces(PV, "spec", (old, {**old, "capacity": {"storage": "2Gi"}})) is False
+    assert table.forces(PV, "spec", (old, {**old, "csi": {"volumeHandle": "b"}})) is True
+    assert table.forces(PV, "spec", (None, old)) is True  # a source that appears replaces too
+    assert table.forces("cs.NodePool", "instanceTypes", (["a"], ["b"])) is False
