@@ -38,7 +38,8 @@ MUST_KILL_KEYWORDS = ("protect", "retain_on_delete", "depends_on", *NODE_AND_BUC
 
 # Focused tests per target (first match wins); fastest and most sensitive first, so -x stops early.
 TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("blueprints/guardrails/", ("tests/test_guardrails.py", "tests/test_guardrails_nodes.py", "tests/test_guardrails_data.py", "tests/test_cli_guardrails.py", "tests/test_testing_kit.py", "tests/test_program.py")),
+    ("blueprints/guardrails/kubernetes.py", ("tests/test_guardrails_kubernetes.py", "tests/test_cli_guardrails.py")),
+    ("blueprints/guardrails/", ("tests/test_guardrails_kubernetes.py", "tests/test_guardrails.py", "tests/test_guardrails_nodes.py", "tests/test_guardrails_data.py", "tests/test_cli_guardrails.py", "tests/test_testing_kit.py", "tests/test_program.py")),
     ("blueprints/plandiff_guardrails.py", ("tests/test_plandiff_guardrails.py",)),
     ("blueprints/export/", ("tests/test_export_terraform.py", "tests/test_scan_compare.py")),
     ("blueprints/policy_", ("tests/test_policy_pack.py", "tests/test_policy_config.py", "tests/test_policy_analyzer.py")),
@@ -46,8 +47,8 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("blueprints/profile_guardrails.py", ("tests/test_cli_guardrails.py",)),
     ("blueprints/profile_security.py", ("tests/test_profile.py", "tests/test_ready_security.py", "tests/test_components.py")),
     ("blueprints/plandiff", ("tests/test_plandiff.py", "tests/test_render_diff.py")),
-    ("blueprints/replacement.py", ("tests/test_replacement.py", "tests/test_plandiff.py")),
-    ("blueprints/costing.py", ("tests/test_costing.py",)),
+    ("blueprints/replacement.py", ("tests/test_replacement.py", "tests/test_replacement_kubernetes.py", "tests/test_plandiff.py")),
+    ("blueprints/costing.py", ("tests/test_costing.py", "tests/test_costing_kubernetes.py")),
     ("blueprints/render/diff.py", ("tests/test_render_diff.py", "tests/test_plandiff.py")),
     ("blueprints/render/", ("tests/test_render_fit.py", "tests/test_render_structure.py", "tests/test_render.py", "tests/test_diagram.py")),
     ("blueprints/goldenplans.py", ("tests/test_goldenplans.py", "tests/test_ci_comment.py")),

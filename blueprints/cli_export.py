@@ -34,7 +34,7 @@ def terraform(
     from blueprints.architectures import profile_models
     from blueprints.catalog import load_catalog
     from blueprints.errors import Problem, UserInputError
-    from blueprints.export import ExportError, to_terraform_json
+    from blueprints.export import ExportError, NotExportable, to_terraform_json
     from blueprints.preview import preview
     from blueprints.stackconfig import engine_config, parse_overrides, preset_names, with_cli_inputs
 
@@ -50,7 +50,8 @@ def terraform(
         text = to_terraform_json(plan)
     except ExportError as exc:
         typer.echo(f"error: cannot export {plan.profile_name} to Terraform: {exc}", err=True)
-        raise typer.Exit(code=1) from None
+        # A refusal (Kubernetes objects) answers what the user asked for: exit 2 like any bad input; else a bug (1).
+        raise typer.Exit(code=2 if isinstance(exc, NotExportable) else 1) from None
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -72,6 +72,22 @@ def _compute_price(catalog: Catalog, instance_type: str, region: str) -> CnyPric
     return CnyPrice(it.price_cny_per_hour, status, f"{it.price_source}{where}", it.price_date)
 
 
+@dataclass(frozen=True)
+class _Pool:
+    """A scaling pool: what one node costs per hour (known prices), whether all are known, and its size range."""
+
+    resource: Resource
+    per_hour: float
+    known: bool
+    min_nodes: int
+    max_nodes: int
+
+    @classmethod
+    def of_group(cls, group: Resource, per_hour: float, known: bool) -> _Pool:
+        """An ESS scaling group's pool (``minSize`` / ``maxSize``)."""
+        return cls(group, per_hour, known, int(group.inputs.get("minSize") or 0), int(group.inputs.get("maxSize") or 0))
+
+
 class _Lines:
     """Collects cost lines in the Plan.costs shape."""
 
@@ -149,7 +165,7 @@ def price_plan(resources: Iterable[Resource], catalog: Catalog, region: str, *, 
     custom = [r for r in resources if r.custom]
     by_name = {r.name: r for r in custom}
     out = _Lines()
-    pools: list[tuple[Resource, float, bool]] = []
+    pools: list[_Pool] = []
     for r in custom:
         kind, inputs = r.short_type, r.inputs
         if kind == "ecs.EcsInstanceSet":
@@ -162,13 +178,19 @@ def price_plan(resources: Iterable[Resource], catalog: Catalog, region: str, *, 
             group = by_name.get(_ref(inputs.get("scalingGroupId")) or "")
             if group is not None:
                 per_hour, known = _node_lines(out, group, int(group.inputs.get("minSize") or 0), inputs, _system_disk(inputs), catalog, region)
-                pools.append((group, per_hour, known))
+                pools.append(_Pool.of_group(group, per_hour, known))
         elif kind == "ess.ScalingGroup" and inputs.get("launchTemplateId"):
             # A group launched from a template: the nodes are the template's (type, system and data disks).
             template = by_name.get(_ref(inputs.get("launchTemplateId")) or "")
             if template is not None:
                 per_hour, known = _node_lines(out, r, int(inputs.get("minSize") or 0), template.inputs, template.inputs.get("systemDisk"), catalog, region)
-                pools.append((r, per_hour, known))
+                pools.append(_Pool.of_group(r, per_hour, known))
+        elif kind == "cs.ManagedKubernetes":
+            _cluster_fee(out, r, catalog, region)
+        elif kind == "cs.NodePool":
+            pool = _node_pool(out, r, catalog, region)
+            if pool is not None:
+                pools.append(pool)
         elif kind == "nas.FileSystem":
             _file_system(out, r, catalog, region)
         elif kind == "oss.Bucket":
@@ -200,6 +222,38 @@ def price_plan(resources: Iterable[Resource], catalog: Catalog, region: str, *, 
             "Monthly = hourly-billed lines × 730 h + monthly-billed storage; per run = everything running for the run's hours.",
         ],
     }
+
+
+# cs.ManagedKubernetes clusterSpec → prices.csv ``ack`` tier. Only the Pro small spec has a recorded fee; other
+# specs (Pro XL/2XL/4XL provisioned control planes, Basic) have no row, so they stay unknown, never 0.
+_CLUSTER_FEE_TIERS = {"ack.pro.small": "pro-cluster-fee"}
+
+
+def _cluster_fee(out: _Lines, r: Resource, catalog: Catalog, region: str) -> None:
+    """An ACK cluster: the management fee per cluster-hour, and the API server's load balancer (no price recorded)."""
+    spec = str(r.inputs.get("clusterSpec") or "")
+    tier = _CLUSTER_FEE_TIERS.get(spec, f"cluster-fee {spec or '(clusterSpec unset)'}")
+    out.add(r, f"ACK cluster management fee ({spec or 'clusterSpec unset'})", 1, "cluster-hour", price_cny(catalog, "ack", tier, region), "hourly")
+    # "A Classic Load Balancer (CLB) instance is required for the API server" (ACK billing page, see prices.csv ack rows).
+    out.add(r, "API server load balancer (CLB instance and LCU fees)", 1, "hour", price_cny(catalog, "clb_api_server", None, region), "hourly")
+
+
+def _node_pool(out: _Lines, r: Resource, catalog: Catalog, region: str) -> _Pool | None:
+    """An ACK node pool: nodes × its first instance type and disks; an autoscaling pool at its minimum, with scenarios.
+
+    A pool with ``scalingConfig.enable`` runs ``minSize`` nodes when idle (like an ESS group); otherwise it holds
+    ``desiredSize`` (or the older ``nodeCount``) nodes.
+    """
+    inputs = r.inputs
+    types = inputs.get("instanceTypes") or []
+    node = {**inputs, "instanceType": types[0] if types else None}
+    scaling = inputs.get("scalingConfig") or {}
+    if scaling.get("enable"):
+        low, high = int(scaling.get("minSize") or 0), int(scaling.get("maxSize") or 0)
+        per_hour, known = _node_lines(out, r, low, node, _system_disk(inputs), catalog, region)
+        return _Pool(r, per_hour, known, low, high)
+    _node_lines(out, r, int(inputs.get("desiredSize") or inputs.get("nodeCount") or 0), node, _system_disk(inputs), catalog, region)
+    return None
 
 
 def _file_system(out: _Lines, r: Resource, catalog: Catalog, region: str) -> None:
@@ -248,7 +302,7 @@ def _unknown_items(lines: list[dict[str, Any]]) -> list[str]:
     return named
 
 
-def _scenarios(lines: list[dict[str, Any]], pools: list[tuple[Resource, float, bool]], context: CostContext) -> list[dict[str, Any]]:
+def _scenarios(lines: list[dict[str, Any]], pools: list[_Pool], context: CostContext) -> list[dict[str, Any]]:
     """A pool's monthly cost at min, at max, and with its off-hours schedule (max nodes awake, none asleep).
 
     Everything else (storage, NAT, EIPs) runs all month in every scenario; a scenario is ``complete`` only when
@@ -256,23 +310,23 @@ def _scenarios(lines: list[dict[str, Any]], pools: list[tuple[Resource, float, b
     """
     if not pools:
         return []
-    names = {group.name for group, _, _ in pools}
+    names = {pool.resource.name for pool in pools}
     rest = sum(line["cny_per_month"] for line in lines if line["resource"] not in names and line["cny_per_month"] is not None)
-    complete = all(known for _, _, known in pools) and all(line["cny_per_month"] is not None for line in lines if line["resource"] not in names)
+    complete = all(pool.known for pool in pools) and all(line["cny_per_month"] is not None for line in lines if line["resource"] not in names)
 
-    def month(size: str, hours: float) -> float:
-        return round(float(rest) + sum(per_hour * int(group.inputs.get(size) or 0) * hours for group, per_hour, _ in pools), 2)
+    def month(at_max: bool, hours: float) -> float:
+        return round(float(rest) + sum(pool.per_hour * (pool.max_nodes if at_max else pool.min_nodes) * hours for pool in pools), 2)
 
-    min_nodes = sum(int(group.inputs.get("minSize") or 0) for group, _, _ in pools)
-    max_nodes = sum(int(group.inputs.get("maxSize") or 0) for group, _, _ in pools)
+    min_nodes = sum(pool.min_nodes for pool in pools)
+    max_nodes = sum(pool.max_nodes for pool in pools)
     out = [
-        {"name": "at min", "nodes": min_nodes, "cny_per_month": month("minSize", HOURS_PER_MONTH), "complete": complete},
-        {"name": "at max", "nodes": max_nodes, "cny_per_month": month("maxSize", HOURS_PER_MONTH), "complete": complete},
+        {"name": "at min", "nodes": min_nodes, "cny_per_month": month(False, HOURS_PER_MONTH), "complete": complete},
+        {"name": "at max", "nodes": max_nodes, "cny_per_month": month(True, HOURS_PER_MONTH), "complete": complete},
     ]
     if context.working_hours_per_month is not None:
         hours = context.working_hours_per_month
         name = f"with the off-hours schedule: {max_nodes} nodes (max) for {hours:g} working hours a month, none outside"
-        out.append({"name": name + (f" ({context.schedule})" if context.schedule else ""), "nodes": max_nodes, "cny_per_month": month("maxSize", hours), "complete": complete})
+        out.append({"name": name + (f" ({context.schedule})" if context.schedule else ""), "nodes": max_nodes, "cny_per_month": month(True, hours), "complete": complete})
     return out
 
 

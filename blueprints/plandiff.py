@@ -262,7 +262,7 @@ def _own_changes(a: dict[str, Any], b: dict[str, Any], table: ReplacementTable) 
     kind = _short_type(a)
     known = table.forcing(kind)
     for key in inputs:
-        if known is not None and table.forces(kind, key):
+        if known is not None and table.forces(kind, key, inputs[key]):
             item.replacing.append(key)
         elif known is None and key not in IN_PLACE_INPUTS:
             item.replacing.append(key)

@@ -21,8 +21,9 @@ PROVIDER_TYPE = "pulumi:providers:alicloud"
 
 _REPLACING_COLUMNS = ("type", "input", "terraform_argument", "source", "marks")
 _DOWNTIME_COLUMNS = ("type", "takes_down", "unavailable_for", "source")
-# A plan's short type (``ecs.EcsInstanceSet``) or a provider token; an engine (camelCase) input, dots for nesting.
-_TYPE_RE = re.compile(r"^([a-z]+\.[A-Z][A-Za-z0-9]*|pulumi:providers:[a-z]+)$")
+# A plan's short type (``ecs.EcsInstanceSet``), a Kubernetes token (``kubernetes:core/v1:PersistentVolume``, which
+# the plan keeps whole) or a provider token; an engine (camelCase) input, dots for nesting.
+_TYPE_RE = re.compile(r"^([a-z]+\.[A-Z][A-Za-z0-9]*|kubernetes:[a-z0-9.]+/v[0-9a-z]+:[A-Z][A-Za-z0-9]*|pulumi:providers:[a-z]+)$")
 _INPUT_RE = re.compile(r"^([a-z][A-Za-z0-9]*)(\.[a-z][A-Za-z0-9]*)*$")
 
 
@@ -53,10 +54,22 @@ class ReplacementTable:
         """The replacing inputs of a type, or None when the type is not in the table (unknown: may replace)."""
         return self.replacing.get(short_type)
 
-    def forces(self, short_type: str, key: str) -> bool:
-        """Whether changing input ``key`` (or a nested part of it, ``systemDisk.category``) replaces the resource."""
+    def forces(self, short_type: str, key: str, values: tuple[object, object] | None = None) -> bool:
+        """Whether changing input ``key`` (or a nested part of it, ``systemDisk.category``) replaces the resource.
+
+        With the ``(old, new)`` values of ``key``, a key whose replacing inputs are all nested under it (a Kubernetes
+        ``spec`` whose ``spec.csi`` replaces) replaces only when one of those nested parts differs: a PV's capacity
+        changes in place, its CSI source does not. Without them any change under ``key`` counts (the safe side).
+        """
         known = self.replacing.get(short_type, frozenset())
-        return key in known or any(key.startswith(k + ".") or k.startswith(key + ".") for k in known)
+        if key in known or any(key.startswith(k + ".") for k in known):
+            return True
+        nested = [k[len(key) + 1:] for k in known if k.startswith(key + ".")]
+        if not nested:
+            return False
+        if values is None:
+            return True
+        return any(_part(values[0], path) != _part(values[1], path) for path in nested)
 
 
 def load_replacement_table(directory: Path = DATA_DIR) -> ReplacementTable:
@@ -95,6 +108,18 @@ def load_replacement_table(directory: Path = DATA_DIR) -> ReplacementTable:
     if problems:
         raise UserInputError("invalid replacement data", problems)
     return ReplacementTable({k: frozenset(v) for k, v in replacing.items()}, sources, downtime)
+
+
+_MISSING = object()
+
+
+def _part(value: object, path: str) -> object:
+    """The part of a nested input at a dotted path (a marker when absent; lists compared whole)."""
+    for key in path.split("."):
+        if not isinstance(value, dict) or key not in value:
+            return _MISSING
+        value = value[key]
+    return value
 
 
 @lru_cache(maxsize=1)

@@ -20,6 +20,7 @@ TOKENS = (
     "alicloud:actiontrail/trail:Trail",
     "alicloud:cms/alarm:Alarm",
     "alicloud:cms/alarmContactGroup:AlarmContactGroup",
+    "alicloud:cs/kubernetesAddon:KubernetesAddon",
     "alicloud:cs/managedKubernetes:ManagedKubernetes",
     "alicloud:cs/nodePool:NodePool",
     "alicloud:ecs/autoSnapshotPolicy:AutoSnapshotPolicy",

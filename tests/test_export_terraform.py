@@ -333,3 +333,48 @@ def test_cli_reads_a_stack_file_as_pulumi_up_would(tmp_path):
     plan = preview(with_cli_inputs(engine_config(stack), None, []), catalog=load_catalog(), today=clock.today())
     assert (tmp_path / "main.tf.json").read_text(encoding="utf-8") == to_terraform_json(plan)
     assert "alicloud_ess_scaling_group" in json.loads((tmp_path / "main.tf.json").read_text(encoding="utf-8"))["resource"]
+
+
+# ---- kubernetes-pool plans (issue 11): the ACK types map; Kubernetes objects are refused, never half-exported ----
+
+
+def test_ack_types_map_to_their_terraform_types_with_single_blocks():
+    cluster = resource("alicloud:cs/managedKubernetes:ManagedKubernetes", "train-cluster", {"clusterSpec": "ack.pro.small", "slbInternetEnabled": False, "auditLogConfig": {"enabled": True}})
+    pool = resource(
+        "alicloud:cs/nodePool:NodePool", "train-gpu",
+        {"clusterId": "${train-cluster.id}", "instanceTypes": ["ecs.gn7e-c16g1.32xlarge"], "scalingConfig": {"enable": True, "minSize": 0, "maxSize": 4}, "instanceMetadataOptions": {"httpTokens": "required"}},
+    )
+    addon = resource("alicloud:cs/kubernetesAddon:KubernetesAddon", "csi-plugin", {"clusterId": "${train-cluster.id}", "name": "csi-plugin"})
+    document = to_terraform(tiny_plan(cluster, pool, addon))
+    body = document["resource"]["alicloud_cs_managed_kubernetes"]["train-cluster"]
+    assert body["cluster_spec"] == "ack.pro.small" and body["slb_internet_enabled"] is False and body["audit_log_config"] == [{"enabled": True}]
+    node_pool = document["resource"]["alicloud_cs_kubernetes_node_pool"]["train-gpu"]
+    assert node_pool["cluster_id"] == "${alicloud_cs_managed_kubernetes.train-cluster.id}"
+    assert node_pool["scaling_config"] == [{"enable": True, "min_size": 0, "max_size": 4}]
+    assert node_pool["instance_metadata_options"] == [{"http_tokens": "required"}]
+    assert document["resource"]["alicloud_cs_kubernetes_addon"]["csi-plugin"]["name"] == "csi-plugin"
+    for tf_type, named in document["resource"].items():
+        for body in named.values():
+            assert not _attribute_names(body) - set(DOCUMENTED[tf_type]), tf_type
+
+
+def test_kubernetes_objects_are_refused_naming_the_kinds():
+    network = resource("alicloud:vpc/network:Network", "net", {"cidrBlock": "10.0.0.0/16"})
+    pv = resource("kubernetes:core/v1:PersistentVolume", "train-shared", {"spec": {"persistentVolumeReclaimPolicy": "Retain"}})
+    provider = resource("pulumi:providers:kubernetes", "train-k8s", {})
+    with pytest.raises(ExportError, match=r"Kubernetes objects \(kubernetes:core/v1:PersistentVolume, pulumi:providers:kubernetes\), which the Terraform export does not write") as caught:
+        to_terraform(tiny_plan(network, pv, provider))
+    from blueprints.export import NotExportable
+
+    assert isinstance(caught.value, NotExportable)
+
+
+def test_cli_refuses_a_plan_with_kubernetes_objects_with_exit_2_and_writes_nothing(tmp_path, monkeypatch):
+    import blueprints.preview
+
+    pv = resource("kubernetes:core/v1:PersistentVolume", "train-shared", {"spec": {}})
+    monkeypatch.setattr(blueprints.preview, "preview", lambda *args, **kwargs: tiny_plan(pv))
+    result = runner.invoke(app, ["export", "terraform", "autoscaling-training", "--out", str(tmp_path / "tf")])
+    assert result.exit_code == 2
+    assert "error: cannot export t to Terraform: the plan holds Kubernetes objects (kubernetes:core/v1:PersistentVolume)" in result.stderr
+    assert "Traceback" not in result.stderr and not (tmp_path / "tf").exists()

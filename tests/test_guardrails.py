@@ -128,10 +128,11 @@ def test_rule_fires_alone_with_its_message(case, preset, suffix, changes, rule, 
 
 def test_every_rule_has_a_violating_fixture():
     from test_guardrails_data import OWNED as DATA_OWNED  # the data and account rules' cases: tests/test_guardrails_data.py
+    from test_guardrails_kubernetes import OWNED as KUBERNETES_OWNED  # the ACK rules' cases: tests/test_guardrails_kubernetes.py
     from test_guardrails_nodes import OWNED  # the node rules' cases live in tests/test_guardrails_nodes.py
 
     # AIT013 reads the summary, not a resource: test_scratch_below_three_times_memory_is_a_warning_with_the_numbers.
-    covered = {c[4] for c in CASES} | {c[3] for c in UNIT_CASES} | {r for c in ALSO_CASES for r, _, _ in c[4]} | {"AIT013"} | set(OWNED) | DATA_OWNED
+    covered = {c[4] for c in CASES} | {c[3] for c in UNIT_CASES} | {r for c in ALSO_CASES for r, _, _ in c[4]} | {"AIT013"} | set(OWNED) | DATA_OWNED | set(KUBERNETES_OWNED)
     assert {r.id for r in guardrails.RULES} <= covered
     assert [r.id for r in guardrails.RULES] == sorted(r.id for r in guardrails.RULES)
 

@@ -32,12 +32,33 @@ class ExportError(Exception):
     """The plan holds something the export cannot express (an unmapped type, a dangling reference)."""
 
 
+class NotExportable(ExportError):
+    """The plan is of a kind the export refuses on purpose (Kubernetes objects): the user's request, not a bug."""
+
+
+def _kubernetes(token: str) -> bool:
+    return token.startswith("kubernetes:") or token == "pulumi:providers:kubernetes"
+
+
+def _refuse_kubernetes(resources: list[PlannedResource]) -> None:
+    """Kubernetes objects are refused, not half-exported: they would need the hashicorp/kubernetes provider pointed at a
+    cluster that exists only after apply, with its own schema (metadata/spec blocks) that names.py does not map."""
+    kinds = sorted({r.type for r in resources if _kubernetes(r.type)})
+    if kinds:
+        raise NotExportable(
+            f"the plan holds Kubernetes objects ({', '.join(kinds)}), which the Terraform export does not write: it maps"
+            " alicloud resources only, and a Terraform file without the volumes and training operator would not be this"
+            " stack; deploy a kubernetes-pool stack with Pulumi, or export a blueprint without Kubernetes objects"
+        )
+
+
 def to_terraform(plan: Plan, names: TerraformNames | None = None) -> dict[str, Any]:
     """The Terraform JSON document of ``plan`` (a dict; ``to_terraform_json`` gives the text)."""
     names = names or load_terraform_names()
     custom = [r for r in plan.resources if r.custom]
     providers = [r for r in custom if r.type == _PROVIDER_TOKEN]
     managed = [r for r in custom if r.type != _PROVIDER_TOKEN]
+    _refuse_kubernetes(managed)
     unknown = sorted({r.type for r in managed if names.of(r.type) is None})
     if unknown:
         raise ExportError(

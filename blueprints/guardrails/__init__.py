@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Iterable
 
-from blueprints.guardrails import access, account, bucket, compute, identity, network, storage
+from blueprints.guardrails import access, account, bucket, compute, identity, kubernetes, network, storage
 from blueprints.guardrails.inputs import NODE_TYPES, PUBLIC_CIDRS, STATEFUL_TYPES
 from blueprints.guardrails.model import LEVELS, Finding, Rule, Skip, at_or_above
 from blueprints.guardrails.network import LOGIN_TAG
@@ -18,7 +18,7 @@ from blueprints.plan import Plan
 __all__ = ["LEVELS", "LOGIN_TAG", "NODE_TYPES", "PUBLIC_CIDRS", "RULES", "STATEFUL_TYPES", "Finding", "Rule", "Skip", "at_or_above", "check", "rule_ids", "with_findings"]
 
 # Every module contributes its own rules; the registry orders them by id, so adding a rule touches one module.
-RULES: tuple[Rule, ...] = tuple(sorted((*network.RULES, *access.RULES, *compute.RULES, *storage.RULES, *identity.RULES, *bucket.RULES, *account.RULES), key=lambda rule: rule.id))
+RULES: tuple[Rule, ...] = tuple(sorted((*network.RULES, *access.RULES, *compute.RULES, *storage.RULES, *identity.RULES, *bucket.RULES, *account.RULES, *kubernetes.RULES), key=lambda rule: rule.id))
 
 
 def rule_ids() -> tuple[str, ...]:

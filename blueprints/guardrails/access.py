@@ -88,6 +88,14 @@ def vswitch_capacity(plan: Plan) -> Iterator[tuple[str, str]]:
         used += ids
         if len(ids) < 2:
             single_zone_groups.append(r.name)
+    # An ACK node pool holds up to scalingConfig.maxSize nodes when it scales, else desiredSize (older: nodeCount).
+    for r in of_types(plan, ("cs.NodePool",)):
+        scaling = r.inputs.get("scalingConfig") or {}
+        nodes += _count(scaling.get("maxSize") if scaling.get("enable") else r.inputs.get("desiredSize") or r.inputs.get("nodeCount"))
+        ids = as_list(r.inputs.get("vswitchIds"))
+        used += ids
+        if scaling.get("enable") and len(ids) < 2:
+            single_zone_groups.append(r.name)
     for r in of_types(plan, ("ecs.EcsInstanceSet", "ecs.Instance")):
         nodes += _count(r.inputs.get("amount")) if r.short_type == "ecs.EcsInstanceSet" else 1
         used.append(r.inputs.get("vswitchId"))
@@ -108,6 +116,8 @@ def vswitch_capacity(plan: Plan) -> Iterator[tuple[str, str]]:
 
 
 def _count(value: Any) -> int:
+    if isinstance(value, str) and value.isdigit():
+        return int(value)  # cs.NodePool desiredSize is a string (SDK 4.0.0)
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 

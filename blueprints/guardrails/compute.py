@@ -21,6 +21,9 @@ def disk_encryption(plan: Plan) -> Iterator[tuple[str, str]]:
     for r in of_types(plan, ("ecs.Instance",)):
         if not r.inputs.get("systemDiskEncrypted"):
             yield r.name, "instance system disk is not encrypted"
+    for r in of_types(plan, ("cs.NodePool",)):
+        if not r.inputs.get("systemDiskEncrypted"):
+            yield r.name, "node pool system disk is not encrypted (systemDiskEncrypted)"
     # Scratch lives on data disks: every one a node is built with (each of these types takes ``dataDisks[].encrypted``).
     for r in of_types(plan, NODE_TYPES):
         for index, disk in enumerate(r.inputs.get("dataDisks") or []):
@@ -41,6 +44,10 @@ def imdsv2(plan: Plan) -> Iterator[tuple[str, str]]:
             "a scaling configuration cannot require metadata tokens (it has no httpTokens); build the pool from a launch"
             " template with httpTokens=required, or skip AIT008 with a reason when eRDMA needs the configuration",
         )
+    # An ACK node pool says it in instanceMetadataOptions.httpTokens (default 'optional'; SDK 4.0.0 NodePoolInstanceMetadataOptions).
+    for r in of_types(plan, ("cs.NodePool",)):
+        if (r.inputs.get("instanceMetadataOptions") or {}).get("httpTokens") != "required":
+            yield r.name, "node pool metadata must require tokens (IMDSv2: instanceMetadataOptions.httpTokens=required; ACK 1.28 or later)"
     # ecs.EcsInstanceSet has no http_tokens either: it gets IMDSv2 only from the launch template it is built from.
     for r in of_types(plan, ("ecs.EcsInstanceSet",)):
         if not r.inputs.get("launchTemplateId"):

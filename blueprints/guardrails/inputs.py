@@ -9,7 +9,9 @@ from typing import Any
 
 from blueprints.plan import Plan, PlannedResource
 
-NODE_TYPES = ("ecs.EcsInstanceSet", "ecs.EcsLaunchTemplate", "ess.ScalingConfiguration", "ecs.Instance")
+# cs.NodePool: an ACK node pool takes the same node inputs (internetMaxBandwidthOut, dataDisks[].encrypted, userData,
+# password, securityGroupIds; pulumi-alicloud 4.0.0 cs/node_pool.py), so every node rule holds it too.
+NODE_TYPES = ("ecs.EcsInstanceSet", "ecs.EcsLaunchTemplate", "ess.ScalingConfiguration", "ecs.Instance", "cs.NodePool")
 STATEFUL_TYPES = ("nas.FileSystem", "oss.Bucket", "ecs.EcsDisk", "kms.Key")
 PUBLIC_CIDRS = ("0.0.0.0/0", "::/0", "")
 

@@ -6,6 +6,7 @@ import ipaddress
 from typing import Any, Iterator
 
 from blueprints.guardrails.inputs import NODE_TYPES, PUBLIC_CIDRS, of_types, private, referenced
+from blueprints.guardrails.kubernetes import node_pool_public_ip
 from blueprints.guardrails.model import Rule
 from blueprints.plan import Plan, PlannedResource
 
@@ -19,6 +20,9 @@ def node_public_ip(plan: Plan) -> Iterator[tuple[str, str]]:
         bandwidth = r.inputs.get("internetMaxBandwidthOut", 0)
         if bandwidth:
             yield r.name, f"internetMaxBandwidthOut={bandwidth} gives training nodes a public IP; use 0 and the NAT gateway"
+    for r in of_types(plan, ("cs.NodePool",)):
+        for message in node_pool_public_ip(r):
+            yield r.name, message
     # An EIP is a public address too: only the login node and the NAT gateway may hold one.
     by_name = {r.name: r for r in plan.resources}
     for r in of_types(plan, ("ecs.EipAssociation",)):

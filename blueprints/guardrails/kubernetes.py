@@ -1,0 +1,145 @@
+"""ACK rules: a private API server, audit logs, node pools that run as the plan's own role, volumes that keep their data.
+
+Input names are the engine (camelCase) names of pulumi-alicloud 4.0.0 ``cs.ManagedKubernetes`` / ``cs.NodePool`` and
+pulumi-kubernetes 4.34.2 ``core/v1`` / ``storage.k8s.io/v1`` (their Python names, camelCased by the bridge).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterator
+
+from blueprints.guardrails.inputs import as_list, of_types
+from blueprints.guardrails.model import Rule
+from blueprints.plan import Plan, PlannedResource
+
+CLUSTER = "cs.ManagedKubernetes"
+NODE_POOL = "cs.NodePool"
+PERSISTENT_VOLUME = "kubernetes:core/v1:PersistentVolume"
+STORAGE_CLASS = "kubernetes:storage.k8s.io/v1:StorageClass"
+ECS_SERVICE = "ecs.aliyuncs.com"
+
+
+def api_server_private(plan: Plan) -> Iterator[tuple[str, str]]:
+    """AIT033: the API server has no public endpoint unless the profile names the admin range (network.admin_cidr)."""
+    if isinstance(plan.summary.get("admin_cidr"), str) and plan.summary["admin_cidr"]:
+        return
+    for r in of_types(plan, (CLUSTER,)):
+        # slb_internet_enabled defaults to true ("Whether to create internet load balancer for API Server. Default to
+        # true", ManagedKubernetes docstring, SDK 4.0.0): only an explicit false keeps the endpoint private.
+        if r.inputs.get("slbInternetEnabled") is not False:
+            yield r.name, f"slbInternetEnabled={r.inputs.get('slbInternetEnabled')!r} (the API default is true) puts the API server on the internet; set it false, or set network.admin_cidr"
+        endpoints = (r.inputs.get("controlPlaneEndpointsConfig") or {}).get("loadBalancersConfigs")
+        for index, endpoint in enumerate(as_list(endpoints)):
+            if isinstance(endpoint, dict) and endpoint.get("endpointType") == "public":
+                yield r.name, f"controlPlaneEndpointsConfig.loadBalancersConfigs[{index}].endpointType is 'public': the API server is reachable from the internet; use 'private', or set network.admin_cidr"
+
+
+def audit_log(plan: Plan) -> Iterator[tuple[str, str]]:
+    """AIT034: API-server audit logging is on (``auditLogConfig.enabled``)."""
+    for r in of_types(plan, (CLUSTER,)):
+        config = r.inputs.get("auditLogConfig") or {}
+        if not isinstance(config, dict) or config.get("enabled") is not True:
+            yield r.name, "auditLogConfig.enabled is not true: nobody can say who created, read or deleted what in the cluster; set auditLogConfig {enabled: true}"
+
+
+def node_pool_role(plan: Plan) -> Iterator[tuple[str, str]]:
+    """AIT035: every node pool runs as a RAM role of the plan that trusts only ECS and holds only the plan's policies."""
+    roles = {_role_name(r): r for r in of_types(plan, ("ram.Role",)) if _role_name(r)}
+    own_policies = {str(r.inputs.get("policyName") or r.inputs.get("name")) for r in of_types(plan, ("ram.Policy",))}
+    attached: dict[str, list[PlannedResource]] = {}
+    for a in of_types(plan, ("ram.RolePolicyAttachment",)):
+        attached.setdefault(str(a.inputs.get("roleName")), []).append(a)
+    for pool in of_types(plan, (NODE_POOL,)):
+        name = pool.inputs.get("ramRoleName")
+        if not name:
+            yield pool.name, "ramRoleName is not set: ACK gives the nodes its shared worker role (KubernetesWorkerRole-*), whose policies the plan does not control; create a ram.Role for the pool"
+            continue
+        role = roles.get(str(name))
+        if role is None:
+            yield pool.name, f"ramRoleName {name!r} is not a ram.Role created in this plan: its trust and policies cannot be checked"
+            continue
+        for problem in _trust_problems(role):
+            yield pool.name, f"node role {name!r}: {problem}"
+        for a in attached.get(str(name), []):
+            policy, kind = a.inputs.get("policyName"), a.inputs.get("policyType")
+            if kind != "Custom" or str(policy) not in own_policies:
+                yield pool.name, f"node role {name!r} holds {kind} policy {policy!r} ({a.name}), not one of the plan's own policies ({', '.join(sorted(own_policies)) or 'none'})"
+
+
+def _role_name(role: PlannedResource) -> str:
+    return str(role.inputs.get("roleName") or role.inputs.get("name") or "")
+
+
+def _trust_problems(role: PlannedResource) -> list[str]:
+    """What is wrong with a role's trust policy for a node role (empty: only the ECS service may assume it)."""
+    try:
+        document = json.loads(role.inputs.get("assumeRolePolicyDocument") or "")
+    except (json.JSONDecodeError, TypeError):
+        return ["trust policy is not JSON"]
+    problems = []
+    for statement in as_list(document.get("Statement") if isinstance(document, dict) else None):
+        principal = statement.get("Principal", {}) if isinstance(statement, dict) else {}
+        services = set(as_list(principal.get("Service")))
+        if services != {ECS_SERVICE} or set(principal) - {"Service"}:
+            problems.append(f"trust policy admits {principal}, not only the ECS service")
+    return problems or ([] if document.get("Statement") else ["trust policy has no statement"])
+
+
+def volumes_retained(plan: Plan) -> Iterator[tuple[str, str]]:
+    """AIT036: PersistentVolumes (and the StorageClasses that make them) keep the data when the claim goes."""
+    for r in of_types(plan, (PERSISTENT_VOLUME,)):
+        policy = (r.inputs.get("spec") or {}).get("persistentVolumeReclaimPolicy")
+        if policy != "Retain":
+            yield r.name, f"spec.persistentVolumeReclaimPolicy is {policy!r}, not 'Retain': deleting the claim may delete the NAS/OSS data behind it; set it 'Retain' explicitly"
+    # A StorageClass's reclaimPolicy defaults to Delete (Kubernetes API, StorageClass.reclaimPolicy): its volumes go with their claims.
+    for r in of_types(plan, (STORAGE_CLASS,)):
+        if r.inputs.get("reclaimPolicy") != "Retain":
+            yield r.name, f"reclaimPolicy is {r.inputs.get('reclaimPolicy')!r} (default Delete), not 'Retain': the volumes it provisions are deleted with their claims"
+
+
+def node_pool_public_ip(pool: PlannedResource) -> Iterator[str]:
+    """AIT001 for a node pool: a bound EIP is a public address too (``scalingConfig.isBondEip``)."""
+    if _get(pool.inputs, "scalingConfig", "isBondEip") is True:
+        yield "scalingConfig.isBondEip=true binds an EIP to every node; keep it false and use the NAT gateway"
+
+
+def _get(inputs: dict[str, Any], *path: str) -> Any:
+    value: Any = inputs
+    for key in path:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "AIT033", "error", "the ACK API server is private unless an admin range is set", api_server_private,
+        rationale=(
+            "an API server on the internet is one leaked kubeconfig from the whole cluster; slb_internet_enabled defaults to true"
+            " (pulumi-alicloud 4.0.0 cs.ManagedKubernetes docstring); §7 rule 8 (no internet ingress) applied to the control plane"
+        ),
+        fix="set slbInternetEnabled false (and endpointType private), reach the API server from the VPC or the login node; or set network.admin_cidr",
+        references=(8,),
+    ),
+    Rule(
+        "AIT034", "error", "ACK API-server audit logging is on", audit_log,
+        rationale="without audit logs nobody can say who read a Secret or deleted a volume; cs.ManagedKubernetes audit_log_config (SDK 4.0.0); §7 rule 27 (an audit record of changes) applied to the cluster",
+        fix="set auditLogConfig {enabled: true} (optionally slsProjectName) on the cluster",
+        references=(27,),
+    ),
+    Rule(
+        "AIT035", "error", "ACK node pools run as the plan's own ECS-only role with the plan's own policies", node_pool_role,
+        rationale=(
+            "without ramRoleName the nodes use ACK's shared worker role, whose policies nobody reviews; a node role another"
+            " principal can assume or that holds system policies widens what one compromised pod can reach; CIS 1.15/1.16"
+        ),
+        fix="create a ram.Role trusting only ecs.aliyuncs.com, attach only the plan's Custom policies, and set ramRoleName on every cs.NodePool",
+        references=(14,),
+    ),
+    Rule(
+        "AIT036", "error", "Kubernetes volumes retain their data", volumes_retained,
+        rationale="a Delete reclaim policy removes the data behind a volume when its claim is deleted (Kubernetes persistent volumes, Reclaiming); the default for provisioned volumes is Delete",
+        fix="set spec.persistentVolumeReclaimPolicy Retain on every PersistentVolume and reclaimPolicy Retain on StorageClasses",
+        references=(1,),
+    ),
+)
