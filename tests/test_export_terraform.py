@@ -32,7 +32,8 @@ def plan_of(name: str) -> Plan:
     return _CACHE[name]
 
 
-PLANS = [*preset_names(), "erdma-login"]
+# Every preset the export writes; a kubernetes-pool plan holds Kubernetes objects, which the export refuses (below).
+PLANS = [*(p for p in preset_names() if p != "kubernetes-training"), "erdma-login"]
 
 
 def managed(plan: Plan) -> list[PlannedResource]:
@@ -378,3 +379,13 @@ def test_cli_refuses_a_plan_with_kubernetes_objects_with_exit_2_and_writes_nothi
     assert result.exit_code == 2
     assert "error: cannot export t to Terraform: the plan holds Kubernetes objects (kubernetes:core/v1:PersistentVolume)" in result.stderr
     assert "Traceback" not in result.stderr and not (tmp_path / "tf").exists()
+
+
+def test_the_kubernetes_preset_is_refused_with_exit_2_and_nothing_written(tmp_path):
+    import subprocess
+    import sys
+
+    out = tmp_path / "tf"
+    done = subprocess.run([sys.executable, "-m", "blueprints.cli", "export", "terraform", "kubernetes-training", "--out", str(out)], capture_output=True, text=True)
+    assert done.returncode == 2 and "Kubernetes objects (kubernetes:admissionregistration.k8s.io/v1:ValidatingWebhookConfiguration" in done.stderr
+    assert "Traceback" not in done.stderr and not (out / "main.tf.json").exists()
