@@ -34,6 +34,7 @@ def test_cluster_component_parents_every_cs_resource_on_the_region_provider(k8s_
         ("cs.NodePool", f"{UNIT}-gpu-pool"),
         ("cs.NodePool", f"{UNIT}-system-pool"),
         ("ram.Role", f"{UNIT}-gpu-node-role"),
+        ("ram.Role", f"{UNIT}-system-node-role"),
         ("ram.RolePolicyAttachment", f"{UNIT}-gpu-bucket-policy"),
     ]
     assert {r.provider for r in children} == {PROVIDER}
@@ -100,10 +101,14 @@ def test_gpu_role_trusts_ecs_only_and_holds_the_bucket_policy(k8s_plan):
     assert attachment["policyName"] == one(k8s_plan, "kubernetes-training-data-node-policy").inputs["policyName"]
 
 
-def test_system_pool_is_fixed_cpu_with_imdsv2_and_acks_default_role(k8s_plan):
+def test_system_pool_is_fixed_cpu_with_imdsv2_and_its_own_empty_role(k8s_plan):
     pool = one(k8s_plan, f"{UNIT}-system-pool").inputs
     assert pool["instanceTypes"] == ["ecs.g7.xlarge"] and pool["desiredSize"] == "2"
-    assert "scalingConfig" not in pool and "ramRoleName" not in pool and "taints" not in pool
+    assert "scalingConfig" not in pool and "taints" not in pool
+    # Not ACK's shared worker role: a role of its own, trusted by ECS only, with no policy attached at all.
+    assert pool["ramRoleName"] == f"{UNIT}-system-node"
+    assert json.loads(one(k8s_plan, f"{UNIT}-system-node-role").inputs["assumeRolePolicyDocument"])["Statement"][0]["Principal"] == {"Service": ["ecs.aliyuncs.com"]}
+    assert not [r for r in k8s_plan.find("ram.RolePolicyAttachment") if r.inputs["roleName"] == f"{UNIT}-system-node"]
     assert pool["instanceMetadataOptions"] == {"httpTokens": "required"} and pool["systemDiskEncrypted"] is True
 
 
@@ -113,7 +118,8 @@ def test_outputs_are_the_seam(k8s_plan):
     assert out["gpu_node_pool_id"] == f"${{{UNIT}-gpu-pool.nodePoolId}}"
     assert (out["kubernetes_namespace"], out["min_nodes"], out["max_nodes"], out["max_gpus"], out["nodes_per_job"], out["gpus_per_node"]) == ("training", 0, 8, 64, 4, 8)
     assert out["fabric"] == "erdma" and out["job_api"] == "kubeflow.org/v1" and out["training_operator_version"] == "v1.9.0"
-    assert out["shared_volume_claim"] == "kubernetes-training-shared" and out["bucket_volume_claim"] == "kubernetes-training-data"
+    # The bucket has no volume (no keyless OSS CSI mode verified): jobs reach it with the node role's credentials.
+    assert out["shared_volume_claim"] == "kubernetes-training-shared" and "bucket_volume_claim" not in out
     assert out["gpu_node_selector"] == {"aitrain.io/node-pool": "gpu"}
     assert out["gpu_taint"] == {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}
     assert out["blueprint"] == "kubernetes-pool" and out["shared_mount_path"] == "/mnt/shared"

@@ -69,9 +69,12 @@ class KubernetesCluster(pulumi.ComponentResource):
         super().__init__("aitrain:kubernetes:KubernetesCluster", name, None, opts)
         self.tags = with_tags(args.tags, "kubernetes")
         self.cluster = self._cluster(name, args)
-        self.system_pool = self._system_pool(name, args)
         # ACK requires a custom worker role to be a normal service role trusted by ECS, not named KubernetesMasterRole-*
         # or KubernetesWorkerRole* (pulumi-alicloud 4.0.0 cs.NodePool ram_role_name); node_role trusts ecs.aliyuncs.com only.
+        # The system pool's role holds nothing: its pods (CoreDNS, the operator, the NAS CSI mounts) call no cloud API,
+        # and ACK's shared worker role would give them policies the plan does not control (guardrail AIT035).
+        self.system_role = node_role(self, f"{name}-system")
+        self.system_pool = self._system_pool(name, args)
         self.gpu_role = node_role(self, f"{name}-gpu")
         self.bucket_attachment = attach_bucket_policy(self, f"{name}-gpu", self.gpu_role, args.bucket_policy_name) if args.bucket_policy_name is not None else None
         self.gpu_pool = self._gpu_pool(name, args)
@@ -140,6 +143,7 @@ class KubernetesCluster(pulumi.ComponentResource):
             image_type=args.image_type,
             security_group_ids=[args.security_group_id],
             instance_charge_type="PostPaid",
+            ram_role_name=self.system_role.role_name,
             instance_metadata_options=alicloud.cs.NodePoolInstanceMetadataOptionsArgs(http_tokens="required"),
             labels=[alicloud.cs.NodePoolLabelArgs(key=key, value=value)],
             tags=self.tags,
