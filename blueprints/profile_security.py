@@ -169,8 +169,12 @@ def port_range(value: str) -> str:
     return f"{low}/{high}"
 
 
-def storage_notes(profile: "ProfileBase") -> list[str]:
-    """Plan notes on what the storage's safety settings leave to the reviewer (a manual step, or a known gap)."""
+def storage_notes(profile: "ProfileBase", *, host_registry: bool = True) -> list[str]:
+    """Plan notes on what the storage's safety settings leave to the reviewer (a manual step, or a known gap).
+
+    ``host_registry``: the nodes write aitrain's host registry to the share (ECS blueprints); otherwise the squash
+    note speaks of what a job running as root may write.
+    """
     storage = profile.storage
     notes = []
     if storage.kind == "extreme_nas":
@@ -182,7 +186,12 @@ def storage_notes(profile: "ProfileBase") -> list[str]:
         )
     if storage.kind == "cpfs":
         notes.append("CPFS has no snapshot or recycle-bin API in pulumi-alicloud 4.0.0: a deleted file is gone; keep checkpoints in the versioned bucket as well.")
-    if storage.kind != "cpfs" and storage.nfs_squash != "no_squash":
+    if storage.kind != "cpfs" and storage.nfs_squash != "no_squash" and not host_registry:
+        notes.append(
+            f"storage.nfs_squash {storage.nfs_squash}: a job running as root in its pod is nobody on the share, so it writes only where "
+            "others may; give the jobs' directories to the user the image runs as, or choose no_squash with guardrails.skip AIT024 and a reason."
+        )
+    elif storage.kind != "cpfs" and storage.nfs_squash != "no_squash":
         notes.append(
             f"storage.nfs_squash {storage.nfs_squash}: root on a node is nobody on the share, so the boot's host registry "
             "(/mnt/shared/.aitrain/hosts, created by root) needs a share root that others may write. Alibaba Cloud does not document the NAS "

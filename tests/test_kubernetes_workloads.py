@@ -158,3 +158,9 @@ def test_namespaces_the_stack_cannot_create_and_bad_images_are_refused(setting, 
     result = subprocess.run([sys.executable, "-m", "blueprints.cli", "plan", PRESET, "--set", setting], capture_output=True, text=True, cwd=ROOT)
     field = setting.split("=", 1)[0]
     assert result.returncode == 2 and f"{field} = " in result.stderr and message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_the_squash_note_speaks_of_jobs_in_pods_not_of_the_ecs_host_registry(k8s_plan):
+    squash = [n for n in k8s_plan.notes if n.startswith("storage.nfs_squash")]
+    assert len(squash) == 1 and "a job running as root in its pod is nobody on the share" in squash[0]
+    assert "host registry" not in squash[0] and "aitrain-torchrun" not in squash[0]

@@ -351,8 +351,10 @@ class KubernetesPoolBlueprint(Blueprint):
         return self.compute.job_nodes
 
     def security_notes(self) -> list[str]:
-        """The storage notes, and what a reviewer of an ACK stack must know."""
-        notes = super().security_notes()
+        """The storage notes (no host registry on Kubernetes), and what a reviewer of an ACK stack must know."""
+        from blueprints.profile_security import storage_notes
+
+        notes = storage_notes(self.profile, host_registry=False)
         k8s = self.settings
         if k8s.public_api_endpoint:
             notes.append(
