@@ -116,19 +116,17 @@ class KubernetesWorkloads(pulumi.ComponentResource):
         )
         self.namespace = args.namespace
         self.training_operator_version = TRAINING_OPERATOR_VERSION
-        self.operator = self._training_operator(name, args, on_cluster)
+        self._training_operator(name, args, on_cluster)
         self.register_outputs({"shared_claim": self.shared_claim, "namespace": self.namespace, "training_operator_version": self.training_operator_version})
 
-    def _training_operator(self, name: str, args: KubernetesWorkloadsArgs, opts: pulumi.ResourceOptions) -> list[pulumi.CustomResource]:
+    def _training_operator(self, name: str, args: KubernetesWorkloadsArgs, opts: pulumi.ResourceOptions) -> None:
         """The vendored operator objects (the CRD, RBAC, webhook, service, deployment), one typed resource each."""
-        created = []
         for obj in operator_objects():
             kind, meta = obj["kind"], obj["metadata"]
             resource_type = OPERATOR_KINDS[(obj["apiVersion"], kind)]
             fields = {_snake(key): value for key, value in _with_image(obj, args.operator_image).items() if key not in ("apiVersion", "kind")}
             owned = OPERATOR_OWNED_FIELDS.get(kind)
-            created.append(resource_type(f"{name}-operator-{kind.lower()}-{meta['name']}", opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(ignore_changes=owned)) if owned else opts, **fields))
-        return created
+            resource_type(f"{name}-operator-{kind.lower()}-{meta['name']}", opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(ignore_changes=owned)) if owned else opts, **fields)
 
 
 # Every kind the vendored operator install contains (apiVersion, kind) → its pulumi_kubernetes resource.
