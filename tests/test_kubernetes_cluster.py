@@ -30,6 +30,7 @@ def test_cluster_component_parents_every_cs_resource_on_the_region_provider(k8s_
     assert component.type == "aitrain:kubernetes:KubernetesCluster" and not component.custom and component.parent is None
     children = [r for r in k8s_plan.resources if r.parent == UNIT]
     assert sorted((r.short_type, r.name) for r in children) == [
+        ("cs.AutoscalingConfig", f"{UNIT}-autoscaler"),
         ("cs.ManagedKubernetes", f"{UNIT}-cluster"),
         ("cs.NodePool", f"{UNIT}-gpu-pool"),
         ("cs.NodePool", f"{UNIT}-system-pool"),
@@ -170,19 +171,28 @@ def test_names_storage_and_bucket_do_not_move_when_the_pool_changes(k8s_plan):
     assert one(other, f"{UNIT}-gpu-pool").inputs["scalingConfig"]["maxSize"] == 3
 
 
+def test_the_autoscaler_scales_in_below_the_articles_40_percent_gpu_use_and_up_from_zero(k8s_plan):
+    autoscaler = one(k8s_plan, f"{UNIT}-autoscaler").inputs
+    assert autoscaler == {"clusterId": f"${{{UNIT}-cluster.id}}", "gpuUtilizationThreshold": "0.4", "scaleDownEnabled": True, "scaleUpFromZero": True}
+    other = offline_plan(PRESET, overrides={"compute.scale_in_gpu_percent": 25})
+    assert one(other, f"{UNIT}-autoscaler").inputs["gpuUtilizationThreshold"] == "0.25"
+    # The volumes and the operator wait for the autoscaler's settings too.
+    assert f"{UNIT}-autoscaler" in one(k8s_plan, "kubernetes-training-workloads-shared-volume").depends_on
+
+
 def test_kubeconfig_comes_from_the_cluster_credential():
     args = KubernetesClusterArgs(
         version="1.36.1-aliyun.1", cluster_spec="ack.pro.small", vswitch_ids=["vsw-1"], security_group_id="sg-1", pod_cidr="172.20.0.0/16",
         service_cidr="172.21.0.0/20", public_api_endpoint=False, audit_log_project=None, addons=(), image_type="AliyunLinux3",
-        system_instance_type="ecs.g7.xlarge", system_nodes=2, instance_type="ecs.gn7e-c16g1.32xlarge", min_nodes=0, max_nodes=2,
+        system_instance_type="ecs.g7.xlarge", system_nodes=2, instance_type="ecs.gn7e-c16g1.32xlarge", min_nodes=0, max_nodes=2, scale_in_gpu_percent=40.0,
         system_disk_gib=200, system_disk_performance_level="PL1", scratch_disk_gib=0, scratch_performance_level="PL1",
         nvidia_driver_version=None, spot=False, bucket_policy_name=None,
     )
     with offline_mocks() as stack:
         cluster = KubernetesCluster("c", args)
         assert stack.resolve(cluster.kubeconfig) == "${c-cluster.kubeConfig}"
-        # What the lead's workloads wait for: both node pools.
-        assert cluster.ready == [cluster.system_pool, cluster.gpu_pool]
+        # What the workloads wait for: both node pools and the autoscaler's settings.
+        assert cluster.ready == [cluster.system_pool, cluster.gpu_pool, cluster.autoscaler]
     pool = next(r for r in stack.resources if r.name == "c-gpu-pool")
     assert "dataDisks" not in pool.inputs and pool.depends_on == ()
     assert not [r for r in stack.resources if r.short_type == "ram.RolePolicyAttachment"]

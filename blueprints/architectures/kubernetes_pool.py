@@ -51,6 +51,10 @@ class KubernetesCompute(ComputeBase):
     min_nodes: int = Field(default=0, ge=0, le=NODE_POOL_MAX_SIZE, description="GPU node pool minimum (nodes), 0–1000; 0 lets the pool empty when no job runs.")
     max_nodes: int = Field(ge=1, le=NODE_POOL_MAX_SIZE, description="GPU node pool maximum (nodes), 1–1000: what all jobs together may use.")
     nodes_per_job: int | None = Field(default=None, ge=1, le=NODE_POOL_MAX_SIZE, description="Nodes one training job spans (one PyTorchJob worker per node); empty: max_nodes.")
+    scale_in_gpu_percent: float = Field(
+        default=40.0, gt=0, lt=100, allow_inf_nan=False,
+        description="The cluster autoscaler removes a GPU node whose GPU use stays below this (%; the article's 'scale in below 40 % GPU use'; ACK's default is 50).",
+    )
 
     @model_validator(mode="after")
     def _bounds(self) -> "KubernetesCompute":
@@ -405,6 +409,7 @@ class KubernetesPoolBlueprint(Blueprint):
                 system_nodes=k8s.system_nodes,
                 instance_type=self.instance.instance_type,
                 min_nodes=compute.min_nodes,
+                scale_in_gpu_percent=compute.scale_in_gpu_percent,
                 max_nodes=compute.max_nodes,
                 system_disk_gib=compute.system_disk_gib,
                 system_disk_performance_level=compute.system_disk_performance_level,

@@ -46,6 +46,7 @@ class KubernetesClusterArgs:
     instance_type: str
     min_nodes: int
     max_nodes: int
+    scale_in_gpu_percent: float
     system_disk_gib: int
     system_disk_performance_level: str
     scratch_disk_gib: int
@@ -78,8 +79,18 @@ class KubernetesCluster(pulumi.ComponentResource):
         self.gpu_role = node_role(self, f"{name}-gpu")
         self.bucket_attachment = attach_bucket_policy(self, f"{name}-gpu", self.gpu_role, args.bucket_policy_name) if args.bucket_policy_name is not None else None
         self.gpu_pool = self._gpu_pool(name, args)
+        # The cluster autoscaler's settings (one per cluster): scale in a GPU node below the profile's GPU use, and
+        # scale the GPU pool up from zero nodes when a job is pending (ACK's defaults are 0.5 and true).
+        self.autoscaler = alicloud.cs.AutoscalingConfig(
+            f"{name}-autoscaler",
+            cluster_id=self.cluster.id,
+            gpu_utilization_threshold=f"{args.scale_in_gpu_percent / 100:g}",
+            scale_down_enabled=True,
+            scale_up_from_zero=True,
+            opts=child(self),
+        )
         # What the volumes and the job engine must wait for: both pools (add-ons are installed with the cluster).
-        self.ready: list[pulumi.Resource] = [self.system_pool, self.gpu_pool]
+        self.ready: list[pulumi.Resource] = [self.system_pool, self.gpu_pool, self.autoscaler]
         credential = alicloud.cs.get_cluster_credential_output(cluster_id=self.cluster.id, opts=pulumi.InvokeOutputOptions(parent=self))
         self.kubeconfig: pulumi.Output[str] = pulumi.Output.secret(credential.kube_config)
         self.register_outputs({"cluster_id": self.cluster.id, "gpu_node_pool_id": self.gpu_pool.node_pool_id, "gpu_role_name": self.gpu_role.role_name})
