@@ -18,6 +18,7 @@ from blueprints.components.kubernetes_workloads import (
     KubernetesWorkloadsArgs,
     nas_volume_attributes,
     operator_objects,
+    oss_volume_attributes,
 )
 from blueprints.testing import offline_mocks, offline_plan
 
@@ -51,7 +52,9 @@ def test_every_kubernetes_object_uses_the_provider_made_from_the_clusters_kubeco
     # Nothing goes into the cluster before both node pools exist.
     assert all({"kubernetes-training-k8s-gpu-pool", "kubernetes-training-k8s-system-pool"} <= set(r.depends_on) for r in objects)
     component = one(k8s_plan, UNIT)
-    assert component.type == "aitrain:kubernetes:KubernetesWorkloads" and set(component.registered_outputs) == {"namespace", "shared_claim", "training_operator_version"}
+    assert component.type == "aitrain:kubernetes:KubernetesWorkloads" and set(component.registered_outputs) == {"namespace", "shared_claim", "bucket_claim", "training_operator_version"}
+    # A destroy or a cluster replacement drops the objects of a cluster that no longer answers instead of failing.
+    assert one(k8s_plan, f"{UNIT}-kubeconfig").inputs["deleteUnreachable"] == "true"
 
 
 def test_the_shared_file_system_is_a_static_nas_volume_that_keeps_its_data(k8s_plan):
@@ -73,7 +76,8 @@ def test_the_shared_file_system_is_a_static_nas_volume_that_keeps_its_data(k8s_p
     for name in (f"{UNIT}-shared-volume", f"{UNIT}-shared-claim"):
         assert one(k8s_plan, name).retain_on_delete, f"{name}: dropping the volume object must never need the cluster to answer"
     assert "kubernetes-training-workloads-namespace" in one(k8s_plan, f"{UNIT}-shared-claim").depends_on
-    assert k8s_plan.outputs["shared_volume_claim"] == "kubernetes-training-shared" and "bucket_volume_claim" not in k8s_plan.outputs
+    assert k8s_plan.outputs["shared_volume_claim"] == "kubernetes-training-shared"
+    assert "bucket_volume_claim" not in k8s_plan.outputs  # until build_nodes passes the bucket
 
 
 def test_the_file_system_is_still_protected_and_retained_beside_the_volume(k8s_plan):
@@ -95,6 +99,9 @@ def test_the_training_operator_is_the_vendored_release_pytorchjob_only(k8s_plan)
     assert webhook.ignore_changes == ("webhooks",)
     assert one(k8s_plan, f"{UNIT}-operator-secret-training-operator-webhook-cert").ignore_changes == ("data",)
     assert k8s_plan.outputs["training_operator_version"] == TRAINING_OPERATOR_VERSION == "v1.9.0"
+    # Deleting the CRD would delete every running PyTorchJob: it stays in the cluster; the operator's other objects go.
+    retained = {r.inputs["kind"] for r in in_cluster(k8s_plan) if r.name.startswith(f"{UNIT}-operator-") and r.retain_on_delete}
+    assert retained == {"CustomResourceDefinition"}
 
 
 def test_the_operator_image_can_come_from_your_own_registry():
@@ -164,3 +171,58 @@ def test_the_squash_note_speaks_of_jobs_in_pods_not_of_the_ecs_host_registry(k8s
     squash = [n for n in k8s_plan.notes if n.startswith("storage.nfs_squash")]
     assert len(squash) == 1 and "a job running as root in its pod is nobody on the share" in squash[0]
     assert "host registry" not in squash[0] and "aitrain-torchrun" not in squash[0]
+
+
+def _workloads(**bucket):
+    return KubernetesWorkloads(
+        "w",
+        KubernetesWorkloadsArgs(
+            name="llama", region="cn-shanghai", namespace="training", kubeconfig="k", storage_kind="nas", file_system_id="f",
+            mount_source="abc.cn-shanghai.nas.aliyuncs.com:/", capacity_gib=100, **bucket,
+        ),
+    )
+
+
+BUCKET = {"bucket": "llama-ckpt", "bucket_endpoint": "oss-cn-shanghai-internal.aliyuncs.com", "node_role_name": "llama-k8s-gpu-node"}
+
+
+def test_the_bucket_is_a_static_oss_volume_mounted_with_the_gpu_nodes_role_and_no_key():
+    with offline_mocks() as stack:
+        workloads = _workloads(**BUCKET)
+    assert workloads.bucket_claim == "llama-data"
+    by_name = {r.name: r for r in stack.resources}
+    volume, claim = by_name["w-data-volume"], by_name["w-data-claim"]
+    spec = volume.inputs["spec"]
+    assert volume.inputs["metadata"]["name"] == "llama-data" == spec["csi"]["volumeHandle"]
+    assert spec["csi"]["driver"] == "ossplugin.csi.alibabacloud.com" and spec["persistentVolumeReclaimPolicy"] == "Retain"
+    assert spec["csi"]["volumeAttributes"] == {
+        "bucket": "llama-ckpt", "url": "https://oss-cn-shanghai-internal.aliyuncs.com", "path": "/", "authType": "sts",
+        "roleName": "llama-k8s-gpu-node", "otherOpts": "-o max_stat_cache_size=0 -o allow_other",
+    }
+    assert spec["accessModes"] == ["ReadWriteMany"] and spec["storageClassName"] == ""
+    # Keyless: no Secret reference and no AccessKey anywhere in the volume.
+    assert "nodePublishSecretRef" not in spec["csi"] and not {"akId", "akSecret"} & set(spec["csi"]["volumeAttributes"])
+    assert [r.inputs["kind"] for r in stack.resources if r.type == "kubernetes:core/v1:Secret"] == ["Secret"]  # only the operator's webhook cert
+    assert (claim.inputs["metadata"]["name"], claim.inputs["metadata"]["namespace"]) == ("llama-data", "training")
+    assert claim.inputs["spec"]["volumeName"] == "llama-data" and claim.inputs["spec"]["storageClassName"] == ""
+    assert claim.inputs["spec"]["resources"] == {"requests": {"storage": "100Gi"}} and spec["capacity"] == {"storage": "100Gi"}
+    assert volume.retain_on_delete and claim.retain_on_delete and "w-namespace" in claim.depends_on
+    assert volume.provider == claim.provider == "w-kubeconfig" and volume.parent == claim.parent == "w"
+
+
+def test_without_a_bucket_there_is_no_bucket_volume_and_half_a_bucket_is_refused():
+    with offline_mocks() as stack:
+        workloads = _workloads()
+    assert workloads.bucket_claim is None
+    assert not [r for r in stack.resources if r.name.startswith("w-data")]
+    with offline_mocks():
+        with pytest.raises(ValueError, match="come together"):
+            _workloads(bucket="llama-ckpt", bucket_endpoint="oss-cn-shanghai-internal.aliyuncs.com")
+
+
+def test_oss_volume_attributes_are_keyless():
+    attributes = oss_volume_attributes("b", "oss-cn-beijing-internal.aliyuncs.com", "role")
+    assert attributes["authType"] == "sts" and attributes["roleName"] == "role"
+    # HTTPS always: the driver would give a bare internal endpoint http://, which the bucket's HTTPS-only policy denies.
+    assert attributes["url"] == "https://oss-cn-beijing-internal.aliyuncs.com"
+    assert oss_volume_attributes("b", "https://oss-cn-beijing-internal.aliyuncs.com", "role")["url"] == "https://oss-cn-beijing-internal.aliyuncs.com"

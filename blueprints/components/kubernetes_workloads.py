@@ -1,5 +1,5 @@
-"""What a kubernetes-pool stack puts inside its cluster: the jobs' namespace, the shared file system as a static
-volume, and the Kubeflow training operator (the job engine), all through the cluster's own kubeconfig."""
+"""What a kubernetes-pool stack puts inside its cluster: the jobs' namespace, the shared file system and the bucket as
+static volumes, and the Kubeflow training operator (the job engine), all through the cluster's own kubeconfig."""
 
 from __future__ import annotations
 
@@ -28,6 +28,17 @@ OPERATOR_IMAGE = "kubeflow/training-operator:v1-5170a36"  # manifests/overlays/s
 NAS_CSI_DRIVER = "nasplugin.csi.alibabacloud.com"
 NAS_MOUNT_OPTIONS = ("nolock,tcp,noresvport", "vers=3")
 NAS_NFS_VERSION = "3"
+# Alibaba Cloud's OSS CSI driver, keyless: authType "sts" makes ossfs take the STS credentials of the RAM role named by
+# roleName from the node's metadata service (kubernetes-sigs/alibaba-cloud-csi-driver@8aacf9009bf92ff786b07ece73cc3a4d1e600ed5
+# pkg/oss/utils.go reads authType/roleName, pkg/mounter/fuse_pod_manager/oss/ossfs/manager.go requires roleName on a node
+# for "sts"; ACK "Mount a statically provisioned OSS volume", method 3, shows authType "sts"). No AccessKey, no Secret.
+# roleName is the bare role name: the driver's note (pkg/oss/utils.go, AuthTypeSTS) says the metadata-URL form cannot use
+# IMDSv2, which the GPU pool enforces (http_tokens required).
+OSS_CSI_DRIVER = "ossplugin.csi.alibabacloud.com"
+OSS_AUTH_TYPE = "sts"
+# allow_other: containers that do not run as root read the mount too; max_stat_cache_size=0: other writers' objects are
+# seen at once (both from the ACK example's otherOpts).
+OSS_OTHER_OPTS = "-o max_stat_cache_size=0 -o allow_other"
 # The operator's objects keep fields the operator writes itself (its webhook certificate and CA bundle): Pulumi must
 # not take them back on the next `pulumi up`.
 OPERATOR_OWNED_FIELDS = {"Secret": ["data"], "ValidatingWebhookConfiguration": ["webhooks"]}
@@ -47,6 +58,11 @@ class KubernetesWorkloadsArgs:
     capacity_gib: int
     operator_image: str = OPERATOR_IMAGE
     depends_on: Sequence[pulumi.Resource] = ()
+    # The bucket as a second volume, mounted with the GPU nodes' RAM role (which holds the one-bucket policy); all
+    # three or none (then no bucket volume and ``bucket_claim`` is None).
+    bucket: pulumi.Input[str] | None = None
+    bucket_endpoint: pulumi.Input[str] | None = None
+    node_role_name: pulumi.Input[str] | None = None
 
 
 @lru_cache(maxsize=1)
@@ -56,6 +72,17 @@ def operator_objects() -> tuple[dict[str, Any], ...]:
     for name in OPERATOR_FILES:
         docs.extend(d for d in yaml.load_all((OPERATOR_DIR / name).read_text(encoding="utf-8"), Loader=yaml.CSafeLoader) if d)
     return tuple(docs)
+
+
+def oss_volume_attributes(bucket: str, endpoint: str, role_name: str) -> dict[str, str]:
+    """The OSS CSI driver's static-volume attributes for the whole bucket, keyless through the node's RAM role.
+
+    The endpoint gets an explicit ``https://``: the driver gives a bare ``*-internal.aliyuncs.com`` endpoint ``http://``
+    (pkg/oss/utils.go setTransmissionProtocol), which the bucket's HTTPS-only policy denies. Internal endpoints take
+    HTTPS (the ossfs 2.0 guide mounts ``https://oss-cn-hangzhou-internal.aliyuncs.com``).
+    """
+    url = endpoint if endpoint.startswith(("https://", "http://")) else f"https://{endpoint}"
+    return {"bucket": bucket, "url": url, "path": "/", "authType": OSS_AUTH_TYPE, "roleName": role_name, "otherOpts": OSS_OTHER_OPTS}
 
 
 def nas_volume_attributes(mount_source: str) -> dict[str, str]:
@@ -77,7 +104,12 @@ class KubernetesWorkloads(pulumi.ComponentResource):
         super().__init__("aitrain:kubernetes:KubernetesWorkloads", name, None, opts)
         if args.storage_kind not in ("nas", "extreme_nas"):
             raise ValueError(f"storage.kind {args.storage_kind!r} has no static-volume recipe for ACK here; allowed: nas, extreme_nas")
-        self.provider = k8s.Provider(f"{name}-kubeconfig", kubeconfig=args.kubeconfig, opts=child(self))
+        bucket_parts = (args.bucket, args.bucket_endpoint, args.node_role_name)
+        if any(part is None for part in bucket_parts) and any(part is not None for part in bucket_parts):
+            raise ValueError("bucket, bucket_endpoint and node_role_name come together (the bucket volume needs all three) or not at all")
+        # delete_unreachable: once the cluster is gone its objects are gone too, so a destroy or a cluster replacement
+        # drops them from the state instead of failing on an API server that no longer answers.
+        self.provider = k8s.Provider(f"{name}-kubeconfig", kubeconfig=args.kubeconfig, delete_unreachable=True, opts=child(self))
         on_cluster = child(self, provider=self.provider, depends_on=list(args.depends_on))
         labels = {"app.kubernetes.io/managed-by": "aitrain", "aitrain.io/profile": args.name}
         namespace = k8s.core.v1.Namespace(f"{name}-namespace", metadata={"name": args.namespace, "labels": labels}, opts=on_cluster)
@@ -114,10 +146,44 @@ class KubernetesWorkloads(pulumi.ComponentResource):
             },
             opts=child(self, provider=self.provider, depends_on=[namespace, *args.depends_on], retain_on_delete=True),
         )
+        self.bucket_claim = self._bucket_volume(name, args, labels, keep, namespace) if args.bucket is not None else None
         self.namespace = args.namespace
         self.training_operator_version = TRAINING_OPERATOR_VERSION
         self._training_operator(name, args, on_cluster)
-        self.register_outputs({"shared_claim": self.shared_claim, "namespace": self.namespace, "training_operator_version": self.training_operator_version})
+        self.register_outputs(
+            {"shared_claim": self.shared_claim, "bucket_claim": self.bucket_claim, "namespace": self.namespace, "training_operator_version": self.training_operator_version}
+        )
+
+    def _bucket_volume(self, name: str, args: KubernetesWorkloadsArgs, labels: dict[str, str], keep: pulumi.ResourceOptions, namespace: k8s.core.v1.Namespace) -> str:
+        """The bucket as a static OSS volume and its claim (``<profile>-data``); returns the claim's name."""
+        claim_name = f"{args.name}-data"
+        # OSS has no capacity; Kubernetes requires one and binds a claim to a volume at least as large: both say the same.
+        size = f"{args.capacity_gib}Gi"
+        attributes = pulumi.Output.all(args.bucket, args.bucket_endpoint, args.node_role_name).apply(lambda parts: oss_volume_attributes(*parts))
+        volume = k8s.core.v1.PersistentVolume(
+            f"{name}-data-volume",
+            metadata={"name": claim_name, "labels": {**labels, "aitrain.io/volume": "data"}},
+            spec={
+                "capacity": {"storage": size},
+                "access_modes": ["ReadWriteMany"],
+                "persistent_volume_reclaim_policy": "Retain",
+                "storage_class_name": "",
+                "csi": {"driver": OSS_CSI_DRIVER, "volume_handle": claim_name, "volume_attributes": attributes},
+            },
+            opts=keep,
+        )
+        k8s.core.v1.PersistentVolumeClaim(
+            f"{name}-data-claim",
+            metadata={"name": claim_name, "namespace": args.namespace, "labels": labels},
+            spec={
+                "access_modes": ["ReadWriteMany"],
+                "resources": {"requests": {"storage": size}},
+                "storage_class_name": "",
+                "volume_name": volume.metadata.apply(lambda m: m["name"]),
+            },
+            opts=child(self, provider=self.provider, depends_on=[namespace, *args.depends_on], retain_on_delete=True),
+        )
+        return claim_name
 
     def _training_operator(self, name: str, args: KubernetesWorkloadsArgs, opts: pulumi.ResourceOptions) -> None:
         """The vendored operator objects (the CRD, RBAC, webhook, service, deployment), one typed resource each."""
@@ -126,7 +192,10 @@ class KubernetesWorkloads(pulumi.ComponentResource):
             resource_type = OPERATOR_KINDS[(obj["apiVersion"], kind)]
             fields = {_snake(key): value for key, value in _with_image(obj, args.operator_image).items() if key not in ("apiVersion", "kind")}
             owned = OPERATOR_OWNED_FIELDS.get(kind)
-            resource_type(f"{name}-operator-{kind.lower()}-{meta['name']}", opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(ignore_changes=owned)) if owned else opts, **fields)
+            # Deleting a CRD deletes every object of its kind: removing or replacing the operator must never delete
+            # the PyTorchJobs that are running, so the CRD is left in the cluster.
+            extra = pulumi.ResourceOptions(ignore_changes=owned, retain_on_delete=kind == "CustomResourceDefinition" or None)
+            resource_type(f"{name}-operator-{kind.lower()}-{meta['name']}", opts=pulumi.ResourceOptions.merge(opts, extra), **fields)
 
 
 # Every kind the vendored operator install contains (apiVersion, kind) → its pulumi_kubernetes resource.
