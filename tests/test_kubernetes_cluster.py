@@ -119,8 +119,8 @@ def test_outputs_are_the_seam(k8s_plan):
     assert out["gpu_node_pool_id"] == f"${{{UNIT}-gpu-pool.nodePoolId}}"
     assert (out["kubernetes_namespace"], out["min_nodes"], out["max_nodes"], out["max_gpus"], out["nodes_per_job"], out["gpus_per_node"]) == ("training", 0, 8, 64, 4, 8)
     assert out["fabric"] == "erdma" and out["job_api"] == "kubeflow.org/v1" and out["training_operator_version"] == "v1.9.0"
-    # The bucket has no volume (no keyless OSS CSI mode verified): jobs reach it with the node role's credentials.
-    assert out["shared_volume_claim"] == "kubernetes-training-shared" and "bucket_volume_claim" not in out
+    # The bucket is a keyless OSS volume (the CSI driver's authType sts with the GPU pool's role), next to the file system's.
+    assert out["shared_volume_claim"] == "kubernetes-training-shared" and out["bucket_volume_claim"] == "kubernetes-training-data"
     assert out["gpu_node_selector"] == {"aitrain.io/node-pool": "gpu"}
     assert out["gpu_taint"] == {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}
     assert out["blueprint"] == "kubernetes-pool" and out["shared_mount_path"] == "/mnt/shared"

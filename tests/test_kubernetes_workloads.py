@@ -47,7 +47,7 @@ def test_every_kubernetes_object_uses_the_provider_made_from_the_clusters_kubeco
     # The kubeconfig is the cluster's credential, shown as a secret reference, never the ambient ~/.kube/config.
     assert provider.inputs["kubeconfig"] == "[secret] ${kubernetes-training-k8s-cluster.kubeConfig}"
     objects = in_cluster(k8s_plan)
-    assert len(objects) == 12  # 2 namespaces, the volume and its claim, 8 operator objects
+    assert len(objects) == 14  # 2 namespaces, two volumes and their claims, 8 operator objects
     assert {r.provider for r in objects} == {f"{UNIT}-kubeconfig"} and {r.parent for r in objects} == {UNIT}
     # Nothing goes into the cluster before both node pools exist.
     assert all({"kubernetes-training-k8s-gpu-pool", "kubernetes-training-k8s-system-pool"} <= set(r.depends_on) for r in objects)
@@ -77,7 +77,18 @@ def test_the_shared_file_system_is_a_static_nas_volume_that_keeps_its_data(k8s_p
         assert one(k8s_plan, name).retain_on_delete, f"{name}: dropping the volume object must never need the cluster to answer"
     assert "kubernetes-training-workloads-namespace" in one(k8s_plan, f"{UNIT}-shared-claim").depends_on
     assert k8s_plan.outputs["shared_volume_claim"] == "kubernetes-training-shared"
-    assert "bucket_volume_claim" not in k8s_plan.outputs  # until build_nodes passes the bucket
+
+
+def test_the_stacks_bucket_is_a_volume_mounted_with_the_gpu_pools_role(k8s_plan):
+    volume = one(k8s_plan, f"{UNIT}-data-volume")
+    attributes = volume.inputs["spec"]["csi"]["volumeAttributes"]
+    # The role that holds the one-bucket policy (its attachment is in the plan), the stack's bucket, its VPC endpoint.
+    assert attributes["roleName"] == one(k8s_plan, "kubernetes-training-k8s-gpu-node-role").inputs["roleName"]
+    assert attributes["bucket"] == k8s_plan.outputs["bucket"] and attributes["url"] == "https://" + k8s_plan.outputs["bucket_internal_endpoint"]
+    # The bucket denies plain HTTP (its https-only policy is in the plan), so the volume must not use it.
+    assert one(k8s_plan, "kubernetes-training-data-https-only").type == "alicloud:oss/bucketPolicy:BucketPolicy"
+    assert attributes["authType"] == "sts" and volume.retain_on_delete and volume.inputs["spec"]["persistentVolumeReclaimPolicy"] == "Retain"
+    assert one(k8s_plan, f"{UNIT}-data-claim").inputs["spec"]["volumeName"] == "kubernetes-training-data" == k8s_plan.outputs["bucket_volume_claim"]
 
 
 def test_the_file_system_is_still_protected_and_retained_beside_the_volume(k8s_plan):

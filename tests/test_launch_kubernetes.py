@@ -377,4 +377,4 @@ def test_the_kubernetes_training_presets_own_outputs_give_a_valid_job():
     assert pod["nodeSelector"] == {"aitrain.io/node-pool": "gpu"} and job["metadata"]["namespace"] == "training"
     assert pod["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": 8, "aliyun/erdma": 1}
     claims = {v["persistentVolumeClaim"]["claimName"] for v in pod["volumes"] if "persistentVolumeClaim" in v}
-    assert claims == {"kubernetes-training-shared"}  # the stack has no bucket volume
+    assert claims == {"kubernetes-training-shared", "kubernetes-training-data"}  # the file system and the bucket

@@ -242,7 +242,7 @@ class KubernetesPoolBlueprint(Blueprint):
     Recommended when several training jobs run at once on one pool of GPUs: Kubernetes places each job's
     pods, queues what does not fit and restarts failed workers, and the Kubeflow training operator turns a
     ``PyTorchJob`` into one worker per node. The GPU pool scales between ``min_nodes`` (0 allowed) and
-    ``max_nodes``; the shared file system is a volume every job mounts, and it and the bucket outlive the cluster.
+    ``max_nodes``; the shared file system and the bucket are volumes every job mounts, and both outlive the cluster.
     """
 
     name = "kubernetes-pool"
@@ -441,6 +441,10 @@ class KubernetesPoolBlueprint(Blueprint):
                 capacity_gib=p.storage.capacity_gib,
                 operator_image=k8s.operator_image,
                 depends_on=cluster.ready,
+                # The bucket as a volume, mounted keylessly with the GPU pool's role (which holds the one-bucket policy).
+                bucket=bucket.bucket,
+                bucket_endpoint=bucket.internal_endpoint,
+                node_role_name=cluster.gpu_role.role_name,
             ),
             opts=self.opts,
         )
@@ -455,6 +459,7 @@ class KubernetesPoolBlueprint(Blueprint):
             gpus_per_node=self.instance.gpu_count,
             fabric=self.fabric_link,
             shared_volume_claim=workloads.shared_claim,
+            **({"bucket_volume_claim": workloads.bucket_claim} if workloads.bucket_claim is not None else {}),
             gpu_node_selector=dict([GPU_POOL_LABEL]),
             gpu_taint=dict(zip(("key", "value", "effect"), GPU_TAINT, strict=True)),
             job_api=PYTORCHJOB_API,
