@@ -270,7 +270,7 @@ class KubernetesPoolBlueprint(Blueprint):
 
     @property
     def node_role_name(self) -> str:
-        """The GPU pool's own RAM role (the system pool keeps ACK's default worker role)."""
+        """The GPU pool's own RAM role (the system pool has its own too, with no policy)."""
         return f"{self.compute_unit_name}-gpu-node"
 
     def addons(self) -> tuple[tuple[str, str, str], ...]:
