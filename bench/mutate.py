@@ -56,6 +56,7 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("blueprints/objectstore.py", ("tests/test_objectstore.py", "tests/test_ready_plan.py")),
     ("blueprints/components/kubernetes_cluster.py", ("tests/test_kubernetes_cluster.py",)),
     ("blueprints/components/kubernetes_workloads.py", ("tests/test_kubernetes_workloads.py", "tests/test_launch_kubernetes.py")),
+    ("blueprints/architectures/kubernetes_profile.py", ("tests/test_kubernetes_profile.py", "tests/test_kubernetes_workloads.py", "tests/test_registry.py")),
     ("blueprints/architectures/kubernetes_pool.py", ("tests/test_kubernetes_profile.py", "tests/test_kubernetes_cluster.py", "tests/test_kubernetes_workloads.py", "tests/test_registry.py", "tests/advisor/test_parallel_jobs.py")),
     ("blueprints/catalog/kubernetes.py", ("tests/catalog/test_kubernetes_catalog.py", "tests/test_kubernetes_profile.py")),
     ("blueprints/components/", ("tests/test_plan_graph.py", "tests/test_guardrails.py", "tests/test_components.py", "tests/test_bucket.py", "tests/test_access.py", "tests/test_ready_plan.py", "tests/test_ready_security.py", "tests/test_golden.py")),
