@@ -123,15 +123,15 @@ def load_outputs(path: Path) -> Any:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise _bad(where, str(path), "file does not exist; save the outputs with `pulumi stack output --json > outputs.json`") from None
+        raise launch_error(where, str(path), "file does not exist; save the outputs with `pulumi stack output --json > outputs.json`") from None
     except IsADirectoryError:
-        raise _bad(where, str(path), "is a directory; give the file written by `pulumi stack output --json`") from None
+        raise launch_error(where, str(path), "is a directory; give the file written by `pulumi stack output --json`") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise _bad(where, str(path), f"cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
+        raise launch_error(where, str(path), f"cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
     try:
         data = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:
-        raise _bad(where, str(path), f"is not JSON ({exc.msg if isinstance(exc, json.JSONDecodeError) else 'too deeply nested'}); expected the output of `pulumi stack output --json`") from None
+        raise launch_error(where, str(path), f"is not JSON ({exc.msg if isinstance(exc, json.JSONDecodeError) else 'too deeply nested'}); expected the output of `pulumi stack output --json`") from None
     return data
 
 
@@ -144,7 +144,7 @@ def parse_outputs(data: Any, source: str, known_blueprints: Iterable[str]) -> St
             [Problem("aitrain_outputs", MISSING, "missing; run `pulumi stack output --json` in the stack that `pulumi up` built from an aitrain stack config")],
         )
     if data["aitrain_outputs"] != OUTPUTS_VERSION:
-        raise _bad(f"{source}: aitrain_outputs", data["aitrain_outputs"], f"this aitrain reads outputs version '{OUTPUTS_VERSION}'; re-run `pulumi up` with this aitrain version")
+        raise launch_error(f"{source}: aitrain_outputs", data["aitrain_outputs"], f"this aitrain reads outputs version '{OUTPUTS_VERSION}'; re-run `pulumi up` with this aitrain version")
     blueprint = data.get("blueprint")
     if blueprint not in known:
         raise UserInputError(
@@ -152,7 +152,7 @@ def parse_outputs(data: Any, source: str, known_blueprints: Iterable[str]) -> St
             [Problem("blueprint", blueprint if "blueprint" in data else MISSING, f"these look like outputs of another blueprint or tool; aitrain knows {join_allowed(known)}")],
         )
     problems: list[Problem] = []
-    get = _Getter(data, source, problems)
+    get = OutputsReader(data, source, problems)
     profile_name = get.text("profile_name", _PROFILE_NAME, "a profile name (lowercase letters, digits, hyphens)")
     region = get.text("region", _REGION, "a region ID such as cn-shanghai")
     launcher = get.text("launcher", _SAFE_PATH, "an absolute path such as /usr/local/bin/aitrain-torchrun")
@@ -180,11 +180,11 @@ def parse_outputs(data: Any, source: str, known_blueprints: Iterable[str]) -> St
 def check_launchable(outputs: StackOutputs, via: Via) -> None:
     """Refuse a parked cluster and ``--via ssh`` without a login node or on a pool, before anything runs."""
     if outputs.instance_ids is not None and not outputs.instance_ids:
-        raise _bad(f"{outputs.source}: node_instance_ids", [], f"the cluster '{outputs.profile_name}' is parked (no nodes): set compute.nodes / `aitrain park --resume N --write`, run `pulumi up`, then save the outputs again")
+        raise launch_error(f"{outputs.source}: node_instance_ids", [], f"the cluster '{outputs.profile_name}' is parked (no nodes): set compute.nodes / `aitrain park --resume N --write`, run `pulumi up`, then save the outputs again")
     if via is Via.ssh and outputs.is_pool:
-        raise _bad("--via", via.value, "ssh needs the node addresses in the outputs (fixed clusters only); a pool's nodes are found through Cloud Assistant: use --via cloud-assistant")
+        raise launch_error("--via", via.value, "ssh needs the node addresses in the outputs (fixed clusters only); a pool's nodes are found through Cloud Assistant: use --via cloud-assistant")
     if via is Via.ssh and outputs.login_node_public_ip is None:
-        raise _bad("--via", via.value, f"ssh goes through the login node, and {outputs.source} has no login_node_public_ip: set access.login_node: true and `pulumi up`, or use --via cloud-assistant")
+        raise launch_error("--via", via.value, f"ssh goes through the login node, and {outputs.source} has no login_node_public_ip: set access.login_node: true and `pulumi up`, or use --via cloud-assistant")
 
 
 def node_line(outputs: StackOutputs, run_id: str, command: Sequence[str], *, hosts: bool = True, nnodes: int | None = None) -> str:
@@ -198,7 +198,7 @@ def node_line(outputs: StackOutputs, run_id: str, command: Sequence[str], *, hos
     returns at once and the job outlives it; stdout and stderr go to ``<shared>/.aitrain/runs/<run-id>/<host>.log``.
     """
     if not command:
-        raise _bad("CMD", [], "give the command to run after --, e.g. `aitrain launch --stack outputs.json -- python train.py --epochs 10`")
+        raise launch_error("CMD", [], "give the command to run after --, e.g. `aitrain launch --stack outputs.json -- python train.py --epochs 10`")
     run_dir = shlex.quote(f"{outputs.shared_mount_path.rstrip('/')}/.aitrain/runs/{run_id}")
     launcher = [outputs.launcher]
     if hosts and outputs.private_ips:
@@ -223,7 +223,7 @@ def plan_launch(outputs: StackOutputs, via: Via, run_id: str, command: Sequence[
         # shared file system instead, which every node writes at boot.
         line, hosts_in_line = node_line(outputs, run_id, command, hosts=False, nnodes=len(outputs.private_ips or ())), False
     if _encoded_size(line) > COMMAND_CONTENT_LIMIT_BASE64_BYTES:
-        raise _bad("CMD", shlex.join(command), f"the node line is {_encoded_size(line)} bytes once Base64-encoded; Cloud Assistant takes at most {COMMAND_CONTENT_LIMIT_BASE64_BYTES}: put the arguments in a file on the shared file system")
+        raise launch_error("CMD", shlex.join(command), f"the node line is {_encoded_size(line)} bytes once Base64-encoded; Cloud Assistant takes at most {COMMAND_CONTENT_LIMIT_BASE64_BYTES}: put the arguments in a file on the shared file system")
     template = run_command_argv(outputs, run_id, line, [])
     if outputs.is_pool:
         return LaunchPlan(line, hosts_in_line, describe_scaling_argv(outputs, 1), [], template)
@@ -313,12 +313,14 @@ def _encoded_size(line: str) -> int:
     return len(base64.b64encode(line.encode("utf-8")))
 
 
-def _bad(path: str, value: Any, message: str) -> UserInputError:
+def launch_error(path: str, value: Any, message: str) -> UserInputError:
+    """One problem that stops a launch before anything runs (exit 2)."""
     return UserInputError(f"cannot launch ({path})", [Problem(path, value, message)])
 
 
-class _Getter:
-    """Reads typed values out of the outputs, adding a Problem for each missing, secret or malformed one."""
+
+class OutputsReader:
+    """Reads typed values out of stack outputs, adding a Problem for each missing, secret or malformed one."""
 
     def __init__(self, data: dict[str, Any], source: str, problems: list[Problem]):
         self.data, self.source, self.problems = data, source, problems
@@ -334,12 +336,16 @@ class _Getter:
             return None
         return value
 
-    def text(self, key: str, pattern: re.Pattern[str], allowed: str) -> str | None:
-        value = self._raw(key)
+    def _wrong(self, key: str, value: Any, allowed: str) -> None:
+        self.problems.append(Problem(f"{self.source}: {key}", value, f"must be {allowed}"))
+
+    def text(self, key: str, pattern: re.Pattern[str], allowed: str, *, required: bool = True) -> str | None:
+        """A string matching ``pattern`` (None, with a problem, otherwise)."""
+        value = self._raw(key, required)
         if value is None:
             return None
         if not isinstance(value, str) or not pattern.fullmatch(value):
-            self.problems.append(Problem(f"{self.source}: {key}", value, f"must be {allowed}"))
+            self._wrong(key, value, allowed)
             return None
         return value
 

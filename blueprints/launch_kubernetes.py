@@ -27,8 +27,8 @@ import yaml
 
 from blueprints.bootstrap import nccl_env
 from blueprints.errors import MISSING, Problem, UserInputError, join_allowed
+from blueprints.launch import OUTPUTS_VERSION, OutputsReader, launch_error
 
-OUTPUTS_VERSION = "v1"
 JOB_API = "kubeflow.org/v1"
 KUBERNETES_ENGINE = "kubernetes"
 # The operator's required container name (PyTorchJobDefaultContainerName, pytorch_types.go @v1.9.0).
@@ -90,7 +90,7 @@ def job_engine_of(data: Any, source: str, engines: Mapping[str, str]) -> str:
             [Problem("aitrain_outputs", MISSING, "missing; run `pulumi stack output --json` in the stack that `pulumi up` built from an aitrain stack config")],
         )
     if data["aitrain_outputs"] != OUTPUTS_VERSION:
-        raise _bad(f"{source}: aitrain_outputs", data["aitrain_outputs"], f"this aitrain reads outputs version '{OUTPUTS_VERSION}'; re-run `pulumi up` with this aitrain version")
+        raise launch_error(f"{source}: aitrain_outputs", data["aitrain_outputs"], f"this aitrain reads outputs version '{OUTPUTS_VERSION}'; re-run `pulumi up` with this aitrain version")
     blueprint = data.get("blueprint")
     if not isinstance(blueprint, str) or blueprint not in engines:
         raise UserInputError(
@@ -107,7 +107,7 @@ def kubernetes_blueprints(engines: Mapping[str, str]) -> tuple[str, ...]:
 
 def refuse_torchrun_launch(blueprint: str, source: str) -> UserInputError:
     """The error for plain ``aitrain launch`` (torchrun on ECS nodes) on a stack whose jobs run on Kubernetes."""
-    return _bad(f"{source}: blueprint", blueprint, f"'{blueprint}' runs training jobs on Kubernetes: use `aitrain launch --kubernetes --stack {source} --image IMAGE -- python train.py ...`")
+    return launch_error(f"{source}: blueprint", blueprint, f"'{blueprint}' runs training jobs on Kubernetes: use `aitrain launch --kubernetes --stack {source} --image IMAGE -- python train.py ...`")
 
 
 def parse_kubernetes_outputs(data: Any, source: str, engines: Mapping[str, str]) -> KubernetesOutputs:
@@ -115,14 +115,14 @@ def parse_kubernetes_outputs(data: Any, source: str, engines: Mapping[str, str])
     engine = job_engine_of(data, source, engines)
     blueprint = data["blueprint"]
     if engine != KUBERNETES_ENGINE:
-        raise _bad(
+        raise launch_error(
             "--kubernetes",
             blueprint,
             f"the stack {source} is a '{blueprint}' stack, whose jobs run with torchrun on its nodes (`aitrain launch` without --kubernetes); "
             f"--kubernetes needs a stack of {join_allowed(kubernetes_blueprints(engines))}",
         )
     problems: list[Problem] = []
-    get = _Getter(data, source, problems)
+    get = _Reader(data, source, problems)
     profile = get.text("profile_name", _DNS1123, "a profile name (lowercase letters, digits, hyphens)")
     region = get.text("region", _REGION, "a region ID such as cn-shanghai")
     namespace = get.text("kubernetes_namespace", _DNS1123, "a Kubernetes namespace (a DNS-1123 label)")
@@ -150,7 +150,7 @@ def parse_kubernetes_outputs(data: Any, source: str, engines: Mapping[str, str])
 def check_job_name(name: str) -> str:
     """A job name is a DNS-1035 label short enough that the operator's pod and service names stay labels too."""
     if len(name) > MAX_JOB_NAME or not _DNS1035.fullmatch(name):
-        raise _bad("--name", name, f"must be 1–{MAX_JOB_NAME} lowercase letters, digits or '-', starting with a letter and ending with a letter or digit (a DNS-1035 label), e.g. llama-sft")
+        raise launch_error("--name", name, f"must be 1–{MAX_JOB_NAME} lowercase letters, digits or '-', starting with a letter and ending with a letter or digit (a DNS-1035 label), e.g. llama-sft")
     return name
 
 
@@ -163,7 +163,7 @@ def job_nodes(outputs: KubernetesOutputs, nodes: int | None) -> int:
     """Nodes (= pods) of the job: ``--nodes`` or the outputs' ``nodes_per_job``, between 1 and ``max_nodes``."""
     count = outputs.nodes_per_job if nodes is None else nodes
     if not 1 <= count <= outputs.max_nodes:
-        raise _bad("--nodes", count, f"must be 1 to {outputs.max_nodes} (the GPU pool's max_nodes in {outputs.source}); one pod runs on each node")
+        raise launch_error("--nodes", count, f"must be 1 to {outputs.max_nodes} (the GPU pool's max_nodes in {outputs.source}); one pod runs on each node")
     return count
 
 
@@ -174,14 +174,14 @@ def torchrun_command(command: Sequence[str]) -> list[str]:
     ARGS``; anything else runs with ``torchrun --no-python``. A list, never a shell line: nothing is interpreted.
     """
     if not command:
-        raise _bad("CMD", [], "give the command to run after --, e.g. `aitrain launch --kubernetes --stack outputs.json --image IMAGE -- python train.py --epochs 10`")
+        raise launch_error("CMD", [], "give the command to run after --, e.g. `aitrain launch --kubernetes --stack outputs.json --image IMAGE -- python train.py --epochs 10`")
     first, rest = command[0], list(command[1:])
     if not _PYTHON.fullmatch(first):
         return ["torchrun", "--no-python", *command]
     if not rest or (rest[0] == "-m" and len(rest) < 2):
-        raise _bad("CMD", list(command), "python needs a script or -m MODULE, e.g. `python train.py` or `python -m pkg.train`")
+        raise launch_error("CMD", list(command), "python needs a script or -m MODULE, e.g. `python train.py` or `python -m pkg.train`")
     if rest[0].startswith("-") and rest[0] != "-m":
-        raise _bad("CMD", list(command), f"python option '{rest[0]}' is not supported; torchrun runs 'python SCRIPT' or 'python -m MODULE' (set PYTHON* variables instead)")
+        raise launch_error("CMD", list(command), f"python option '{rest[0]}' is not supported; torchrun runs 'python SCRIPT' or 'python -m MODULE' (set PYTHON* variables instead)")
     return ["torchrun", *rest]
 
 
@@ -189,9 +189,9 @@ def build_job(outputs: KubernetesOutputs, *, name: str, image: str, run_id: str,
     """The PyTorchJob (``kubeflow.org/v1``) for one run: a Master pod and ``nodes - 1`` Worker pods, one per GPU node."""
     check_job_name(name)
     if len(run_id) > 63 or not _LABEL_VALUE.fullmatch(run_id):
-        raise _bad("--run-id", run_id, "labels the job's pods, so must be 1–63 letters, digits, '.', '_' or '-', starting and ending with a letter or digit")
+        raise launch_error("--run-id", run_id, "labels the job's pods, so must be 1–63 letters, digits, '.', '_' or '-', starting and ending with a letter or digit")
     if not image.strip() or any(c.isspace() for c in image):
-        raise _bad("--image", image, "must be a container image reference without spaces, e.g. registry.cn-shanghai.aliyuncs.com/team/train:2026-11")
+        raise launch_error("--image", image, "must be a container image reference without spaces, e.g. registry.cn-shanghai.aliyuncs.com/team/train:2026-11")
     count = job_nodes(outputs, nodes)
     container_command = torchrun_command(command)
     labels = {RUN_LABEL: run_id, PROFILE_LABEL: outputs.profile_name}
@@ -274,38 +274,8 @@ def describe(outputs: KubernetesOutputs, job: Mapping[str, Any]) -> str:
     )
 
 
-def _bad(path: str, value: Any, message: str) -> UserInputError:
-    return UserInputError(f"cannot launch ({path})", [Problem(path, value, message)])
-
-
-class _Getter:
-    """Reads typed values out of the outputs, adding a Problem for each missing or malformed one."""
-
-    def __init__(self, data: dict[str, Any], source: str, problems: list[Problem]):
-        self.data, self.source, self.problems = data, source, problems
-
-    def _raw(self, key: str, required: bool = True) -> Any:
-        if key not in self.data:
-            if required:
-                self.problems.append(Problem(f"{self.source}: {key}", MISSING, "missing from the outputs; re-run `pulumi up` with this aitrain version, then save the outputs again"))
-            return None
-        value = self.data[key]
-        if value == "[secret]":
-            self.problems.append(Problem(f"{self.source}: {key}", value, "is shown as a secret; save the outputs with `pulumi stack output --json --show-secrets`"))
-            return None
-        return value
-
-    def _wrong(self, key: str, value: Any, allowed: str) -> None:
-        self.problems.append(Problem(f"{self.source}: {key}", value, f"must be {allowed}"))
-
-    def text(self, key: str, pattern: re.Pattern[str], allowed: str, *, required: bool = True) -> str | None:
-        value = self._raw(key, required)
-        if value is None:
-            return None
-        if not isinstance(value, str) or not pattern.fullmatch(value):
-            self._wrong(key, value, allowed)
-            return None
-        return value
+class _Reader(OutputsReader):
+    """The torchrun launch's outputs reader, plus the kinds of value a Kubernetes stack's outputs hold."""
 
     def count(self, key: str) -> int | None:
         value = self._raw(key)
