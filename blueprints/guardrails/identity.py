@@ -4,27 +4,39 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import re
-from typing import Iterator
+from typing import Any, Iterator
 
 from blueprints.guardrails.inputs import NODE_TYPES, as_list, json_document, of_types, statements
 from blueprints.guardrails.model import Rule
 from blueprints.plan import Plan
 
+# The one service a node role may be assumed by.
+ECS_SERVICE = "ecs.aliyuncs.com"
+
 
 def role_trust(plan: Plan) -> Iterator[tuple[str, str]]:
     """AIT007: node roles trust only the ECS service."""
     for r in of_types(plan, ("ram.Role",)):
-        try:
-            document = json.loads(r.inputs.get("assumeRolePolicyDocument", "{}"))
-        except json.JSONDecodeError:
+        document = json_document(r.inputs.get("assumeRolePolicyDocument", "{}"))
+        if document is None:
             yield r.name, "trust policy is not JSON"
             continue
-        for statement in document.get("Statement", []):
-            services = statement.get("Principal", {}).get("Service", [])
-            if set(services) - {"ecs.aliyuncs.com"} or statement.get("Principal", {}).get("RAM"):
-                yield r.name, f"trust policy admits more than the ECS service: {statement.get('Principal')}"
+        for principal in beyond_ecs(document):
+            yield r.name, f"trust policy admits more than the ECS service: {principal}"
+
+
+def beyond_ecs(document: dict[str, Any]) -> list[Any]:
+    """The principals of a trust policy that admit anything besides the ECS service (another service, an account, …).
+
+    Shared by AIT007 (every role of the plan) and AIT035 (the role a node pool runs as).
+    """
+    wider = []
+    for statement in statements(document):
+        principal = statement.get("Principal", {})
+        if not isinstance(principal, dict) or set(as_list(principal.get("Service"))) != {ECS_SERVICE} or set(principal) - {"Service"}:
+            wider.append(principal)
+    return wider
 
 
 def bucket_policy_scope(plan: Plan) -> Iterator[tuple[str, str]]:

@@ -6,10 +6,10 @@ pulumi-kubernetes 4.34.2 ``core/v1`` / ``storage.k8s.io/v1`` (their Python names
 
 from __future__ import annotations
 
-import json
 from typing import Any, Iterator
 
-from blueprints.guardrails.inputs import as_list, of_types
+from blueprints.guardrails.identity import beyond_ecs
+from blueprints.guardrails.inputs import as_list, json_document, of_types, statements
 from blueprints.guardrails.model import Rule
 from blueprints.plan import Plan, PlannedResource
 
@@ -17,7 +17,6 @@ CLUSTER = "cs.ManagedKubernetes"
 NODE_POOL = "cs.NodePool"
 PERSISTENT_VOLUME = "kubernetes:core/v1:PersistentVolume"
 STORAGE_CLASS = "kubernetes:storage.k8s.io/v1:StorageClass"
-ECS_SERVICE = "ecs.aliyuncs.com"
 
 
 def api_server_private(plan: Plan) -> Iterator[tuple[str, str]]:
@@ -73,17 +72,11 @@ def _role_name(role: PlannedResource) -> str:
 
 def _trust_problems(role: PlannedResource) -> list[str]:
     """What is wrong with a role's trust policy for a node role (empty: only the ECS service may assume it)."""
-    try:
-        document = json.loads(role.inputs.get("assumeRolePolicyDocument") or "")
-    except (json.JSONDecodeError, TypeError):
+    document = json_document(role.inputs.get("assumeRolePolicyDocument"))
+    if document is None:
         return ["trust policy is not JSON"]
-    problems = []
-    for statement in as_list(document.get("Statement") if isinstance(document, dict) else None):
-        principal = statement.get("Principal", {}) if isinstance(statement, dict) else {}
-        services = set(as_list(principal.get("Service")))
-        if services != {ECS_SERVICE} or set(principal) - {"Service"}:
-            problems.append(f"trust policy admits {principal}, not only the ECS service")
-    return problems or ([] if document.get("Statement") else ["trust policy has no statement"])
+    problems = [f"trust policy admits {principal}, not only the ECS service" for principal in beyond_ecs(document)]
+    return problems or ([] if statements(document) else ["trust policy has no statement"])
 
 
 def volumes_retained(plan: Plan) -> Iterator[tuple[str, str]]:
