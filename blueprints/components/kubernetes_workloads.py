@@ -114,39 +114,22 @@ class KubernetesWorkloads(pulumi.ComponentResource):
         labels = {"app.kubernetes.io/managed-by": "aitrain", "aitrain.io/profile": args.name}
         namespace = k8s.core.v1.Namespace(f"{name}-namespace", metadata={"name": args.namespace, "labels": labels}, opts=on_cluster)
 
-        self.shared_claim = f"{args.name}-shared"
-        size = f"{args.capacity_gib}Gi"
-        # Retained on delete: a volume object is a pointer to data; dropping it from the state is always safe.
-        keep = child(self, provider=self.provider, depends_on=list(args.depends_on), retain_on_delete=True)
-        volume = k8s.core.v1.PersistentVolume(
-            f"{name}-shared-volume",
-            metadata={"name": self.shared_claim, "labels": {**labels, "aitrain.io/volume": "shared"}},
-            spec={
-                "capacity": {"storage": size},
-                "access_modes": ["ReadWriteMany"],
-                "persistent_volume_reclaim_policy": "Retain",
-                "storage_class_name": "",
-                "mount_options": list(NAS_MOUNT_OPTIONS),
-                "csi": {
-                    "driver": NAS_CSI_DRIVER,
-                    "volume_handle": self.shared_claim,
-                    "volume_attributes": pulumi.Output.from_input(args.mount_source).apply(nas_volume_attributes),
+        self.shared_claim = self._static_volume(
+            name, "shared", args, labels, namespace,
+            csi={"driver": NAS_CSI_DRIVER, "volume_attributes": pulumi.Output.from_input(args.mount_source).apply(nas_volume_attributes)},
+            mount_options=NAS_MOUNT_OPTIONS,
+        )
+        self.bucket_claim = (
+            self._static_volume(
+                name, "data", args, labels, namespace,
+                csi={
+                    "driver": OSS_CSI_DRIVER,
+                    "volume_attributes": pulumi.Output.all(args.bucket, args.bucket_endpoint, args.node_role_name).apply(lambda parts: oss_volume_attributes(*parts)),
                 },
-            },
-            opts=keep,
+            )
+            if args.bucket is not None
+            else None
         )
-        k8s.core.v1.PersistentVolumeClaim(
-            f"{name}-shared-claim",
-            metadata={"name": self.shared_claim, "namespace": args.namespace, "labels": labels},
-            spec={
-                "access_modes": ["ReadWriteMany"],
-                "resources": {"requests": {"storage": size}},
-                "storage_class_name": "",
-                "volume_name": volume.metadata.apply(lambda m: m["name"]),
-            },
-            opts=child(self, provider=self.provider, depends_on=[namespace, *args.depends_on], retain_on_delete=True),
-        )
-        self.bucket_claim = self._bucket_volume(name, args, labels, keep, namespace) if args.bucket is not None else None
         self.namespace = args.namespace
         self.training_operator_version = TRAINING_OPERATOR_VERSION
         self._training_operator(name, args, on_cluster)
@@ -154,26 +137,35 @@ class KubernetesWorkloads(pulumi.ComponentResource):
             {"shared_claim": self.shared_claim, "bucket_claim": self.bucket_claim, "namespace": self.namespace, "training_operator_version": self.training_operator_version}
         )
 
-    def _bucket_volume(self, name: str, args: KubernetesWorkloadsArgs, labels: dict[str, str], keep: pulumi.ResourceOptions, namespace: k8s.core.v1.Namespace) -> str:
-        """The bucket as a static OSS volume and its claim (``<profile>-data``); returns the claim's name."""
-        claim_name = f"{args.name}-data"
-        # OSS has no capacity; Kubernetes requires one and binds a claim to a volume at least as large: both say the same.
+    def _static_volume(
+        self, name: str, use: str, args: KubernetesWorkloadsArgs, labels: dict[str, str], namespace: k8s.core.v1.Namespace, *, csi: dict[str, Any], mount_options: Sequence[str] = ()
+    ) -> str:
+        """A static PersistentVolume ``<profile>-<use>`` through ``csi`` and its claim bound to it by name; returns the claim's name.
+
+        Both keep the data (reclaim policy Retain) and are retained on delete: a volume object is a pointer to data,
+        so dropping it from the state is always safe. The size is the file system's: OSS has none, Kubernetes requires
+        one, and a claim binds to a volume at least as large, so both say the same.
+        """
+        claim_name = f"{args.name}-{use}"
         size = f"{args.capacity_gib}Gi"
-        attributes = pulumi.Output.all(args.bucket, args.bucket_endpoint, args.node_role_name).apply(lambda parts: oss_volume_attributes(*parts))
+        spec: Any = {  # a PersistentVolumeSpecArgsDict, built up
+            "capacity": {"storage": size},
+            "access_modes": ["ReadWriteMany"],
+            "persistent_volume_reclaim_policy": "Retain",
+            "storage_class_name": "",
+            # The CSI drivers require volumeHandle == the PV's name.
+            "csi": {**csi, "volume_handle": claim_name},
+        }
+        if mount_options:
+            spec["mount_options"] = list(mount_options)
         volume = k8s.core.v1.PersistentVolume(
-            f"{name}-data-volume",
-            metadata={"name": claim_name, "labels": {**labels, "aitrain.io/volume": "data"}},
-            spec={
-                "capacity": {"storage": size},
-                "access_modes": ["ReadWriteMany"],
-                "persistent_volume_reclaim_policy": "Retain",
-                "storage_class_name": "",
-                "csi": {"driver": OSS_CSI_DRIVER, "volume_handle": claim_name, "volume_attributes": attributes},
-            },
-            opts=keep,
+            f"{name}-{use}-volume",
+            metadata={"name": claim_name, "labels": {**labels, "aitrain.io/volume": use}},
+            spec=spec,
+            opts=child(self, provider=self.provider, depends_on=list(args.depends_on), retain_on_delete=True),
         )
         k8s.core.v1.PersistentVolumeClaim(
-            f"{name}-data-claim",
+            f"{name}-{use}-claim",
             metadata={"name": claim_name, "namespace": args.namespace, "labels": labels},
             spec={
                 "access_modes": ["ReadWriteMany"],
