@@ -42,9 +42,10 @@ SCALING_PAGE_SIZE = 50
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _INSTANCE_ID = re.compile(r"i-[a-z0-9]{4,64}")
 _SCALING_GROUP_ID = re.compile(r"asg-[a-z0-9]{4,64}")
-_REGION = re.compile(r"[a-z]{2}(-[a-z0-9]+)+")
+# Patterns both launches check stack outputs with (a region ID; an absolute path without spaces or shell characters).
+REGION_ID = re.compile(r"[a-z]{2}(-[a-z0-9]+)+")
 _PROFILE_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
-_SAFE_PATH = re.compile(r"/[A-Za-z0-9._/-]*")
+SAFE_PATH = re.compile(r"/[A-Za-z0-9._/-]*")
 NOW_ENV = "AITRAIN_NOW"
 
 
@@ -154,9 +155,9 @@ def parse_outputs(data: Any, source: str, known_blueprints: Iterable[str]) -> St
     problems: list[Problem] = []
     get = OutputsReader(data, source, problems)
     profile_name = get.text("profile_name", _PROFILE_NAME, "a profile name (lowercase letters, digits, hyphens)")
-    region = get.text("region", _REGION, "a region ID such as cn-shanghai")
-    launcher = get.text("launcher", _SAFE_PATH, "an absolute path such as /usr/local/bin/aitrain-torchrun")
-    shared = get.text("shared_mount_path", _SAFE_PATH, "an absolute path such as /mnt/shared")
+    region = get.text("region", REGION_ID, "a region ID such as cn-shanghai")
+    launcher = get.text("launcher", SAFE_PATH, "an absolute path such as /usr/local/bin/aitrain-torchrun")
+    shared = get.text("shared_mount_path", SAFE_PATH, "an absolute path such as /mnt/shared")
     login = get.ip("login_node_public_ip", required=False)
     ids = ips = expected = group = None
     if "scaling_group_id" in data:

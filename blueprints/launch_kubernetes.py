@@ -27,7 +27,7 @@ import yaml
 
 from blueprints.bootstrap import nccl_env
 from blueprints.errors import MISSING, Problem, UserInputError, join_allowed
-from blueprints.launch import OUTPUTS_VERSION, OutputsReader, launch_error
+from blueprints.launch import OUTPUTS_VERSION, REGION_ID, SAFE_PATH, OutputsReader, launch_error
 
 JOB_API = "kubeflow.org/v1"
 KUBERNETES_ENGINE = "kubernetes"
@@ -55,8 +55,6 @@ MAX_JOB_NAME = 50
 _DNS1035 = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 _DNS1123 = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _LABEL_VALUE = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
-_PATH = re.compile(r"/[A-Za-z0-9._/-]*")
-_REGION = re.compile(r"[a-z]{2}(-[a-z0-9]+)+")
 _VERSION = re.compile(r"v\d+\.\d+\.\d+")
 _PYTHON = re.compile(r"(.*/)?python(3(\.\d+)?)?")
 
@@ -124,14 +122,14 @@ def parse_kubernetes_outputs(data: Any, source: str, engines: Mapping[str, str])
     problems: list[Problem] = []
     get = _Reader(data, source, problems)
     profile = get.text("profile_name", _DNS1123, "a profile name (lowercase letters, digits, hyphens)")
-    region = get.text("region", _REGION, "a region ID such as cn-shanghai")
+    region = get.text("region", REGION_ID, "a region ID such as cn-shanghai")
     namespace = get.text("kubernetes_namespace", _DNS1123, "a Kubernetes namespace (a DNS-1123 label)")
     max_nodes = get.count("max_nodes")
     per_job = get.count("nodes_per_job")
     gpus = get.count("gpus_per_node")
     fabric = get.choice("fabric", FABRICS)
     shared = get.text("shared_volume_claim", _DNS1123, "a PersistentVolumeClaim name")
-    mount = get.text("shared_mount_path", _PATH, "an absolute path such as /mnt/shared")
+    mount = get.text("shared_mount_path", SAFE_PATH, "an absolute path such as /mnt/shared")
     bucket = get.text("bucket_volume_claim", _DNS1123, "a PersistentVolumeClaim name", required=False)
     selector = get.labels("gpu_node_selector")
     taint = get.labels("gpu_taint")
