@@ -132,14 +132,22 @@ class KubernetesCluster(pulumi.ComponentResource):
             **extra,
         )
 
-    def _disk_args(self, args: KubernetesClusterArgs) -> dict[str, Any]:
-        """System disk of every node: encrypted ESSD (the profile's KMS key when set)."""
+    def _node_args(self, args: KubernetesClusterArgs) -> dict[str, Any]:
+        """What every node of both pools shares: the cluster, the training network, pay-as-you-go, IMDSv2 and an
+        encrypted ESSD system disk (the profile's KMS key when set)."""
         return dict(
+            cluster_id=self.cluster.id,
+            vswitch_ids=list(args.vswitch_ids),
+            image_type=args.image_type,
+            security_group_ids=[args.security_group_id],
+            instance_charge_type="PostPaid",
+            instance_metadata_options=alicloud.cs.NodePoolInstanceMetadataOptionsArgs(http_tokens="required"),
             system_disk_category="cloud_essd",
             system_disk_size=args.system_disk_gib,
             system_disk_performance_level=args.system_disk_performance_level,
             system_disk_encrypted=True,
             system_disk_kms_key=args.kms_key_id,
+            tags=self.tags,
         )
 
     def _system_pool(self, name: str, args: KubernetesClusterArgs) -> alicloud.cs.NodePool:
@@ -147,19 +155,12 @@ class KubernetesCluster(pulumi.ComponentResource):
         return alicloud.cs.NodePool(
             f"{name}-system-pool",
             node_pool_name=f"{name}-system",
-            cluster_id=self.cluster.id,
-            vswitch_ids=list(args.vswitch_ids),
             instance_types=[args.system_instance_type],
             desired_size=str(args.system_nodes),
-            image_type=args.image_type,
-            security_group_ids=[args.security_group_id],
-            instance_charge_type="PostPaid",
             ram_role_name=self.system_role.role_name,
-            instance_metadata_options=alicloud.cs.NodePoolInstanceMetadataOptionsArgs(http_tokens="required"),
             labels=[alicloud.cs.NodePoolLabelArgs(key=key, value=value)],
-            tags=self.tags,
             opts=child(self),
-            **self._disk_args(args),
+            **self._node_args(args),
         )
 
     def _gpu_pool(self, name: str, args: KubernetesClusterArgs) -> alicloud.cs.NodePool:
@@ -190,23 +191,16 @@ class KubernetesCluster(pulumi.ComponentResource):
         return alicloud.cs.NodePool(
             f"{name}-gpu-pool",
             node_pool_name=f"{name}-gpu",
-            cluster_id=self.cluster.id,
-            vswitch_ids=list(args.vswitch_ids),
             instance_types=[args.instance_type],
-            image_type=args.image_type,
             # The cluster autoscaler adds nodes for pending GPU pods and removes idle ones, down to min_size.
             scaling_config=alicloud.cs.NodePoolScalingConfigArgs(enable=True, min_size=args.min_nodes, max_size=args.max_nodes, type="gpu"),
-            instance_charge_type="PostPaid",
             spot_strategy="SpotAsPriceGo" if args.spot else "NoSpot",
-            security_group_ids=[args.security_group_id],
             ram_role_name=self.gpu_role.role_name,
-            instance_metadata_options=alicloud.cs.NodePoolInstanceMetadataOptionsArgs(http_tokens="required"),
             labels=labels,
             taints=[alicloud.cs.NodePoolTaintArgs(key=taint_key, value=taint_value, effect=effect)],
             data_disks=scratch,
             # GPU metrics (GpuUtilization) in CloudMonitor.
             install_cloud_monitor=True,
-            tags=self.tags,
             opts=child(self, depends_on=[self.bucket_attachment] if self.bucket_attachment is not None else None),
-            **self._disk_args(args),
+            **self._node_args(args),
         )
