@@ -38,6 +38,7 @@ bench: $(STAMP)
 # (`pytest --update-golden` also rewrites golden files but always fails the run). `golden` is an alias.
 regen: $(STAMP)
 	$(BIN)/python tests/test_golden.py
+	$(BIN)/aitrain plan --update examples/stacks --today 2026-12-01
 	$(BIN)/aitrain case-studies --write docs/case-studies.md
 	$(BIN)/python -c "from blueprints.render.findings import rules_document; open('docs/guardrails.md', 'w', encoding='utf-8').write(rules_document())"
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Iterable, Protocol
 
 from blueprints.advisor.data import limits
@@ -19,6 +20,18 @@ from blueprints.catalog import Catalog, CnyPrice, price_cny
 HOURS_PER_MONTH = round(limits()["hours_per_year"] / 12)
 
 _REF = re.compile(r"^\$\{(.+)\.id\}$")
+_CENT = Decimal("0.01")
+
+
+def exact(value: float | int | Decimal) -> Decimal:
+    """A number as the decimal it prints as: money is summed in decimals so every Python adds it up alike (3.12's
+    ``sum()`` of floats compensates rounding, 3.11's does not)."""
+    return value if isinstance(value, Decimal) else Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+
+
+def cents(value: Decimal) -> float:
+    """An amount rounded half-up to the cent, as the JSON number the plan carries."""
+    return float(value.quantize(_CENT, rounding=ROUND_HALF_UP))
 
 
 class Resource(Protocol):
@@ -73,19 +86,25 @@ def _compute_price(catalog: Catalog, instance_type: str, region: str) -> CnyPric
 
 
 @dataclass(frozen=True)
+class _Node:
+    """What one node of a group costs per hour from its known prices, and the items of it that have no price."""
+
+    per_hour: Decimal
+    unpriced: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class _Pool:
-    """A scaling pool: what one node costs per hour (known prices), whether all are known, and its size range."""
+    """A scaling pool: one node's cost (known prices and what is unpriced) and its size range."""
 
     resource: Resource
-    per_hour: float
-    known: bool
+    node: _Node
     min_nodes: int
     max_nodes: int
 
-    @classmethod
-    def of_group(cls, group: Resource, per_hour: float, known: bool) -> _Pool:
-        """An ESS scaling group's pool (``minSize`` / ``maxSize``)."""
-        return cls(group, per_hour, known, int(group.inputs.get("minSize") or 0), int(group.inputs.get("maxSize") or 0))
+    def unknown_at(self, nodes: int) -> list[str]:
+        """"<pool>: <n> × <item>" for each unpriced item of ``nodes`` nodes (none for 0 nodes)."""
+        return [f"{self.resource.name}: {nodes} × {item}" for item in self.node.unpriced] if nodes > 0 else []
 
 
 class _Lines:
@@ -97,11 +116,14 @@ class _Lines:
     def add(self, resource: Resource, item: str, quantity: float, unit: str, price: CnyPrice, billing: str) -> None:
         """One line; ``billing`` hourly (per unit-hour), monthly (per unit-month) or usage (no amount from the plan)."""
         hour = month = None
-        if price.cny is not None and billing == "hourly":
-            hour = quantity * price.cny
+        # No units of an unpriced item cost nothing: a pool at 0 nodes is ¥0 at min whatever a node costs (its
+        # scenarios at max still name the missing price).
+        unit_price = exact(price.cny) if price.cny is not None else Decimal(0) if quantity == 0 else None
+        if unit_price is not None and billing == "hourly":
+            hour = exact(quantity) * unit_price
             month = hour * HOURS_PER_MONTH
-        elif price.cny is not None and billing == "monthly":
-            month = quantity * price.cny
+        elif unit_price is not None and billing == "monthly":
+            month = exact(quantity) * unit_price
             hour = month / HOURS_PER_MONTH
         self.lines.append(
             {
@@ -111,8 +133,8 @@ class _Lines:
                 "quantity": quantity,
                 "unit": unit,
                 "unit_price_cny": None if price.cny is None else round(price.cny, 6),
-                "cny_per_hour": None if hour is None else round(hour, 2),
-                "cny_per_month": None if month is None else round(month, 2),
+                "cny_per_hour": None if hour is None else cents(hour),
+                "cny_per_month": None if month is None else cents(month),
                 "billing": billing,
                 "status": price.status,
                 "source": price.source,
@@ -141,21 +163,23 @@ def _system_disk(inputs: dict[str, Any]) -> dict[str, Any] | None:
     return {"size": inputs["systemDiskSize"], "performanceLevel": inputs.get("systemDiskPerformanceLevel")}
 
 
-def _node_lines(out: _Lines, owner: Resource, nodes: int, inputs: dict[str, Any], system: dict[str, Any] | None, catalog: Catalog, region: str) -> tuple[float, bool]:
-    """Compute and disk lines of ``nodes`` identical nodes (none for 0 nodes).
+def _node_lines(out: _Lines, owner: Resource, nodes: int, inputs: dict[str, Any], system: dict[str, Any] | None, catalog: Catalog, region: str, *, pool_max: int | None = None) -> _Node:
+    """Compute and disk lines of ``nodes`` identical nodes, and what one of them costs.
 
-    Returns what one node costs per hour (its disks live and die with it) from the known prices, and whether
-    every price of the node is known.
+    A fixed group of 0 nodes (a parked cluster) has no lines; a pool (``pool_max`` set) always has them, at its
+    minimum, so a pool that idles at 0 is still a line of the plan and its size range is in the item.
     """
     instance_type = str(inputs.get("instanceType"))
-    parts = [(f"{nodes} × {instance_type}", 1.0, "node-hour", _compute_price(catalog, instance_type, region), "hourly")]
+    scales = f" (scales {nodes}–{pool_max}; at min)" if pool_max is not None else ""
+    parts = [(f"{instance_type}{scales}", 1.0, "node-hour", _compute_price(catalog, instance_type, region), "hourly")]
     for label, gib, level in _disks(system, inputs.get("dataDisks") or []):
-        parts.append((f"{nodes} × {label} ESSD {level} {gib:g} GiB", gib, "GiB-month", price_cny(catalog, "essd", level, region), "monthly"))
-    per_hour = sum(per_node * price.cny / (HOURS_PER_MONTH if billing == "monthly" else 1) for _, per_node, _, price, billing in parts if price.cny is not None)
-    if nodes > 0:
+        parts.append((f"{label} ESSD {level} {gib:g} GiB", gib, "GiB-month", price_cny(catalog, "essd", level, region), "monthly"))
+    per_hour = sum((exact(per_node) * exact(price.cny) / (HOURS_PER_MONTH if billing == "monthly" else 1) for _, per_node, _, price, billing in parts if price.cny is not None), Decimal(0))
+    if nodes > 0 or pool_max is not None:
         for item, per_node, unit, price, billing in parts:
-            out.add(owner, item, nodes * per_node, unit, price, billing)
-    return per_hour, all(price.cny is not None for *_, price, _ in parts)
+            out.add(owner, f"{nodes} × {item}", nodes * per_node, unit, price, billing)
+    unpriced = tuple(item.removesuffix(scales) for item, _, _, price, _ in parts if price.cny is None)
+    return _Node(per_hour, unpriced)
 
 
 def price_plan(resources: Iterable[Resource], catalog: Catalog, region: str, *, run_hours: float | None = None, scenarios_context: CostContext | None = None) -> dict[str, Any]:
@@ -177,14 +201,12 @@ def price_plan(resources: Iterable[Resource], catalog: Catalog, region: str, *, 
         elif kind == "ess.ScalingConfiguration":
             group = by_name.get(_ref(inputs.get("scalingGroupId")) or "")
             if group is not None:
-                per_hour, known = _node_lines(out, group, int(group.inputs.get("minSize") or 0), inputs, _system_disk(inputs), catalog, region)
-                pools.append(_Pool.of_group(group, per_hour, known))
+                pools.append(_scaling_group(out, group, inputs, _system_disk(inputs), catalog, region))
         elif kind == "ess.ScalingGroup" and inputs.get("launchTemplateId"):
             # A group launched from a template: the nodes are the template's (type, system and data disks).
             template = by_name.get(_ref(inputs.get("launchTemplateId")) or "")
             if template is not None:
-                per_hour, known = _node_lines(out, r, int(inputs.get("minSize") or 0), template.inputs, template.inputs.get("systemDisk"), catalog, region)
-                pools.append(_Pool.of_group(r, per_hour, known))
+                pools.append(_scaling_group(out, r, template.inputs, template.inputs.get("systemDisk"), catalog, region))
         elif kind == "cs.ManagedKubernetes":
             _cluster_fee(out, r, catalog, region)
         elif kind == "cs.NodePool":
@@ -224,6 +246,12 @@ def price_plan(resources: Iterable[Resource], catalog: Catalog, region: str, *, 
     }
 
 
+def _scaling_group(out: _Lines, group: Resource, node: dict[str, Any], system: dict[str, Any] | None, catalog: Catalog, region: str) -> _Pool:
+    """An ESS scaling group's nodes at ``minSize`` and its pool up to ``maxSize``."""
+    low, high = int(group.inputs.get("minSize") or 0), int(group.inputs.get("maxSize") or 0)
+    return _Pool(group, _node_lines(out, group, low, node, system, catalog, region, pool_max=high), low, high)
+
+
 # cs.ManagedKubernetes clusterSpec → prices.csv ``ack`` tier. Only the Pro small spec has a recorded fee; other
 # specs (Pro XL/2XL/4XL provisioned control planes, Basic) have no row, so they stay unknown, never 0.
 _CLUSTER_FEE_TIERS = {"ack.pro.small": "pro-cluster-fee"}
@@ -250,8 +278,7 @@ def _node_pool(out: _Lines, r: Resource, catalog: Catalog, region: str) -> _Pool
     scaling = inputs.get("scalingConfig") or {}
     if scaling.get("enable"):
         low, high = int(scaling.get("minSize") or 0), int(scaling.get("maxSize") or 0)
-        per_hour, known = _node_lines(out, r, low, node, _system_disk(inputs), catalog, region)
-        return _Pool(r, per_hour, known, low, high)
+        return _Pool(r, _node_lines(out, r, low, node, _system_disk(inputs), catalog, region, pool_max=high), low, high)
     _node_lines(out, r, int(inputs.get("desiredSize") or inputs.get("nodeCount") or 0), node, _system_disk(inputs), catalog, region)
     return None
 
@@ -275,16 +302,21 @@ _LISTED_ONE_BY_ONE = 3
 def _totals(lines: list[dict[str, Any]], run_hours: float | None) -> dict[str, Any]:
     """Hourly, monthly and per-run totals of the known lines; ``complete`` False and ``unknown`` named otherwise."""
     unknown = _unknown_items([line for line in lines if line["cny_per_month"] is None])
-    hour = sum(line["cny_per_hour"] for line in lines if line["cny_per_hour"] is not None)
-    month = sum(line["cny_per_month"] for line in lines if line["cny_per_month"] is not None)
+    hour = _sum_known(lines, "cny_per_hour")
+    month = _sum_known(lines, "cny_per_month")
     return {
-        "cny_per_hour": round(hour, 2),
-        "cny_per_month": round(month, 2),
+        "cny_per_hour": cents(hour),
+        "cny_per_month": cents(month),
         "run_hours": run_hours,
-        "cny_per_run": None if run_hours is None else round(hour * run_hours, 2),
+        "cny_per_run": None if run_hours is None else cents(hour * exact(run_hours)),
         "complete": not unknown,
         "unknown": unknown,
     }
+
+
+def _sum_known(lines: Iterable[dict[str, Any]], key: str) -> Decimal:
+    """The exact sum of the lines' known amounts under ``key``."""
+    return sum((exact(line[key]) for line in lines if line[key] is not None), Decimal(0))
 
 
 def _unknown_items(lines: list[dict[str, Any]]) -> list[str]:
@@ -305,28 +337,30 @@ def _unknown_items(lines: list[dict[str, Any]]) -> list[str]:
 def _scenarios(lines: list[dict[str, Any]], pools: list[_Pool], context: CostContext) -> list[dict[str, Any]]:
     """A pool's monthly cost at min, at max, and with its off-hours schedule (max nodes awake, none asleep).
 
-    Everything else (storage, NAT, EIPs) runs all month in every scenario; a scenario is ``complete`` only when
-    every line and the node's own prices are known.
+    Everything else (storage, NAT, EIPs) runs all month in every scenario. A scenario is ``complete`` only when
+    every other line is priced and so is every item of its nodes; ``unpriced_nodes`` names the pool items with no
+    price at the scenario's size (a pool of an unpriced type is ¥0 at 0 nodes, but not at max).
     """
     if not pools:
         return []
     names = {pool.resource.name for pool in pools}
-    rest = sum(line["cny_per_month"] for line in lines if line["resource"] not in names and line["cny_per_month"] is not None)
-    complete = all(pool.known for pool in pools) and all(line["cny_per_month"] is not None for line in lines if line["resource"] not in names)
+    rest = [line for line in lines if line["resource"] not in names]
+    rest_month = _sum_known(rest, "cny_per_month")
+    rest_known = all(line["cny_per_month"] is not None for line in rest)
 
-    def month(at_max: bool, hours: float) -> float:
-        return round(float(rest) + sum(pool.per_hour * (pool.max_nodes if at_max else pool.min_nodes) * hours for pool in pools), 2)
+    def scenario(name: str, at_max: bool, hours: float) -> dict[str, Any]:
+        sizes = [(pool, pool.max_nodes if at_max else pool.min_nodes) for pool in pools]
+        unpriced = [item for pool, nodes in sizes for item in pool.unknown_at(nodes)]
+        month = rest_month + sum((pool.node.per_hour * nodes * exact(hours) for pool, nodes in sizes), Decimal(0))
+        nodes = sum(n for _, n in sizes)
+        return {"name": name, "nodes": nodes, "cny_per_month": cents(month), "complete": rest_known and not unpriced, "unpriced_nodes": unpriced}
 
-    min_nodes = sum(pool.min_nodes for pool in pools)
-    max_nodes = sum(pool.max_nodes for pool in pools)
-    out = [
-        {"name": "at min", "nodes": min_nodes, "cny_per_month": month(False, HOURS_PER_MONTH), "complete": complete},
-        {"name": "at max", "nodes": max_nodes, "cny_per_month": month(True, HOURS_PER_MONTH), "complete": complete},
-    ]
+    out = [scenario("at min", False, HOURS_PER_MONTH), scenario("at max", True, HOURS_PER_MONTH)]
     if context.working_hours_per_month is not None:
         hours = context.working_hours_per_month
+        max_nodes = sum(pool.max_nodes for pool in pools)
         name = f"with the off-hours schedule: {max_nodes} nodes (max) for {hours:g} working hours a month, none outside"
-        out.append({"name": name + (f" ({context.schedule})" if context.schedule else ""), "nodes": max_nodes, "cny_per_month": month(True, hours), "complete": complete})
+        out.append(scenario(name + (f" ({context.schedule})" if context.schedule else ""), True, hours))
     return out
 
 

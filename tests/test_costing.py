@@ -135,14 +135,46 @@ def test_pool_scenarios_min_below_schedule_below_max():
     assert schedule["cny_per_month"] == pytest.approx(nat_month + 8 * 277.93 * 217.3, abs=0.1)
     assert at_min["cny_per_month"] < schedule["cny_per_month"] < at_max["cny_per_month"]
     assert "none outside" in schedule["name"]
-    # The pool's own line is quoted at its minimum size.
+    # The pool's own line is quoted at its minimum size, with its range.
     assert line(costs, "1 × ecs.gn7e")["resource"] == "group"
+    assert line(costs, "1 × ecs.gn7e")["item"] == "1 × ecs.gn7e-c16g1.32xlarge (scales 1–8; at min)"
 
 
-def test_pool_at_min_zero_still_prices_its_max():
+def test_pool_at_min_zero_is_a_zero_line_and_still_prices_its_max():
     costs = price_plan(pool(0, 4), CATALOG, "cn-shanghai")
-    assert [x for x in costs["lines"] if x["resource"] == "group"] == []
+    node = line(costs, "0 × ecs.gn7e-c16g1.32xlarge")
+    assert (node["resource"], node["item"], node["cny_per_month"]) == ("group", "0 × ecs.gn7e-c16g1.32xlarge (scales 0–4; at min)", 0.0)
     assert [s["cny_per_month"] for s in costs["scenarios"]] == [0, pytest.approx(4 * 277.93 * 730, abs=0.1)]
+    assert [s["complete"] for s in costs["scenarios"]] == [True, True]
+
+
+def unpriced_pool(min_size: int, max_size: int) -> list[PlannedResource]:
+    """A scaling group of a type the catalog has no price for (ebmgn7ex)."""
+    assert CATALOG.instance_types["ecs.ebmgn7ex.32xlarge"].price_cny_per_hour is None
+    return [
+        res("alicloud:ess/scalingGroup:ScalingGroup", "group", minSize=min_size, maxSize=max_size),
+        res("alicloud:ess/scalingConfiguration:ScalingConfiguration", "config", scalingGroupId="${group.id}", instanceType="ecs.ebmgn7ex.32xlarge"),
+    ]
+
+
+def test_a_pool_of_an_unpriced_type_is_a_line_and_its_max_is_incomplete_naming_it():
+    costs = price_plan([*unpriced_pool(0, 8), NAT], CATALOG, "cn-shanghai")
+    node = line(costs, "0 × ecs.ebmgn7ex.32xlarge")
+    # 0 nodes cost ¥0 whatever a node costs; the status still says the price is unknown.
+    assert (node["resource"], node["cny_per_month"], node["status"]) == ("group", 0.0, "unknown")
+    at_min, at_max = costs["scenarios"]
+    assert (at_min["complete"], at_min["unpriced_nodes"]) == (False, [])  # the NAT's CU fee is unknown
+    assert at_max["complete"] is False
+    assert at_max["unpriced_nodes"] == ["group: 8 × ecs.ebmgn7ex.32xlarge"]
+    # The unpriced nodes add nothing: at max is the rest of the plan, and says it is incomplete.
+    assert at_max["cny_per_month"] == at_min["cny_per_month"]
+
+
+def test_a_pool_above_zero_of_an_unpriced_type_keeps_the_totals_incomplete():
+    costs = price_plan(unpriced_pool(1, 8), CATALOG, "cn-shanghai")
+    assert costs["totals"]["complete"] is False
+    assert "group: 1 × ecs.ebmgn7ex.32xlarge (scales 1–8; at min)" in costs["totals"]["unknown"]
+    assert [s["unpriced_nodes"] for s in costs["scenarios"]] == [["group: 1 × ecs.ebmgn7ex.32xlarge"], ["group: 8 × ecs.ebmgn7ex.32xlarge"]]
 
 
 def test_fixed_cluster_has_no_scenarios_and_run_cost_uses_run_hours():

@@ -63,8 +63,8 @@ def test_other_cluster_specs_and_the_api_server_load_balancer_stay_unknown_never
 def test_gpu_pool_is_priced_at_its_minimum_with_scenarios_at_max() -> None:
     costs = price_plan([CLUSTER, gpu_pool(1, 4)], CATALOG, "cn-shanghai")
     node = next(x for x in lines_of(costs, "gpu") if GN7E in x["item"])
-    assert (node["item"], node["quantity"], node["unit_price_cny"]) == (f"1 × {GN7E}", 1.0, GN7E_HOUR)
-    assert [x["item"] for x in lines_of(costs, "gpu")] == [f"1 × {GN7E}", "1 × system disk ESSD PL1 200 GiB", "1 × data disk aitrain-scratch ESSD PL1 3000 GiB"]
+    assert (node["item"], node["quantity"], node["unit_price_cny"]) == (f"1 × {GN7E} (scales 1–4; at min)", 1.0, GN7E_HOUR)
+    assert [x["item"] for x in lines_of(costs, "gpu")] == [f"1 × {GN7E} (scales 1–4; at min)", "1 × system disk ESSD PL1 200 GiB", "1 × data disk aitrain-scratch ESSD PL1 3000 GiB"]
     at_min, at_max = costs["scenarios"]
     fee_month = 0.64 * HOURS_PER_MONTH  # cn-shanghai is in the mainland
     assert (at_min["nodes"], at_max["nodes"]) == (1, 4)
@@ -74,9 +74,9 @@ def test_gpu_pool_is_priced_at_its_minimum_with_scenarios_at_max() -> None:
     assert at_min["complete"] is False and at_max["complete"] is False
 
 
-def test_gpu_pool_at_zero_has_no_node_lines_but_prices_its_max() -> None:
+def test_gpu_pool_at_zero_is_zero_lines_and_prices_its_max() -> None:
     costs = price_plan([gpu_pool(0, 2)], CATALOG, "cn-shanghai")
-    assert lines_of(costs, "gpu") == []
+    assert [(x["item"], x["cny_per_month"]) for x in lines_of(costs, "gpu")][0] == (f"0 × {GN7E} (scales 0–2; at min)", 0.0)
     assert [s["nodes"] for s in costs["scenarios"]] == [0, 2]
     assert costs["scenarios"][1]["cny_per_month"] == pytest.approx(2 * GN7E_HOUR * HOURS_PER_MONTH, abs=0.1)
 
@@ -105,3 +105,21 @@ def test_kubernetes_objects_cost_nothing() -> None:
         res("kubernetes:apps/v1:Deployment", "operator"),
     ]
     assert price_plan(objects, CATALOG, "cn-shanghai")["lines"] == []
+
+
+def test_the_kubernetes_presets_gpu_pool_is_a_line_and_its_max_says_incomplete_in_every_format() -> None:
+    """The preset's 0–8 × ebmgn7ex pool (no catalog price) was neither a line nor "not priced": at max read ¥37,396."""
+    from blueprints.render import render_markdown, render_table
+    from blueprints.testing import offline_plan
+
+    plan = offline_plan("kubernetes-training")
+    gpu = [x for x in plan.costs["lines"] if x["resource"].endswith("gpu-pool")]
+    assert gpu[0]["item"] == "0 × ecs.ebmgn7ex.32xlarge (scales 0–8; at min)"
+    at_min, at_max = plan.costs["scenarios"]
+    assert at_max["nodes"] == 8 and at_max["complete"] is False
+    assert at_max["unpriced_nodes"][0] == "kubernetes-training-k8s-gpu-pool: 8 × ecs.ebmgn7ex.32xlarge"
+    terminal, pr = render_table(plan), render_markdown(plan)
+    assert "at max: ¥37,396.44 (incomplete) per month" in terminal
+    assert "no catalog price for kubernetes-training-k8s-gpu-pool: 8 × ecs.ebmgn7ex.32xlarge" in terminal
+    assert "| at max | 8 | ¥37,396.44 (incomplete) |" in pr
+    assert '"unpriced_nodes": [' in plan.to_json()

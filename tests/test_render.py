@@ -126,7 +126,7 @@ def test_terminal_plan_shows_the_cost_and_what_is_not_priced(medical_plan):
     text = render_table(medical_plan)
     # 12 × 277.93 CNY/h × 730 h, from the catalog; the per-node disks have no price and are named, not zeroed.
     assert re.search(r"medical-imaging-cluster-nodes-0\s+12 × ecs\.gn7e-c16g1\.32xlarge\s+¥3,335\.16\s+¥2,434,666\.80\s+list", text)
-    assert "total of the priced lines: ¥3,432.25 per hour, ¥2,505,543.57 per month, ¥134,200.97 per run of 39.1 h" in text
+    assert "total of the priced lines: ¥3,432.25 per hour, ¥2,505,543.57 per month, ¥134,200.98 per run of 39.1 h" in text
     assert "not priced (never counted as 0): medical-imaging-cluster-nodes-0: 12 × system disk ESSD PL1 200 GiB" in text.replace("\n", " ")
 
 
@@ -138,7 +138,8 @@ def test_an_incomplete_total_says_it_sums_the_priced_lines_only(medical_plan):
 
 def test_terminal_cost_of_a_pool_lists_its_scenarios_and_an_unpriced_plan_says_so(autoscaling_plan, medical_plan):
     text = render_table(autoscaling_plan)
-    assert "  at min: ¥9,887.50 per month" in text and "  at max: ¥77,850.50 per month" in text
+    assert "  at min: ¥9,887.50 (incomplete) per month" in text and "  at max: ¥77,850.50 (incomplete) per month" in text
+    assert "no catalog price for autoscaling-training-pool-group: 8 × system disk ESSD PL1 200 GiB" in text
     assert "cost: not priced (this plan carries no cost lines)" in render_table(dataclasses.replace(medical_plan, costs={}))
 
 

@@ -125,7 +125,11 @@ COSTS: dict[str, Any] = {
     ],
     "totals": {"cny_per_hour": 3335.16, "cny_per_month": 2434666.8, "run_hours": 40, "cny_per_run": 133406.4, "complete": False,
                "unknown": ["medical-imaging-network-nat: NAT gateway (CU)"]},
-    "scenarios": [{"name": "at min", "nodes": 0, "cny_per_month": 1200.5}, {"name": "at max", "nodes": 8, "cny_per_month": None}],
+    "scenarios": [
+        {"name": "at min", "nodes": 0, "cny_per_month": 1200.5, "complete": True, "unpriced_nodes": []},
+        {"name": "at max", "nodes": 8, "cny_per_month": 1200.5, "complete": False, "unpriced_nodes": ["pool: 8 × ecs.ebmgn7ex.32xlarge"]},
+        {"name": "old plan", "nodes": 8, "cny_per_month": None},
+    ],
 }
 
 
@@ -140,7 +144,11 @@ def test_cost_section_one_row_per_line_totals_and_unknowns(medical_plan):
     section = markdown.split("### Cost", 1)[1].split("### Diagram", 1)[0]
     assert "**Total of the priced lines:** ¥3,335.16 per hour, ¥2,434,666.80 per month, ¥133,406.40 per run of 40 hours." in section
     assert "**Incomplete:** unknown prices are not counted (never as 0): medical-imaging-network-nat: NAT gateway (CU)." in section
-    assert tables(tokens[[i for i, t in enumerate(tokens) if t.type == "heading_open"][1]:])[1] == [["at min", "0", "¥1,200.50"], ["at max", "8", "unknown"]]
+    assert tables(tokens[[i for i, t in enumerate(tokens) if t.type == "heading_open"][1]:])[1] == [
+        ["at min", "0", "¥1,200.50", "nothing"],
+        ["at max", "8", "¥1,200.50 (incomplete)", "the lines not priced above; no catalog price for pool: 8 × ecs.ebmgn7ex.32xlarge"],
+        ["old plan", "8", "unknown", "the lines not priced above"],
+    ]
     assert "¥0.00" not in section
 
 

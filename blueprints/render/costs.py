@@ -94,9 +94,26 @@ def cost_section(costs: Mapping[str, Any], collapse: bool = False) -> tuple[str,
         out += ["", f"**Incomplete:** unknown prices are not counted (never as 0): {what}."]
     scenarios = costs.get("scenarios") or []
     if scenarios:
-        out += ["", "| scenario | nodes | ¥/month |", "|---|--:|--:|"]
-        out += [f"| {md_cell(s.get('name', '?'))} | {md_cell(s.get('nodes', '?'))} | {money(s.get('cny_per_month'))} |" for s in scenarios]
+        out += ["", "| scenario | nodes | ¥/month | not priced |", "|---|--:|--:|---|"]
+        out += [f"| {md_cell(s.get('name', '?'))} | {md_cell(s.get('nodes', '?'))} | {_scenario_amount(s)} | {md_cell(_scenario_unknown(s, totals))} |" for s in scenarios]
     return "\n".join(out) + "\n", folded
+
+
+def _scenario_amount(scenario: Mapping[str, Any]) -> str:
+    """A scenario's month; one built on an unpriced line says so beside the number."""
+    amount = money(scenario.get("cny_per_month"))
+    return amount if scenario.get("complete", False) or amount == "unknown" else f"{amount} (incomplete)"
+
+
+def _scenario_unknown(scenario: Mapping[str, Any], totals: Mapping[str, Any]) -> str:
+    """What a scenario leaves out: the unpriced lines of the totals, and its own nodes' unpriced items."""
+    if scenario.get("complete", False):
+        return "nothing"
+    parts = ["the lines not priced above"] if not totals.get("complete", False) else []
+    nodes = [str(u) for u in scenario.get("unpriced_nodes") or []]
+    if nodes:
+        parts.append("no catalog price for " + ", ".join(nodes))
+    return "; ".join(parts) or "the scenario is not marked complete"
 
 
 def _total_label(totals: Mapping[str, Any]) -> str:
@@ -119,5 +136,7 @@ def cost_text(costs: Mapping[str, Any]) -> str:
     if not totals.get("complete", False):
         out.append("not priced (never counted as 0): " + "; ".join(plain(u) for u in totals.get("unknown") or ["the totals are not marked complete"]))
     for scenario in costs.get("scenarios") or []:
-        out.append(f"  {plain(scenario.get('name', '?'))}: {money(scenario.get('cny_per_month'))} per month")
+        out.append(f"  {plain(scenario.get('name', '?'))}: {_scenario_amount(scenario)} per month")
+        if not scenario.get("complete", False):
+            out.append(f"    not counted: {plain(_scenario_unknown(scenario, totals))}")
     return "\n".join(out) + "\n"

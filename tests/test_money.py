@@ -1,0 +1,46 @@
+"""Money adds up the same on every Python: amounts are summed as decimals, never with ``sum()`` of floats.
+
+Python 3.12 made ``sum()`` of floats compensate its rounding (Neumaier); 3.11 does not, and the medical-imaging plan's
+``cny_per_run`` read 134200.97 on one and 134200.98 on the other. Only 3.11 installs on these machines, so the test
+plans every golden plan with ``sum`` replaced by 3.12's algorithm and requires the same JSON.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+
+import pytest
+
+from tests.test_golden import GOLDEN_PLANS, golden_path
+
+_BUILTIN_SUM = builtins.sum
+
+
+def neumaier_sum(iterable, /, start=0):
+    """``sum`` as Python 3.12 computes it for floats: compensated (Neumaier) summation; anything else as before."""
+    items = list(iterable)
+    if not items or not all(isinstance(x, float) for x in items) or not isinstance(start, (int, float)):
+        return _BUILTIN_SUM(items, start)
+    total, compensation = float(start), 0.0
+    for x in items:
+        t = total + x
+        compensation += (total - t) + x if abs(total) >= abs(x) else (x - t) + total
+        total = t
+    return total + compensation
+
+
+def test_the_stand_in_differs_from_311s_sum_where_3_12_does():
+    values = [0.1] * 10
+    assert _BUILTIN_SUM(values) != 1.0 and neumaier_sum(values) == 1.0 == math.fsum(values)
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN_PLANS))
+def test_golden_plans_are_identical_under_3_12s_float_summation(name, monkeypatch):
+    from blueprints.testing import offline_plan
+
+    preset, overrides = GOLDEN_PLANS[name]
+    monkeypatch.setattr(builtins, "sum", neumaier_sum)
+    plan = offline_plan(preset, overrides=overrides)
+    monkeypatch.undo()
+    assert plan.to_json() == golden_path(name, "json").read_text(encoding="utf-8")
