@@ -44,3 +44,17 @@ def test_golden_plans_are_identical_under_3_12s_float_summation(name, monkeypatc
     plan = offline_plan(preset, overrides=overrides)
     monkeypatch.undo()
     assert plan.to_json() == golden_path(name, "json").read_text(encoding="utf-8")
+
+
+def test_the_case_studies_page_is_identical_under_3_12s_float_summation(monkeypatch):
+    from blueprints.advisor import casestudies
+    from blueprints.advisor.casestudies import DEFAULT_DOC
+    from blueprints.advisor.data import limits
+    from blueprints.architectures import budget_tiers
+    from blueprints.catalog import load_catalog
+
+    catalog, tiers = load_catalog(), budget_tiers(limits())
+    monkeypatch.setattr(builtins, "sum", neumaier_sum)
+    text = casestudies.generate(catalog, tiers)
+    monkeypatch.undo()
+    assert text == DEFAULT_DOC.read_text(encoding="utf-8")
