@@ -141,8 +141,50 @@ def resolve(settings: StackSettings, models: Mapping[str, type[ProfileBase]], *,
     """Merge preset → profile (later wins) and validate once: the raw dict and the profile."""
     data: dict[str, Any] = load_preset(settings.preset) if settings.preset else {}
     if settings.profile:
+        preset = data
         data = merge(data, settings.profile)
+        if settings.preset:
+            _drop_stale_preset_claims(settings.preset, preset, settings.profile, data)
     return data, parse_profile(data, models=models, catalog=catalog, today=today)
+
+
+# What a preset's description speaks of: its blueprint, compute and kind of storage. Overriding them makes it untrue.
+_DESCRIBED = ("blueprint", "compute", "storage.kind")
+
+
+def _drop_stale_preset_claims(name: str, preset: dict[str, Any], profile: dict[str, Any], data: dict[str, Any]) -> None:
+    """What the preset states about its own compute — its description, the hours one run takes on its nodes — is
+    replaced or dropped in ``data`` once the stack config changes that compute (and does not restate them)."""
+    if "description" not in profile:
+        data["description"] = described_after_overrides(name, preset, data)
+    run_hours_given = isinstance(profile.get("cost"), dict) and "run_hours" in profile["cost"]
+    if not run_hours_given and _at(preset, "cost.run_hours") is not None and _changed_leaves(_at(preset, "compute"), _at(data, "compute"), "compute"):
+        del data["cost"]["run_hours"]
+
+
+def described_after_overrides(name: str, preset: dict[str, Any], merged: dict[str, Any]) -> str:
+    """The preset's description while its blueprint and compute stand; else one saying what changed, so the first
+    line of a plan (and of its PR comment) never claims the preset's 12 nodes for a 2-node stack."""
+    changes = [f"{path} {old} → {new}" for path in _DESCRIBED for path, old, new in _changed_leaves(_at(preset, path), _at(merged, path), path)]
+    if not changes:
+        return str(preset.get("description") or "")
+    shown = "; ".join(changes[:3]) + (f"; and {len(changes) - 3} more" if len(changes) > 3 else "")
+    return f"The {name} preset with {shown} (its own description no longer applies)."
+
+
+def _at(data: Any, path: str) -> Any:
+    """The value at a dotted path of a profile dict, or None."""
+    for key in path.split("."):
+        data = data.get(key) if isinstance(data, dict) else None
+    return data
+
+
+def _changed_leaves(old: Any, new: Any, path: str) -> list[tuple[str, Any, Any]]:
+    """(dotted path, old, new) for each leaf at or under ``path`` whose value differs."""
+    if isinstance(old, dict) or isinstance(new, dict):
+        a, b = (old if isinstance(old, dict) else {}), (new if isinstance(new, dict) else {})
+        return [change for key in dict.fromkeys([*a, *b]) for change in _changed_leaves(a.get(key), b.get(key), f"{path}.{key}")]
+    return [] if old == new else [(path, "unset" if old is None else old, "unset" if new is None else new)]
 
 
 def parse_overrides(assignments: list[str], models: Mapping[str, type[ProfileBase]]) -> list[tuple[str, Any]]:
