@@ -39,6 +39,7 @@ bench: $(STAMP)
 regen: $(STAMP)
 	$(BIN)/python tests/test_golden.py
 	$(BIN)/aitrain plan --update examples/stacks --today 2026-12-01
+	$(BIN)/python tests/test_readme_figures.py
 	$(BIN)/aitrain case-studies --write docs/case-studies.md
 	$(BIN)/python -c "from blueprints.render.findings import rules_document; open('docs/guardrails.md', 'w', encoding='utf-8').write(rules_document())"
 

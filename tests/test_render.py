@@ -126,7 +126,7 @@ def test_terminal_plan_shows_the_cost_and_what_is_not_priced(medical_plan):
     text = render_table(medical_plan)
     # 12 × 277.93 CNY/h × 730 h, from the catalog; the per-node disks have no price and are named, not zeroed.
     assert re.search(r"medical-imaging-cluster-nodes-0\s+12 × ecs\.gn7e-c16g1\.32xlarge\s+¥3,335\.16\s+¥2,434,666\.80\s+list", text)
-    assert "total of the priced lines: ¥3,432.25 per hour, ¥2,505,543.57 per month, ¥134,200.98 per run of 39.1 h" in text
+    assert "total of the priced lines: ¥3,432.25 per hour, ¥2,505,543.57 per month, ¥111,891.35 per run of 32.6 h" in text
     assert "not priced (never counted as 0): medical-imaging-cluster-nodes-0: 12 × system disk ESSD PL1 200 GiB" in text.replace("\n", " ")
 
 
