@@ -23,8 +23,9 @@ def test_an_untouched_preset_keeps_its_description_and_run_hours(medical_plan):
 
 def test_the_example_stack_with_two_nodes_does_not_claim_the_presets_twelve():
     """Pulumi.example.yaml (compute.nodes: 2): the PR comment's first line said "12 × …: the same 96 A100 GPUs"."""
-    from blueprints.cli import app
     from typer.testing import CliRunner
+
+    from blueprints.cli import app
 
     result = CliRunner().invoke(app, ["plan", "--stack-config", str(ROOT / "Pulumi.example.yaml"), "--format", "markdown"])
     assert result.exit_code == 0, result.output
