@@ -37,6 +37,14 @@ def main_options(
     """Turn an AI-training job into reviewable, tested Alibaba Cloud infrastructure (Pulumi)."""
 
 
+def _terminal_width(out: Path | None) -> int:
+    """The terminal's columns when the table goes to one; 160 otherwise (files and pipes stay byte-identical)."""
+    import shutil
+    import sys
+
+    return shutil.get_terminal_size((160, 24)).columns if out is None and sys.stdout.isatty() else 160
+
+
 @app.command()
 @reports_user_errors
 def plan(
@@ -49,6 +57,7 @@ def plan(
     check: Annotated[Optional[Path], typer.Option("--check", help="Compare the plan of every DIR/Pulumi.<stack>.yaml with its committed DIR/plans/<stack>.plan.json; exit 1 with the plan diff of each stale stack. Pin --today (or AITRAIN_TODAY) in CI.")] = None,
     update: Annotated[Optional[Path], typer.Option("--update", help="Rewrite DIR/plans/<stack>.plan.json for every DIR/Pulumi.<stack>.yaml (and delete plans whose stack file is gone); says which changed.")] = None,
     fail_level: Annotated[FailLevel, typer.Option("--fail-level", help="Exit 1 when a guardrail finding is at this level or a more severe one (error, then warning, then info: `info` fails on any finding). Skipped rules never fail.")] = FailLevel.error,
+    width: Annotated[Optional[int], typer.Option("--width", min=40, max=1000, help="Columns of the table format; default: the terminal's width, or 160 when the output is not a terminal. Below 120 the resources and costs are lists, so nothing is cut.")] = None,
 ) -> None:
     """Show exactly what `pulumi up` would create, by running the real program offline under Pulumi mocks.
 
@@ -84,7 +93,7 @@ def plan(
     elif output_format is OutputFormat.markdown:
         text = render_markdown(result)
     else:
-        text = render_table(result)
+        text = render_table(result, width or _terminal_width(out))
     emit(text, out)
     failing = [f for f in result.findings if at_or_above(f["level"], fail_level.value)]
     if failing:

@@ -11,6 +11,7 @@ from typing import Any
 import jinja2
 from rich import box
 from rich.console import Console
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -120,29 +121,27 @@ def user_data_blocks(plan: Plan) -> list[tuple[str, str]]:
     return blocks
 
 
+# Below this many columns the resource tree is a list (name, type and safety flags on one wrapped line, key properties
+# indented below): a table would have to cut the name, type or safety columns to fit.
+TREE_AS_TABLE_WIDTH = 120
+
+
 def render_table(plan: Plan, width: int = 160) -> str:
-    """Terminal rendering: summary, notes, the resource tree with key properties, the cost, the guardrails."""
+    """Terminal rendering: summary, notes, the resource tree with key properties, the cost, the guardrails.
+
+    ``width`` is the terminal's width; every line fits it and nothing is cut, only wrapped.
+    """
     console = Console(file=io.StringIO(), width=width, color_system=None, force_terminal=False, record=True)
     summary = Table(title=Text(plain(f"aitrain plan: {plan.profile_name} ({plan.blueprint}, {plan.region})")), box=box.SIMPLE, show_header=False)
     summary.add_column("key", style="bold")
-    summary.add_column("value")
+    summary.add_column("value", overflow="fold")
     for key, value in plan.summary.items():
         summary.add_row(Text(plain(key)), Text(plain(format_value(value))))
     console.print(summary)
     for note in plan.notes:
         console.print(Text(f"note: {plain(note)}"))
-    tree = Table(box=box.SIMPLE_HEAD, title=f"{sum(1 for r in plan.resources if r.custom)} resources in {sum(1 for r in plan.resources if not r.custom)} components")
-    tree.add_column("resource", no_wrap=True)
-    tree.add_column("type", no_wrap=True)
-    tree.add_column("key properties", overflow="fold", ratio=1)
-    tree.add_column("safety", no_wrap=True)
-    depths = depth_of(plan)
-    for r in plan.resources:
-        props = ", ".join(f"{k}={format_value(v)}" for k, v in key_properties(r).items())
-        # Text, not str: values such as "[a, b]" must not be read as rich markup.
-        tree.add_row(Text("  " * depths[r.name] + plain(r.name)), Text(plain(r.short_type)), Text(plain(props)), Text(plain(safety_flags(r))))
-    console.print(tree)
-    console.print(Text(cost_text(plan.costs)))
+    _resource_tree(console, plan, width)
+    console.print(Text(cost_text(plan.costs, width)))
     console.print(Text(f"guardrail findings: {level_counts(plan)}"))
     for finding in ordered_findings(plan):
         console.print(Text(plain(f"{finding['level']}: [{finding['rule']}] {finding['resource']}: {finding['message']}")))
@@ -154,6 +153,31 @@ def render_table(plan: Plan, width: int = 160) -> str:
         console.print(Text(plain(f"skipped on purpose: {rule_id} {title}: {reason}")))
     # A fixed width keeps the output byte-identical; rich pads cells, so trailing blanks are dropped.
     return "\n".join(line.rstrip() for line in console.export_text().splitlines()) + "\n"
+
+
+def _resource_tree(console: Console, plan: Plan, width: int) -> None:
+    """The resources in tree order with their key properties and safety flags: a table when it fits, else a list."""
+    title = f"{sum(1 for r in plan.resources if r.custom)} resources in {sum(1 for r in plan.resources if not r.custom)} components"
+    depths = depth_of(plan)
+    rows = [("  " * depths[r.name] + plain(r.name), plain(r.short_type), plain(", ".join(f"{k}={format_value(v)}" for k, v in key_properties(r).items())), plain(safety_flags(r))) for r in plan.resources]
+    if width < TREE_AS_TABLE_WIDTH:
+        console.print(Text(title))
+        for name, kind, props, safety in rows:
+            indent = len(name) - len(name.lstrip())
+            head = f"{name.lstrip()}  {kind}" + (f"  [{safety}]" if safety else "")
+            console.print(Padding(Text(head, overflow="fold"), (0, 0, 0, indent)))
+            if props:
+                console.print(Padding(Text(props, overflow="fold"), (0, 0, 0, indent + 4)))
+        return
+    tree = Table(box=box.SIMPLE_HEAD, title=title)
+    tree.add_column("resource", no_wrap=True)
+    tree.add_column("type", no_wrap=True)
+    tree.add_column("key properties", overflow="fold", ratio=1)
+    tree.add_column("safety", no_wrap=True)
+    for name, kind, props, safety in rows:
+        # Text, not str: values such as "[a, b]" must not be read as rich markup.
+        tree.add_row(Text(name), Text(kind), Text(props), Text(safety))
+    console.print(tree)
 
 
 def collapse_rows(rows: list[dict[str, Any]], keep: int = KEEP_PER_GROUP) -> tuple[list[dict[str, Any]], int]:
