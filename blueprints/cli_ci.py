@@ -82,12 +82,12 @@ def github(
     """
     from blueprints.ci.install import EXAMPLES, derived_install, running_direct_url
     from blueprints.ci.workflow import workflow_yaml
-    from blueprints.errors import Problem, UserInputError
+    from blueprints.errors import MISSING, Problem, UserInputError
 
     if install is None:
         install = derived_install(running_direct_url())
         if install is None:
-            raise UserInputError("no install command", [Problem("--install", None, (
+            raise UserInputError("no install command", [Problem("--install", MISSING, (
                 "is required: aitrain is not published on PyPI, so `pip install aitrain` would fail, or install whatever someone "
                 "later publishes under that name, in a job that may write to pull requests; the aitrain you are running came from "
                 f"a local folder, so no pinned source can be derived from it. Give {EXAMPLES}"))])
