@@ -70,15 +70,34 @@ def comment(
 @ci_app.command("github")
 @reports_user_errors
 def github(
-    out: Annotated[Optional[Path], typer.Option("--out", help="Write the workflow here, e.g. .github/workflows/aitrain-plan.yml (default: standard output).")] = None,
-    stacks: Annotated[str, typer.Option("--stacks", help="The folder of your Pulumi.<stack>.yaml files, relative to the repository root.")] = ".",
-    install: Annotated[str, typer.Option("--install", help="The shell command that installs aitrain on the runner.")] = "python -m pip install aitrain",
+    out: Annotated[Optional[Path], typer.Option("--out", help="Write the workflow here, e.g. .github/workflows/aitrain-plan.yml, creating its folders (default: standard output).")] = None,
+    stacks: Annotated[str, typer.Option("--stacks", help="The folder of your Pulumi.<stack>.yaml files, relative to the repository root: the folder `pulumi up` reads them from (next to Pulumi.yaml, or its stackConfigDir).")] = ".",
+    install: Annotated[Optional[str], typer.Option("--install", help="The shell command that installs aitrain on the runner, from a source you pin: a git URL at a 40-hex commit or a release tag (\"aitrain @ git+https://github.com/OWNER/aitrain@<commit>\"), or a path in your repository (./vendor/aitrain). Default: the aitrain you are running, when pip recorded a git commit or a hashed archive for it.")] = None,
     fail_on: Annotated[FailOn, typer.Option("--fail-on", help="Fail the job on a change of this class: data-risk, replace or any.")] = FailOn.DATA_RISK,
 ) -> None:
-    """Write the GitHub Actions workflow that posts one sticky plan-diff comment on each pull request and fails on data risk."""
-    from blueprints.ci.workflow import workflow_yaml
+    """Write the GitHub Actions workflow that posts one sticky plan-diff comment on each pull request and fails on data risk.
 
-    emit(workflow_yaml(stacks=stacks, install=install, fail_on=fail_on.value), out)
+    aitrain is not published on a package index, so the workflow never installs it by name: give --install, or run
+    an aitrain installed from a pinned git commit and the workflow installs that same commit.
+    """
+    from blueprints.ci.install import EXAMPLES, derived_install, running_direct_url
+    from blueprints.ci.workflow import workflow_yaml
+    from blueprints.errors import MISSING, Problem, UserInputError
+
+    if install is None:
+        install = derived_install(running_direct_url())
+        if install is None:
+            raise UserInputError("no install command", [Problem("--install", MISSING, (
+                "is required: aitrain is not published on PyPI, so `pip install aitrain` would fail, or install whatever someone "
+                "later publishes under that name, in a job that may write to pull requests; the aitrain you are running came from "
+                f"a local folder, so no pinned source can be derived from it. Give {EXAMPLES}"))])
+    text = workflow_yaml(stacks=stacks, install=install, fail_on=fail_on.value)
+    if out is not None:
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)  # e.g. .github/workflows/ in a repository that has none yet
+        except OSError as exc:
+            raise UserInputError("cannot write the output file", [Problem("--out", str(out), f"cannot create its folder: {exc.strerror or exc}")]) from None
+    emit(text, out)
     if out is not None:
         typer.echo(f"wrote {out}", err=True)
 

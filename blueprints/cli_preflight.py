@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from blueprints.cli_support import emit, reports_user_errors, require_credentials, sdk_classes
+from blueprints.preflight.checks import KIND_NAMES
 
 if TYPE_CHECKING:
     from blueprints.catalog import Catalog
@@ -19,10 +20,14 @@ HELP = (
     "(ECS DescribeAccountAttributes), the instance type's quota in Quota Center (ecs-spec), the type's stock in each zone "
     "the nodes go to (ECS DescribeAvailableResource) and whether the zone offers the file system (NAS DescribeZones).\n\n"
     "The needs come from the same offline plan as `aitrain plan` (a pool counts at max_nodes). Read-only: nothing is created.\n\n"
-    "Exit codes: 0 nothing short (warnings and unanswered checks are listed); 1 something is short (listed with the numbers); "
-    "2 invalid input (no profile, no such file, an invalid profile) or the preflight extra is not installed; "
-    "3 no credentials found (checked before the plan is built and before any API call: set ALIBABA_CLOUD_ACCESS_KEY_ID and "
-    "ALIBABA_CLOUD_ACCESS_KEY_SECRET, or another source of the SDK's default credential chain)."
+    "Credentials: the ones `pulumi up` uses (ALICLOUD_ACCESS_KEY and ALICLOUD_SECRET_KEY, plus ALICLOUD_SECURITY_TOKEN; "
+    "or ALICLOUD_PROFILE, a profile of ~/.aliyun/config.json), else the SDK's default chain (ALIBABA_CLOUD_ACCESS_KEY_ID and "
+    "ALIBABA_CLOUD_ACCESS_KEY_SECRET, an OIDC role, the aliyun CLI's current profile, ~/.alibabacloud/credentials.ini, an ECS RAM role).\n\n"
+    "Exit codes: 0 nothing short and every check answered (or its kind accepted with --accept-unanswered); "
+    "1 something is short (listed with the numbers); "
+    "2 invalid input (no profile, no such file, an invalid profile, an unknown --accept-unanswered name) or the preflight extra is not installed; "
+    "3 no credentials found (checked before the plan is built and before any API call); "
+    "4 a check went unanswered (no network, a missing RAM permission, an answer without the number): nothing proves the plan fits."
 )
 
 
@@ -40,6 +45,7 @@ def preflight(
     today: Annotated[Optional[str], typer.Option("--today", help="Plan as if today were this date (YYYY-MM-DD); default: $AITRAIN_TODAY, else the system date.")] = None,
     output_format: Annotated[PreflightFormat, typer.Option("--format", help="text for a terminal, json (schema aitrain.preflight/v1) for tools.")] = PreflightFormat.text,
     out: Annotated[Optional[Path], typer.Option("--out", help="Write the report to this file instead of standard output.")] = None,
+    accept_unanswered: Annotated[Optional[list[str]], typer.Option("--accept-unanswered", help=f"Let these kinds of check go unanswered without failing (exit 0 instead of 4): {', '.join(KIND_NAMES)}; comma-separated or repeated. Accepted checks are still listed and marked in the JSON.")] = None,
 ) -> None:
     """Check the plan's needs against the account's quotas, the zones' stock and the file system's zone (see HELP)."""
     from blueprints.errors import Problem, UserInputError
@@ -47,6 +53,7 @@ def preflight(
 
     if preset is None and stack_config is None:
         raise UserInputError("no profile given", [Problem("preset", None, f"name a preset ({', '.join(preset_names())}) or give --stack-config")])
+    accepted = accepted_kinds(accept_unanswered or [])
     source = require_credentials()
     plan, catalog = _plan(preset, stack_config, set_ or [], today)
 
@@ -57,10 +64,22 @@ def preflight(
 
     classes = sdk_classes("aitrain preflight")
     needs = needs_from_plan(plan, catalog)
-    report = Report(needs, tuple(run_checks(needs, SdkReader(needs.region, client_classes=classes))), source)
+    report = Report(needs, tuple(run_checks(needs, SdkReader(needs.region, client_classes=classes))), source, accepted)
     emit(report.to_json() if output_format is PreflightFormat.json else render_text(report), out)
     if report.exit_code:
         raise typer.Exit(code=report.exit_code)
+
+
+def accepted_kinds(values: list[str]) -> tuple[str, ...]:
+    """The kinds named by ``--accept-unanswered`` (comma-separated or repeated), in run order; exit 2 on an unknown name."""
+    from blueprints.errors import Problem, UserInputError
+
+    names = [n.strip() for v in values for n in v.split(",") if n.strip()]
+    unknown = [n for n in names if n not in KIND_NAMES]
+    if unknown:
+        raise UserInputError("unknown check name", [Problem("--accept-unanswered", ", ".join(repr(n) for n in unknown),
+                                                            f"name kinds of check, comma-separated: {', '.join(KIND_NAMES)}")])
+    return tuple(k for k in KIND_NAMES if k in names)
 
 
 def _plan(preset: str | None, stack_config: Path | None, assignments: list[str], today: str | None) -> "tuple[Plan, Catalog]":

@@ -110,9 +110,13 @@ def require_credentials() -> str:
 
     Credentials come first, found by looking only: no plan is built and no API is called without them.
     """
-    from blueprints.preflight.credentials import HOW_TO, find_credentials
+    from blueprints.preflight.credentials import HOW_TO, CredentialsProblem, find_credentials
 
-    source = find_credentials()
+    try:
+        source = find_credentials()
+    except CredentialsProblem as exc:
+        typer.echo(f"error: the Alibaba Cloud credentials cannot be used: {exc}.", err=True)
+        raise typer.Exit(code=3) from None
     if source is None:
         typer.echo(f"error: no Alibaba Cloud credentials found; {HOW_TO}.", err=True)
         raise typer.Exit(code=3)

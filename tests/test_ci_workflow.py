@@ -19,7 +19,7 @@ import yaml
 from typer.testing import CliRunner
 
 from blueprints.ci.comment import MARKER
-from blueprints.ci.workflow import workflow_yaml
+from blueprints.ci.workflow import ACTIONS, workflow_yaml
 from blueprints.cli import app
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,17 +73,108 @@ def test_workflow_triggers_permissions_and_checkout():
     assert any("git worktree add" in text for text in scripts)
 
 
+PINNED = f'python -m pip install "aitrain @ git+https://github.com/octo/aitrain@{"a" * 40}"'
+
+
 def test_user_workflow_takes_the_stack_folder_and_install_command():
-    wf = yaml.safe_load(workflow_yaml(stacks="infra/stacks: prod", install="pip install aitrain==0.1.0"))
+    wf = yaml.safe_load(workflow_yaml(stacks="infra/stacks: prod", install=PINNED))
     job = wf["jobs"]["plan"]
     assert job["env"]["AITRAIN_STACKS"] == "infra/stacks: prod"
-    assert next(s for s in job["steps"] if s.get("id") == "install")["run"].strip() == "pip install aitrain==0.1.0"
+    assert next(s for s in job["steps"] if s.get("id") == "install")["run"].strip() == PINNED
 
 
 def test_bad_workflow_settings_exit_2(tmp_path):
     result = CliRunner().invoke(app, ["ci", "github", "--stacks", "", "--install", " "])
     assert result.exit_code == 2
     assert "--stacks" in result.output and "--install" in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("command, why", [
+    ("python -m pip install aitrain", "no package of that name is published"),
+    ("pip install --upgrade pip && pip install 'aitrain[preflight]'", "no package of that name is published"),
+    ("pip install aitrain==0.1.0", "an exact version is accepted only with --index-url"),
+    ("pip install 'aitrain @ git+https://github.com/octo/aitrain'", "without @<commit>"),
+    ("pip install 'aitrain @ git+https://github.com/octo/aitrain@main'", "a branch or moving tag"),
+    ("pip install git+ssh://git@github.com/octo/aitrain.git@v1", "a branch or moving tag"),
+    ("pip install 'aitrain @ git+https://github.com/octo/aitrain@3d3c42e'", "give all 40 hex digits"),
+    ("pip install https://example.com/aitrain-0.1.tar.gz", "without #sha256="),
+])
+def test_install_from_a_name_or_an_unpinned_url_is_refused(command, why):
+    result = CliRunner().invoke(app, ["ci", "github", "--install", command], terminal_width=400)
+    assert result.exit_code == 2, result.output
+    text = " ".join(result.output.split())
+    assert "--install" in text and why in text and "@<40-hex commit>" in text and "./vendor/aitrain" in text
+    assert "Traceback" not in result.output and "name: aitrain plan" not in result.output  # nothing half-written
+
+
+@pytest.mark.parametrize("command", [
+    "python -m pip install .",
+    "python -m pip install ./vendor/aitrain",
+    "python -m pip install -e '.[test]'",
+    f"pip install --upgrade pip\npip install 'aitrain @ git+https://github.com/octo/aitrain@{'0' * 40}'",
+    "pip install git+ssh://git@github.com/octo/aitrain.git@v0.4.2",
+    "pip install 'aitrain[preflight] @ https://example.com/aitrain-0.1.tar.gz#sha256=" + "f" * 64 + "'",
+    "pip install --index-url https://pypi.example.com/simple aitrain==0.1.0",
+    "make ci-install",
+])
+def test_install_from_a_pinned_source_is_accepted(command):
+    assert yaml.safe_load(workflow_yaml(install=command))["jobs"]["plan"]["steps"][2]["run"].strip() == command
+
+
+def test_without_install_the_running_commit_is_pinned_or_the_option_is_required(monkeypatch, tmp_path):
+    """The default is never the bare name: the aitrain pip installed from a git commit, else exit 2 asking for --install."""
+    from blueprints.ci import install
+
+    monkeypatch.setattr(install, "running_direct_url", lambda: {"url": "file:///home/me/aitrain", "dir_info": {"editable": True}})
+    out = tmp_path / "w.yml"
+    result = CliRunner().invoke(app, ["ci", "github", "--out", str(out)], terminal_width=400)
+    assert result.exit_code == 2 and "--install" in result.output and "is required" in result.output and "not published on PyPI" in result.output
+    assert not out.exists()
+    sha = "1" * 40
+    monkeypatch.setattr(install, "running_direct_url", lambda: {"url": "https://github.com/octo/aitrain.git", "vcs_info": {"vcs": "git", "commit_id": sha, "requested_revision": "v0.4.2"}})
+    result = CliRunner().invoke(app, ["ci", "github"])
+    assert result.exit_code == 0, result.output
+    step = next(s for s in yaml.safe_load(result.output)["jobs"]["plan"]["steps"] if s.get("id") == "install")
+    assert step["run"].strip() == f'python -m pip install "aitrain @ git+https://github.com/octo/aitrain.git@{sha}"'
+    archive = {"url": "https://example.com/aitrain-0.4.2.tar.gz", "archive_info": {"hashes": {"sha256": "e" * 64}}}
+    assert install.derived_install(archive) == f'python -m pip install "aitrain @ https://example.com/aitrain-0.4.2.tar.gz#sha256={"e" * 64}"'
+    assert install.derived_install({"url": "https://github.com/octo/aitrain.git", "vcs_info": {"vcs": "git", "commit_id": "abc"}}) is None
+
+
+def test_every_action_is_pinned_by_commit():
+    """`uses: owner/action@<40 hex> # vX.Y.Z`, in the command's output and in this repository's workflow."""
+    for text in (workflow_yaml(install="pip install ."), WORKFLOW.read_text(encoding="utf-8")):
+        uses = re.findall(r"^\s*(?:- )?uses: (.+)$", text, flags=re.M)
+        assert len(uses) == 2
+        for line in uses:
+            assert re.fullmatch(r"actions/(checkout|setup-python)@[0-9a-f]{40} # v\d+\.\d+\.\d+", line), line
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for repo, sha, tag in ACTIONS.values():
+        assert f"{repo}@{sha} # {tag}" in readme  # the README quotes the pins the command writes
+
+
+def test_out_creates_the_workflows_folder(tmp_path):
+    out = tmp_path / "repo" / ".github" / "workflows" / "aitrain-plan.yml"
+    result = CliRunner().invoke(app, ["ci", "github", "--out", str(out), "--install", "python -m pip install ./vendor/aitrain"])
+    assert result.exit_code == 0, result.output
+    assert out.read_text(encoding="utf-8") == workflow_yaml(install="python -m pip install ./vendor/aitrain")
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    result = CliRunner().invoke(app, ["ci", "github", "--out", str(blocked / "w.yml"), "--install", "pip install ."])
+    assert result.exit_code == 2 and "--out" in result.output and "Traceback" not in result.output
+
+
+def test_workflow_python_is_the_python_the_project_tests():
+    """One version: the lower bound of pyproject's requires-python, which `make` and CI test on; the workflow plans on it."""
+    import tomllib
+
+    from blueprints.ci.workflow import PYTHON_VERSION
+
+    requires = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["requires-python"]
+    assert re.fullmatch(r">=\s*(\d+\.\d+)(,.*)?", requires), requires
+    assert PYTHON_VERSION == re.match(r">=\s*(\d+\.\d+)", requires).group(1)
+    setup = next(s for s in _workflow()["jobs"]["plan"]["steps"] if str(s.get("uses", "")).startswith("actions/setup-python"))
+    assert setup["with"]["python-version"] == PYTHON_VERSION
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -247,3 +338,12 @@ def test_comment_step_posts_nothing_without_a_body(tmp_path):
 
 def test_workflow_header_says_how_to_regenerate():
     assert WORKFLOW.read_text().startswith(textwrap.dedent("# Written by `aitrain ci github`"))
+
+
+def test_stack_files_pulumi_up_reads_are_not_git_ignored():
+    """A Pulumi.<stack>.yaml beside Pulumi.yaml (where `pulumi up` reads it) can be committed, and so reviewed."""
+    if subprocess.run(["git", "rev-parse", "--git-dir"], cwd=ROOT, capture_output=True).returncode != 0:
+        pytest.skip("not a git checkout")
+    for path in ("Pulumi.dev.yaml", "Pulumi.prod.yaml", "examples/stacks/Pulumi.new.yaml"):
+        ignored = subprocess.run(["git", "check-ignore", "-q", "--no-index", path], cwd=ROOT, capture_output=True)
+        assert ignored.returncode == 1, f"{path} is git-ignored, so the workflow never sees it"

@@ -3,6 +3,7 @@
 ``aitrain ci github`` writes it; this repository's ``.github/workflows/aitrain-plan.yml`` is its output for
 ``--stacks examples/stacks --install "python -m pip install ."`` (a test keeps them equal). The logic lives in
 ``aitrain ci comment``; the steps only check out the base, run it, upsert the comment with ``gh api`` and fail.
+Every action is pinned by commit (``ACTIONS``) and aitrain is installed from a source the user pins (``ci.install``).
 """
 
 from __future__ import annotations
@@ -10,12 +11,22 @@ from __future__ import annotations
 import json
 
 from blueprints.ci.comment import MARKER
+from blueprints.ci.install import check_install
 from blueprints.errors import Problem, UserInputError
 from blueprints.plandiff import FAIL_ON
 
 DEFAULT_STACKS = "."
-DEFAULT_INSTALL = "python -m pip install aitrain"
-PYTHON_VERSION = "3.12"
+# The Python the project tests: the lower bound of pyproject's requires-python (a test keeps them equal), so the
+# workflow plans on the Python the golden plans were written and checked on.
+PYTHON_VERSION = "3.11"
+# Each action at the commit its release tag points to, never a movable tag. Read from the actions' own repositories
+# (`git rev-parse <tag>^{commit}` in clones of github.com/actions/checkout and github.com/actions/setup-python):
+# checkout v7.0.1 is 3d3c42e5 "prep v7.0.1 release (#2531)" (2026-07-17); setup-python v7.0.0 is 5fda3b95
+# "Pin SHA commits and update docs with latest versions (#1338)" (2026-07-19). To update: the new tag's commit, and its tag.
+ACTIONS = {
+    "checkout": ("actions/checkout", "3d3c42e5aac5ba805825da76410c181273ba90b1", "v7.0.1"),
+    "setup-python": ("actions/setup-python", "5fda3b95a4ea91299a34e894583c3862153e4b97", "v7.0.0"),
+}
 
 # `${{ … }}` expressions appear only in `env:` entries, never inside a `run:` script: the scripts read plain
 # environment variables, which keeps untrusted PR text out of the shell and lets a test run them with bash.
@@ -24,6 +35,8 @@ _TEMPLATE = """\
 # On every pull request: plan each Pulumi.<stack>.yaml under AITRAIN_STACKS on the base and on the head
 # (offline, under Pulumi mocks, with one pinned date), upsert one sticky comment with the diffs, and fail
 # when a diff holds a change of class AITRAIN_FAIL_ON (data-risk, replace or any).
+# Each action is pinned to the commit its release tag (in the comment) points to in github.com/actions/<action>;
+# aitrain is installed from the source the install step pins. Review a change to either like a code change.
 name: aitrain plan
 
 on:
@@ -49,11 +62,11 @@ jobs:
         shell: bash
     steps:
       - name: Check out the pull request's head (with history, for the base commit)
-        uses: actions/checkout@v4
+        uses: {checkout}
         with:
           fetch-depth: 0
 
-      - uses: actions/setup-python@v5
+      - uses: {setup_python}
         with:
           python-version: "{python}"
 
@@ -112,17 +125,21 @@ jobs:
 """
 
 
-def workflow_yaml(*, stacks: str = DEFAULT_STACKS, install: str = DEFAULT_INSTALL, fail_on: str = "data-risk", python: str = PYTHON_VERSION) -> str:
-    """The workflow text for a repository whose stack files are under ``stacks`` and which installs aitrain with ``install``."""
+def workflow_yaml(*, install: str, stacks: str = DEFAULT_STACKS, fail_on: str = "data-risk", python: str = PYTHON_VERSION) -> str:
+    """The workflow text for a repository whose stack files are under ``stacks`` and which installs aitrain with ``install``.
+
+    ``install`` has no default: it must install a source the user pins (``ci.install.check_install``).
+    """
     problems = []
     if not stacks.strip() or "\n" in stacks:
         problems.append(Problem("--stacks", stacks, "must be one folder path relative to the repository root (e.g. examples/stacks or .)"))
     if fail_on not in FAIL_ON:
         problems.append(Problem("--fail-on", fail_on, f"must be one of {', '.join(FAIL_ON)}"))
-    if not install.strip():
-        problems.append(Problem("--install", install, "must be a shell command that installs aitrain (e.g. python -m pip install aitrain)"))
+    problems.extend(check_install(install))
     if problems:
         raise UserInputError("invalid workflow settings", problems)
     install_lines = "".join(f"          {line}\n" if line.strip() else "\n" for line in install.strip("\n").split("\n"))
     # JSON strings are valid YAML double-quoted scalars: any folder name stays one string.
-    return _TEMPLATE.format(stacks=json.dumps(stacks), fail_on=json.dumps(fail_on), python=python, install=install_lines, marker=MARKER)
+    checkout, setup_python = (f"{repo}@{sha} # {tag}" for repo, sha, tag in (ACTIONS["checkout"], ACTIONS["setup-python"]))
+    return _TEMPLATE.format(stacks=json.dumps(stacks), fail_on=json.dumps(fail_on), python=python, install=install_lines, marker=MARKER,
+                            checkout=checkout, setup_python=setup_python)

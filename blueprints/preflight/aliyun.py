@@ -2,14 +2,18 @@
 
 Imported only by ``aitrain preflight`` (the SDKs are the ``preflight`` extra), and it imports them only when it
 builds its clients, so nothing else in aitrain needs them. Signing, endpoints and the credential chain are the
-SDK's (``alibabacloud_credentials.client.Client`` with the default chain), never ours.
+SDK's (``alibabacloud_credentials``: an explicit provider for the sources `pulumi up` reads, else its default
+chain), never ours. A failed call becomes one readable line (``describe_failure``), never a repr of the SDK's exception.
 """
 
 from __future__ import annotations
 
+import ast
+import re
 from typing import Any, Callable, Mapping
 
 from blueprints.preflight.checks import ACCOUNT_ATTRIBUTES, AVAILABLE_RESOURCE, NAS_ZONES, PRODUCT_QUOTAS, CloudError
+from blueprints.preflight.credentials import CredentialSource, resolve_credentials
 
 # Milliseconds (the SDK Config's unit): a preflight waits for an answer, not forever.
 CONNECT_TIMEOUT_MS = 5_000
@@ -80,9 +84,7 @@ class SdkReader:
 
             classes = self._classes if self._classes is not None else sdk_client_classes()
             if self._credential is None:
-                from alibabacloud_credentials.client import Client as CredentialClient
-
-                self._credential = CredentialClient()  # the SDK's default chain (env, OIDC, CLI profile, file, RAM role)
+                self._credential = credential_client(resolve_credentials())
             config = open_api.Config(credential=self._credential, region_id=self.region, connect_timeout=CONNECT_TIMEOUT_MS, read_timeout=READ_TIMEOUT_MS)
             self._clients[product] = classes[product](config)
         return self._clients[product]
@@ -94,7 +96,74 @@ class SdkReader:
             response = getattr(self._client(product), method)(request)
             body = response.body.to_map()
         except Exception as exc:  # every SDK failure (Tea, HTTP, credential chain) means "unanswered", with its message
-            code = getattr(exc, "code", None) or type(exc).__name__
-            message = " ".join(str(getattr(exc, "message", None) or exc).split())[:300]
-            raise CloudError(api, str(code), message) from None
+            raise CloudError(api, *describe_failure(exc)) from None
         return body if isinstance(body, dict) else {}
+
+
+def credential_client(source: CredentialSource | None) -> Any:
+    """The SDK credential client for ``source``: a static key, an STS token, a named CLI profile, or the default chain."""
+    from alibabacloud_credentials.client import Client as CredentialClient
+    from alibabacloud_credentials.provider import CLIProfileCredentialsProvider, StaticAKCredentialsProvider, StaticSTSCredentialsProvider
+
+    if source is None or source.kind == "default_chain":
+        return CredentialClient()  # the SDK's default chain (env, OIDC, CLI profile, file, RAM role)
+    if source.kind == "access_key":
+        return CredentialClient(provider=StaticAKCredentialsProvider(access_key_id=source.access_key_id, access_key_secret=source.access_key_secret))
+    if source.kind == "sts":
+        return CredentialClient(provider=StaticSTSCredentialsProvider(
+            access_key_id=source.access_key_id, access_key_secret=source.access_key_secret, security_token=source.security_token))
+    if source.kind == "cli_profile":
+        return CredentialClient(provider=CLIProfileCredentialsProvider(profile_name=source.profile, profile_file=source.profile_file))
+    raise ValueError(f"unknown credential kind {source.kind}")
+
+
+MAX_MESSAGE = 300
+# urllib3's connection failures, as requests words them inside the SDK's RetryError:
+# "HTTPSConnectionPool(host='H', port=P): Max retries exceeded with url: /… (Caused by NewConnectionError(\"…: REASON\"))".
+_POOL = re.compile(r"HTTPS?ConnectionPool\(host='(?P<host>[^']*)', port=(?P<port>\d+)\): (?P<rest>.*)", re.S)
+_OBJECT = re.compile(r"<[^<>]* object at 0x[0-9a-fA-F]+>(: )?")
+_CONNECTION = re.compile(r"\w+\(host='[^']*', port=\d+\): ")
+
+
+def describe_failure(exc: BaseException) -> tuple[str, str]:
+    """(code, message) of an SDK failure as one line: the API's error code and message, or "Unreachable" and why.
+
+    The SDK wraps a network failure in ``UnretryableException(RetryError(str(requests error)))`` whose message is a
+    Python repr; this unwraps to the innermost message and reduces urllib3's text to host, port and reason.
+    """
+    inner = getattr(exc, "inner_exception", None)
+    while isinstance(inner, BaseException):
+        exc, inner = inner, getattr(inner, "inner_exception", None)
+    code = getattr(exc, "code", None)
+    message = getattr(exc, "message", None)
+    text = message if isinstance(message, str) and message else str(exc) or type(exc).__name__
+    pool = _POOL.search(text)
+    if pool is not None:
+        code, text = "Unreachable", f"cannot reach {pool['host']}:{pool['port']}: {_reason(pool['rest'])}"
+    elif type(exc).__name__ == "CredentialException":
+        text = _chain_errors(text)
+    one_line = " ".join(str(text).split())
+    if len(one_line) > MAX_MESSAGE:
+        one_line = one_line[: MAX_MESSAGE - 1] + "…"
+    return str(code or type(exc).__name__), one_line
+
+
+def _reason(rest: str) -> str:
+    """The human part of urllib3's failure text: "Connection refused", "Failed to resolve 'H' (…)", "Read timed out."."""
+    if "(Caused by " in rest:
+        rest = rest.split("(Caused by ", 1)[1]
+        rest = re.sub(r"^\w+\(", "", rest).rstrip(")")
+    rest = _CONNECTION.sub("", _OBJECT.sub("", rest))
+    return rest.strip(" \"',")
+
+
+def _chain_errors(text: str) -> str:
+    """The default chain's "unable to load credentials …: ['Provider: why', …]" as "…: Provider: why; …"."""
+    head, sep, tail = text.partition(": [")
+    if not sep:
+        return text
+    try:
+        items = ast.literal_eval("[" + tail)
+    except (ValueError, SyntaxError):
+        return text
+    return f"{head}: {'; '.join(str(i) for i in items)}" if isinstance(items, list) else text

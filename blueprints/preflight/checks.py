@@ -30,13 +30,18 @@ INSTANCE_TYPE_QUOTA_PRODUCT = "ecs-spec"
 OK, WARN, SHORT, UNKNOWN = "ok", "warn", "short", "unknown"
 STATUSES = (OK, WARN, SHORT, UNKNOWN)
 
+# The kinds of check, by the prefix of their id: the names `--accept-unanswered` takes, in run order.
+KINDS = {"quota.vcpu.": "vcpu-quota", "quota.instance_type.": "instance-type-quota", "stock.": "stock", "storage.": "storage-zone"}
+KIND_NAMES = tuple(KINDS.values())
+
 
 class CloudError(Exception):
     """An API call failed (permission, throttling, network): the check it served becomes ``unknown``."""
 
     def __init__(self, api: str, code: str, message: str):
-        self.api, self.code, self.message = api, code, message
-        super().__init__(f"{api}: {code}: {message}")
+        # One line whatever the SDK said: the report prints each reason on its check's line.
+        self.api, self.code, self.message = api, " ".join(code.split()), " ".join(message.split())
+        super().__init__(f"{api}: {self.code}: {self.message}")
 
 
 class CloudReader(Protocol):
@@ -60,9 +65,14 @@ class Check:
     detail: str
     api: str
 
+    @property
+    def kind(self) -> str:
+        """vcpu-quota | instance-type-quota | stock | storage-zone (the name ``--accept-unanswered`` takes)."""
+        return next(kind for prefix, kind in KINDS.items() if self.id.startswith(prefix))
+
     def to_dict(self) -> dict[str, Any]:
         """JSON form (part of ``aitrain.preflight/v1``)."""
-        return {"id": self.id, "subject": self.subject, "status": self.status, "needed": self.needed,
+        return {"id": self.id, "kind": self.kind, "subject": self.subject, "status": self.status, "needed": self.needed,
                 "available": self.available, "unit": self.unit, "detail": self.detail, "api": self.api}
 
 

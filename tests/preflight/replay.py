@@ -41,3 +41,43 @@ class ReplayReader:
             if all(params.get(k) == v for k, v in recorded["request"].items()):
                 return dict(recorded["body"])
         raise CloudError(api, "NoRecording", f"no recorded response for {dict(params)}")
+
+
+def unreachable_failures() -> list[dict[str, Any]]:
+    """The recorded failures of tests/data/preflight/unreachable.json (one per API)."""
+    failures: list[dict[str, Any]] = json.loads((DATA / "unreachable.json").read_text(encoding="utf-8"))["failures"]
+    return failures
+
+
+def sdk_exception(failure: Mapping[str, Any]) -> Exception:
+    """Rebuild the SDK's own exception from a recorded failure, the way the SDK builds it after its retries."""
+    from darabonba.exceptions import RetryError, UnretryableException
+    from darabonba.policy.retry import RetryPolicyContext
+
+    assert (failure["exception"], failure["inner"]) == ("darabonba.exceptions.UnretryableException", "darabonba.exceptions.RetryError")
+    return UnretryableException(RetryPolicyContext(retries_attempted=0, exception=RetryError(failure["inner_message"])))
+
+
+def unreachable_client_classes() -> dict[str, Any]:
+    """SDK client classes (per product) whose every call raises the recorded 'unreachable' exception of its API."""
+    from blueprints.preflight.aliyun import build_request
+
+    by_method: dict[tuple[str, str], Mapping[str, Any]] = {}
+    for failure in unreachable_failures():
+        product, method, _ = build_request(failure["api"], failure["request"])
+        by_method[(product, method)] = failure
+
+    def client_class(product: str) -> Any:
+        class Unreachable:
+            def __init__(self, config: Any):
+                self.config = config
+
+            def __getattr__(self, method: str) -> Any:
+                def call(request: Any) -> Any:
+                    raise sdk_exception(by_method[(product, method)])
+
+                return call
+
+        return Unreachable
+
+    return {product: client_class(product) for product, _ in by_method}

@@ -75,8 +75,24 @@ def test_pool_with_one_sold_out_zone_is_not_short(pool_plan: Plan, catalog: Cata
     (spec,) = by_id(checks, "quota.instance_type.")
     assert spec.status == UNKNOWN and "no ecs-spec quota" in spec.detail
     report = Report(needs_from_plan(pool_plan, catalog), tuple(checks), "test")
-    assert report.exit_code == 0
+    assert (report.exit_code, report.verdict) == (4, "unanswered")  # nothing short, but one question went unanswered
     assert report.to_dict()["counts"] == {OK: 3, WARN: 2, SHORT: 0, UNKNOWN: 1}
+    accepted = Report(report.needs, report.checks, "test", ("instance-type-quota",))
+    assert (accepted.exit_code, accepted.verdict) == (0, "ok")
+    assert Report(report.needs, report.checks, "test", ("stock",)).exit_code == 4  # accepting another kind does not cover it
+
+
+def test_short_wins_over_unanswered(imaging_plan: Plan, catalog: Catalog) -> None:
+    needs = needs_from_plan(imaging_plan, catalog)
+    denied = CloudError(NAS_ZONES, "Forbidden.RAM", "User not authorized")
+    report = Report(needs, tuple(run_checks(needs, ReplayReader({NAS_ZONES: denied}))), "test")
+    assert report.count(SHORT) == 1 and report.count(UNKNOWN) == 1
+    assert (report.exit_code, report.to_dict()["verdict"]) == (1, "short")
+
+
+def test_cloud_error_is_one_line() -> None:
+    error = CloudError(NAS_ZONES, "Forbidden.RAM\n", "code: 403, not\n  authorized\r\n request id: 1")
+    assert str(error) == "nas.DescribeZones: Forbidden.RAM: code: 403, not authorized request id: 1"
 
 
 def test_single_zone_sold_out_is_short(imaging_plan: Plan, catalog: Catalog) -> None:
