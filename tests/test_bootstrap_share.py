@@ -109,3 +109,21 @@ def test_scratch_belongs_to_the_job_user():
     assert "mount /mnt/scratch; } && chown 2000:2000 /mnt/scratch ;;" in text
     assert "chown" not in b.render_node_script(spec(scratch_gib=0))
 
+
+
+def test_the_readme_quotes_the_user_data_sizes_the_golden_plans_hold():
+    import base64
+    import json
+    import re
+
+    root = Path(__file__).parent.parent
+    quoted = re.search(r"the presets use ([\d,]+) and ([\d,]+) bytes, an eRDMA\s+cluster ([\d,]+)", (root / "README.md").read_text())
+    assert quoted, "the README's user-data sizes sentence moved"
+
+    def size(name: str) -> int:
+        plan = json.loads((root / "tests" / "golden" / f"{name}.plan.json").read_text())
+        found = {len(base64.b64decode(v)) for v in re.findall(r'"userData": "([^"]+)"', json.dumps(plan))}
+        assert len(found) == 1
+        return found.pop()
+
+    assert [int(n.replace(",", "")) for n in quoted.groups()] == [size("medical-imaging"), size("autoscaling-training"), size("medical-imaging-erdma-login")]
