@@ -228,8 +228,10 @@ def _register_advisor() -> None:
 
 def _register_launch() -> None:
     from blueprints.cli_launch import register
+    from blueprints.cli_runs import register as register_runs
 
     register(app)
+    register_runs(app)
 
 
 def _register_ci() -> None:

@@ -141,6 +141,20 @@ def _pool_commands(outputs: Any, run_id: str, command: list[str], run: Runner) -
     """Page through the pool's InService instances, then one RunCommand per 50 of them, each waiting for all of them."""
     from blueprints import launch as lc
 
+    ids = pool_instance_ids(outputs, run)
+    size = lc.RUN_COMMAND_MAX_INSTANCES
+    line = lc.node_line(outputs, run_id, command, nnodes=len(ids))
+    commands = [lc.run_command_argv(outputs, run_id, line, ids[i : i + size]) for i in range(0, len(ids), size)]
+    typer.echo(f"found {len(ids)} InService node{'s' if len(ids) != 1 else ''}; running:")
+    for argv in commands:
+        typer.echo(f"  {shlex.join(argv)}")
+    return commands
+
+
+def pool_instance_ids(outputs: Any, run: Runner) -> list[str]:
+    """The pool's InService instance IDs, page by page (exit 1 when a call fails or the pool has none)."""
+    from blueprints import launch as lc
+
     ids: list[str] = []
     page = 1
     while True:
@@ -161,13 +175,12 @@ def _pool_commands(outputs: Any, run_id: str, command: list[str], run: Runner) -
     if not ids:
         typer.echo(f"the pool {outputs.scaling_group_id} has no InService nodes: scale it out (desired capacity) and launch again", err=True)
         raise typer.Exit(code=1)
-    size = lc.RUN_COMMAND_MAX_INSTANCES
-    line = lc.node_line(outputs, run_id, command, nnodes=len(ids))
-    commands = [lc.run_command_argv(outputs, run_id, line, ids[i : i + size]) for i in range(0, len(ids), size)]
-    typer.echo(f"found {len(ids)} InService node{'s' if len(ids) != 1 else ''}; running:")
-    for argv in commands:
-        typer.echo(f"  {shlex.join(argv)}")
-    return commands
+    return ids
+
+
+def invoke_id(stdout: str) -> str | None:
+    """The InvokeId in a RunCommand answer, if any."""
+    return _invoke_id(stdout)
 
 
 def _invoke_id(stdout: str) -> str | None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from blueprints.bootstrap import JOB_HOME, JOB_UID, JOB_USER
 from blueprints.errors import MISSING, Problem, UserInputError, join_allowed
 
 # Marks stack outputs as aitrain's: every blueprint writes it, ``aitrain launch`` requires it. Bump when their meaning changes.
@@ -188,26 +189,47 @@ def check_launchable(outputs: StackOutputs, via: Via) -> None:
         raise launch_error("--via", via.value, f"ssh goes through the login node, and {outputs.source} has no login_node_public_ip: set access.login_node: true and `pulumi up`, or use --via cloud-assistant")
 
 
+# The node line runs the launcher as the job user the boot creates (blueprints.bootstrap: same uid/gid on every node):
+# under root_squash root is nobody on the share, so the run directory, the log and the status are made by that user.
+# setpriv (util-linux) keeps the resource limits, so `ulimit -l` raised by root first reaches NCCL's RDMA memory
+# registration; it goes through no PAM stack that could lower them again.
+JOB_SHELL = (
+    'd=$1; shift; mkdir -p "$d" || exit; HOME={home} USER={user} LOGNAME={user} '
+    'setsid nohup "$@" < /dev/null > "$d/$(hostname).log" 2>&1 &'
+).format(home=JOB_HOME, user=JOB_USER)
+
+
+def run_dir(outputs: StackOutputs, run_id: str) -> str:
+    """Where a run's logs and status files live on the shared file system."""
+    return f"{outputs.shared_mount_path.rstrip('/')}/.aitrain/runs/{run_id}"
+
+
+def as_job_user(script: str, *args: str) -> str:
+    """A shell line that runs ``script`` (``sh -c``, with ``args``) as the job user, never as root."""
+    return shlex.join(["setpriv", f"--reuid={JOB_UID}", f"--regid={JOB_UID}", "--init-groups", "sh", "-c", script, "sh", *args])
+
+
 def node_line(outputs: StackOutputs, run_id: str, command: Sequence[str], *, hosts: bool = True, nnodes: int | None = None) -> str:
-    """The one shell line each node runs: make the run's log directory, start the launcher in the background.
+    """The one shell line each node runs: as the job user, make the run directory and start the launcher in the background.
 
     The launcher learns the nodes from ``--hosts`` (the outputs' private IPs) or, without it, the host registry
     with ``--nnodes`` (how many must have registered): the node count is never baked into the nodes' user data,
-    so resizing a cluster does not change (and reboot) the nodes already running.
+    so resizing a cluster does not change (and reboot) the nodes already running. ``--run-dir`` makes it keep
+    ``<host>.status`` there (what ``aitrain runs`` reads).
 
     ``setsid`` and ``< /dev/null`` detach the launcher from the shell Cloud Assistant or ssh started, so that call
     returns at once and the job outlives it; stdout and stderr go to ``<shared>/.aitrain/runs/<run-id>/<host>.log``.
+    A directory the job user cannot create fails the call itself (mkdir runs before the background start).
     """
     if not command:
         raise launch_error("CMD", [], "give the command to run after --, e.g. `aitrain launch --stack outputs.json -- python train.py --epochs 10`")
-    run_dir = shlex.quote(f"{outputs.shared_mount_path.rstrip('/')}/.aitrain/runs/{run_id}")
-    launcher = [outputs.launcher]
+    directory = run_dir(outputs, run_id)
+    launcher = [outputs.launcher, "--run-dir", directory]
     if hosts and outputs.private_ips:
         launcher += ["--hosts", ",".join(outputs.private_ips)]
     elif nnodes is not None:
         launcher += ["--nnodes", str(nnodes)]
-    started = shlex.join([*launcher, "--", *command])
-    return f"mkdir -p {run_dir} && setsid nohup {started} < /dev/null > {run_dir}/$(hostname).log 2>&1 &"
+    return "ulimit -l unlimited 2>/dev/null; " + as_job_user(JOB_SHELL, directory, *launcher, "--", *command)
 
 
 def plan_launch(outputs: StackOutputs, via: Via, run_id: str, command: Sequence[str]) -> LaunchPlan:
@@ -306,7 +328,7 @@ def render_plan(outputs: StackOutputs, via: Via, run_id: str, plan: LaunchPlan) 
         lines.append(f"  {shlex.join(plan.discovery)}")
         lines.append(f"  {shlex.join(plan.pool_template)} {pool_placeholder(outputs)}")
     lines += [f"  {shlex.join(argv)}" for argv in plan.commands]
-    lines.append(f"logs: {outputs.shared_mount_path.rstrip('/')}/.aitrain/runs/{run_id}/<hostname>.log on the shared file system")
+    lines.append(f"logs: {run_dir(outputs, run_id)}/<hostname>.log on the shared file system, written as {JOB_USER} (uid {JOB_UID})")
     return "\n".join(lines)
 
 

@@ -193,9 +193,9 @@ def storage_notes(profile: "ProfileBase", *, host_registry: bool = True) -> list
         )
     elif storage.kind != "cpfs" and storage.nfs_squash != "no_squash":
         notes.append(
-            f"storage.nfs_squash {storage.nfs_squash}: root on a node is nobody on the share, so the boot's host registry "
-            "(/mnt/shared/.aitrain/hosts, created by root) needs a share root that others may write. Alibaba Cloud does not document the NAS "
-            "root directory's default mode (UNVERIFIED); if aitrain-registry.service fails, pass --hosts to aitrain-torchrun, or choose "
-            "no_squash with guardrails.skip AIT024 and a reason."
+            f"storage.nfs_squash {storage.nfs_squash}: root on a node is nobody on the share, so the nodes write there (host registry, "
+            "runs, the job) as the job user aitrain (uid 2000), which needs a share root it may write. Alibaba Cloud does not document the NAS "
+            "root directory's default mode (UNVERIFIED); if aitrain-registry.service fails, the README's one-time step "
+            "(\"The share under root_squash\") gives /mnt/shared/.aitrain to uid 2000."
         )
     return notes

@@ -197,7 +197,11 @@ def test_missing_cluster_env_is_exit_2(tmp_path):
 
 def test_launcher_is_the_one_in_the_user_data():
     s = spec()
-    assert files(yaml.safe_load(b.render_user_data(s)))[b.LAUNCHER_PATH] == b.render_launcher(s)
+    shipped = files(yaml.safe_load(b.render_user_data(s)))[b.LAUNCHER_PATH]
+    assert shipped == b.code_only(b.render_launcher(s))
+    # The node gets the code and the header (what it is, usage); the comments stay in the template.
+    assert shipped.splitlines()[:3] == b.render_launcher(s).splitlines()[:3] and shipped.splitlines()[2].startswith("# Usage: aitrain-torchrun")
+    assert not [line for line in shipped.splitlines()[4:] if line.lstrip().startswith("#")]
     assert b.render_launcher(replace(s, cluster="other")) != b.render_launcher(s)
 
 

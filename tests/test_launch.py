@@ -15,7 +15,13 @@ from blueprints.cli import app
 
 runner = CliRunner()
 RUN = "20261201T093000Z"
-LINE = "mkdir -p /mnt/shared/.aitrain/runs/{run} && setsid nohup /usr/local/bin/aitrain-torchrun{hosts} -- {cmd} < /dev/null > /mnt/shared/.aitrain/runs/{run}/$(hostname).log 2>&1 &"
+# Root is nobody on the share (root_squash): the run directory, the log and the launcher are the job user's (uid 2000).
+LINE = (
+    "ulimit -l unlimited 2>/dev/null; setpriv --reuid=2000 --regid=2000 --init-groups sh -c "
+    "'d=$1; shift; mkdir -p \"$d\" || exit; HOME=/home/aitrain USER=aitrain LOGNAME=aitrain setsid nohup \"$@\" < /dev/null > \"$d/$(hostname).log\" 2>&1 &' "
+    "sh /mnt/shared/.aitrain/runs/{run} /usr/local/bin/aitrain-torchrun --run-dir /mnt/shared/.aitrain/runs/{run}{hosts} -- {cmd}"
+)
+LOGS = "logs: /mnt/shared/.aitrain/runs/{run}/<hostname>.log on the shared file system, written as aitrain (uid 2000)"
 
 
 def fixed_outputs(nodes: int, **extra):
@@ -126,7 +132,7 @@ def test_dry_run_one_node_exact(outputs_file):
           {line}
         commands:
           aliyun ecs RunCommand --RegionId cn-shanghai --Type RunShellScript --Name aitrain-medical-imaging-{RUN} --CommandContent {shlex.quote(line)} --Timeout 60 --InstanceId.1 i-uf6node0001
-        logs: /mnt/shared/.aitrain/runs/{RUN}/<hostname>.log on the shared file system
+        {LOGS.format(run=RUN)}
         dry run: nothing was run
         """
     )
@@ -142,7 +148,8 @@ def test_dry_run_two_nodes_exact_and_arguments_quoted_once(outputs_file):
     assert lines[4] == "  " + shlex.join(run_command(["i-uf6node0001", "i-uf6node0002"], line, run="exp-7"))
     assert len(lines) == 7
     # What each node's shell receives splits back into exactly the user's words.
-    started = shlex.split(line.split(" && setsid nohup ", 1)[1].split(" < /dev/null", 1)[0])
+    started = shlex.split(line.split("; ", 1)[1])
+    assert started[:8] == ["setpriv", "--reuid=2000", "--regid=2000", "--init-groups", "sh", "-c", lc.JOB_SHELL, "sh"]
     assert started[started.index("--") + 1 :] == ["python", "train.py", "--note", "it's a test", "$HOME"]
 
 
@@ -158,7 +165,7 @@ def test_dry_run_twelve_nodes_exact(outputs_file):
         f"  {line}",
         "commands:",
         "  " + shlex.join(run_command(ids, line)),
-        f"logs: /mnt/shared/.aitrain/runs/{RUN}/<hostname>.log on the shared file system",
+        LOGS.format(run=RUN),
         "dry run: nothing was run",
     ]
     assert result.stdout.splitlines() == expected
@@ -178,7 +185,7 @@ def test_dry_run_pool_exact(outputs_file):
         commands:
           aliyun ess DescribeScalingInstances --RegionId cn-shanghai --ScalingGroupId asg-uf6pool01 --LifecycleState InService --PageSize 50 --PageNumber 1
           aliyun ecs RunCommand --RegionId cn-shanghai --Type RunShellScript --Name aitrain-autoscaling-training-{RUN} --CommandContent {shlex.quote(line)} --Timeout 60 --InstanceId.1 <id> --InstanceId.2 <id> ... (each InService instance of asg-uf6pool01, 50 per call)
-        logs: /mnt/shared/.aitrain/runs/{RUN}/<hostname>.log on the shared file system
+        {LOGS.format(run=RUN)}
         dry run: nothing was run
         """
     )
@@ -205,7 +212,7 @@ def test_host_list_too_long_for_cloud_assistant_falls_back_to_the_registry(outpu
     outputs = lc.parse_outputs(fixed_outputs(2000), "o", ["fixed-cluster"])
     plan = lc.plan_launch(outputs, lc.Via.cloud_assistant, "r", ["python", "t.py"])
     assert "--hosts" not in plan.line and not plan.hosts_in_line
-    assert "aitrain-torchrun --nnodes 2000 -- python t.py" in plan.line  # the registry must hold all 2000
+    assert "aitrain-torchrun --run-dir /mnt/shared/.aitrain/runs/r --nnodes 2000 -- python t.py" in plan.line  # the registry must hold all 2000
     assert len(plan.commands) == 40
     small = lc.plan_launch(lc.parse_outputs(fixed_outputs(12), "o", ["fixed-cluster"]), lc.Via.cloud_assistant, "r", ["python", "t.py"])
     assert small.hosts_in_line and "--hosts 10.20.0.11," in small.line

@@ -76,7 +76,7 @@ def test_squashed_nas_plan_warns_about_the_host_registry():
     plan = offline_plan("autoscaling-training")
     (rule,) = plan.find("nas.AccessRule")
     assert rule.inputs["userAccessType"] == "root_squash"
-    assert any(n.startswith("storage.nfs_squash root_squash") and "--hosts" in n for n in plan.notes)
+    assert any(n.startswith("storage.nfs_squash root_squash") and "job user aitrain (uid 2000)" in n for n in plan.notes)
     assert not plan.find("nas.AutoSnapshotPolicy") and "snapshot_policy_id" not in plan.outputs
 
 
@@ -84,4 +84,4 @@ def test_the_squash_note_of_an_ecs_plan_names_the_host_registry_it_affects():
     from blueprints.testing import offline_plan
 
     (note,) = [n for n in offline_plan("medical-imaging").notes if n.startswith("storage.nfs_squash")]
-    assert "host registry (/mnt/shared/.aitrain/hosts" in note and "pass --hosts to aitrain-torchrun" in note
+    assert "(host registry, runs, the job) as the job user aitrain (uid 2000)" in note and "gives /mnt/shared/.aitrain to uid 2000" in note

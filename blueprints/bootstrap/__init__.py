@@ -27,6 +27,15 @@ SCRATCH_LABEL = "aitrain-scratch"
 # tests/test_bootstrap.py keeps the two equal).
 SHARED_MOUNT = "/mnt/shared"
 REGISTRY_DIR = f"{SHARED_MOUNT}/.aitrain/hosts"
+RUNS_DIR = f"{SHARED_MOUNT}/.aitrain/runs"
+# The job user. The file system's access rule squashes root (storage.nfs_squash root_squash: "All root users are treated
+# as nobody users", AlibabaCloudDocs/nas "User Guide/Manage the data access permissions of a file system.md"), so root on
+# a node can neither create nor chown anything on the share that nobody may not. Every write aitrain makes there (host registry, run directories, logs,
+# status) and the job itself run as this user, created at boot with the same uid and gid on every node, so the share
+# sees one owner everywhere. 2000: outside the distributions' system (<1000) and first-login (1000) ranges.
+JOB_USER = "aitrain"
+JOB_UID = 2000
+JOB_HOME = "/home/aitrain"
 RDZV_PORT = 29400
 # Alibaba's IMDS address; security hardening mode (IMDSv2) takes a PUT to /latest/api/token with header
 # X-aliyun-ecs-metadata-token-ttl-seconds, then header X-aliyun-ecs-metadata-token on every read:
@@ -183,6 +192,10 @@ def _values(spec: BootSpec) -> dict[str, object]:
         "scratch_label": SCRATCH_LABEL,
         "shared_mount": SHARED_MOUNT,
         "registry_dir": REGISTRY_DIR,
+        "runs_dir": RUNS_DIR,
+        "job_user": JOB_USER,
+        "job_uid": JOB_UID,
+        "job_home": JOB_HOME,
         "rdzv_port": RDZV_PORT,
         "metadata_host": METADATA_HOST,
         "torch_venv": TORCH_VENV,
@@ -202,10 +215,22 @@ def render_node_script(spec: BootSpec) -> str:
     return _ENV.get_template("aitrain-node.sh.j2").render(**_values(spec))
 
 
+def code_only(script: str) -> str:
+    """A script without its comment lines, except the header (shebang, what it is, usage).
+
+    The comments, with their sources, stay in the templates; the node gets the code, so the user data keeps within
+    the 16 KB ECS limit.
+    """
+    lines = script.splitlines(keepends=True)
+    header = next((i for i, line in enumerate(lines) if not line.startswith("#")), len(lines))
+    return "".join(lines[:header] + [line for line in lines[header:] if not line.lstrip().startswith("#")])
+
+
 def render_user_data(spec: BootSpec) -> str:
     """The node's ``#cloud-config`` text; raises ``UserDataTooLarge`` when over ``USER_DATA_LIMIT_BYTES``."""
     values = _values(spec)
-    text = _ENV.get_template("user-data.yaml.j2").render(launcher=render_launcher(spec), node_script=render_node_script(spec), **values)
+    launcher, node_script = code_only(render_launcher(spec)), code_only(render_node_script(spec))
+    text = _ENV.get_template("user-data.yaml.j2").render(launcher=launcher, node_script=node_script, **values)
     size = len(text.encode("utf-8"))
     if size > USER_DATA_LIMIT_BYTES:
         raise UserDataTooLarge(
@@ -221,12 +246,16 @@ __all__ = [
     "BOOT_MINUTES",
     "ENV_DIR",
     "ERDMA_MTU_NO_JUMBO",
+    "JOB_HOME",
+    "JOB_UID",
+    "JOB_USER",
     "LAUNCHER_PATH",
     "METADATA_HOST",
     "NCCL_ENV",
     "NODE_SCRIPT_PATH",
     "RDZV_PORT",
     "REGISTRY_DIR",
+    "RUNS_DIR",
     "SCRATCH_LABEL",
     "SCRATCH_MOUNT",
     "SHARED_MOUNT",
@@ -237,6 +266,7 @@ __all__ = [
     "GpuSoftware",
     "UserDataTooLarge",
     "boot_minutes",
+    "code_only",
     "nccl_env",
     "render_launcher",
     "render_node_script",
