@@ -148,13 +148,13 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "AIT014", "error", "inline node disks hold scratch only; separate data disks outlive the node", inline_disks_are_scratch,
-        rationale="Inline disks are released with the instance (TF provider #2035, #9194); infraguard ecs-disk-retain-auto-snapshot.",
+        rationale="Inline disks are released with the instance (https://github.com/aliyun/terraform-provider-alicloud/issues/2035, https://github.com/aliyun/terraform-provider-alicloud/issues/9194); infraguard ecs-disk-retain-auto-snapshot.",
         fix="Name inline data disks aitrain-scratch and keep data on NAS/OSS or an ecs.EcsDisk with deleteWithInstance and deleteAutoSnapshot false.",
         references=(2,),
     ),
     Rule(
         "AIT017", "error", "resource options never weaken safety", safe_options,
-        rationale="ignore_changes hides console drift from every preview and delete-first replacement loses data (pulumi#16179, #16629, #19924).",
+        rationale="ignore_changes hides console drift from every preview and delete-first replacement loses data (https://github.com/pulumi/pulumi/issues/16179, https://github.com/pulumi/pulumi/issues/16629, https://github.com/pulumi/pulumi/issues/19924).",
         fix="Remove the safety input from ignore_changes (or the delete_before_replace option) in the program.",
         references=(7,),
     ),

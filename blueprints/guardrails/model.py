@@ -30,7 +30,7 @@ class Finding:
 class Rule:
     """A named check with an id, a level, the reason it exists (with its source) and how to fix a finding.
 
-    ``references`` are the numbers of the rules in ``shared/reference/security-and-data-safety.md`` §7 it enforces.
+    ``references`` are the numbers of the rules in ``docs/sources/security-and-data-safety.md`` §7 it enforces.
     """
 
     id: str

@@ -155,7 +155,7 @@ def cpfs_controls(plan: Plan) -> Iterator[tuple[str, str]]:
 RULES: tuple[Rule, ...] = (
     Rule(
         "AIT004", "error", "stateful storage is protected and retained", storage_protected,
-        rationale="retain_on_delete only counts when set before a replace, and delete-first replaces lose data; pulumi#13428, #16179, #16629",
+        rationale="retain_on_delete only counts when set before a replace, and delete-first replaces lose data; https://github.com/pulumi/pulumi/issues/13428, https://github.com/pulumi/pulumi/issues/16179, https://github.com/pulumi/pulumi/issues/16629",
         fix="create NAS, OSS, EcsDisk and KMS keys with protect=True and retain_on_delete=True; never delete_before_replace",
         references=(1, 7),
     ),
@@ -195,7 +195,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "AIT024", "error", "NAS access rules squash root", root_squash,
-        rationale="with no_squash, root on any VPC host is root on the share (issue 9 review); infraguard NAS rules; §7 rule 20",
+        rationale="with no_squash, root on any VPC host is root on the share (the security review); infraguard NAS rules; docs/sources/security-and-data-safety.md §7 rule 20",
         fix="set userAccessType root_squash (the default of storage.nfs_squash), or skip AIT024 with a reason",
         references=(20,),
     ),
