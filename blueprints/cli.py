@@ -249,6 +249,12 @@ def _register_zones() -> None:
     register(app)
 
 
+def _register_schema() -> None:
+    from blueprints.cli_schema import register
+
+    register(app)
+
+
 def _register_policy() -> None:
     from blueprints.cli_policy import register
 
@@ -262,6 +268,7 @@ _register_policy()
 _register_export()
 _register_preflight()
 _register_zones()
+_register_schema()
 
 
 def main() -> None:
