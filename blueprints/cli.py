@@ -9,13 +9,15 @@ from typing import Annotated, Optional
 
 import typer
 
+from blueprints.cli_group import AitrainGroup
 from blueprints.cli_support import FailLevel, OutputFormat, emit, reports_user_errors
 
 app = typer.Typer(
     name="aitrain",
+    cls=AitrainGroup,  # a single-value option given twice (two --stack-config) is an error, not "last one wins"
     help="Turn an AI-training job into reviewable, tested Alibaba Cloud infrastructure (Pulumi).",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, PowerShell)
     pretty_exceptions_enable=False,
 )
 
@@ -258,6 +260,12 @@ def _register_zones() -> None:
     register(app)
 
 
+def _register_schema() -> None:
+    from blueprints.cli_schema import register
+
+    register(app)
+
+
 def _register_policy() -> None:
     from blueprints.cli_policy import register
 
@@ -271,6 +279,7 @@ _register_policy()
 _register_export()
 _register_preflight()
 _register_zones()
+_register_schema()
 
 
 def main() -> None:

@@ -42,6 +42,17 @@ class Guardrails(Strict):
 
     skip: tuple[SkippedRule, ...] = Field(default=(), description="Rules to skip, each as {rule: AIT0NN, reason: why}; a skip without a reason is refused.")
 
+    @field_validator("skip", mode="before")
+    @classmethod
+    def _a_list(cls, value: object) -> object:
+        # A bare id (`--set guardrails.skip=AIT008`) cannot carry the reason every skip needs.
+        if isinstance(value, (str, dict)):
+            raise ValueError(
+                "is a list of {rule: AIT0NN, reason: why}: in YAML `skip: [{rule: AIT008, reason: …}]`; with --set or "
+                "`pulumi config set --path`, guardrails.skip[0].rule=AIT008 and guardrails.skip[0].reason=…"
+            )
+        return value
+
     @field_validator("skip")
     @classmethod
     def _once_each(cls, value: tuple[SkippedRule, ...]) -> tuple[SkippedRule, ...]:

@@ -6,7 +6,7 @@ import datetime as dt
 from typing import TYPE_CHECKING, Any
 
 import pulumi
-from pulumi.runtime.config import CONFIG, get_config_env
+from pulumi.runtime.config import CONFIG, get_config_env, get_config_secret_keys_env, is_config_secret
 
 from blueprints.errors import UserInputError
 from blueprints.layout import LayoutError
@@ -18,6 +18,11 @@ if TYPE_CHECKING:
 def current_config() -> dict[str, Any]:
     """Every config key the engine gave this program (``PULUMI_CONFIG`` and explicitly set ones)."""
     return {**(get_config_env() or {}), **CONFIG.get()}
+
+
+def secret_config_keys(config: dict[str, Any]) -> set[str]:
+    """The keys the engine marks secret (`pulumi up` decrypts them before the program sees them)."""
+    return set(get_config_secret_keys_env()) | {key for key in config if is_config_secret(key)}
 
 
 def run(catalog: "Catalog | None" = None, today: dt.date | None = None) -> None:
@@ -34,7 +39,8 @@ def run(catalog: "Catalog | None" = None, today: dt.date | None = None) -> None:
     try:
         catalog = catalog or load_catalog()
         today = today or clock.today()
-        settings = read_settings(current_config(), source="(pulumi config)")
+        config = current_config()
+        settings = read_settings(config, source="(pulumi config)", secret_keys=secret_config_keys(config))
         _, profile = resolve(settings, profile_models(), catalog=catalog, today=today)
         outputs = blueprint_for(profile, catalog, today).build()
     except (UserInputError, LayoutError) as exc:

@@ -12,14 +12,14 @@ import datetime as dt
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Collection, Mapping
 
 import yaml
 
-from blueprints import yamlsafe
+from blueprints import profile_paths, yamlsafe
 from blueprints.errors import Problem, UserInputError, did_you_mean, join_allowed, read_text_file
 from blueprints.profile import ProfileBase
-from blueprints.profile_parse import leaf_paths, parse_profile
+from blueprints.profile_parse import parse_profile
 
 if TYPE_CHECKING:
     from blueprints.catalog import Catalog
@@ -74,25 +74,67 @@ def engine_value(value: Any) -> str:
 
 
 def engine_config(path: Path) -> dict[str, str]:
-    """Every config key of a ``Pulumi.<stack>.yaml``, in the form `pulumi up` gives the program."""
+    """Every config key of a ``Pulumi.<stack>.yaml``, in the form `pulumi up` gives the program.
+
+    A Pulumi secret (``{secure: v1:…}``) inside an ``aitrain:*`` key is refused (``secret_problems``); secrets of
+    other namespaces (``alicloud:secretKey``) are passed on encrypted, as aitrain never reads them.
+    """
     document = yamlsafe.load(read_text_file(path, "stack config"), f"stack config {path}")
     config = document.get("config") if isinstance(document, dict) else None
     if not isinstance(config, dict):
         raise UserInputError("invalid stack config", [Problem(f"{path}: config", config, f"a stack config needs a 'config:' mapping with '{PRESET_KEY}' and/or '{PROFILE_KEY}'")])
+    problems = [p for key, value in config.items() if _canonical_key(str(key)).startswith(f"{NAMESPACE}:") for p in secret_problems(str(key), value)]
+    if problems:
+        raise UserInputError(f"invalid stack config {path}", problems)
     return {str(key): engine_value(value) for key, value in config.items()}
 
 
-def read_settings(config: Mapping[str, Any], *, source: str) -> StackSettings:
+def secret_problems(key: str, value: Any, segments: tuple[profile_paths.Segment, ...] = ()) -> list[Problem]:
+    """One problem per Pulumi secret in ``value``: a mapping whose only key is ``secure`` (Pulumi reserves that form)."""
+    if isinstance(value, dict) and list(value) == ["secure"] and isinstance(value["secure"], str):
+        cipher = value["secure"]
+        return [_secret_problem(profile_paths.format_path((key, *segments)), f"secure: {cipher[:12]}{'…' if len(cipher) > 12 else ''}")]
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in secret_problems(key, v, (*segments, str(k)))]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in secret_problems(key, v, (*segments, i))]
+    return []
+
+
+def _secret_problem(where: str, shown: Any) -> Problem:
+    """Why a secret in aitrain's settings is refused, and the command that stores the value in plain text."""
+    if where in KNOWN_KEYS or ("." not in where and "[" not in where):
+        hint = f"set it again without --secret: `pulumi config set {where} <value>`"
+        if where == PROFILE_KEY:
+            hint += f", or field by field: `pulumi config set --path '{where}.compute.nodes' 4`"
+    else:
+        hint = f"set it again without --secret: `pulumi config set --path '{where}' <value>`"
+    return Problem(
+        f"config.{where}",
+        shown,
+        "is a Pulumi secret (`pulumi config set --secret`). aitrain's settings hold no secrets: each value goes in plain text into"
+        " resource arguments, tags and the plan; and the offline plan cannot decrypt it (only `pulumi up` can), so it would not"
+        " show what `pulumi up` builds. So the plan and `pulumi up` both refuse it",
+        hint,
+    )
+
+
+def read_settings(config: Mapping[str, Any], *, source: str, secret_keys: Collection[str] = ()) -> StackSettings:
     """Decode the ``aitrain:*`` keys of an engine-form config; reject unknown or mis-nested ones.
 
     ``pulumi config set aitrain:profile.compute.nodes 4`` (without ``--path``) makes a key literally named
     ``aitrain:profile.compute.nodes``; it is an error here, with the command that sets it properly.
+    ``secret_keys`` are the keys the engine marks secret (`pulumi up` decrypts them first): one of ours is refused,
+    as ``engine_config`` refuses the encrypted value in a file.
     """
     problems = []
     ours: dict[str, Any] = {}
     for raw_key, value in config.items():
         key = _canonical_key(str(raw_key))
         if not key.startswith(f"{NAMESPACE}:"):
+            continue
+        if raw_key in secret_keys:
+            problems.append(_secret_problem(key, "(secret)"))
             continue
         if key in KNOWN_KEYS:
             ours[key] = value
@@ -188,8 +230,10 @@ def _changed_leaves(old: Any, new: Any, path: str) -> list[tuple[str, Any, Any]]
 
 
 def parse_overrides(assignments: list[str], models: Mapping[str, type[ProfileBase]]) -> list[tuple[str, Any]]:
-    """``["compute.nodes=16"]`` → ``[("compute.nodes", 16)]``; values are read by the bounded YAML loader (``19:00`` stays text)."""
-    leaves = leaf_paths(models)
+    """``["compute.nodes=16"]`` → ``[("compute.nodes", 16)]``; values are read by the bounded YAML loader (``19:00`` stays text).
+
+    Paths are written as for ``pulumi config set --path``: ``tags.owner=alice``, ``guardrails.skip[0].rule=AIT008``.
+    """
     problems: list[Problem] = []
     out = []
     for text in assignments:
@@ -198,11 +242,14 @@ def parse_overrides(assignments: list[str], models: Mapping[str, type[ProfileBas
         if not sep or not path:
             problems.append(Problem("--set", text, "must be PATH=VALUE, e.g. compute.nodes=16"))
             continue
-        if path not in leaves:
-            hint = did_you_mean(path, leaves)
-            problems.append(Problem(f"--set {path}", raw, f"unknown profile path; common ones: {', '.join(CONTRACT_PATHS)}", hint))
+        try:
+            segments = profile_paths.parse_path(path)
+            profile_paths.check_path(segments, models)
+        except profile_paths.PathError as exc:
+            common = f"; common ones: {', '.join(CONTRACT_PATHS)}" if exc.unknown_name else ""
+            problems.append(Problem(f"--set {path}", raw, f"unknown profile path: {exc}{common}", exc.hint))
             continue
-        out.append((path, yamlsafe.load_scalar(raw, f"--set {path}")))
+        out.append((profile_paths.format_path(segments), yamlsafe.load_scalar(raw, f"--set {path}")))
     if problems:
         raise UserInputError("invalid --set override", problems)
     return out
@@ -220,15 +267,11 @@ def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
 
 
 def set_path(data: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
-    """A copy of ``data`` with the dotted ``path`` set to ``value``."""
-    head, _, rest = path.partition(".")
-    out = dict(data)
-    if rest:
-        inner = out.get(head)
-        out[head] = set_path(inner if isinstance(inner, dict) else {}, rest, value)
-    else:
-        out[head] = value
-    return out
+    """A copy of ``data`` with ``path`` (``compute.nodes``, ``guardrails.skip[0].rule``) set, as ``pulumi config set --path`` would."""
+    try:
+        return profile_paths.set_path(data, path, value)
+    except profile_paths.PathError as exc:
+        raise UserInputError("invalid --set override", [Problem(f"--set {path}", value, str(exc))]) from None
 
 
 def render_stack_config(profile: dict[str, Any], preset: str | None = None) -> str:

@@ -14,9 +14,9 @@
         assert_guardrails(stack.resources)
 
 Values are pulled out with ``stack.resolve(output)`` and checked with plain ``assert``; an ``output.apply(check)``
-inside the block is awaited when the block ends, so a failing check fails the test too. Do not mix this kit with
-``@pulumi.runtime.test`` or your own ``set_mocks``: without mocks, pulumi skips ``apply`` callbacks and such a test
-can pass without checking anything.
+inside the block is awaited when the block ends, so a failing check fails the test too. A test written Pulumi's way
+(``@pulumi.runtime.test`` returning an ``apply`` check) with no mocks of its own runs under these mocks too: the
+pytest plugin installed with aitrain (``blueprints.testing_plugin``) sees to it, so its check runs and can fail.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ Every user YAML (stack files, presets, job files, ``--set`` values) goes through
   string ``"2027-01-04"`` (no implicit or explicit timestamps); ints, floats, bools and null resolve as usual.
 - Only JSON-like values are built: mappings with string keys, lists, strings, numbers, bools, null. Tags such as
   ``!!set``, ``!!binary`` or ``!!timestamp`` are refused.
+- A key written twice in one mapping (``nodes: 4`` then ``nodes: 40``) is refused, naming both lines: PyYAML
+  would keep the last silently.
 - Input is bounded: text length, nesting depth, integer length, alias references, the size of the document with
   every alias expanded, and recursive aliases (``&a [*a]``). A "billion laughs" fails in milliseconds.
 
@@ -97,8 +99,9 @@ class BoundedLoader(yaml.SafeLoader):
         return value
 
     def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
-        """A mapping whose keys are all strings (``{a: 1}: x`` or ``1: x`` is refused, not a TypeError)."""
+        """A mapping whose keys are all strings (``{a: 1}: x`` or ``1: x`` is refused, not a TypeError), each written once."""
         if isinstance(node, MappingNode):
+            _refuse_duplicate_keys(node)
             self.flatten_mapping(node)
         out: dict[str, Any] = {}
         for key_node, value_node in node.value:
@@ -164,6 +167,32 @@ def load_scalar(text: str, source: str) -> Any:
         if any("is not valid YAML" in p.message for p in exc.problems):
             return text
         raise
+
+
+def _refuse_duplicate_keys(node: MappingNode) -> None:
+    """A key written twice in one mapping (``nodes: 4`` … ``nodes: 40``) is refused, naming both lines.
+
+    PyYAML keeps the last value silently. Checked before merge keys are expanded, so ``<<: *base`` followed by a key
+    of ``base`` is still an override on purpose, not a duplicate.
+    """
+    seen: dict[str, Node] = {}
+    for key_node, value_node in node.value:
+        if not isinstance(key_node, ScalarNode) or key_node.tag != "tag:yaml.org,2002:str":
+            continue  # merge keys (<<) and non-string keys (refused later with their own message)
+        first = seen.setdefault(key_node.value, value_node)
+        if first is not value_node:
+            raise _Violation(
+                key_node,
+                f"key {key_node.value!r} is written twice in one mapping: {_entry(key_node.value, first)} on line {first.start_mark.line + 1}"
+                f", then {_entry(key_node.value, value_node)} on line {key_node.start_mark.line + 1}; YAML would keep only the last silently"
+                " — keep the one you mean and delete the other",
+            )
+
+
+def _entry(key: str, value: Node) -> str:
+    if isinstance(value, ScalarNode) and len(str(value.value)) <= 40:
+        return f"'{key}: {value.value}'"
+    return f"'{key}'"
 
 
 def _check_graph(root: Node) -> None:

@@ -80,6 +80,109 @@ def test_the_readme_pattern_fails_alone_and_with_others(tmp_path):
     assert together.returncode == 1 and "3 failed, 1 passed" in together.stdout, together.stdout + together.stderr
 
 
+# Pulumi's documented way: `@pulumi.runtime.test` returning an `apply` check, no `set_mocks` of its own.
+PULUMI_WAY = """
+import pulumi
+from blueprints.components.storage import SharedStorage, SharedStorageArgs
+
+ARGS = SharedStorageArgs(kind="extreme_nas", region="cn-shanghai", throughput_tier="advance", capacity_gib=32768,
+                         zone_id="cn-shanghai-a", vpc_id="vpc-1", vswitch_id="vsw-1", vpc_cidr="10.0.0.0/16")
+
+
+@pulumi.runtime.test
+def test_failing_check():
+    def check(fs_id):
+        assert fs_id == "wrong", "checked in apply"
+
+    return SharedStorage("data", ARGS).file_system_id.apply(check)
+
+
+@pulumi.runtime.test
+def test_passing_check():
+    def check(values):
+        fs_id, encrypt = values
+        assert (fs_id, encrypt) == ("${data-fs.id}", 1)
+
+    storage = SharedStorage("data", ARGS)
+    return pulumi.Output.all(storage.file_system_id, storage.file_system.encrypt_type).apply(check)
+
+
+def test_mocked_fixture_without_import(mocked):
+    assert mocked.resolve(SharedStorage("data", ARGS).file_system_id) == "${data-fs.id}"
+"""
+# A Pulumi test with mocks of its own: the plugin must leave them in place (their ids, not the kit's).
+OWN_MOCKS = """
+import pulumi
+import pulumi_alicloud as alicloud
+import pytest
+from pulumi.runtime import settings
+
+
+class Mine(pulumi.runtime.Mocks):
+    def new_resource(self, args):
+        return "mine-" + args.name, args.inputs
+
+    def call(self, args):
+        return {}
+
+
+@pytest.fixture
+def own_mocks():
+    pulumi.runtime.set_mocks(Mine(), project="p", stack="s", preview=False)
+    yield
+    settings.reset_options()
+
+
+@pulumi.runtime.test
+def test_own_mocks(own_mocks):
+    def check(vpc_id):
+        assert vpc_id == "mine-net"
+
+    return alicloud.vpc.Network("net", cidr_block="10.0.0.0/16").id.apply(check)
+"""
+
+
+def test_a_pulumi_runtime_test_runs_under_the_kits_mocks_wherever_aitrain_is_installed(tmp_path):
+    """No conftest and no import of blueprints.testing: the installed pytest11 entry point alone makes the check run."""
+    (tmp_path / "test_pulumi_way.py").write_text(PULUMI_WAY)
+    (tmp_path / "test_own_mocks.py").write_text(OWN_MOCKS)
+    (tmp_path / "test_user.py").write_text(USER_TESTS)
+    failing = _pytest(tmp_path, "test_pulumi_way.py::test_failing_check")
+    assert failing.returncode == 1 and "1 failed" in failing.stdout and "checked in apply" in failing.stdout, failing.stdout + failing.stderr
+    passing = _pytest(tmp_path, "test_pulumi_way.py::test_passing_check")
+    assert passing.returncode == 0 and "1 passed" in passing.stdout, passing.stdout + passing.stderr
+    # With others, in either order around tests that set (and reset) mocks themselves.
+    together = _pytest(tmp_path, "test_user.py", "test_own_mocks.py", "test_pulumi_way.py")
+    assert together.returncode == 1 and "4 failed, 3 passed" in together.stdout, together.stdout + together.stderr
+    assert "FAILED test_pulumi_way.py::test_failing_check" in together.stdout
+    reverse = _pytest(tmp_path, "test_pulumi_way.py", "test_own_mocks.py")
+    assert reverse.returncode == 1 and "1 failed, 3 passed" in reverse.stdout, reverse.stdout + reverse.stderr
+    # The control: without the plugin, pulumi's helper passes the failing check silently (the trap it closes).
+    unplugged = _pytest(tmp_path, "-p", "no:aitrain", "test_pulumi_way.py::test_failing_check")
+    assert unplugged.returncode == 0 and "1 passed" in unplugged.stdout, unplugged.stdout + unplugged.stderr
+
+
+def test_the_plugin_is_registered_as_a_pytest11_entry_point():
+    from importlib.metadata import entry_points
+
+    (plugin,) = [e for e in entry_points(group="pytest11") if e.name == "aitrain"]
+    assert plugin.value == "blueprints.testing_plugin"
+
+
+def test_is_pulumi_test_recognises_only_pulumi_s_wrapper():
+    import functools
+
+    import pulumi
+
+    from blueprints.testing_plugin import is_pulumi_test
+
+    def plain() -> None:
+        pass
+
+    assert is_pulumi_test(pulumi.runtime.test(plain))
+    assert not is_pulumi_test(plain) and not is_pulumi_test(functools.wraps(plain)(lambda: None))
+
+
 def test_offline_mocks_records_resources_with_options():
     with offline_mocks(zones=["cn-shanghai-a"]) as stack:
         storage = SharedStorage("data", storage_args())
