@@ -103,3 +103,21 @@ def test_the_checks_catch_what_they_claim(tmp_path):
     assert ISSUE.search("issue 11") and ISSUE.search("see #12") and ISSUE.search("pulumi#16179")
     assert not ISSUE.search("x.md#7-marketing") and not ISSUE.search("README.md#0") and not ISSUE.search("ready-to-train.md#4")
     assert MACHINE.search("/work/main/x") and SECTION.search("§7")
+
+
+def github_anchor(heading: str) -> str:
+    """The id GitHub gives a heading: lower case, punctuation but hyphens dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_every_link_to_a_readme_section_reaches_a_heading():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    anchors = {github_anchor(h) for h in re.findall(r"(?m)^#{1,4} (.+)$", text)}
+    targets = set(re.findall(r"\]\(#([^)]+)\)", text))
+    assert targets and not targets - anchors, sorted(targets - anchors)
+
+
+def test_the_readme_opens_with_contents_and_the_quick_start():
+    headings = re.findall(r"(?m)^## (.+)$", (ROOT / "README.md").read_text(encoding="utf-8"))
+    assert headings[:3] == ["Contents", "Quick start", "Deploying for real"]
+    assert "Tearing down" in headings and headings[-1] == "Development"

@@ -110,7 +110,23 @@ def run_hours() -> str:
     return f"{plan('medical-imaging').costs['totals']['run_hours']:g} h"
 
 
+# The README's deploy walk-through: the preset with these two settings.
+DEPLOY_EXAMPLE = {"compute.nodes": 4, "network.admin_cidr": "203.0.113.0/24"}
+
+
+def deploy_cost() -> str:
+    """What the README's ten-command deploy creates costs, running and parked, and what stays unpriced."""
+    running = plan("medical-imaging", **DEPLOY_EXAMPLE).costs["totals"]
+    parked = plan("medical-imaging", **{**DEPLOY_EXAMPLE, "compute.nodes": 0}).costs["totals"]
+    return (
+        f"¥{_money(running['cny_per_hour'])} an hour (¥{_money(running['cny_per_month'])} for a month left running); parked"
+        f" (`compute.nodes: 0`: no nodes, the storage, bucket and NAT kept) ¥{_money(parked['cny_per_month'])} a month."
+        f" Not priced, so add them: {_items(running['unknown'])}."
+    )
+
+
 FIGURES: dict[str, Callable[[], str]] = {
+    "deploy-cost": deploy_cost,
     "preset-costs": preset_costs,
     "medical-run-hours": run_hours,
     "user-data-medical": lambda: user_data_bytes("medical-imaging"),
