@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
 from blueprints.errors import FieldError, did_you_mean, join_allowed
+from blueprints import objectstore
 from blueprints.profile_context import context_of
 from blueprints.profile_guardrails import Guardrails
 from blueprints.profile_schedule import OffHours
@@ -297,6 +298,14 @@ class ProfileBase(Strict):
     def bucket_name(self) -> str:
         """The dataset and checkpoint bucket: ``bucket.name``, else ``<name>-<region>-data``."""
         return self.bucket.name or f"{self.name}-{self.region}-data"
+
+    @property
+    def access_log_bucket_name(self) -> str | None:
+        """Where the data bucket's access logs go: ``bucket.access_log_bucket``, else ``<data bucket>-logs``; None when
+        ``bucket.access_logging`` is off or the bucket is adopted (aitrain changes nothing on a bucket it does not own)."""
+        if not self.bucket.access_logging or self.bucket.existing:
+            return None
+        return self.bucket.access_log_bucket or objectstore.access_log_bucket_name(self.bucket_name)
 
     @property
     def storage_zone(self) -> str:

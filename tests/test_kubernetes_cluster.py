@@ -65,7 +65,7 @@ def test_cluster_is_ack_pro_private_audited_and_joins_the_training_network(k8s_p
 
 def test_cluster_pins_the_catalog_addons_with_erdma_for_an_erdma_type(k8s_plan):
     addons = {a["name"]: a for a in one(k8s_plan, f"{UNIT}-cluster").inputs["addons"]}
-    assert list(addons) == ["flannel", "csi-plugin", "csi-provisioner", "logtail-ds", "ack-erdma-controller"]
+    assert list(addons) == ["flannel", "csi-plugin", "csi-provisioner", "logtail-ds", "ack-node-problem-detector", "node-lifecycle-controller", "ack-erdma-controller"]
     assert json.loads(addons["ack-erdma-controller"]["config"]) == {"agent": {"preferDriver": "ofed", "allocateAllDevices": True}}
     # No citable version: ACK's default (no version argument at all).
     assert all("version" not in a for a in addons.values())

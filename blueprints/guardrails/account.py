@@ -40,8 +40,13 @@ def customer_managed_keys(plan: Plan) -> Iterator[tuple[str, str]]:
     nas = [r.name for r in of_types(plan, ("nas.FileSystem",))
            if r.inputs.get("fileSystemType") == "extreme" and r.inputs.get("encryptType") and not (r.inputs.get("encryptType") == 2 and r.inputs.get("kmsKeyId"))]
     sse = {str(r.inputs.get("bucket")): r.inputs for r in of_types(plan, ("oss.BucketServerSideEncryption",))}
+    # A bucket that receives another bucket's access logs keeps an OSS-managed key: OSS writes the log objects itself
+    # (components/bucket.py), so the switch below would not change it.
+    log_buckets = {str(r.inputs.get("targetBucket")) for r in of_types(plan, ("oss.BucketLogging",)) if r.inputs.get("targetBucket") != r.inputs.get("bucket")}
     oss = []
     for r in of_types(plan, ("oss.Bucket",)):
+        if str(r.inputs.get("bucket")) in log_buckets:
+            continue
         rule = sse.get(str(r.inputs.get("bucket"))) or r.inputs.get("serverSideEncryptionRule") or {}
         if rule.get("sseAlgorithm") and not (rule.get("sseAlgorithm") == "KMS" and rule.get("kmsMasterKeyId")):
             oss.append(r.name)
@@ -51,7 +56,15 @@ def customer_managed_keys(plan: Plan) -> Iterator[tuple[str, str]]:
         (oss, "OSS objects are", "SSE KMS + kmsMasterKeyId"),
     ):
         if names:
-            yield names[0], f"{what} encrypted with a service-managed key ({len(names)} resource(s)); set {KMS_SWITCH} to use your own KMS key ({how})"
+            yield names[0], f"{what} encrypted with a service-managed key ({len(names)} resource(s)); set {KMS_SWITCH} to use your own KMS key ({how}){_kms_price(plan)}"
+
+
+def _kms_price(plan: Plan) -> str:
+    """What the customer key would cost, from the plan's costs (``not_in_plan``): the KMS instance it lives in."""
+    for option in (plan.costs or {}).get("not_in_plan") or []:
+        if isinstance(option, dict) and str(option.get("item", "")).startswith("KMS") and isinstance(option.get("cny_per_month"), (int, float)):
+            return f"; the KMS instance such a key lives in costs ¥{option['cny_per_month']:,.2f} a month ({option.get('status')}; not in this plan)"
+    return ""
 
 
 # ---- KMS keys a user's stack creates (AIT026) ----
