@@ -47,9 +47,13 @@ class KmsInstance:
 
 
 def logs_of(resources: Iterable[Resource], bucket: str) -> list[str]:
-    """The other buckets whose access logs ``bucket`` receives (``oss.BucketLogging`` targetBucket)."""
-    return [str(r.inputs.get("bucket")) for r in resources
-            if r.short_type == "oss.BucketLogging" and r.inputs.get("targetBucket") == bucket and r.inputs.get("bucket") != bucket]
+    """The other buckets whose access logs ``bucket`` receives (``oss.BucketLogging`` targetBucket, or a bucket's inline ``logging``)."""
+    sources = []
+    for r in resources:
+        target = r.inputs.get("targetBucket") if r.short_type == "oss.BucketLogging" else (r.inputs.get("logging") or {}).get("targetBucket") if r.short_type == "oss.Bucket" else None
+        if target == bucket and r.inputs.get("bucket") != bucket:
+            sources.append(str(r.inputs.get("bucket")))
+    return sources
 
 
 def log_days(inputs: dict[str, Any]) -> str:

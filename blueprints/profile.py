@@ -265,6 +265,17 @@ class ProfileBase(Strict):
             )
         return self
 
+    @model_validator(mode="after")
+    def _log_bucket_apart(self) -> "ProfileBase":
+        # A bucket logging into itself logs its own log writes in a loop (https://www.alibabacloud.com/help/en/oss/logging).
+        if self.bucket.access_log_bucket is not None and self.bucket.access_log_bucket == self.bucket_name:
+            raise FieldError(
+                "bucket.access_log_bucket",
+                self.bucket.access_log_bucket,
+                "is the data bucket itself; OSS would log its own log writes in a loop: name another bucket, or leave it empty for <data bucket>-logs",
+            )
+        return self
+
     def skips_rule(self, rule: str) -> bool:
         """Whether ``guardrails.skip`` turns ``rule`` off (with a reason, which the skip itself requires)."""
         return any(s.rule == rule for s in self.guardrails.skip)

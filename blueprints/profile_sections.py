@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, field_validator
 
 from blueprints.objectstore import check_bucket_name
 from blueprints.profile_strict import Strict
@@ -42,12 +42,6 @@ class Bucket(Strict):
     @classmethod
     def _name(cls, value: str | None) -> str | None:
         return None if value is None else check_bucket_name(value)
-
-    @model_validator(mode="after")
-    def _log_bucket_apart(self) -> Bucket:
-        if self.access_log_bucket is not None and self.access_log_bucket == self.name:
-            raise ValueError(f"access_log_bucket {self.access_log_bucket!r} is the data bucket itself; OSS would log its own log writes in a loop: name another bucket")
-        return self
 
 
 class Access(Strict):

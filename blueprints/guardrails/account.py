@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator
 
+from blueprints.guardrails.bucket import log_buckets
 from blueprints.guardrails.inputs import as_list, of_types, referenced
 from blueprints.guardrails.model import Rule
 from blueprints.plan import Plan, PlannedResource
@@ -42,10 +43,10 @@ def customer_managed_keys(plan: Plan) -> Iterator[tuple[str, str]]:
     sse = {str(r.inputs.get("bucket")): r.inputs for r in of_types(plan, ("oss.BucketServerSideEncryption",))}
     # A bucket that receives another bucket's access logs keeps an OSS-managed key: OSS writes the log objects itself
     # (components/bucket.py), so the switch below would not change it.
-    log_buckets = {str(r.inputs.get("targetBucket")) for r in of_types(plan, ("oss.BucketLogging",)) if r.inputs.get("targetBucket") != r.inputs.get("bucket")}
+    receiving = log_buckets(plan)
     oss = []
     for r in of_types(plan, ("oss.Bucket",)):
-        if str(r.inputs.get("bucket")) in log_buckets:
+        if str(r.inputs.get("bucket")) in receiving:
             continue
         rule = sse.get(str(r.inputs.get("bucket"))) or r.inputs.get("serverSideEncryptionRule") or {}
         if rule.get("sseAlgorithm") and not (rule.get("sseAlgorithm") == "KMS" and rule.get("kmsMasterKeyId")):

@@ -101,6 +101,13 @@ def bucket_tls(plan: Plan) -> Iterator[tuple[str, str]]:
             yield r.name, f"bucket {name} allows TLS versions {versions}; allow only {list(SAFE_TLS)}"
 
 
+def log_buckets(plan: Plan) -> set[str]:
+    """The buckets that receive another bucket's access logs (``oss.BucketLogging`` or inline ``logging``)."""
+    pairs = [(r.inputs.get("bucket"), r.inputs.get("targetBucket")) for r in of_types(plan, ("oss.BucketLogging",))]
+    pairs += [(r.inputs.get("bucket"), (r.inputs.get("logging") or {}).get("targetBucket")) for r in of_types(plan, ("oss.Bucket",))]
+    return {str(target) for source, target in pairs if target and target != source}
+
+
 def _log_target_problems(plan: Plan, target: str) -> list[str]:
     """Why ``target`` is no place for audit logs: not private, public access not blocked, or not encrypted at rest."""
     settings = {short: _by_bucket(plan, short).get(target) for short in ("oss.BucketAcl", "oss.BucketPublicAccessBlock", "oss.BucketServerSideEncryption")}
@@ -124,12 +131,12 @@ def bucket_logging(plan: Plan) -> Iterator[tuple[str, str]]:
     """
     logs = _by_bucket(plan, "oss.BucketLogging")
     created = _by_bucket(plan, "oss.Bucket")
-    log_buckets = {str(r.inputs.get("targetBucket")) for r in logs.values() if r.inputs.get("targetBucket") != r.inputs.get("bucket")}
+    receiving = log_buckets(plan)
     for name, r in created.items():
         logging = logs.get(name)
         target = logging.inputs.get("targetBucket") if logging else (r.inputs.get("logging") or {}).get("targetBucket")
         if not target:
-            if name not in log_buckets:
+            if name not in receiving:
                 yield r.name, (
                     f"bucket {name} has no access logging: set bucket.access_logging true (aitrain then writes the logs to a separate"
                     " log bucket it creates), or add an oss.BucketLogging with targetBucket a separate private, encrypted log bucket,"
