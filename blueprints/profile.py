@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
-from blueprints.errors import FieldError, did_you_mean, join_allowed
 from blueprints import objectstore
+from blueprints.errors import FieldError, did_you_mean, join_allowed
 from blueprints.profile_context import context_of
 from blueprints.profile_guardrails import Guardrails
 from blueprints.profile_schedule import OffHours

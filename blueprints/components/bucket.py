@@ -84,7 +84,9 @@ class DataBucket(pulumi.ComponentResource):
                 force_destroy=False,
                 lifecycle_rules=_lifecycle_rules(args.checkpoint_prefix, args.noncurrent_days),
                 tags=tags,
-                opts=stateful(self),
+                # With oss.BucketLogging the bucket must ignore its own ``logging`` input, "otherwise oss.Bucket will keep
+                # disabling the logging configuration set by this resource on every apply" (BucketLogging docstring, SDK 4.0.0).
+                opts=pulumi.ResourceOptions.merge(stateful(self), pulumi.ResourceOptions(ignore_changes=["logging"])) if args.access_log_bucket else stateful(self),
             )
             # The bucket's own ``bucket`` output (its name), so every setting waits for the bucket.
             bucket_name: pulumi.Input[str] = self.bucket_resource.bucket
