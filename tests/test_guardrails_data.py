@@ -100,9 +100,8 @@ def with_kms_keys(plan: Plan) -> Plan:
 def opted_in(plan: Plan) -> Plan:
     """``secure(plan)`` plus every opt-in control: customer key, flow log, trail, an alarm (access logging is on by default).
 
-    A plan that names a customer key prices its KMS instance instead of offering it (``costs.not_in_plan`` empty)."""
+    """
     p, plan = plan.profile_name, with_kms_keys(secure(plan))
-    plan = dataclasses.replace(plan, costs={**plan.costs, "not_in_plan": []})
     vpc = named(plan, "vpc.Network").name
     return add(
         plan,
@@ -146,11 +145,11 @@ def test_secure_presets_carry_only_the_opt_in_infos(plans):
     ]
     assert {(f.rule, f.level) for f in owned(auto)} == {("AIT019", "info"), ("AIT028", "info"), ("AIT029", "info"), ("AIT032", "info")}
     messages = {f.rule: f.message for f in owned(auto)}
-    # The bucket's message counts the data bucket alone (the log bucket keeps an OSS key: OSS writes the logs) and says
-    # what the switch costs: the KMS instance from the plan's costs (USD 4.5 a day × 730/24 days × 7.1918 CNY/USD).
+    # The bucket's message counts the data bucket alone (the log bucket keeps an OSS key: OSS writes the logs) and points
+    # to the KMS instance's price in the cost block (costs.not_in_plan).
     assert [f.message for f in owned(auto) if f.rule == "AIT019" and f.resource == BUCKET_AUTO] == [
-        "OSS objects are encrypted with a service-managed key (1 resource(s)); set security.kms_key_id to use your own KMS key (SSE KMS + kmsMasterKeyId);"
-        " the KMS instance such a key lives in costs ¥984.38 a month (converted; not in this plan)"]
+        "OSS objects are encrypted with a service-managed key (1 resource(s)); set security.kms_key_id to use your own KMS key (SSE KMS + kmsMasterKeyId),"
+        " which lives in a KMS instance billed apart (the cost block's 'not in this plan')"]
     assert messages["AIT029"] == "VPC has no flow log: set security.flow_log {project, logstore} to record its traffic in Log Service (billed per GB)"
     assert messages["AIT032"].startswith("no ActionTrail trail in this plan: set security.actiontrail to record every API call in all regions")
     assert "add cms.Alarm resources to your stack" in messages["AIT028"]
@@ -221,20 +220,20 @@ CASES: list[tuple[str, str, Any, str, str, str, str]] = [
     ("extreme-policy-for-standard", MED, lambda p: change(p, f"{MED}-storage-snapshots", fileSystemType="standard"), "AIT016", "warning", FS_MED, NO_SNAPSHOTS),
     ("cpfs-unrecoverable", AUTO, lambda p: change(p, FS_AUTO, fileSystemType="cpfs", drop=("recycleBin",)), "AIT016", "warning", FS_AUTO, CPFS_RECOVERY),
     ("disks-service-key", AUTO, lambda p: _unkeyed_disk(p), "AIT019", "info", "d",
-     "disks are encrypted with a service-managed key (1 resource(s)); set security.kms_key_id to use your own KMS key (kmsKeyId on every disk)"),
+     "disks are encrypted with a service-managed key (1 resource(s)); set security.kms_key_id to use your own KMS key (kmsKeyId on every disk), which lives in a KMS instance billed apart (the cost block's 'not in this plan')"),
     ("template-system-disk-service-key", MED, lambda p: _template_system_disk_unkeyed(p), "AIT019", "info", f"{MED}-cluster-template",
-     "disks are encrypted with a service-managed key (1 resource(s)); set security.kms_key_id to use your own KMS key (kmsKeyId on every disk)"),
+     "disks are encrypted with a service-managed key (1 resource(s)); set security.kms_key_id to use your own KMS key (kmsKeyId on every disk), which lives in a KMS instance billed apart (the cost block's 'not in this plan')"),
     ("scaling-config-system-disk-service-key", AUTO, lambda p: add(p, resource("ess.ScalingConfiguration", "cfg", {"systemDiskEncrypted": True, "dataDisks": [
         {"encrypted": True, "kmsKeyId": KEY}]})), "AIT019", "info", "cfg",
-     "disks are encrypted with a service-managed key (1 resource(s)); set security.kms_key_id to use your own KMS key (kmsKeyId on every disk)"),
+     "disks are encrypted with a service-managed key (1 resource(s)); set security.kms_key_id to use your own KMS key (kmsKeyId on every disk), which lives in a KMS instance billed apart (the cost block's 'not in this plan')"),
     ("extreme-nas-service-key", MED, lambda p: change(p, FS_MED, encryptType=1, drop=("kmsKeyId",)), "AIT019", "info", FS_MED,
-     "Extreme NAS is encrypted with a service-managed key (1 resource(s)); set security.kms_key_id to use your own KMS key (encryptType 2 + kmsKeyId)"),
+     "Extreme NAS is encrypted with a service-managed key (1 resource(s)); set security.kms_key_id to use your own KMS key (encryptType 2 + kmsKeyId), which lives in a KMS instance billed apart (the cost block's 'not in this plan')"),
     ("extreme-nas-type-2-without-key", MED, lambda p: change(p, FS_MED, drop=("kmsKeyId",)), "AIT019", "info", FS_MED,
-     "Extreme NAS is encrypted with a service-managed key (1 resource(s)); set security.kms_key_id to use your own KMS key (encryptType 2 + kmsKeyId)"),
+     "Extreme NAS is encrypted with a service-managed key (1 resource(s)); set security.kms_key_id to use your own KMS key (encryptType 2 + kmsKeyId), which lives in a KMS instance billed apart (the cost block's 'not in this plan')"),
     ("oss-aes256", AUTO, lambda p: change(p, f"{AUTO}-data-encryption", sseAlgorithm="AES256", drop=("kmsMasterKeyId",)), "AIT019", "info", BUCKET_AUTO,
-     "OSS objects are encrypted with a service-managed key (1 resource(s)); set security.kms_key_id to use your own KMS key (SSE KMS + kmsMasterKeyId)"),
+     "OSS objects are encrypted with a service-managed key (1 resource(s)); set security.kms_key_id to use your own KMS key (SSE KMS + kmsMasterKeyId), which lives in a KMS instance billed apart (the cost block's 'not in this plan')"),
     ("oss-kms-without-key", AUTO, lambda p: change(p, f"{AUTO}-data-encryption", drop=("kmsMasterKeyId",)), "AIT019", "info", BUCKET_AUTO,
-     "OSS objects are encrypted with a service-managed key (1 resource(s)); set security.kms_key_id to use your own KMS key (SSE KMS + kmsMasterKeyId)"),
+     "OSS objects are encrypted with a service-managed key (1 resource(s)); set security.kms_key_id to use your own KMS key (SSE KMS + kmsMasterKeyId), which lives in a KMS instance billed apart (the cost block's 'not in this plan')"),
     ("https-config-missing", AUTO, lambda p: remove(p, f"{AUTO}-data-https-config"), "AIT021", "warning", BUCKET_AUTO, NO_TLS),
     ("https-config-disabled", AUTO, lambda p: change(p, f"{AUTO}-data-https-config", enable=False), "AIT021", "warning", BUCKET_AUTO, NO_TLS),
     ("tls-1-1-allowed", AUTO, lambda p: change(p, f"{AUTO}-data-https-config", tlsVersions=["TLSv1.1", "TLSv1.2"]), "AIT021", "warning", BUCKET_AUTO,

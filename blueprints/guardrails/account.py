@@ -57,15 +57,8 @@ def customer_managed_keys(plan: Plan) -> Iterator[tuple[str, str]]:
         (oss, "OSS objects are", "SSE KMS + kmsMasterKeyId"),
     ):
         if names:
-            yield names[0], f"{what} encrypted with a service-managed key ({len(names)} resource(s)); set {KMS_SWITCH} to use your own KMS key ({how}){_kms_price(plan)}"
+            yield names[0], f"{what} encrypted with a service-managed key ({len(names)} resource(s)); set {KMS_SWITCH} to use your own KMS key ({how}), which lives in a KMS instance billed apart (the cost block's 'not in this plan')"
 
-
-def _kms_price(plan: Plan) -> str:
-    """What the customer key would cost, from the plan's costs (``not_in_plan``): the KMS instance it lives in."""
-    for option in (plan.costs or {}).get("not_in_plan") or []:
-        if isinstance(option, dict) and str(option.get("item", "")).startswith("KMS") and isinstance(option.get("cny_per_month"), (int, float)):
-            return f"; the KMS instance such a key lives in costs ¥{option['cny_per_month']:,.2f} a month ({option.get('status')}; not in this plan)"
-    return ""
 
 
 # ---- KMS keys a user's stack creates (AIT026) ----
