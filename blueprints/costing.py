@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Iterable, Protocol
 
+from blueprints import costing_audit as audit
 from blueprints.advisor.data import limits
 from blueprints.catalog import Catalog, CnyPrice, price_cny
 
@@ -218,7 +219,10 @@ def price_plan(resources: Iterable[Resource], catalog: Catalog, region: str, *, 
         elif kind == "oss.Bucket":
             storage_class = str(inputs.get("storageClass") or "Standard")
             price = price_cny(catalog, "oss", storage_class, region)
-            if context.dataset_gib is not None:
+            logged = audit.logs_of(custom, str(inputs.get("bucket")))
+            if logged:
+                out.add(r, f"OSS {storage_class} per GiB stored: access logs of {', '.join(logged)}, kept {audit.log_days(inputs)} (usage; not in the plan)", 0, "GiB-month", price, "usage")
+            elif context.dataset_gib is not None:
                 out.add(r, f"OSS {storage_class} {context.dataset_gib:g} GiB (the profile's dataset size)", context.dataset_gib, "GiB-month", price, "monthly")
             else:
                 out.add(r, f"OSS {storage_class} per GiB stored (usage; not in the plan)", 0, "GiB-month", price, "usage")
@@ -230,6 +234,11 @@ def price_plan(resources: Iterable[Resource], catalog: Catalog, region: str, *, 
             bound_to_nat = any(a.short_type == "ecs.EipAssociation" and _ref(a.inputs.get("allocationId")) == r.name and a.inputs.get("instanceType") == "Nat" for a in custom)
             if bound_to_nat:
                 out.add(r, "EIP association fee (bound to a NAT gateway)", 1, "hour", price_cny(catalog, "eip_association", None, region), "hourly")
+    # A customer-managed key lives in a KMS instance this stack does not create: priced when one is named, else offered.
+    keys = audit.customer_keys(custom)
+    for item, quantity, unit, price, billing in audit.kms_parts(keys, catalog, region, HOURS_PER_MONTH / 24):
+        out.add(audit.KmsInstance(), item, quantity, unit, price, billing)
+    option, option_price = audit.kms_option(catalog, region)
     lines = out.lines
     totals = _totals(lines, run_hours)
     return {
@@ -239,6 +248,8 @@ def price_plan(resources: Iterable[Resource], catalog: Catalog, region: str, *, 
         "lines": lines,
         "totals": totals,
         "scenarios": _scenarios(lines, pools, context),
+        "not_in_plan": [] if keys else [{"item": option, "cny_per_month": None if option_price.cny is None else cents(exact(option_price.cny) * exact(HOURS_PER_MONTH / 24)),
+                                          "status": option_price.status, "source": option_price.source, "date": option_price.date}],
         "notes": [
             "Pay-as-you-go list prices before discounts and tax; data transfer, OSS requests and NAT CU usage are not in the plan.",
             "Monthly = hourly-billed lines × 730 h + monthly-billed storage; per run = everything running for the run's hours.",

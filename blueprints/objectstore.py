@@ -6,6 +6,7 @@ documents, and the guardrails read them back out of a plan.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from typing import Any
@@ -44,6 +45,25 @@ def check_bucket_name(name: str) -> str:
     if not (_EDGE.fullmatch(name[0]) and _EDGE.fullmatch(name[-1])):
         raise ValueError(f"bucket name {name!r} must start and end with a lowercase letter or digit, not a hyphen")
     return name
+
+
+# The access-log bucket is the data bucket's name plus this suffix; a name too long for it is cut and given a short
+# hash of the full name, so two long data-bucket names never share a log bucket.
+ACCESS_LOG_SUFFIX = "-logs"
+_HASH_CHARS = 8
+
+
+def access_log_bucket_name(data_bucket: str) -> str:
+    """The access-log bucket of ``data_bucket``: ``<data bucket>-logs``, or, past 63 characters, a cut of the name,
+    8 hex characters of its SHA-256 and ``-logs``. It depends on the data bucket's name alone, so changing compute
+    never renames it (names are global: pick ``bucket.access_log_bucket`` if another account holds it)."""
+    check_bucket_name(data_bucket)
+    name = data_bucket + ACCESS_LOG_SUFFIX
+    if len(name) > BUCKET_NAME_MAX:
+        digest = hashlib.sha256(data_bucket.encode("utf-8")).hexdigest()[:_HASH_CHARS]
+        keep = BUCKET_NAME_MAX - len(ACCESS_LOG_SUFFIX) - _HASH_CHARS - 1
+        name = f"{data_bucket[:keep].rstrip('-')}-{digest}{ACCESS_LOG_SUFFIX}"
+    return check_bucket_name(name)
 
 
 def internal_endpoint(region: str) -> str:

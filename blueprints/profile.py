@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
+from blueprints import objectstore
 from blueprints.errors import FieldError, did_you_mean, join_allowed
 from blueprints.profile_context import context_of
 from blueprints.profile_guardrails import Guardrails
@@ -264,6 +265,17 @@ class ProfileBase(Strict):
             )
         return self
 
+    @model_validator(mode="after")
+    def _log_bucket_apart(self) -> "ProfileBase":
+        # A bucket logging into itself logs its own log writes in a loop (https://www.alibabacloud.com/help/en/oss/logging).
+        if self.bucket.access_log_bucket is not None and self.bucket.access_log_bucket == self.bucket_name:
+            raise FieldError(
+                "bucket.access_log_bucket",
+                self.bucket.access_log_bucket,
+                "is the data bucket itself; OSS would log its own log writes in a loop: name another bucket, or leave it empty for <data bucket>-logs",
+            )
+        return self
+
     def skips_rule(self, rule: str) -> bool:
         """Whether ``guardrails.skip`` turns ``rule`` off (with a reason, which the skip itself requires)."""
         return any(s.rule == rule for s in self.guardrails.skip)
@@ -297,6 +309,14 @@ class ProfileBase(Strict):
     def bucket_name(self) -> str:
         """The dataset and checkpoint bucket: ``bucket.name``, else ``<name>-<region>-data``."""
         return self.bucket.name or f"{self.name}-{self.region}-data"
+
+    @property
+    def access_log_bucket_name(self) -> str | None:
+        """Where the data bucket's access logs go: ``bucket.access_log_bucket``, else ``<data bucket>-logs``; None when
+        ``bucket.access_logging`` is off or the bucket is adopted (aitrain changes nothing on a bucket it does not own)."""
+        if not self.bucket.access_logging or self.bucket.existing:
+            return None
+        return self.bucket.access_log_bucket or objectstore.access_log_bucket_name(self.bucket_name)
 
     @property
     def storage_zone(self) -> str:

@@ -32,8 +32,13 @@ class Bucket(Strict):
     name: str | None = Field(default=None, description="Bucket name (globally unique; 3–63 lowercase letters, digits, hyphens). Empty: <profile name>-<region>-data; pick your own, names are global.")
     existing: bool = Field(default=False, description="Adopt an existing bucket by name: aitrain grants the nodes access to it but does not create or manage it.")
     noncurrent_days: int = Field(default=30, ge=1, le=3650, description="Days a replaced or deleted checkpoint version is kept before the lifecycle rule expires it, 1–3650.")
+    access_logging: bool = Field(default=True, description="Write the bucket's OSS access logs to a separate private, encrypted log bucket the stack creates (false: no access log; guardrail AIT022 reports it).")
+    # China's Cybersecurity Law, art. 21(3), asks network operators to keep network logs "no less than six months"; 366
+    # days keeps any twelve months whole (PCI DSS v4.0 10.5.1: 12 months of audit log history).
+    access_log_days: int = Field(default=366, ge=1, le=3650, description="Days an access-log object is kept before the log bucket's lifecycle rule expires it, 1–3650 (default 366: a full year; China's Cybersecurity Law asks at least six months).")
+    access_log_bucket: str | None = Field(default=None, description="Name of the access-log bucket (globally unique). Empty: <data bucket>-logs (cut and hashed past 63 characters).")
 
-    @field_validator("name")
+    @field_validator("name", "access_log_bucket")
     @classmethod
     def _name(cls, value: str | None) -> str | None:
         return None if value is None else check_bucket_name(value)

@@ -101,7 +101,7 @@ def test_outputs_and_registered_keys():
         assert stack.resolve(bucket.policy_name) == "med-bucket"
     (component,) = [r for r in stack.resources if not r.custom]
     assert component.type == "aitrain:storage:DataBucket"
-    assert component.registered_outputs == ("bucket", "internal_endpoint", "policy_name")
+    assert component.registered_outputs == ("access_log_bucket", "bucket", "internal_endpoint", "policy_name")
 
 
 def test_a_bad_bucket_name_fails_before_anything_is_created():
@@ -155,3 +155,58 @@ def test_bucket_names_do_not_change_with_a_kms_key():
         return sorted((r.type, r.name) for r in record_program(lambda: DataBucket("med-data", args(**extra)), zones=ZONES))
 
     assert names() == names(kms_key_id="key-hzz630494463ejqjx0001")
+
+
+LOG = "med-train-data-logs"
+
+
+def test_access_logs_go_to_a_separate_private_encrypted_retained_log_bucket():
+    resources = record_program(lambda: DataBucket("med-data", args(access_log_bucket=LOG, access_log_days=366)), zones=ZONES)
+    (logging,) = by_type(resources, "oss.BucketLogging")
+    assert logging.name == "med-data-logging" and logging.parent == "med-data"
+    assert logging.inputs == {"bucket": "med-train-data", "targetBucket": LOG, "targetPrefix": "access-logs/"}
+    data = next(r for r in by_type(resources, "oss.Bucket") if r.inputs["bucket"] == "med-train-data")
+    # Without it every apply of oss.Bucket would switch the logging off again (BucketLogging docstring, SDK 4.0.0).
+    assert data.ignore_changes == ("logging",) and data.protect and data.retain_on_delete
+    log = next(r for r in by_type(resources, "oss.Bucket") if r.inputs["bucket"] == LOG)
+    # Audit evidence: protected and retained like the data, never force-destroyed, tagged as the access log.
+    assert log.name == "med-data-log-bucket" and log.protect and log.retain_on_delete and log.inputs["forceDestroy"] is False
+    assert log.inputs["tags"] == {"managed-by": "aitrain", "aitrain-component": "access-log"}
+    settings = {r.short_type: r.inputs for r in resources if r.inputs.get("bucket") == LOG and r.short_type != "oss.Bucket"}
+    assert settings["oss.BucketAcl"] == {"bucket": LOG, "acl": "private"}
+    assert settings["oss.BucketPublicAccessBlock"] == {"bucket": LOG, "blockPublicAccess": True}
+    assert settings["oss.BucketVersioning"] == {"bucket": LOG, "status": "Enabled"}
+    # OSS-managed key: OSS writes the log objects itself.
+    assert settings["oss.BucketServerSideEncryption"] == {"bucket": LOG, "sseAlgorithm": "AES256"}
+    assert settings["oss.BucketHttpsConfig"] == {"bucket": LOG, "enable": True, "tlsVersions": ["TLSv1.2", "TLSv1.3"]}
+    assert json.loads(settings["oss.BucketPolicy"]["policy"])["Statement"][0]["Resource"] == [f"acs:oss:*:*:{LOG}", f"acs:oss:*:*:{LOG}/*"]
+    # Log objects expire after the retention; the version an expiry leaves goes after noncurrent_days.
+    assert log.inputs["lifecycleRules"][0] == {
+        "id": "access-log-retention", "enabled": True, "prefix": "access-logs/",
+        "expirations": [{"days": 366}], "noncurrentVersionExpirations": [{"days": 30}],
+    }
+    # Both buckets hold every guardrail, AIT022 included (logged, to a different private, encrypted bucket).
+    assert [f for f in guardrails.check(as_plan(resources)) if f.rule != "AIT019"] == []
+
+
+def test_access_logging_off_creates_no_log_bucket_and_ait022_reports_it():
+    resources = record_program(lambda: DataBucket("med-data", args()), zones=ZONES)
+    assert [r.inputs["bucket"] for r in by_type(resources, "oss.Bucket")] == ["med-train-data"] and not by_type(resources, "oss.BucketLogging")
+    (finding,) = [f for f in guardrails.check(as_plan(resources)) if f.rule == "AIT022"]
+    assert finding.resource == "med-data-bucket" and "set bucket.access_logging true" in finding.message
+
+
+def test_an_adopted_bucket_gets_no_logging_and_no_log_bucket():
+    resources = record_program(lambda: DataBucket("med-data", args(existing=True, access_log_bucket=LOG)), zones=ZONES)
+    assert sorted(r.short_type for r in resources if r.custom) == ["ram.Policy"]
+
+
+def test_the_log_bucket_is_never_the_data_bucket():
+    with pytest.raises(ValueError, match="is the data bucket itself"):
+        record_program(lambda: DataBucket("med-data", args(access_log_bucket="med-train-data")), zones=ZONES)
+
+
+def test_log_bucket_resource_names_depend_only_on_the_component_name():
+    first = record_program(lambda: DataBucket("med-data", args(access_log_bucket=LOG)), zones=ZONES)
+    second = record_program(lambda: DataBucket("med-data", args(bucket="other-bucket", access_log_bucket="other-logs", access_log_days=30)), zones=ZONES)
+    assert [r.name for r in first] == [r.name for r in second]

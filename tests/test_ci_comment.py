@@ -40,7 +40,7 @@ def test_a_removed_stack_is_all_delete_with_its_data_risks(tmp_path):
     assert outcome.status == "removed" and outcome.diff is not None
     # Protected storage would be refused (pulumi up stops), everything else deleted.
     assert {c.action for c in outcome.diff.changes} == {"delete", "refused"}
-    assert {c.name for c in outcome.diff.changes if c.action == "refused"} == {"medical-imaging-storage-fs", "medical-imaging-data-bucket"}
+    assert {c.name for c in outcome.diff.changes if c.action == "refused"} == {"medical-imaging-storage-fs", "medical-imaging-data-bucket", "medical-imaging-data-log-bucket"}
     assert any("medical-imaging-storage-fs" in risk for risk in outcome.diff.risks)
     assert exit_code([outcome], "data-risk") == 1
 

@@ -67,9 +67,11 @@ def secure(plan: Plan) -> Plan:
     plan = change(plan, f"{p}-network-nat-eip", deletionProtection=True)
     plan = change(plan, f"{p}-storage-access-rule-vpc", userAccessType="root_squash")
     data = named(plan, "oss.Bucket").inputs["bucket"]
+    log = f"{data}-logs"  # the access-log bucket the DataBucket unit creates by default
     # Whatever the defaults already add of these two gives way to the known shapes the cases below change by name.
     plan = dataclasses.replace(plan, resources=tuple(r for r in plan.resources if r.short_type not in ("oss.BucketHttpsConfig", "nas.AutoSnapshotPolicy")))
-    plan = add(plan, resource("oss.BucketHttpsConfig", f"{p}-data-https-config", {"bucket": data, "enable": True, "tlsVersions": ["TLSv1.2", "TLSv1.3"]}))
+    plan = add(plan, resource("oss.BucketHttpsConfig", f"{p}-data-https-config", {"bucket": data, "enable": True, "tlsVersions": ["TLSv1.2", "TLSv1.3"]}),
+               resource("oss.BucketHttpsConfig", f"{p}-data-log-https-config", {"bucket": log, "enable": True, "tlsVersions": ["TLSv1.2", "TLSv1.3"]}))
     if named(plan, "nas.FileSystem").inputs.get("fileSystemType") == "extreme":
         plan = add(plan, resource("nas.AutoSnapshotPolicy", f"{p}-storage-snapshots",
                                   {"fileSystemType": "extreme", "retentionDays": 7, "repeatWeekdays": ["1", "4"], "timePoints": ["2"]}))
@@ -96,16 +98,17 @@ def with_kms_keys(plan: Plan) -> Plan:
 
 
 def opted_in(plan: Plan) -> Plan:
-    """``secure(plan)`` plus every opt-in control: customer key, flow log, trail, an alarm, access logging."""
+    """``secure(plan)`` plus every opt-in control: customer key, flow log, trail, an alarm (access logging is on by default).
+
+    """
     p, plan = plan.profile_name, with_kms_keys(secure(plan))
-    vpc, data = named(plan, "vpc.Network").name, named(plan, "oss.Bucket").inputs["bucket"]
+    vpc = named(plan, "vpc.Network").name
     return add(
         plan,
         resource("vpc.FlowLog", f"{p}-network-flow-log", {"resourceType": "VPC", "resourceId": f"${{{vpc}.id}}", "trafficType": "All",
                                                           "projectName": "audit", "logStoreName": "vpc-flow"}),
         resource("actiontrail.Trail", f"{p}-trail", {"trailName": "aitrain", "trailRegion": "All", "eventRw": "All", "slsProjectArn": "acs:log:cn-shanghai:1:project/audit"}),
         resource("cms.Alarm", f"{p}-gpu-alarm", {"name": "gpu", "project": "acs_ecs_dashboard", "metric": "GPUUtilization", "contactGroups": ["oncall"]}),
-        resource("oss.BucketLogging", f"{p}-data-logging", {"bucket": data, "targetBucket": f"{data}-logs", "targetPrefix": "access/"}),
     )
 
 
@@ -137,15 +140,18 @@ def test_secure_presets_carry_only_the_opt_in_infos(plans):
     med, auto = secure(plans[MED]), secure(plans[AUTO])
     assert [(f.rule, f.level, f.resource) for f in owned(med)] == [
         ("AIT019", "info", f"{MED}-cluster-nodes-0"), ("AIT019", "info", f"{MED}-storage-fs"), ("AIT019", "info", f"{MED}-data-bucket"),
-        ("AIT022", "info", f"{MED}-data-bucket"), ("AIT028", "info", f"{MED}-cluster-nodes-0"),
+        ("AIT028", "info", f"{MED}-cluster-nodes-0"),
         ("AIT029", "info", f"{MED}-network-vpc"), ("AIT032", "info", f"{MED}-network-vpc"),
     ]
-    assert {(f.rule, f.level) for f in owned(auto)} == {("AIT019", "info"), ("AIT022", "info"), ("AIT028", "info"), ("AIT029", "info"), ("AIT032", "info")}
+    assert {(f.rule, f.level) for f in owned(auto)} == {("AIT019", "info"), ("AIT028", "info"), ("AIT029", "info"), ("AIT032", "info")}
     messages = {f.rule: f.message for f in owned(auto)}
-    assert "set security.kms_key_id to use your own KMS key" in messages["AIT019"]
+    # The bucket's message counts the data bucket alone (the log bucket keeps an OSS key: OSS writes the logs) and points
+    # to the KMS instance's price in the cost block (costs.not_in_plan).
+    assert [f.message for f in owned(auto) if f.rule == "AIT019" and f.resource == BUCKET_AUTO] == [
+        "OSS objects are encrypted with a service-managed key (1 resource(s)); set security.kms_key_id to use your own KMS key (SSE KMS + kmsMasterKeyId),"
+        " which lives in a KMS instance billed apart (the cost block's 'not in this plan')"]
     assert messages["AIT029"] == "VPC has no flow log: set security.flow_log {project, logstore} to record its traffic in Log Service (billed per GB)"
     assert messages["AIT032"].startswith("no ActionTrail trail in this plan: set security.actiontrail to record every API call in all regions")
-    assert "add an oss.BucketLogging to your stack" in messages["AIT022"]
     assert "add cms.Alarm resources to your stack" in messages["AIT028"]
 
 
@@ -159,6 +165,7 @@ def test_each_opt_in_switch_silences_exactly_its_info(plans):
 NAT, EIP, GROUP = f"{AUTO}-network-nat", f"{AUTO}-network-nat-eip", f"{AUTO}-pool-group"
 FS_MED, FS_AUTO, RULE_AUTO = f"{MED}-storage-fs", f"{AUTO}-storage-fs", f"{AUTO}-storage-access-rule-vpc"
 BUCKET_AUTO, DATA_AUTO = f"{AUTO}-data-bucket", "autoscaling-training-cn-shanghai-data"
+LOG_AUTO = f"{DATA_AUTO}-logs"
 STD_RECYCLE = ("recycle bin is off or keeps deleted files under 7 days (recycleBin status Enable, reservedDays 7-180, or a nas.RecycleBin);"
                " a deleted file is gone at once")
 NO_SNAPSHOTS = "no Extreme NAS auto-snapshot policy keeps snapshots 7 days or more (nas.AutoSnapshotPolicy fileSystemType extreme, retentionDays >= 7 or -1)"
@@ -213,31 +220,39 @@ CASES: list[tuple[str, str, Any, str, str, str, str]] = [
     ("extreme-policy-for-standard", MED, lambda p: change(p, f"{MED}-storage-snapshots", fileSystemType="standard"), "AIT016", "warning", FS_MED, NO_SNAPSHOTS),
     ("cpfs-unrecoverable", AUTO, lambda p: change(p, FS_AUTO, fileSystemType="cpfs", drop=("recycleBin",)), "AIT016", "warning", FS_AUTO, CPFS_RECOVERY),
     ("disks-service-key", AUTO, lambda p: _unkeyed_disk(p), "AIT019", "info", "d",
-     "disks are encrypted with a service-managed key (1 resource(s)); set security.kms_key_id to use your own KMS key (kmsKeyId on every disk)"),
+     "disks are encrypted with a service-managed key (1 resource(s)); set security.kms_key_id to use your own KMS key (kmsKeyId on every disk), which lives in a KMS instance billed apart (the cost block's 'not in this plan')"),
     ("template-system-disk-service-key", MED, lambda p: _template_system_disk_unkeyed(p), "AIT019", "info", f"{MED}-cluster-template",
-     "disks are encrypted with a service-managed key (1 resource(s)); set security.kms_key_id to use your own KMS key (kmsKeyId on every disk)"),
+     "disks are encrypted with a service-managed key (1 resource(s)); set security.kms_key_id to use your own KMS key (kmsKeyId on every disk), which lives in a KMS instance billed apart (the cost block's 'not in this plan')"),
     ("scaling-config-system-disk-service-key", AUTO, lambda p: add(p, resource("ess.ScalingConfiguration", "cfg", {"systemDiskEncrypted": True, "dataDisks": [
         {"encrypted": True, "kmsKeyId": KEY}]})), "AIT019", "info", "cfg",
-     "disks are encrypted with a service-managed key (1 resource(s)); set security.kms_key_id to use your own KMS key (kmsKeyId on every disk)"),
+     "disks are encrypted with a service-managed key (1 resource(s)); set security.kms_key_id to use your own KMS key (kmsKeyId on every disk), which lives in a KMS instance billed apart (the cost block's 'not in this plan')"),
     ("extreme-nas-service-key", MED, lambda p: change(p, FS_MED, encryptType=1, drop=("kmsKeyId",)), "AIT019", "info", FS_MED,
-     "Extreme NAS is encrypted with a service-managed key (1 resource(s)); set security.kms_key_id to use your own KMS key (encryptType 2 + kmsKeyId)"),
+     "Extreme NAS is encrypted with a service-managed key (1 resource(s)); set security.kms_key_id to use your own KMS key (encryptType 2 + kmsKeyId), which lives in a KMS instance billed apart (the cost block's 'not in this plan')"),
     ("extreme-nas-type-2-without-key", MED, lambda p: change(p, FS_MED, drop=("kmsKeyId",)), "AIT019", "info", FS_MED,
-     "Extreme NAS is encrypted with a service-managed key (1 resource(s)); set security.kms_key_id to use your own KMS key (encryptType 2 + kmsKeyId)"),
+     "Extreme NAS is encrypted with a service-managed key (1 resource(s)); set security.kms_key_id to use your own KMS key (encryptType 2 + kmsKeyId), which lives in a KMS instance billed apart (the cost block's 'not in this plan')"),
     ("oss-aes256", AUTO, lambda p: change(p, f"{AUTO}-data-encryption", sseAlgorithm="AES256", drop=("kmsMasterKeyId",)), "AIT019", "info", BUCKET_AUTO,
-     "OSS objects are encrypted with a service-managed key (1 resource(s)); set security.kms_key_id to use your own KMS key (SSE KMS + kmsMasterKeyId)"),
+     "OSS objects are encrypted with a service-managed key (1 resource(s)); set security.kms_key_id to use your own KMS key (SSE KMS + kmsMasterKeyId), which lives in a KMS instance billed apart (the cost block's 'not in this plan')"),
     ("oss-kms-without-key", AUTO, lambda p: change(p, f"{AUTO}-data-encryption", drop=("kmsMasterKeyId",)), "AIT019", "info", BUCKET_AUTO,
-     "OSS objects are encrypted with a service-managed key (1 resource(s)); set security.kms_key_id to use your own KMS key (SSE KMS + kmsMasterKeyId)"),
+     "OSS objects are encrypted with a service-managed key (1 resource(s)); set security.kms_key_id to use your own KMS key (SSE KMS + kmsMasterKeyId), which lives in a KMS instance billed apart (the cost block's 'not in this plan')"),
     ("https-config-missing", AUTO, lambda p: remove(p, f"{AUTO}-data-https-config"), "AIT021", "warning", BUCKET_AUTO, NO_TLS),
     ("https-config-disabled", AUTO, lambda p: change(p, f"{AUTO}-data-https-config", enable=False), "AIT021", "warning", BUCKET_AUTO, NO_TLS),
     ("tls-1-1-allowed", AUTO, lambda p: change(p, f"{AUTO}-data-https-config", tlsVersions=["TLSv1.1", "TLSv1.2"]), "AIT021", "warning", BUCKET_AUTO,
      f"bucket {DATA_AUTO} allows TLS versions ['TLSv1.1', 'TLSv1.2']; allow only ['TLSv1.2', 'TLSv1.3']"),
     ("tls-versions-empty", AUTO, lambda p: change(p, f"{AUTO}-data-https-config", drop=("tlsVersions",)), "AIT021", "warning", BUCKET_AUTO,
      f"bucket {DATA_AUTO} allows TLS versions []; allow only ['TLSv1.2', 'TLSv1.3']"),
-    ("no-access-logging", AUTO, lambda p: remove(p, f"{AUTO}-data-logging"), "AIT022", "info", BUCKET_AUTO,
-     f"bucket {DATA_AUTO} has no access logging: add an oss.BucketLogging to your stack with targetBucket a separate private, encrypted log bucket,"
-     " so reads of the data can be audited"),
-    ("logging-to-itself", AUTO, lambda p: change(p, f"{AUTO}-data-logging", targetBucket=DATA_AUTO), "AIT022", "info", BUCKET_AUTO,
+    ("no-access-logging", AUTO, lambda p: _logging_off(p), "AIT022", "info", BUCKET_AUTO,
+     f"bucket {DATA_AUTO} has no access logging: set bucket.access_logging true (aitrain then writes the logs to a separate log bucket it creates),"
+     " or add an oss.BucketLogging with targetBucket a separate private, encrypted log bucket, so reads of the data can be audited"),
+    ("logging-to-itself", AUTO, lambda p: _logging_off(p, keep_logging=True, targetBucket=DATA_AUTO), "AIT022", "info", BUCKET_AUTO,
      f"bucket {DATA_AUTO} logs access to itself; log to a separate bucket so the log cannot be changed with the data"),
+    ("logging-to-a-public-bucket", AUTO, lambda p: change(p, f"{AUTO}-data-log-acl", acl="public-read"), "AIT022", "info", BUCKET_AUTO,
+     f"bucket {DATA_AUTO} logs access to {LOG_AUTO}, which is not private: the audit trail of the data would be readable or unprotected"),
+    ("logging-to-an-open-unencrypted-bucket", AUTO, lambda p: remove(remove(p, f"{AUTO}-data-log-public-access-block"), f"{AUTO}-data-log-encryption"),
+     "AIT022", "info", BUCKET_AUTO,
+     f"bucket {DATA_AUTO} logs access to {LOG_AUTO}, which does not block public access, is not encrypted: the audit trail of the data would be"
+     " readable or unprotected"),
+    ("logging-to-a-bucket-outside-the-plan", AUTO, lambda p: _logging_off(p, keep_logging=True, targetBucket="team-audit-logs"), "AIT022", "info", BUCKET_AUTO,
+     f"bucket {DATA_AUTO} logs access to team-audit-logs, which this plan does not create: check that it is private, blocks public access and is encrypted"),
     ("no-squash", AUTO, lambda p: change(p, RULE_AUTO, userAccessType="no_squash"), "AIT024", "error", RULE_AUTO, squash("no_squash")),
     ("squash-default", AUTO, lambda p: change(p, RULE_AUTO, drop=("userAccessType",)), "AIT024", "error", RULE_AUTO, squash("no_squash")),
     ("cpfsse-controls", AUTO, lambda p: _cpfs(p, "cpfsse"), "AIT025", "warning", "cpfs",
@@ -275,6 +290,14 @@ CASES: list[tuple[str, str, Any, str, str, str, str]] = [
 ]
 
 
+def _logging_off(plan: Plan, keep_logging: bool = False, **logging: Any) -> Plan:
+    """``bucket.access_logging: false``: no log bucket and its settings (and, unless kept and changed, no BucketLogging)."""
+    p = plan.profile_name
+    kept = tuple(r for r in plan.resources if not r.name.startswith(f"{p}-data-log-") and (keep_logging or r.name != f"{p}-data-logging"))
+    plan = dataclasses.replace(plan, resources=kept)
+    return change(plan, f"{p}-data-logging", **logging) if keep_logging else plan
+
+
 def _unkeyed_disk(plan: Plan) -> Plan:
     return add(plan, resource("ecs.EcsDisk", "d", {"encrypted": True}, protect=True, retain_on_delete=True))
 
@@ -290,7 +313,9 @@ def _cpfs(plan: Plan, kind: str) -> Plan:
 
 
 # Cases whose one change rightly breaks other rules too (a CPFS is unencrypted, unrecoverable and ungrouped at once).
-ALSO = {"cpfs-unrecoverable": {"AIT025"}, "cpfsse-controls": {"AIT009", "AIT016"}}
+# A log bucket made public or unencrypted breaks the bucket safety rule (AIT010) too: it holds for the log bucket as well.
+ALSO = {"cpfs-unrecoverable": {"AIT025"}, "cpfsse-controls": {"AIT009", "AIT016"},
+        "logging-to-a-public-bucket": {"AIT010"}, "logging-to-an-open-unencrypted-bucket": {"AIT010"}}
 
 
 @pytest.mark.parametrize("case, preset, mutate, rule, level, name, message", CASES, ids=[c[0] for c in CASES])
@@ -313,7 +338,7 @@ def test_every_owned_rule_has_a_violating_case():
     lambda p: add(change(p, FS_AUTO, drop=("recycleBin",)), resource("nas.RecycleBin", "rb", {"fileSystemId": f"${{{FS_AUTO}.id}}", "reservedDays": 7})),
     lambda p: change(p, RULE_AUTO, userAccessType="all_squash"),
     lambda p: change(p, f"{AUTO}-data-https-config", tlsVersions=["TLSv1.3"]),
-    lambda p: change(remove(p, f"{AUTO}-data-logging"), BUCKET_AUTO, logging={"targetBucket": "elsewhere"}),
+    lambda p: change(remove(p, f"{AUTO}-data-logging"), BUCKET_AUTO, logging={"targetBucket": LOG_AUTO}),
     lambda p: change(p, GROUP, healthCheckTypes=["ECS", "LOAD_BALANCER"]),
     lambda p: rotate(p, rotationInterval="8760h"),
     lambda p: rotate(p, rotationInterval="7d", pendingWindowInDays=366),

@@ -16,8 +16,10 @@ import pytest
 from blueprints import guardrails
 from blueprints.plan import Plan, PlannedResource
 
-OWNED = ("AIT033", "AIT034", "AIT035", "AIT036")  # the rules whose violating cases live here (tests/test_guardrails.py)
-RULES = ("AIT001", "AIT003", "AIT008", "AIT014", "AIT033", "AIT034", "AIT035", "AIT036")
+OWNED = ("AIT033", "AIT034", "AIT035", "AIT036", "AIT037")  # the rules whose violating cases live here (tests/test_guardrails.py)
+RULES = ("AIT001", "AIT003", "AIT008", "AIT014", "AIT033", "AIT034", "AIT035", "AIT036", "AIT037")
+REPAIR = {"enable": True, "autoRepair": True, "autoRepairPolicy": {"restartNode": True}, "autoUpgrade": False, "maxUnavailable": 1}
+REPAIR_ADDONS = [{"name": "ack-node-problem-detector"}, {"name": "node-lifecycle-controller"}]
 ROLE = "train-gpu-node"
 ECS_TRUST = json.dumps({"Statement": [{"Action": "sts:AssumeRole", "Effect": "Allow", "Principal": {"Service": ["ecs.aliyuncs.com"]}}], "Version": "1"})
 
@@ -28,7 +30,8 @@ def alicloud(short_type: str, name: str, inputs: dict[str, Any]) -> PlannedResou
 
 
 def cluster(**inputs: Any) -> PlannedResource:
-    base = {"slbInternetEnabled": False, "auditLogConfig": {"enabled": True, "slsProjectName": "train-audit"}, "clusterSpec": "ack.pro.small"}
+    base = {"slbInternetEnabled": False, "auditLogConfig": {"enabled": True, "slsProjectName": "train-audit"}, "clusterSpec": "ack.pro.small",
+            "addons": [{"name": "flannel"}, *REPAIR_ADDONS]}
     return alicloud("cs.ManagedKubernetes", "train-cluster", {**base, **inputs})
 
 
@@ -38,7 +41,7 @@ def pool(**inputs: Any) -> PlannedResource:
         "systemDiskEncrypted": True, "systemDiskSize": 120, "internetMaxBandwidthOut": 0,
         "instanceMetadataOptions": {"httpTokens": "required"},
         "dataDisks": [{"category": "cloud_essd", "size": 500, "encrypted": True, "name": "aitrain-scratch"}],
-        "scalingConfig": {"enable": True, "minSize": 0, "maxSize": 4},
+        "scalingConfig": {"enable": True, "minSize": 0, "maxSize": 4}, "management": REPAIR,
     }
     return alicloud("cs.NodePool", "train-gpu", {**base, **inputs})
 
@@ -81,6 +84,14 @@ def test_the_rules_are_registered_as_errors_with_rationale_and_fix() -> None:
     by_id = {rule.id: rule for rule in guardrails.RULES}
     for rule_id in ("AIT033", "AIT034", "AIT035", "AIT036"):
         assert by_id[rule_id].level == "error" and by_id[rule_id].rationale and by_id[rule_id].fix
+    # A pool that does not repair its nodes loses runs, not data: a warning, citing checkov's rule.
+    assert by_id["AIT037"].level == "warning" and "CKV_ALI_31" in by_id["AIT037"].rationale
+
+
+def test_repair_addons_installed_as_their_own_resources_count() -> None:
+    addons = [alicloud("cs.KubernetesAddon", f"train-{a['name']}", {"clusterId": "${train-cluster.id}", "name": a["name"]}) for a in REPAIR_ADDONS]
+    assert findings(plan(*secure(cluster=cluster(addons=[{"name": "flannel"}])), *addons)) == []
+    assert [f[0] for f in findings(plan(*secure(cluster=cluster(addons=[{"name": "flannel"}])), addons[0]))] == ["AIT037"]
 
 
 @pytest.mark.parametrize(
@@ -102,6 +113,12 @@ def test_the_rules_are_registered_as_errors_with_rationale_and_fix() -> None:
         # AIT036
         (secure(volume=volume(persistentVolumeReclaimPolicy="Delete")), "AIT036", "train-shared", "persistentVolumeReclaimPolicy is 'Delete', not 'Retain'"),
         (secure(volume=volume(persistentVolumeReclaimPolicy=None)), "AIT036", "train-shared", "persistentVolumeReclaimPolicy is None"),
+        # AIT037: auto repair (CKV_ALI_31), which needs a managed pool and the cluster's two repair add-ons.
+        (secure(pool=pool(management=None)), "AIT037", "train-gpu", "management is not set: a node whose kubelet, runtime or GPU fails stays in the pool"),
+        (secure(pool=pool(management={**REPAIR, "autoRepair": False})), "AIT037", "train-gpu", "management is enable=True, autoRepair=False"),
+        (secure(pool=pool(management={**REPAIR, "enable": False})), "AIT037", "train-gpu", "management is enable=False, autoRepair=True"),
+        (secure(cluster=cluster(addons=[{"name": "flannel"}, {"name": "ack-node-problem-detector"}])), "AIT037", "train-gpu",
+         "auto repair is on but cluster train-cluster does not install node-lifecycle-controller, which repair needs"),
         # AIT001 / AIT003 / AIT008 / AIT014 on cs.NodePool
         (secure(pool=pool(internetMaxBandwidthOut=10)), "AIT001", "train-gpu", "internetMaxBandwidthOut=10 gives training nodes a public IP"),
         (secure(pool=pool(scalingConfig={"enable": True, "minSize": 0, "maxSize": 4, "isBondEip": True})), "AIT001", "train-gpu", "scalingConfig.isBondEip=true"),

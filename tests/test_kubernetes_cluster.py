@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from blueprints import guardrails
 from blueprints.components.kubernetes_cluster import KubernetesCluster, KubernetesClusterArgs
 from blueprints.testing import offline_mocks, offline_plan
 
@@ -65,7 +66,7 @@ def test_cluster_is_ack_pro_private_audited_and_joins_the_training_network(k8s_p
 
 def test_cluster_pins_the_catalog_addons_with_erdma_for_an_erdma_type(k8s_plan):
     addons = {a["name"]: a for a in one(k8s_plan, f"{UNIT}-cluster").inputs["addons"]}
-    assert list(addons) == ["flannel", "csi-plugin", "csi-provisioner", "logtail-ds", "ack-erdma-controller"]
+    assert list(addons) == ["flannel", "csi-plugin", "csi-provisioner", "logtail-ds", "ack-node-problem-detector", "node-lifecycle-controller", "ack-erdma-controller"]
     assert json.loads(addons["ack-erdma-controller"]["config"]) == {"agent": {"preferDriver": "ofed", "allocateAllDevices": True}}
     # No citable version: ACK's default (no version argument at all).
     assert all("version" not in a for a in addons.values())
@@ -249,3 +250,15 @@ def test_the_blueprint_meaning():
     assert blueprint.node_role_name == "team-k8s-gpu-node"
     assert blueprint.expected_nodes() == 3 and blueprint.price_basis() == (6, "GPU pool at max_nodes")
     assert blueprint.kubernetes_version == "1.36.1-aliyun.1"
+
+
+def test_both_pools_are_managed_with_auto_repair_and_no_auto_upgrade(k8s_plan):
+    """Auto repair (CKV_ALI_31) on the system and GPU pools; no auto upgrade or CVE fix, which drain nodes mid-run."""
+    for pool in ("system", "gpu"):
+        assert one(k8s_plan, f"{UNIT}-{pool}-pool").inputs["management"] == {
+            "enable": True, "autoRepair": True, "autoRepairPolicy": {"restartNode": True}, "autoUpgrade": False, "autoVulFix": False, "maxUnavailable": 1,
+        }
+    # Repair acts on what these add-ons detect and run (NodePoolManagementArgs.auto_repair, SDK 4.0.0).
+    names = [a["name"] for a in one(k8s_plan, f"{UNIT}-cluster").inputs["addons"]]
+    assert {"ack-node-problem-detector", "node-lifecycle-controller"} <= set(names)
+    assert [f for f in guardrails.check(k8s_plan) if f.rule == "AIT037"] == []

@@ -94,3 +94,19 @@ def test_documents_refuse_a_bad_bucket_name(render):
 def test_a_bucket_name_that_is_not_text_is_refused():
     with pytest.raises(ValueError, match=r"bucket name 42 must be text"):
         objectstore.check_bucket_name(42)  # type: ignore[arg-type]
+
+
+def test_access_log_bucket_name_is_the_data_bucket_plus_logs():
+    assert objectstore.access_log_bucket_name("medical-imaging-cn-shanghai-data") == "medical-imaging-cn-shanghai-data-logs"
+    assert objectstore.access_log_bucket_name("a" * 58) == "a" * 58 + "-logs"  # exactly 63
+
+
+@given(st.from_regex(r"[a-z0-9][a-z0-9-]{57,61}[a-z0-9]", fullmatch=True))
+def test_a_long_data_bucket_gets_a_valid_stable_distinct_log_bucket(name):
+    """Past 63 characters the name is cut and hashed: still a valid OSS name, the same every time, never the data bucket."""
+    log = objectstore.access_log_bucket_name(name)
+    assert objectstore.check_bucket_name(log) == log and len(log) <= 63 and log.endswith("-logs") and log != name
+    assert objectstore.access_log_bucket_name(name) == log
+    # Two names that share the kept prefix still differ by their hash.
+    other = name[:-1] + ("b" if name[-1] != "b" else "c")
+    assert objectstore.access_log_bucket_name(other) != log

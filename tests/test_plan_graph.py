@@ -12,7 +12,7 @@ import pytest
 COMPONENT_OUTPUTS = {
     "aitrain:network:TrainingNetwork": ("compute_zone_ids", "security_group_id", "vpc_id", "vswitch_ids", "zone_ids"),
     "aitrain:storage:SharedStorage": ("file_system_id", "mount_source"),
-    "aitrain:storage:DataBucket": ("bucket", "internal_endpoint", "policy_name"),
+    "aitrain:storage:DataBucket": ("access_log_bucket", "bucket", "internal_endpoint", "policy_name"),
     "aitrain:compute:GpuCluster": ("deployment_set_id", "instance_ids", "private_ips", "role_name"),
     "aitrain:compute:AutoscalingGpuPool": ("role_name", "scaling_group_id"),
 }

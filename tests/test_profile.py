@@ -491,3 +491,29 @@ def test_medical_imaging_preset_turns_the_egress_allow_list_on_and_leaves_accoun
     assert security.egress is not None and [(r.cidr, r.ports) for r in security.egress.allow] == [("0.0.0.0/0", "443/443")]
     assert security.kms_key_id is None and security.flow_log is None and security.actiontrail is None
     assert parse_profile(autoscaling()).security.egress is None
+
+
+def test_access_logging_defaults_on_with_a_year_of_logs_and_a_derived_bucket():
+    profile = parse_profile(medical())
+    assert (profile.bucket.access_logging, profile.bucket.access_log_days) == (True, 366)
+    assert profile.access_log_bucket_name == f"{profile.bucket_name}-logs"
+    data = medical()
+    data["bucket"] = {"access_log_bucket": "team-audit-logs"}
+    assert parse_profile(data).access_log_bucket_name == "team-audit-logs"
+    data["bucket"] = {"access_logging": False}
+    assert parse_profile(data).access_log_bucket_name is None
+    data["bucket"] = {"existing": True, "name": "team-datasets"}
+    assert parse_profile(data).access_log_bucket_name is None
+
+
+@pytest.mark.parametrize(("bucket", "path", "text"), [
+    ({"access_log_bucket": "Audit_Logs"}, "bucket.access_log_bucket", "OSS allows only lowercase letters, digits and hyphens"),
+    ({"access_log_days": 0}, "bucket.access_log_days", "greater than or equal to 1"),
+    ({"name": "team-data", "access_log_bucket": "team-data"}, "bucket.access_log_bucket", "is the data bucket itself"),
+    ({"access_log_bucket": "medical-imaging-cn-shanghai-data"}, "bucket.access_log_bucket", "is the data bucket itself"),
+])
+def test_bad_access_log_settings_name_the_field(bucket, path, text):
+    data = medical()
+    data["bucket"] = bucket
+    (p,) = problems(data)
+    assert p.path == path and text in p.message

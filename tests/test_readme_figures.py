@@ -106,6 +106,11 @@ def rule_count() -> str:
     return f"{len(RULES)} rules"
 
 
+def kms_instance_month() -> str:
+    """What the default plans say a customer key's KMS instance would cost a month (costs.not_in_plan)."""
+    return _money(plan("medical-imaging").costs["not_in_plan"][0]["cny_per_month"])
+
+
 def run_hours() -> str:
     return f"{plan('medical-imaging').costs['totals']['run_hours']:g} h"
 
@@ -135,6 +140,7 @@ FIGURES: dict[str, Callable[[], str]] = {
     "markdown-sizes": markdown_sizes,
     "kubernetes-counts": kubernetes_counts,
     "rule-count": rule_count,
+    "kms-instance-month": kms_instance_month,
 }
 
 

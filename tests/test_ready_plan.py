@@ -44,14 +44,23 @@ def preset_plan(request):
 def test_every_preset_has_its_bucket_with_every_safety_property(preset_plan):
     name, plan = preset_plan
     bucket_name = plan.summary["bucket"]
-    (bucket,) = plan.find("oss.Bucket")
+    # The data bucket and its access-log bucket (components/bucket.py), each with its own settings.
+    assert sorted(b.inputs["bucket"] for b in plan.find("oss.Bucket")) == [bucket_name, f"{bucket_name}-logs"]
+    (bucket,) = [b for b in plan.find("oss.Bucket") if b.inputs["bucket"] == bucket_name]
     assert bucket.inputs["bucket"] == bucket_name == f"{name}-cn-shanghai-data"
     assert bucket.protect and bucket.retain_on_delete and not bucket.inputs.get("forceDestroy")
-    assert plan.find("oss.BucketAcl")[0].inputs["acl"] == "private"
-    assert plan.find("oss.BucketPublicAccessBlock")[0].inputs["blockPublicAccess"] is True
-    assert plan.find("oss.BucketVersioning")[0].inputs["status"] == "Enabled"
-    assert plan.find("oss.BucketServerSideEncryption")[0].inputs["sseAlgorithm"] == "AES256"
-    (deny,) = json.loads(plan.find("oss.BucketPolicy")[0].inputs["policy"])["Statement"]
+
+    def setting(short_type):
+        (found,) = [r for r in plan.find(short_type) if r.inputs["bucket"] == bucket_name]
+        return found.inputs
+
+    assert setting("oss.BucketAcl")["acl"] == "private"
+    assert setting("oss.BucketPublicAccessBlock")["blockPublicAccess"] is True
+    assert setting("oss.BucketVersioning")["status"] == "Enabled"
+    assert setting("oss.BucketServerSideEncryption")["sseAlgorithm"] == "AES256"
+    (logging,) = plan.find("oss.BucketLogging")
+    assert (logging.inputs["bucket"], logging.inputs["targetBucket"]) == (bucket_name, f"{bucket_name}-logs")
+    (deny,) = json.loads(setting("oss.BucketPolicy")["policy"])["Statement"]
     assert deny["Effect"] == "Deny" and deny["Condition"] == {"Bool": {"acs:SecureTransport": ["false"]}}
     (rule, _) = bucket.inputs["lifecycleRules"]
     assert rule["prefix"] == "checkpoints/" and rule["noncurrentVersionExpirations"] == [{"days": 30}]

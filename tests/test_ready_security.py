@@ -26,8 +26,11 @@ def test_security_options_reach_disks_file_system_bucket_network_and_trail():
     assert all(d["kmsKeyId"] == KEY for s in plan.find("ecs.EcsInstanceSet") for d in s.inputs["dataDisks"])
     (fs,) = plan.find("nas.FileSystem")
     assert (fs.inputs["encryptType"], fs.inputs["kmsKeyId"]) == (2, KEY)
-    (sse,) = plan.find("oss.BucketServerSideEncryption")
+    (sse,) = [r for r in plan.find("oss.BucketServerSideEncryption") if r.inputs["bucket"] == plan.summary["bucket"]]
     assert (sse.inputs["sseAlgorithm"], sse.inputs["kmsMasterKeyId"]) == ("KMS", KEY)
+    # The access-log bucket keeps OSS-managed keys: OSS writes the logs itself (components/bucket.py).
+    (log_sse,) = [r for r in plan.find("oss.BucketServerSideEncryption") if r.inputs["bucket"] != plan.summary["bucket"]]
+    assert log_sse.inputs == {"bucket": f"{plan.summary['bucket']}-logs", "sseAlgorithm": "AES256"}
     (flow,) = plan.find("vpc.FlowLog")
     assert (flow.inputs["resourceType"], flow.inputs["trafficType"], flow.inputs["resourceId"]) == ("VPC", "All", "${medical-imaging-network-vpc.id}")
     (trail,) = plan.find("actiontrail.Trail")

@@ -160,6 +160,8 @@ class Blueprint(ABC):
                 bucket=p.bucket_name,
                 noncurrent_days=p.bucket.noncurrent_days,
                 existing=p.bucket.existing,
+                access_log_bucket=p.access_log_bucket_name,
+                access_log_days=p.bucket.access_log_days,
                 kms_key_id=p.security.kms_key_id,
                 tags=p.tags,
             ),

@@ -22,6 +22,9 @@ SSE_ALGORITHM_KMS = "KMS"
 # TLS versions the bucket accepts (oss.BucketHttpsConfig ``tls_versions``): nothing older than TLS 1.2.
 TLS_VERSIONS = ("TLSv1.2", "TLSv1.3")
 
+# Where in the log bucket the data bucket's access logs land (oss.BucketLogging ``target_prefix``).
+ACCESS_LOG_PREFIX = "access-logs/"
+
 
 @dataclass(frozen=True)
 class DataBucketArgs:
@@ -33,6 +36,9 @@ class DataBucketArgs:
     noncurrent_days: int
     checkpoint_prefix: str = "checkpoints/"
     existing: bool = False
+    # The access-log bucket (None: no access logging) and how many days a log object is kept.
+    access_log_bucket: str | None = None
+    access_log_days: int = 366
     # Customer-managed KMS key for server-side encryption (None: OSS-managed AES256).
     kms_key_id: str | None = None
     tags: dict[str, str] = field(default_factory=dict)
@@ -49,6 +55,14 @@ class DataBucket(pulumi.ComponentResource):
     unfinished are aborted after ``ABORT_MULTIPART_DAYS``. The bucket is ``protect`` + ``retain_on_delete`` and
     never ``force_destroy``; every resource name derives from this component's name, so no change of compute
     can touch it.
+
+    With ``access_log_bucket`` set, OSS writes the bucket's access logs (hourly log objects) into that separate bucket
+    (``oss.BucketLogging``), created here with the same safety settings (private, public access blocked, versioned,
+    encrypted, HTTPS-only, TLS 1.2+, protected and retained: the logs are audit evidence) and a lifecycle rule that
+    expires log objects after ``access_log_days``. OSS requires the log bucket in the data bucket's account and region
+    and warns that a bucket logging into itself logs its own log writes in a loop
+    (https://www.alibabacloud.com/help/en/oss/logging). The log bucket keeps OSS-managed AES256 keys even with a
+    customer key: OSS itself writes the log objects, and delivery into an SSE-KMS bucket is not documented.
 
     With ``existing=True`` the bucket is adopted: no bucket resource at all (``managed`` is False), so its
     encryption, versioning and public access stay whatever its owner set. The RAM policy is created either way;
@@ -70,7 +84,9 @@ class DataBucket(pulumi.ComponentResource):
                 force_destroy=False,
                 lifecycle_rules=_lifecycle_rules(args.checkpoint_prefix, args.noncurrent_days),
                 tags=tags,
-                opts=stateful(self),
+                # With oss.BucketLogging the bucket must ignore its own ``logging`` input, "otherwise oss.Bucket will keep
+                # disabling the logging configuration set by this resource on every apply" (BucketLogging docstring, SDK 4.0.0).
+                opts=pulumi.ResourceOptions.merge(stateful(self), pulumi.ResourceOptions(ignore_changes=["logging"])) if args.access_log_bucket else stateful(self),
             )
             # The bucket's own ``bucket`` output (its name), so every setting waits for the bucket.
             bucket_name: pulumi.Input[str] = self.bucket_resource.bucket
@@ -88,8 +104,10 @@ class DataBucket(pulumi.ComponentResource):
             )
             alicloud.oss.BucketHttpsConfig(f"{name}-tls", bucket=bucket_name, enable=True, tls_versions=list(TLS_VERSIONS), opts=child(self))
             alicloud.oss.BucketPolicy(f"{name}-https-only", bucket=bucket_name, policy=objectstore.https_only_policy(args.bucket), opts=child(self))
+            self.log_bucket = self._access_log(name, args, bucket_name)
         else:
             self.bucket_resource = None
+            self.log_bucket = None
 
         self.policy = alicloud.ram.Policy(
             f"{name}-node-policy",
@@ -99,8 +117,36 @@ class DataBucket(pulumi.ComponentResource):
             opts=child(self),
         )
         self.bucket = args.bucket
+        self.access_log_bucket = args.access_log_bucket if self.log_bucket is not None else None
         self.policy_name = self.policy.policy_name
-        self.register_outputs({"bucket": self.bucket, "internal_endpoint": self.internal_endpoint, "policy_name": self.policy_name})
+        self.register_outputs({"bucket": self.bucket, "internal_endpoint": self.internal_endpoint, "policy_name": self.policy_name, "access_log_bucket": self.access_log_bucket})
+
+    def _access_log(self, name: str, args: DataBucketArgs, data_bucket: pulumi.Input[str]) -> alicloud.oss.Bucket | None:
+        """The access-log bucket, its settings, and the data bucket's ``oss.BucketLogging`` into it (None: logging off)."""
+        if args.access_log_bucket is None:
+            return None
+        log_name = objectstore.check_bucket_name(args.access_log_bucket)
+        if log_name == args.bucket:
+            raise ValueError(f"access-log bucket {log_name!r} is the data bucket itself; OSS would log its own log writes in a loop")
+        log_bucket = alicloud.oss.Bucket(
+            f"{name}-log-bucket",
+            bucket=log_name,
+            storage_class="Standard",
+            force_destroy=False,
+            lifecycle_rules=_log_lifecycle_rules(args.access_log_days, args.noncurrent_days),
+            tags=with_tags(args.tags, "access-log"),
+            opts=stateful(self),
+        )
+        target: pulumi.Input[str] = log_bucket.bucket
+        alicloud.oss.BucketAcl(f"{name}-log-acl", bucket=target, acl="private", opts=child(self))
+        alicloud.oss.BucketPublicAccessBlock(f"{name}-log-public-access-block", bucket=target, block_public_access=True, opts=child(self))
+        # Versioned like the data: a deleted or overwritten log object stays recoverable for noncurrent_days.
+        alicloud.oss.BucketVersioning(f"{name}-log-versioning", bucket=target, status="Enabled", opts=child(self))
+        alicloud.oss.BucketServerSideEncryption(f"{name}-log-encryption", bucket=target, sse_algorithm=SSE_ALGORITHM, opts=child(self))
+        alicloud.oss.BucketHttpsConfig(f"{name}-log-tls", bucket=target, enable=True, tls_versions=list(TLS_VERSIONS), opts=child(self))
+        alicloud.oss.BucketPolicy(f"{name}-log-https-only", bucket=target, policy=objectstore.https_only_policy(log_name), opts=child(self))
+        alicloud.oss.BucketLogging(f"{name}-logging", bucket=data_bucket, target_bucket=target, target_prefix=ACCESS_LOG_PREFIX, opts=child(self))
+        return log_bucket
 
 
 def _lifecycle_rules(checkpoint_prefix: str, noncurrent_days: int) -> list[alicloud.oss.BucketLifecycleRuleArgs]:
@@ -114,6 +160,25 @@ def _lifecycle_rules(checkpoint_prefix: str, noncurrent_days: int) -> list[alicl
             # Remove delete markers once no version is left behind them ("cannot be specified with Days, Date
             # or CreatedBeforeDate", pulumi_alicloud 4.0.0 oss/_inputs.py), so deleted checkpoints leave nothing.
             expirations=[alicloud.oss.BucketLifecycleRuleExpirationArgs(expired_object_delete_marker=True)],
+        ),
+        alicloud.oss.BucketLifecycleRuleArgs(
+            id="abort-multipart-uploads",
+            enabled=True,
+            abort_multipart_uploads=[alicloud.oss.BucketLifecycleRuleAbortMultipartUploadArgs(days=ABORT_MULTIPART_DAYS)],
+        ),
+    ]
+
+
+def _log_lifecycle_rules(log_days: int, noncurrent_days: int) -> list[alicloud.oss.BucketLifecycleRuleArgs]:
+    """Log objects expire after ``log_days`` (OSS writes one an hour until logging is off and advises a lifecycle rule,
+    https://www.alibabacloud.com/help/en/oss/logging); the version an expiry leaves behind goes ``noncurrent_days`` later."""
+    return [
+        alicloud.oss.BucketLifecycleRuleArgs(
+            id="access-log-retention",
+            enabled=True,
+            prefix=ACCESS_LOG_PREFIX,
+            expirations=[alicloud.oss.BucketLifecycleRuleExpirationArgs(days=log_days)],
+            noncurrent_version_expirations=[alicloud.oss.BucketLifecycleRuleNoncurrentVersionExpirationArgs(days=noncurrent_days)],
         ),
         alicloud.oss.BucketLifecycleRuleArgs(
             id="abort-multipart-uploads",

@@ -26,6 +26,18 @@ SYSTEM_POOL_LABEL = ("aitrain.io/node-pool", "system")
 GPU_TAINT = ("nvidia.com/gpu", "true", "NoSchedule")
 DRIVER_LABEL = "ack.aliyun.com/nvidia-driver-version"
 
+# Both pools are managed node pools with auto repair: ACK's node problem detector marks a node whose kubelet or
+# container runtime hangs (or whose GPU fails) and ACK repairs it, restarting the node if the component repair fails
+# (https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/auto-repair; checkov CKV_ALI_31).
+# It needs the ack-node-problem-detector and node-lifecycle-controller add-ons (NodePoolManagementArgs.auto_repair,
+# pulumi-alicloud 4.0.0), which the catalog installs with every cluster. Auto upgrade stays off: a managed pool
+# updates a node by draining it and replacing its system disk (managed node pools overview,
+# https://www.alibabacloud.com/help/en/container-service-for-kubernetes/latest/managed-node-pools-overview), which would
+# stop a training run mid-way; upgrades are planned by the operator. CVE auto-fix stays off: it needs Security Center,
+# bought apart, and may restart nodes the same way. One node is repaired at a time (max_unavailable, the API default).
+AUTO_REPAIR_RESTARTS_NODE = True
+REPAIR_MAX_UNAVAILABLE = 1
+
 
 @dataclass(frozen=True)
 class KubernetesClusterArgs:
@@ -133,8 +145,8 @@ class KubernetesCluster(pulumi.ComponentResource):
         )
 
     def _node_args(self, args: KubernetesClusterArgs) -> dict[str, Any]:
-        """What every node of both pools shares: the cluster, the training network, pay-as-you-go, IMDSv2 and an
-        encrypted ESSD system disk (the profile's KMS key when set)."""
+        """What every node of both pools shares: the cluster, the training network, pay-as-you-go, IMDSv2, an
+        encrypted ESSD system disk (the profile's KMS key when set) and auto repair (managed node pool)."""
         return dict(
             cluster_id=self.cluster.id,
             vswitch_ids=list(args.vswitch_ids),
@@ -147,6 +159,14 @@ class KubernetesCluster(pulumi.ComponentResource):
             system_disk_performance_level=args.system_disk_performance_level,
             system_disk_encrypted=True,
             system_disk_kms_key=args.kms_key_id,
+            management=alicloud.cs.NodePoolManagementArgs(
+                enable=True,
+                auto_repair=True,
+                auto_repair_policy=alicloud.cs.NodePoolManagementAutoRepairPolicyArgs(restart_node=AUTO_REPAIR_RESTARTS_NODE),
+                auto_upgrade=False,
+                auto_vul_fix=False,
+                max_unavailable=REPAIR_MAX_UNAVAILABLE,
+            ),
             tags=self.tags,
         )
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator
 
+from blueprints.guardrails.bucket import log_buckets
 from blueprints.guardrails.inputs import as_list, of_types, referenced
 from blueprints.guardrails.model import Rule
 from blueprints.plan import Plan, PlannedResource
@@ -40,8 +41,13 @@ def customer_managed_keys(plan: Plan) -> Iterator[tuple[str, str]]:
     nas = [r.name for r in of_types(plan, ("nas.FileSystem",))
            if r.inputs.get("fileSystemType") == "extreme" and r.inputs.get("encryptType") and not (r.inputs.get("encryptType") == 2 and r.inputs.get("kmsKeyId"))]
     sse = {str(r.inputs.get("bucket")): r.inputs for r in of_types(plan, ("oss.BucketServerSideEncryption",))}
+    # A bucket that receives another bucket's access logs keeps an OSS-managed key: OSS writes the log objects itself
+    # (components/bucket.py), so the switch below would not change it.
+    receiving = log_buckets(plan)
     oss = []
     for r in of_types(plan, ("oss.Bucket",)):
+        if str(r.inputs.get("bucket")) in receiving:
+            continue
         rule = sse.get(str(r.inputs.get("bucket"))) or r.inputs.get("serverSideEncryptionRule") or {}
         if rule.get("sseAlgorithm") and not (rule.get("sseAlgorithm") == "KMS" and rule.get("kmsMasterKeyId")):
             oss.append(r.name)
@@ -51,7 +57,8 @@ def customer_managed_keys(plan: Plan) -> Iterator[tuple[str, str]]:
         (oss, "OSS objects are", "SSE KMS + kmsMasterKeyId"),
     ):
         if names:
-            yield names[0], f"{what} encrypted with a service-managed key ({len(names)} resource(s)); set {KMS_SWITCH} to use your own KMS key ({how})"
+            yield names[0], f"{what} encrypted with a service-managed key ({len(names)} resource(s)); set {KMS_SWITCH} to use your own KMS key ({how}), which lives in a KMS instance billed apart (the cost block's 'not in this plan')"
+
 
 
 # ---- KMS keys a user's stack creates (AIT026) ----

@@ -1,4 +1,4 @@
-"""The dataset and checkpoint bucket: private, versioned, expiring old versions, encrypted, HTTPS-only over TLS 1.2+, logged."""
+"""The dataset and checkpoint bucket: private, versioned, expiring old versions, encrypted, HTTPS-only over TLS 1.2+, logged to a safe bucket."""
 
 from __future__ import annotations
 
@@ -101,20 +101,55 @@ def bucket_tls(plan: Plan) -> Iterator[tuple[str, str]]:
             yield r.name, f"bucket {name} allows TLS versions {versions}; allow only {list(SAFE_TLS)}"
 
 
+def log_buckets(plan: Plan) -> set[str]:
+    """The buckets that receive another bucket's access logs (``oss.BucketLogging`` or inline ``logging``)."""
+    pairs = [(r.inputs.get("bucket"), r.inputs.get("targetBucket")) for r in of_types(plan, ("oss.BucketLogging",))]
+    pairs += [(r.inputs.get("bucket"), (r.inputs.get("logging") or {}).get("targetBucket")) for r in of_types(plan, ("oss.Bucket",))]
+    return {str(target) for source, target in pairs if target and target != source}
+
+
+def _log_target_problems(plan: Plan, target: str) -> list[str]:
+    """Why ``target`` is no place for audit logs: not private, public access not blocked, or not encrypted at rest."""
+    settings = {short: _by_bucket(plan, short).get(target) for short in ("oss.BucketAcl", "oss.BucketPublicAccessBlock", "oss.BucketServerSideEncryption")}
+    bucket = _by_bucket(plan, "oss.Bucket")[target]
+    acl, block, sse = settings["oss.BucketAcl"], settings["oss.BucketPublicAccessBlock"], settings["oss.BucketServerSideEncryption"]
+    problems = []
+    if (acl.inputs.get("acl") if acl else bucket.inputs.get("acl")) != "private":
+        problems.append("is not private")
+    if not (block and block.inputs.get("blockPublicAccess") is True):
+        problems.append("does not block public access")
+    if (sse.inputs.get("sseAlgorithm") if sse else (bucket.inputs.get("serverSideEncryptionRule") or {}).get("sseAlgorithm")) not in SSE_ALGORITHMS:
+        problems.append("is not encrypted")
+    return problems
+
+
 def bucket_logging(plan: Plan) -> Iterator[tuple[str, str]]:
-    """AIT022: each created bucket logs access to another bucket (info: aitrain has no switch; the user adds it)."""
+    """AIT022: each created bucket logs access to another, private and encrypted bucket.
+
+    A bucket that receives another bucket's logs is not asked to log its own access: that would need a third bucket,
+    and so on; its reads are the rare ones an incident asks about, and ActionTrail (AIT032) records who changed it.
+    """
     logs = _by_bucket(plan, "oss.BucketLogging")
-    for r in of_types(plan, ("oss.Bucket",)):
-        name = str(r.inputs.get("bucket"))
+    created = _by_bucket(plan, "oss.Bucket")
+    receiving = log_buckets(plan)
+    for name, r in created.items():
         logging = logs.get(name)
         target = logging.inputs.get("targetBucket") if logging else (r.inputs.get("logging") or {}).get("targetBucket")
         if not target:
-            yield r.name, (
-                f"bucket {name} has no access logging: add an oss.BucketLogging to your stack with targetBucket a separate"
-                " private, encrypted log bucket, so reads of the data can be audited"
-            )
+            if name not in receiving:
+                yield r.name, (
+                    f"bucket {name} has no access logging: set bucket.access_logging true (aitrain then writes the logs to a separate"
+                    " log bucket it creates), or add an oss.BucketLogging with targetBucket a separate private, encrypted log bucket,"
+                    " so reads of the data can be audited"
+                )
         elif target == name:
             yield r.name, f"bucket {name} logs access to itself; log to a separate bucket so the log cannot be changed with the data"
+        elif target not in created:
+            yield r.name, f"bucket {name} logs access to {target}, which this plan does not create: check that it is private, blocks public access and is encrypted"
+        else:
+            problems = _log_target_problems(plan, str(target))
+            if problems:
+                yield r.name, f"bucket {name} logs access to {target}, which {', '.join(problems)}: the audit trail of the data would be readable or unprotected"
 
 
 RULES: tuple[Rule, ...] = (
@@ -135,7 +170,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "AIT022", "info", "OSS access is logged to another bucket", bucket_logging,
         rationale="without access logs nobody can say who read the training data; CKV_ALI_12; KICS 05db341e; CIS 5.3",
-        fix="add oss.BucketLogging(bucket, target_bucket=<a separate private, encrypted log bucket>) in your stack",
+        fix="keep bucket.access_logging true (the default: a separate private, encrypted log bucket), or add oss.BucketLogging(bucket, target_bucket=<such a bucket>)",
         references=(17,),
     ),
 )

@@ -1,4 +1,5 @@
-"""ACK rules: a private API server, audit logs, node pools that run as the plan's own role, volumes that keep their data.
+"""ACK rules: a private API server, audit logs, node pools that run as the plan's own role and repair their nodes, volumes
+that keep their data.
 
 Input names are the engine (camelCase) names of pulumi-alicloud 4.0.0 ``cs.ManagedKubernetes`` / ``cs.NodePool`` and
 pulumi-kubernetes 4.34.2 ``core/v1`` / ``storage.k8s.io/v1`` (their Python names, camelCased by the bridge).
@@ -9,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from blueprints.guardrails.identity import beyond_ecs
-from blueprints.guardrails.inputs import as_list, json_document, of_types, statements
+from blueprints.guardrails.inputs import as_list, json_document, of_types, referenced, statements
 from blueprints.guardrails.model import Rule
 from blueprints.plan import Plan, PlannedResource
 
@@ -91,6 +92,37 @@ def volumes_retained(plan: Plan) -> Iterator[tuple[str, str]]:
             yield r.name, f"reclaimPolicy is {r.inputs.get('reclaimPolicy')!r} (default Delete), not 'Retain': the volumes it provisions are deleted with their claims"
 
 
+# ACK's auto repair acts on what these add-ons detect and run (NodePoolManagementArgs.auto_repair, pulumi-alicloud 4.0.0).
+REPAIR_ADDONS = ("ack-node-problem-detector", "node-lifecycle-controller")
+
+
+def node_pool_repair(plan: Plan) -> Iterator[tuple[str, str]]:
+    """AIT037: every node pool is a managed pool with auto repair, on a cluster that installs the add-ons repair needs."""
+    clusters = {r.name: r for r in of_types(plan, (CLUSTER,))}
+    installed: dict[str, set[str]] = {name: {str(a.get("name")) for a in as_list(r.inputs.get("addons")) if isinstance(a, dict)} for name, r in clusters.items()}
+    for addon in of_types(plan, ("cs.KubernetesAddon",)):
+        installed.setdefault(str(referenced(addon.inputs.get("clusterId"))), set()).add(str(addon.inputs.get("name")))
+    for pool in of_types(plan, (NODE_POOL,)):
+        management = pool.inputs.get("management") or {}
+        if not isinstance(management, dict) or management.get("enable") is not True or management.get("autoRepair") is not True:
+            yield pool.name, (
+                f"management is {_management_shown(management)}: a node whose kubelet, runtime or GPU fails stays in the pool and stalls the job;"
+                " set management {enable: true, autoRepair: true}"
+            )
+            continue
+        cluster = referenced(pool.inputs.get("clusterId"))
+        if cluster in clusters:
+            missing = [a for a in REPAIR_ADDONS if a not in installed.get(cluster, set())]
+            if missing:
+                yield pool.name, f"auto repair is on but cluster {cluster} does not install {', '.join(missing)}, which repair needs: add them to its addons"
+
+
+def _management_shown(management: Any) -> str:
+    if not isinstance(management, dict) or not management:
+        return "not set"
+    return ", ".join(f"{key}={management.get(key)!r}" for key in ("enable", "autoRepair"))
+
+
 def node_pool_public_ip(pool: PlannedResource) -> Iterator[str]:
     """AIT001 for a node pool: a bound EIP is a public address too (``scalingConfig.isBondEip``)."""
     if _get(pool.inputs, "scalingConfig", "isBondEip") is True:
@@ -134,5 +166,13 @@ RULES: tuple[Rule, ...] = (
         rationale="a Delete reclaim policy removes the data behind a volume when its claim is deleted (Kubernetes persistent volumes, Reclaiming); the default for provisioned volumes is Delete",
         fix="set spec.persistentVolumeReclaimPolicy Retain on every PersistentVolume and reclaimPolicy Retain on StorageClasses",
         references=(1,),
+    ),
+    Rule(
+        "AIT037", "warning", "ACK node pools repair their nodes (managed node pool, auto repair)", node_pool_repair,
+        rationale=(
+            "without auto repair a NotReady or GPU-faulty node stays in the pool and a multi-node job waits on it; CKV_ALI_31;"
+            " ACK auto repair needs ack-node-problem-detector and node-lifecycle-controller (cs.NodePool management, SDK 4.0.0)"
+        ),
+        fix="set management {enable: true, autoRepair: true} on every cs.NodePool and install both add-ons on the cluster",
     ),
 )

@@ -92,6 +92,9 @@ def cost_section(costs: Mapping[str, Any], collapse: bool = False) -> tuple[str,
         unknown = totals.get("unknown") or []
         what = "; ".join(md_text(u) for u in unknown) if unknown else "the totals are not marked complete"
         out += ["", f"**Incomplete:** unknown prices are not counted (never as 0): {what}."]
+    # What a profile switch would add (a customer key's KMS instance), so the reviewer sees what the default saves.
+    for option in costs.get("not_in_plan") or []:
+        out += ["", f"**Not in this plan:** {md_text(option.get('item', '?'))}: {money(option.get('cny_per_month'))} per month ({md_text(option.get('status') or 'unknown')}; {md_text(_source(option))})."]
     scenarios = costs.get("scenarios") or []
     if scenarios:
         out += ["", "| scenario | nodes | ¥/month | not priced |", "|---|--:|--:|---|"]
@@ -146,6 +149,8 @@ def cost_text(costs: Mapping[str, Any], width: int = 160) -> str:
     out.append(f"{_total_label(totals).lower()}: {money(totals.get('cny_per_hour'))} per hour, {money(totals.get('cny_per_month'))} per month, {per_run}")
     if not totals.get("complete", False):
         out.append("not priced (never counted as 0): " + "; ".join(plain(u) for u in totals.get("unknown") or ["the totals are not marked complete"]))
+    for option in costs.get("not_in_plan") or []:
+        out.append(f"not in this plan: {plain(option.get('item', '?'))}: {money(option.get('cny_per_month'))} per month ({plain(option.get('status') or 'unknown')})")
     for scenario in costs.get("scenarios") or []:
         out.append(f"  {plain(scenario.get('name', '?'))}: {_scenario_amount(scenario)} per month")
         if not scenario.get("complete", False):

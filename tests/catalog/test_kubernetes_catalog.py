@@ -50,7 +50,8 @@ def test_every_gpu_family_of_the_catalog_is_one_ack_lists():
 def test_default_addons_add_the_erdma_controller_only_for_erdma():
     ack = load_catalog().kubernetes
     plain = [a.name for a in ack.default_addons(erdma=False)]
-    assert plain == ["flannel", "csi-plugin", "csi-provisioner", "logtail-ds"]
+    # The node problem detector and lifecycle controller run the node pools' auto repair (management.auto_repair).
+    assert plain == ["flannel", "csi-plugin", "csi-provisioner", "logtail-ds", "ack-node-problem-detector", "node-lifecycle-controller"]
     assert [a.name for a in ack.default_addons(erdma=True)] == [*plain, "ack-erdma-controller"]
     assert all(a.version == "" for a in ack.addons)
     (erdma,) = [a for a in ack.addons if a.name == "ack-erdma-controller"]
@@ -60,7 +61,7 @@ def test_default_addons_add_the_erdma_controller_only_for_erdma():
 def test_a_repeated_addon_is_refused(data):
     path = data / "kubernetes_addons.csv"
     path.write_text(path.read_text(encoding="utf-8") + "csi-plugin,,,always,https://example.com/a,2026-11-30,\n", encoding="utf-8")
-    assert "kubernetes_addons.csv line 7, column 'name': duplicate 'csi-plugin' (first on line 3)" in message(data)
+    assert "kubernetes_addons.csv line 9, column 'name': duplicate 'csi-plugin' (first on line 3)" in message(data)
 
 
 def test_two_defaults_are_refused(data):
