@@ -12,6 +12,9 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md"), *(ROOT / "blueprints").rglob("README.md"), ROOT / "scan" / "README.md"])
 # Where a cited path may start: the repository's own top-level folders and files.
 TOP = tuple(sorted({p.name for p in ROOT.iterdir() if not p.name.startswith(".") or p.name in (".github", ".ci")} - {"build"}))
+# A path the README gives inside the package ("components/storage.py", "architectures/") starts with one of its folders.
+PACKAGE_DIRS = tuple(sorted(p.name for p in (ROOT / "blueprints").iterdir() if p.is_dir() and not p.name.startswith(("_", "."))))
+NESTED = re.compile(r"(?<![\w./-])((?:" + "|".join(re.escape(t) for t in PACKAGE_DIRS) + r")(?:/[\w.@+-]+)*/?)")
 PATH = re.compile(r"(?<![\w./-])((?:" + "|".join(re.escape(t) for t in TOP) + r")(?:/[\w.@+-]+)*/?)")
 CODE = re.compile(r"`([^`\n]+)`")
 LINK = re.compile(r"\]\(([^)\s]+)\)")
@@ -27,21 +30,27 @@ def rel(doc: Path) -> str:
     return str(doc.relative_to(ROOT))
 
 
-def cited_paths_of(text: str) -> list[str]:
-    """Repository paths in a text's code spans."""
+def cited_paths_of(text: str, here: Path | None = None) -> list[str]:
+    """Repository paths in a text's code spans; one inside the package ("components/x.py") from the document's own
+    folder ``here`` when it is there, else as blueprints/…."""
     out = []
     for span in CODE.findall(text):
         for token in span.split():
-            match = PATH.fullmatch(token.strip(",;:()"))
-            if match and not any(ch in token for ch in "<>*{}$"):
+            token = token.strip(",;:()")
+            if any(ch in token for ch in "<>*{}$"):
+                continue
+            if match := PATH.fullmatch(token):
                 out.append(match.group(1))
+            elif (nested := NESTED.fullmatch(token)) and "/" in token:
+                local = here / nested.group(1) if here else None
+                out.append(str(local.relative_to(ROOT)) if local and local.exists() else f"blueprints/{nested.group(1)}")
     return out
 
 
 def cited_paths(doc: Path) -> list[str]:
     """Repository paths a document cites: in code spans and as relative links (resolved from the document)."""
     text = doc.read_text(encoding="utf-8")
-    out = cited_paths_of(text)
+    out = cited_paths_of(text, doc.parent)
     for target in LINK.findall(text):
         if "://" in target or target.startswith(("#", "mailto:")):
             continue
@@ -51,6 +60,7 @@ def cited_paths(doc: Path) -> list[str]:
 
 
 def test_the_documents_checked_are_the_repositorys():
+    assert "components" in PACKAGE_DIRS and cited_paths_of("`components/storage.py` and `render/`") == ["blueprints/components/storage.py", "blueprints/render/"]
     assert ROOT / "README.md" in DOCS and ROOT / "docs" / "case-studies.md" in DOCS and len(DOCS) >= 8
 
 

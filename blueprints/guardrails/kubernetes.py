@@ -141,14 +141,14 @@ RULES: tuple[Rule, ...] = (
         "AIT033", "error", "the ACK API server is private unless an admin range is set", api_server_private,
         rationale=(
             "an API server on the internet is one leaked kubeconfig from the whole cluster; slb_internet_enabled defaults to true"
-            " (pulumi-alicloud 4.0.0 cs.ManagedKubernetes docstring); §7 rule 8 (no internet ingress) applied to the control plane"
+            " (pulumi-alicloud 4.0.0 cs.ManagedKubernetes docstring); docs/sources/security-and-data-safety.md §7 rule 8 (no internet ingress) applied to the control plane"
         ),
         fix="set slbInternetEnabled false (and endpointType private), reach the API server from the VPC or the login node; or set network.admin_cidr",
         references=(8,),
     ),
     Rule(
         "AIT034", "error", "ACK API-server audit logging is on", audit_log,
-        rationale="without audit logs nobody can say who read a Secret or deleted a volume; cs.ManagedKubernetes audit_log_config (SDK 4.0.0); §7 rule 27 (an audit record of changes) applied to the cluster",
+        rationale="without audit logs nobody can say who read a Secret or deleted a volume; cs.ManagedKubernetes audit_log_config (SDK 4.0.0); docs/sources/security-and-data-safety.md §7 rule 27 (an audit record of changes) applied to the cluster",
         fix="set auditLogConfig {enabled: true} (optionally slsProjectName) on the cluster",
         references=(27,),
     ),
