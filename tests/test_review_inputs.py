@@ -79,3 +79,38 @@ def test_a_malformed_section_the_diff_reads_is_one_message(tmp_path, edit, locat
     edit(data)
     message = one_message(diff_against(tmp_path, data))
     assert located in message and problem in message, message
+
+
+# ------------------------------------------------------------------------------------------------
+# aitrain launch: stack outputs
+# ------------------------------------------------------------------------------------------------
+
+
+def launch_with(tmp_path: Path, **changes: object) -> subprocess.CompletedProcess[str]:
+    from tests.test_launch import fixed_outputs
+
+    path = tmp_path / "outputs.json"
+    path.write_text(json.dumps(fixed_outputs(2, **changes)), encoding="utf-8")
+    return aitrain("launch", "--stack", str(path), "--dry-run", "--", "python", "train.py")
+
+
+@pytest.mark.parametrize(
+    "path", ["/mnt/shared/../../etc", "/mnt/../root", "mnt/shared", "/mnt//shared", "/mnt/./shared", "/", "/mnt/shared/", "/mnt/sh ared", "/mnt/$(id)"]
+)
+def test_launch_refuses_a_shared_mount_path_that_is_not_plain(tmp_path, path):
+    message = one_message(launch_with(tmp_path, shared_mount_path=path))
+    assert "shared_mount_path" in message and "no '..', '//' or spaces" in message, message
+
+
+@pytest.mark.parametrize("address", ["8.8.8.8", "47.100.1.2", "100.128.0.1", "172.32.0.1", "0.0.0.0", "127.0.0.1", "169.254.1.1"])
+def test_launch_refuses_a_public_or_odd_node_address(tmp_path, address):
+    message = one_message(launch_with(tmp_path, node_private_ips=["10.20.0.11", address]))
+    assert "node_private_ips" in message and f"holds {address}, not a private address" in message
+    assert "10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, 100.64.0.0/10" in message
+
+
+@pytest.mark.parametrize("addresses", [["10.20.0.11", "10.20.0.12"], ["172.16.5.4", "192.168.1.9"], ["100.64.0.1", "100.127.255.254"]])
+def test_launch_takes_private_node_addresses_and_a_plain_mount(tmp_path, addresses):
+    run = launch_with(tmp_path, node_private_ips=addresses, shared_mount_path="/mnt/shared-data/team_a")
+    assert run.returncode == 0, run.stderr
+    assert "/mnt/shared-data/team_a/.aitrain/runs/" in run.stdout
