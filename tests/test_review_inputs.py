@@ -114,3 +114,20 @@ def test_launch_takes_private_node_addresses_and_a_plain_mount(tmp_path, address
     run = launch_with(tmp_path, node_private_ips=addresses, shared_mount_path="/mnt/shared-data/team_a")
     assert run.returncode == 0, run.stderr
     assert "/mnt/shared-data/team_a/.aitrain/runs/" in run.stdout
+
+
+# ------------------------------------------------------------------------------------------------
+# Profile text that is not UTF-8 (undecodable bytes reach Python as lone surrogates)
+# ------------------------------------------------------------------------------------------------
+
+BAD = os.fsdecode(b"a\xff")  # 'a\udcff'
+
+
+@pytest.mark.parametrize("setting", [f"description={BAD}", f"tags.team={BAD}", f"name=imaging{BAD}"])
+def test_text_that_is_not_utf8_is_one_message_and_the_out_file_stays(tmp_path, setting):
+    out = tmp_path / "plan.json"
+    out.write_text('{"kept": true}\n', encoding="utf-8")
+    message = one_message(aitrain("plan", "medical-imaging", "--set", setting, "--format", "json", "--out", str(out)))
+    field = setting.split("=", 1)[0].split(".")[0]  # a mapping is named by its field (tags)
+    assert f"{field} = " in message and "which is not UTF-8 text" in message, message
+    assert out.read_text(encoding="utf-8") == '{"kept": true}\n'
