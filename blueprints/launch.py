@@ -20,7 +20,12 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from blueprints.bootstrap import JOB_HOME, JOB_UID, JOB_USER
 from blueprints.errors import MISSING, Problem, UserInputError, join_allowed
-from blueprints.launch_outputs import SAFE_PATH, SAFE_PATH_ALLOWED, SECRET_PLACEHOLDER, OutputsReader  # noqa: F401  (re-exported: OutputsReader, SAFE_PATH, SECRET_PLACEHOLDER were defined here)
+
+# Re-exported (they were defined here; launch_kubernetes imports them from this module).
+from blueprints.launch_outputs import SAFE_PATH as SAFE_PATH
+from blueprints.launch_outputs import SAFE_PATH_ALLOWED
+from blueprints.launch_outputs import SECRET_PLACEHOLDER as SECRET_PLACEHOLDER
+from blueprints.launch_outputs import OutputsReader as OutputsReader
 
 # Marks stack outputs as aitrain's: every blueprint writes it, ``aitrain launch`` requires it. Bump when their meaning changes.
 OUTPUTS_VERSION = "v1"
