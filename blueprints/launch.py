@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import enum
-import ipaddress
 import json
 import os
 import re
@@ -22,10 +21,15 @@ from typing import Any, Iterable, Mapping, Sequence
 from blueprints.bootstrap import JOB_HOME, JOB_UID, JOB_USER
 from blueprints.errors import MISSING, Problem, UserInputError, join_allowed
 
+# Re-exported (they were defined here; launch_kubernetes imports them from this module).
+from blueprints.launch_outputs import SAFE_PATH as SAFE_PATH
+from blueprints.launch_outputs import SAFE_PATH_ALLOWED
+from blueprints.launch_outputs import SECRET_PLACEHOLDER as SECRET_PLACEHOLDER
+from blueprints.launch_outputs import OutputsReader as OutputsReader
+
 # Marks stack outputs as aitrain's: every blueprint writes it, ``aitrain launch`` requires it. Bump when their meaning changes.
 OUTPUTS_VERSION = "v1"
 # `pulumi stack output --json` prints secret values as this text unless --show-secrets is given.
-SECRET_PLACEHOLDER = "[secret]"
 
 # RunCommand takes InstanceId.N with "N: 1 to 50" (AlibabaCloudDocs/ecs, intl.zh-CN/API参考/云助手/RunCommand.md)
 # and "Valid values of N: 1 to 100" (quota, adjustable) in the current SDK (aliyun/alibabacloud-csharp-sdk,
@@ -43,10 +47,9 @@ SCALING_PAGE_SIZE = 50
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _INSTANCE_ID = re.compile(r"i-[a-z0-9]{4,64}")
 _SCALING_GROUP_ID = re.compile(r"asg-[a-z0-9]{4,64}")
-# Patterns both launches check stack outputs with (a region ID; an absolute path without spaces or shell characters).
+# Patterns both launches check stack outputs with (a region ID; SAFE_PATH in launch_outputs).
 REGION_ID = re.compile(r"[a-z]{2}(-[a-z0-9]+)+")
 _PROFILE_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
-SAFE_PATH = re.compile(r"/[A-Za-z0-9._/-]*")
 NOW_ENV = "AITRAIN_NOW"
 
 
@@ -157,8 +160,8 @@ def parse_outputs(data: Any, source: str, known_blueprints: Iterable[str]) -> St
     get = OutputsReader(data, source, problems)
     profile_name = get.text("profile_name", _PROFILE_NAME, "a profile name (lowercase letters, digits, hyphens)")
     region = get.text("region", REGION_ID, "a region ID such as cn-shanghai")
-    launcher = get.text("launcher", SAFE_PATH, "an absolute path such as /usr/local/bin/aitrain-torchrun")
-    shared = get.text("shared_mount_path", SAFE_PATH, "an absolute path such as /mnt/shared")
+    launcher = get.text("launcher", SAFE_PATH, SAFE_PATH_ALLOWED.format("/usr/local/bin/aitrain-torchrun"))
+    shared = get.text("shared_mount_path", SAFE_PATH, SAFE_PATH_ALLOWED.format("/mnt/shared"))
     login = get.ip("login_node_public_ip", required=False)
     ids = ips = expected = group = None
     if "scaling_group_id" in data:
@@ -339,81 +342,3 @@ def _encoded_size(line: str) -> int:
 def launch_error(path: str, value: Any, message: str) -> UserInputError:
     """One problem that stops a launch before anything runs (exit 2)."""
     return UserInputError(f"cannot launch ({path})", [Problem(path, value, message)])
-
-
-
-class OutputsReader:
-    """Reads typed values out of stack outputs, adding a Problem for each missing, secret or malformed one."""
-
-    def __init__(self, data: dict[str, Any], source: str, problems: list[Problem]):
-        self.data, self.source, self.problems = data, source, problems
-
-    def _raw(self, key: str, required: bool = True) -> Any:
-        if key not in self.data:
-            if required:
-                self.problems.append(Problem(f"{self.source}: {key}", MISSING, "missing from the outputs; re-run `pulumi up` with this aitrain version, then save the outputs again"))
-            return None
-        value = self.data[key]
-        if value == SECRET_PLACEHOLDER or (isinstance(value, list) and SECRET_PLACEHOLDER in value):
-            self.problems.append(Problem(f"{self.source}: {key}", value, "is shown as a secret; save the outputs with `pulumi stack output --json --show-secrets`"))
-            return None
-        return value
-
-    def _wrong(self, key: str, value: Any, allowed: str) -> None:
-        self.problems.append(Problem(f"{self.source}: {key}", value, f"must be {allowed}"))
-
-    def text(self, key: str, pattern: re.Pattern[str], allowed: str, *, required: bool = True) -> str | None:
-        """A string matching ``pattern`` (None, with a problem, otherwise)."""
-        value = self._raw(key, required)
-        if value is None:
-            return None
-        if not isinstance(value, str) or not pattern.fullmatch(value):
-            self._wrong(key, value, allowed)
-            return None
-        return value
-
-    def ip(self, key: str, *, required: bool) -> str | None:
-        value = self._raw(key, required)
-        if value is None:
-            return None
-        if not _is_ipv4(value):
-            self.problems.append(Problem(f"{self.source}: {key}", value, "must be an IPv4 address"))
-            return None
-        return str(value)
-
-    def text_list(self, key: str, pattern: re.Pattern[str], allowed: str) -> tuple[str, ...] | None:
-        value = self._raw(key)
-        if value is None:
-            return None
-        if not isinstance(value, list) or not all(isinstance(v, str) and pattern.fullmatch(v) for v in value):
-            self.problems.append(Problem(f"{self.source}: {key}", value, f"must be a list of {allowed}"))
-            return None
-        return tuple(value)
-
-    def ip_list(self, key: str) -> tuple[str, ...] | None:
-        value = self._raw(key)
-        if value is None:
-            return None
-        if not isinstance(value, list) or not all(_is_ipv4(v) for v in value):
-            self.problems.append(Problem(f"{self.source}: {key}", value, "must be a list of IPv4 addresses"))
-            return None
-        return tuple(value)
-
-    def count(self, key: str) -> int | None:
-        value = self._raw(key)
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            self.problems.append(Problem(f"{self.source}: {key}", value, "must be a whole number of nodes, 0 or more"))
-            return None
-        return value
-
-
-def _is_ipv4(value: Any) -> bool:
-    if not isinstance(value, str):
-        return False
-    try:
-        ipaddress.IPv4Address(value)
-    except ValueError:
-        return False
-    return True

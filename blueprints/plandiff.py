@@ -20,6 +20,7 @@ from blueprints.guardrails import STATEFUL_TYPES
 from blueprints.plan import PLAN_SCHEMA, referenced_names, short_type
 from blueprints.plandiff_costs import CostDiff, cost_diff
 from blueprints.plandiff_guardrails import GuardrailDiff, guardrail_diff
+from blueprints.plandiff_shape import MAX_DEPTH, review_shape_problems, too_deep
 from blueprints.plandiff_text import text_diff
 from blueprints.replacement import ReplacementTable, replacement_table
 
@@ -159,6 +160,9 @@ def load_plan_json(path: Path) -> dict[str, Any]:
 
 def _read_json(path: Path) -> Any:
     text = read_text_file(path, "plan file")
+    deep = too_deep(text)
+    if deep is not None:
+        raise UserInputError("invalid plan file", [Problem(str(path), f"line {deep}", f"nests arrays/objects deeper than {MAX_DEPTH} levels; an aitrain plan is far shallower")])
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -208,7 +212,7 @@ def plan_shape_problems(data: dict[str, Any], where: str, limit: int = 10) -> li
             if identity in seen:
                 problems.append(Problem(f"{at}.name", identity[1], f"duplicates resources[{seen[identity]}] (same type and name)"))
             seen.setdefault(identity, index)
-    return problems[:limit]
+    return (problems + review_shape_problems(data, where))[:limit]
 
 
 def _must(value: Any, expected: str) -> str:

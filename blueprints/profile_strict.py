@@ -23,6 +23,11 @@ class Strict(BaseModel):
     def _as_yaml_writes_it(cls, value: Any, info: ValidationInfo) -> Any:
         if info.field_name is None:
             return value
+        # Text that is not UTF-8 (os.fsdecode gives bytes a terminal could not decode as lone surrogates) cannot be
+        # written to a plan or a stack file: refuse it here, the one place every profile string passes.
+        bad = _surrogate(value)
+        if bad is not None:
+            raise ValueError(f"holds {bad!r}, which is not UTF-8 text (undecodable bytes from the command line or a file); use UTF-8 text")
         annotation = cls.model_fields[info.field_name].annotation
         # YAML and JSON give a list where a frozen model keeps a tuple; strict mode alone would refuse it.
         if isinstance(value, list) and get_origin(annotation) is tuple:
@@ -37,6 +42,18 @@ class Strict(BaseModel):
         if float in kinds and _FLOAT_TEXT_RE.fullmatch(text):
             return float(text)
         return value
+
+
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def _surrogate(value: Any) -> str | None:
+    """The first lone surrogate in a string, or in the strings of a list, tuple or mapping (keys too), or None."""
+    if isinstance(value, str):
+        found = _SURROGATE_RE.search(value)
+        return found.group() if found else None
+    items: list[Any] = list(value) if isinstance(value, (list, tuple)) else [*value, *value.values()] if isinstance(value, dict) else []
+    return next((bad for bad in map(_surrogate, items) if bad is not None), None)
 
 
 def parse_cidr(value: str, example: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Literal
 
@@ -146,6 +147,19 @@ def boot_minutes(gpu: GpuSoftware) -> tuple[int, int]:
     return low, high
 
 
+# Line breaks and control characters for sh and YAML (C0, DEL, C1 with NEL, LS, PS).
+_LINE_BREAKS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# What a cloud-config block cannot carry verbatim (YAML folds \r, \x85, \u2028, \u2029 into \n, and refuses other
+# control characters and lone surrogates); newline and tab are fine: quoted, they stay inside one shell word.
+_NOT_IN_YAML = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufffe\uffff]")
+
+
+def _num(value: object) -> str:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"boot template: {value!r} is not a whole number")
+    return str(value)
+
+
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(_TEMPLATES),
@@ -155,8 +169,14 @@ def _environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    # Every profile value that reaches a shell line goes through `q`, so a name can never become a command.
+    # Every value that reaches a shell line goes through a filter: `q` (one shell word), `num` (an int, digits only),
+    # `oneline` (comments: a line break would end the comment), `qy` (`q` inside a YAML block at 6 spaces: the
+    # continuation lines stay in the block), `dq` (inside "...": backslash before \\ $ ` and "). tests/test_injection.py renders each template with hostile values.
     env.filters["q"] = lambda value: shlex.quote(str(value))
+    env.filters["qy"] = lambda value: shlex.quote(str(value)).replace("\n", "\n" + " " * 6)
+    env.filters["num"] = _num
+    env.filters["dq"] = lambda value: re.sub(r'([\\$`"])', r"\\\1", str(value))
+    env.filters["oneline"] = lambda value: _LINE_BREAKS.sub("?", str(value))
     env.filters["indent_block"] = lambda text, n: "".join(" " * n + line if line.strip() else line for line in str(text).splitlines(True))
     return env
 
@@ -164,7 +184,27 @@ def _environment() -> jinja2.Environment:
 _ENV = _environment()
 
 
+def _check_values(spec: BootSpec) -> None:
+    """Literal fields hold their choices, ints are ints, and no text holds a character cloud-config cannot carry."""
+    for where, record in (("BootSpec", spec), ("GpuSoftware", spec.gpu), ("Fabric", spec.fabric)):
+        for field in fields(record):
+            value = getattr(record, field.name)
+            if isinstance(value, str) and (bad := _NOT_IN_YAML.search(value)):
+                raise ValueError(
+                    f"{where}.{field.name}: {value!r} holds the character {bad.group()!r}, which cloud-config user data cannot "
+                    "carry verbatim; use printable text"
+                )
+    if spec.gpu.method not in ("driver_image", "install_script", "none"):
+        raise ValueError(f"GpuSoftware.method: {spec.gpu.method!r} is not allowed; use driver_image, install_script or none")
+    if spec.fabric.link not in NCCL_ENV:
+        raise ValueError(f"Fabric.link: {spec.fabric.link!r} is not allowed; use {', '.join(NCCL_ENV)}")
+    for name, number in (("gpus_per_node", spec.gpus_per_node), ("scratch_gib", spec.scratch_gib), ("mtu", spec.fabric.mtu or 0)):
+        if isinstance(number, bool) or not isinstance(number, int):
+            raise ValueError(f"BootSpec.{name}: {number!r} is not allowed; use a whole number")
+
+
 def _check(spec: BootSpec) -> None:
+    _check_values(spec)
     if spec.gpus_per_node < 1:
         raise ValueError(f"BootSpec.gpus_per_node: {spec.gpus_per_node} is not allowed; use 1 or more (torchrun --nproc-per-node)")
     if spec.scratch_gib < 0:
@@ -228,6 +268,7 @@ def code_only(script: str) -> str:
 
 def render_user_data(spec: BootSpec) -> str:
     """The node's ``#cloud-config`` text; raises ``UserDataTooLarge`` when over ``USER_DATA_LIMIT_BYTES``."""
+    _check(spec)
     values = _values(spec)
     launcher, node_script = code_only(render_launcher(spec)), code_only(render_node_script(spec))
     text = _ENV.get_template("user-data.yaml.j2").render(launcher=launcher, node_script=node_script, **values)

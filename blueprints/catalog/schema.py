@@ -28,6 +28,13 @@ class _CellError(ValueError):
     """A cell that does not parse; the reader adds file, line and column."""
 
 
+# Versions and pip index URLs reach every node's boot script (run as root), so a catalog copy (AITRAIN_CATALOG_DIR)
+# may hold only dotted numbers and https URLs from these hosts; README.md "gpu_software.csv" says why each is allowed.
+_VERSION_RE = re.compile(r"^\d+(\.\d+){0,3}$")
+INDEX_URL_HOSTS = ("download.pytorch.org", "mirrors.aliyun.com")
+_INDEX_URL_RE = re.compile(r"^https://([a-z0-9.-]+)(/[A-Za-z0-9._~/%+-]*)?$")
+
+
 def _text(raw: str) -> str:
     if not raw:
         raise _CellError("must not be empty")
@@ -101,6 +108,28 @@ def _choice(choices: tuple[str, ...]) -> Callable[[str], str]:
         return raw
 
     return parse
+
+
+def _version(raw: str) -> str:
+    if not _VERSION_RE.match(_text(raw)):
+        raise _CellError("must be a dotted version number of 1 to 4 parts, digits only, e.g. 550.127.08")
+    return raw
+
+
+def _opt_version(raw: str) -> str | None:
+    return _version(raw) if raw else None
+
+
+def _opt_index_url(raw: str) -> str | None:
+    if not raw:
+        return None
+    match = _INDEX_URL_RE.match(raw)
+    if not match or match.group(1) not in INDEX_URL_HOSTS:
+        raise _CellError(
+            f"must be an https:// URL on one of the hosts {', '.join(INDEX_URL_HOSTS)}, "
+            "path of letters, digits and ._~/%+- only (no port, user, query or spaces)"
+        )
+    return raw
 
 
 def _date(raw: str) -> str:
@@ -282,12 +311,12 @@ GPU_SOFTWARE_SCHEMA: Schema = {
     "family": _text,
     "method": lambda raw: _opt_choice(("driver_image", "install_script"))(_text(raw)),
     "image_name_regex": _opt_text,
-    "driver_version": _text,
-    "cuda_version": _text,
-    "cudnn_version": _opt_text,
+    "driver_version": _version,
+    "cuda_version": _version,
+    "cudnn_version": _opt_version,
     "fabric_manager_min_gpus": lambda raw: _int_pos(raw) if raw else None,
-    "pytorch_version": _opt_text,
-    "pytorch_index_url": _opt_text,
+    "pytorch_version": _opt_version,
+    "pytorch_index_url": _opt_index_url,
     "source": _text,
     "source_date": _date,
     "notes": str,
