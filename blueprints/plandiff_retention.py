@@ -26,7 +26,7 @@ def retention_windows(resource: Mapping[str, Any]) -> dict[str, float]:
                 continue
             for expiry in rule.get("noncurrentVersionExpirations") or ():
                 days = expiry.get("days") if isinstance(expiry, dict) else None
-                if _is_days(days):
+                if isinstance(days, (int, float)) and not isinstance(days, bool):
                     windows[f"noncurrent object versions (lifecycle rule {rule.get('id') or index})"] = days
     elif kind == "nas.AutoSnapshotPolicy" and _is_days(inputs.get("retentionDays")):
         days = inputs["retentionDays"]
