@@ -360,4 +360,4 @@ def test_owned_rules_say_why_with_a_source_and_how_to_fix(rule):
     assert found.title and found.fix and "\n" not in found.rationale + found.fix
     # A rationale ends with where it comes from: a scanner id, a benchmark, a provider/SDK doc or a Pulumi issue.
     source = found.rationale.rsplit(";", 1)[-1]
-    assert any(marker in source for marker in ("CKV_ALI_", "KICS", "CIS", "infraguard", "SDK", "pulumi#", "§7", "nas.", "provider")), source
+    assert any(marker in source for marker in ("CKV_ALI_", "KICS", "CIS", "infraguard", "SDK", "pulumi#", "github.com/pulumi/pulumi/issues/", "§7", "nas.", "provider")), source
