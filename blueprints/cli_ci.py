@@ -51,19 +51,25 @@ def comment(
     """Plan every stack file on the base and the head, diff each, and write ONE Markdown comment (marker `<!-- aitrain-plan -->`).
 
     A stack only on the head is all-create; only on the base, all-delete. The body is written first, whatever
-    the outcome. Exit codes: 0 no change of the --fail-on class; 1 at least one; 2 invalid input — a stack file
+    the outcome. Exit codes: 0 no change of the --fail-on class and no error-level guardrail finding in any head
+    plan; 1 at least one of either (the comment names the rule ids and resources); 2 invalid input — a stack file
     that cannot be planned or a base plan of another schema or tool (shown in its section), or bad options
     (then nothing is written).
     """
     from blueprints import clock
-    from blueprints.ci.comment import comment_body, compare_stacks, exit_code
+    from blueprints.ci.comment import BASE_COMMITTED, BASE_PLANNED, comment_body, compare_stacks, exit_code
 
     day = clock.parse_today(today, "--today") if today else clock.today()
     outcomes = compare_stacks(base, head, stacks, day, base_plans=base_plans)
-    emit(comment_body(outcomes, stacks=stacks, fail_on=fail_on.value, today=day), out)
+    source = BASE_COMMITTED if base_plans is not None else BASE_PLANNED
+    emit(comment_body(outcomes, stacks=stacks, fail_on=fail_on.value, today=day, base_source=source), out)
     code = exit_code(outcomes, fail_on.value)
     if code:
-        typer.echo(f"aitrain ci comment: exit {code} ({'a stack could not be planned' if code == 2 else f'a change of class {fail_on.value}'})", err=True)
+        blocked = sorted({f"{rule} {resource}" for o in outcomes for rule, resource in o.blocking})
+        why = "a stack could not be planned" if code == 2 else "; ".join(
+            ([f"blocked: error-level findings in the head's plan: {', '.join(blocked)}"] if blocked else [])
+            + ([f"a change of class {fail_on.value}"] if any(o.diff is not None and o.diff.fails_on(fail_on.value) for o in outcomes) else []))
+        typer.echo(f"aitrain ci comment: exit {code} ({why})", err=True)
     raise typer.Exit(code=code)
 
 

@@ -21,6 +21,7 @@ from blueprints.plan import PLAN_SCHEMA, referenced_names, short_type
 from blueprints.plandiff_costs import CostDiff, cost_diff
 from blueprints.plandiff_guardrails import GuardrailDiff, guardrail_diff
 from blueprints.plandiff_shape import MAX_DEPTH, review_shape_problems, too_deep
+from blueprints.plandiff_retention import retention_cuts
 from blueprints.plandiff_text import text_diff
 from blueprints.replacement import ReplacementTable, replacement_table
 
@@ -35,6 +36,8 @@ FAIL_ON = ("data-risk", "replace", "any")
 # Inputs that never replace anything; for types not in the replacement table any other changed input *may* replace.
 IN_PLACE_INPUTS = ("tags", "description")
 _REFUSAL = "protected: `pulumi up` will refuse until it is unprotected on purpose"
+# What is lost when a guarded resource goes without retain_on_delete, where it is not stored data.
+_LOSS = {"actiontrail.Trail": "the account's ActionTrail trail would be deleted: API calls in every region stop being recorded"}
 
 # What a plan file must look like for a diff: (key, JSON type name, Python types, required).
 _RESOURCE_FIELDS = (
@@ -319,10 +322,14 @@ def _update_or_replace(item: _Pending, table: ReplacementTable) -> ResourceChang
     risks = []
     if item.replaced and _is_stateful(a):
         why = ", ".join(item.replacing) or "a replaced dependency"
-        risks.append(
-            f"replacing change of stored data ({why}): the provider would replace it and its data with it; "
-            "protect makes `pulumi up` fail instead — move the data or create new storage on purpose"
-        )
+        if _short_type(a) in _LOSS:
+            risks.append(f"replacing change ({why}): {_LOSS[_short_type(a)]} until its replacement exists; protect makes `pulumi up` fail instead")
+        else:
+            risks.append(
+                f"replacing change of stored data ({why}): the provider would replace it and its data with it; "
+                "protect makes `pulumi up` fail instead — move the data or create new storage on purpose"
+            )
+    risks.extend(retention_cuts(a, b))
     for option in ("protect", "retain_on_delete"):
         if a.get(option) and not b.get(option):
             risks.append(f"{option} is switched off")
@@ -345,7 +352,8 @@ def _deletion(a: dict[str, Any], stateful: list[dict[str, Any]], after: Mapping[
     if a.get("protect"):
         risks.append(f"removed while {_REFUSAL}")
     elif _is_stateful(a) and not a.get("retain_on_delete"):
-        risks.append("removed stateful resource without retain_on_delete: its data would be deleted")
+        risks.append(f"removed without retain_on_delete: {_LOSS[_short_type(a)]}" if _short_type(a) in _LOSS
+                     else "removed stateful resource without retain_on_delete: its data would be deleted")
     # Storage that stays but references what is removed: it has to be rebuilt elsewhere.
     marker = f"${{{a['name']}."
     for s in stateful:

@@ -63,7 +63,7 @@ class FlowLog(Strict):
 class ActionTrail(Strict):
     """An account-wide trail of every API call (all regions, reads and writes) to SLS or OSS."""
 
-    name: str = Field(default="aitrain-trail", description="Trail name: 6–36 lowercase letters, digits, '-' or '_', starting with a letter.")
+    name: str | None = Field(default=None, description="Trail name: 6–36 lowercase letters, digits, '-' or '_', starting with a letter. Empty: <profile name>-audit (one per stack, so stacks never collide); give an existing trail's name only with `pulumi import` of it.")
     sls_project_arn: str | None = Field(default=None, description="Deliver to this SLS project: acs:log:<region>:<account id>:project/<name>.")
     sls_write_role_arn: str | None = Field(default=None, description="RAM role ActionTrail assumes to write to SLS (empty: the service-linked role).")
     oss_bucket: str | None = Field(default=None, description="Deliver to this OSS bucket (not the training bucket: audit logs live apart from data).")
@@ -71,7 +71,9 @@ class ActionTrail(Strict):
 
     @field_validator("name")
     @classmethod
-    def _name(cls, value: str) -> str:
+    def _name(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
         # CreateTrail's Name rule (6–36 characters: lowercase letters, digits, '-', '_'; starts with a letter) is
         # UNVERIFIED here (the SDK docstring gives none); a stricter API would refuse it at deploy time, not silently.
         if not re.fullmatch(r"[a-z][a-z0-9_-]{5,35}", value):

@@ -87,3 +87,4 @@ def test_account_trail_covers_all_regions_and_events():
     trail = one(resources, "actiontrail.Trail")
     assert trail.parent == "med-audit"
     assert trail.inputs == {"eventRw": "All", "slsProjectArn": arn, "status": "Enable", "trailName": "aitrain-trail", "trailRegion": "All"}
+    assert trail.protect and trail.retain_on_delete  # an account's audit record outlives any training stack

@@ -107,7 +107,7 @@ def test_body_stays_under_the_limit_and_says_what_was_left_out():
     assert 0 < shown < 12
     assert f"_{12 - shown} stack section(s) left out to stay under GitHub's comment limit" in body
     assert all(f"| `s{i}` | new | 400 create |" in body for i in range(12))  # every stack keeps its row
-    assert body.rstrip().endswith("on the base and the head of this pull request._")
+    assert body.rstrip().endswith("so the base is planned by its own code)._")
 
 
 def test_stack_diff_headings_nest_under_the_stack_heading_but_code_is_untouched():
@@ -135,3 +135,54 @@ def test_each_stack_row_shows_its_monthly_cost_before_and_after_and_new_stacks_f
     created = next(o for o in outcomes if o.stack == "fresh").diff.changes
     assert fresh.startswith(f"\n\nNew stack file: everything below would be created.\n\n<details><summary>{len(created)} resources</summary>")
     assert "<details><summary>" not in body.split("### `train` — changed", 1)[1].split("\n### ", 1)[0].split("#### aitrain plan diff")[0]
+
+
+def _strip_protect(monkeypatch):
+    """Head code that creates the file system and the bucket without protect/retain_on_delete (what a careless or hostile PR does)."""
+    from blueprints.components import base as components_base
+    from blueprints.components import bucket, storage
+
+    monkeypatch.setattr(storage, "stateful", components_base.child)
+    monkeypatch.setattr(bucket, "stateful", components_base.child)
+
+
+def test_a_head_whose_code_strips_protect_is_blocked_with_ait004_named(tmp_path, monkeypatch):
+    """Both sides planned by the head's stripped code diff as "no change of class data-risk"; the head's own errors block it."""
+    _strip_protect(monkeypatch)
+    base = _checkout(tmp_path / "base", train=STACK)
+    head = _checkout(tmp_path / "head", train=STACK + "  aitrain:profile:\n    storage:\n      capacity_gib: 200\n")
+    out = tmp_path / "comment.md"
+    result = CliRunner().invoke(app, ["ci", "comment", "--base", str(base), "--head", str(head), "--stacks", "stacks", "--today", "2026-12-01", "--out", str(out)])
+    assert result.exit_code == 1, result.output
+    body = out.read_text()
+    verdict = body.split("\n| Stack |", 1)[0]
+    assert "**Blocked: 2 error-level guardrail finding(s) in the head's plan**" in verdict
+    assert "blocked: `AIT004` on `medical-imaging-data-bucket`, `medical-imaging-storage-fs` in `train`." in verdict
+    assert "No change of class `data-risk`." in verdict  # the diff alone would have passed it
+    assert "- `AIT004` `medical-imaging-storage-fs`" in body.split("### `train`", 1)[1]
+    assert "blocked: error-level findings in the head's plan: AIT004 medical-imaging-data-bucket, AIT004 medical-imaging-storage-fs" in result.output
+
+
+def test_the_base_from_its_committed_plans_shows_protect_switched_off(tmp_path, monkeypatch):
+    """The base's committed plans (written by the base's own code) are the honest base: the diff names the risk too."""
+    base = _checkout(tmp_path / "base", train=STACK)
+    plans = base / "stacks" / "plans"
+    plans.mkdir()
+    from blueprints.goldenplans import plan_stack_json
+
+    (plans / "train.plan.json").write_text(plan_stack_json(base / "stacks" / "Pulumi.train.yaml", TODAY))
+    _strip_protect(monkeypatch)
+    head = _checkout(tmp_path / "head", train=STACK)
+    [outcome] = compare_stacks(base, head, "stacks", TODAY, base_plans=plans)
+    assert "medical-imaging-storage-fs: protect is switched off" in outcome.diff.risks
+    assert ("AIT004", "medical-imaging-storage-fs") in outcome.blocking
+    body = comment_body([outcome], stacks="stacks", fail_on="data-risk", today=TODAY, base_source="committed")
+    assert "**Blocked: a change of class `data-risk`** in `train`." in body
+    assert "base: the base commit's committed plans (`stacks/plans/`, written by the base's own aitrain)._" in body
+
+
+def test_a_clean_head_is_not_blocked(tmp_path):
+    base, head = _checkout(tmp_path / "base", train=STACK), _checkout(tmp_path / "head", train=STACK)
+    [outcome] = compare_stacks(base, head, "stacks", TODAY)
+    assert outcome.blocking == () and exit_code([outcome], "data-risk") == 0
+    assert "Blocked" not in comment_body([outcome], stacks="stacks", fail_on="data-risk", today=TODAY)

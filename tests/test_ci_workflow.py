@@ -43,6 +43,8 @@ for a in args:
         shutil.copy(a[len("body=@"):], f"{{log}}.body{{len(calls)}}.md")
 with open(log, "a") as f:
     f.write(json.dumps(args) + "\\n")
+if "--method" in args and os.environ.get("FAKE_GH_FAIL"):
+    sys.exit("HTTP 403: Resource not accessible by integration")
 if "--paginate" in args and os.environ.get("FAKE_GH_EXISTING"):
     print(os.environ["FAKE_GH_EXISTING"])
 """
@@ -217,6 +219,7 @@ class Runner:
             "GITHUB_REPOSITORY": "octo/infra",
             "GITHUB_BASE_REF": "main",
             "GITHUB_OUTPUT": str(self.output),
+            "GITHUB_STEP_SUMMARY": str(tmp / "step_summary.md"),
             "RUNNER_TEMP": str(tmp / "runner"),
             "AITRAIN_TODAY": TODAY,
             "FAKE_GH_LOG": str(tmp / "gh.log"),
@@ -262,7 +265,7 @@ def pr(tmp_path_factory):
     (stacks / "Pulumi.pool.yaml").write_text(POOL)
     _git(repo, "add", "-A")
     _git(repo, "commit", "-qm", "head")
-    event = {"pull_request": {"number": 42, "base": {"sha": base_sha, "ref": "main"}, "head": {"sha": _git(repo, "rev-parse", "HEAD")}}}
+    event = {"pull_request": {"number": 42, "base": {"sha": base_sha, "ref": "main"}, "head": {"sha": _git(repo, "rev-parse", "HEAD"), "repo": {"fork": False}}}}
     runner = Runner(repo, tmp, event)
     base = runner.run("base")
     assert base.returncode == 0, base.stderr
@@ -320,7 +323,7 @@ def test_verdict_step_fails_the_job_on_a_data_risk(pr):
     runner, _ = pr
     verdict = runner.run("verdict")
     assert verdict.returncode == 1
-    assert "::error::a change of class data-risk" in verdict.stdout
+    assert "::error::blocked: an error-level guardrail finding in a head plan or a change of class data-risk" in verdict.stdout
 
 
 def test_verdict_step_passes_without_a_change_of_the_class(pr, tmp_path):
@@ -330,7 +333,7 @@ def test_verdict_step_passes_without_a_change_of_the_class(pr, tmp_path):
 
 
 def test_comment_step_posts_nothing_without_a_body(tmp_path):
-    runner = Runner(tmp_path, tmp_path, {"pull_request": {"number": 1, "base": {"sha": "0"}}})
+    runner = Runner(tmp_path, tmp_path, {"pull_request": {"number": 1, "base": {"sha": "0"}, "head": {"repo": {"fork": False}}}})
     result = runner.run("comment")
     assert result.returncode == 0 and "no comment body" in result.stdout
     assert runner.gh_calls() == []
@@ -347,3 +350,67 @@ def test_stack_files_pulumi_up_reads_are_not_git_ignored():
     for path in ("Pulumi.dev.yaml", "Pulumi.prod.yaml", "examples/stacks/Pulumi.new.yaml"):
         ignored = subprocess.run(["git", "check-ignore", "-q", "--no-index", path], cwd=ROOT, capture_output=True)
         assert ignored.returncode == 1, f"{path} is git-ignored, so the workflow never sees it"
+
+
+def test_comment_lookup_takes_only_the_workflows_own_comment(pr):
+    """Anyone can write the marker: the listing filter (run with jq, the language `gh --jq` takes) keeps the bot's only."""
+    runner, _ = pr
+    script = runner.steps["comment"]["run"]
+    jq_filter = re.search(r"--jq '([^']+)'", script).group(1)
+    listing = [
+        {"id": 1, "user": {"login": "mallory"}, "body": f"{MARKER}\nlooks fine to me"},
+        {"id": 2, "user": {"login": "github-actions[bot]"}, "body": "an unrelated bot comment"},
+        {"id": 3, "user": {"login": "github-actions[bot]"}, "body": f"{MARKER}\n## aitrain plan"},
+    ]
+    found = subprocess.run(["jq", jq_filter], input=json.dumps(listing), capture_output=True, text=True, check=True).stdout.split()
+    assert found == ["3"]
+
+
+def test_a_fork_pull_request_writes_the_job_summary_with_a_clear_line(pr):
+    runner, _ = pr
+    body = (runner.tmp / "runner" / "aitrain-comment.md").read_text()
+    before = len(runner.gh_calls())
+    result = runner.run("comment", FROM_FORK="true")
+    assert result.returncode == 0, result.stderr
+    assert "::warning::pull request from a fork: GitHub gives its workflow a read-only token, so no comment is posted" in result.stdout
+    assert "the plan is in this run's job summary instead" in result.stdout
+    assert len(runner.gh_calls()) == before  # no API call that would fail with 403
+    assert (runner.tmp / "step_summary.md").read_text().endswith(body)
+
+
+def test_a_refused_post_falls_back_to_the_summary_and_the_verdict_still_runs(pr):
+    runner, _ = pr
+    (runner.tmp / "step_summary.md").unlink(missing_ok=True)
+    result = runner.run("comment", FAKE_GH_FAIL="1")
+    assert result.returncode == 0, result.stderr
+    assert "::warning::could not post the comment (the token may be read-only)" in result.stdout
+    assert MARKER in (runner.tmp / "step_summary.md").read_text()
+    assert _workflow()["jobs"]["plan"]["steps"][-1]["if"] == "${{ !cancelled() }}"
+
+
+def test_the_base_side_is_the_base_commits_committed_plans_when_it_has_them(tmp_path):
+    """With <stacks>/plans/ on the base, the compare step passes --base-plans: the base is what its own code wrote."""
+    repo = tmp_path / "repo"
+    stacks = repo / "examples" / "stacks"
+    (stacks / "plans").mkdir(parents=True)
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "config", "user.email", "ci@example.com")
+    _git(repo, "config", "user.name", "ci")
+    (stacks / "Pulumi.train.yaml").write_text(TRAIN.format(nodes=12))
+    plan = json.loads(subprocess.run([sys.executable, "-m", "blueprints.cli", "plan", "--stack-config", str(stacks / "Pulumi.train.yaml"), "--format", "json", "--today", TODAY],
+                                     capture_output=True, text=True, cwd=ROOT, check=True).stdout)
+    for r in plan["resources"]:
+        if r["name"] == "medical-imaging-storage-fs":
+            r["inputs"]["fileSystemType"] = "standard"  # what the base's own (older) code planned
+    (stacks / "plans" / "train.plan.json").write_text(json.dumps(plan))
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "base")
+    base_sha = _git(repo, "rev-parse", "HEAD")
+    _git(repo, "commit", "-q", "--allow-empty", "-m", "head")
+    runner = Runner(repo, tmp_path, {"pull_request": {"number": 7, "base": {"sha": base_sha}, "head": {"repo": {"fork": False}}}})
+    assert runner.run("base").returncode == 0
+    compare = runner.run("compare")
+    assert compare.returncode == 0, compare.stderr
+    body = (tmp_path / "runner" / "aitrain-comment.md").read_text()
+    assert "fileSystemType" in body  # the stack file did not change; the base's committed plan differs
+    assert "base: the base commit's committed plans (`examples/stacks/plans/`, written by the base's own aitrain)._" in body

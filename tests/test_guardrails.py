@@ -387,6 +387,7 @@ def test_the_full_plan_is_clean(full_plan, unit_resources):
     """No error or warning: only the preset's advisories (customer KMS key, access logging, alarms, flow log, owner tags,
     ActionTrail), now about the unit bucket where it replaced the preset's."""
     assert [(f.rule, f.level, f.resource) for f in guardrails.check(full_plan)] == [
+        ("AIT016", "warning", f"{MED}-storage-fs"),  # the snapshot policy no resource can apply (ApplyAutoSnapshotPolicy by hand)
         ("AIT019", "info", f"{MED}-cluster-nodes-0"), ("AIT019", "info", f"{MED}-storage-fs"), ("AIT019", "info", "med-data-bucket"),
         ("AIT022", "info", "med-data-bucket"), ("AIT028", "info", f"{MED}-cluster-nodes-0"), ("AIT029", "info", f"{MED}-network-vpc"),
         ("AIT031", "info", "tags"), ("AIT032", "info", f"{MED}-network-vpc")]

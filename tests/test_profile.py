@@ -429,7 +429,7 @@ def test_actiontrail_needs_a_destination_and_real_arns():
     (p,) = problems(data)
     assert p.path == "security.actiontrail.sls_project_arn" and "acs:log:<region>:<account id>:project/<project name>" in p.message
     data["security"] = {"actiontrail": {"sls_project_arn": "acs:log:cn-shanghai:1234567890:project/audit-logs"}}
-    assert parse_profile(data).security.actiontrail.name == "aitrain-trail"
+    assert parse_profile(data).security.actiontrail.name is None  # the component names it <profile name>-audit
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,9 @@
 The CI workflow (``aitrain ci github``) calls ``aitrain ci comment``, which runs ``compare_stacks`` then
 ``comment_body``; the shell only checks out the base and posts the body. A stack only on the head is shown as
 all-create, a stack only on the base as all-delete (with its data risks); a stack file that cannot be planned is
-shown with its error in its own section and makes the exit code 2.
+shown with its error in its own section and makes the exit code 2. The head's own error-level guardrail findings
+block the pull request whatever the diff says: a head that strips ``protect`` everywhere must not pass because the
+base, planned by the same code, looks the same.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ MARKER = "<!-- aitrain-plan -->"
 # `aitrain ci comment` exit codes (after the body is written): no change of the --fail-on class / one or more /
 # a stack could not be planned or a base plan could not be read (invalid input).
 EXIT_OK, EXIT_FAIL_ON, EXIT_INVALID = 0, 1, 2
+# Where the base side of the comparison came from (the comment says which).
+BASE_PLANNED, BASE_COMMITTED = "planned", "committed"
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,7 @@ class StackOutcome:
     diff: PlanDiff | None
     costs: tuple[Any, Any] = (None, None)  # the plans' ``costs.totals`` (base, head), None when absent
     error: str = ""
+    blocking: tuple[tuple[str, str], ...] = ()  # the head plan's error-level findings: (rule id, resource)
 
 
 def compare_stacks(base: Path, head: Path, stacks: str, today: dt.date, *, base_plans: Path | None = None) -> list[StackOutcome]:
@@ -65,32 +70,68 @@ def compare_stacks(base: Path, head: Path, stacks: str, today: dt.date, *, base_
             continue
         diff = diff_plans(old, new)
         status = "new" if stack not in base_files else "removed" if stack not in head_files else "changed" if diff.summary or diff.changes else "unchanged"
-        outcomes.append(StackOutcome(stack, status, diff, (_totals(old), _totals(new))))
+        outcomes.append(StackOutcome(stack, status, diff, (_totals(old), _totals(new)), blocking=blocking_findings(new)))
     return outcomes
 
 
+def blocking_findings(plan: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """(rule, resource) of every error-level finding in a plan: what makes `aitrain plan` exit 1 (skipped rules are absent)."""
+    findings = plan.get("findings")
+    if not isinstance(findings, list):
+        return ()
+    return tuple((str(f.get("rule")), str(f.get("resource"))) for f in findings if isinstance(f, dict) and f.get("level") == "error")
+
+
 def exit_code(outcomes: list[StackOutcome], fail_on: str) -> int:
-    """2 when a stack could not be planned, else 1 when a diff holds a change of class ``fail_on``, else 0."""
+    """2 when a stack could not be planned, else 1 when a head plan has an error-level finding or a diff holds a
+    change of class ``fail_on``, else 0."""
     if any(o.status == "error" for o in outcomes):
         return EXIT_INVALID
-    return EXIT_FAIL_ON if any(o.diff is not None and o.diff.fails_on(fail_on) for o in outcomes) else EXIT_OK
+    blocked = any(o.blocking for o in outcomes)
+    return EXIT_FAIL_ON if blocked or any(o.diff is not None and o.diff.fails_on(fail_on) for o in outcomes) else EXIT_OK
 
 
-def comment_body(outcomes: list[StackOutcome], *, stacks: str, fail_on: str, today: dt.date, limit: int = COMMENT_BUDGET) -> str:
-    """The Markdown comment: marker, verdict, one summary row per stack, then one section per stack (as many as fit)."""
+def _blocked_line(outcomes: list[StackOutcome], limit: int = 12) -> str:
+    """``**Blocked: AIT004** `fs`, `bucket` in `train`; …``: every rule id with its resources, per stack (at most ``limit`` names each)."""
+    parts = []
+    for o in outcomes:
+        by_rule: dict[str, list[str]] = {}
+        for rule, resource in o.blocking:
+            by_rule.setdefault(rule, []).append(resource)
+        for rule, names in by_rule.items():
+            shown = ", ".join(md_code(n) for n in names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
+            parts.append(f"{md_code(rule)} on {shown} in {md_code(o.stack)}")
+    count = sum(len(o.blocking) for o in outcomes)
+    return (f"**Blocked: {count} error-level guardrail finding(s) in the head's plan** (`aitrain plan` exits 1 on them; fix them or "
+            f"skip a rule with a reason in the stack file): blocked: {'; '.join(parts)}.")
+
+
+def comment_body(outcomes: list[StackOutcome], *, stacks: str, fail_on: str, today: dt.date, limit: int = COMMENT_BUDGET,
+                 base_source: str = BASE_PLANNED) -> str:
+    """The Markdown comment: marker, verdict, one summary row per stack, then one section per stack (as many as fit).
+
+    ``base_source`` says where the base side came from (BASE_PLANNED or BASE_COMMITTED), in the comment's last line.
+    """
     failing = [o.stack for o in outcomes if o.diff is not None and o.diff.fails_on(fail_on)]
     errors = [o.stack for o in outcomes if o.status == "error"]
+    lines = []
     if errors:
-        verdict = f"**Cannot plan {len(errors)} stack(s)**: {', '.join(md_code(s) for s in errors)} — see their sections."
-    elif failing:
-        verdict = f"**Blocked: a change of class {md_code(fail_on)}** in {', '.join(md_code(s) for s in failing)}."
-    else:
-        verdict = f"No change of class {md_code(fail_on)}."
+        lines.append(f"**Cannot plan {len(errors)} stack(s)**: {', '.join(md_code(s) for s in errors)} — see their sections.")
+    if any(o.blocking for o in outcomes):
+        lines.append(_blocked_line(outcomes))
+    if failing:
+        lines.append(f"**Blocked: a change of class {md_code(fail_on)}** in {', '.join(md_code(s) for s in failing)}.")
+    elif not errors:
+        lines.append(f"No change of class {md_code(fail_on)}.")
+    verdict = "\n\n".join(lines)
     rows = ["| Stack | Status | Resources | Data risks | ¥ / month (base → head) |", "|---|---|---|---:|---|"]
     rows += [_summary_row(o) for o in outcomes]
     head = "\n".join([MARKER, "## aitrain plan", "", verdict, "", *rows, "", ""])
     sections = [_section(o, stacks) for o in outcomes]
-    tail = f"\n---\n_Planned offline (Pulumi mocks) with `--today {today.isoformat()}` from the stack files in {md_code(stacks or '.')}, on the base and the head of this pull request._\n"
+    base = {BASE_COMMITTED: f"the base commit's committed plans ({md_code((stacks or '.') + '/plans/')}, written by the base's own aitrain)",
+            BASE_PLANNED: "the base's stack files planned with the head's aitrain (no committed plans on the base: commit them with `aitrain plan --update` so the base is planned by its own code)"}[base_source]
+    tail = (f"\n---\n_Head planned offline (Pulumi mocks) with `--today {today.isoformat()}` from the stack files in {md_code(stacks or '.')}; "
+            f"base: {base}._\n")
 
     def omitted(n: int) -> str:
         return f"\n_{n} stack section(s) left out to stay under GitHub's comment limit; their rows are in the table above. Run `aitrain ci comment` locally (or read the job log) for all of them._\n"
@@ -163,6 +204,9 @@ def _section(o: StackOutcome, stacks: str) -> str:
     if note:
         # A whole stack created or deleted is long and says little line by line: folded, the table row says it.
         text = f"<details><summary>{len(o.diff.changes)} resources</summary>\n\n{text}\n\n</details>"
+    if o.blocking:
+        listed = "\n".join(f"- {md_code(rule)} {md_code(resource)}" for rule, resource in o.blocking)
+        note = f"**Error-level findings in the head's plan** (`aitrain plan` exits 1; they block this pull request):\n\n{listed}\n\n" + note
     return title + note + text + "\n\n"
 
 

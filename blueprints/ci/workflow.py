@@ -2,7 +2,8 @@
 
 ``aitrain ci github`` writes it; this repository's ``.github/workflows/aitrain-plan.yml`` is its output for
 ``--stacks examples/stacks --install "python -m pip install ."`` (a test keeps them equal). The logic lives in
-``aitrain ci comment``; the steps only check out the base, run it, upsert the comment with ``gh api`` and fail.
+``aitrain ci comment``; the steps only check out the base, run it, upsert the comment with ``gh api`` (or, on a
+fork's read-only token, write it to the job summary) and fail.
 Every action is pinned by commit (``ACTIONS``) and aitrain is installed from a source the user pins (``ci.install``).
 """
 
@@ -14,6 +15,9 @@ from blueprints.ci.comment import MARKER
 from blueprints.ci.install import check_install
 from blueprints.errors import Problem, UserInputError
 from blueprints.plandiff import FAIL_ON
+
+# The author of comments posted with the job's GITHUB_TOKEN: the only author whose marked comment is updated.
+COMMENT_AUTHOR = "github-actions[bot]"
 
 DEFAULT_STACKS = "."
 # The Python the project tests: the lower bound of pyproject's requires-python (a test keeps them equal), so the
@@ -32,9 +36,10 @@ ACTIONS = {
 # environment variables, which keeps untrusted PR text out of the shell and lets a test run them with bash.
 _TEMPLATE = """\
 # Written by `aitrain ci github`; regenerate it with that command rather than editing it.
-# On every pull request: plan each Pulumi.<stack>.yaml under AITRAIN_STACKS on the base and on the head
-# (offline, under Pulumi mocks, with one pinned date), upsert one sticky comment with the diffs, and fail
-# when a diff holds a change of class AITRAIN_FAIL_ON (data-risk, replace or any).
+# On every pull request: plan each Pulumi.<stack>.yaml under AITRAIN_STACKS on the head (offline, under Pulumi
+# mocks) and compare with the base commit's committed plans (<stacks>/plans/, else the base's stack files), upsert
+# one sticky comment with the diffs, and fail when a head plan has an error-level guardrail finding or a diff
+# holds a change of class AITRAIN_FAIL_ON (data-risk, replace or any).
 # Each action is pinned to the commit its release tag (in the comment) points to in github.com/actions/<action>;
 # aitrain is installed from the source the install step pins. Review a change to either like a code change.
 name: aitrain plan
@@ -84,10 +89,16 @@ jobs:
       - id: compare
         name: Plan every stack on base and head and write the comment
         run: |
-          # One date for both plans, so an off-hours schedule never shows as a change by itself.
+          # The base side is the base commit's own committed plans (<stacks>/plans/*.plan.json, written by the
+          # base's aitrain with `aitrain plan --update`) when it has them: planning the base's stack files with the
+          # head's code would hide a change to the code itself. Without them the comment says so.
+          base_plans=()
+          if [ -d "$RUNNER_TEMP/aitrain-base/$AITRAIN_STACKS/plans" ]; then
+            base_plans=(--base-plans "$RUNNER_TEMP/aitrain-base/$AITRAIN_STACKS/plans")
+          fi
           status=0
           aitrain ci comment --base "$RUNNER_TEMP/aitrain-base" --head . --stacks "$AITRAIN_STACKS" \\
-            --today "${{AITRAIN_TODAY:-$(date -u +%F)}}" --fail-on "$AITRAIN_FAIL_ON" \\
+            "${{base_plans[@]}}" --today "${{AITRAIN_TODAY:-$(date -u +%F)}}" --fail-on "$AITRAIN_FAIL_ON" \\
             --out "$RUNNER_TEMP/aitrain-comment.md" || status=$?
           echo "status=$status" >> "$GITHUB_OUTPUT"
 
@@ -96,30 +107,50 @@ jobs:
         env:
           GH_TOKEN: ${{{{ github.token }}}}
           PR_NUMBER: ${{{{ github.event.pull_request.number }}}}
+          FROM_FORK: ${{{{ github.event.pull_request.head.repo.fork }}}}
         run: |
           body="$RUNNER_TEMP/aitrain-comment.md"
           if [ ! -s "$body" ]; then
             echo "::warning::aitrain wrote no comment body; see the compare step"
             exit 0
           fi
-          id=$(gh api "repos/$GITHUB_REPOSITORY/issues/$PR_NUMBER/comments" --paginate \\
-            --jq '.[] | select(.body | contains("{marker}")) | .id' | sed -n 1p)
+          summary() {{
+            echo "::warning::$1; the plan is in this run's job summary instead, and the verdict step still decides"
+            cat "$body" >> "$GITHUB_STEP_SUMMARY"
+          }}
+          # A pull request from a fork gets a read-only token: it cannot comment, so say so and use the summary.
+          if [ "$FROM_FORK" = "true" ]; then
+            summary "pull request from a fork: GitHub gives its workflow a read-only token, so no comment is posted"
+            exit 0
+          fi
+          # Only this workflow's own comment (posted with the job token, so by {author}) is updated: anyone
+          # can write a comment holding the marker.
+          if ! id=$(gh api "repos/$GITHUB_REPOSITORY/issues/$PR_NUMBER/comments" --paginate \\
+            --jq '.[] | select(.user.login == "{author}" and (.body | contains("{marker}"))) | .id' | sed -n 1p); then
+            summary "could not list the pull request's comments"
+            exit 0
+          fi
           if [ -n "$id" ]; then
-            gh api --method PATCH "repos/$GITHUB_REPOSITORY/issues/comments/$id" -F body=@"$body" > /dev/null
-            echo "updated comment $id"
-          else
-            gh api --method POST "repos/$GITHUB_REPOSITORY/issues/$PR_NUMBER/comments" -F body=@"$body" > /dev/null
+            if gh api --method PATCH "repos/$GITHUB_REPOSITORY/issues/comments/$id" -F body=@"$body" > /dev/null; then
+              echo "updated comment $id"
+            else
+              summary "could not update comment $id (the token may be read-only)"
+            fi
+          elif gh api --method POST "repos/$GITHUB_REPOSITORY/issues/$PR_NUMBER/comments" -F body=@"$body" > /dev/null; then
             echo "posted a new comment"
+          else
+            summary "could not post the comment (the token may be read-only)"
           fi
 
       - id: verdict
-        name: Fail on a change of the fail-on class
+        name: Fail on an error-level finding in a head plan or a change of the fail-on class
+        if: ${{{{ !cancelled() }}}}
         env:
           STATUS: ${{{{ steps.compare.outputs.status }}}}
         run: |
           case "$STATUS" in
-            0) echo "no change of class $AITRAIN_FAIL_ON" ;;
-            1) echo "::error::a change of class $AITRAIN_FAIL_ON; see the pull-request comment"; exit 1 ;;
+            0) echo "no error-level finding in a head plan and no change of class $AITRAIN_FAIL_ON" ;;
+            1) echo "::error::blocked: an error-level guardrail finding in a head plan or a change of class $AITRAIN_FAIL_ON; see the pull-request comment (or the job summary)"; exit 1 ;;
             *) echo "::error::aitrain ci comment exited $STATUS (2: a stack could not be planned); see the comment and the log"; exit 2 ;;
           esac
 """
@@ -141,5 +172,5 @@ def workflow_yaml(*, install: str, stacks: str = DEFAULT_STACKS, fail_on: str = 
     install_lines = "".join(f"          {line}\n" if line.strip() else "\n" for line in install.strip("\n").split("\n"))
     # JSON strings are valid YAML double-quoted scalars: any folder name stays one string.
     checkout, setup_python = (f"{repo}@{sha} # {tag}" for repo, sha, tag in (ACTIONS["checkout"], ACTIONS["setup-python"]))
-    return _TEMPLATE.format(stacks=json.dumps(stacks), fail_on=json.dumps(fail_on), python=python, install=install_lines, marker=MARKER,
+    return _TEMPLATE.format(stacks=json.dumps(stacks), fail_on=json.dumps(fail_on), python=python, install=install_lines, marker=MARKER, author=COMMENT_AUTHOR,
                             checkout=checkout, setup_python=setup_python)

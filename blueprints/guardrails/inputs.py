@@ -12,7 +12,8 @@ from blueprints.plan import Plan, PlannedResource
 # cs.NodePool: an ACK node pool takes the same node inputs (internetMaxBandwidthOut, dataDisks[].encrypted, userData,
 # password, securityGroupIds; pulumi-alicloud 4.0.0 cs/node_pool.py), so every node rule holds it too.
 NODE_TYPES = ("ecs.EcsInstanceSet", "ecs.EcsLaunchTemplate", "ess.ScalingConfiguration", "ecs.Instance", "cs.NodePool")
-STATEFUL_TYPES = ("nas.FileSystem", "oss.Bucket", "ecs.EcsDisk", "kms.Key")
+# actiontrail.Trail holds no data itself, but deleting it ends the account's audit record: guarded like data (AIT004, diff risks).
+STATEFUL_TYPES = ("nas.FileSystem", "oss.Bucket", "ecs.EcsDisk", "kms.Key", "actiontrail.Trail")
 PUBLIC_CIDRS = ("0.0.0.0/0", "::/0", "")
 
 # Address space a VPC can use (RFC 1918, RFC 4193). Not ``ip_network.is_private``: that includes documentation

@@ -112,6 +112,16 @@ def recoverable(plan: Plan) -> Iterator[tuple[str, str]]:
                     f"no Extreme NAS auto-snapshot policy keeps snapshots {MIN_RECOVERY_DAYS} days or more"
                     f" (nas.AutoSnapshotPolicy fileSystemType extreme, retentionDays >= {MIN_RECOVERY_DAYS} or -1)"
                 )
+            else:
+                # A policy alone takes no snapshot: pulumi-alicloud 4.0.0 has no resource that applies one (nas/ holds
+                # AutoSnapshotPolicy with no file-system argument, no attachment resource; nas.FileSystem's only snapshot
+                # input is snapshot_id, to create FROM a snapshot; ecs.EcsAutoSnapshotPolicyAttachment is for ECS disks).
+                yield r.name, (
+                    "the auto-snapshot policy is created but nothing in the plan applies it to this file system (pulumi-alicloud"
+                    " 4.0.0 has no NAS policy attachment): until `aliyun nas ApplyAutoSnapshotPolicy` runs after `pulumi up`"
+                    " (the command in the plan's notes; check with DescribeAutoSnapshotPolicies, FileSystemNums 1), no snapshot"
+                    " is taken; once applied, skip AIT016 with that reason"
+                )
         elif kind in CPFS_TYPES:
             yield r.name, (
                 f"{kind} file system has no snapshot or recycle-bin API in the provider (nas.Snapshot and AutoSnapshotPolicy are"
@@ -156,7 +166,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "AIT004", "error", "stateful storage is protected and retained", storage_protected,
         rationale="retain_on_delete only counts when set before a replace, and delete-first replaces lose data; https://github.com/pulumi/pulumi/issues/13428, https://github.com/pulumi/pulumi/issues/16179, https://github.com/pulumi/pulumi/issues/16629",
-        fix="create NAS, OSS, EcsDisk and KMS keys with protect=True and retain_on_delete=True; never delete_before_replace",
+        fix="create NAS, OSS, EcsDisk, KMS keys and the ActionTrail trail with protect=True and retain_on_delete=True; never delete_before_replace",
         references=(1, 7),
     ),
     Rule(
@@ -190,7 +200,10 @@ RULES: tuple[Rule, ...] = (
             "a deleted or overwritten dataset has no undo without a recycle bin or snapshots; NAS recycle bin (general-purpose,"
             " 1-180 days) and snapshots (Extreme only) per SDK 4.0.0 nas.RecycleBin, nas.Snapshot; infraguard ecs-snapshot-retention-days"
         ),
-        fix="general-purpose NAS: recycleBin {status: Enable, reservedDays: 7+}; Extreme: a nas.AutoSnapshotPolicy (retentionDays 7+), applied with aliyun nas ApplyAutoSnapshotPolicy",
+        fix=(
+            "general-purpose NAS: recycleBin {status: Enable, reservedDays: 7+}; Extreme: a nas.AutoSnapshotPolicy (retentionDays 7+),"
+            " applied with aliyun nas ApplyAutoSnapshotPolicy after `pulumi up` (no resource can apply it), then skip AIT016 with that reason"
+        ),
         references=(5, 6),
     ),
     Rule(
