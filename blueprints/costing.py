@@ -221,7 +221,8 @@ def price_plan(resources: Iterable[Resource], catalog: Catalog, region: str, *, 
             price = price_cny(catalog, "oss", storage_class, region)
             logged = audit.logs_of(custom, str(inputs.get("bucket")))
             if logged:
-                out.add(r, f"OSS {storage_class} per GiB stored: access logs of {', '.join(logged)}, kept {audit.log_days(inputs)} (usage; not in the plan)", 0, "GiB-month", price, "usage")
+                # The item stays short enough for the terminal's table; the logged buckets are in the log bucket's name.
+                out.add(r, f"OSS {storage_class} per GiB stored: access logs, kept {audit.log_days(inputs)} (usage; not in the plan)", 0, "GiB-month", price, "usage")
             elif context.dataset_gib is not None:
                 out.add(r, f"OSS {storage_class} {context.dataset_gib:g} GiB (the profile's dataset size)", context.dataset_gib, "GiB-month", price, "monthly")
             else:

@@ -34,7 +34,7 @@ def test_the_log_bucket_is_a_usage_line_naming_whose_logs_and_how_long_never_the
     (data,) = lines_of(costs, "data")
     (log,) = lines_of(costs, "log")
     assert data["item"] == "OSS Standard 500 GiB (the profile's dataset size)"  # the dataset size prices the data bucket only
-    assert log["item"] == "OSS Standard per GiB stored: access logs of team-data, kept 366 days (usage; not in the plan)"
+    assert log["item"] == "OSS Standard per GiB stored: access logs, kept 366 days (usage; not in the plan)"
     assert (log["billing"], log["cny_per_month"], log["unit_price_cny"]) == ("usage", None, data["unit_price_cny"])
     assert "log: " + log["item"] in costs["totals"]["unknown"]
 

@@ -49,3 +49,13 @@ def test_the_width_option_reaches_the_table():
     assert result.exit_code == 0, result.output
     assert max(len(line) for line in result.output.splitlines()) <= 80
     assert CliRunner().invoke(app, ["plan", "medical-imaging", "--width", "10"]).exit_code == 2
+
+
+def test_a_cost_table_wider_than_the_terminal_becomes_the_list():
+    """The access-log bucket's long item made the 160-column cost table wrap every row in two."""
+    from blueprints.render.costs import cost_text
+
+    long_item = {"resource": "r", "type": "oss.Bucket", "item": "x" * 150, "cny_per_hour": None, "cny_per_month": None, "status": "list"}
+    text = cost_text({"lines": [long_item], "totals": {}}, width=160)
+    assert max(len(line) for line in text.splitlines()) <= 160 or "x" * 150 in text
+    assert f"    {'x' * 150}: unknown/h, unknown/month (list)" in text

@@ -124,25 +124,27 @@ def _total_label(totals: Mapping[str, Any]) -> str:
     return "Total" if totals.get("complete", False) else "Total of the priced lines"
 
 
-# Below this many columns the cost lines are a list (resource, then each item with its amounts): the table is wider.
+# Below this many columns, or when the table would be wider than the terminal, the cost lines are a list (resource,
+# then each item with its amounts): a wrapped table row is unreadable.
 COST_AS_TABLE_WIDTH = 120
 
 
 def cost_text(costs: Mapping[str, Any], width: int = 160) -> str:
     """The cost for a terminal: one row per line of one type (repeated per-node lines summed), totals, what is
-    unpriced, and a pool's scenarios; a list instead of a table below ``COST_AS_TABLE_WIDTH`` columns."""
+    unpriced, and a pool's scenarios; a list instead of a table that would not fit ``width``."""
     if not costs or not costs.get("lines"):
         return "cost: not priced (this plan carries no cost lines)\n"
     lines, _ = collapse_lines(list(costs["lines"]))
     rows = [[plain(str(x.get("resource", "?"))), plain(str(x.get("item", ""))), money(x.get("cny_per_hour")), money(x.get("cny_per_month")), plain(str(x.get("status") or "unknown"))] for x in lines]
     out = [f"cost ({plain(costs.get('currency', 'CNY'))}, {costs.get('hours_per_month', 730)} hours a month)"]
-    if width < COST_AS_TABLE_WIDTH:
+    grid = table(["resource", "item", "¥/hour", "¥/month", "status"], rows, right=(2, 3))
+    if width >= COST_AS_TABLE_WIDTH and max(len(line) for line in grid.splitlines()) <= width:
+        out.append(grid)
+    else:
         for index, (resource, item, hour, month, status) in enumerate(rows):
             if index == 0 or rows[index - 1][0] != resource:
                 out.append(resource)
             out.append(f"    {item}: {hour}/h, {month}/month ({status})")
-    else:
-        out.append(table(["resource", "item", "¥/hour", "¥/month", "status"], rows, right=(2, 3)))
     totals = costs.get("totals", {}) or {}
     run_hours = totals.get("run_hours")
     per_run = f"{money(totals.get('cny_per_run'))} per run of {run_hours} h" if run_hours is not None else "per run: no run length given (cost.run_hours)"
