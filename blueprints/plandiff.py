@@ -20,8 +20,8 @@ from blueprints.guardrails import STATEFUL_TYPES
 from blueprints.plan import PLAN_SCHEMA, referenced_names, short_type
 from blueprints.plandiff_costs import CostDiff, cost_diff
 from blueprints.plandiff_guardrails import GuardrailDiff, guardrail_diff
-from blueprints.plandiff_shape import MAX_DEPTH, review_shape_problems, too_deep
 from blueprints.plandiff_retention import retention_cuts
+from blueprints.plandiff_shape import MAX_DEPTH, review_shape_problems, too_deep
 from blueprints.plandiff_text import text_diff
 from blueprints.replacement import ReplacementTable, replacement_table
 
