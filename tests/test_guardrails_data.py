@@ -385,5 +385,4 @@ def test_owned_rules_say_why_with_a_source_and_how_to_fix(rule):
     assert found.title and found.fix and "\n" not in found.rationale + found.fix
     # A rationale ends with where it comes from: a scanner id, a benchmark, a provider/SDK doc or a Pulumi issue.
     source = found.rationale.rsplit(";", 1)[-1]
-        ("AIT016", "warning", f"{MED}-storage-fs"), ("AIT019", "info", f"{MED}-cluster-nodes-0"), ("AIT019", "info", f"{MED}-storage-fs"), ("AIT019", "info", f"{MED}-data-bucket"),
-        ("AIT028", "info", f"{MED}-cluster-nodes-0"),
+    assert any(marker in source for marker in ("CKV_ALI_", "KICS", "CIS", "infraguard", "SDK", "github.com/pulumi/pulumi/issues/", "§7", "nas.", "provider")), source
