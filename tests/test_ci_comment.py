@@ -156,8 +156,8 @@ def test_a_head_whose_code_strips_protect_is_blocked_with_ait004_named(tmp_path,
     assert result.exit_code == 1, result.output
     body = out.read_text()
     verdict = body.split("\n| Stack |", 1)[0]
-    assert "**Blocked: 2 error-level guardrail finding(s) in the head's plan**" in verdict
-    assert "blocked: `AIT004` on `medical-imaging-data-bucket`, `medical-imaging-storage-fs` in `train`." in verdict
+    assert "**Blocked: 3 error-level guardrail finding(s) in the head's plan**" in verdict
+    assert "blocked: `AIT004` on `medical-imaging-data-bucket`, `medical-imaging-data-log-bucket`, `medical-imaging-storage-fs` in `train`." in verdict
     assert "No change of class `data-risk`." in verdict  # the diff alone would have passed it
     assert "- `AIT004` `medical-imaging-storage-fs`" in body.split("### `train`", 1)[1]
     assert "blocked: error-level findings in the head's plan: AIT004 medical-imaging-data-bucket, AIT004 medical-imaging-storage-fs" in result.output
