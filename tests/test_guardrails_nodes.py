@@ -62,8 +62,8 @@ def egress(group: str, name: str, **inputs) -> PlannedResource:
 def allow_list(group: str) -> tuple[PlannedResource, ...]:
     """The DEFAULTS helper's egress allow-list: accepts first, one drop-all at the lowest priority."""
     return (
-        egress(group, f"{group}-egress-vpc", ipProtocol="all", portRange="-1/-1", cidrIp="10.0.0.0/8"),
-        egress(group, f"{group}-egress-https", ipProtocol="tcp", portRange="443/443", cidrIp="0.0.0.0/0", priority=2),
+        egress(group, f"{group}-egress-vpc", ipProtocol="all", portRange="-1/-1", cidrIp="10.30.0.0/16"),
+        egress(group, f"{group}-egress-https", ipProtocol="tcp", portRange="443/443", cidrIp="203.0.113.0/24", priority=2),
         egress(group, f"{group}-egress-drop-all", ipProtocol="all", portRange="-1/-1", cidrIp="0.0.0.0/0", policy="drop", priority=100),
     )
 
@@ -101,7 +101,7 @@ def login_and_bucket():
     def program():
         DataBucket("med-data", DataBucketArgs(name="med", region="cn-shanghai", bucket=BUCKET, noncurrent_days=30))
         LoginNode("med-login", LoginNodeArgs(name="med", instance_type="ecs.g7.large", image_id="img-1", vswitch_id=f"${{{MED}-network-vsw-cn-shanghai-a.id}}",
-                                             vpc_id="vpc-1", admin_cidr="203.0.113.0/24", key_pair_name="ops-key"))
+                                             vpc_id="vpc-1", admin_cidr="203.0.113.0/24", vpc_cidr="10.20.0.0/16", key_pair_name="ops-key"))
 
     return tuple(record_program(program, zones=["cn-shanghai-a"]))
 
@@ -115,7 +115,8 @@ def med(medical_plan, login_and_bucket):
                   for r in login_and_bucket)
     assert any(r.name == f"{MED}-network-sg-egress-drop-all" for r in own)
     plan = dataclasses.replace(medical_plan, summary=summary, resources=(*own, *login))
-    return tagged(plan)
+    # The preset's HTTPS to any address is a warning (test_presets_hold_the_node_rules); the secure shape names a range.
+    return tagged(tamper(plan, f"{NODE_SG}-egress-allow-0", inputs={"cidrIp": "203.0.113.0/24"}))
 
 
 POOL_TEMPLATE = f"{AUTO}-pool-template"
@@ -142,7 +143,10 @@ def test_presets_hold_the_node_rules(medical_plan, autoscaling_plan):
                 " profile's tags so the owner and the data's sensitivity are on every resource")
     egress_open = ("egress unrestricted: no egress drop-all rule (all, -1/-1, 0.0.0.0/0, policy drop); a node can send data anywhere."
                    " Turn on the profile's egress allow-list")
-    assert owned(guardrails.check(medical_plan)) == [Finding("AIT031", "info", "tags", no_owner)]
+    https_anywhere = ("egress accept tcp 443/443 to 0.0.0.0/0 reaches 4,294,967,296 addresses (wider than /8) outside the VPC and Alibaba Cloud's"
+                      " 100.64.0.0/10: the drop-all after it keeps little in; name the destination's own range and port")
+    assert owned(guardrails.check(medical_plan)) == [
+        Finding("AIT027", "warning", f"{MED}-network-sg-egress-allow-0", https_anywhere), Finding("AIT031", "info", "tags", no_owner)]
     assert owned(guardrails.check(autoscaling_plan)) == [
         Finding("AIT027", "warning", f"{AUTO}-network-sg", egress_open), Finding("AIT031", "info", "tags", no_owner)]
 
@@ -383,10 +387,10 @@ def test_ait031_names_what_is_missing(medical_plan, med):
     assert [f for f in guardrails.check(component) if f.rule == "AIT031"] == []
 
 
-def test_ait027_judges_only_the_groups_nodes_use(med, medical_plan):
-    """A group no node joins (say, for a database) is not a node group; without nodes, every non-login group is."""
+def test_ait027_judges_every_group(med, medical_plan):
+    """Every security group of the plan needs its own list: a group no node joins (say, for a database) is a way out too."""
     other = resource("ecs.SecurityGroup", "db-sg", {"vpcId": "vpc-1", "tags": {"managed-by": "aitrain", **OWNER_TAGS}})
-    assert added(add(med, other), med) == []
+    assert [(f.rule, f.resource) for f in added(add(med, other), med)] == [("AIT027", "db-sg")]
     network_only = Plan("component", "offline", "n", {}, (), (*(r for r in medical_plan.resources if r.short_type == "ecs.SecurityGroup"), other))
     assert [(f.rule, f.resource) for f in guardrails.check(network_only)] == [("AIT027", f"{MED}-network-sg"), ("AIT027", "db-sg")]
 

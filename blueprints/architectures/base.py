@@ -214,6 +214,7 @@ class Blueprint(ABC):
                 vswitch_id=network.vswitch_id(p.storage_zone),
                 vpc_id=network.vpc_id,
                 admin_cidr=p.network.admin_cidr,
+                vpc_cidr=p.network.vpc_cidr,
                 key_pair_name=p.access.key_pair_name,
                 kms_key_id=p.security.kms_key_id,
                 tags=p.tags,
