@@ -91,3 +91,12 @@ def test_a_login_group_without_egress_rules_warns():
     """The login node is judged like any group: without its list it is the way out past the nodes' list."""
     bare = [r for r in login() if not (r.short_type == "ecs.SecurityGroupRule" and r.inputs["type"] == "egress")]
     assert [r for r, _ in ait027(as_plan(bare))] == ["med-login-sg"]
+
+
+def test_the_plan_says_what_the_service_range_leaves_open(medical_plan, autoscaling_plan):
+    """With the allow-list on, the plan notes that 100.64.0.0/10 reaches every tenant's OSS and names the control."""
+    (note,) = [n for n in medical_plan.notes if "100.64.0.0/10" in n]
+    assert "every tenant's OSS internal endpoint (oss-cn-shanghai-internal.aliyuncs.com)" in note
+    assert "vpc.GatewayEndpoint (service_name com.aliyun.cn-shanghai.oss, policy_document" in note and "acs:SourceVpc" in note
+    # Without the list egress is unrestricted anyway (AIT027 says so): no note about a hole in it.
+    assert not [n for n in autoscaling_plan.notes if "100.64.0.0/10" in n]
