@@ -77,8 +77,8 @@ CASES = [
      "stateful resource must have protect and retain_on_delete from its first deployment"),
     ("extreme-nas-unencrypted", MED, "storage-fs", dict(drop=("encryptType",)), "AIT005", "NAS file system is not encrypted (encryptType 0)"),
     ("standard-nas-unencrypted", AUTO, "storage-fs", dict(inputs={"encryptType": 0}), "AIT005", "NAS file system is not encrypted (encryptType 0)"),
-    ("access-rule-outside-vpc", MED, "storage-access-rule-vpc", dict(inputs={"sourceCidrIp": "0.0.0.0/0"}), "AIT006", "access rule admits 0.0.0.0/0, outside the VPC"),
-    ("access-rule-not-a-cidr", MED, "storage-access-rule-vpc", dict(inputs={"sourceCidrIp": "everyone"}), "AIT006", "access rule source 'everyone' is not a CIDR"),
+    ("access-rule-outside-vpc", MED, "storage-access-rule-cn-shanghai-a", dict(inputs={"sourceCidrIp": "0.0.0.0/0"}), "AIT006", "access rule admits 0.0.0.0/0, outside the VPC"),
+    ("access-rule-not-a-cidr", MED, "storage-access-rule-cn-shanghai-a", dict(inputs={"sourceCidrIp": "everyone"}), "AIT006", "access rule source 'everyone' is not a CIDR"),
     ("default-access-group", AUTO, "storage-mount-target", dict(inputs={"accessGroupName": "DEFAULT_VPC_GROUP_NAME"}), "AIT006",
      "mount target uses the default access group"),
     ("trust-other-service", MED, "cluster-node-role", dict(inputs={"assumeRolePolicyDocument": json.dumps(PUBLIC_TRUST)}), "AIT007",
@@ -193,7 +193,7 @@ def test_safe_neighbours_do_not_fire(medical_plan, autoscaling_plan):
     (Egress to anywhere before the drop-all is an AIT027 warning: tests/test_egress_guardrails.py.)"""
     admin = tamper(autoscaling_plan, f"{AUTO}-network-sg-intra-cluster", inputs={"cidrIp": "198.51.100.0/24", "ipProtocol": "tcp", "portRange": "22/22"}, drop=("sourceSecurityGroupId",))
     egress = tamper(medical_plan, f"{MED}-network-sg-intra-cluster", inputs={"type": "egress", "cidrIp": "10.20.0.0/16"}, drop=("sourceSecurityGroupId",))
-    subnet = tamper(medical_plan, f"{MED}-storage-access-rule-vpc", inputs={"sourceCidrIp": "10.20.5.0/24"})
+    subnet = tamper(medical_plan, f"{MED}-storage-access-rule-cn-shanghai-a", inputs={"sourceCidrIp": "10.20.5.0/24"})
     for plan, base in ((admin, autoscaling_plan), (egress, medical_plan), (subnet, medical_plan)):
         assert check(plan, base=base) == []
     # An unencrypted CPFS is not an AIT005 error (the API cannot encrypt it): only warnings say so (AIT009, and the
@@ -265,9 +265,9 @@ def test_an_access_rule_without_a_vpc_in_the_plan_must_admit_a_private_range(sou
     """A storage component tested alone has no VPC to compare with: its rule must at least stay private."""
     from blueprints.plan import Plan, PlannedResource
 
-    rule = PlannedResource("alicloud:nas/accessRule:AccessRule", "s-access-rule-vpc", None, True, {"sourceCidrIp": source, "userAccessType": "root_squash"})
+    rule = PlannedResource("alicloud:nas/accessRule:AccessRule", "s-access-rule-cn-shanghai-a", None, True, {"sourceCidrIp": source, "userAccessType": "root_squash"})
     findings = check(Plan("component", "cn-shanghai", "s", {}, (), (rule,)), base=Plan("component", "cn-shanghai", "s", {}, (), ()))
-    expected = [Finding("AIT006", "error", "s-access-rule-vpc", f"access rule admits {source}, which is not a private range (no VPC in this plan to compare with)")]
+    expected = [Finding("AIT006", "error", "s-access-rule-cn-shanghai-a", f"access rule admits {source}, which is not a private range (no VPC in this plan to compare with)")]
     assert findings == (expected if fires else [])
 
 

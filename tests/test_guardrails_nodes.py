@@ -100,7 +100,7 @@ def login_and_bucket():
 
     def program():
         DataBucket("med-data", DataBucketArgs(name="med", region="cn-shanghai", bucket=BUCKET, noncurrent_days=30))
-        LoginNode("med-login", LoginNodeArgs(name="med", instance_type="ecs.g7.large", image_id="img-1", vswitch_id=f"${{{MED}-network-vsw-cn-shanghai-a.id}}",
+        LoginNode("med-login", LoginNodeArgs(name="med", instance_type="ecs.g7.large", image_id="img-1", vswitch_id=f"${{{MED}-network-vsw-login.id}}",
                                              vpc_id="vpc-1", admin_cidr="203.0.113.0/24", vpc_cidr="10.20.0.0/16", key_pair_name="ops-key"))
 
     return tuple(record_program(program, zones=["cn-shanghai-a"]))
@@ -111,8 +111,10 @@ def med(medical_plan, login_and_bucket):
     """medical-imaging (egress allow-list on) with a login node (key pair), the unit bucket and owner tags."""
     summary = {**medical_plan.summary, "admin_cidr": "203.0.113.0/24", "bucket": BUCKET}
     own = tuple(r for r in medical_plan.resources if not r.name.startswith(f"{MED}-data") and r.short_type != "ram.RolePolicyAttachment")
-    login = tuple(dataclasses.replace(r, inputs={**r.inputs, "vswitchId": f"${{{MED}-network-vsw-cn-shanghai-a.id}}"}) if r.short_type == "ecs.Instance" else r
-                  for r in login_and_bucket)
+    # The login node in its own vSwitch (the last /20 slot's first /28), as the blueprint builds it.
+    login_vsw = resource("vpc.Switch", f"{MED}-network-vsw-login", {"cidrBlock": "10.20.240.0/28", "zoneId": "cn-shanghai-a", "vpcId": f"${{{MED}-network-vpc.id}}",
+                                                                   "vswitchName": f"{MED}-network-login", "tags": {"managed-by": "aitrain"}})
+    login = (login_vsw, *login_and_bucket)
     assert any(r.name == f"{MED}-network-sg-egress-drop-all" for r in own)
     plan = dataclasses.replace(medical_plan, summary=summary, resources=(*own, *login))
     # The preset's HTTPS to any address is a warning (test_presets_hold_the_node_rules); the secure shape names a range.
@@ -181,6 +183,11 @@ VSW = f"{MED}-network-vsw-cn-shanghai-a"
 LOGIN = "med-login-instance"
 PASSWORD = "a login password is set: passwords are guessed and shared; log in with a key pair (keyName / keyPairName) only"
 
+def shrink(plan: Plan, cidr: str) -> Plan:
+    """The compute vSwitch (and the share's rule for it) narrowed to ``cidr``."""
+    return tamper(tamper(plan, VSW, inputs={"cidrBlock": cidr}), f"{MED}-storage-access-rule-cn-shanghai-a", inputs={"sourceCidrIp": cidr})
+
+
 # (case id, fixture, change(plan) -> plan, rule, resource, message)
 CASES = [
     ("public-ip-pool-template", "pool", lambda p: tamper(p, POOL_TEMPLATE, inputs={"internetMaxBandwidthOut": 5}), "AIT001", POOL_TEMPLATE,
@@ -236,8 +243,8 @@ CASES = [
     ("egress-drop-all-default-priority", "med", lambda p: tamper(p, f"{NODE_SG}-egress-drop-all", remove=("priority",)), "AIT027", NODE_SG,
      f"the egress drop-all (priority 1) is not below the accept rule(s) {NODE_SG}-egress-alibaba-services, {NODE_SG}-egress-allow-0, {NODE_SG}-egress-vpc:"
      " give it a larger priority number than every accept"),
-    ("vswitch-too-small", "med", lambda p: tamper(p, VSW, inputs={"cidrBlock": "10.20.0.0/28"}), "AIT030", VSW,
-     f"compute vSwitches ({VSW} 10.20.0.0/28) have 12 free addresses (4 reserved per vSwitch), below 13 nodes + 8 headroom = 21; use a larger network.vpc_cidr or fewer nodes"),
+    ("vswitch-too-small", "med", lambda p: shrink(p, "10.20.0.0/28"), "AIT030", VSW,
+     f"compute vSwitches ({VSW} 10.20.0.0/28) have 12 free addresses (4 reserved per vSwitch), below 12 nodes + 8 headroom = 20; use a larger network.vpc_cidr or fewer nodes"),
     ("tags-without-managed-by", "pool", lambda p: tamper(p, POOL_TEMPLATE, inputs={"tags": {"aitrain-component": "gpu-pool", **OWNER_TAGS}}), "AIT031", POOL_TEMPLATE,
      "tags lack managed-by: a reviewer cannot tell this resource is managed by aitrain"),
 ]
@@ -357,8 +364,8 @@ def test_ait017_lets_harmless_inputs_be_ignored(paths, pool):
 
 @pytest.mark.parametrize("cidr, fires", [("10.20.0.0/27", False), ("10.20.0.0/28", True)])
 def test_ait030_counts_reserved_addresses(cidr, fires, med):
-    """/27 = 32 - 4 reserved = 28 ≥ 13 nodes (12 + login) + 8; /28 = 12 is not."""
-    assert [f.rule for f in added(tamper(med, VSW, inputs={"cidrBlock": cidr}), med)] == (["AIT030"] if fires else [])
+    """/27 = 32 - 4 reserved = 28 ≥ 12 nodes + 8; /28 = 12 is not (the login node has its own vSwitch)."""
+    assert [f.rule for f in added(shrink(med, cidr), med)] == (["AIT030"] if fires else [])
 
 
 def test_ait030_pool_counts_max_size_and_names_a_single_vswitch(pool):
@@ -372,7 +379,7 @@ def test_ait030_pool_counts_max_size_and_names_a_single_vswitch(pool):
 
 
 def test_ait030_skips_vswitches_it_cannot_see(med):
-    adopted = tamper(tamper(med, VSW, inputs={"cidrBlock": "10.20.0.0/28"}), NODES, inputs={"vswitchId": "vsw-adopted"})
+    adopted = tamper(shrink(med, "10.20.0.0/28"), NODES, inputs={"vswitchId": "vsw-adopted"})
     assert [f.rule for f in guardrails.check(adopted)] == [f.rule for f in guardrails.check(med)]
 
 

@@ -112,8 +112,8 @@ def test_a_skip_in_the_config_disables_the_policy(medical_plan):
 
 def test_an_unknown_id_during_preview_is_read_as_its_reference(medical_plan):
     """The NAS mount target's file system does not exist yet: the rules still run (no "can't run policy" diagnostic)."""
-    plan = tamper(medical_plan, f"{MED}-storage-access-rule-vpc", inputs={"sourceCidrIp": "0.0.0.0/0"})
-    unknown = {f"{MED}-storage-mount-target": "fileSystemId", f"{MED}-storage-access-rule-vpc": "accessGroupName"}
+    plan = tamper(medical_plan, f"{MED}-storage-access-rule-cn-shanghai-a", inputs={"sourceCidrIp": "0.0.0.0/0"})
+    unknown = {f"{MED}-storage-mount-target": "fileSystemId", f"{MED}-storage-access-rule-cn-shanghai-a": "accessGroupName"}
     result = analyze(plan, pack_config(plan), unknown=unknown)
     assert result == expected(plan) != []
     assert not any("can't run policy" in d[2] for d in result)

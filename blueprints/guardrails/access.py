@@ -133,6 +133,8 @@ def vswitch_capacity(plan: Plan) -> Iterator[tuple[str, str]]:
         if scaling.get("enable") and len(ids) < 2:
             single_zone_groups.append(r.name)
     for r in of_types(plan, ("ecs.EcsInstanceSet", "ecs.Instance")):
+        if _component(r) == LOGIN_COMPONENT:
+            continue  # the login node has a vSwitch of its own (components/network.py login_vswitch), not a compute one
         nodes += _count(r.inputs.get("amount")) if r.short_type == "ecs.EcsInstanceSet" else 1
         used.append(r.inputs.get("vswitchId"))
     names = list(dict.fromkeys(referenced(v) for v in used if v is not None))
