@@ -64,7 +64,7 @@ def login_vswitch_cidr(vpc_cidr: str, zones: list[str] | tuple[str, ...], region
                 f"zone {zone} is number {last + 1} of the region and takes the last /{prefix} of network.vpc_cidr {vpc_cidr},"
                 " which the login node's vSwitch needs; use a wider network.vpc_cidr, other network.zones, or access.login_node false"
             )
-    slot = next(itertools.islice(vpc.subnets(new_prefix=prefix), last, None))
+    slot = ipaddress.ip_network(f"{vpc.network_address + last * 2 ** (32 - prefix)}/{prefix}")
     return str(next(slot.subnets(new_prefix=max(prefix, LOGIN_VSWITCH_PREFIX))))
 
 

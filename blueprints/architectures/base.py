@@ -204,7 +204,7 @@ class Blueprint(ABC):
         from blueprints.components.access import LoginNode, LoginNodeArgs
 
         p = self.profile
-        if not self.wants_login_node:
+        if not self.wants_login_node or p.network.admin_cidr is None:
             return None
         login = LoginNode(
             f"{p.name}-login",

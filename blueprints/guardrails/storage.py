@@ -91,10 +91,10 @@ def nas_access_vpc_only(plan: Plan) -> Iterator[tuple[str, str]]:
         elif not private(net):
             yield r.name, f"access rule admits {source}, which is not a private range (no VPC in this plan to compare with)"
             continue
-        hit = [str(n) for n in login if n.version == net.version and net.overlaps(n)]  # type: ignore[arg-type]
+        hit = [str(n) for n in login if n.version == net.version and net.overlaps(n)]
         if hit:
             yield r.name, f"access rule admits {source}, which includes the login node's vSwitch {', '.join(hit)} (the one host with a public address); admit the compute vSwitches only"
-        elif compute and not any(net.version == c.version and net.subnet_of(c) for c in compute):  # type: ignore[arg-type]
+        elif compute and not any(net.version == c.version and net.subnet_of(c) for c in compute):
             yield r.name, f"access rule admits {source}, wider than any compute vSwitch ({', '.join(map(str, compute))}); give each compute vSwitch its own rule"
     for r in of_types(plan, ("nas.MountTarget",)):
         if r.inputs.get("accessGroupName") in (None, "DEFAULT_VPC_GROUP_NAME"):
