@@ -45,6 +45,29 @@ def vswitch_cidr(vpc_cidr: str, zone: str, region_zones: tuple[str, ...]) -> str
     return str(next(itertools.islice(vpc.subnets(new_prefix=prefix), slot, None)))
 
 
+# The login node's vSwitch: one host, so a /28 (16 addresses, 12 usable) at the start of the VPC's last vSwitch slot.
+LOGIN_VSWITCH_PREFIX = 28
+
+
+def login_vswitch_cidr(vpc_cidr: str, zones: list[str] | tuple[str, ...], region_zones: tuple[str, ...]) -> str:
+    """The login node's own vSwitch: the first /28 of the VPC's last vSwitch slot (the whole slot when that is smaller).
+
+    Apart from every compute vSwitch, so the share's access rules (one per compute vSwitch) never admit the one host
+    with a public address. The last slot belongs to no zone in use: a zone numbered there is refused.
+    """
+    vpc = ipaddress.ip_network(vpc_cidr)
+    prefix = vswitch_prefix(vpc_cidr)
+    last = 2 ** (prefix - vpc.prefixlen) - 1
+    for zone in zones:
+        if zone in region_zones and region_zones.index(zone) == last:
+            raise LayoutError(
+                f"zone {zone} is number {last + 1} of the region and takes the last /{prefix} of network.vpc_cidr {vpc_cidr},"
+                " which the login node's vSwitch needs; use a wider network.vpc_cidr, other network.zones, or access.login_node false"
+            )
+    slot = ipaddress.ip_network(f"{vpc.network_address + last * 2 ** (32 - prefix)}/{prefix}")
+    return str(next(slot.subnets(new_prefix=max(prefix, LOGIN_VSWITCH_PREFIX))))
+
+
 # Alibaba Cloud reserves the first and the last three addresses of every vSwitch IPv4 CIDR block, e.g. 192.168.1.0,
 # .253, .254 and .255 of 192.168.1.0/24 (CreateVSwitch usage notes, read in the es and ja editions:
 # https://www.alibabacloud.com/help/es/vpc/developer-reference/api-vpc-2016-04-28-createvswitch ,

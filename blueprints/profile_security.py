@@ -200,4 +200,22 @@ def storage_notes(profile: "ProfileBase", *, host_registry: bool = True) -> list
             "root directory's default mode (UNVERIFIED); if aitrain-registry.service fails, the README's one-time step "
             "(\"The share under root_squash\") gives /mnt/shared/.aitrain to uid 2000."
         )
+    if profile.security.egress is not None:
+        notes.append(oss_egress_note(profile.region))
     return notes
+
+
+def oss_egress_note(region: str) -> str:
+    """What the egress allow-list's Alibaba Cloud service range leaves open: every tenant's OSS internal endpoint."""
+    # vpc.GatewayEndpoint (pulumi-alicloud 4.0.0): service_name "com.aliyun.<region>.oss" (its docstring's example),
+    # policy_document "required when the cloud service is oss". privatelink.VpcEndpoint takes a policy_document too,
+    # but for Interface / Gateway Load Balancer endpoints of endpoint services, not OSS.
+    return (
+        f"Egress allow-list: the accepted Alibaba Cloud service range 100.64.0.0/10 (metadata, DNS, mirrors) also reaches "
+        f"every tenant's OSS internal endpoint (oss-{region}-internal.aliyuncs.com), so a node can copy data into any "
+        "account's bucket. The control is a VPC endpoint policy: pulumi-alicloud 4.0.0 has vpc.GatewayEndpoint "
+        f"(service_name com.aliyun.{region}.oss, policy_document naming only your buckets, route_tables the VPC's), which "
+        "aitrain does not create; add one to the stack, and check in the OSS docs that the internal endpoint's traffic "
+        "takes it (UNVERIFIED). A bucket policy's acs:SourceVpc condition (aitrain's bucket policy sets none) limits "
+        "who reaches your bucket, not where the nodes send data."
+    )

@@ -14,7 +14,7 @@ ZONES = ["cn-shanghai-a"]
 
 
 def args(**extra) -> LoginNodeArgs:
-    values = dict(name="med", instance_type="ecs.g7.large", image_id="img-1", vswitch_id="vsw-1", vpc_id="vpc-1", admin_cidr="203.0.113.0/24")
+    values = dict(name="med", instance_type="ecs.g7.large", image_id="img-1", vswitch_id="vsw-1", vpc_id="vpc-1", admin_cidr="203.0.113.0/24", vpc_cidr="10.20.0.0/16")
     values.update(extra)
     return LoginNodeArgs(**values)
 
@@ -29,7 +29,7 @@ def test_own_security_group_admits_only_ssh_from_the_admin_range():
     group = one(resources, "ecs.SecurityGroup")
     assert group.inputs["innerAccessPolicy"] == "Drop" and group.inputs["vpcId"] == "vpc-1"
     assert group.inputs["tags"]["aitrain-component"] == "login"
-    rule = one(resources, "ecs.SecurityGroupRule")
+    (rule,) = [r for r in resources if r.short_type == "ecs.SecurityGroupRule" and r.inputs["type"] == "ingress"]
     assert {k: rule.inputs[k] for k in ("type", "ipProtocol", "portRange", "cidrIp", "policy", "securityGroupId")} == {
         "type": "ingress", "ipProtocol": "tcp", "portRange": "22/22", "cidrIp": "203.0.113.0/24", "policy": "accept",
         "securityGroupId": "${med-login-sg.id}",

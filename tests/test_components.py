@@ -97,7 +97,7 @@ def test_network_fails_clearly_when_no_zone_offers_the_type():
 
 
 def storage_args(kind: str, tier: str, **extra) -> SharedStorageArgs:
-    values = dict(kind=kind, region="cn-shanghai", throughput_tier=tier, capacity_gib=32768, zone_id="cn-shanghai-a", vpc_id="vpc-1", vswitch_id="vsw-1", vpc_cidr="10.0.0.0/16")
+    values = dict(kind=kind, region="cn-shanghai", throughput_tier=tier, capacity_gib=32768, zone_id="cn-shanghai-a", vpc_id="vpc-1", vswitch_id="vsw-1", client_cidrs={"cn-shanghai-a": "10.0.0.0/20"})
     values.update(extra)
     return SharedStorageArgs(**values)
 
@@ -110,7 +110,7 @@ def test_nas_storage_is_encrypted_protected_and_vpc_only(kind, tier, fs_type, ex
     assert fs.protect and fs.retain_on_delete and not fs.delete_before_replace
     assert fs.inputs["fileSystemType"] == fs_type and fs.inputs["encryptType"] == 1 and fs.inputs["storageType"] == tier
     (rule,) = by_type(resources, "nas.AccessRule")
-    assert rule.inputs["sourceCidrIp"] == "10.0.0.0/16"
+    assert rule.inputs["sourceCidrIp"] == "10.0.0.0/20"
     (group,) = by_type(resources, "nas.AccessGroup")
     (mount,) = by_type(resources, "nas.MountTarget")
     assert mount.inputs["accessGroupName"] == group.inputs["accessGroupName"] == "data-vpc-only"

@@ -77,8 +77,8 @@ CASES = [
      "stateful resource must have protect and retain_on_delete from its first deployment"),
     ("extreme-nas-unencrypted", MED, "storage-fs", dict(drop=("encryptType",)), "AIT005", "NAS file system is not encrypted (encryptType 0)"),
     ("standard-nas-unencrypted", AUTO, "storage-fs", dict(inputs={"encryptType": 0}), "AIT005", "NAS file system is not encrypted (encryptType 0)"),
-    ("access-rule-outside-vpc", MED, "storage-access-rule-vpc", dict(inputs={"sourceCidrIp": "0.0.0.0/0"}), "AIT006", "access rule admits 0.0.0.0/0, outside the VPC"),
-    ("access-rule-not-a-cidr", MED, "storage-access-rule-vpc", dict(inputs={"sourceCidrIp": "everyone"}), "AIT006", "access rule source 'everyone' is not a CIDR"),
+    ("access-rule-outside-vpc", MED, "storage-access-rule-cn-shanghai-a", dict(inputs={"sourceCidrIp": "0.0.0.0/0"}), "AIT006", "access rule admits 0.0.0.0/0, outside the VPC"),
+    ("access-rule-not-a-cidr", MED, "storage-access-rule-cn-shanghai-a", dict(inputs={"sourceCidrIp": "everyone"}), "AIT006", "access rule source 'everyone' is not a CIDR"),
     ("default-access-group", AUTO, "storage-mount-target", dict(inputs={"accessGroupName": "DEFAULT_VPC_GROUP_NAME"}), "AIT006",
      "mount target uses the default access group"),
     ("trust-other-service", MED, "cluster-node-role", dict(inputs={"assumeRolePolicyDocument": json.dumps(PUBLIC_TRUST)}), "AIT007",
@@ -188,10 +188,12 @@ def test_one_change_several_rules(case, preset, suffix, changes, expected, medic
 
 
 def test_safe_neighbours_do_not_fire(medical_plan, autoscaling_plan):
-    """What the rules must not flag: SSH from an admin /24, egress to anywhere, a VPC subnet in the access rule."""
+    """What the rules must not flag: SSH from an admin /24, egress to the VPC, a VPC subnet in the access rule.
+
+    (Egress to anywhere before the drop-all is an AIT027 warning: tests/test_egress_guardrails.py.)"""
     admin = tamper(autoscaling_plan, f"{AUTO}-network-sg-intra-cluster", inputs={"cidrIp": "198.51.100.0/24", "ipProtocol": "tcp", "portRange": "22/22"}, drop=("sourceSecurityGroupId",))
-    egress = tamper(medical_plan, f"{MED}-network-sg-intra-cluster", inputs={"type": "egress", "cidrIp": "0.0.0.0/0"}, drop=("sourceSecurityGroupId",))
-    subnet = tamper(medical_plan, f"{MED}-storage-access-rule-vpc", inputs={"sourceCidrIp": "10.20.5.0/24"})
+    egress = tamper(medical_plan, f"{MED}-network-sg-intra-cluster", inputs={"type": "egress", "cidrIp": "10.20.0.0/16"}, drop=("sourceSecurityGroupId",))
+    subnet = tamper(medical_plan, f"{MED}-storage-access-rule-cn-shanghai-a", inputs={"sourceCidrIp": "10.20.5.0/24"})
     for plan, base in ((admin, autoscaling_plan), (egress, medical_plan), (subnet, medical_plan)):
         assert check(plan, base=base) == []
     # An unencrypted CPFS is not an AIT005 error (the API cannot encrypt it): only warnings say so (AIT009, and the
@@ -263,9 +265,9 @@ def test_an_access_rule_without_a_vpc_in_the_plan_must_admit_a_private_range(sou
     """A storage component tested alone has no VPC to compare with: its rule must at least stay private."""
     from blueprints.plan import Plan, PlannedResource
 
-    rule = PlannedResource("alicloud:nas/accessRule:AccessRule", "s-access-rule-vpc", None, True, {"sourceCidrIp": source, "userAccessType": "root_squash"})
+    rule = PlannedResource("alicloud:nas/accessRule:AccessRule", "s-access-rule-cn-shanghai-a", None, True, {"sourceCidrIp": source, "userAccessType": "root_squash"})
     findings = check(Plan("component", "cn-shanghai", "s", {}, (), (rule,)), base=Plan("component", "cn-shanghai", "s", {}, (), ()))
-    expected = [Finding("AIT006", "error", "s-access-rule-vpc", f"access rule admits {source}, which is not a private range (no VPC in this plan to compare with)")]
+    expected = [Finding("AIT006", "error", "s-access-rule-cn-shanghai-a", f"access rule admits {source}, which is not a private range (no VPC in this plan to compare with)")]
     assert findings == (expected if fires else [])
 
 
@@ -285,7 +287,7 @@ def unit_resources():
     def program():
         DataBucket("med-data", DataBucketArgs(name="med", region="cn-shanghai", bucket=BUCKET, noncurrent_days=30))
         LoginNode("med-login", LoginNodeArgs(name="med", instance_type="ecs.g7.large", image_id="img-1", vswitch_id="vsw-1",
-                                             vpc_id="vpc-1", admin_cidr="203.0.113.0/24", key_pair_name="ops-key"))
+                                             vpc_id="vpc-1", admin_cidr="203.0.113.0/24", vpc_cidr="10.20.0.0/16", key_pair_name="ops-key"))
 
     return tuple(record_program(program, zones=["cn-shanghai-a"]))
 
@@ -384,12 +386,13 @@ def test_store_and_access_rules_fire_alone_with_their_message(case, name, change
 
 
 def test_the_full_plan_is_clean(full_plan, unit_resources):
-    """No error or warning: only the preset's advisories (customer KMS key, access logging, alarms, flow log, owner tags,
+    """No error; one warning, the preset's HTTPS to any address (AIT027, kept on purpose: the boot's CDNs publish no
+    stable ranges); the preset's advisories (customer KMS key, access logging, alarms, flow log, owner tags,
     ActionTrail), now about the unit bucket where it replaced the preset's."""
     assert [(f.rule, f.level, f.resource) for f in guardrails.check(full_plan)] == [
         ("AIT016", "warning", f"{MED}-storage-fs"),  # the snapshot policy no resource can apply (ApplyAutoSnapshotPolicy by hand)
         ("AIT019", "info", f"{MED}-cluster-nodes-0"), ("AIT019", "info", f"{MED}-storage-fs"), ("AIT019", "info", "med-data-bucket"),
-        ("AIT022", "info", "med-data-bucket"), ("AIT028", "info", f"{MED}-cluster-nodes-0"), ("AIT029", "info", f"{MED}-network-vpc"),
+        ("AIT022", "info", "med-data-bucket"), ("AIT027", "warning", f"{MED}-network-sg-egress-allow-0"), ("AIT028", "info", f"{MED}-cluster-nodes-0"), ("AIT029", "info", f"{MED}-network-vpc"),
         ("AIT031", "info", "tags"), ("AIT032", "info", f"{MED}-network-vpc")]
     from blueprints.testing import assert_guardrails
 
@@ -400,7 +403,7 @@ def test_the_full_plan_is_clean(full_plan, unit_resources):
     dict(inputs={"cidrIp": "10.8.0.0/16", "ipProtocol": "tcp", "portRange": "443/443"}, drop=("sourceSecurityGroupId",)),
     dict(inputs={"cidrIp": "10.8.0.0/16", "ipProtocol": "udp", "portRange": "22/22"}, drop=("sourceSecurityGroupId",)),
     dict(inputs={"sourceSecurityGroupId": "${med-login-sg.id}", "ipProtocol": "tcp", "portRange": "22/22"}),  # the lead's login → nodes rule
-    dict(inputs={"type": "egress", "cidrIp": "0.0.0.0/0"}, drop=("sourceSecurityGroupId",)),
+    dict(inputs={"type": "egress", "cidrIp": "10.20.0.0/16"}, drop=("sourceSecurityGroupId",)),
 ])
 def test_what_ait012_must_not_flag(change, full_plan):
     assert check(tamper(full_plan, TRAINING_SG_RULE, **change), base=full_plan) == []

@@ -65,7 +65,7 @@ def secure(plan: Plan) -> Plan:
     p = plan.profile_name
     plan = change(plan, f"{p}-network-nat", deletionProtection=True)
     plan = change(plan, f"{p}-network-nat-eip", deletionProtection=True)
-    plan = change(plan, f"{p}-storage-access-rule-vpc", userAccessType="root_squash")
+    plan = change(plan, f"{p}-storage-access-rule-cn-shanghai-a", userAccessType="root_squash")
     data = named(plan, "oss.Bucket").inputs["bucket"]
     log = f"{data}-logs"  # the access-log bucket the DataBucket unit creates by default
     # Whatever the defaults already add of these two gives way to the known shapes the cases below change by name.
@@ -165,7 +165,7 @@ def test_each_opt_in_switch_silences_exactly_its_info(plans):
 # ---- one change, one finding ----
 
 NAT, EIP, GROUP = f"{AUTO}-network-nat", f"{AUTO}-network-nat-eip", f"{AUTO}-pool-group"
-FS_MED, FS_AUTO, RULE_AUTO = f"{MED}-storage-fs", f"{AUTO}-storage-fs", f"{AUTO}-storage-access-rule-vpc"
+FS_MED, FS_AUTO, RULE_AUTO = f"{MED}-storage-fs", f"{AUTO}-storage-fs", f"{AUTO}-storage-access-rule-cn-shanghai-a"
 BUCKET_AUTO, DATA_AUTO = f"{AUTO}-data-bucket", "autoscaling-training-cn-shanghai-data"
 LOG_AUTO = f"{DATA_AUTO}-logs"
 STD_RECYCLE = ("recycle bin is off or keeps deleted files under 7 days (recycleBin status Enable, reservedDays 7-180, or a nas.RecycleBin);"
@@ -180,7 +180,7 @@ CPFS_RECOVERY = ("cpfs file system has no snapshot or recycle-bin API in the pro
 
 
 def squash(access: str) -> str:
-    return f"access rule userAccessType {access}: root on any host in 10.30.0.0/16 is root on the share; use root_squash (storage.nfs_squash), or skip AIT024 with a reason"
+    return f"access rule userAccessType {access}: root on any host in 10.30.0.0/20 is root on the share; use root_squash (storage.nfs_squash), or skip AIT024 with a reason"
 
 
 def rotate(plan: Plan, **key: Any) -> Plan:

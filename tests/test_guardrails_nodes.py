@@ -62,8 +62,8 @@ def egress(group: str, name: str, **inputs) -> PlannedResource:
 def allow_list(group: str) -> tuple[PlannedResource, ...]:
     """The DEFAULTS helper's egress allow-list: accepts first, one drop-all at the lowest priority."""
     return (
-        egress(group, f"{group}-egress-vpc", ipProtocol="all", portRange="-1/-1", cidrIp="10.0.0.0/8"),
-        egress(group, f"{group}-egress-https", ipProtocol="tcp", portRange="443/443", cidrIp="0.0.0.0/0", priority=2),
+        egress(group, f"{group}-egress-vpc", ipProtocol="all", portRange="-1/-1", cidrIp="10.30.0.0/16"),
+        egress(group, f"{group}-egress-https", ipProtocol="tcp", portRange="443/443", cidrIp="203.0.113.0/24", priority=2),
         egress(group, f"{group}-egress-drop-all", ipProtocol="all", portRange="-1/-1", cidrIp="0.0.0.0/0", policy="drop", priority=100),
     )
 
@@ -100,8 +100,8 @@ def login_and_bucket():
 
     def program():
         DataBucket("med-data", DataBucketArgs(name="med", region="cn-shanghai", bucket=BUCKET, noncurrent_days=30))
-        LoginNode("med-login", LoginNodeArgs(name="med", instance_type="ecs.g7.large", image_id="img-1", vswitch_id=f"${{{MED}-network-vsw-cn-shanghai-a.id}}",
-                                             vpc_id="vpc-1", admin_cidr="203.0.113.0/24", key_pair_name="ops-key"))
+        LoginNode("med-login", LoginNodeArgs(name="med", instance_type="ecs.g7.large", image_id="img-1", vswitch_id=f"${{{MED}-network-vsw-login.id}}",
+                                             vpc_id="vpc-1", admin_cidr="203.0.113.0/24", vpc_cidr="10.20.0.0/16", key_pair_name="ops-key"))
 
     return tuple(record_program(program, zones=["cn-shanghai-a"]))
 
@@ -111,11 +111,14 @@ def med(medical_plan, login_and_bucket):
     """medical-imaging (egress allow-list on) with a login node (key pair), the unit bucket and owner tags."""
     summary = {**medical_plan.summary, "admin_cidr": "203.0.113.0/24", "bucket": BUCKET}
     own = tuple(r for r in medical_plan.resources if not r.name.startswith(f"{MED}-data") and r.short_type != "ram.RolePolicyAttachment")
-    login = tuple(dataclasses.replace(r, inputs={**r.inputs, "vswitchId": f"${{{MED}-network-vsw-cn-shanghai-a.id}}"}) if r.short_type == "ecs.Instance" else r
-                  for r in login_and_bucket)
+    # The login node in its own vSwitch (the last /20 slot's first /28), as the blueprint builds it.
+    login_vsw = resource("vpc.Switch", f"{MED}-network-vsw-login", {"cidrBlock": "10.20.240.0/28", "zoneId": "cn-shanghai-a", "vpcId": f"${{{MED}-network-vpc.id}}",
+                                                                   "vswitchName": f"{MED}-network-login", "tags": {"managed-by": "aitrain"}})
+    login = (login_vsw, *login_and_bucket)
     assert any(r.name == f"{MED}-network-sg-egress-drop-all" for r in own)
     plan = dataclasses.replace(medical_plan, summary=summary, resources=(*own, *login))
-    return tagged(plan)
+    # The preset's HTTPS to any address is a warning (test_presets_hold_the_node_rules); the secure shape names a range.
+    return tagged(tamper(plan, f"{NODE_SG}-egress-allow-0", inputs={"cidrIp": "203.0.113.0/24"}))
 
 
 POOL_TEMPLATE = f"{AUTO}-pool-template"
@@ -142,7 +145,10 @@ def test_presets_hold_the_node_rules(medical_plan, autoscaling_plan):
                 " profile's tags so the owner and the data's sensitivity are on every resource")
     egress_open = ("egress unrestricted: no egress drop-all rule (all, -1/-1, 0.0.0.0/0, policy drop); a node can send data anywhere."
                    " Turn on the profile's egress allow-list")
-    assert owned(guardrails.check(medical_plan)) == [Finding("AIT031", "info", "tags", no_owner)]
+    https_anywhere = ("egress accept tcp 443/443 to 0.0.0.0/0 reaches 4,294,967,296 addresses (wider than /8) outside the VPC and Alibaba Cloud's"
+                      " 100.64.0.0/10: the drop-all after it keeps little in; name the destination's own range and port")
+    assert owned(guardrails.check(medical_plan)) == [
+        Finding("AIT027", "warning", f"{MED}-network-sg-egress-allow-0", https_anywhere), Finding("AIT031", "info", "tags", no_owner)]
     assert owned(guardrails.check(autoscaling_plan)) == [
         Finding("AIT027", "warning", f"{AUTO}-network-sg", egress_open), Finding("AIT031", "info", "tags", no_owner)]
 
@@ -176,6 +182,11 @@ NODE_SG = f"{MED}-network-sg"
 VSW = f"{MED}-network-vsw-cn-shanghai-a"
 LOGIN = "med-login-instance"
 PASSWORD = "a login password is set: passwords are guessed and shared; log in with a key pair (keyName / keyPairName) only"
+
+def shrink(plan: Plan, cidr: str) -> Plan:
+    """The compute vSwitch (and the share's rule for it) narrowed to ``cidr``."""
+    return tamper(tamper(plan, VSW, inputs={"cidrBlock": cidr}), f"{MED}-storage-access-rule-cn-shanghai-a", inputs={"sourceCidrIp": cidr})
+
 
 # (case id, fixture, change(plan) -> plan, rule, resource, message)
 CASES = [
@@ -232,8 +243,8 @@ CASES = [
     ("egress-drop-all-default-priority", "med", lambda p: tamper(p, f"{NODE_SG}-egress-drop-all", remove=("priority",)), "AIT027", NODE_SG,
      f"the egress drop-all (priority 1) is not below the accept rule(s) {NODE_SG}-egress-alibaba-services, {NODE_SG}-egress-allow-0, {NODE_SG}-egress-vpc:"
      " give it a larger priority number than every accept"),
-    ("vswitch-too-small", "med", lambda p: tamper(p, VSW, inputs={"cidrBlock": "10.20.0.0/28"}), "AIT030", VSW,
-     f"compute vSwitches ({VSW} 10.20.0.0/28) have 12 free addresses (4 reserved per vSwitch), below 13 nodes + 8 headroom = 21; use a larger network.vpc_cidr or fewer nodes"),
+    ("vswitch-too-small", "med", lambda p: shrink(p, "10.20.0.0/28"), "AIT030", VSW,
+     f"compute vSwitches ({VSW} 10.20.0.0/28) have 12 free addresses (4 reserved per vSwitch), below 12 nodes + 8 headroom = 20; use a larger network.vpc_cidr or fewer nodes"),
     ("tags-without-managed-by", "pool", lambda p: tamper(p, POOL_TEMPLATE, inputs={"tags": {"aitrain-component": "gpu-pool", **OWNER_TAGS}}), "AIT031", POOL_TEMPLATE,
      "tags lack managed-by: a reviewer cannot tell this resource is managed by aitrain"),
 ]
@@ -353,8 +364,8 @@ def test_ait017_lets_harmless_inputs_be_ignored(paths, pool):
 
 @pytest.mark.parametrize("cidr, fires", [("10.20.0.0/27", False), ("10.20.0.0/28", True)])
 def test_ait030_counts_reserved_addresses(cidr, fires, med):
-    """/27 = 32 - 4 reserved = 28 ≥ 13 nodes (12 + login) + 8; /28 = 12 is not."""
-    assert [f.rule for f in added(tamper(med, VSW, inputs={"cidrBlock": cidr}), med)] == (["AIT030"] if fires else [])
+    """/27 = 32 - 4 reserved = 28 ≥ 12 nodes + 8; /28 = 12 is not (the login node has its own vSwitch)."""
+    assert [f.rule for f in added(shrink(med, cidr), med)] == (["AIT030"] if fires else [])
 
 
 def test_ait030_pool_counts_max_size_and_names_a_single_vswitch(pool):
@@ -368,7 +379,7 @@ def test_ait030_pool_counts_max_size_and_names_a_single_vswitch(pool):
 
 
 def test_ait030_skips_vswitches_it_cannot_see(med):
-    adopted = tamper(tamper(med, VSW, inputs={"cidrBlock": "10.20.0.0/28"}), NODES, inputs={"vswitchId": "vsw-adopted"})
+    adopted = tamper(shrink(med, "10.20.0.0/28"), NODES, inputs={"vswitchId": "vsw-adopted"})
     assert [f.rule for f in guardrails.check(adopted)] == [f.rule for f in guardrails.check(med)]
 
 
@@ -383,10 +394,10 @@ def test_ait031_names_what_is_missing(medical_plan, med):
     assert [f for f in guardrails.check(component) if f.rule == "AIT031"] == []
 
 
-def test_ait027_judges_only_the_groups_nodes_use(med, medical_plan):
-    """A group no node joins (say, for a database) is not a node group; without nodes, every non-login group is."""
+def test_ait027_judges_every_group(med, medical_plan):
+    """Every security group of the plan needs its own list: a group no node joins (say, for a database) is a way out too."""
     other = resource("ecs.SecurityGroup", "db-sg", {"vpcId": "vpc-1", "tags": {"managed-by": "aitrain", **OWNER_TAGS}})
-    assert added(add(med, other), med) == []
+    assert [(f.rule, f.resource) for f in added(add(med, other), med)] == [("AIT027", "db-sg")]
     network_only = Plan("component", "offline", "n", {}, (), (*(r for r in medical_plan.resources if r.short_type == "ecs.SecurityGroup"), other))
     assert [(f.rule, f.resource) for f in guardrails.check(network_only)] == [("AIT027", f"{MED}-network-sg"), ("AIT027", "db-sg")]
 

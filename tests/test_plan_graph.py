@@ -110,7 +110,7 @@ def test_shared_storage_exposes_how_nodes_mount_it(kind, tier, domain, source, o
 
     made = []
     args = SharedStorageArgs(kind=kind, region="cn-shanghai", throughput_tier=tier, capacity_gib=2048, zone_id="cn-shanghai-a",
-                             vpc_id="vpc-1", vswitch_id="vsw-1", vpc_cidr="10.0.0.0/16")
+                             vpc_id="vpc-1", vswitch_id="vsw-1", client_cidrs={"cn-shanghai-a": "10.0.0.0/20"})
     record_program(lambda: made.append(SharedStorage("s", args)), zones=["cn-shanghai-a"])
     (storage,) = made
     resolve = lambda value: _sync_await(__import__("pulumi").Output.from_input(value).future())  # noqa: E731

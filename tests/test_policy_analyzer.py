@@ -85,8 +85,9 @@ def test_a_preset_through_the_analyzer_gives_its_advisories_only(medical_plan):
     """The preset's findings are info advisories (customer KMS key, alarms, flow log, tags, trail): nothing blocks."""
     result = analyze(medical_plan, pack_config(medical_plan))
     assert result == expected(medical_plan) != []
-    # ait016: the Extreme NAS snapshot policy no resource applies (an advisory warning until ApplyAutoSnapshotPolicy runs).
-    assert {d[0][:6] for d in result} == {"ait016", "ait019", "ait028", "ait029", "ait031", "ait032"}
+    # ait016: the Extreme NAS snapshot policy no resource applies (an advisory warning until ApplyAutoSnapshotPolicy runs);
+    # ait027: the preset's HTTPS to any address.
+    assert {d[0][:6] for d in result} == {"ait016", "ait019", "ait027", "ait028", "ait029", "ait031", "ait032"}
     assert {d[3] for d in result} == {proto.ADVISORY}
 
 
@@ -113,8 +114,8 @@ def test_a_skip_in_the_config_disables_the_policy(medical_plan):
 
 def test_an_unknown_id_during_preview_is_read_as_its_reference(medical_plan):
     """The NAS mount target's file system does not exist yet: the rules still run (no "can't run policy" diagnostic)."""
-    plan = tamper(medical_plan, f"{MED}-storage-access-rule-vpc", inputs={"sourceCidrIp": "0.0.0.0/0"})
-    unknown = {f"{MED}-storage-mount-target": "fileSystemId", f"{MED}-storage-access-rule-vpc": "accessGroupName"}
+    plan = tamper(medical_plan, f"{MED}-storage-access-rule-cn-shanghai-a", inputs={"sourceCidrIp": "0.0.0.0/0"})
+    unknown = {f"{MED}-storage-mount-target": "fileSystemId", f"{MED}-storage-access-rule-cn-shanghai-a": "accessGroupName"}
     result = analyze(plan, pack_config(plan), unknown=unknown)
     assert result == expected(plan) != []
     assert not any("can't run policy" in d[2] for d in result)

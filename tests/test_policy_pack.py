@@ -284,7 +284,7 @@ def test_unknowns_inside_objects_and_lists_become_references(medical_plan):
 
 def test_deployed_ids_read_as_references(medical_plan):
     """On a stack that exists, references are real IDs: those of a dependency read as ``${name.id}`` again."""
-    plan = tamper(medical_plan, f"{MED}-storage-access-rule-vpc", inputs={"sourceCidrIp": "0.0.0.0/0"})
+    plan = tamper(medical_plan, f"{MED}-storage-access-rule-cn-shanghai-a", inputs={"sourceCidrIp": "0.0.0.0/0"})
     deployed = {r.name: f"id-{i}" for i, r in enumerate(plan.resources) if r.custom}
     records = engine_records(plan, ids=deployed)
     assert stack_plan(records).resources == stack_plan(engine_records(plan)).resources

@@ -132,7 +132,7 @@ def test_an_erdma_fixed_cluster_gets_an_eri_on_every_node():
     assert plan.summary["fabric"].startswith("eRDMA")
     nccl = files(user_data(plan))["/etc/aitrain/nccl.env"]
     assert "NCCL_IB_GID_INDEX=1" in nccl and "NCCL_SOCKET_IFNAME=eth0" in nccl
-    assert_guardrails(plan, skip=["AIT016"])  # the snapshot policy no resource can apply: a warning until ApplyAutoSnapshotPolicy runs
+    assert_guardrails(plan, skip=["AIT016", "AIT027"])  # the unapplied snapshot policy; the preset's HTTPS to any address (tests/test_egress_guardrails.py)
     assert plan.outputs["node_instance_ids"] == [f"${{medical-imaging-cluster-node-{i:03d}.id}}" for i in range(12)]
 
 
@@ -194,9 +194,11 @@ def test_a_login_node_is_the_only_ssh_path_to_the_nodes():
     ssh = {r.name: r.inputs for r in plan.find("ecs.SecurityGroupRule") if r.inputs.get("portRange") == "22/22"}
     assert ssh["medical-imaging-login-sg-admin-ssh"]["cidrIp"] == ADMIN
     assert ssh["medical-imaging-network-sg-ssh-from-login"]["sourceSecurityGroupId"] == "${medical-imaging-login-sg.id}"
-    assert set(ssh) == {"medical-imaging-login-sg-admin-ssh", "medical-imaging-network-sg-ssh-from-login"}
+    # The login node's own egress: SSH onward into the VPC (and Alibaba's service range, then a drop-all).
+    assert ssh["medical-imaging-login-sg-egress-ssh-vpc"]["type"] == "egress"
+    assert set(ssh) == {"medical-imaging-login-sg-admin-ssh", "medical-imaging-network-sg-ssh-from-login", "medical-imaging-login-sg-egress-ssh-vpc"}
     assert plan.outputs["login_node_public_ip"] == "${medical-imaging-login-eip.ipAddress}"
-    assert_guardrails(plan, skip=["AIT016"])  # the snapshot policy no resource can apply: a warning until ApplyAutoSnapshotPolicy runs
+    assert_guardrails(plan, skip=["AIT016", "AIT027"])  # the unapplied snapshot policy; the preset's HTTPS to any address (tests/test_egress_guardrails.py)
 
 
 def test_outputs_tell_a_user_how_to_reach_everything(medical_plan):

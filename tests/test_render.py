@@ -43,7 +43,8 @@ def test_unencrypted_cpfs_is_a_visible_warning_in_every_format(cpfs_markdown):
     findings = json.loads(_plan(*CPFS, "--format", "json"))["findings"]
     # CPFS: not encrypted (AIT009), no snapshot or recycle bin (AIT016), no access group (AIT025); the rest are opt-in infos.
     assert [(f["rule"], f["level"], f["resource"]) for f in beyond_opt_in(findings)] == [
-        ("AIT009", "warning", "medical-imaging-storage-fs"), ("AIT016", "warning", "medical-imaging-storage-fs"), ("AIT025", "warning", "medical-imaging-storage-fs")]
+        ("AIT009", "warning", "medical-imaging-storage-fs"), ("AIT016", "warning", "medical-imaging-storage-fs"),
+        ("AIT025", "warning", "medical-imaging-storage-fs"), ("AIT027", "warning", "medical-imaging-network-sg-egress-allow-0")]
     assert "allow_unencrypted_cpfs" in findings[0]["message"]
 
 

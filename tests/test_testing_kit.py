@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def storage_args(**extra) -> SharedStorageArgs:
-    values = dict(kind="extreme_nas", region="cn-shanghai", throughput_tier="advance", capacity_gib=32768, zone_id="cn-shanghai-a", vpc_id="vpc-1", vswitch_id="vsw-1", vpc_cidr="10.0.0.0/16")
+    values = dict(kind="extreme_nas", region="cn-shanghai", throughput_tier="advance", capacity_gib=32768, zone_id="cn-shanghai-a", vpc_id="vpc-1", vswitch_id="vsw-1", client_cidrs={"cn-shanghai-a": "10.0.0.0/20"})
     values.update(extra)
     return SharedStorageArgs(**values)
 
@@ -27,7 +27,7 @@ from blueprints.components.storage import SharedStorage, SharedStorageArgs
 from blueprints.testing import assert_guardrails, offline_mocks
 
 ARGS = SharedStorageArgs(kind="extreme_nas", region="cn-shanghai", throughput_tier="advance", capacity_gib=32768,
-                         zone_id="cn-shanghai-a", vpc_id="vpc-1", vswitch_id="vsw-1", vpc_cidr="10.0.0.0/16")
+                         zone_id="cn-shanghai-a", vpc_id="vpc-1", vswitch_id="vsw-1", client_cidrs={"cn-shanghai-a": "10.0.0.0/20"})
 
 
 def test_plain_assert():
@@ -86,7 +86,7 @@ import pulumi
 from blueprints.components.storage import SharedStorage, SharedStorageArgs
 
 ARGS = SharedStorageArgs(kind="extreme_nas", region="cn-shanghai", throughput_tier="advance", capacity_gib=32768,
-                         zone_id="cn-shanghai-a", vpc_id="vpc-1", vswitch_id="vsw-1", vpc_cidr="10.0.0.0/16")
+                         zone_id="cn-shanghai-a", vpc_id="vpc-1", vswitch_id="vsw-1", client_cidrs={"cn-shanghai-a": "10.0.0.0/20"})
 
 
 @pulumi.runtime.test
@@ -206,7 +206,7 @@ def test_assert_guardrails_takes_record_program_output():
     resources = record_program(lambda: SharedStorage("data", storage_args()), zones=["cn-shanghai-a"])
     assert isinstance(resources, list) and all(isinstance(r, PlannedResource) for r in resources)
     assert_guardrails(resources, skip=["AIT016"])  # a NAS component alone: no VPC in the plan, and no false AIT006 (AIT016: the unapplied policy)
-    bad = record_program(lambda: SharedStorage("data", storage_args(kind="nas", throughput_tier="Performance", vpc_cidr="0.0.0.0/0")), zones=["cn-shanghai-a"])
+    bad = record_program(lambda: SharedStorage("data", storage_args(kind="nas", throughput_tier="Performance", client_cidrs={"cn-shanghai-a": "0.0.0.0/0"})), zones=["cn-shanghai-a"])
     with pytest.raises(AssertionError, match=r"\[AIT006\] .*0\.0\.0\.0/0, which is not a private range"):
         assert_guardrails(bad)
 

@@ -127,6 +127,7 @@ class Blueprint(ABC):
                 tags=p.tags,
                 flow_log=(p.security.flow_log.project, p.security.flow_log.logstore) if p.security.flow_log else None,
                 egress_allow=tuple(EgressAllow(r.cidr, r.ports, r.description) for r in p.security.egress.allow) if p.security.egress else None,
+                login_vswitch=self.wants_login_node,
             ),
             opts=self.opts,
         )
@@ -142,7 +143,7 @@ class Blueprint(ABC):
                 zone_id=p.storage_zone,
                 vpc_id=network.vpc_id,
                 vswitch_id=network.vswitch_id(p.storage_zone),
-                vpc_cidr=p.network.vpc_cidr,
+                client_cidrs=network.compute_cidrs,
                 recycle_bin_days=p.storage.recycle_bin_days,
                 nfs_squash=p.storage.nfs_squash,
                 snapshot_retention_days=p.storage.snapshot_retention_days,
@@ -205,7 +206,7 @@ class Blueprint(ABC):
         from blueprints.components.access import LoginNode, LoginNodeArgs
 
         p = self.profile
-        if not p.access.login_node or p.network.admin_cidr is None:
+        if not self.wants_login_node or p.network.admin_cidr is None:
             return None
         login = LoginNode(
             f"{p.name}-login",
@@ -213,9 +214,10 @@ class Blueprint(ABC):
                 name=p.name,
                 instance_type=p.access.login_instance_type,
                 image_id=image_id,
-                vswitch_id=network.vswitch_id(p.storage_zone),
+                vswitch_id=network.login_vswitch_id,
                 vpc_id=network.vpc_id,
                 admin_cidr=p.network.admin_cidr,
+                vpc_cidr=p.network.vpc_cidr,
                 key_pair_name=p.access.key_pair_name,
                 kms_key_id=p.security.kms_key_id,
                 tags=p.tags,
@@ -224,6 +226,11 @@ class Blueprint(ABC):
         )
         network.admit_ssh_from(login.security_group_id)
         return login
+
+    @property
+    def wants_login_node(self) -> bool:
+        """Whether ``build_login_node`` creates one (the profile asks for it and names an admin range)."""
+        return bool(self.profile.access.login_node and self.profile.network.admin_cidr is not None)
 
     @property
     def fabric_link(self) -> str:

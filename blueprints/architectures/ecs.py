@@ -31,9 +31,8 @@ class EcsBlueprint(Blueprint):
         p = self.profile
         image = self.image()
         login = self.build_login_node(network, image.image_id)
-        # The nodes (and the login node) must fit their vSwitches, or `pulumi up` fails mid-way launching the last ones.
-        zones = set(network.compute_zone_ids) | ({p.storage_zone} if login is not None else set())
-        check_vswitch_room(p.network.vpc_cidr, self.most_nodes() + (1 if login is not None else 0), len(zones))
+        # The nodes must fit their vSwitches, or `pulumi up` fails mid-way launching the last ones (the login node has its own).
+        check_vswitch_room(p.network.vpc_cidr, self.most_nodes(), len(network.compute_zone_ids))
         scratch = p.compute.scratch(self.catalog)
         # A parked cluster (no nodes) boots nothing, so there is no user data to render.
         user_data = pulumi.Output.from_input("") if self.expected_nodes() == 0 else storage.mount_source.apply(
@@ -52,6 +51,7 @@ class EcsBlueprint(Blueprint):
                     scratch_local_nvme=scratch.local_nvme,
                     bucket=p.bucket_name,
                     role_name=self.node_role_name,
+                    registry_cidrs=tuple(network.compute_cidrs[zone] for zone in network.compute_zone_ids),
                 )
             )
         )

@@ -122,6 +122,8 @@ class BootSpec:
     scratch_local_nvme: bool
     bucket: str
     role_name: str
+    # The compute vSwitches' CIDRs: aitrain-torchrun refuses a host (registry entry or --hosts) outside them. Empty: no check.
+    registry_cidrs: tuple[str, ...] = ()
 
 
 class UserDataTooLarge(ValueError):

@@ -8,6 +8,7 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from blueprints.components.base import attached_eip, base64_text, child, ssh_ingress, with_tags
+from blueprints.components.network import ALIBABA_SERVICE_CIDR, egress_rules
 
 # The tag that tells guardrails the login node's security group and instance from training nodes'.
 from blueprints.guardrails import LOGIN_TAG
@@ -27,6 +28,8 @@ class LoginNodeArgs:
     vswitch_id: pulumi.Input[str]
     vpc_id: pulumi.Input[str]
     admin_cidr: str
+    # The VPC the nodes are in: the login node's egress reaches SSH on it and nothing else of it.
+    vpc_cidr: str
     system_disk_gib: int = 40
     user_data: str | None = None
     key_pair_name: str | None = None
@@ -37,7 +40,8 @@ class LoginNodeArgs:
 class LoginNode(pulumi.ComponentResource):
     """A small ECS instance with an EIP, admitting TCP 22 from ``admin_cidr`` and nothing else.
 
-    It has its own security group (``inner_access_policy="Drop"``, one ingress rule: SSH from the admin range),
+    It has its own security group (``inner_access_policy="Drop"``, one ingress rule: SSH from the admin range, and an
+    egress allow-list: SSH into the VPC, Alibaba Cloud's service range, then a drop of everything else),
     no public bandwidth of its own (``internet_max_bandwidth_out=0``: its public address is the EIP, which can be
     released without touching the instance), an encrypted ESSD system disk, IMDSv2 only and no RAM role (it
     needs no cloud API). Training nodes admit SSH from this security group only: that rule belongs to the
@@ -58,6 +62,13 @@ class LoginNode(pulumi.ComponentResource):
             opts=child(self),
         )
         ssh_ingress(self, f"{name}-sg-admin-ssh", self.security_group.id, "SSH to the login node from the configured admin range only", cidr_ip=args.admin_cidr)
+        # A bastion only forwards SSH: to the nodes (TCP 22 into the VPC) and to Alibaba Cloud's service range for its
+        # own metadata, DNS, NTP and OS mirrors (the same range the nodes' list accepts). Nothing else: with its public
+        # address it would otherwise be the one host that can send the share's data anywhere, past the nodes' list.
+        egress_rules(self, f"{name}-sg", self.security_group.id, [
+            ("ssh-vpc", "tcp", "22/22", args.vpc_cidr, "SSH from the login node to the training nodes"),
+            ("alibaba-services", "all", "-1/-1", ALIBABA_SERVICE_CIDR, "Alibaba Cloud services: metadata, DNS, NTP, OS mirrors"),
+        ])
         self.instance = alicloud.ecs.Instance(
             f"{name}-instance",
             instance_name=f"{args.name}-login",

@@ -8,7 +8,7 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from blueprints.components.base import attached_eip, child, ssh_ingress, with_tags
-from blueprints.layout import choose_compute_zones, network_zones, vswitch_cidr
+from blueprints.layout import choose_compute_zones, login_vswitch_cidr, network_zones, vswitch_cidr
 
 # The NAT gateway's EIP bandwidth cap (Mbit/s) for outbound traffic (package mirrors, container registries).
 NAT_EIP_BANDWIDTH_MBPS = "200"
@@ -50,6 +50,8 @@ class TrainingNetworkArgs:
     flow_log: tuple[str, str] | None = None
     # Egress allow-list beyond the VPC and Alibaba Cloud's service range; None: egress unrestricted.
     egress_allow: tuple[EgressAllow, ...] | None = None
+    # A vSwitch of its own for the login node (in the storage zone), apart from every compute vSwitch.
+    login_vswitch: bool = False
 
 
 class TrainingNetwork(pulumi.ComponentResource):
@@ -98,6 +100,22 @@ class TrainingNetwork(pulumi.ComponentResource):
                 tags=tags,
                 opts=child(self),
             )
+
+        # The compute vSwitches' CIDRs by zone: what the share admits and what the launcher takes as a node address.
+        self.compute_cidrs: dict[str, str] = {zone: vswitch_cidr(args.vpc_cidr, zone, args.region_zones) for zone in self.compute_zone_ids}
+        self.login_vswitch = (
+            alicloud.vpc.Switch(
+                f"{name}-vsw-login",
+                vswitch_name=f"{name}-login",
+                vpc_id=self.vpc.id,
+                cidr_block=login_vswitch_cidr(args.vpc_cidr, self.zone_ids, args.region_zones),
+                zone_id=args.storage_zone,
+                tags=tags,
+                opts=child(self),
+            )
+            if args.login_vswitch
+            else None
+        )
 
         self.security_group = alicloud.ecs.SecurityGroup(
             f"{name}-sg",
@@ -192,38 +210,54 @@ class TrainingNetwork(pulumi.ComponentResource):
             ("alibaba-services", "all", "-1/-1", ALIBABA_SERVICE_CIDR, "Alibaba Cloud services: metadata, DNS, mirrors, OSS internal"),
         ]
         accepts += [(f"allow-{i}", "tcp", rule.ports, rule.cidr, rule.description or f"allow-list entry {i}") for i, rule in enumerate(args.egress_allow or ())]
-        for suffix, protocol, ports, cidr, description in accepts:
-            alicloud.ecs.SecurityGroupRule(
-                f"{name}-sg-egress-{suffix}",
-                type="egress",
-                ip_protocol=protocol,
-                port_range=ports,
-                nic_type="intranet",
-                policy="accept",
-                priority=EGRESS_ACCEPT_PRIORITY,
-                security_group_id=self.security_group.id,
-                cidr_ip=cidr,
-                description=description,
-                opts=child(self),
-            )
-        alicloud.ecs.SecurityGroupRule(
-            f"{name}-sg-egress-drop-all",
-            type="egress",
-            ip_protocol="all",
-            port_range="-1/-1",
-            nic_type="intranet",
-            policy="drop",
-            priority=EGRESS_DROP_PRIORITY,
-            security_group_id=self.security_group.id,
-            cidr_ip="0.0.0.0/0",
-            description="egress allow-list: everything not accepted above is dropped",
-            opts=child(self),
-        )
+        egress_rules(self, f"{name}-sg", self.security_group.id, accepts)
 
     def admit_ssh_from(self, security_group_id: pulumi.Input[str]) -> alicloud.ecs.SecurityGroupRule:
         """Let members of another security group (the login node's) SSH into the training nodes, and nobody else."""
         return ssh_ingress(self, f"{self.prefix}-sg-ssh-from-login", self.security_group.id, "SSH from the login node only", source_security_group_id=security_group_id)
 
+    @property
+    def login_vswitch_id(self) -> pulumi.Output[str]:
+        """The login node's vSwitch (``login_vswitch=True`` only)."""
+        if self.login_vswitch is None:
+            raise ValueError("TrainingNetwork: login_vswitch_id needs TrainingNetworkArgs(login_vswitch=True)")
+        return self.login_vswitch.id
+
     def vswitch_id(self, zone: str) -> pulumi.Output[str]:
         """The ID of the vSwitch in ``zone`` (a zone in ``zone_ids``)."""
         return self.vswitches[zone].id
+
+
+def egress_rules(parent: pulumi.Resource, prefix: str, security_group_id: pulumi.Input[str], accepts: list[tuple[str, str, str, str, str]]) -> None:
+    """Egress accepts ``(suffix, protocol, ports, cidr, description)`` into one group and, last, a drop of everything else.
+
+    The rules are named ``<prefix>-egress-<suffix>`` and ``<prefix>-egress-drop-all``: the training nodes' group and
+    the login node's group use the same shape, so AIT027 judges both alike.
+    """
+    for suffix, protocol, ports, cidr, description in accepts:
+        alicloud.ecs.SecurityGroupRule(
+            f"{prefix}-egress-{suffix}",
+            type="egress",
+            ip_protocol=protocol,
+            port_range=ports,
+            nic_type="intranet",
+            policy="accept",
+            priority=EGRESS_ACCEPT_PRIORITY,
+            security_group_id=security_group_id,
+            cidr_ip=cidr,
+            description=description,
+            opts=child(parent),
+        )
+    alicloud.ecs.SecurityGroupRule(
+        f"{prefix}-egress-drop-all",
+        type="egress",
+        ip_protocol="all",
+        port_range="-1/-1",
+        nic_type="intranet",
+        policy="drop",
+        priority=EGRESS_DROP_PRIORITY,
+        security_group_id=security_group_id,
+        cidr_ip="0.0.0.0/0",
+        description="egress allow-list: everything not accepted above is dropped",
+        opts=child(parent),
+    )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 import pulumi
 import pulumi_alicloud as alicloud
@@ -42,7 +42,8 @@ class SharedStorageArgs:
     zone_id: str
     vpc_id: pulumi.Input[str]
     vswitch_id: pulumi.Input[str]
-    vpc_cidr: str
+    # The hosts the share admits: the compute vSwitches' CIDRs by zone (never the whole VPC, which holds the login node).
+    client_cidrs: Mapping[str, str]
     recycle_bin_days: int = 7
     # NAS access rule user mapping: root_squash (default), all_squash or no_squash.
     nfs_squash: str = "root_squash"
@@ -58,8 +59,8 @@ class SharedStorage(pulumi.ComponentResource):
 
     The file system is created with ``protect`` and ``retain_on_delete`` from its first deployment, so no
     change to compute (node count, instance type, even deleting the stack) can delete or replace the data.
-    NAS kinds are encrypted with a NAS-managed key and reached only through a dedicated access group that
-    admits the VPC CIDR; CPFS (which takes neither) is bound to the cluster's VPC and vSwitch.
+    NAS kinds are encrypted with a NAS-managed key and reached only through a dedicated access group with one rule
+    per compute vSwitch; CPFS (which takes neither) is bound to the cluster's VPC and vSwitch.
     """
 
     def __init__(self, name: str, args: SharedStorageArgs, opts: pulumi.ResourceOptions | None = None):
@@ -118,17 +119,22 @@ class SharedStorage(pulumi.ComponentResource):
                 description="aitrain: only the training VPC",
                 opts=child(self),
             )
-            alicloud.nas.AccessRule(
-                f"{name}-access-rule-vpc",
-                access_group_name=access_group.access_group_name,
-                file_system_type=fs_type,
-                source_cidr_ip=args.vpc_cidr,
-                rw_access_type="RDWR",
-                # root_squash by default: root on a node is nobody on the share (no_squash needs a reasoned skip).
-                user_access_type=args.nfs_squash,
-                priority=1,
-                opts=child(self),
-            )
+            if not args.client_cidrs:
+                raise ValueError("SharedStorageArgs.client_cidrs is empty: the share would admit nobody; pass the compute vSwitch CIDRs by zone")
+            # One rule per compute vSwitch, named by its zone: resizing compute changes none, moving zones adds or drops
+            # rules only; the group (and the mount target and file system bound to it) keep their names and inputs.
+            for zone, cidr in sorted(args.client_cidrs.items()):
+                alicloud.nas.AccessRule(
+                    f"{name}-access-rule-{zone}",
+                    access_group_name=access_group.access_group_name,
+                    file_system_type=fs_type,
+                    source_cidr_ip=cidr,
+                    rw_access_type="RDWR",
+                    # root_squash by default: root on a node is nobody on the share (no_squash needs a reasoned skip).
+                    user_access_type=args.nfs_squash,
+                    priority=1,
+                    opts=child(self),
+                )
             mount_target = alicloud.nas.MountTarget(
                 f"{name}-mount-target",
                 file_system_id=self.file_system.id,

@@ -7,6 +7,7 @@ from typing import Any, Iterator
 
 from blueprints.guardrails.inputs import NODE_TYPES, as_list, of_types, referenced
 from blueprints.guardrails.model import Rule
+from blueprints.guardrails.network import port_range
 from blueprints.layout import RESERVED_PER_VSWITCH, vswitch_headroom
 from blueprints.plan import Plan, PlannedResource
 
@@ -32,18 +33,15 @@ def key_pair_login(plan: Plan) -> Iterator[tuple[str, str]]:
 
 # ---- egress allow-list (AIT027) ----
 
-
-def _node_groups(plan: Plan) -> list[PlannedResource]:
-    """The security groups training nodes are placed in (the login node's group excepted), in plan order."""
-    used: set[str] = set()
-    for r in of_types(plan, NODE_TYPES):
-        for value in (*as_list(r.inputs.get("securityGroupIds")), r.inputs.get("securityGroupId")):
-            name = referenced(value)
-            if name:
-                used.add(name)
-    groups = [g for g in of_types(plan, ("ecs.SecurityGroup",)) if _component(g) != LOGIN_COMPONENT]
-    # A network component alone has no nodes yet: its groups are the ones nodes will join.
-    return [g for g in groups if g.name in used] if used else groups
+# Alibaba Cloud's service range (metadata, DNS, mirrors, OSS internal endpoints; components/network.py
+# ALIBABA_SERVICE_CIDR): accepted by every allow-list, so never "too wide".
+SERVICE_CIDR = ipaddress.ip_network("100.64.0.0/10")
+# An accept wider than this prefix (a /7 or shorter: 2 × 16.7 M addresses and more) outside the VPC and the service
+# range is the internet in all but name; /8 is the widest block one organisation holds.
+WIDEST_EGRESS_PREFIX = 8
+# A service listens on one port or a handful (HTTP and HTTPS are two entries); more than 16 ports in one accept is a
+# range of many services, wide enough for any tunnel. Port ranges of the allow-list read 'low/high'.
+MAX_EGRESS_PORTS = 16
 
 
 def _priority(r: PlannedResource) -> int:
@@ -52,9 +50,16 @@ def _priority(r: PlannedResource) -> int:
 
 
 def egress_allow_list(plan: Plan) -> Iterator[tuple[str, str]]:
-    """AIT027: each node security group ends its egress with a drop-all below every accept."""
+    """AIT027: every security group ends its egress with a drop-all below every accept, and no accept is the internet.
+
+    Every group, the login node's included: a host whose group has no list is the way out for data the others
+    keep in. A drop-all after an accept of 0.0.0.0/0 on every port is a list in name only, so each accept of a
+    group with a drop-all is judged too (wider than /8, every protocol, or more than ``MAX_EGRESS_PORTS`` ports,
+    outside the VPC and Alibaba Cloud's service range).
+    """
     rules = [r for r in of_types(plan, ("ecs.SecurityGroupRule",)) if r.inputs.get("type") == "egress"]
-    for group in _node_groups(plan):
+    vpcs = [ipaddress.ip_network(r.inputs["cidrBlock"], strict=False) for r in of_types(plan, ("vpc.Network",)) if isinstance(r.inputs.get("cidrBlock"), str)]
+    for group in of_types(plan, ("ecs.SecurityGroup",)):
         mine = [r for r in rules if referenced(r.inputs.get("securityGroupId")) == group.name]
         drops = [r for r in mine if _drops_everything(r)]
         accepts = [r for r in mine if r.inputs.get("policy", "accept") == "accept"]
@@ -67,6 +72,37 @@ def egress_allow_list(plan: Plan) -> Iterator[tuple[str, str]]:
         shadowed = [a.name for a in accepts if _priority(a) >= lowest]
         if shadowed:
             yield group.name, f"the egress drop-all (priority {lowest}) is not below the accept rule(s) {', '.join(shadowed)}: give it a larger priority number than every accept"
+        for a in accepts:
+            problem = _too_wide(a, vpcs)
+            if problem:
+                yield a.name, f"egress accept {a.inputs.get('ipProtocol')} {a.inputs.get('portRange')} to {a.inputs.get('cidrIp')} {problem}: the drop-all after it keeps little in; name the destination's own range and port"
+
+
+def _too_wide(r: PlannedResource, vpcs: list[Any]) -> str | None:
+    """Why an egress accept is wider than an allow-list entry should be, or None."""
+    if r.inputs.get("sourceSecurityGroupId") or r.inputs.get("ipv6CidrIp"):
+        # sourceSecurityGroupId is the peer group on egress too (SDK 4.0.0 SecurityGroupRule): judged itself. IPv6:
+        # the allow-list is IPv4 only.
+        return None
+    try:
+        net = ipaddress.ip_network(str(r.inputs.get("cidrIp") or "0.0.0.0/0"), strict=False)
+    except ValueError:
+        return "has a destination that is not a CIDR"
+    if net.version == 4 and any(v.version == 4 and net.subnet_of(v) for v in (*vpcs, SERVICE_CIDR)):
+        return None
+    if net.prefixlen < WIDEST_EGRESS_PREFIX:
+        return f"reaches {net.num_addresses:,} addresses (wider than /{WIDEST_EGRESS_PREFIX}) outside the VPC and Alibaba Cloud's 100.64.0.0/10"
+    protocol = r.inputs.get("ipProtocol")
+    if protocol == "all":
+        return "accepts every protocol and port outside the VPC and Alibaba Cloud's 100.64.0.0/10"
+    if protocol in ("tcp", "udp"):
+        span = port_range(r.inputs.get("portRange"))
+        if span is None:
+            return "has an unreadable port range"
+        ports = span[1] - span[0] + 1
+        if ports > MAX_EGRESS_PORTS:
+            return f"opens {ports:,} ports (more than {MAX_EGRESS_PORTS}, a range of many services)"
+    return None
 
 
 def _drops_everything(r: PlannedResource) -> bool:
@@ -97,6 +133,8 @@ def vswitch_capacity(plan: Plan) -> Iterator[tuple[str, str]]:
         if scaling.get("enable") and len(ids) < 2:
             single_zone_groups.append(r.name)
     for r in of_types(plan, ("ecs.EcsInstanceSet", "ecs.Instance")):
+        if _component(r) == LOGIN_COMPONENT:
+            continue  # the login node has a vSwitch of its own (components/network.py login_vswitch), not a compute one
         nodes += _count(r.inputs.get("amount")) if r.short_type == "ecs.EcsInstanceSet" else 1
         used.append(r.inputs.get("vswitchId"))
     names = list(dict.fromkeys(referenced(v) for v in used if v is not None))
@@ -153,9 +191,9 @@ RULES: tuple[Rule, ...] = (
         references=(19,),
     ),
     Rule(
-        "AIT027", "warning", "node egress is an allow-list", egress_allow_list,
-        rationale="Open egress lets a compromised node copy the dataset anywhere; infraguard ecs-security-group-egress-not-all-access; CIS 3.5.",
-        fix="Turn on the profile's egress allow-list (accepts for the VPC, Alibaba internal services and listed CIDRs, then a drop-all).",
+        "AIT027", "warning", "every security group's egress is an allow-list of narrow accepts", egress_allow_list,
+        rationale="Open egress lets a compromised node (or the login node) copy the dataset anywhere, and an accept of 0.0.0.0/0 before the drop-all is open egress; infraguard ecs-security-group-egress-not-all-access; CIS 3.5.",
+        fix="Turn on the profile's egress allow-list (accepts for the VPC, Alibaba internal services and listed CIDRs, then a drop-all); list each destination's own range (/8 or narrower) and at most 16 TCP ports.",
         references=(22,),
     ),
     Rule(

@@ -49,9 +49,34 @@ def unencrypted_storage(plan: Plan) -> Iterator[tuple[str, str]]:
             yield r.name, "data disk is not encrypted"
 
 
+_LOGIN_TAG = "login"  # the login node's ``aitrain-component`` tag (components/access.py)
+
+
+def _vswitch_nets(plan: Plan) -> tuple[list[Any], list[Any]]:
+    """(the other vSwitches' CIDRs, the login node's vSwitch CIDRs) of the plan.
+
+    The login node's vSwitch is the one its instance names; every other vSwitch of the plan holds nodes, or only the
+    NAT gateway and mount target (no host that could mount the share).
+    """
+    switches = {r.name: r.inputs.get("cidrBlock") for r in of_types(plan, ("vpc.Switch",))}
+    login_names = {referenced(r.inputs.get("vswitchId")) for r in of_types(plan, ("ecs.Instance",)) if (r.inputs.get("tags") or {}).get("aitrain-component") == _LOGIN_TAG}
+    nets: tuple[list[Any], list[Any]] = ([], [])
+    for name, cidr in switches.items():
+        if isinstance(cidr, str):
+            nets[name in login_names].append(ipaddress.ip_network(cidr, strict=False))
+    return nets
+
+
 def nas_access_vpc_only(plan: Plan) -> Iterator[tuple[str, str]]:
-    """AIT006: inside a VPC of the plan; a plan without a VPC (a component tested alone) can only be held to private ranges."""
+    """AIT006: each rule admits compute vSwitches only: never the login node's vSwitch, nor the rest of the VPC.
+
+    The login node is the one host with a public address; a rule admitting the VPC admits it, and through it anyone
+    who takes it may rewrite the host registry that picks the rendezvous endpoint. Without nodes in the plan (a
+    component tested alone) a rule is held to a VPC of the plan, and without a VPC to private ranges; without vSwitches
+    in the plan, only to the VPC.
+    """
     vpcs = [ipaddress.ip_network(r.inputs["cidrBlock"]) for r in of_types(plan, ("vpc.Network",)) if "cidrBlock" in r.inputs]
+    compute, login = _vswitch_nets(plan)
     for r in of_types(plan, ("nas.AccessRule",)):
         source = r.inputs.get("sourceCidrIp", "")
         try:
@@ -62,8 +87,15 @@ def nas_access_vpc_only(plan: Plan) -> Iterator[tuple[str, str]]:
         if vpcs:
             if not any(net.version == v.version and net.subnet_of(v) for v in vpcs):  # type: ignore[arg-type]
                 yield r.name, f"access rule admits {source}, outside the VPC"
+                continue
         elif not private(net):
             yield r.name, f"access rule admits {source}, which is not a private range (no VPC in this plan to compare with)"
+            continue
+        hit = [str(n) for n in login if n.version == net.version and net.overlaps(n)]
+        if hit:
+            yield r.name, f"access rule admits {source}, which includes the login node's vSwitch {', '.join(hit)} (the one host with a public address); admit the compute vSwitches only"
+        elif compute and not any(net.version == c.version and net.subnet_of(c) for c in compute):
+            yield r.name, f"access rule admits {source}, wider than any compute vSwitch ({', '.join(map(str, compute))}); give each compute vSwitch its own rule"
     for r in of_types(plan, ("nas.MountTarget",)):
         if r.inputs.get("accessGroupName") in (None, "DEFAULT_VPC_GROUP_NAME"):
             yield r.name, "mount target uses the default access group"
@@ -176,9 +208,12 @@ RULES: tuple[Rule, ...] = (
         references=(20,),
     ),
     Rule(
-        "AIT006", "error", "NAS access is limited to the VPC", nas_access_vpc_only,
-        rationale="a default or public access group lets any network reach the share; infraguard nas-filesystem-mount-target-access-group-check, nas-access-group-public-access-check",
-        fix="use a dedicated access group whose rules admit only the training VPC's CIDR",
+        "AIT006", "error", "NAS access is limited to the compute vSwitches", nas_access_vpc_only,
+        rationale=(
+            "a default or public access group lets any network reach the share, and a VPC-wide rule admits the login node (the one"
+            " host with a public address) to the host registry; infraguard nas-filesystem-mount-target-access-group-check, nas-access-group-public-access-check"
+        ),
+        fix="use a dedicated access group with one rule per compute vSwitch CIDR; keep the login node in its own vSwitch",
         references=(20,),
     ),
     Rule(
