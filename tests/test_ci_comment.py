@@ -160,7 +160,7 @@ def test_a_head_whose_code_strips_protect_is_blocked_with_ait004_named(tmp_path,
     assert "blocked: `AIT004` on `medical-imaging-data-bucket`, `medical-imaging-data-log-bucket`, `medical-imaging-storage-fs` in `train`." in verdict
     assert "No change of class `data-risk`." in verdict  # the diff alone would have passed it
     assert "- `AIT004` `medical-imaging-storage-fs`" in body.split("### `train`", 1)[1]
-    assert "blocked: error-level findings in the head's plan: AIT004 medical-imaging-data-bucket, AIT004 medical-imaging-storage-fs" in result.output
+    assert "blocked: error-level findings in the head's plan: AIT004 medical-imaging-data-bucket, AIT004 medical-imaging-data-log-bucket, AIT004 medical-imaging-storage-fs" in result.output
 
 
 def test_the_base_from_its_committed_plans_shows_protect_switched_off(tmp_path, monkeypatch):
