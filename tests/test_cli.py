@@ -26,7 +26,7 @@ def test_plan_table_shows_summary_tree_and_note():
     assert "ecs.gn7e-c16g1.32xlarge" in out and "96" in out
     assert "m6i.32xlarge (not an Alibaba Cloud type)" in out
     assert "medical-imaging-storage-fs" in out and "protect retain-on-delete" in out
-    assert "guardrail findings: 0 errors, 1 warning," in out and "guardrails holding:" in out
+    assert "guardrail findings: 0 errors, 2 warnings," in out and "guardrails holding:" in out
 
 
 def test_plan_json_schema(tmp_path):
