@@ -1,0 +1,102 @@
+"""A fuzz draw that hangs is killed from outside its worker and reported; the run finishes (``bench/fuzz.py``).
+
+The hang is injected with a ``sitecustomize`` module on PYTHONPATH, which every process of the run (the parent and
+each spawned worker) imports at start-up: it replaces ``blueprints.preview.preview`` so that the first two calls
+of the whole run (one per worker, both hung at once as in the incident) sleep forever, swallowing every exception
+an alarm could raise and ignoring SIGTERM. The fuzzer runs in a subprocess of its own session with a hard timeout,
+so a fuzzer that hangs fails this test instead of hanging the suite.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HOOK = textwrap.dedent(
+    """
+    import os, signal, time
+
+    import blueprints.preview
+
+    _real = blueprints.preview.preview
+    _dir = os.environ["AITRAIN_FUZZ_HANG_DIR"]
+
+
+    def _first_calls():
+        for n in range(int(os.environ["AITRAIN_FUZZ_HANGS"])):
+            try:
+                os.close(os.open(os.path.join(_dir, f"hang-{n}"), os.O_CREAT | os.O_EXCL))
+                return True
+            except FileExistsError:
+                continue
+        return False
+
+
+    def preview(*args, **kwargs):
+        if not _first_calls():
+            return _real(*args, **kwargs)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        open(os.path.join(_dir, f"hung-{os.getpid()}"), "w").close()
+        while True:  # like the Pulumi callback that caught the alarm: nothing raised here gets out
+            try:
+                time.sleep(3600)
+            except BaseException:
+                pass
+
+
+    blueprints.preview.preview = preview
+    """
+)
+
+
+def _run_fuzz(tmp_path: Path, *args: str, limit: float) -> tuple[subprocess.CompletedProcess[str], float]:
+    (tmp_path / "hook").mkdir()
+    (tmp_path / "hook" / "sitecustomize.py").write_text(HOOK, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "hook"), str(ROOT)]), "AITRAIN_FUZZ_HANG_DIR": str(tmp_path), "AITRAIN_FUZZ_HANGS": "2"}
+    began = time.monotonic()
+    process = subprocess.Popen([sys.executable, str(ROOT / "bench" / "fuzz.py"), *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = process.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)  # the fuzzer and the workers it left hanging
+        out, err = process.communicate()
+        raise AssertionError(f"bench/fuzz.py did not finish within {limit:.0f} s with two hung draws (it hangs)\n{out[-2000:]}\n{err[-2000:]}") from None
+    finally:
+        for left in (tmp_path.glob("hung-*")):
+            try:
+                os.kill(int(left.name.removeprefix("hung-")), signal.SIGKILL)  # a worker the fuzzer failed to kill
+            except ProcessLookupError:
+                pass
+    return subprocess.CompletedProcess(process.args, process.returncode, out, err), time.monotonic() - began
+
+
+def test_hung_draws_are_killed_counted_and_replayable_while_the_other_draws_run(tmp_path: Path) -> None:
+    summary_file = tmp_path / "summary.json"
+    done, wall = _run_fuzz(tmp_path, "--draws", "30", "--jobs", "2", "--seed", "3", "--timeout", "4", "--json", str(summary_file), limit=120)
+    summary = json.loads(summary_file.read_text(encoding="utf-8"))
+
+    # Both hung draws were stopped and counted; every other draw still ran to its usual outcome.
+    assert summary["timeouts"] == 2, done.stdout
+    assert summary["accepted"] + summary["rejected"] == 28 and summary["crashes"] == 0 and summary["unsafe"] == 0
+    hung = summary["timeout_details"]
+    assert all(4 <= t["seconds"] < 30 for t in hung), hung
+    assert [t["replay"] for t in hung] == [f"python bench/fuzz.py --seed 3 --only {t['index']}" for t in hung]
+    assert all(t["repro"] and "preset" in t["repro"] for t in hung)
+    # The hung workers were killed (SIGKILL: they ignored SIGTERM and swallowed the alarm), not left behind.
+    for left in tmp_path.glob("hung-*"):
+        pid = int(left.name.removeprefix("hung-"))
+        assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text(), f"worker {pid} still runs"
+
+    # A timed-out draw fails the run, and the report says how to replay it.
+    assert done.returncode == 1
+    assert "2 timed out" in done.stdout
+    for t in hung:
+        assert f"timed out: draw {t['index']} ran" in done.stdout and f"replay: python bench/fuzz.py --seed 3 --only {t['index']}" in done.stdout
+    assert "Traceback" not in done.stderr
