@@ -95,7 +95,10 @@ def run(indices: Iterable[int], jobs: int, target: Callable[..., None], args: tu
                     w.kill()
                     workers[n] = _Worker.start(ctx, target, args, limits.start)
         for w in workers:
-            w.conn.send(None)
+            try:
+                w.conn.send(None)
+            except OSError:
+                continue  # already gone: the finally below reaps it
             w.process.join(5)
     finally:  # also on an error or Ctrl-C: no worker outlives the run
         for w in workers:

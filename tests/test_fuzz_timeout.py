@@ -42,6 +42,8 @@ HOOK = textwrap.dedent(
     def preview(*args, **kwargs):
         if not _first_calls():
             return _real(*args, **kwargs)
+        if os.environ.get("AITRAIN_FUZZ_HANG_MODE") == "exit":
+            os._exit(3)  # a draw that takes its worker down (a segfault in an extension, say)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         open(os.path.join(_dir, f"hung-{os.getpid()}"), "w").close()
         while True:  # like the Pulumi callback that caught the alarm: nothing raised here gets out
@@ -56,10 +58,10 @@ HOOK = textwrap.dedent(
 )
 
 
-def _run_fuzz(tmp_path: Path, *args: str, limit: float) -> tuple[subprocess.CompletedProcess[str], float]:
+def _run_fuzz(tmp_path: Path, *args: str, limit: float, mode: str = "hang") -> tuple[subprocess.CompletedProcess[str], float]:
     (tmp_path / "hook").mkdir()
     (tmp_path / "hook" / "sitecustomize.py").write_text(HOOK, encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "hook"), str(ROOT)]), "AITRAIN_FUZZ_HANG_DIR": str(tmp_path), "AITRAIN_FUZZ_HANGS": "2"}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "hook"), str(ROOT)]), "AITRAIN_FUZZ_HANG_DIR": str(tmp_path), "AITRAIN_FUZZ_HANGS": "2", "AITRAIN_FUZZ_HANG_MODE": mode}
     began = time.monotonic()
     process = subprocess.Popen([sys.executable, str(ROOT / "bench" / "fuzz.py"), *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
@@ -80,6 +82,7 @@ def _run_fuzz(tmp_path: Path, *args: str, limit: float) -> tuple[subprocess.Comp
 def test_hung_draws_are_killed_counted_and_replayable_while_the_other_draws_run(tmp_path: Path) -> None:
     summary_file = tmp_path / "summary.json"
     done, wall = _run_fuzz(tmp_path, "--draws", "30", "--jobs", "2", "--seed", "3", "--timeout", "4", "--json", str(summary_file), limit=120)
+    assert wall < 120
     summary = json.loads(summary_file.read_text(encoding="utf-8"))
 
     # Both hung draws were stopped and counted; every other draw still ran to its usual outcome.
@@ -100,3 +103,14 @@ def test_hung_draws_are_killed_counted_and_replayable_while_the_other_draws_run(
     for t in hung:
         assert f"timed out: draw {t['index']} ran" in done.stdout and f"replay: python bench/fuzz.py --seed 3 --only {t['index']}" in done.stdout
     assert "Traceback" not in done.stderr
+
+
+def test_a_draw_that_kills_its_worker_is_a_crash_with_its_reproduction_and_the_run_goes_on(tmp_path: Path) -> None:
+    summary_file = tmp_path / "summary.json"
+    done, _ = _run_fuzz(tmp_path, "--draws", "20", "--jobs", "2", "--seed", "3", "--json", str(summary_file), limit=120, mode="exit")
+    summary = json.loads(summary_file.read_text(encoding="utf-8"))
+    assert summary["crashes"] == 2 and summary["timeouts"] == 0
+    assert summary["accepted"] + summary["rejected"] == 18
+    died = summary["crash_details"]["the worker process died (exit code 3)"]
+    assert died["count"] == 2 and "preset" in died["repro"]
+    assert done.returncode == 1 and "crash ×2" in done.stdout
