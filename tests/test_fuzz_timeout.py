@@ -86,7 +86,7 @@ def _run_fuzz(tmp_path: Path, *args: str, limit: float, mode: str) -> tuple[subp
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)  # the fuzzer and the workers it left hanging
         out, err = process.communicate()
-        raise AssertionError(f"bench/fuzz.py did not finish within {limit:.0f} s with two hung draws (it hangs)\n{out[-2000:]}\n{err[-2000:]}") from None
+        raise AssertionError(f"bench/fuzz.py did not finish within {limit:.0f} s ({mode} mode): it hangs\n{out[-2000:]}\n{err[-2000:]}") from None
     finally:
         for left in (tmp_path.glob("hung-*")):
             try:
