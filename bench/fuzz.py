@@ -293,8 +293,8 @@ def _supervised(indices: range, seed: int, jobs: int, timeout: float) -> Any:
 def fuzz(draws: int, seed: int = 0, jobs: int = 2, timeout: float = 20.0, start: int = 0, quiet: bool = False) -> dict[str, Any]:
     """Run ``draws`` draws (indices ``start`` …) on ``jobs`` worker processes; return the summary.
 
-    Each draw has ``timeout`` seconds, measured in this process: an overrunning worker is killed and restarted and
-    the draw counts as timed out. ``jobs=0`` runs the draws in this process, without a deadline (tests, ``--only``).
+    Each draw has ``timeout`` seconds, measured in this process: an overrunning worker is killed and restarted, and
+    the draw is retried after the run (``_supervised``); a second overrun counts it as timed out. ``jobs=0`` runs the draws in this process, without a deadline (tests, ``--only``).
     """
     began = time.perf_counter()
     indices = range(start, start + draws)
