@@ -6,12 +6,31 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PRESET ?= medical-imaging
 
-.PHONY: plan test check bench golden regen mutate fuzz scan install clean
+.PHONY: plan test check bench golden regen mutate fuzz scan install clean FORCE
 
-$(BIN)/python:
+# .venv is made by $(PYTHON) and remade when its python no longer runs or is not $(PYTHON) (e.g. a first try with
+# 3.10, or an interpreter since removed): "X.Y base-prefix" of each, as it reports itself; empty when it does not run.
+py_id = $(shell $(1) -c 'import sys; print("%d.%d" % sys.version_info[:2], sys.base_prefix)' 2>/dev/null)
+PYTHON_ID := $(call py_id,$(PYTHON))
+VENV_ID := $(call py_id,$(BIN)/python)
+ifneq ($(PYTHON_ID),)
+ifneq ($(PYTHON_ID),$(VENV_ID))
+VENV_REMAKE := FORCE
+endif
+endif
+# The oldest Python pyproject.toml admits (requires-python = ">=X.Y"), checked before anything is installed.
+NEED_PYTHON := $(shell sed -n 's/^requires-python *= *">= *\([0-9.]*\)".*/\1/p' pyproject.toml)
+
+$(BIN)/python: $(VENV_REMAKE)
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] < tuple(map(int, "$(NEED_PYTHON)".split("."))))' 2>/dev/null || \
+	  { echo "make: PYTHON=$(PYTHON) is $(if $(PYTHON_ID),Python $(word 1,$(PYTHON_ID)),not a Python that runs); aitrain needs Python $(NEED_PYTHON) or newer (requires-python in pyproject.toml). Run e.g. 'make PYTHON=python$(NEED_PYTHON) $(MAKECMDGOALS)'." >&2; exit 2; }
+	@if [ -e $(VENV) ]; then echo "make: $(VENV) was made by $(if $(VENV_ID),Python $(VENV_ID),a python that no longer runs), not $(PYTHON) (Python $(PYTHON_ID)): recreating it"; fi
+	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
 
 $(STAMP): $(BIN)/python pyproject.toml
+	@$(BIN)/python -c 'import sys; sys.exit(sys.version_info[:2] < tuple(map(int, "$(NEED_PYTHON)".split("."))))' || \
+	  { echo "make: $(VENV) runs Python $(word 1,$(VENV_ID)); aitrain needs $(NEED_PYTHON) or newer. Run e.g. 'make PYTHON=python$(NEED_PYTHON) $(MAKECMDGOALS)': $(VENV) is then recreated." >&2; exit 2; }
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[test]"
 	touch $(STAMP)
@@ -65,6 +84,7 @@ SCAN_VENV := .venv-scan
 SCAN_STAMP := $(SCAN_VENV)/.installed
 
 $(SCAN_STAMP): scan/requirements.txt
+	rm -rf $(SCAN_VENV)
 	$(PYTHON) -m venv $(SCAN_VENV)
 	$(SCAN_VENV)/bin/python -m pip install --quiet -r scan/requirements.txt
 	touch $(SCAN_STAMP)
@@ -74,3 +94,5 @@ scan: $(STAMP) $(SCAN_STAMP)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
+
+FORCE:

@@ -7,10 +7,17 @@ mocks, with ``today`` fixed) and is classified:
 - accepted: a Plan came back. Then the plan must satisfy the guardrails (no error finding) and the engine's
   rules (``plan_violations``); a violation is an *unsafe acceptance*;
 - rejected: ``UserInputError`` with a non-empty message and no traceback (the CLI's clean exit 2);
-- crash: any other exception (or a draw slower than ``--timeout``), recorded with a shrunk reproduction.
+- crash: any other exception (or a worker process that died), recorded with a shrunk reproduction;
+- timed out: slower than ``--timeout`` seconds, twice. The deadline is kept by this (parent) process, not inside
+  the worker, where an alarm can be swallowed by the code it interrupts (a Pulumi callback once did, and the run
+  hung): the worker is killed and replaced (``fuzzpool``) and the other draws go on. After the run each such draw is
+  retried once with ``RETRY_FACTOR`` × the limit: one that then finishes is reported as slow and counts as its
+  outcome (a 2,000-node draw took 4 s on a quiet machine and over 20 s at load 5 on 2 cores); one that overruns
+  again is a hang, reported with the command that replays it.
 
-Run: ``make fuzz`` or ``python bench/fuzz.py --draws 20000 --jobs 2 [--seed N]``; exits 1 on any crash or
-unsafe acceptance. A draw is reproducible from ``(seed, index)``: ``python bench/fuzz.py --seed N --only I``.
+Run: ``make fuzz`` or ``python bench/fuzz.py --draws 20000 --jobs 2 [--seed N]``; exits 1 on any crash, unsafe
+acceptance or timed-out draw (a hang the CLI would show as one). A draw is reproducible from ``(seed, index)``: ``python bench/fuzz.py --seed N --only I`` runs it
+in this process without a deadline, so a hang stays where Ctrl-C shows its traceback.
 """
 
 from __future__ import annotations
@@ -20,7 +27,6 @@ import collections
 import datetime as dt
 import ipaddress
 import json
-import multiprocessing
 import os
 import re
 import signal
@@ -36,6 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
 import fuzzgen  # noqa: E402
+import fuzzpool  # noqa: E402
 from fuzzgen import TODAY, Case  # noqa: E402
 
 from blueprints import guardrails  # noqa: E402
@@ -50,10 +57,6 @@ LAUNCH_WINDOW_DAYS = 90
 RECURRENCE_WINDOW_DAYS = 365
 VSWITCH_PREFIXES = (16, 29)  # Alibaba vSwitch masks
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-
-
-class Timeout(Exception):
-    """A draw ran longer than the per-draw limit (a hang the CLI would show as one)."""
 
 
 # --- the engine's rules over an accepted plan -----------------------------------------------------------
@@ -216,66 +219,108 @@ def shrink(case: Case, catalog: Any, workdir: Path, same: Any) -> Case:
 _STATE: dict[str, Any] = {}
 
 
-def _init(seed: int, timeout: float) -> None:
+def _init(seed: int) -> None:
     from blueprints.catalog import load_catalog
 
     catalog = load_catalog()
-    _STATE.update(catalog=catalog, values=fuzzgen.Values(catalog), seed=seed, timeout=timeout, workdir=Path(tempfile.mkdtemp(prefix="aitrain-fuzz-")))
+    _STATE.update(catalog=catalog, values=fuzzgen.Values(catalog), seed=seed, workdir=Path(tempfile.mkdtemp(prefix="aitrain-fuzz-")))
 
 
-def _on_alarm(signum: int, frame: Any) -> None:
-    raise Timeout("draw took longer than the per-draw limit")
+def _first(index: int) -> tuple[dict[str, Any], Case, Any]:
+    """Run draw ``index``: its result, its case and, for a failure, the predicate a shrink must keep (else None)."""
+    case = fuzzgen.draw(_STATE["values"], _STATE["seed"], index)
+    start = time.perf_counter()
+    outcome, detail, violations = run_case(case, _STATE["catalog"], _STATE["workdir"])
+    result: dict[str, Any] = {"index": index, "outcome": outcome, "seconds": time.perf_counter() - start, "kinds": [m.kind for m in case.mutations], "paths": [m.path for m in case.mutations]}
+    if outcome != "crash" and not violations:
+        return result, case, None
+    result.update(detail=detail, violations=violations, repro=case.repro())
+    if outcome == "crash":
+        return result, case, lambda r: r[0] == "crash" and r[1] == detail
+    return result, case, lambda r: r[0] == "accepted" and bool(r[2])
 
 
 def _draw(index: int) -> dict[str, Any]:
-    state = _STATE
-    case = fuzzgen.draw(state["values"], state["seed"], index)
-    signal.signal(signal.SIGALRM, _on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, state["timeout"])
-    start = time.perf_counter()
-    try:
-        outcome, detail, violations = run_case(case, state["catalog"], state["workdir"])
-    except Timeout as exc:  # raised outside run_case's own handler (e.g. while rendering the case)
-        outcome, detail, violations = "crash", signature(exc), []
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-    elapsed = time.perf_counter() - start
-    result: dict[str, Any] = {"index": index, "outcome": outcome, "seconds": elapsed, "kinds": [m.kind for m in case.mutations], "paths": [m.path for m in case.mutations]}
-    if outcome == "crash" or violations:
-        signal.setitimer(signal.ITIMER_REAL, state["timeout"] * 10)
-        try:
-            if outcome == "crash":
-                small = shrink(case, state["catalog"], state["workdir"], lambda r: r[0] == "crash" and r[1] == detail)
-            else:
-                small = shrink(case, state["catalog"], state["workdir"], lambda r: r[0] == "accepted" and bool(r[2]))
-        except Timeout:
-            small = case
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-        result.update(detail=detail, violations=violations, repro=small.repro())
+    """One draw in this process, shrunk when it fails (no deadline: ``--only`` replays a hang where Ctrl-C shows it)."""
+    result, case, same = _first(index)
+    if same is not None:
+        result["repro"] = shrink(case, _STATE["catalog"], _STATE["workdir"], same).repro()
     return result
 
 
+def _serve(conn: Any, seed: int) -> None:
+    """A worker's loop (``fuzzpool`` protocol): the parent keeps the deadlines and kills this process on overrun."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it kills the workers
+    _init(seed)
+    conn.send(("ready",))
+    while (index := conn.recv()) is not None:
+        result, case, same = _first(index)
+        if same is None:
+            conn.send(("result", result))
+            continue
+        conn.send(("result", {**result, "follow_up": True}))  # counted even if the shrink overruns
+        conn.send(("final", {**result, "repro": shrink(case, _STATE["catalog"], _STATE["workdir"], same).repro()}))
+
+
+def _replay(seed: int, index: int) -> dict[str, Any]:
+    """How to rerun a draw the run could not finish, and its case, drawn here in the parent."""
+    if "values" not in _STATE:
+        _init(seed)
+    return {"replay": f"python bench/fuzz.py --seed {seed} --only {index}", "repro": fuzzgen.draw(_STATE["values"], seed, index).repro()}
+
+
+RETRY_FACTOR = 3
+
+
+def _supervised(indices: range, seed: int, jobs: int, timeout: float) -> Any:
+    """Draws on worker processes. One that overran is retried once, with ``RETRY_FACTOR`` × the limit: a draw only
+    slow on a loaded machine then finishes (reported as slow); one that overruns twice is a hang (``timeout``)."""
+
+    def limits(item: float) -> fuzzpool.Limits:
+        return fuzzpool.Limits(item=item, follow_up=item * 10, start=max(120.0, item * 6))
+
+    first_try: dict[int, float] = {}
+    for r in fuzzpool.run(indices, jobs, _serve, (seed,), limits(timeout)):
+        if r["outcome"] == "timeout":
+            first_try[r["index"]] = r["seconds"]
+        else:
+            yield r
+    if first_try:
+        for r in fuzzpool.run(sorted(first_try), jobs, _serve, (seed,), limits(timeout * RETRY_FACTOR)):
+            yield {**r, "first_try_seconds": first_try[r["index"]]}
+
+
 def fuzz(draws: int, seed: int = 0, jobs: int = 2, timeout: float = 20.0, start: int = 0, quiet: bool = False) -> dict[str, Any]:
-    """Run ``draws`` draws (indices ``start`` …) on ``jobs`` processes; return the summary."""
+    """Run ``draws`` draws (indices ``start`` …) on ``jobs`` worker processes; return the summary.
+
+    Each draw has ``timeout`` seconds, measured in this process: an overrunning worker is killed and restarted, and
+    the draw is retried after the run (``_supervised``); a second overrun counts it as timed out. ``jobs=0`` runs the draws in this process, without a deadline (tests, ``--only``).
+    """
     began = time.perf_counter()
     indices = range(start, start + draws)
-    if jobs <= 1:
-        _init(seed, timeout)
-        results = map(_draw, indices)
-        pool = None
+    if jobs <= 0:
+        _init(seed)
+        results: Any = map(_draw, indices)
     else:
-        pool = multiprocessing.get_context("spawn").Pool(jobs, initializer=_init, initargs=(seed, timeout))
-        results = pool.imap_unordered(_draw, indices, chunksize=25)
+        results = _supervised(indices, seed, jobs, timeout)
     counts: collections.Counter[str] = collections.Counter()
     crashes: dict[str, dict[str, Any]] = {}
     unsafe: dict[str, dict[str, Any]] = {}
     accepted_paths: collections.Counter[str] = collections.Counter()
     kinds: collections.Counter[str] = collections.Counter()
+    timeouts: list[dict[str, Any]] = []
+    slow: list[dict[str, Any]] = []
     slowest = (0.0, -1)
     try:
         for n, r in enumerate(results, 1):
             counts[r["outcome"]] += 1
+            if "first_try_seconds" in r:
+                tries = {"index": r["index"], "first_try_seconds": round(r["first_try_seconds"], 1), "seconds": round(r["seconds"], 1)}
+                (timeouts if r["outcome"] == "timeout" else slow).append({**tries, **_replay(seed, r["index"])})
+                if r["outcome"] == "timeout":
+                    continue
+            elif r.get("worker_died"):  # no reproduction came back: drawn again here
+                r.update(repro=_replay(seed, r["index"])["repro"], kinds=[], paths=[])
             kinds.update(r["kinds"])
             slowest = max(slowest, (r["seconds"], r["index"]))
             if r["outcome"] == "accepted":
@@ -290,20 +335,19 @@ def fuzz(draws: int, seed: int = 0, jobs: int = 2, timeout: float = 20.0, start:
                 entry["count"] += 1
             if not quiet and n % 1000 == 0:
                 print(f"  {n:,}/{draws:,} draws, {time.perf_counter() - began:.0f} s: {dict(counts)}", file=sys.stderr, flush=True)
-    finally:
-        if pool is not None:
-            pool.close()
-            pool.join()
+    finally:  # stops and kills the workers even when this loop fails
+        getattr(results, "close", lambda: None)()
     wall = time.perf_counter() - began
     from blueprints.architectures import profile_models
     from blueprints.profile_parse import leaf_paths
 
     return {
         "seed": seed, "draws": draws, "accepted": counts["accepted"], "rejected": counts["rejected"], "crashes": counts["crash"],
-        "distinct_crashes": len(crashes), "unsafe": counts["unsafe"], "distinct_unsafe": len(unsafe), "wall_seconds": round(wall, 1),
+        "distinct_crashes": len(crashes), "timeouts": len(timeouts), "slow": len(slow), "unsafe": counts["unsafe"], "distinct_unsafe": len(unsafe), "wall_seconds": round(wall, 1),
         "draws_per_second": round(draws / wall, 1) if wall else None, "slowest_draw": {"seconds": round(slowest[0], 2), "index": slowest[1]},
         "paths_never_accepted_mutated": sorted(set(leaf_paths(profile_models())) - set(accepted_paths)),
         "mutation_kinds": dict(sorted(kinds.items())), "crash_details": crashes, "unsafe_details": unsafe,
+        "timeout_details": sorted(timeouts, key=lambda t: t["index"]), "slow_details": sorted(slow, key=lambda t: t["index"]),
     }
 
 
@@ -312,12 +356,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--draws", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--timeout", type=float, default=20.0, help="seconds one draw may take before it counts as a crash (a hang)")
+    parser.add_argument("--timeout", type=float, default=20.0, help="seconds one draw may take (measured by the parent) before its worker is killed and the draw counts as timed out")
     parser.add_argument("--only", type=int, help="run the one draw with this index and print its reproduction")
     parser.add_argument("--json", type=Path, help="also write the full summary (with reproductions) to this file")
     args = parser.parse_args(argv)
     if args.only is not None:
-        summary = fuzz(1, args.seed, 1, args.timeout, start=args.only, quiet=True)
+        summary = fuzz(1, args.seed, 0, args.timeout, start=args.only, quiet=True)
         case = fuzzgen.draw(_STATE["values"], args.seed, args.only)
         print(json.dumps({"repro": case.repro(), "summary": summary}, indent=2, ensure_ascii=False, default=str))
         return 1 if summary["crashes"] or summary["unsafe"] else 0
@@ -330,13 +374,22 @@ def main(argv: list[str] | None = None) -> int:
             for line in entry.get("violations", []):
                 print(f"    {line}")
             print("    repro: " + json.dumps(entry["repro"], ensure_ascii=True)[:1500])
+    for entry in summary["slow_details"]:
+        print(f"\nslow: draw {entry['index']} overran {args.timeout:g} s ({entry['first_try_seconds']} s, killed), then finished in {entry['seconds']} s on its retry; replay: {entry['replay']}")
+    for entry in summary["timeout_details"]:
+        print(
+            f"\ntimed out (a hang): draw {entry['index']} overran {args.timeout:g} s and, retried, {args.timeout * RETRY_FACTOR:g} s "
+            f"({entry['first_try_seconds']} s and {entry['seconds']} s); its worker was killed each time"
+        )
+        print(f"    replay: {entry['replay']}")
+        print("    repro: " + json.dumps(entry["repro"], ensure_ascii=True)[:1500])
     print(
         f"\nfuzz seed {summary['seed']}: {summary['draws']:,} draws, {summary['accepted']:,} accepted, {summary['rejected']:,} rejected cleanly, "
-        f"{summary['crashes']:,} crashes ({summary['distinct_crashes']} distinct), {summary['unsafe']:,} unsafe acceptances "
+        f"{summary['crashes']:,} crashes ({summary['distinct_crashes']} distinct), {summary['timeouts']:,} timed out ({summary['slow']} slow but finished on a retry), {summary['unsafe']:,} unsafe acceptances "
         f"({summary['distinct_unsafe']} distinct); {summary['wall_seconds']} s wall, {summary['draws_per_second']} draws/s"
     )
     print(f"slowest draw: {summary['slowest_draw']}; paths never mutated in an accepted draw: {summary['paths_never_accepted_mutated'] or 'none'}")
-    return 1 if summary["crashes"] or summary["unsafe"] else 0
+    return 1 if summary["crashes"] or summary["unsafe"] or summary["timeouts"] else 0
 
 
 if __name__ == "__main__":
