@@ -136,9 +136,18 @@ def test_each_break_adds_exactly_its_finding(resources: list[PlannedResource], r
     assert words in found[0][2]
 
 
-def test_an_admin_range_allows_the_public_api_server() -> None:
+def test_an_admin_range_does_not_excuse_the_public_api_server() -> None:
+    """Nothing applies network.admin_cidr to ACK's own CLB: AIT033 stays an error that says why, and only a reasoned skip silences it."""
     resources = secure(cluster=cluster(slbInternetEnabled=True))
-    assert findings(plan(*resources, admin_cidr="203.0.113.0/24")) == []
+    ((rule, name, message),) = findings(plan(*resources, admin_cidr="203.0.113.0/24"))
+    assert (rule, name) == ("AIT033", "train-cluster")
+    assert "network.admin_cidr 203.0.113.0/24 is not applied to it" in message
+    assert "has no access-control argument" in message and "created by ACK, not by this stack" in message
+    assert "guardrails.skip {rule: AIT033, reason: …}" in message
+    by_id = {rule.id: rule for rule in guardrails.RULES}
+    assert by_id["AIT033"].level == "error"
+    skipped = [f.rule for f in guardrails.check(plan(*resources, admin_cidr="203.0.113.0/24"), [guardrails.Skip("AIT033", "ACL set by hand to 203.0.113.0/24")])]
+    assert "AIT033" not in skipped
 
 
 def test_the_node_role_must_trust_only_ecs() -> None:
@@ -170,7 +179,7 @@ def test_kubernetes_objects_do_not_trip_the_storage_rules() -> None:
     assert found == []
 
 
-def test_the_policy_pack_reports_the_same_kubernetes_findings_and_honours_admin_cidr() -> None:
+def test_the_policy_pack_reports_the_same_kubernetes_findings_with_or_without_admin_cidr() -> None:
     """The new rules run in the Pulumi policy pack too: same (rule, resource, message) as the offline plan."""
     from test_policy_pack import engine_records, run_pack
 
@@ -180,9 +189,10 @@ def test_the_policy_pack_reports_the_same_kubernetes_findings_and_honours_admin_
     expected = sorted(findings(broken))
     assert [rule for rule, _, _ in expected] == ["AIT033", "AIT034", "AIT035", "AIT036"]
     assert sorted(f for f in run_pack(engine_records(broken)) if f[0] in RULES) == expected
-    # With the profile's admin range in the pack's config, AIT033 is silent there as it is offline.
+    # The profile's admin range in the pack's config does not silence AIT033 there either (nothing applies it).
     opened = plan(*broken.resources, admin_cidr="203.0.113.0/24")
-    assert "AIT033" not in [f[0] for f in run_pack(engine_records(opened), pack_config(opened))]
+    assert sorted(f for f in run_pack(engine_records(opened), pack_config(opened)) if f[0] == "AIT033") == [f for f in sorted(findings(opened)) if f[0] == "AIT033"]
+    assert "network.admin_cidr 203.0.113.0/24 is not applied" in [f for f in findings(opened) if f[0] == "AIT033"][0][2]
 
 
 def test_node_pools_count_toward_vswitch_capacity() -> None:

@@ -151,7 +151,8 @@ def test_options_reach_the_arguments():
     assert pool["spotStrategy"] == "SpotAsPriceGo"
     assert {"key": "ack.aliyun.com/nvidia-driver-version", "value": "550.144.03"} in pool["labels"]
     assert pool["systemDiskKmsKey"] == KMS and pool["dataDisks"][0]["kmsKeyId"] == KMS
-    assert any("no argument that restricts it to network.admin_cidr (203.0.113.0/24)" in n for n in plan.notes)
+    assert any("network.admin_cidr (203.0.113.0/24) is not applied. AIT033 is an error until you set that access control by hand" in n for n in plan.notes)
+    assert one(plan, f"{UNIT}-cluster").name in [f["resource"] for f in plan.findings if f["rule"] == "AIT033" and f["level"] == "error"]
 
 
 def test_a_type_without_erdma_gets_no_erdma_controller():
@@ -226,7 +227,8 @@ def test_the_kubeconfig_invoke_runs_on_the_region_provider(monkeypatch):
     offline_plan(PRESET)
     (credential,) = [c for c in calls if c[0] == "alicloud:cs/getClusterCredential:getClusterCredential"]
     assert f"pulumi:providers:alicloud::{PROVIDER}::" in credential[1]
-    assert credential[2] == {"clusterId": f"${{{UNIT}-cluster.id}}"}
+    # A bounded kubeconfig (15–4320 minutes in the API): 120, which outlasts the rest of one `pulumi up`.
+    assert credential[2] == {"clusterId": f"${{{UNIT}-cluster.id}}", "temporaryDurationMinutes": 120}
 
 
 def test_the_notes_tell_a_reviewer_what_ack_changes(k8s_plan):
@@ -234,7 +236,8 @@ def test_the_notes_tell_a_reviewer_what_ack_changes(k8s_plan):
     assert any(n.startswith(f"The GPU pool runs as its own RAM role {UNIT}-gpu-node (trusts ecs.aliyuncs.com only") for n in notes)
     assert any(n.startswith("eRDMA: the ack-erdma-controller add-on creates and attaches ERIs itself") for n in notes)
     assert any(n.startswith("The cluster has no deletion protection: it holds no data") for n in notes)
-    assert not any("restricts it to network.admin_cidr" in n for n in notes)
+    assert not any("is not applied. AIT033 is an error" in n for n in notes)
+    assert any(n.startswith("The kubeconfig the stack reads (cs.get_cluster_credential) is temporary: valid 120 minutes") for n in notes)
 
 
 def test_the_blueprint_meaning():

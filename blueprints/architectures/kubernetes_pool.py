@@ -82,7 +82,7 @@ class KubernetesPoolBlueprint(Blueprint):
             "nodes_per_job": compute.job_nodes,
             "kubernetes_version": self.kubernetes_version,
             "cluster_spec": k8s.cluster_spec,
-            "api_endpoint": f"public, meant for {self.profile.network.admin_cidr} (no ACL set by the stack: see the notes)" if k8s.public_api_endpoint else "private (VPC only)",
+            "api_endpoint": "public, open to the whole internet (no ACL the stack can set: see AIT033 and the notes)" if k8s.public_api_endpoint else "private (VPC only)",
             "audit_log": f"API-server audit log to SLS project {k8s.audit_log_project}" if k8s.audit_log_project else "API-server audit log to the SLS project ACK creates (k8s-log-<cluster id>)",
             "node_pools": f"system: {k8s.system_nodes} × {k8s.system_instance_type}; gpu: {compute.min_nodes}–{compute.max_nodes} × {self.instance.instance_type} (cluster autoscaler)",
             "addons": ", ".join(f"{name}@{version or 'ACK default'}" for name, version, _ in self.addons()),
@@ -147,9 +147,18 @@ class KubernetesPoolBlueprint(Blueprint):
         k8s = self.settings
         if k8s.public_api_endpoint:
             notes.append(
-                f"The API server gets an internet-facing load balancer. pulumi-alicloud 4.0.0 cs.ManagedKubernetes has no argument that restricts it "
-                f"to network.admin_cidr ({self.profile.network.admin_cidr}); set the API server SLB's access control to that range after deployment, or keep the endpoint private."
+                "The API server gets an internet-facing endpoint open to every address: ACK's only documented restriction is the access control of "
+                "port 6443's listener on the CLB ACK creates, which pulumi-alicloud 4.0.0 cannot set (cs.ManagedKubernetes has no such argument and the "
+                f"listener is not the stack's), so network.admin_cidr ({self.profile.network.admin_cidr}) is not applied. AIT033 is an error until you set that "
+                "access control by hand (ACK console, Cluster Information, Set access control; keep the VPC and pod ranges in it, the nodes use the same CLB) "
+                "and skip AIT033 with that reason; or keep the endpoint private."
             )
+        from blueprints.components.kubernetes_cluster import KUBECONFIG_MINUTES
+
+        notes.append(
+            f"The kubeconfig the stack reads (cs.get_cluster_credential) is temporary: valid {KUBECONFIG_MINUTES} minutes from each `pulumi up`, so a copy "
+            "from the state file stops working soon after; a `pulumi destroy` later than that needs `pulumi destroy --run-program` (or a `pulumi up` first)."
+        )
         notes.append(
             f"The GPU pool runs as its own RAM role {self.node_role_name} (trusts ecs.aliyuncs.com only; the bucket's one-bucket policy attached), "
             "not ACK's default worker role: node components that call cloud APIs with the node's credentials get only what that role grants."

@@ -105,7 +105,7 @@ class KubernetesSettings(Strict):
     service_cidr: str = Field(default="172.21.0.0/20", description="Service network; must not overlap network.vpc_cidr or pod_cidr. Fixed once the cluster exists.")
     addons: tuple[AddonPin, ...] = Field(default=(), description="Add-ons to pin besides, or instead of, the catalog defaults (same name replaces the default).")
     audit_log_project: str | None = Field(default=None, description="SLS project for the API-server audit and control-plane logs; empty: ACK creates k8s-log-<cluster id>.")
-    public_api_endpoint: bool = Field(default=False, description="Give the API server an internet-facing load balancer (needs network.admin_cidr); default: reachable from the VPC only.")
+    public_api_endpoint: bool = Field(default=False, description="Give the API server an internet-facing endpoint (needs network.admin_cidr, which the stack cannot apply to it: guardrail AIT033 is an error until you set the load balancer's access control by hand and skip it with a reason); default: reachable from the VPC only.")
     namespace: str = Field(default="training", description="Namespace of the volumes and the training jobs.")
     operator_image: str = Field(
         default="kubeflow/training-operator:v1-5170a36",
