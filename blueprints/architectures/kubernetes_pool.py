@@ -163,6 +163,26 @@ class KubernetesPoolBlueprint(Blueprint):
             f"The GPU pool runs as its own RAM role {self.node_role_name} (trusts ecs.aliyuncs.com only; the bucket's one-bucket policy attached), "
             "not ACK's default worker role: node components that call cloud APIs with the node's credentials get only what that role grants."
         )
+        notes.append(
+            f"The jobs' namespace {k8s.namespace} is default-deny (NetworkPolicy, enforced by Terway: the terway-eniip add-on with NetworkPolicy on): "
+            "its pods reach only each other and the cluster DNS, not the internet, the API server or the metadata service (100.100.100.200). "
+            "NetworkPolicy does not govern hostNetwork pods: "
+            + ("the eRDMA job pods use the node's own network, so for them only the node's security group and the node-egress rules apply."
+               if self.fabric_link == "erdma" else "a job that sets hostNetwork escapes it (aitrain launch sets it only on eRDMA types).")
+        )
+        notes.append(
+            f"Instance metadata: every node requires IMDSv2 tokens. A hostNetwork pod{' (every eRDMA job pod)' if self.fabric_link == 'erdma' else ''} is on the node's network "
+            f"and gets the GPU node role's STS credentials ({self.node_role_name}) as any node process does; pulumi-alicloud 4.0.0 cs.NodePool "
+            "instance_metadata_options has only http_tokens (no hop limit, which would not stop a hostNetwork pod anyway), so the bound is the role: "
+            "it holds only the bucket's one-bucket policy, which the job needs for the bucket volume."
+        )
+        if self.profile.security.kms_key_id:
+            notes.append(f"Kubernetes Secrets are encrypted at rest in etcd with KMS key {self.profile.security.kms_key_id} (cs.ManagedKubernetes encryption_provider_key).")
+        else:
+            notes.append(
+                "Kubernetes Secrets are NOT encrypted with a key of yours: without security.kms_key_id the cluster gets no encryption_provider_key, so Secrets "
+                "(the operator's webhook certificate, any a job creates) sit in etcd under ACK's own protection only. Set security.kms_key_id to encrypt them with KMS."
+            )
         if self.fabric_link == "erdma":
             notes.append("eRDMA: the ack-erdma-controller add-on creates and attaches ERIs itself (ecs:CreateNetworkInterface, AttachNetworkInterface); check it has those permissions on this cluster before the first job.")
         if self.compute.scratch(self.catalog).local_nvme:
@@ -193,7 +213,6 @@ class KubernetesPoolBlueprint(Blueprint):
                 cluster_spec=k8s.cluster_spec,
                 vswitch_ids=[network.vswitch_id(zone) for zone in network.compute_zone_ids],
                 security_group_id=network.security_group_id,
-                pod_cidr=k8s.pod_cidr,
                 service_cidr=k8s.service_cidr,
                 public_api_endpoint=k8s.public_api_endpoint,
                 audit_log_project=k8s.audit_log_project,

@@ -55,7 +55,6 @@ class KubernetesClusterArgs:
     cluster_spec: str
     vswitch_ids: Sequence[pulumi.Input[str]]
     security_group_id: pulumi.Input[str]
-    pod_cidr: str
     service_cidr: str
     public_api_endpoint: bool
     audit_log_project: str | None
@@ -134,7 +133,11 @@ class KubernetesCluster(pulumi.ComponentResource):
             # Nodes join the training network's security group: it already admits node-to-node traffic (NCCL) and
             # reaches the file system's mount target, so pods see the same network as ECS training nodes.
             security_group_id=args.security_group_id,
-            pod_cidr=args.pod_cidr,
+            # Terway (terway-eniip with NetworkPolicy, the catalog's network add-on) gives pods VPC addresses from these
+            # vSwitches. The SDK recommends pod vSwitches apart from the nodes' (pod_vswitch_ids, 4.0.0); the training
+            # network has one vSwitch per zone, and the job pods use the node's own address (hostNetwork), so the pods
+            # that take one are the few cluster services (CoreDNS, the operator).
+            pod_vswitch_ids=list(args.vswitch_ids),
             service_cidr=args.service_cidr,
             slb_internet_enabled=args.public_api_endpoint,
             audit_log_config=alicloud.cs.ManagedKubernetesAuditLogConfigArgs(enabled=True, sls_project_name=project),
