@@ -16,8 +16,8 @@ import pytest
 from blueprints import guardrails
 from blueprints.plan import Plan, PlannedResource
 
-OWNED = ("AIT033", "AIT034", "AIT035", "AIT036", "AIT037")  # the rules whose violating cases live here (tests/test_guardrails.py)
-RULES = ("AIT001", "AIT003", "AIT008", "AIT014", "AIT033", "AIT034", "AIT035", "AIT036", "AIT037")
+OWNED = ("AIT033", "AIT034", "AIT035", "AIT036", "AIT037", "AIT038")  # the rules whose violating cases live here (tests/test_guardrails.py)
+RULES = ("AIT001", "AIT003", "AIT008", "AIT014", "AIT033", "AIT034", "AIT035", "AIT036", "AIT037", "AIT038")
 REPAIR = {"enable": True, "autoRepair": True, "autoRepairPolicy": {"restartNode": True}, "autoUpgrade": False, "maxUnavailable": 1}
 REPAIR_ADDONS = [{"name": "ack-node-problem-detector"}, {"name": "node-lifecycle-controller"}]
 ROLE = "train-gpu-node"
@@ -209,3 +209,19 @@ def test_node_pools_count_toward_vswitch_capacity() -> None:
     assert found[:2] == ("AIT030", "train-vsw")
     assert "have 12 free addresses (4 reserved per vSwitch), below 5 nodes + 8 headroom = 13" in found[2]
     assert "train-gpu also uses one vSwitch only" in found[2]
+
+
+def test_an_operator_image_by_tag_is_a_warning_and_a_digest_holds() -> None:
+    """AIT038: a mutable tag on a cluster Deployment is flagged; the same image pinned by digest is not."""
+    def deployment(image: str) -> PlannedResource:
+        spec = {"template": {"spec": {"containers": [{"name": "training-operator", "image": image}]}}}
+        return PlannedResource("kubernetes:apps/v1:Deployment", "train-operator", None, True, {"spec": spec})
+
+    ((rule, name, message),) = findings(plan(*secure(), deployment("kubeflow/training-operator:v1-5170a36")))
+    assert (rule, name) == ("AIT038", "train-operator")
+    assert "runs image 'kubeflow/training-operator:v1-5170a36', a mutable tag" in message
+    assert {r.id: r.level for r in guardrails.RULES}["AIT038"] == "warning"
+    pinned = "registry.cn-shanghai.aliyuncs.com/team/training-operator@sha256:" + "0" * 64
+    assert findings(plan(*secure(), deployment(pinned))) == []
+    # A tag that merely looks like a digest prefix is still a tag.
+    assert [f[0] for f in findings(plan(*secure(), deployment("team/op:sha256-" + "0" * 64)))] == ["AIT038"]

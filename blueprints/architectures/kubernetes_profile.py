@@ -113,7 +113,8 @@ class KubernetesSettings(Strict):
     operator_image: str = Field(
         default="kubeflow/training-operator:v1-5170a36",
         description="Image of the Kubeflow training operator v1.9.0 (default: the release's, from Docker Hub, which nodes in mainland-China regions often cannot pull); "
-        "give a copy in your own registry (e.g. ACR) if so.",
+        "give a copy in your own registry (e.g. ACR), pinned by digest (<registry>/<repo>@sha256:<64 hex>): a tag is mutable, so guardrail AIT038 warns on one. "
+        "No digest of the release's image is citable from a stored source, so the default stays the tag.",
     )
 
     @field_validator("nvidia_driver_version")

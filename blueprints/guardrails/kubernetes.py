@@ -7,6 +7,7 @@ pulumi-kubernetes 4.34.2 ``core/v1`` / ``storage.k8s.io/v1`` (their Python names
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterator
 
 from blueprints.guardrails.identity import beyond_ecs
@@ -18,6 +19,9 @@ CLUSTER = "cs.ManagedKubernetes"
 NODE_POOL = "cs.NodePool"
 PERSISTENT_VOLUME = "kubernetes:core/v1:PersistentVolume"
 STORAGE_CLASS = "kubernetes:storage.k8s.io/v1:StorageClass"
+DEPLOYMENT = "kubernetes:apps/v1:Deployment"
+# An image reference pinned to its content: ``…@sha256:<64 hex>`` (OCI image spec, digests).
+DIGEST_RE = re.compile(r"@sha256:[a-f0-9]{64}$")
 
 
 def api_server_private(plan: Plan) -> Iterator[tuple[str, str]]:
@@ -137,6 +141,19 @@ def _management_shown(management: Any) -> str:
     return ", ".join(f"{key}={management.get(key)!r}" for key in ("enable", "autoRepair"))
 
 
+def images_pinned(plan: Plan) -> Iterator[tuple[str, str]]:
+    """AIT038: every Deployment's container images are pinned by digest (a tag can be moved to other content)."""
+    for r in of_types(plan, (DEPLOYMENT,)):
+        containers = _get(r.inputs, "spec", "template", "spec", "containers")
+        for container in as_list(containers):
+            image = container.get("image") if isinstance(container, dict) else None
+            if isinstance(image, str) and not DIGEST_RE.search(image):
+                yield r.name, (
+                    f"container {container.get('name')!r} runs image {image!r}, a mutable tag: whoever controls the registry can change what the cluster runs;"
+                    " pin it as <image>@sha256:<64 hex> (kubernetes.operator_image), from a registry the cluster reaches (ACR)"
+                )
+
+
 def node_pool_public_ip(pool: PlannedResource) -> Iterator[str]:
     """AIT001 for a node pool: a bound EIP is a public address too (``scalingConfig.isBondEip``)."""
     if _get(pool.inputs, "scalingConfig", "isBondEip") is True:
@@ -194,5 +211,14 @@ RULES: tuple[Rule, ...] = (
             " ACK auto repair needs ack-node-problem-detector and node-lifecycle-controller (cs.NodePool management, SDK 4.0.0)"
         ),
         fix="set management {enable: true, autoRepair: true} on every cs.NodePool and install both add-ons on the cluster",
+    ),
+    Rule(
+        "AIT038", "warning", "cluster workloads run images pinned by digest", images_pinned,
+        rationale=(
+            "a tag is a pointer the registry owner can move: the training operator runs cluster-wide with RBAC over pods and jobs,"
+            " so what it runs should be fixed by content (image digest, OCI image spec); Kubeflow publishes the v1.9.0 image by tag only"
+            " (manifests/overlays/standalone/kustomization.yaml), so aitrain cannot ship a digest it has not seen"
+        ),
+        fix="copy the operator image to your registry (ACR), read its digest, and set kubernetes.operator_image to <registry>/<repo>@sha256:<digest>",
     ),
 )
