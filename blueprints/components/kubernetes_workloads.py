@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -54,7 +54,7 @@ NAMESPACE_LABEL = "kubernetes.io/metadata.name"  # set by Kubernetes on every na
 
 def network_policies(namespace: str) -> dict[str, dict[str, Any]]:
     """The namespace's NetworkPolicy specs by name: deny everything, then admit the namespace itself and DNS."""
-    same_namespace = [{"pod_selector": {}}]
+    same_namespace: list[dict[str, Any]] = [{"pod_selector": {}}]
     dns = {"to": [{"namespace_selector": {"match_labels": {NAMESPACE_LABEL: "kube-system"}}}], "ports": [{"protocol": proto, "port": port} for proto, port in DNS_PORTS]}
     return {
         "default-deny": {"pod_selector": {}, "policy_types": ["Ingress", "Egress"]},
@@ -138,7 +138,9 @@ class KubernetesWorkloads(pulumi.ComponentResource):
         namespace = k8s.core.v1.Namespace(f"{name}-namespace", metadata={"name": args.namespace, "labels": labels}, opts=on_cluster)
         in_namespace = pulumi.ResourceOptions.merge(on_cluster, pulumi.ResourceOptions(depends_on=[namespace]))
         self.network_policies = [
-            k8s.networking.v1.NetworkPolicy(f"{name}-netpol-{policy}", metadata={"name": policy, "namespace": args.namespace, "labels": labels}, spec=spec, opts=in_namespace)
+            k8s.networking.v1.NetworkPolicy(
+                f"{name}-netpol-{policy}", metadata={"name": policy, "namespace": args.namespace, "labels": labels}, spec=cast(Any, spec), opts=in_namespace
+            )
             for policy, spec in network_policies(args.namespace).items()
         ]
 
