@@ -16,8 +16,8 @@ import pytest
 from blueprints import guardrails
 from blueprints.plan import Plan, PlannedResource
 
-OWNED = ("AIT033", "AIT034", "AIT035", "AIT036", "AIT037")  # the rules whose violating cases live here (tests/test_guardrails.py)
-RULES = ("AIT001", "AIT003", "AIT008", "AIT014", "AIT033", "AIT034", "AIT035", "AIT036", "AIT037")
+OWNED = ("AIT033", "AIT034", "AIT035", "AIT036", "AIT037", "AIT038")  # the rules whose violating cases live here (tests/test_guardrails.py)
+RULES = ("AIT001", "AIT003", "AIT008", "AIT014", "AIT033", "AIT034", "AIT035", "AIT036", "AIT037", "AIT038")
 REPAIR = {"enable": True, "autoRepair": True, "autoRepairPolicy": {"restartNode": True}, "autoUpgrade": False, "maxUnavailable": 1}
 REPAIR_ADDONS = [{"name": "ack-node-problem-detector"}, {"name": "node-lifecycle-controller"}]
 ROLE = "train-gpu-node"
@@ -136,9 +136,18 @@ def test_each_break_adds_exactly_its_finding(resources: list[PlannedResource], r
     assert words in found[0][2]
 
 
-def test_an_admin_range_allows_the_public_api_server() -> None:
+def test_an_admin_range_does_not_excuse_the_public_api_server() -> None:
+    """Nothing applies network.admin_cidr to ACK's own CLB: AIT033 stays an error that says why, and only a reasoned skip silences it."""
     resources = secure(cluster=cluster(slbInternetEnabled=True))
-    assert findings(plan(*resources, admin_cidr="203.0.113.0/24")) == []
+    ((rule, name, message),) = findings(plan(*resources, admin_cidr="203.0.113.0/24"))
+    assert (rule, name) == ("AIT033", "train-cluster")
+    assert "network.admin_cidr 203.0.113.0/24 is not applied to it" in message
+    assert "has no access-control argument" in message and "created by ACK, not by this stack" in message
+    assert "guardrails.skip {rule: AIT033, reason: …}" in message
+    by_id = {rule.id: rule for rule in guardrails.RULES}
+    assert by_id["AIT033"].level == "error"
+    skipped = [f.rule for f in guardrails.check(plan(*resources, admin_cidr="203.0.113.0/24"), [guardrails.Skip("AIT033", "ACL set by hand to 203.0.113.0/24")])]
+    assert "AIT033" not in skipped
 
 
 def test_the_node_role_must_trust_only_ecs() -> None:
@@ -170,7 +179,7 @@ def test_kubernetes_objects_do_not_trip_the_storage_rules() -> None:
     assert found == []
 
 
-def test_the_policy_pack_reports_the_same_kubernetes_findings_and_honours_admin_cidr() -> None:
+def test_the_policy_pack_reports_the_same_kubernetes_findings_with_or_without_admin_cidr() -> None:
     """The new rules run in the Pulumi policy pack too: same (rule, resource, message) as the offline plan."""
     from test_policy_pack import engine_records, run_pack
 
@@ -180,9 +189,10 @@ def test_the_policy_pack_reports_the_same_kubernetes_findings_and_honours_admin_
     expected = sorted(findings(broken))
     assert [rule for rule, _, _ in expected] == ["AIT033", "AIT034", "AIT035", "AIT036"]
     assert sorted(f for f in run_pack(engine_records(broken)) if f[0] in RULES) == expected
-    # With the profile's admin range in the pack's config, AIT033 is silent there as it is offline.
+    # The profile's admin range in the pack's config does not silence AIT033 there either (nothing applies it).
     opened = plan(*broken.resources, admin_cidr="203.0.113.0/24")
-    assert "AIT033" not in [f[0] for f in run_pack(engine_records(opened), pack_config(opened))]
+    assert sorted(f for f in run_pack(engine_records(opened), pack_config(opened)) if f[0] == "AIT033") == [f for f in sorted(findings(opened)) if f[0] == "AIT033"]
+    assert "network.admin_cidr 203.0.113.0/24 is not applied" in [f for f in findings(opened) if f[0] == "AIT033"][0][2]
 
 
 def test_node_pools_count_toward_vswitch_capacity() -> None:
@@ -199,3 +209,19 @@ def test_node_pools_count_toward_vswitch_capacity() -> None:
     assert found[:2] == ("AIT030", "train-vsw")
     assert "have 12 free addresses (4 reserved per vSwitch), below 5 nodes + 8 headroom = 13" in found[2]
     assert "train-gpu also uses one vSwitch only" in found[2]
+
+
+def test_an_operator_image_by_tag_is_a_warning_and_a_digest_holds() -> None:
+    """AIT038: a mutable tag on a cluster Deployment is flagged; the same image pinned by digest is not."""
+    def deployment(image: str) -> PlannedResource:
+        spec = {"template": {"spec": {"containers": [{"name": "training-operator", "image": image}]}}}
+        return PlannedResource("kubernetes:apps/v1:Deployment", "train-operator", None, True, {"spec": spec})
+
+    ((rule, name, message),) = findings(plan(*secure(), deployment("kubeflow/training-operator:v1-5170a36")))
+    assert (rule, name) == ("AIT038", "train-operator")
+    assert "runs image 'kubeflow/training-operator:v1-5170a36', a mutable tag" in message
+    assert {r.id: r.level for r in guardrails.RULES}["AIT038"] == "warning"
+    pinned = "registry.cn-shanghai.aliyuncs.com/team/training-operator@sha256:" + "0" * 64
+    assert findings(plan(*secure(), deployment(pinned))) == []
+    # A tag that merely looks like a digest prefix is still a tag.
+    assert [f[0] for f in findings(plan(*secure(), deployment("team/op:sha256-" + "0" * 64)))] == ["AIT038"]

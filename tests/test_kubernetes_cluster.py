@@ -54,7 +54,8 @@ def test_cluster_is_ack_pro_private_audited_and_joins_the_training_network(k8s_p
     vswitches = ["${kubernetes-training-network-vsw-cn-shanghai-a.id}"]
     assert cluster["vswitchIds"] == vswitches
     assert one(k8s_plan, f"{UNIT}-gpu-pool").inputs["vswitchIds"] == vswitches == one(k8s_plan, f"{UNIT}-system-pool").inputs["vswitchIds"]
-    assert cluster["podCidr"] == "172.20.0.0/16" and cluster["serviceCidr"] == "172.21.0.0/20"
+    # Terway: pods take VPC addresses from the compute vSwitches; no Flannel pod CIDR.
+    assert cluster["podVswitchIds"] == vswitches and "podCidr" not in cluster and cluster["serviceCidr"] == "172.21.0.0/20"
     assert cluster["auditLogConfig"] == {"enabled": True}
     assert cluster["controlPlaneLogComponents"] == ["apiserver", "kcm", "scheduler", "ccm", "controlplane-events"]
     assert cluster["controlPlaneLogTtl"] == "30"
@@ -66,7 +67,9 @@ def test_cluster_is_ack_pro_private_audited_and_joins_the_training_network(k8s_p
 
 def test_cluster_pins_the_catalog_addons_with_erdma_for_an_erdma_type(k8s_plan):
     addons = {a["name"]: a for a in one(k8s_plan, f"{UNIT}-cluster").inputs["addons"]}
-    assert list(addons) == ["flannel", "csi-plugin", "csi-provisioner", "logtail-ds", "ack-node-problem-detector", "node-lifecycle-controller", "ack-erdma-controller"]
+    assert list(addons) == ["terway-eniip", "csi-plugin", "csi-provisioner", "logtail-ds", "ack-node-problem-detector", "node-lifecycle-controller", "ack-erdma-controller"]
+    # The network plugin enforces NetworkPolicy (Flannel enforces none).
+    assert json.loads(addons["terway-eniip"]["config"]) == {"NetworkPolicy": "true"}
     assert json.loads(addons["ack-erdma-controller"]["config"]) == {"agent": {"preferDriver": "ofed", "allocateAllDevices": True}}
     # No citable version: ACK's default (no version argument at all).
     assert all("version" not in a for a in addons.values())
@@ -142,6 +145,7 @@ def test_options_reach_the_arguments():
     )
     cluster = one(plan, f"{UNIT}-cluster").inputs
     assert cluster["encryptionProviderKey"] == KMS and cluster["slbInternetEnabled"] is True
+    assert f"Kubernetes Secrets are encrypted at rest in etcd with KMS key {KMS} (cs.ManagedKubernetes encryption_provider_key)." in plan.notes
     assert cluster["auditLogConfig"] == {"enabled": True, "slsProjectName": "team-audit"} and cluster["controlPlaneLogProject"] == "team-audit"
     addons = {a["name"]: a for a in cluster["addons"]}
     assert addons["csi-plugin"] == {"name": "csi-plugin", "version": "v1.33.1"}
@@ -151,13 +155,14 @@ def test_options_reach_the_arguments():
     assert pool["spotStrategy"] == "SpotAsPriceGo"
     assert {"key": "ack.aliyun.com/nvidia-driver-version", "value": "550.144.03"} in pool["labels"]
     assert pool["systemDiskKmsKey"] == KMS and pool["dataDisks"][0]["kmsKeyId"] == KMS
-    assert any("no argument that restricts it to network.admin_cidr (203.0.113.0/24)" in n for n in plan.notes)
+    assert any("network.admin_cidr (203.0.113.0/24) is not applied. AIT033 is an error until you set that access control by hand" in n for n in plan.notes)
+    assert one(plan, f"{UNIT}-cluster").name in [f["resource"] for f in plan.findings if f["rule"] == "AIT033" and f["level"] == "error"]
 
 
 def test_a_type_without_erdma_gets_no_erdma_controller():
     plan = offline_plan(PRESET, overrides={"compute.instance_type": "ecs.gn7e-c16g1.32xlarge", "compute.scratch_gib": 3000})
     names = [a["name"] for a in one(plan, f"{UNIT}-cluster").inputs["addons"]]
-    assert "ack-erdma-controller" not in names and "flannel" in names
+    assert "ack-erdma-controller" not in names and "terway-eniip" in names and "flannel" not in names
     assert plan.outputs["fabric"] == "tcp"
     assert not any("ack-erdma-controller" in n for n in plan.notes)
 
@@ -183,7 +188,7 @@ def test_the_autoscaler_scales_in_below_the_articles_40_percent_gpu_use_and_up_f
 
 def test_kubeconfig_comes_from_the_cluster_credential():
     args = KubernetesClusterArgs(
-        version="1.36.1-aliyun.1", cluster_spec="ack.pro.small", vswitch_ids=["vsw-1"], security_group_id="sg-1", pod_cidr="172.20.0.0/16",
+        version="1.36.1-aliyun.1", cluster_spec="ack.pro.small", vswitch_ids=["vsw-1"], security_group_id="sg-1",
         service_cidr="172.21.0.0/20", public_api_endpoint=False, audit_log_project=None, addons=(), image_type="AliyunLinux3",
         system_instance_type="ecs.g7.xlarge", system_nodes=2, instance_type="ecs.gn7e-c16g1.32xlarge", min_nodes=0, max_nodes=2, scale_in_gpu_percent=40.0,
         system_disk_gib=200, system_disk_performance_level="PL1", scratch_disk_gib=0, scratch_performance_level="PL1",
@@ -226,7 +231,8 @@ def test_the_kubeconfig_invoke_runs_on_the_region_provider(monkeypatch):
     offline_plan(PRESET)
     (credential,) = [c for c in calls if c[0] == "alicloud:cs/getClusterCredential:getClusterCredential"]
     assert f"pulumi:providers:alicloud::{PROVIDER}::" in credential[1]
-    assert credential[2] == {"clusterId": f"${{{UNIT}-cluster.id}}"}
+    # A bounded kubeconfig (15–4320 minutes in the API): 120, which outlasts the rest of one `pulumi up`.
+    assert credential[2] == {"clusterId": f"${{{UNIT}-cluster.id}}", "temporaryDurationMinutes": 120}
 
 
 def test_the_notes_tell_a_reviewer_what_ack_changes(k8s_plan):
@@ -234,7 +240,11 @@ def test_the_notes_tell_a_reviewer_what_ack_changes(k8s_plan):
     assert any(n.startswith(f"The GPU pool runs as its own RAM role {UNIT}-gpu-node (trusts ecs.aliyuncs.com only") for n in notes)
     assert any(n.startswith("eRDMA: the ack-erdma-controller add-on creates and attaches ERIs itself") for n in notes)
     assert any(n.startswith("The cluster has no deletion protection: it holds no data") for n in notes)
-    assert not any("restricts it to network.admin_cidr" in n for n in notes)
+    assert not any("is not applied. AIT033 is an error" in n for n in notes)
+    # Without security.kms_key_id, the plan says Secrets are not KMS-encrypted; the metadata note names the node role's bound.
+    assert any(n.startswith("Kubernetes Secrets are NOT encrypted with a key of yours") for n in notes)
+    assert any(n.startswith("Instance metadata: every node requires IMDSv2 tokens. A hostNetwork pod (every eRDMA job pod)") and f"({UNIT}-gpu-node)" in n for n in notes)
+    assert any(n.startswith("The kubeconfig the stack reads (cs.get_cluster_credential) is temporary: valid 120 minutes") for n in notes)
 
 
 def test_the_blueprint_meaning():

@@ -66,10 +66,10 @@ def test_off_hours_is_refused():
 @pytest.mark.parametrize(
     "setting, field, words",
     [
-        ("kubernetes.pod_cidr=10.40.128.0/17", "kubernetes.pod_cidr", "overlaps network.vpc_cidr 10.40.0.0/16"),
+        ("kubernetes.pod_cidr=172.20.0.0/16", "kubernetes.pod_cidr", "does not apply: the cluster runs Terway (for NetworkPolicy)"),
+        ("kubernetes.addons=[{name: flannel}]", "kubernetes.addons", "Flannel enforces no NetworkPolicy"),
         ("kubernetes.service_cidr=10.40.0.0/24", "kubernetes.service_cidr", "overlaps network.vpc_cidr"),
-        ("kubernetes.service_cidr=172.20.4.0/24", "kubernetes.service_cidr", "overlaps pod_cidr 172.20.0.0/16"),
-        ("kubernetes.pod_cidr=8.8.0.0/16", "kubernetes.pod_cidr", "not a private range"),
+        ("kubernetes.service_cidr=8.8.0.0/16", "kubernetes.service_cidr", "not a private range"),
         ("kubernetes.public_api_endpoint=true", "kubernetes.public_api_endpoint", "needs network.admin_cidr"),
         ("kubernetes.system_instance_type=ecs.gn7i-c8g1.2xlarge", "kubernetes.system_instance_type", "is not a CPU instance type"),
         ("kubernetes.cluster_spec=ack.pro.medium", "kubernetes.cluster_spec", "ack.pro.small"),

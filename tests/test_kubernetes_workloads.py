@@ -47,7 +47,7 @@ def test_every_kubernetes_object_uses_the_provider_made_from_the_clusters_kubeco
     # The kubeconfig is the cluster's credential, shown as a secret reference, never the ambient ~/.kube/config.
     assert provider.inputs["kubeconfig"] == "[secret] ${kubernetes-training-k8s-cluster.kubeConfig}"
     objects = in_cluster(k8s_plan)
-    assert len(objects) == 14  # 2 namespaces, two volumes and their claims, 8 operator objects
+    assert len(objects) == 16  # 2 namespaces, 2 network policies, two volumes and their claims, 8 operator objects
     assert {r.provider for r in objects} == {f"{UNIT}-kubeconfig"} and {r.parent for r in objects} == {UNIT}
     # Nothing goes into the cluster before both node pools exist.
     assert all({"kubernetes-training-k8s-gpu-pool", "kubernetes-training-k8s-system-pool"} <= set(r.depends_on) for r in objects)
@@ -237,3 +237,20 @@ def test_oss_volume_attributes_are_keyless():
     # HTTPS always: the driver would give a bare internal endpoint http://, which the bucket's HTTPS-only policy denies.
     assert attributes["url"] == "https://oss-cn-beijing-internal.aliyuncs.com"
     assert oss_volume_attributes("b", "https://oss-cn-beijing-internal.aliyuncs.com", "role")["url"] == "https://oss-cn-beijing-internal.aliyuncs.com"
+
+
+def test_the_jobs_namespace_is_default_deny_but_admits_itself_and_dns(k8s_plan):
+    """Terway enforces NetworkPolicy: everything in the jobs' namespace is denied but its own pods and the cluster DNS."""
+    policies = {r.inputs["metadata"]["name"]: r for r in in_cluster(k8s_plan) if r.short_type == "networking.k8s.io/v1.NetworkPolicy" or r.type == "kubernetes:networking.k8s.io/v1:NetworkPolicy"}
+    assert set(policies) == {"default-deny", "allow-namespace-and-dns"}
+    assert all(r.inputs["metadata"]["namespace"] == "training" for r in policies.values())
+    assert all(f"{UNIT}-namespace" in r.depends_on for r in policies.values())
+    assert policies["default-deny"].inputs["spec"] == {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]}
+    allow = policies["allow-namespace-and-dns"].inputs["spec"]
+    assert allow["ingress"] == [{"from": [{"podSelector": {}}]}]
+    assert allow["egress"] == [
+        {"to": [{"podSelector": {}}]},
+        {"to": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}}}], "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]},
+    ]
+    # The plan says honestly what NetworkPolicy does not cover: hostNetwork (eRDMA) pods.
+    assert any("NetworkPolicy does not govern hostNetwork pods" in n for n in k8s_plan.notes)

@@ -82,7 +82,7 @@ class KubernetesPoolBlueprint(Blueprint):
             "nodes_per_job": compute.job_nodes,
             "kubernetes_version": self.kubernetes_version,
             "cluster_spec": k8s.cluster_spec,
-            "api_endpoint": f"public, meant for {self.profile.network.admin_cidr} (no ACL set by the stack: see the notes)" if k8s.public_api_endpoint else "private (VPC only)",
+            "api_endpoint": "public, open to the whole internet (no ACL the stack can set: see AIT033 and the notes)" if k8s.public_api_endpoint else "private (VPC only)",
             "audit_log": f"API-server audit log to SLS project {k8s.audit_log_project}" if k8s.audit_log_project else "API-server audit log to the SLS project ACK creates (k8s-log-<cluster id>)",
             "node_pools": f"system: {k8s.system_nodes} × {k8s.system_instance_type}; gpu: {compute.min_nodes}–{compute.max_nodes} × {self.instance.instance_type} (cluster autoscaler)",
             "addons": ", ".join(f"{name}@{version or 'ACK default'}" for name, version, _ in self.addons()),
@@ -147,13 +147,42 @@ class KubernetesPoolBlueprint(Blueprint):
         k8s = self.settings
         if k8s.public_api_endpoint:
             notes.append(
-                f"The API server gets an internet-facing load balancer. pulumi-alicloud 4.0.0 cs.ManagedKubernetes has no argument that restricts it "
-                f"to network.admin_cidr ({self.profile.network.admin_cidr}); set the API server SLB's access control to that range after deployment, or keep the endpoint private."
+                "The API server gets an internet-facing endpoint open to every address: ACK's only documented restriction is the access control of "
+                "port 6443's listener on the CLB ACK creates, which pulumi-alicloud 4.0.0 cannot set (cs.ManagedKubernetes has no such argument and the "
+                f"listener is not the stack's), so network.admin_cidr ({self.profile.network.admin_cidr}) is not applied. AIT033 is an error until you set that "
+                "access control by hand (ACK console, Cluster Information, Set access control; keep the VPC and pod ranges in it, the nodes use the same CLB) "
+                "and skip AIT033 with that reason; or keep the endpoint private."
             )
+        from blueprints.components.kubernetes_cluster import KUBECONFIG_MINUTES
+
+        notes.append(
+            f"The kubeconfig the stack reads (cs.get_cluster_credential) is temporary: valid {KUBECONFIG_MINUTES} minutes from each `pulumi up`, so a copy "
+            "from the state file stops working soon after; a `pulumi destroy` later than that needs `pulumi destroy --run-program` (or a `pulumi up` first)."
+        )
         notes.append(
             f"The GPU pool runs as its own RAM role {self.node_role_name} (trusts ecs.aliyuncs.com only; the bucket's one-bucket policy attached), "
             "not ACK's default worker role: node components that call cloud APIs with the node's credentials get only what that role grants."
         )
+        notes.append(
+            f"The jobs' namespace {k8s.namespace} is default-deny (NetworkPolicy, enforced by Terway: the terway-eniip add-on with NetworkPolicy on): "
+            "its pods reach only each other and the cluster DNS, not the internet, the API server or the metadata service (100.100.100.200). "
+            "NetworkPolicy does not govern hostNetwork pods: "
+            + ("the eRDMA job pods use the node's own network, so for them only the node's security group and the node-egress rules apply."
+               if self.fabric_link == "erdma" else "a job that sets hostNetwork escapes it (aitrain launch sets it only on eRDMA types).")
+        )
+        notes.append(
+            f"Instance metadata: every node requires IMDSv2 tokens. A hostNetwork pod{' (every eRDMA job pod)' if self.fabric_link == 'erdma' else ''} is on the node's network "
+            f"and gets the GPU node role's STS credentials ({self.node_role_name}) as any node process does; pulumi-alicloud 4.0.0 cs.NodePool "
+            "instance_metadata_options has only http_tokens (no hop limit, which would not stop a hostNetwork pod anyway), so the bound is the role: "
+            "it holds only the bucket's one-bucket policy, which the job needs for the bucket volume."
+        )
+        if self.profile.security.kms_key_id:
+            notes.append(f"Kubernetes Secrets are encrypted at rest in etcd with KMS key {self.profile.security.kms_key_id} (cs.ManagedKubernetes encryption_provider_key).")
+        else:
+            notes.append(
+                "Kubernetes Secrets are NOT encrypted with a key of yours: without security.kms_key_id the cluster gets no encryption_provider_key, so Secrets "
+                "(the operator's webhook certificate, any a job creates) sit in etcd under ACK's own protection only. Set security.kms_key_id to encrypt them with KMS."
+            )
         if self.fabric_link == "erdma":
             notes.append("eRDMA: the ack-erdma-controller add-on creates and attaches ERIs itself (ecs:CreateNetworkInterface, AttachNetworkInterface); check it has those permissions on this cluster before the first job.")
         if self.compute.scratch(self.catalog).local_nvme:
@@ -184,7 +213,6 @@ class KubernetesPoolBlueprint(Blueprint):
                 cluster_spec=k8s.cluster_spec,
                 vswitch_ids=[network.vswitch_id(zone) for zone in network.compute_zone_ids],
                 security_group_id=network.security_group_id,
-                pod_cidr=k8s.pod_cidr,
                 service_cidr=k8s.service_cidr,
                 public_api_endpoint=k8s.public_api_endpoint,
                 audit_log_project=k8s.audit_log_project,

@@ -101,16 +101,20 @@ class KubernetesSettings(Strict):
         default=None,
         description="Pin the GPU nodes' NVIDIA driver (node-pool label ack.aliyun.com/nvidia-driver-version, e.g. 550.144.03); applies only to nodes added after it is set. Empty: ACK's default.",
     )
-    pod_cidr: str = Field(default="172.20.0.0/16", description="Flannel pod network; must not overlap network.vpc_cidr or service_cidr. Fixed once the cluster exists.")
-    service_cidr: str = Field(default="172.21.0.0/20", description="Service network; must not overlap network.vpc_cidr or pod_cidr. Fixed once the cluster exists.")
+    pod_cidr: str | None = Field(
+        default=None,
+        description="Not used: the cluster runs Terway (for NetworkPolicy), whose pods take VPC addresses from the compute vSwitches; a value is refused (it was Flannel's pod network).",
+    )
+    service_cidr: str = Field(default="172.21.0.0/20", description="Service network; must not overlap network.vpc_cidr. Fixed once the cluster exists.")
     addons: tuple[AddonPin, ...] = Field(default=(), description="Add-ons to pin besides, or instead of, the catalog defaults (same name replaces the default).")
     audit_log_project: str | None = Field(default=None, description="SLS project for the API-server audit and control-plane logs; empty: ACK creates k8s-log-<cluster id>.")
-    public_api_endpoint: bool = Field(default=False, description="Give the API server an internet-facing load balancer (needs network.admin_cidr); default: reachable from the VPC only.")
+    public_api_endpoint: bool = Field(default=False, description="Give the API server an internet-facing endpoint (needs network.admin_cidr, which the stack cannot apply to it: guardrail AIT033 is an error until you set the load balancer's access control by hand and skip it with a reason); default: reachable from the VPC only.")
     namespace: str = Field(default="training", description="Namespace of the volumes and the training jobs.")
     operator_image: str = Field(
         default="kubeflow/training-operator:v1-5170a36",
         description="Image of the Kubeflow training operator v1.9.0 (default: the release's, from Docker Hub, which nodes in mainland-China regions often cannot pull); "
-        "give a copy in your own registry (e.g. ACR) if so.",
+        "give a copy in your own registry (e.g. ACR), pinned by digest (<registry>/<repo>@sha256:<64 hex>): a tag is mutable, so guardrail AIT038 warns on one. "
+        "No digest of the release's image is citable from a stored source, so the default stays the tag.",
     )
 
     @field_validator("nvidia_driver_version")
@@ -120,7 +124,7 @@ class KubernetesSettings(Strict):
             raise ValueError("must be an NVIDIA driver version like 550.144.03")
         return value
 
-    @field_validator("pod_cidr", "service_cidr")
+    @field_validator("service_cidr")
     @classmethod
     def _cidr(cls, value: str) -> str:
         net = parse_ipv4_cidr(value, "172.20.0.0/16")
@@ -153,9 +157,12 @@ class KubernetesSettings(Strict):
         return value
 
     @model_validator(mode="after")
-    def _networks_apart(self) -> "KubernetesSettings":
-        if ipaddress.ip_network(self.pod_cidr).overlaps(ipaddress.ip_network(self.service_cidr)):
-            raise FieldError("service_cidr", self.service_cidr, f"overlaps pod_cidr {self.pod_cidr}; give each its own range")
+    def _terway_only(self) -> "KubernetesSettings":
+        # Terway enforces NetworkPolicy (the jobs' namespace is default-deny); Flannel enforces none and its pod_cidr has no meaning here.
+        if self.pod_cidr is not None:
+            raise FieldError("pod_cidr", self.pod_cidr, "does not apply: the cluster runs Terway (for NetworkPolicy), whose pods take VPC addresses from the compute vSwitches; remove the field")
+        if any(a.name == "flannel" for a in self.addons):
+            raise FieldError("addons", "flannel", "is refused: Flannel enforces no NetworkPolicy, and the cluster runs Terway (terway-eniip) for the jobs' default-deny policy; remove the pin")
         return self
 
     @model_validator(mode="after")
@@ -205,7 +212,7 @@ class KubernetesProfile(ProfileBase):
                 "does not apply to kubernetes-pool: with compute.min_nodes 0 the cluster autoscaler removes idle GPU nodes, so no schedule is needed; set it false (or remove cost.off_hours)",
             )
         vpc = ipaddress.ip_network(self.network.vpc_cidr)
-        for field in ("pod_cidr", "service_cidr"):
+        for field in ("service_cidr",):
             value = getattr(k8s, field)
             if ipaddress.ip_network(value).overlaps(vpc):
                 raise FieldError(f"kubernetes.{field}", value, f"overlaps network.vpc_cidr {self.network.vpc_cidr}; pick a range outside the VPC (e.g. 172.20.0.0/16 with a 10.x VPC)")

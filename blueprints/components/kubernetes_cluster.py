@@ -38,6 +38,14 @@ DRIVER_LABEL = "ack.aliyun.com/nvidia-driver-version"
 AUTO_REPAIR_RESTARTS_NODE = True
 REPAIR_MAX_UNAVAILABLE = 1
 
+# The kubeconfig the stack's Kubernetes provider uses is a temporary credential: get_cluster_credential's
+# temporary_duration_minutes (15–4320; omitted, ACK picks the validity itself) bounds it. It is read again at every
+# `pulumi up`/preview once the cluster exists, and must outlast the rest of that run (both node pools, the operator);
+# 120 minutes covers that with room, while a copy leaked from the state file or a log stops working two hours later.
+# The cost: `pulumi destroy` more than two hours after the last `pulumi up` needs `pulumi destroy --run-program`
+# (or a `pulumi up` first) so the provider gets a fresh kubeconfig.
+KUBECONFIG_MINUTES = 120
+
 
 @dataclass(frozen=True)
 class KubernetesClusterArgs:
@@ -47,7 +55,6 @@ class KubernetesClusterArgs:
     cluster_spec: str
     vswitch_ids: Sequence[pulumi.Input[str]]
     security_group_id: pulumi.Input[str]
-    pod_cidr: str
     service_cidr: str
     public_api_endpoint: bool
     audit_log_project: str | None
@@ -103,7 +110,7 @@ class KubernetesCluster(pulumi.ComponentResource):
         )
         # What the volumes and the job engine must wait for: both pools (add-ons are installed with the cluster).
         self.ready: list[pulumi.Resource] = [self.system_pool, self.gpu_pool, self.autoscaler]
-        credential = alicloud.cs.get_cluster_credential_output(cluster_id=self.cluster.id, opts=pulumi.InvokeOutputOptions(parent=self))
+        credential = alicloud.cs.get_cluster_credential_output(cluster_id=self.cluster.id, temporary_duration_minutes=KUBECONFIG_MINUTES, opts=pulumi.InvokeOutputOptions(parent=self))
         self.kubeconfig: pulumi.Output[str] = pulumi.Output.secret(credential.kube_config)
         self.register_outputs({"cluster_id": self.cluster.id, "gpu_node_pool_id": self.gpu_pool.node_pool_id, "gpu_role_name": self.gpu_role.role_name})
 
@@ -126,7 +133,11 @@ class KubernetesCluster(pulumi.ComponentResource):
             # Nodes join the training network's security group: it already admits node-to-node traffic (NCCL) and
             # reaches the file system's mount target, so pods see the same network as ECS training nodes.
             security_group_id=args.security_group_id,
-            pod_cidr=args.pod_cidr,
+            # Terway (terway-eniip with NetworkPolicy, the catalog's network add-on) gives pods VPC addresses from these
+            # vSwitches. The SDK recommends pod vSwitches apart from the nodes' (pod_vswitch_ids, 4.0.0); the training
+            # network has one vSwitch per zone, and the job pods use the node's own address (hostNetwork), so the pods
+            # that take one are the few cluster services (CoreDNS, the operator).
+            pod_vswitch_ids=list(args.vswitch_ids),
             service_cidr=args.service_cidr,
             slb_internet_enabled=args.public_api_endpoint,
             audit_log_config=alicloud.cs.ManagedKubernetesAuditLogConfigArgs(enabled=True, sls_project_name=project),

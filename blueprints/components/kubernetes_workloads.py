@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -42,6 +42,29 @@ OSS_OTHER_OPTS = "-o max_stat_cache_size=0 -o allow_other"
 # The operator's objects keep fields the operator writes itself (its webhook certificate and CA bundle): Pulumi must
 # not take them back on the next `pulumi up`.
 OPERATOR_OWNED_FIELDS = {"Secret": ["data"], "ValidatingWebhookConfiguration": ["webhooks"]}
+
+# The jobs' namespace is default-deny (Terway enforces NetworkPolicy; the catalog's terway-eniip add-on turns it on).
+# What the job pods still need: each other (rendezvous, NCCL, the operator's headless services, all in the namespace)
+# and the cluster DNS (CoreDNS in kube-system, port 53). The volumes need no pod traffic: the CSI drivers mount NAS and
+# OSS on the node. NetworkPolicy does not govern hostNetwork pods (the eRDMA jobs): they use the node's network and
+# its security group.
+DNS_PORTS = (("UDP", 53), ("TCP", 53))
+NAMESPACE_LABEL = "kubernetes.io/metadata.name"  # set by Kubernetes on every namespace (1.22+)
+
+
+def network_policies(namespace: str) -> dict[str, dict[str, Any]]:
+    """The namespace's NetworkPolicy specs by name: deny everything, then admit the namespace itself and DNS."""
+    same_namespace: list[dict[str, Any]] = [{"pod_selector": {}}]
+    dns = {"to": [{"namespace_selector": {"match_labels": {NAMESPACE_LABEL: "kube-system"}}}], "ports": [{"protocol": proto, "port": port} for proto, port in DNS_PORTS]}
+    return {
+        "default-deny": {"pod_selector": {}, "policy_types": ["Ingress", "Egress"]},
+        "allow-namespace-and-dns": {
+            "pod_selector": {},
+            "policy_types": ["Ingress", "Egress"],
+            "ingress": [{"from": same_namespace}],
+            "egress": [{"to": same_namespace}, dns],
+        },
+    }
 
 
 @dataclass(frozen=True)
@@ -113,6 +136,13 @@ class KubernetesWorkloads(pulumi.ComponentResource):
         on_cluster = child(self, provider=self.provider, depends_on=list(args.depends_on))
         labels = {"app.kubernetes.io/managed-by": "aitrain", "aitrain.io/profile": args.name}
         namespace = k8s.core.v1.Namespace(f"{name}-namespace", metadata={"name": args.namespace, "labels": labels}, opts=on_cluster)
+        in_namespace = pulumi.ResourceOptions.merge(on_cluster, pulumi.ResourceOptions(depends_on=[namespace]))
+        self.network_policies = [
+            k8s.networking.v1.NetworkPolicy(
+                f"{name}-netpol-{policy}", metadata={"name": policy, "namespace": args.namespace, "labels": labels}, spec=cast(Any, spec), opts=in_namespace
+            )
+            for policy, spec in network_policies(args.namespace).items()
+        ]
 
         self.shared_claim = self._static_volume(
             name, "shared", args, labels, namespace,

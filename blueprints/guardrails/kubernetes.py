@@ -7,6 +7,7 @@ pulumi-kubernetes 4.34.2 ``core/v1`` / ``storage.k8s.io/v1`` (their Python names
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterator
 
 from blueprints.guardrails.identity import beyond_ecs
@@ -18,21 +19,38 @@ CLUSTER = "cs.ManagedKubernetes"
 NODE_POOL = "cs.NodePool"
 PERSISTENT_VOLUME = "kubernetes:core/v1:PersistentVolume"
 STORAGE_CLASS = "kubernetes:storage.k8s.io/v1:StorageClass"
+DEPLOYMENT = "kubernetes:apps/v1:Deployment"
+# An image reference pinned to its content: ``…@sha256:<64 hex>`` (OCI image spec, digests).
+DIGEST_RE = re.compile(r"@sha256:[a-f0-9]{64}$")
 
 
 def api_server_private(plan: Plan) -> Iterator[tuple[str, str]]:
-    """AIT033: the API server has no public endpoint unless the profile names the admin range (network.admin_cidr)."""
-    if isinstance(plan.summary.get("admin_cidr"), str) and plan.summary["admin_cidr"]:
-        return
+    """AIT033: the API server has no public endpoint; ``network.admin_cidr`` does not excuse one (nothing applies it).
+
+    ACK's documented control for a public endpoint is the access control of port 6443's listener on the CLB that ACK
+    creates itself ("Configure access control policies for the API server"); pulumi-alicloud 4.0.0 cs.ManagedKubernetes
+    has no argument for it and the listener is not this stack's to manage, so only a reasoned ``guardrails.skip`` (after
+    setting that access control by hand) silences a public endpoint.
+    """
+    admin = plan.summary.get("admin_cidr")
+    unapplied = f"; network.admin_cidr {admin} is not applied to it: {UNRESTRICTABLE}" if isinstance(admin, str) and admin else ""
     for r in of_types(plan, (CLUSTER,)):
         # slb_internet_enabled defaults to true ("Whether to create internet load balancer for API Server. Default to
         # true", ManagedKubernetes docstring, SDK 4.0.0): only an explicit false keeps the endpoint private.
         if r.inputs.get("slbInternetEnabled") is not False:
-            yield r.name, f"slbInternetEnabled={r.inputs.get('slbInternetEnabled')!r} (the API default is true) puts the API server on the internet; set it false, or set network.admin_cidr"
+            yield r.name, f"slbInternetEnabled={r.inputs.get('slbInternetEnabled')!r} (the API default is true) puts the API server on the internet{unapplied}; set it false, or {SKIP_HOW}"
         endpoints = (r.inputs.get("controlPlaneEndpointsConfig") or {}).get("loadBalancersConfigs")
         for index, endpoint in enumerate(as_list(endpoints)):
             if isinstance(endpoint, dict) and endpoint.get("endpointType") == "public":
-                yield r.name, f"controlPlaneEndpointsConfig.loadBalancersConfigs[{index}].endpointType is 'public': the API server is reachable from the internet; use 'private', or set network.admin_cidr"
+                yield r.name, f"controlPlaneEndpointsConfig.loadBalancersConfigs[{index}].endpointType is 'public': the API server is reachable from the internet{unapplied}; use 'private', or {SKIP_HOW}"
+
+
+# Why admin_cidr cannot restrict the endpoint, and what a reviewer may do instead (both in AIT033's message).
+UNRESTRICTABLE = (
+    "pulumi-alicloud 4.0.0 cs.ManagedKubernetes has no access-control argument, and the CLB listener (port 6443) whose"
+    " access control would restrict it is created by ACK, not by this stack, so the whole internet reaches the endpoint"
+)
+SKIP_HOW = "set that listener's access control to the admin range by hand (ACK console: Cluster Information, Set access control) and add guardrails.skip {rule: AIT033, reason: …}"
 
 
 def audit_log(plan: Plan) -> Iterator[tuple[str, str]]:
@@ -123,6 +141,19 @@ def _management_shown(management: Any) -> str:
     return ", ".join(f"{key}={management.get(key)!r}" for key in ("enable", "autoRepair"))
 
 
+def images_pinned(plan: Plan) -> Iterator[tuple[str, str]]:
+    """AIT038: every Deployment's container images are pinned by digest (a tag can be moved to other content)."""
+    for r in of_types(plan, (DEPLOYMENT,)):
+        containers = _get(r.inputs, "spec", "template", "spec", "containers")
+        for container in as_list(containers):
+            image = container.get("image") if isinstance(container, dict) else None
+            if isinstance(image, str) and not DIGEST_RE.search(image):
+                yield r.name, (
+                    f"container {container.get('name')!r} runs image {image!r}, a mutable tag: whoever controls the registry can change what the cluster runs;"
+                    " pin it as <image>@sha256:<64 hex> (kubernetes.operator_image), from a registry the cluster reaches (ACR)"
+                )
+
+
 def node_pool_public_ip(pool: PlannedResource) -> Iterator[str]:
     """AIT001 for a node pool: a bound EIP is a public address too (``scalingConfig.isBondEip``)."""
     if _get(pool.inputs, "scalingConfig", "isBondEip") is True:
@@ -138,12 +169,18 @@ def _get(inputs: dict[str, Any], *path: str) -> Any:
 
 RULES: tuple[Rule, ...] = (
     Rule(
-        "AIT033", "error", "the ACK API server is private unless an admin range is set", api_server_private,
+        "AIT033", "error", "the ACK API server is private (a public one needs a reasoned skip)", api_server_private,
         rationale=(
             "an API server on the internet is one leaked kubeconfig from the whole cluster; slb_internet_enabled defaults to true"
-            " (pulumi-alicloud 4.0.0 cs.ManagedKubernetes docstring); docs/sources/security-and-data-safety.md §7 rule 8 (no internet ingress) applied to the control plane"
+            " (pulumi-alicloud 4.0.0 cs.ManagedKubernetes docstring), and the only restriction ACK documents is the access control of the"
+            " 6443 listener on the CLB it creates (https://www.alibabacloud.com/help/en/ack/cluster-access-control), which no"
+            " pulumi-alicloud 4.0.0 argument sets; docs/sources/security-and-data-safety.md §7 rule 8 (no internet ingress) applied to the control plane"
         ),
-        fix="set slbInternetEnabled false (and endpointType private), reach the API server from the VPC or the login node; or set network.admin_cidr",
+        fix=(
+            "set slbInternetEnabled false (and endpointType private) and reach the API server from the VPC or the login node;"
+            " network.admin_cidr does not restrict it (the API cannot): a public endpoint needs its CLB listener's access control"
+            " set by hand and guardrails.skip {rule: AIT033, reason: …}"
+        ),
         references=(8,),
     ),
     Rule(
@@ -174,5 +211,14 @@ RULES: tuple[Rule, ...] = (
             " ACK auto repair needs ack-node-problem-detector and node-lifecycle-controller (cs.NodePool management, SDK 4.0.0)"
         ),
         fix="set management {enable: true, autoRepair: true} on every cs.NodePool and install both add-ons on the cluster",
+    ),
+    Rule(
+        "AIT038", "warning", "cluster workloads run images pinned by digest", images_pinned,
+        rationale=(
+            "a tag is a pointer the registry owner can move: the training operator runs cluster-wide with RBAC over pods and jobs,"
+            " so what it runs should be fixed by content (image digest, OCI image spec); Kubeflow publishes the v1.9.0 image by tag only"
+            " (manifests/overlays/standalone/kustomization.yaml), so aitrain cannot ship a digest it has not seen"
+        ),
+        fix="copy the operator image to your registry (ACR), read its digest, and set kubernetes.operator_image to <registry>/<repo>@sha256:<digest>",
     ),
 )

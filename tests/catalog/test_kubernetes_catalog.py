@@ -51,7 +51,7 @@ def test_default_addons_add_the_erdma_controller_only_for_erdma():
     ack = load_catalog().kubernetes
     plain = [a.name for a in ack.default_addons(erdma=False)]
     # The node problem detector and lifecycle controller run the node pools' auto repair (management.auto_repair).
-    assert plain == ["flannel", "csi-plugin", "csi-provisioner", "logtail-ds", "ack-node-problem-detector", "node-lifecycle-controller"]
+    assert plain == ["terway-eniip", "csi-plugin", "csi-provisioner", "logtail-ds", "ack-node-problem-detector", "node-lifecycle-controller"]
     assert [a.name for a in ack.default_addons(erdma=True)] == [*plain, "ack-erdma-controller"]
     assert all(a.version == "" for a in ack.addons)
     (erdma,) = [a for a in ack.addons if a.name == "ack-erdma-controller"]
@@ -85,14 +85,14 @@ def test_is_default_must_be_a_boolean(data):
 
 
 def test_addon_config_must_be_a_json_object(data):
-    replace_line(data, "kubernetes_addons.csv", "flannel,", "flannel,,not-json,always,https://example.com/a,2026-11-30,")
+    replace_line(data, "kubernetes_addons.csv", "terway-eniip,", "terway-eniip,,not-json,always,https://example.com/a,2026-11-30,")
     assert "kubernetes_addons.csv line 2, column 'config': must be a JSON object or empty" in message(data)
-    replace_line(data, "kubernetes_addons.csv", "flannel,", "flannel,,[1],always,https://example.com/a,2026-11-30,")
+    replace_line(data, "kubernetes_addons.csv", "terway-eniip,", "terway-eniip,,[1],always,https://example.com/a,2026-11-30,")
     assert "kubernetes_addons.csv line 2, column 'config': must be a JSON object or empty (got '[1]')" in message(data)
 
 
 def test_addon_when_is_a_known_condition(data):
-    replace_line(data, "kubernetes_addons.csv", "flannel,", "flannel,,,sometimes,https://example.com/a,2026-11-30,")
+    replace_line(data, "kubernetes_addons.csv", "terway-eniip,", "terway-eniip,,,sometimes,https://example.com/a,2026-11-30,")
     assert "column 'when': must be one of always, erdma" in message(data)
 
 
