@@ -149,6 +149,15 @@ class DataBucket(pulumi.ComponentResource):
         return log_bucket
 
 
+def _abort_multipart_uploads() -> alicloud.oss.BucketLifecycleRuleArgs:
+    """Abandoned multipart uploads are aborted bucket-wide (their parts are billed until then)."""
+    return alicloud.oss.BucketLifecycleRuleArgs(
+        id="abort-multipart-uploads",
+        enabled=True,
+        abort_multipart_uploads=[alicloud.oss.BucketLifecycleRuleAbortMultipartUploadArgs(days=ABORT_MULTIPART_DAYS)],
+    )
+
+
 def _lifecycle_rules(checkpoint_prefix: str, noncurrent_days: int) -> list[alicloud.oss.BucketLifecycleRuleArgs]:
     """Old checkpoint versions expire; abandoned multipart uploads are aborted bucket-wide."""
     return [
@@ -161,11 +170,7 @@ def _lifecycle_rules(checkpoint_prefix: str, noncurrent_days: int) -> list[alicl
             # or CreatedBeforeDate", pulumi_alicloud 4.0.0 oss/_inputs.py), so deleted checkpoints leave nothing.
             expirations=[alicloud.oss.BucketLifecycleRuleExpirationArgs(expired_object_delete_marker=True)],
         ),
-        alicloud.oss.BucketLifecycleRuleArgs(
-            id="abort-multipart-uploads",
-            enabled=True,
-            abort_multipart_uploads=[alicloud.oss.BucketLifecycleRuleAbortMultipartUploadArgs(days=ABORT_MULTIPART_DAYS)],
-        ),
+        _abort_multipart_uploads(),
     ]
 
 
@@ -180,11 +185,7 @@ def _log_lifecycle_rules(log_days: int, noncurrent_days: int) -> list[alicloud.o
             expirations=[alicloud.oss.BucketLifecycleRuleExpirationArgs(days=log_days)],
             noncurrent_version_expirations=[alicloud.oss.BucketLifecycleRuleNoncurrentVersionExpirationArgs(days=noncurrent_days)],
         ),
-        alicloud.oss.BucketLifecycleRuleArgs(
-            id="abort-multipart-uploads",
-            enabled=True,
-            abort_multipart_uploads=[alicloud.oss.BucketLifecycleRuleAbortMultipartUploadArgs(days=ABORT_MULTIPART_DAYS)],
-        ),
+        _abort_multipart_uploads(),
     ]
 
 
