@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from blueprints.cli import app
-from blueprints.export import ExportError, load_terraform_names, snake, to_terraform, to_terraform_json
+from blueprints.export import ExportError, kubernetes_objects, left_out, load_terraform_names, snake, to_terraform, to_terraform_json
 from blueprints.export.names import parse_terraform_names, tf_identifier, tf_identifiers
 from blueprints.plan import Plan, PlannedResource
 from blueprints.stackconfig import preset_names
@@ -32,12 +32,24 @@ def plan_of(name: str) -> Plan:
     return _CACHE[name]
 
 
-# Every preset the export writes; a kubernetes-pool plan holds Kubernetes objects, which the export refuses (below).
-PLANS = [*(p for p in preset_names() if p != "kubernetes-training"), "erdma-login"]
+# Every preset and the eRDMA variant; a kubernetes-pool plan holds Kubernetes objects, so it is exported with
+# cloud_only (its alicloud side; without the option the export refuses it, below).
+PLANS = [*preset_names(), "erdma-login"]
+assert "kubernetes-training" in PLANS
+
+
+def cloud_only(name: str) -> bool:
+    return name == "kubernetes-training"
+
+
+def export_of(name: str) -> dict:
+    """The export of a preset as `make scan` writes it (kubernetes-training with cloud_only)."""
+    return to_terraform(plan_of(name), cloud_only=cloud_only(name))
 
 
 def managed(plan: Plan) -> list[PlannedResource]:
-    return [r for r in plan.resources if r.custom and not r.type.startswith("pulumi:providers:")]
+    """The alicloud resources the export writes (Kubernetes objects are never written)."""
+    return [r for r in plan.resources if r.custom and not r.type.startswith(("pulumi:providers:", "kubernetes:"))]
 
 
 def tf_body(document: dict, resource: PlannedResource) -> dict:
@@ -56,7 +68,7 @@ def tiny_plan(*resources: PlannedResource, outputs: dict | None = None) -> Plan:
 @pytest.mark.parametrize("name", PLANS)
 def test_every_preset_exports_every_managed_resource_once(name):
     plan = plan_of(name)
-    document = to_terraform(plan)
+    document = export_of(name)
     exported = sorted((tf_type, ident) for tf_type, named in document["resource"].items() for ident in named)
     expected = sorted((load_terraform_names().of(r.type).tf_type, tf_identifier(r.name)) for r in managed(plan))
     assert exported == expected and len(expected) > 20
@@ -69,7 +81,7 @@ def test_every_preset_exports_every_managed_resource_once(name):
 
 @pytest.mark.parametrize("name", PLANS)
 def test_every_reference_resolves_to_a_declared_resource_and_attribute_names_are_terraform_names(name):
-    document = to_terraform(plan_of(name))
+    document = export_of(name)
     text = json.dumps(document)
     references = _TF_REFERENCE.findall(text)
     assert references, "the presets wire resources together: references expected"
@@ -98,7 +110,7 @@ def _attribute_names(body: dict, prefix: str = "") -> set[str]:
 @pytest.mark.parametrize("name", PLANS)
 def test_every_exported_name_is_documented_by_the_terraform_provider(name):
     """Catches a field whose snake_case form is not its Terraform name (the data file then needs a rename)."""
-    document = to_terraform(plan_of(name))
+    document = export_of(name)
     for tf_type, named in document["resource"].items():
         for ident, body in named.items():
             unknown = _attribute_names(body) - set(DOCUMENTED[tf_type])
@@ -115,7 +127,7 @@ def test_every_mapped_type_has_its_documented_arguments():
 @pytest.mark.parametrize("name", PLANS)
 def test_top_level_scalar_values_equal_the_plans(name):
     plan = plan_of(name)
-    document = to_terraform(plan)
+    document = export_of(name)
     names = load_terraform_names()
     compared = 0
     for r in managed(plan):
@@ -178,10 +190,10 @@ def test_protect_ignore_changes_and_depends_on_become_lifecycle_and_depends_on(m
 @pytest.mark.parametrize("name", PLANS)
 def test_export_is_deterministic_and_independent_of_resource_order(name):
     plan = plan_of(name)
-    text = to_terraform_json(plan)
-    assert text == to_terraform_json(plan)
+    text = to_terraform_json(plan, cloud_only=cloud_only(name))
+    assert text == to_terraform_json(plan, cloud_only=cloud_only(name))
     reordered = dataclasses.replace(plan, resources=tuple(reversed(plan.resources)))
-    assert to_terraform_json(reordered) == text
+    assert to_terraform_json(reordered, cloud_only=cloud_only(name)) == text
     assert text.endswith("}\n") and json.loads(text)
 
 
@@ -378,6 +390,7 @@ def test_cli_refuses_a_plan_with_kubernetes_objects_with_exit_2_and_writes_nothi
     result = runner.invoke(app, ["export", "terraform", "autoscaling-training", "--out", str(tmp_path / "tf")])
     assert result.exit_code == 2
     assert "error: cannot export t to Terraform: the plan holds Kubernetes objects (kubernetes:core/v1:PersistentVolume)" in result.stderr
+    assert "pass --cloud-only" in result.stderr
     assert "Traceback" not in result.stderr and not (tmp_path / "tf").exists()
 
 
@@ -388,4 +401,66 @@ def test_the_kubernetes_preset_is_refused_with_exit_2_and_nothing_written(tmp_pa
     out = tmp_path / "tf"
     done = subprocess.run([sys.executable, "-m", "blueprints.cli", "export", "terraform", "kubernetes-training", "--out", str(out)], capture_output=True, text=True)
     assert done.returncode == 2 and "Kubernetes objects (kubernetes:admissionregistration.k8s.io/v1:ValidatingWebhookConfiguration" in done.stderr
+    assert "pass --cloud-only to write the alicloud resources alone" in done.stderr
     assert "Traceback" not in done.stderr and not (out / "main.tf.json").exists()
+
+
+# ---- --cloud-only (issue 26): the cloud side of a kubernetes-pool plan, what is left out named ----
+
+# The alicloud types the kubernetes-training preset creates, as Terraform types.
+K8S_CLOUD_TYPES = {
+    "alicloud_cs_managed_kubernetes", "alicloud_cs_kubernetes_node_pool", "alicloud_cs_autoscaling_config",
+    "alicloud_ram_role", "alicloud_ram_policy", "alicloud_ram_role_policy_attachment",
+    "alicloud_vpc", "alicloud_vswitch", "alicloud_security_group", "alicloud_security_group_rule", "alicloud_nat_gateway",
+    "alicloud_eip_address", "alicloud_eip_association", "alicloud_snat_entry",
+    "alicloud_nas_file_system", "alicloud_nas_mount_target", "alicloud_nas_access_group", "alicloud_nas_access_rule", "alicloud_nas_auto_snapshot_policy",
+    "alicloud_oss_bucket", "alicloud_oss_bucket_acl", "alicloud_oss_bucket_https_config", "alicloud_oss_bucket_logging", "alicloud_oss_bucket_policy",
+    "alicloud_oss_bucket_public_access_block", "alicloud_oss_bucket_server_side_encryption", "alicloud_oss_bucket_versioning",
+}
+
+
+def test_cloud_only_export_of_the_kubernetes_preset_writes_its_alicloud_side_and_names_what_it_left_out():
+    plan = plan_of("kubernetes-training")
+    document = json.loads(to_terraform_json(plan, cloud_only=True))
+    assert set(document["resource"]) == K8S_CLOUD_TYPES
+    assert not [t for t in document["resource"] if "kubernetes" in t and not t.startswith("alicloud_cs_")]
+    assert document["provider"] == {"alicloud": [{"region": "cn-shanghai"}]}
+    assert len(document["resource"]["alicloud_cs_kubernetes_node_pool"]) == 2
+    # The node pools' auto repair reaches Terraform as the block checkov's CKV_ALI_31 reads (management/auto_repair).
+    for pool in document["resource"]["alicloud_cs_kubernetes_node_pool"].values():
+        assert pool["management"][0]["auto_repair"] is True
+    skipped = kubernetes_objects(plan)
+    assert len(skipped) == 17 and {r.type for r in skipped} >= {"kubernetes:apps/v1:Deployment", "pulumi:providers:kubernetes"}
+    assert "Cloud side only (--cloud-only): 16 Kubernetes objects left out: kubernetes:admissionregistration.k8s.io/v1:ValidatingWebhookConfiguration, " in document["//"]
+    assert document["//"].endswith("kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding, and 1 pulumi:providers:kubernetes; they are deployed by Pulumi, not by this file.")
+    assert "kubernetes:core/v1:PersistentVolume (2)" in document["//"]
+    text = json.dumps(document)
+    for r in skipped:
+        assert tf_identifier(r.name) not in text, r.name
+
+
+def test_cloud_only_changes_nothing_on_a_plan_without_kubernetes_objects(medical_plan):
+    assert to_terraform_json(medical_plan, cloud_only=True) == to_terraform_json(medical_plan)
+    assert kubernetes_objects(medical_plan) == []
+
+
+def test_cloud_only_refuses_an_alicloud_resource_that_needs_a_left_out_object():
+    network = resource("alicloud:vpc/network:Network", "net", {"description": "${ns.metadata}"})
+    ns = resource("kubernetes:core/v1:Namespace", "ns", {})
+    with pytest.raises(ExportError, match="net refers to 'ns', a Kubernetes object the cloud-only export leaves out"):
+        to_terraform(tiny_plan(network, ns), cloud_only=True)
+
+
+def test_left_out_counts_kinds_and_the_provider():
+    objects = [resource("kubernetes:core/v1:Namespace", n, {}) for n in ("a", "b")] + [resource("pulumi:providers:kubernetes", "k", {})]
+    assert left_out(objects) == "2 Kubernetes objects left out: kubernetes:core/v1:Namespace (2), and 1 pulumi:providers:kubernetes"
+    assert left_out(objects[:1]) == "1 Kubernetes object left out: kubernetes:core/v1:Namespace"
+
+
+def test_cli_cloud_only_writes_the_cloud_side_and_says_what_it_left_out(tmp_path):
+    plan = plan_of("kubernetes-training")
+    result = runner.invoke(app, ["export", "terraform", "kubernetes-training", "--cloud-only", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "main.tf.json").read_text(encoding="utf-8") == to_terraform_json(plan, cloud_only=True)
+    assert f"wrote {tmp_path / 'main.tf.json'} ({len(managed(plan))} resources of kubernetes-training); cloud side only, 16 Kubernetes objects left out: " in result.output
+    assert len(managed(plan)) == 36
