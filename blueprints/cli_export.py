@@ -23,18 +23,20 @@ def terraform(
     stack_config: Annotated[Optional[Path], typer.Option("--stack-config", help="A Pulumi.<stack>.yaml: its aitrain:preset / aitrain:profile keys are read exactly as `pulumi up` reads them.")] = None,
     set_: Annotated[Optional[list[str]], typer.Option("--set", help="Override one profile field, PATH=VALUE (e.g. compute.nodes=16); repeatable, applied last.")] = None,
     today: Annotated[Optional[str], typer.Option("--today", help="Plan as if today were this date (YYYY-MM-DD); default: $AITRAIN_TODAY, else the system date.")] = None,
+    cloud_only: Annotated[bool, typer.Option("--cloud-only", help="For a plan with Kubernetes objects (kubernetes-pool): write its alicloud resources alone; the Kubernetes objects and their provider are left out and named.")] = False,
 ) -> None:
     """Write DIR/main.tf.json: the same resources and inputs as `aitrain plan`, under the Terraform provider's names.
 
     The plan is the offline run of the real program (same code, same inputs), so the export is what `pulumi up`
-    would create. Exit codes: 0 written; 1 the plan holds a resource type with no Terraform mapping (nothing is
-    written); 2 invalid input (no profile, a bad --set, --out not a directory).
+    would create. A plan with Kubernetes objects is refused unless --cloud-only, which writes the cloud side and
+    names what it left out. Exit codes: 0 written; 1 the plan holds a resource type with no Terraform mapping (nothing
+    is written); 2 invalid input (no profile, a bad --set, --out not a directory, Kubernetes objects without --cloud-only).
     """
     from blueprints import clock
     from blueprints.architectures import profile_models
     from blueprints.catalog import load_catalog
     from blueprints.errors import Problem, UserInputError
-    from blueprints.export import ExportError, NotExportable, to_terraform_json
+    from blueprints.export import ExportError, NotExportable, kubernetes_objects, left_out, to_terraform_json
     from blueprints.preview import preview
     from blueprints.stackconfig import engine_config, parse_overrides, preset_names, with_cli_inputs
 
@@ -47,7 +49,7 @@ def terraform(
     config = engine_config(stack_config) if stack_config else {}
     plan = preview(with_cli_inputs(config, preset, overrides), catalog=load_catalog(), today=day)
     try:
-        text = to_terraform_json(plan)
+        text = to_terraform_json(plan, cloud_only=cloud_only)
     except ExportError as exc:
         typer.echo(f"error: cannot export {plan.profile_name} to Terraform: {exc}", err=True)
         # A refusal (Kubernetes objects) answers what the user asked for: exit 2 like any bad input; else a bug (1).
@@ -58,8 +60,9 @@ def terraform(
         raise UserInputError("cannot write the export", [Problem("--out", str(out), f"{exc.strerror or exc}; give a writable directory")]) from None
     target = out / MAIN_FILE
     write_atomic(target, text)
-    resources = sum(1 for r in plan.resources if r.custom and not r.type.startswith("pulumi:providers:"))
-    typer.echo(f"wrote {target} ({resources} resources of {plan.profile_name})")
+    resources = sum(1 for r in plan.resources if r.custom and not r.type.startswith(("pulumi:providers:", "kubernetes:")))
+    skipped = kubernetes_objects(plan) if cloud_only else []
+    typer.echo(f"wrote {target} ({resources} resources of {plan.profile_name})" + (f"; cloud side only, {left_out(skipped)}" if skipped else ""))
 
 
 def register(app: typer.Typer) -> None:

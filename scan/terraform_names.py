@@ -15,11 +15,12 @@ import re
 import sys
 from typing import Any
 
-# Pulumi tokens aitrain's blueprints create today, plus those the security defaults of issue 9 add.
+# Pulumi tokens aitrain's blueprints create (the kubernetes-pool ones included: the export writes its cloud side).
 TOKENS = (
     "alicloud:actiontrail/trail:Trail",
     "alicloud:cms/alarm:Alarm",
     "alicloud:cms/alarmContactGroup:AlarmContactGroup",
+    "alicloud:cs/autoscalingConfig:AutoscalingConfig",
     "alicloud:cs/kubernetesAddon:KubernetesAddon",
     "alicloud:cs/managedKubernetes:ManagedKubernetes",
     "alicloud:cs/nodePool:NodePool",
