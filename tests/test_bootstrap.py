@@ -21,7 +21,8 @@ VALIDATOR = jsonschema.Draft4Validator(SCHEMA)
 
 GPUS = {
     "install_script": b.GpuSoftware(
-        "install_script", "570.133.20", "12.8.1", "9.8.0.87", fabric_manager=True, pytorch_version="2.5.1", pytorch_index_url="https://download.pytorch.org/whl/cu124"
+        "install_script", "570.133.20", "12.8.1", "9.8.0.87", fabric_manager=True, pytorch_version="2.5.1", pytorch_index_url="https://download.pytorch.org/whl/cu124",
+        pytorch_sha256=("9dde30f399ca22137455cca4d47140dfb7f4176e2d16a9729fc044eebfadb13a",), cuda_repo_key="EB693B3035CD5710E231E123A4B469963BF863CC",
     ),
     "driver_image": b.GpuSoftware("driver_image", None, None, None, fabric_manager=False),
     "none": b.GpuSoftware("none", None, None, None, fabric_manager=False),
