@@ -106,7 +106,7 @@ def test_a_keyring_with_another_key_stops_the_boot_before_dpkg(tmp_path):
     assert run.returncode == 1
     assert not [c for c in calls if c.startswith(("dpkg", "apt-get", "systemctl enable"))]  # nothing installed or started
     assert status["state"] == "failed"
-    assert status["detail"] == f"CUDA keyring holds key(s) {other}, not NVIDIA's {NVIDIA_FPR}: not installed"
+    assert status["detail"] == f"CUDA keyring has key(s) {other}, not NVIDIA's {NVIDIA_FPR}: not installed"
 
 
 @needs_tools
@@ -114,7 +114,7 @@ def test_a_keyring_that_adds_a_second_key_to_nvidias_is_refused_too(tmp_path):
     deb, fprs = keyring_deb(tmp_path, "cudatools", "extra")
     run, calls, status = run_ready(tmp_path, deb, fprs[0])
     assert run.returncode == 1 and status["state"] == "failed"
-    assert status["detail"] == f"CUDA keyring holds key(s) {' '.join(sorted(fprs))}, not NVIDIA's {fprs[0]}: not installed"
+    assert status["detail"] == f"CUDA keyring has key(s) {' '.join(sorted(fprs))}, not NVIDIA's {fprs[0]}: not installed"
     assert not [c for c in calls if c.startswith("dpkg")]
 
 
@@ -123,7 +123,7 @@ def test_a_package_without_any_key_is_refused(tmp_path):
     deb, _ = keyring_deb(tmp_path)  # no key exported: an empty keyring file
     run, calls, status = run_ready(tmp_path, deb, NVIDIA_FPR)
     assert run.returncode == 1
-    assert status["detail"] == f"CUDA keyring holds key(s) none, not NVIDIA's {NVIDIA_FPR}: not installed"
+    assert status["detail"] == f"CUDA keyring has key(s) none, not NVIDIA's {NVIDIA_FPR}: not installed"
 
 
 def test_the_catalog_carries_nvidias_published_fingerprint_and_the_node_script_checks_it():
@@ -132,7 +132,7 @@ def test_the_catalog_carries_nvidias_published_fingerprint_and_the_node_script_c
     assert software.cuda_repo_key_fingerprint == NVIDIA_FPR
     assert "NVIDIA/cuda-repo-management" in software.source and "EB69 3B30 35CD 5710 E231 E123 A4B4 6996 3BF8 63CC" in software.source
     node = files(yaml.safe_load(b.render_user_data(spec())))[b.NODE_SCRIPT_PATH]
-    assert f'[ "$f" = {NVIDIA_FPR} ] ||' in node
+    assert f"F={NVIDIA_FPR}\n" in node and '[ "$f" = "$F" ] ||' in node
 
 
 def test_a_fabric_manager_node_needs_a_fingerprint_and_a_bad_one_is_refused():

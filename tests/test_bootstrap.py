@@ -245,7 +245,8 @@ def test_pytorch_is_installed_into_its_venv_and_the_launcher_uses_it():
     # Before the driver install, which reboots the node and would cut the runcmd short.
     assert doc["runcmd"].index(f"{b.NODE_SCRIPT_PATH} pytorch") < doc["runcmd"].index(f"{b.NODE_SCRIPT_PATH} gpu-install")
     node = f[b.NODE_SCRIPT_PATH]
-    assert '/opt/aitrain/venv/bin/pip install -q "torch==2.5.1" --index-url https://download.pytorch.org/whl/cu124' in node
+    assert "V=/opt/aitrain/venv; [ -x $V/bin/torchrun ] && exit 0" in node
+    assert '$V/bin/pip install -q "torch==2.5.1" --index-url https://download.pytorch.org/whl/cu124' in node
     # Not ready without it: each boot retries the install, and a failure says so.
     assert '[ -x /opt/aitrain/venv/bin/torchrun ] || "$0" pytorch || { st failed "detail=PyTorch 2.5.1 could not be installed into /opt/aitrain/venv (pip)"; exit 1; }' in node
     assert "[ -d /opt/aitrain/venv/bin ] && PATH=/opt/aitrain/venv/bin:$PATH" in f[b.LAUNCHER_PATH]
