@@ -21,7 +21,8 @@ VALIDATOR = jsonschema.Draft4Validator(SCHEMA)
 
 GPUS = {
     "install_script": b.GpuSoftware(
-        "install_script", "570.133.20", "12.8.1", "9.8.0.87", fabric_manager=True, pytorch_version="2.5.1", pytorch_index_url="https://download.pytorch.org/whl/cu124"
+        "install_script", "570.133.20", "12.8.1", "9.8.0.87", fabric_manager=True, pytorch_version="2.5.1", pytorch_index_url="https://download.pytorch.org/whl/cu124",
+        pytorch_sha256=("9dde30f399ca22137455cca4d47140dfb7f4176e2d16a9729fc044eebfadb13a",), cuda_repo_key="EB693B3035CD5710E231E123A4B469963BF863CC",
     ),
     "driver_image": b.GpuSoftware("driver_image", None, None, None, fabric_manager=False),
     "none": b.GpuSoftware("none", None, None, None, fabric_manager=False),
@@ -244,7 +245,8 @@ def test_pytorch_is_installed_into_its_venv_and_the_launcher_uses_it():
     # Before the driver install, which reboots the node and would cut the runcmd short.
     assert doc["runcmd"].index(f"{b.NODE_SCRIPT_PATH} pytorch") < doc["runcmd"].index(f"{b.NODE_SCRIPT_PATH} gpu-install")
     node = f[b.NODE_SCRIPT_PATH]
-    assert '/opt/aitrain/venv/bin/pip install -q "torch==2.5.1" --index-url https://download.pytorch.org/whl/cu124' in node
+    assert "V=/opt/aitrain/venv; [ -x $V/bin/torchrun ] && exit 0" in node
+    assert '$V/bin/pip install -q "torch==2.5.1" --index-url https://download.pytorch.org/whl/cu124' in node
     # Not ready without it: each boot retries the install, and a failure says so.
     assert '[ -x /opt/aitrain/venv/bin/torchrun ] || "$0" pytorch || { st failed "detail=PyTorch 2.5.1 could not be installed into /opt/aitrain/venv (pip)"; exit 1; }' in node
     assert "[ -d /opt/aitrain/venv/bin ] && PATH=/opt/aitrain/venv/bin:$PATH" in f[b.LAUNCHER_PATH]

@@ -154,7 +154,7 @@ def test_hostile_values_keep_the_cloud_config_and_the_scripts_intact(where, name
 RECORD = '#!/bin/sh\nprintf "%s\\0" "$(basename "$0")" "$@" >>"$ARGV"\n'
 NODE_FAKES = {
     "bash": RECORD, "wget": RECORD, "curl": '#!/bin/sh\necho https://source.example\n', "nvidia-smi": "#!/bin/sh\nexit 1\n",
-    "python3": RECORD + 'mkdir -p "$3/bin" && cp "$0" "$3/bin/pip"\n',
+    "python3": RECORD + '[ "$1" = -m ] || exit 0; mkdir -p "$3/bin" && cp "$0" "$3/bin/pip"\n',
 }
 
 
@@ -191,6 +191,10 @@ def test_the_node_script_passes_each_catalog_value_as_one_argument(value, tmp_pa
     gpu = replace(spec().gpu, pytorch_version=value, pytorch_index_url=value + "i")
     calls = run_node(tmp_path, spec(gpu=gpu), "pytorch")
     assert calls[-1] == ["pip", "install", "-q", f"torch=={value}", "--index-url", value + "i"]
+    # First torch alone, hash-checked: the requirement line pip reads holds the version as written, then its digest.
+    requirement = tmp_path / "opt_aitrain_venv" / "torch.txt"
+    assert calls[-2] == ["pip", "install", "-q", "--no-deps", "--require-hashes", "-r", str(requirement), "--index-url", value + "i"]
+    assert requirement.read_text() == f"torch=={value} --hash=sha256:{gpu.pytorch_sha256[0]}\n"
 
     calls = run_node(tmp_path, spec(fabric=replace(spec().fabric, erdma_installer_version=value)), "erdma")
     assert calls[-1] == ["bash", "env_setup.sh", "--egs", "--url", f"http://mirrors.cloud.aliyuncs.com/erdma/erdma_installer-{value}.tar.gz"]

@@ -6,7 +6,7 @@ from abc import abstractmethod
 from typing import TYPE_CHECKING, Any
 
 from blueprints.architectures.base import FABRIC_SUMMARY, Blueprint, Foundation
-from blueprints.bootstrap import LAUNCHER_PATH, TORCH_VENV, BootSpec, Fabric, GpuSoftware, render_user_data
+from blueprints.bootstrap import LAUNCHER_PATH, TORCH_VENV, BootSpec, Fabric, GpuSoftware, boot_downloads, render_user_data
 from blueprints.layout import check_vswitch_room
 
 if TYPE_CHECKING:  # components load with the Pulumi SDK, only when resources are built (see base.py)
@@ -94,6 +94,8 @@ class EcsBlueprint(Blueprint):
             software.needs_fabric_manager(self.instance),
             pytorch_version=software.pytorch_version if torch else None,
             pytorch_index_url=software.pytorch_index_url if torch else None,
+            pytorch_sha256=software.pytorch_wheel_sha256 if torch else (),
+            cuda_repo_key=software.cuda_repo_key_fingerprint,
         )
 
     def node_software_summary(self) -> dict[str, Any]:
@@ -117,6 +119,8 @@ class EcsBlueprint(Blueprint):
                 )
             )
         out["fabric"] = FABRIC_SUMMARY[self.fabric_link]
+        # What each node downloads at boot and how it is checked; the unverified ones say so (blueprints/bootstrap).
+        out["boot_downloads"] = "; ".join(f"{what}: {check}" for what, check in boot_downloads(self.gpu_software(), Fabric(self.fabric_link)))  # type: ignore[arg-type]
         scratch = self.profile.compute.scratch(catalog)
         out["scratch_gib_per_node"] = scratch.gib
         out["scratch"] = (

@@ -94,6 +94,10 @@ class GpuSoftware:
     # PyTorch for torchrun (its wheels bring the CUDA runtime and NCCL), from this pip index; None: none installed.
     pytorch_version: str | None = None
     pytorch_index_url: str | None = None
+    # The torch wheels' sha256 (one per Python build) pip must match before it installs torch; empty: not checked.
+    pytorch_sha256: tuple[str, ...] = ()
+    # The OpenPGP fingerprint the CUDA repository keyring must hold before it is installed (Fabric Manager's apt source).
+    cuda_repo_key: str | None = None
 
 
 @dataclass(frozen=True)
@@ -205,8 +209,21 @@ def _check_values(spec: BootSpec) -> None:
             raise ValueError(f"BootSpec.{name}: {number!r} is not allowed; use a whole number")
 
 
+_FINGERPRINT_RE = re.compile(r"^[0-9A-F]{40}$")
+_SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
+
+
 def _check(spec: BootSpec) -> None:
     _check_values(spec)
+    gpu = spec.gpu
+    if gpu.cuda_repo_key is not None and not _FINGERPRINT_RE.match(gpu.cuda_repo_key):
+        raise ValueError(f"GpuSoftware.cuda_repo_key: {gpu.cuda_repo_key!r} is not allowed; use a 40-digit upper-case hex OpenPGP fingerprint")
+    if gpu.fabric_manager and gpu.cuda_repo_key is None:
+        raise ValueError("GpuSoftware: fabric_manager needs cuda_repo_key (the fingerprint the CUDA repository keyring is checked against)")
+    if not isinstance(gpu.pytorch_sha256, tuple) or not all(isinstance(h, str) and _SHA256_RE.match(h) for h in gpu.pytorch_sha256):
+        raise ValueError(f"GpuSoftware.pytorch_sha256: {gpu.pytorch_sha256!r} is not allowed; use a tuple of 64-digit lower-case hex sha256 digests")
+    if gpu.pytorch_sha256 and not gpu.pytorch_version:
+        raise ValueError("GpuSoftware: pytorch_sha256 needs pytorch_version (the wheels it checks)")
     if spec.gpus_per_node < 1:
         raise ValueError(f"BootSpec.gpus_per_node: {spec.gpus_per_node} is not allowed; use 1 or more (torchrun --nproc-per-node)")
     if spec.scratch_gib < 0:
@@ -243,6 +260,40 @@ def _values(spec: BootSpec) -> dict[str, object]:
         "torch_venv": TORCH_VENV,
         "boot_minutes": boot_minutes(spec.gpu),
     }
+
+
+def boot_downloads(gpu: GpuSoftware, fabric: Fabric) -> list[tuple[str, str]]:
+    """What a node downloads at boot and how each download is checked: ``(download, check)``, the unchecked ones
+    saying why (no published checksum or signature that we found, or a mirror documented only over plain HTTP)."""
+    out = [("distribution packages (cloud-init packages, apt/dnf)", "signed: the image's own repositories and keys")]
+    if gpu.method == "install_script":
+        out.append((
+            "Alibaba's auto_install_v4.0.sh (from the metadata source-address mirror) and what it fetches",
+            "UNVERIFIED: Alibaba publishes no checksum or signature for the script; it runs as root",
+        ))
+    if fabric.link == "erdma":
+        out.append((
+            "eRDMA env_setup.sh and installer (http://mirrors.cloud.aliyuncs.com/erdma/)",
+            "UNVERIFIED: no published checksum; plain HTTP, the only scheme Alibaba documents for this VPC-internal mirror",
+        ))
+    if gpu.fabric_manager:
+        out.append((
+            "NVIDIA cuda-keyring .deb (https://developer.download.nvidia.com), then nvidia-fabricmanager from that repository",
+            f"the keyring is installed only if its one key is NVIDIA's {gpu.cuda_repo_key} (else state=failed); "
+            "the packages after it are signed by that key (apt); on dnf images the image's configured repository",
+        ))
+    if gpu.pytorch_version:
+        out.append((
+            f"PyTorch {gpu.pytorch_version} wheel ({gpu.pytorch_index_url})",
+            f"pip --require-hashes against {len(gpu.pytorch_sha256)} sha256 digests from the catalog"
+            if gpu.pytorch_sha256
+            else "UNVERIFIED: the catalog has no sha256 for this wheel; HTTPS only",
+        ))
+        out.append((
+            "PyTorch's dependencies (nvidia-*, triton, sympy, ...)",
+            "UNVERIFIED: HTTPS only; hashing them all (pip --require-hashes) needs a lock of every dependency, which aitrain does not ship",
+        ))
+    return out
 
 
 def render_launcher(spec: BootSpec) -> str:
@@ -308,6 +359,7 @@ __all__ = [
     "Fabric",
     "GpuSoftware",
     "UserDataTooLarge",
+    "boot_downloads",
     "boot_minutes",
     "code_only",
     "nccl_env",

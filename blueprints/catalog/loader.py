@@ -121,6 +121,10 @@ def _load(directory: pathlib.Path) -> Catalog:
             raise _fail("gpu_software.csv", line, "image_name_regex", "is required for method driver_image and only for it")
         if bool(v["pytorch_version"]) != bool(v["pytorch_index_url"]):
             raise _fail("gpu_software.csv", line, "pytorch_index_url", "pytorch_version and pytorch_index_url go together (both empty: nodes get no PyTorch)")
+        if v["pytorch_wheel_sha256"] and not v["pytorch_version"]:
+            raise _fail("gpu_software.csv", line, "pytorch_wheel_sha256", "needs pytorch_version (the wheels these digests check)")
+        if v["fabric_manager_min_gpus"] and not v["cuda_repo_key_fingerprint"]:
+            raise _fail("gpu_software.csv", line, "cuda_repo_key_fingerprint", "is required with fabric_manager_min_gpus (nodes check NVIDIA's CUDA keyring against it)")
     gpu_software = {v["family"]: GpuSoftware(**v) for _, v in software_rows}
     missing = sorted({it.family for it in instance_types.values() if it.is_gpu} - set(gpu_software))
     if missing:

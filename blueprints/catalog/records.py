@@ -188,6 +188,8 @@ class GpuSoftware:
     fabric_manager_min_gpus: int | None
     pytorch_version: str | None
     pytorch_index_url: str | None
+    pytorch_wheel_sha256: tuple[str, ...]
+    cuda_repo_key_fingerprint: str | None
     source: str
     source_date: str
     notes: str

@@ -120,6 +120,23 @@ def _opt_version(raw: str) -> str | None:
     return _version(raw) if raw else None
 
 
+_SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
+_FINGERPRINT_RE = re.compile(r"^[0-9A-F]{40}$")
+
+
+def _sha256_list(raw: str) -> tuple[str, ...]:
+    digests = tuple(raw.split())
+    if not all(_SHA256_RE.match(d) for d in digests):
+        raise _CellError("must be sha256 digests (64 lower-case hex digits) separated by spaces, or empty (not checked)")
+    return digests
+
+
+def _opt_fingerprint(raw: str) -> str | None:
+    if raw and not _FINGERPRINT_RE.match(raw):
+        raise _CellError("must be an OpenPGP fingerprint of 40 upper-case hex digits without spaces, or empty")
+    return raw or None
+
+
 def _opt_index_url(raw: str) -> str | None:
     if not raw:
         return None
@@ -317,6 +334,8 @@ GPU_SOFTWARE_SCHEMA: Schema = {
     "fabric_manager_min_gpus": lambda raw: _int_pos(raw) if raw else None,
     "pytorch_version": _opt_version,
     "pytorch_index_url": _opt_index_url,
+    "pytorch_wheel_sha256": _sha256_list,
+    "cuda_repo_key_fingerprint": _opt_fingerprint,
     "source": _text,
     "source_date": _date,
     "notes": str,
