@@ -94,6 +94,12 @@ def test_repair_addons_installed_as_their_own_resources_count() -> None:
     assert [f[0] for f in findings(plan(*secure(cluster=cluster(addons=[{"name": "flannel"}])), addons[0]))] == ["AIT037"]
 
 
+def test_a_pool_without_repair_is_one_finding_even_in_a_cluster_without_the_repair_addons() -> None:
+    """The missing add-ons matter only once repair is on: an unmanaged pool is told to turn it on, once."""
+    bare = secure(cluster=cluster(addons=[{"name": "flannel"}]), pool=pool(management=None))
+    assert [(rule, name, message.split(":")[0]) for rule, name, message in findings(plan(*bare))] == [("AIT037", "train-gpu", "management is not set")]
+
+
 @pytest.mark.parametrize(
     ("resources", "rule", "name", "words"),
     [

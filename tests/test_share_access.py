@@ -96,6 +96,12 @@ def test_ait006_refuses_a_rule_admitting_the_vpc(with_login):
                                                              " (the one host with a public address); admit the compute vSwitches only")]
 
 
+def test_without_a_vpc_a_public_source_is_one_finding_not_also_the_login_overlap(with_login):
+    """A component tested without its VPC: a rule admitting the internet is refused once, for what it is."""
+    no_vpc = dataclasses.replace(with_login, resources=tuple(r for r in with_login.resources if r.short_type != "vpc.Network"))
+    assert admitting(no_vpc, "0.0.0.0/0") == [(RULE, "access rule admits 0.0.0.0/0, which is not a private range (no VPC in this plan to compare with)")]
+
+
 def test_ait006_refuses_the_login_vswitch_and_what_is_wider_than_a_compute_vswitch(with_login, medical_plan):
     (finding,) = admitting(with_login, "10.20.240.0/28")
     assert "includes the login node's vSwitch 10.20.240.0/28" in finding[1]
