@@ -93,6 +93,6 @@ scan: $(STAMP) $(SCAN_STAMP)
 	$(BIN)/python scan/run.py --checkov $(SCAN_VENV)/bin/checkov
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) $(SCAN_VENV) .venv-3.* build *.egg-info .pytest_cache
 
 FORCE:
