@@ -6,8 +6,10 @@ Read with ``.get()`` throughout: a plan with ``"costs": {}`` renders "not priced
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any, Mapping, Sequence
 
+from blueprints.costing import cents, exact
 from blueprints.text import md_cell, md_text, plain, table
 
 # Lines of one resource type kept before the rest collapse into one summed row, when the plan must be summarised.
@@ -43,10 +45,10 @@ def line_row(line: Mapping[str, Any]) -> str:
 
 
 def _sum(values: Sequence[Any]) -> float | None:
-    """The sum, or None when any value is unknown (a partial sum would read as the whole)."""
+    """The sum, or None when any value is unknown (a partial sum would read as the whole); exact, as costing sums."""
     if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in values):
         return None
-    return float(sum(values))
+    return cents(sum((exact(v) for v in values), Decimal(0)))
 
 
 def collapse_lines(lines: Sequence[Mapping[str, Any]], keep: int = KEEP_PER_TYPE) -> tuple[list[Mapping[str, Any]], int]:
