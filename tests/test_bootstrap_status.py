@@ -12,16 +12,22 @@ from blueprints import runs
 from tests.test_bootstrap_launcher import Node
 
 
+def registered(tmp_path, *ips: str) -> tuple[Node, object]:
+    """A node whose registry holds ``ips``, and an empty run directory."""
+    node = Node(tmp_path, expected=len(ips))
+    node.register(list(ips))
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    return node, run_dir
+
+
 def status(run_dir) -> dict[str, str]:
     path = run_dir / f"{socket.gethostname()}.status"
     return dict(line.split("=", 1) for line in path.read_text().splitlines())
 
 
 def test_a_finished_run_records_rank_exit_code_and_times(tmp_path):
-    node = Node(tmp_path, expected=2)
-    node.register(["10.0.0.4", "10.0.0.5"])
-    run_dir = tmp_path / "run"
-    run_dir.mkdir()
+    node, run_dir = registered(tmp_path, "10.0.0.4", "10.0.0.5")
     result = node.run("--run-dir", str(run_dir), "--", "python", "train.py", self_ip="10.0.0.5")
     assert result.returncode == 0, result.stderr
     got = status(run_dir)
@@ -34,21 +40,15 @@ def test_a_finished_run_records_rank_exit_code_and_times(tmp_path):
 
 
 def test_a_failing_job_records_its_exit_code_and_the_launcher_returns_it(tmp_path):
-    node = Node(tmp_path, expected=1)
-    node.register(["10.0.0.4"])
+    node, run_dir = registered(tmp_path, "10.0.0.4")
     (tmp_path / "bin" / "torchrun").write_text("#!/bin/sh\nexit 3\n")
-    run_dir = tmp_path / "run"
-    run_dir.mkdir()
     result = node.run("--run-dir", str(run_dir), "--", "python", "train.py", self_ip="10.0.0.4")
     assert result.returncode == 3
     assert (status(run_dir)["state"], status(run_dir)["exit"]) == ("exited", "3")
 
 
 def test_a_refused_start_records_exit_2_and_why(tmp_path):
-    node = Node(tmp_path, expected=1)
-    node.register(["10.0.0.4"])
-    run_dir = tmp_path / "run"
-    run_dir.mkdir()
+    node, run_dir = registered(tmp_path, "10.0.0.4")
     result = node.run("--run-dir", str(run_dir), "--", "python", "train.py", self_ip="10.9.9.9")
     assert result.returncode == 2
     got = status(run_dir)
@@ -57,11 +57,8 @@ def test_a_refused_start_records_exit_2_and_why(tmp_path):
 
 
 def test_a_signal_to_the_process_group_is_recorded_as_cancelled(tmp_path):
-    node = Node(tmp_path, expected=1)
-    node.register(["10.0.0.4"])
+    node, run_dir = registered(tmp_path, "10.0.0.4")
     (tmp_path / "bin" / "torchrun").write_text("#!/bin/sh\nexec /bin/sleep 30\n")
-    run_dir = tmp_path / "run"
-    run_dir.mkdir()
     env = {**node.env, "AITRAIN_SELF_IP": "10.0.0.4"}
     proc = subprocess.Popen([str(node.launcher), "--nnodes", "1", "--run-dir", str(run_dir), "--", "python", "train.py"], env=env, start_new_session=True)
     try:
