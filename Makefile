@@ -45,7 +45,8 @@ test: $(STAMP)
 
 # Static guards (CI runs them before the tests): lint, strict types, the import contracts of the architecture.
 check: $(STAMP)
-	$(BIN)/ruff check blueprints tests bench infra
+	$(BIN)/ruff format --check blueprints tests bench infra policy scan
+	$(BIN)/ruff check blueprints tests bench infra policy scan
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 

@@ -49,7 +49,9 @@ def main() -> None:
 
     for preset in (name for name in preset_names() if name != "medical-imaging"):
         seconds = median_seconds(["plan", preset], runs)
-        print(f"aitrain plan {preset}: median {seconds:.3f} s over {runs} runs, ratio to medical-imaging {seconds / small:.2f}")
+        print(
+            f"aitrain plan {preset}: median {seconds:.3f} s over {runs} runs, ratio to medical-imaging {seconds / small:.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -33,7 +33,9 @@ def cli_wall_time(repeat: int) -> None:
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     wall, cpu = statistics.median(walls), statistics.median(cpus)
-    print(f"recommend CLI (examples/medical-imaging.yaml, table): median wall {wall:.3f} s (min {min(walls):.3f} s), CPU {cpu:.3f} s over {repeat} runs")
+    print(
+        f"recommend CLI (examples/medical-imaging.yaml, table): median wall {wall:.3f} s (min {min(walls):.3f} s), CPU {cpu:.3f} s over {repeat} runs"
+    )
     print(f"target {CLI_TARGET_S} s: wall/target = {wall / CLI_TARGET_S:.2f}, CPU/target = {cpu / CLI_TARGET_S:.2f}")
 
 
@@ -57,10 +59,20 @@ def main() -> None:
     catalog = load_catalog()
     recommend = functools.partial(choice.recommend, tiers=budget_tiers(limits()))
     # The medical-imaging case's workload: deadline and budget both bind, so every option is fully evaluated.
-    job = parse_job({
-        "name": "bench", "model_kind": "transformer", "params": 1.2e9, "tokens": 1.96e11, "dataset_tb": 100,
-        "ingest_tb_per_day": 100, "runs_per_year": 12, "deadline_days": 7, "budget_cny_per_year": 2e6, "max_nodes": args.max_nodes,
-    })
+    job = parse_job(
+        {
+            "name": "bench",
+            "model_kind": "transformer",
+            "params": 1.2e9,
+            "tokens": 1.96e11,
+            "dataset_tb": 100,
+            "ingest_tb_per_day": 100,
+            "runs_per_year": 12,
+            "deadline_days": 7,
+            "budget_cny_per_year": 2e6,
+            "max_nodes": args.max_nodes,
+        }
+    )
     recommend(job, catalog)  # warm-up: CSV loading and caches
     times = []
     evaluated = 0
@@ -71,7 +83,9 @@ def main() -> None:
         evaluated = rec.options_evaluated
     median = statistics.median(times)
     gpu_types = sum(1 for t in catalog.instance_types.values() if t.is_gpu)
-    print(f"recommend: catalog {catalog.version}, {gpu_types} GPU types × {args.max_nodes} node counts = {evaluated:,} options")
+    print(
+        f"recommend: catalog {catalog.version}, {gpu_types} GPU types × {args.max_nodes} node counts = {evaluated:,} options"
+    )
     print(f"median {median:.4f} s over {args.repeat} runs (min {min(times):.4f} s, max {max(times):.4f} s)")
     print(f"{evaluated / median:,.0f} options evaluated per second")
     if args.cli_repeat > 0:

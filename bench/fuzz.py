@@ -82,9 +82,18 @@ def plan_violations(plan: Plan, today: dt.date = TODAY, catalog: Any = None) -> 
             if len(tags) > ENGINE_MAX_TAGS:
                 out.append(f"{r.name}.{key}: {len(tags)} tags, the engine takes at most {ENGINE_MAX_TAGS}")
             for k, v in tags.items():
-                problems = [p for p in tag_problems(str(k), str(v)) if not (k in RESERVED_TAG_KEYS and "set by aitrain itself" in p)]
+                problems = [
+                    p
+                    for p in tag_problems(str(k), str(v))
+                    if not (k in RESERVED_TAG_KEYS and "set by aitrain itself" in p)
+                ]
                 out += [f"{r.name}.{key}: {p}" for p in problems]
-    out += _node_counts(plan) + _vswitches(plan) + _ess(plan, today) + (_capacity(plan, catalog) if catalog is not None else [])
+    out += (
+        _node_counts(plan)
+        + _vswitches(plan)
+        + _ess(plan, today)
+        + (_capacity(plan, catalog) if catalog is not None else [])
+    )
     return out
 
 
@@ -93,11 +102,23 @@ def _capacity(plan: Plan, catalog: Any) -> list[str]:
     out = []
     for r in plan.find("nas.FileSystem"):
         capacity = r.inputs.get("capacity")
-        tier = next((t for t in catalog.storage if t.file_system_type == r.inputs.get("fileSystemType") and t.storage_type == r.inputs.get("storageType")), None)
+        tier = next(
+            (
+                t
+                for t in catalog.storage
+                if t.file_system_type == r.inputs.get("fileSystemType")
+                and t.storage_type == r.inputs.get("storageType")
+            ),
+            None,
+        )
         if capacity is None or tier is None:
             continue
-        if (tier.min_capacity_gib is not None and capacity < tier.min_capacity_gib) or (tier.max_capacity_gib is not None and capacity > tier.max_capacity_gib):
-            out.append(f"{r.name}: capacity {capacity} GiB outside {tier.kind}/{tier.tier}'s {tier.min_capacity_gib}–{tier.max_capacity_gib} GiB")
+        if (tier.min_capacity_gib is not None and capacity < tier.min_capacity_gib) or (
+            tier.max_capacity_gib is not None and capacity > tier.max_capacity_gib
+        ):
+            out.append(
+                f"{r.name}: capacity {capacity} GiB outside {tier.kind}/{tier.tier}'s {tier.min_capacity_gib}–{tier.max_capacity_gib} GiB"
+            )
     return out
 
 
@@ -105,7 +126,11 @@ def _node_counts(plan: Plan) -> list[str]:
     sets = plan.find("ecs.EcsInstanceSet")
     if not sets:
         return []
-    out = [f"{r.name}: amount {r.inputs.get('amount')} outside 1–100" for r in sets if not 1 <= int(r.inputs.get("amount", 0)) <= 100]
+    out = [
+        f"{r.name}: amount {r.inputs.get('amount')} outside 1–100"
+        for r in sets
+        if not 1 <= int(r.inputs.get("amount", 0)) <= 100
+    ]
     total = sum(int(r.inputs.get("amount", 0)) for r in sets)
     if not NODE_RANGE[0] <= total <= NODE_RANGE[1]:
         out.append(f"{total} nodes in instance sets, outside {NODE_RANGE[0]}–{NODE_RANGE[1]}")
@@ -132,7 +157,11 @@ def _vswitches(plan: Plan) -> list[str]:
 def _ess(plan: Plan, today: dt.date) -> list[str]:
     out = []
     for r in plan.find("ess.ScalingGroup"):
-        low, high, want = r.inputs.get("minSize"), r.inputs.get("maxSize"), r.inputs.get("desiredCapacity", r.inputs.get("minSize"))
+        low, high, want = (
+            r.inputs.get("minSize"),
+            r.inputs.get("maxSize"),
+            r.inputs.get("desiredCapacity", r.inputs.get("minSize")),
+        )
         if not (ESS_RANGE[0] <= low <= want <= high <= ESS_RANGE[1] and high >= 1):
             out.append(f"{r.name}: min {low} ≤ desired {want} ≤ max {high} (0–2000, max ≥ 1) does not hold")
     start = dt.datetime.combine(today, dt.time(), dt.timezone.utc)
@@ -142,10 +171,14 @@ def _ess(plan: Plan, today: dt.date) -> list[str]:
             out.append(f"{r.name}: min {low} ≤ desired {want} ≤ max {high} does not hold")
         launch = dt.datetime.strptime(r.inputs["launchTime"], "%Y-%m-%dT%H:%MZ").replace(tzinfo=dt.timezone.utc)
         if not start <= launch <= start + dt.timedelta(days=LAUNCH_WINDOW_DAYS):
-            out.append(f"{r.name}: launchTime {r.inputs['launchTime']} outside [{today}, {today} + {LAUNCH_WINDOW_DAYS} days]")
+            out.append(
+                f"{r.name}: launchTime {r.inputs['launchTime']} outside [{today}, {today} + {LAUNCH_WINDOW_DAYS} days]"
+            )
         end = dt.datetime.strptime(r.inputs["recurrenceEndTime"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc)
         if not launch < end <= start + dt.timedelta(days=RECURRENCE_WINDOW_DAYS):
-            out.append(f"{r.name}: recurrenceEndTime {r.inputs['recurrenceEndTime']} not after launch or beyond {today} + {RECURRENCE_WINDOW_DAYS} days")
+            out.append(
+                f"{r.name}: recurrenceEndTime {r.inputs['recurrenceEndTime']} not after launch or beyond {today} + {RECURRENCE_WINDOW_DAYS} days"
+            )
     return out
 
 
@@ -207,7 +240,13 @@ def shrink(case: Case, catalog: Any, workdir: Path, same: Any) -> Case:
     while changed:
         changed = False
         for i in range(len(case.mutations)):
-            trial = Case(case.preset, case.profile, case.stack_preset, case.mutations[:i] + case.mutations[i + 1:], case.document)
+            trial = Case(
+                case.preset,
+                case.profile,
+                case.stack_preset,
+                case.mutations[:i] + case.mutations[i + 1 :],
+                case.document,
+            )
             if same(run_case(trial, catalog, workdir)):
                 case, changed = trial, True
                 break
@@ -223,7 +262,12 @@ def _init(seed: int) -> None:
     from blueprints.catalog import load_catalog
 
     catalog = load_catalog()
-    _STATE.update(catalog=catalog, values=fuzzgen.Values(catalog), seed=seed, workdir=Path(tempfile.mkdtemp(prefix="aitrain-fuzz-")))
+    _STATE.update(
+        catalog=catalog,
+        values=fuzzgen.Values(catalog),
+        seed=seed,
+        workdir=Path(tempfile.mkdtemp(prefix="aitrain-fuzz-")),
+    )
 
 
 def _first(index: int) -> tuple[dict[str, Any], Case, Any]:
@@ -231,7 +275,13 @@ def _first(index: int) -> tuple[dict[str, Any], Case, Any]:
     case = fuzzgen.draw(_STATE["values"], _STATE["seed"], index)
     start = time.perf_counter()
     outcome, detail, violations = run_case(case, _STATE["catalog"], _STATE["workdir"])
-    result: dict[str, Any] = {"index": index, "outcome": outcome, "seconds": time.perf_counter() - start, "kinds": [m.kind for m in case.mutations], "paths": [m.path for m in case.mutations]}
+    result: dict[str, Any] = {
+        "index": index,
+        "outcome": outcome,
+        "seconds": time.perf_counter() - start,
+        "kinds": [m.kind for m in case.mutations],
+        "paths": [m.path for m in case.mutations],
+    }
     if outcome != "crash" and not violations:
         return result, case, None
     result.update(detail=detail, violations=violations, repro=case.repro())
@@ -266,7 +316,10 @@ def _replay(seed: int, index: int) -> dict[str, Any]:
     """How to rerun a draw the run could not finish, and its case, drawn here in the parent."""
     if "values" not in _STATE:
         _init(seed)
-    return {"replay": f"python bench/fuzz.py --seed {seed} --only {index}", "repro": fuzzgen.draw(_STATE["values"], seed, index).repro()}
+    return {
+        "replay": f"python bench/fuzz.py --seed {seed} --only {index}",
+        "repro": fuzzgen.draw(_STATE["values"], seed, index).repro(),
+    }
 
 
 RETRY_FACTOR = 3
@@ -290,7 +343,9 @@ def _supervised(indices: range, seed: int, jobs: int, timeout: float) -> Any:
             yield {**r, "first_try_seconds": first_try[r["index"]]}
 
 
-def fuzz(draws: int, seed: int = 0, jobs: int = 2, timeout: float = 20.0, start: int = 0, quiet: bool = False) -> dict[str, Any]:
+def fuzz(
+    draws: int, seed: int = 0, jobs: int = 2, timeout: float = 20.0, start: int = 0, quiet: bool = False
+) -> dict[str, Any]:
     """Run ``draws`` draws (indices ``start`` …) on ``jobs`` worker processes; return the summary.
 
     Each draw has ``timeout`` seconds, measured in this process: an overrunning worker is killed and restarted, and
@@ -315,7 +370,11 @@ def fuzz(draws: int, seed: int = 0, jobs: int = 2, timeout: float = 20.0, start:
         for n, r in enumerate(results, 1):
             counts[r["outcome"]] += 1
             if "first_try_seconds" in r:
-                tries = {"index": r["index"], "first_try_seconds": round(r["first_try_seconds"], 1), "seconds": round(r["seconds"], 1)}
+                tries = {
+                    "index": r["index"],
+                    "first_try_seconds": round(r["first_try_seconds"], 1),
+                    "seconds": round(r["seconds"], 1),
+                }
                 (timeouts if r["outcome"] == "timeout" else slow).append({**tries, **_replay(seed, r["index"])})
                 if r["outcome"] == "timeout":
                     continue
@@ -331,10 +390,16 @@ def fuzz(draws: int, seed: int = 0, jobs: int = 2, timeout: float = 20.0, start:
             if r.get("violations"):
                 counts["unsafe"] += 1
                 key = re.sub(r"\d+", "N", r["violations"][0].split(": ", 1)[-1])[:100]  # without the resource name
-                entry = unsafe.setdefault(key, {"count": 0, "index": r["index"], "violations": r["violations"][:5], "repro": r["repro"]})
+                entry = unsafe.setdefault(
+                    key, {"count": 0, "index": r["index"], "violations": r["violations"][:5], "repro": r["repro"]}
+                )
                 entry["count"] += 1
             if not quiet and n % 1000 == 0:
-                print(f"  {n:,}/{draws:,} draws, {time.perf_counter() - began:.0f} s: {dict(counts)}", file=sys.stderr, flush=True)
+                print(
+                    f"  {n:,}/{draws:,} draws, {time.perf_counter() - began:.0f} s: {dict(counts)}",
+                    file=sys.stderr,
+                    flush=True,
+                )
     finally:  # stops and kills the workers even when this loop fails
         getattr(results, "close", lambda: None)()
     wall = time.perf_counter() - began
@@ -342,12 +407,25 @@ def fuzz(draws: int, seed: int = 0, jobs: int = 2, timeout: float = 20.0, start:
     from blueprints.profile_parse import leaf_paths
 
     return {
-        "seed": seed, "draws": draws, "accepted": counts["accepted"], "rejected": counts["rejected"], "crashes": counts["crash"],
-        "distinct_crashes": len(crashes), "timeouts": len(timeouts), "slow": len(slow), "unsafe": counts["unsafe"], "distinct_unsafe": len(unsafe), "wall_seconds": round(wall, 1),
-        "draws_per_second": round(draws / wall, 1) if wall else None, "slowest_draw": {"seconds": round(slowest[0], 2), "index": slowest[1]},
+        "seed": seed,
+        "draws": draws,
+        "accepted": counts["accepted"],
+        "rejected": counts["rejected"],
+        "crashes": counts["crash"],
+        "distinct_crashes": len(crashes),
+        "timeouts": len(timeouts),
+        "slow": len(slow),
+        "unsafe": counts["unsafe"],
+        "distinct_unsafe": len(unsafe),
+        "wall_seconds": round(wall, 1),
+        "draws_per_second": round(draws / wall, 1) if wall else None,
+        "slowest_draw": {"seconds": round(slowest[0], 2), "index": slowest[1]},
         "paths_never_accepted_mutated": sorted(set(leaf_paths(profile_models())) - set(accepted_paths)),
-        "mutation_kinds": dict(sorted(kinds.items())), "crash_details": crashes, "unsafe_details": unsafe,
-        "timeout_details": sorted(timeouts, key=lambda t: t["index"]), "slow_details": sorted(slow, key=lambda t: t["index"]),
+        "mutation_kinds": dict(sorted(kinds.items())),
+        "crash_details": crashes,
+        "unsafe_details": unsafe,
+        "timeout_details": sorted(timeouts, key=lambda t: t["index"]),
+        "slow_details": sorted(slow, key=lambda t: t["index"]),
     }
 
 
@@ -356,7 +434,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--draws", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--timeout", type=float, default=20.0, help="seconds one draw may take (measured by the parent) before its worker is killed and the draw counts as timed out")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=20.0,
+        help="seconds one draw may take (measured by the parent) before its worker is killed and the draw counts as timed out",
+    )
     parser.add_argument("--only", type=int, help="run the one draw with this index and print its reproduction")
     parser.add_argument("--json", type=Path, help="also write the full summary (with reproductions) to this file")
     args = parser.parse_args(argv)
@@ -375,7 +458,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"    {line}")
             print("    repro: " + json.dumps(entry["repro"], ensure_ascii=True)[:1500])
     for entry in summary["slow_details"]:
-        print(f"\nslow: draw {entry['index']} overran {args.timeout:g} s ({entry['first_try_seconds']} s, killed), then finished in {entry['seconds']} s on its retry; replay: {entry['replay']}")
+        print(
+            f"\nslow: draw {entry['index']} overran {args.timeout:g} s ({entry['first_try_seconds']} s, killed), then finished in {entry['seconds']} s on its retry; replay: {entry['replay']}"
+        )
     for entry in summary["timeout_details"]:
         print(
             f"\ntimed out (a hang): draw {entry['index']} overran {args.timeout:g} s and, retried, {args.timeout * RETRY_FACTOR:g} s "
@@ -388,7 +473,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{summary['crashes']:,} crashes ({summary['distinct_crashes']} distinct), {summary['timeouts']:,} timed out ({summary['slow']} slow but finished on a retry), {summary['unsafe']:,} unsafe acceptances "
         f"({summary['distinct_unsafe']} distinct); {summary['wall_seconds']} s wall, {summary['draws_per_second']} draws/s"
     )
-    print(f"slowest draw: {summary['slowest_draw']}; paths never mutated in an accepted draw: {summary['paths_never_accepted_mutated'] or 'none'}")
+    print(
+        f"slowest draw: {summary['slowest_draw']}; paths never mutated in an accepted draw: {summary['paths_never_accepted_mutated'] or 'none'}"
+    )
     return 1 if summary["crashes"] or summary["unsafe"] or summary["timeouts"] else 0
 
 

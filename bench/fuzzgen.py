@@ -58,7 +58,11 @@ class Case:
         """The stack file as YAML text, or None when the draw uses no stack file."""
         if self.document is not None:
             return self.document
-        if self.profile is None and self.stack_preset is None and not any(m.route in ("stack", "config") for m in self.mutations):
+        if (
+            self.profile is None
+            and self.stack_preset is None
+            and not any(m.route in ("stack", "config") for m in self.mutations)
+        ):
             return None
         config: dict[str, Any] = {}
         if self.stack_preset is not None:
@@ -79,7 +83,12 @@ class Case:
 
     def repro(self) -> dict[str, Any]:
         """What reproduces the draw by hand: `aitrain plan [PRESET] --stack-config FILE --set ...`."""
-        return {"preset": self.preset, "stack_file": self.stack_text(), "sets": self.sets(), "kinds": [m.kind for m in self.mutations]}
+        return {
+            "preset": self.preset,
+            "stack_file": self.stack_text(),
+            "sets": self.sets(),
+            "kinds": [m.kind for m in self.mutations],
+        }
 
 
 def _set_path(data: Any, path: str, value: Any) -> Any:
@@ -110,7 +119,12 @@ def _scalar(value: Any) -> str:
 
 def _key(key: str) -> str:
     """Plain keys as people write them (``aitrain:profile``); anything odd double-quoted."""
-    return key if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.:-]*", key) and key.lower() not in ("y", "n", "yes", "no", "on", "off", "true", "false", "null") else _scalar(key)
+    return (
+        key
+        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.:-]*", key)
+        and key.lower() not in ("y", "n", "yes", "no", "on", "off", "true", "false", "null")
+        else _scalar(key)
+    )
 
 
 def emit_yaml(data: dict[str, Any], indent: int = 0) -> str:
@@ -128,16 +142,103 @@ def emit_yaml(data: dict[str, Any], indent: int = 0) -> str:
 # --- value pools ---------------------------------------------------------------------------------------
 
 HOSTILE_YAML = [
-    "&a [*a]", "&a {x: *a}", "[&a [x, x, x, x, x, x, x, x, x], &b [*a, *a, *a, *a, *a, *a, *a, *a, *a], &c [*b, *b, *b, *b, *b, *b, *b, *b, *b], &d [*c, *c, *c, *c, *c, *c, *c, *c, *c], &e [*d, *d, *d, *d, *d, *d, *d, *d, *d], &f [*e, *e, *e, *e, *e, *e, *e, *e, *e], &g [*f, *f, *f, *f, *f, *f, *f, *f, *f]]",
-    "19:00", "9:30", "24:00", "1:30:00", "2027-01-04", "2026-12-01", "2026-12-01T10:00:00Z", "2027-1-4",
-    "!!python/object:os.system", "!!python/object/apply:os.system ['true']", "!!python/name:builtins.print", "!!binary aGVsbG8=",
-    "!!set {a, b}", "!!omap [a: 1]", "!!timestamp 2027-01-04", "!!int 1:30", "!!float 1e3", "!!str 12", "!!int 12", "!!bool yes", "!!null ''",
-    "\tfoo", "a\tb", "{a: 1}: x", "? [a]\n: b", "'unterminated", "[unclosed", "{a: 1", "*undefined", "@reserved", "`tick", ": x", "- a\n- b",
-    "--- a\n--- b", "%YAML 1.2\n---\nx", "0x1F", "0o17", "017", "0b101", "1_000", "1e3", "1.0e+3", "+.inf", "-.inf", ".nan", "~", "null", "yes", "on",
-    "off", "NO", "y", "''", '""', "[]", "{}", "- ", "#comment", "a #comment", "x: y", "[1, [2, [3]]]", "\u00a0", "\ufeffx", "\x85", "a\x00b", "\x1b[31mred\x1b[0m",
-    "1" * 5000, "-" + "9" * 5000, "9" * 101, "9" * 100, "1e99999", "0." + "0" * 400 + "1", "&x 1", "[&x 1, *x]", "{<<: {a: 1}}", "<<: *x",
+    "&a [*a]",
+    "&a {x: *a}",
+    "[&a [x, x, x, x, x, x, x, x, x], &b [*a, *a, *a, *a, *a, *a, *a, *a, *a], &c [*b, *b, *b, *b, *b, *b, *b, *b, *b], &d [*c, *c, *c, *c, *c, *c, *c, *c, *c], &e [*d, *d, *d, *d, *d, *d, *d, *d, *d], &f [*e, *e, *e, *e, *e, *e, *e, *e, *e], &g [*f, *f, *f, *f, *f, *f, *f, *f, *f]]",
+    "19:00",
+    "9:30",
+    "24:00",
+    "1:30:00",
+    "2027-01-04",
+    "2026-12-01",
+    "2026-12-01T10:00:00Z",
+    "2027-1-4",
+    "!!python/object:os.system",
+    "!!python/object/apply:os.system ['true']",
+    "!!python/name:builtins.print",
+    "!!binary aGVsbG8=",
+    "!!set {a, b}",
+    "!!omap [a: 1]",
+    "!!timestamp 2027-01-04",
+    "!!int 1:30",
+    "!!float 1e3",
+    "!!str 12",
+    "!!int 12",
+    "!!bool yes",
+    "!!null ''",
+    "\tfoo",
+    "a\tb",
+    "{a: 1}: x",
+    "? [a]\n: b",
+    "'unterminated",
+    "[unclosed",
+    "{a: 1",
+    "*undefined",
+    "@reserved",
+    "`tick",
+    ": x",
+    "- a\n- b",
+    "--- a\n--- b",
+    "%YAML 1.2\n---\nx",
+    "0x1F",
+    "0o17",
+    "017",
+    "0b101",
+    "1_000",
+    "1e3",
+    "1.0e+3",
+    "+.inf",
+    "-.inf",
+    ".nan",
+    "~",
+    "null",
+    "yes",
+    "on",
+    "off",
+    "NO",
+    "y",
+    "''",
+    '""',
+    "[]",
+    "{}",
+    "- ",
+    "#comment",
+    "a #comment",
+    "x: y",
+    "[1, [2, [3]]]",
+    "\u00a0",
+    "\ufeffx",
+    "\x85",
+    "a\x00b",
+    "\x1b[31mred\x1b[0m",
+    "1" * 5000,
+    "-" + "9" * 5000,
+    "9" * 101,
+    "9" * 100,
+    "1e99999",
+    "0." + "0" * 400 + "1",
+    "&x 1",
+    "[&x 1, *x]",
+    "{<<: {a: 1}}",
+    "<<: *x",
 ]
-NASTY_SUFFIX = ["\n", "\r\n", "\r", "\t", " ", "\x00", "\x1b[31m", "\x7f", "\u2028", "\u202e", "\u200b", "\x85", "é", "😀", "\ud800"]
+NASTY_SUFFIX = [
+    "\n",
+    "\r\n",
+    "\r",
+    "\t",
+    " ",
+    "\x00",
+    "\x1b[31m",
+    "\x7f",
+    "\u2028",
+    "\u202e",
+    "\u200b",
+    "\x85",
+    "é",
+    "😀",
+    "\ud800",
+]
 
 
 class Values:
@@ -160,7 +261,14 @@ class Values:
         info = None
         for part in path.split("."):
             info = model.model_fields[part]
-            model = next((a for a in getattr(info.annotation, "__args__", (info.annotation,)) if isinstance(a, type) and issubclass(a, BaseModel)), None)
+            model = next(
+                (
+                    a
+                    for a in getattr(info.annotation, "__args__", (info.annotation,))
+                    if isinstance(a, type) and issubclass(a, BaseModel)
+                ),
+                None,
+            )
         return info
 
     def bounds(self, path: str) -> dict[str, float]:
@@ -187,20 +295,62 @@ class Values:
         special = {
             "blueprint": lambda: rng.choice(sorted(self.models)),
             "region": lambda: region,
-            "name": lambda: rng.choice("abcdefghijklmnopqrstuvwxyz") + "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789-") for _ in range(rng.randint(1, 22))) + rng.choice("abc123"),
-            "description": lambda: rng.choice(["", "Team A training", "A100 cluster — 8 × GPUs, 'quoted' \"text\" | pipes", "x" * 300, "## heading *stars* <b>html</b> [link](http://x)"]),
+            "name": lambda: (
+                rng.choice("abcdefghijklmnopqrstuvwxyz")
+                + "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789-") for _ in range(rng.randint(1, 22)))
+                + rng.choice("abc123")
+            ),
+            "description": lambda: rng.choice(
+                [
+                    "",
+                    "Team A training",
+                    "A100 cluster — 8 × GPUs, 'quoted' \"text\" | pipes",
+                    "x" * 300,
+                    "## heading *stars* <b>html</b> [link](http://x)",
+                ]
+            ),
             "compute.instance_type": lambda: rng.choice(self.gpu_types + self.aliases),
             "compute.image_id": lambda: rng.choice([None, "m-uf6abc123", "ubuntu_22_04_x64_20G_alibase_20230815.vhd"]),
             "storage.zone": lambda: rng.choice(zones + [None]),
             "network.zones": lambda: rng.sample(zones, rng.randint(0, min(4, len(zones)))),
-            "network.vpc_cidr": lambda: rng.choice(["10.0.0.0/8", "10.0.0.0/16", "172.16.0.0/12", "192.168.0.0/16", "10.20.0.0/16", "192.168.1.0/24", "10.128.0.0/9", "172.16.0.0/20", "10.1.0.0/17"]),
-            "network.admin_cidr": lambda: rng.choice([None, "203.0.113.0/24", "198.51.100.7/32", "10.0.0.0/16", "100.64.0.0/16", "203.0.113.0/28"]),
+            "network.vpc_cidr": lambda: rng.choice(
+                [
+                    "10.0.0.0/8",
+                    "10.0.0.0/16",
+                    "172.16.0.0/12",
+                    "192.168.0.0/16",
+                    "10.20.0.0/16",
+                    "192.168.1.0/24",
+                    "10.128.0.0/9",
+                    "172.16.0.0/20",
+                    "10.1.0.0/17",
+                ]
+            ),
+            "network.admin_cidr": lambda: rng.choice(
+                [None, "203.0.113.0/24", "198.51.100.7/32", "10.0.0.0/16", "100.64.0.0/16", "203.0.113.0/28"]
+            ),
             "storage.throughput_tier": lambda: rng.choice([t for _, t in self.tiers]),
-            "cost.off_hours.timezone": lambda: rng.choice(["Asia/Shanghai", "UTC", "America/New_York", "Pacific/Kiritimati", "Pacific/Pago_Pago", "Australia/Lord_Howe", "Asia/Kathmandu", "Europe/London"]),
+            "cost.off_hours.timezone": lambda: rng.choice(
+                [
+                    "Asia/Shanghai",
+                    "UTC",
+                    "America/New_York",
+                    "Pacific/Kiritimati",
+                    "Pacific/Pago_Pago",
+                    "Australia/Lord_Howe",
+                    "Asia/Kathmandu",
+                    "Europe/London",
+                ]
+            ),
             "cost.off_hours.work_start": lambda: f"{rng.randint(0, 11):02d}:{rng.choice([0, 15, 30, 59]):02d}",
             "cost.off_hours.work_end": lambda: f"{rng.randint(12, 23):02d}:{rng.choice([0, 1, 30, 59]):02d}",
-            "cost.off_hours.start_date": lambda: rng.choice([None, (TODAY + dt.timedelta(days=rng.randint(1, 89))).isoformat()]),
-            "tags": lambda: {f"k{i}-{rng.randint(0, 99)}": rng.choice(["", "v", "team-a", "x" * 128, "值"]) for i in range(rng.randint(0, 18))},
+            "cost.off_hours.start_date": lambda: rng.choice(
+                [None, (TODAY + dt.timedelta(days=rng.randint(1, 89))).isoformat()]
+            ),
+            "tags": lambda: {
+                f"k{i}-{rng.randint(0, 99)}": rng.choice(["", "v", "team-a", "x" * 128, "值"])
+                for i in range(rng.randint(0, 18))
+            },
         }
         if path in special:
             return special[path]()
@@ -220,45 +370,136 @@ class Values:
     def boundary(self, rng: random.Random, path: str) -> Any:
         """min-1, min, max, max+1 and their textual cousins."""
         if path in ("name",):
-            return rng.choice(["ab", "abc", "a" * 24, "a" * 25, "a-", "-ab", "1ab", "Abc", "ab_c", "abc\n", "a--b", "a" * 23 + "-"])
+            return rng.choice(
+                ["ab", "abc", "a" * 24, "a" * 25, "a-", "-ab", "1ab", "Abc", "ab_c", "abc\n", "a--b", "a" * 23 + "-"]
+            )
         if path == "description":
             return rng.choice(["x" * 300, "x" * 301, "é" * 300])
         if path == "cost.off_hours.start_date":
-            return (TODAY + dt.timedelta(days=rng.choice([-1, 0, 1, 89, 90, 91, 365]))).isoformat() if rng.random() < 0.7 else rng.choice(["0001-01-01", "9999-12-31", "2026-02-29", "2028-02-29", "2026-13-01"])
+            return (
+                (TODAY + dt.timedelta(days=rng.choice([-1, 0, 1, 89, 90, 91, 365]))).isoformat()
+                if rng.random() < 0.7
+                else rng.choice(["0001-01-01", "9999-12-31", "2026-02-29", "2028-02-29", "2026-13-01"])
+            )
         if path.endswith(("work_start", "work_end")):
             return rng.choice(["00:00", "23:59", "24:00", "00:60", "9:00", "09:00:00", "09:00 ", " 09:00", "0900"])
         if path == "tags":
-            return rng.choice([
-                {f"k{i}": "v" for i in range(18)}, {f"k{i}": "v" for i in range(19)}, {"k" * 128: "v" * 128}, {"k" * 129: "v"}, {"k": "v" * 129}, {"": "v"},
-                {"aliyun-team": "v"}, {"Aliyun": "v"}, {"ACS:x": "v"}, {"k": "acs:v"}, {"k": "ACS:v"}, {"https://x": "v"}, {"k": "see HTTP://x"}, {"managed-by": "me"},
-                {"aitrain-component": "x"}, {"k\n": "v"}, {"k": "v\x1b[0m"}, {"k": ""}, {"值": "值" * 128}, {"k": "v" * 128}, {"acs": "v"}, {"aliyu": "v"},
-            ])
+            return rng.choice(
+                [
+                    {f"k{i}": "v" for i in range(18)},
+                    {f"k{i}": "v" for i in range(19)},
+                    {"k" * 128: "v" * 128},
+                    {"k" * 129: "v"},
+                    {"k": "v" * 129},
+                    {"": "v"},
+                    {"aliyun-team": "v"},
+                    {"Aliyun": "v"},
+                    {"ACS:x": "v"},
+                    {"k": "acs:v"},
+                    {"k": "ACS:v"},
+                    {"https://x": "v"},
+                    {"k": "see HTTP://x"},
+                    {"managed-by": "me"},
+                    {"aitrain-component": "x"},
+                    {"k\n": "v"},
+                    {"k": "v\x1b[0m"},
+                    {"k": ""},
+                    {"值": "值" * 128},
+                    {"k": "v" * 128},
+                    {"acs": "v"},
+                    {"aliyu": "v"},
+                ]
+            )
         if path in ("network.vpc_cidr", "network.admin_cidr"):
-            return rng.choice(["10.0.0.0/7", "10.0.0.0/8", "10.0.0.0/24", "10.0.0.0/25", "0.0.0.0/0", "10.0.0.0/15", "203.0.113.0/16", "10.0.0.1/16", "::/0", "fd00::/8", "10.0.0.0/32"])
+            return rng.choice(
+                [
+                    "10.0.0.0/7",
+                    "10.0.0.0/8",
+                    "10.0.0.0/24",
+                    "10.0.0.0/25",
+                    "0.0.0.0/0",
+                    "10.0.0.0/15",
+                    "203.0.113.0/16",
+                    "10.0.0.1/16",
+                    "::/0",
+                    "fd00::/8",
+                    "10.0.0.0/32",
+                ]
+            )
         b = self.bounds(path)
         if b:
             low, high = b.get("ge", b.get("gt")), b.get("le", b.get("lt"))
             step = 1 if int in self.kinds(path) else rng.choice([1, 1e-9, 0.5])
-            return rng.choice([v for v in (low - step, low, low + step, high - step, high, high + step) if v is not None])
+            return rng.choice(
+                [v for v in (low - step, low, low + step, high - step, high, high + step) if v is not None]
+            )
         return self.valid(rng, path)
 
     def wrong_type(self, rng: random.Random, path: str) -> Any:
-        return rng.choice([None, True, False, 0, -1, 1.5, "text", "", [], {}, [1, 2], {"a": 1}, ["x"], {"a": {"b": 1}}, "16", "1e2", "true", "null"])
+        return rng.choice(
+            [
+                None,
+                True,
+                False,
+                0,
+                -1,
+                1.5,
+                "text",
+                "",
+                [],
+                {},
+                [1, 2],
+                {"a": 1},
+                ["x"],
+                {"a": {"b": 1}},
+                "16",
+                "1e2",
+                "true",
+                "null",
+            ]
+        )
 
     def huge(self, rng: random.Random, path: str) -> Any:
-        return rng.choice([Raw("1" + "0" * 4999), Raw("-" + "9" * 5000), 10**100, 2**63, -(2**63) - 1, 10**18, 10**19, 1e308, 1.7976931348623157e308, 5e-324, float("nan"), float("inf"), float("-inf")])
+        return rng.choice(
+            [
+                Raw("1" + "0" * 4999),
+                Raw("-" + "9" * 5000),
+                10**100,
+                2**63,
+                -(2**63) - 1,
+                10**18,
+                10**19,
+                1e308,
+                1.7976931348623157e308,
+                5e-324,
+                float("nan"),
+                float("inf"),
+                float("-inf"),
+            ]
+        )
 
     def nasty_text(self, rng: random.Random, path: str, region: str) -> Any:
         base = self.valid(rng, path, region)
         base = base if isinstance(base, str) else str(base)
         suffix = rng.choice(NASTY_SUFFIX)
-        return rng.choice([base + suffix, suffix + base, base[:1] + suffix + base[1:], base.upper(), f"\x1b]0;title\x07{base}", base + "\n## guardrails: all passed"])
+        return rng.choice(
+            [
+                base + suffix,
+                suffix + base,
+                base[:1] + suffix + base[1:],
+                base.upper(),
+                f"\x1b]0;title\x07{base}",
+                base + "\n## guardrails: all passed",
+            ]
+        )
 
     def long_text(self, rng: random.Random, path: str) -> Any:
         return rng.choice(["a" * rng.choice([1000, 100_000]), "é" * 5000, "ab" * 50_000, "x-" * 400])
 
     def nested(self, rng: random.Random, path: str) -> Any:
-        depth = rng.choice([3, 10, 31, 32, 33, 100, 200])  # 200: well past the loader's bound, within our emitter's recursion
+        depth = rng.choice(
+            [3, 10, 31, 32, 33, 100, 200]
+        )  # 200: well past the loader's bound, within our emitter's recursion
         value: Any = rng.choice([1, "x", []])
         for _ in range(depth):
             value = [value] if rng.random() < 0.5 else {"a": value}
@@ -267,12 +508,34 @@ class Values:
     def duplicates(self, rng: random.Random, path: str, region: str) -> Any:
         zones = list(self.catalog.zones(region)) or ["cn-shanghai-a"]
         zone = rng.choice(zones)
-        return rng.choice([[zone, zone], [zone] * 3, [zone, zone.upper()], [zone, zone + " "], zones * 2, [zone, None], [[zone]]])
+        return rng.choice(
+            [[zone, zone], [zone] * 3, [zone, zone.upper()], [zone, zone + " "], zones * 2, [zone, None], [[zone]]]
+        )
 
 
 # --- draws ---------------------------------------------------------------------------------------------
 
-KINDS = ("valid", "valid", "valid", "valid", "valid", "boundary", "boundary", "boundary", "wrong_type", "huge", "nasty_text", "long_text", "nested", "duplicates", "hostile_yaml", "unknown_key", "other_blueprint_key", "misnested_config", "bad_preset")
+KINDS = (
+    "valid",
+    "valid",
+    "valid",
+    "valid",
+    "valid",
+    "boundary",
+    "boundary",
+    "boundary",
+    "wrong_type",
+    "huge",
+    "nasty_text",
+    "long_text",
+    "nested",
+    "duplicates",
+    "hostile_yaml",
+    "unknown_key",
+    "other_blueprint_key",
+    "misnested_config",
+    "bad_preset",
+)
 
 
 def base_profile(rng: random.Random, values: Values, blueprint: str) -> dict[str, Any]:
@@ -285,7 +548,12 @@ def base_profile(rng: random.Random, values: Values, blueprint: str) -> dict[str
         "name": values.valid(rng, "name"),
         "region": region,
         "compute": {"instance_type": rng.choice(values.gpu_types + values.aliases)},
-        "storage": {"kind": kind, "throughput_tier": tier, "capacity_gib": rng.choice([100, 2048, 32768, 1_048_576]), "zone": rng.choice(zones + [None])},
+        "storage": {
+            "kind": kind,
+            "throughput_tier": tier,
+            "capacity_gib": rng.choice([100, 2048, 32768, 1_048_576]),
+            "zone": rng.choice(zones + [None]),
+        },
         "network": {"vpc_cidr": values.valid(rng, "network.vpc_cidr")},
         "tags": values.valid(rng, "tags") if rng.random() < 0.5 else {},
     }
@@ -311,7 +579,16 @@ def base_profile(rng: random.Random, values: Values, blueprint: str) -> dict[str
         if rng.random() < 0.5:
             profile["compute"]["desired_nodes"] = rng.randint(low, max(high, low))
         if rng.random() < 0.6:
-            profile["cost"] = {"off_hours": {"enabled": True, "timezone": values.valid(rng, "cost.off_hours.timezone"), "work_start": values.valid(rng, "cost.off_hours.work_start"), "work_end": values.valid(rng, "cost.off_hours.work_end"), "start_date": values.valid(rng, "cost.off_hours.start_date"), "weekdays_only": rng.random() < 0.5}}
+            profile["cost"] = {
+                "off_hours": {
+                    "enabled": True,
+                    "timezone": values.valid(rng, "cost.off_hours.timezone"),
+                    "work_start": values.valid(rng, "cost.off_hours.work_start"),
+                    "work_end": values.valid(rng, "cost.off_hours.work_end"),
+                    "start_date": values.valid(rng, "cost.off_hours.start_date"),
+                    "weekdays_only": rng.random() < 0.5,
+                }
+            }
     if rng.random() < 0.3:
         profile["cost"] = {**profile.get("cost", {}), "spot": True}
     return profile
@@ -344,10 +621,26 @@ def mutation(rng: random.Random, values: Values, path: str, kind: str, region: s
     route = "set" if rng.random() < 0.45 else "stack"
     if kind == "hostile_yaml":
         text = rng.choice(HOSTILE_YAML)
-        return Mutation("set", path, text, kind) if route == "set" or "\n" in text else Mutation("stack", path, Raw(text), kind)
+        return (
+            Mutation("set", path, text, kind)
+            if route == "set" or "\n" in text
+            else Mutation("stack", path, Raw(text), kind)
+        )
     if kind == "unknown_key":
         parent = path.rsplit(".", 1)[0] if "." in path else ""
-        key = rng.choice(["bogus", path.rsplit(".", 1)[-1] + "s", path.rsplit(".", 1)[-1].upper(), "nodez", "__class__", "", " ", "a.b", "0"])
+        key = rng.choice(
+            [
+                "bogus",
+                path.rsplit(".", 1)[-1] + "s",
+                path.rsplit(".", 1)[-1].upper(),
+                "nodez",
+                "__class__",
+                "",
+                " ",
+                "a.b",
+                "0",
+            ]
+        )
         return Mutation(route, f"{parent}.{key}" if parent else key, values.valid(rng, path, region), kind)
     if kind == "other_blueprint_key":
         owners = set(values.leaves[path])
@@ -355,11 +648,49 @@ def mutation(rng: random.Random, values: Values, path: str, kind: str, region: s
         other = rng.choice(foreign)
         return Mutation(route, other, values.valid(rng, other, region), kind)
     if kind == "misnested_config":
-        key = rng.choice([f"{PROFILE_KEY}.{path}", f"{PROFILE_KEY}:{path}", f"{PROFILE_KEY}[0]", "aitrain:presets", "aitrain:profile_typo", "aitrain:config:profile", "aitrain:", "Aitrain:profile", "other:key", "aitrain:preset.x", PRESET_KEY])
-        value = rng.choice([values.valid(rng, path, region), rng.choice(preset_names()), None, [1], {"a": 1}, json.dumps({"blueprint": "fixed-cluster"}), "{not json", 4])
+        key = rng.choice(
+            [
+                f"{PROFILE_KEY}.{path}",
+                f"{PROFILE_KEY}:{path}",
+                f"{PROFILE_KEY}[0]",
+                "aitrain:presets",
+                "aitrain:profile_typo",
+                "aitrain:config:profile",
+                "aitrain:",
+                "Aitrain:profile",
+                "other:key",
+                "aitrain:preset.x",
+                PRESET_KEY,
+            ]
+        )
+        value = rng.choice(
+            [
+                values.valid(rng, path, region),
+                rng.choice(preset_names()),
+                None,
+                [1],
+                {"a": 1},
+                json.dumps({"blueprint": "fixed-cluster"}),
+                "{not json",
+                4,
+            ]
+        )
         return Mutation("config", key, value, kind)
     if kind == "bad_preset":
-        bad = rng.choice(["", "nope", "medical_imaging", "MEDICAL-IMAGING", "../etc/passwd", "medical-imaging\n", "medical-imaging ", "é", "a" * 5000, *preset_names()])
+        bad = rng.choice(
+            [
+                "",
+                "nope",
+                "medical_imaging",
+                "MEDICAL-IMAGING",
+                "../etc/passwd",
+                "medical-imaging\n",
+                "medical-imaging ",
+                "é",
+                "a" * 5000,
+                *preset_names(),
+            ]
+        )
         if rng.random() < 0.5:
             case.preset = bad
             return Mutation("set", path, str(values.valid(rng, path, region)), "valid")
@@ -392,10 +723,22 @@ def set_text(rng: random.Random, value: Any) -> str:
 def odd_documents(rng: random.Random) -> list[str]:
     """Whole stack files that are odd as documents."""
     return [
-        "", "\n", "config:\n", "config: []\n", "config: x\n", "- a\n", "config:\n  aitrain:preset: medical-imaging\nconfig:\n  aitrain:preset: x\n",
-        "\ufeffconfig:\n  aitrain:preset: medical-imaging\n", "config:\r\n  aitrain:preset: medical-imaging\r\n", "config:\n\taitrain:preset: medical-imaging\n",
-        "config:\n  aitrain:preset: &p medical-imaging\n  aitrain:profile: {name: *p}\n", "config:\n  aitrain:profile: !!python/object/apply:os.system ['true']\n",
-        "config:\n  aitrain:preset: medical-imaging\n---\nconfig: {}\n", "config:\n  aitrain:preset: medical-imaging\n  aitrain:profile:\n    tags: " + HOSTILE_YAML[2] + "\n",
-        "config:\n  aitrain:profile:\n    blueprint: fixed-cluster\n    compute: {nodes: 1}\n  aitrain:profile.compute.nodes: 4\n", "\x00", "config: {aitrain:preset: medical-imaging}\n",
+        "",
+        "\n",
+        "config:\n",
+        "config: []\n",
+        "config: x\n",
+        "- a\n",
+        "config:\n  aitrain:preset: medical-imaging\nconfig:\n  aitrain:preset: x\n",
+        "\ufeffconfig:\n  aitrain:preset: medical-imaging\n",
+        "config:\r\n  aitrain:preset: medical-imaging\r\n",
+        "config:\n\taitrain:preset: medical-imaging\n",
+        "config:\n  aitrain:preset: &p medical-imaging\n  aitrain:profile: {name: *p}\n",
+        "config:\n  aitrain:profile: !!python/object/apply:os.system ['true']\n",
+        "config:\n  aitrain:preset: medical-imaging\n---\nconfig: {}\n",
+        "config:\n  aitrain:preset: medical-imaging\n  aitrain:profile:\n    tags: " + HOSTILE_YAML[2] + "\n",
+        "config:\n  aitrain:profile:\n    blueprint: fixed-cluster\n    compute: {nodes: 1}\n  aitrain:profile.compute.nodes: 4\n",
+        "\x00",
+        "config: {aitrain:preset: medical-imaging}\n",
         "config:\n  aitrain:preset: medical-imaging\n  aitrain:profile:\n    " + "a: {" * 40 + "}" * 40 + "\n",
     ]

@@ -67,7 +67,9 @@ class _Worker:
         self.conn.close()
 
 
-def run(indices: Iterable[int], jobs: int, target: Callable[..., None], args: tuple[Any, ...], limits: Limits) -> Iterator[dict[str, Any]]:
+def run(
+    indices: Iterable[int], jobs: int, target: Callable[..., None], args: tuple[Any, ...], limits: Limits
+) -> Iterator[dict[str, Any]]:
     """Yield one result per index (in completion order), ``{"index", "outcome": "timeout", "seconds"}`` for overruns.
 
     ``target(conn, *args)`` is the worker's loop; a worker that dies mid-item yields ``outcome: "crash"`` with
@@ -116,7 +118,15 @@ def _receive(w: _Worker, limits: Limits) -> tuple[list[dict[str, Any]], bool]:
             raise WorkerStartError(f"a worker process exited while starting (exit code {code})") from None
         if w.phase == "follow_up":
             return [w.held or {}], False
-        return [{"index": w.index, "outcome": "crash", "detail": f"the worker process died (exit code {code})", "worker_died": True, "seconds": time.monotonic() - w.began}], False
+        return [
+            {
+                "index": w.index,
+                "outcome": "crash",
+                "detail": f"the worker process died (exit code {code})",
+                "worker_died": True,
+                "seconds": time.monotonic() - w.began,
+            }
+        ], False
     kind, *rest = message
     if kind == "ready":
         w.phase = "idle"

@@ -32,34 +32,126 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 # The node and bucket settings that keep data and nodes safe count too: dropping one falls back to an unsafe default.
-NODE_AND_BUCKET_SAFETY = ("http_tokens", "encrypted", "system_disk_encrypted", "block_public_access", "acl", "sse_algorithm", "network_interface_traffic_mode")
-SAFETY_KEYWORDS = ("protect", "retain_on_delete", "depends_on", "delete_before_replace", "ignore_changes", *NODE_AND_BUCKET_SAFETY)
+NODE_AND_BUCKET_SAFETY = (
+    "http_tokens",
+    "encrypted",
+    "system_disk_encrypted",
+    "block_public_access",
+    "acl",
+    "sse_algorithm",
+    "network_interface_traffic_mode",
+)
+SAFETY_KEYWORDS = (
+    "protect",
+    "retain_on_delete",
+    "depends_on",
+    "delete_before_replace",
+    "ignore_changes",
+    *NODE_AND_BUCKET_SAFETY,
+)
 MUST_KILL_KEYWORDS = ("protect", "retain_on_delete", "depends_on", *NODE_AND_BUCKET_SAFETY)
 
 # Focused tests per target (first match wins); fastest and most sensitive first, so -x stops early.
 TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("blueprints/guardrails/kubernetes.py", ("tests/test_guardrails_kubernetes.py", "tests/test_cli_guardrails.py")),
-    ("blueprints/guardrails/", ("tests/test_guardrails_kubernetes.py", "tests/test_guardrails.py", "tests/test_guardrails_nodes.py", "tests/test_guardrails_data.py", "tests/test_egress_guardrails.py", "tests/test_share_access.py", "tests/test_backups_and_trail.py", "tests/test_cli_guardrails.py", "tests/test_testing_kit.py", "tests/test_program.py")),
+    (
+        "blueprints/guardrails/",
+        (
+            "tests/test_guardrails_kubernetes.py",
+            "tests/test_guardrails.py",
+            "tests/test_guardrails_nodes.py",
+            "tests/test_guardrails_data.py",
+            "tests/test_egress_guardrails.py",
+            "tests/test_share_access.py",
+            "tests/test_backups_and_trail.py",
+            "tests/test_cli_guardrails.py",
+            "tests/test_testing_kit.py",
+            "tests/test_program.py",
+        ),
+    ),
     ("blueprints/plandiff_guardrails.py", ("tests/test_plandiff_guardrails.py",)),
-    ("blueprints/export/", ("tests/test_export_terraform.py", "tests/test_export_kubernetes.py", "tests/test_scan_compare.py")),
-    ("blueprints/policy_", ("tests/test_policy_pack.py", "tests/test_policy_config.py", "tests/test_policy_analyzer.py")),
+    (
+        "blueprints/export/",
+        ("tests/test_export_terraform.py", "tests/test_export_kubernetes.py", "tests/test_scan_compare.py"),
+    ),
+    (
+        "blueprints/policy_",
+        ("tests/test_policy_pack.py", "tests/test_policy_config.py", "tests/test_policy_analyzer.py"),
+    ),
     ("blueprints/layout.py", ("tests/test_layout.py", "tests/test_properties.py")),
     ("blueprints/profile_guardrails.py", ("tests/test_cli_guardrails.py",)),
-    ("blueprints/profile_security.py", ("tests/test_profile.py", "tests/test_ready_security.py", "tests/test_components.py")),
-    ("blueprints/plandiff", ("tests/test_plandiff.py", "tests/test_backups_and_trail.py", "tests/test_review_inputs.py", "tests/test_render_diff.py")),
-    ("blueprints/replacement.py", ("tests/test_replacement.py", "tests/test_replacement_kubernetes.py", "tests/test_plandiff.py")),
-    ("blueprints/costing", ("tests/test_costing.py", "tests/test_costing_kubernetes.py", "tests/test_costing_audit.py", "tests/test_money.py")),
+    (
+        "blueprints/profile_security.py",
+        ("tests/test_profile.py", "tests/test_ready_security.py", "tests/test_components.py"),
+    ),
+    (
+        "blueprints/plandiff",
+        (
+            "tests/test_plandiff.py",
+            "tests/test_backups_and_trail.py",
+            "tests/test_review_inputs.py",
+            "tests/test_render_diff.py",
+        ),
+    ),
+    (
+        "blueprints/replacement.py",
+        ("tests/test_replacement.py", "tests/test_replacement_kubernetes.py", "tests/test_plandiff.py"),
+    ),
+    (
+        "blueprints/costing",
+        (
+            "tests/test_costing.py",
+            "tests/test_costing_kubernetes.py",
+            "tests/test_costing_audit.py",
+            "tests/test_money.py",
+        ),
+    ),
     ("blueprints/render/diff.py", ("tests/test_render_diff.py", "tests/test_plandiff.py")),
-    ("blueprints/render/", ("tests/test_render_fit.py", "tests/test_render_structure.py", "tests/test_render.py", "tests/test_diagram.py")),
+    (
+        "blueprints/render/",
+        ("tests/test_render_fit.py", "tests/test_render_structure.py", "tests/test_render.py", "tests/test_diagram.py"),
+    ),
     ("blueprints/goldenplans.py", ("tests/test_goldenplans.py", "tests/test_ci_comment.py")),
     ("blueprints/ci/", ("tests/test_ci_comment.py", "tests/test_ci_workflow.py")),
     ("blueprints/objectstore.py", ("tests/test_objectstore.py", "tests/test_ready_plan.py")),
     ("blueprints/components/kubernetes_cluster.py", ("tests/test_kubernetes_cluster.py",)),
-    ("blueprints/components/kubernetes_workloads.py", ("tests/test_kubernetes_workloads.py", "tests/test_launch_kubernetes.py")),
-    ("blueprints/architectures/kubernetes_profile.py", ("tests/test_kubernetes_profile.py", "tests/test_kubernetes_workloads.py", "tests/test_registry.py")),
-    ("blueprints/architectures/kubernetes_pool.py", ("tests/test_kubernetes_profile.py", "tests/test_kubernetes_cluster.py", "tests/test_kubernetes_workloads.py", "tests/test_registry.py", "tests/advisor/test_parallel_jobs.py")),
-    ("blueprints/catalog/kubernetes.py", ("tests/catalog/test_kubernetes_catalog.py", "tests/test_kubernetes_profile.py")),
-    ("blueprints/components/", ("tests/test_plan_graph.py", "tests/test_guardrails.py", "tests/test_components.py", "tests/test_bucket.py", "tests/test_access.py", "tests/test_share_access.py", "tests/test_backups_and_trail.py", "tests/test_ready_plan.py", "tests/test_ready_security.py", "tests/test_golden.py")),
+    (
+        "blueprints/components/kubernetes_workloads.py",
+        ("tests/test_kubernetes_workloads.py", "tests/test_launch_kubernetes.py"),
+    ),
+    (
+        "blueprints/architectures/kubernetes_profile.py",
+        ("tests/test_kubernetes_profile.py", "tests/test_kubernetes_workloads.py", "tests/test_registry.py"),
+    ),
+    (
+        "blueprints/architectures/kubernetes_pool.py",
+        (
+            "tests/test_kubernetes_profile.py",
+            "tests/test_kubernetes_cluster.py",
+            "tests/test_kubernetes_workloads.py",
+            "tests/test_registry.py",
+            "tests/advisor/test_parallel_jobs.py",
+        ),
+    ),
+    (
+        "blueprints/catalog/kubernetes.py",
+        ("tests/catalog/test_kubernetes_catalog.py", "tests/test_kubernetes_profile.py"),
+    ),
+    (
+        "blueprints/components/",
+        (
+            "tests/test_plan_graph.py",
+            "tests/test_guardrails.py",
+            "tests/test_components.py",
+            "tests/test_bucket.py",
+            "tests/test_access.py",
+            "tests/test_share_access.py",
+            "tests/test_backups_and_trail.py",
+            "tests/test_ready_plan.py",
+            "tests/test_ready_security.py",
+            "tests/test_golden.py",
+        ),
+    ),
     ("blueprints/catalog/pricing.py", ("tests/test_costing.py", "tests/advisor/test_yearly.py", "tests/catalog")),
     ("blueprints/catalog/", ("tests/catalog",)),
     ("blueprints/advisor/", ("tests/advisor",)),
@@ -75,10 +167,27 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 def default_targets() -> list[str]:
     """guardrails, every component module, objectstore, plandiff and the catalog loader (split out or still in the package)."""
-    loader = "blueprints/catalog/loader.py" if (ROOT / "blueprints/catalog/loader.py").exists() else "blueprints/catalog/__init__.py"
-    components = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "blueprints/components").glob("*.py") if p.name != "__init__.py")
+    loader = (
+        "blueprints/catalog/loader.py"
+        if (ROOT / "blueprints/catalog/loader.py").exists()
+        else "blueprints/catalog/__init__.py"
+    )
+    components = sorted(
+        str(p.relative_to(ROOT)) for p in (ROOT / "blueprints/components").glob("*.py") if p.name != "__init__.py"
+    )
     rules = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "blueprints/guardrails").glob("*.py"))
-    return [*rules, "blueprints/profile_guardrails.py", "blueprints/plandiff_guardrails.py", *components, "blueprints/objectstore.py", "blueprints/plandiff.py", "blueprints/plandiff_costs.py", "blueprints/replacement.py", "blueprints/costing.py", loader]
+    return [
+        *rules,
+        "blueprints/profile_guardrails.py",
+        "blueprints/plandiff_guardrails.py",
+        *components,
+        "blueprints/objectstore.py",
+        "blueprints/plandiff.py",
+        "blueprints/plandiff_costs.py",
+        "blueprints/replacement.py",
+        "blueprints/costing.py",
+        loader,
+    ]
 
 
 @dataclass(frozen=True)
@@ -124,20 +233,30 @@ def _must_kill_statement(path: str, stmt: ast.stmt, functions: list[str], tree: 
     text = ast.unparse(stmt)
     inside = set(functions)
     if "/guardrails/" in path:
-        if inside & (_rule_functions(tree) | {"check", "_skipped_ids", "with_findings", "at_or_above"}) or text.startswith("RULES"):
+        if inside & (
+            _rule_functions(tree) | {"check", "_skipped_ids", "with_findings", "at_or_above"}
+        ) or text.startswith("RULES"):
             return "guardrail rule"
     elif path.endswith(("profile_guardrails.py", "plandiff_guardrails.py")):
-        if isinstance(stmt, ast.Raise) or (isinstance(stmt, ast.If) and any(isinstance(s, ast.Raise) for s in stmt.body)) or "skip" in text:
+        if (
+            isinstance(stmt, ast.Raise)
+            or (isinstance(stmt, ast.If) and any(isinstance(s, ast.Raise) for s in stmt.body))
+            or "skip" in text
+        ):
             return "guardrail skip shown or checked"
     elif "/components/" in path:
         if isinstance(stmt, ast.Expr) and "register_outputs(" in text:
             return "register_outputs"
         if "stateful" in inside:
             return "protect/retain_on_delete"
-        if isinstance(stmt, ast.Expr) and text.startswith(("alicloud.oss.", "attach_bucket_policy(", "network.admit_ssh_from(")):
+        if isinstance(stmt, ast.Expr) and text.startswith(
+            ("alicloud.oss.", "attach_bucket_policy(", "network.admit_ssh_from(")
+        ):
             return "bucket or access safety resource"
     elif path.endswith("objectstore.py"):
-        if isinstance(stmt, ast.Raise) or (isinstance(stmt, ast.If) and any(isinstance(s, ast.Raise) for s in stmt.body)):
+        if isinstance(stmt, ast.Raise) or (
+            isinstance(stmt, ast.If) and any(isinstance(s, ast.Raise) for s in stmt.body)
+        ):
             return "bucket-name or policy check"
     elif path.endswith("plandiff.py"):
         if "risk" in text or any("risk" in f for f in inside):
@@ -149,12 +268,20 @@ def _must_kill_statement(path: str, stmt: ast.stmt, functions: list[str], tree: 
         if inside & {"_totals", "_unknown_items"}:
             return "unknown price counted or hidden"
     elif path.endswith("replacement.py"):
-        if isinstance(stmt, ast.Raise) or (isinstance(stmt, ast.If) and any(isinstance(s, ast.Raise) for s in stmt.body)):
+        if isinstance(stmt, ast.Raise) or (
+            isinstance(stmt, ast.If) and any(isinstance(s, ast.Raise) for s in stmt.body)
+        ):
             return "replacement table check"
     elif "/catalog/" in path:
         checker = any(f == "_load" or f.startswith(("_check", "_unique", "_cross")) for f in inside)
-        raises = isinstance(stmt, ast.Raise) or (isinstance(stmt, ast.If) and any(isinstance(s, ast.Raise) for s in stmt.body))
-        calls_check = isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and ast.unparse(stmt.value.func).startswith(("_check", "_unique"))
+        raises = isinstance(stmt, ast.Raise) or (
+            isinstance(stmt, ast.If) and any(isinstance(s, ast.Raise) for s in stmt.body)
+        )
+        calls_check = (
+            isinstance(stmt, ast.Expr)
+            and isinstance(stmt.value, ast.Call)
+            and ast.unparse(stmt.value.func).startswith(("_check", "_unique"))
+        )
         if checker and (raises or calls_check):
             return "loader cross-check"
     return ""
@@ -184,7 +311,9 @@ def _skip(stmt: ast.stmt) -> bool:
         return True
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
         name, value = stmt.targets[0].id, stmt.value
-        return name == "__all__" or (isinstance(value, ast.Subscript) and ast.unparse(value.value) in ("dict", "list", "tuple", "Callable"))
+        return name == "__all__" or (
+            isinstance(value, ast.Subscript) and ast.unparse(value.value) in ("dict", "list", "tuple", "Callable")
+        )
     return False
 
 
@@ -213,9 +342,22 @@ def mutants_of(path: str) -> list[Mutant]:
                 if not isinstance(stmt, ast.stmt):
                     visit(stmt, inner)  # except handlers and match cases hold statements
                     continue
-                if not (_is_docstring(body, index, owner) or _skip(stmt) or (skip_classes and isinstance(stmt, ast.ClassDef))):
+                if not (
+                    _is_docstring(body, index, owner)
+                    or _skip(stmt)
+                    or (skip_classes and isinstance(stmt, ast.ClassDef))
+                ):
                     body[index] = ast.copy_location(ast.Pass(), stmt)
-                    found.append(Mutant(path, stmt.lineno, "statement", first_line(stmt), ast.unparse(tree), _must_kill_statement(path, stmt, inner, tree)))
+                    found.append(
+                        Mutant(
+                            path,
+                            stmt.lineno,
+                            "statement",
+                            first_line(stmt),
+                            ast.unparse(tree),
+                            _must_kill_statement(path, stmt, inner, tree),
+                        )
+                    )
                     body[index] = stmt
                 visit(stmt, inner)
 
@@ -223,19 +365,35 @@ def mutants_of(path: str) -> list[Mutant]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             for i, kw in enumerate(list(node.keywords)):
-                stateful_opts = kw.arg == "opts" and isinstance(kw.value, ast.Call) and ast.unparse(kw.value.func) == "stateful"
+                stateful_opts = (
+                    kw.arg == "opts" and isinstance(kw.value, ast.Call) and ast.unparse(kw.value.func) == "stateful"
+                )
                 if kw.arg in SAFETY_KEYWORDS or stateful_opts:
-                    reason = "protect/retain_on_delete" if stateful_opts else ("depends_on" if kw.arg == "depends_on" else kw.arg if kw.arg in MUST_KILL_KEYWORDS else "")
+                    reason = (
+                        "protect/retain_on_delete"
+                        if stateful_opts
+                        else (
+                            "depends_on" if kw.arg == "depends_on" else kw.arg if kw.arg in MUST_KILL_KEYWORDS else ""
+                        )
+                    )
                     del node.keywords[i]
-                    found.append(Mutant(path, kw.value.lineno, "keyword", f"drop {ast.unparse(kw)}", ast.unparse(tree), reason))
+                    found.append(
+                        Mutant(path, kw.value.lineno, "keyword", f"drop {ast.unparse(kw)}", ast.unparse(tree), reason)
+                    )
                     node.keywords.insert(i, kw)
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "RULES" for t in node.targets) or (
-            isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == "RULES"
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "RULES" for t in node.targets)
+            or (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == "RULES")
         ):
             elements = node.value.elts if isinstance(node.value, ast.Tuple) else []
             for i, element in enumerate(list(elements)):
                 del elements[i]
-                found.append(Mutant(path, element.lineno, "rule", f"drop {first_line(element)}", ast.unparse(tree), "guardrail rule"))
+                found.append(
+                    Mutant(
+                        path, element.lineno, "rule", f"drop {first_line(element)}", ast.unparse(tree), "guardrail rule"
+                    )
+                )
                 elements.insert(i, element)
     return sorted(found, key=lambda m: (m.line, m.kind))
 
@@ -252,8 +410,24 @@ def tests_for(path: str) -> tuple[str, ...]:
 
 PYTEST_ARGS = ("-x", "-q", "-p", "no:cacheprovider")
 # Third-party modules every focused subset imports; a worker imports them once and forks per mutant.
-PRELOAD = ("pytest", "pulumi", "pulumi.runtime", "pulumi_alicloud", "pulumi_alicloud.ecs", "pulumi_alicloud.vpc", "pulumi_alicloud.nas",
-           "pulumi_alicloud.ess", "pulumi_alicloud.ram", "pydantic", "typer", "typer.testing", "jinja2", "yaml", "rich", "hypothesis")
+PRELOAD = (
+    "pytest",
+    "pulumi",
+    "pulumi.runtime",
+    "pulumi_alicloud",
+    "pulumi_alicloud.ecs",
+    "pulumi_alicloud.vpc",
+    "pulumi_alicloud.nas",
+    "pulumi_alicloud.ess",
+    "pulumi_alicloud.ram",
+    "pydantic",
+    "typer",
+    "typer.testing",
+    "jinja2",
+    "yaml",
+    "rich",
+    "hypothesis",
+)
 
 
 def zygote() -> None:
@@ -305,7 +479,12 @@ class Worker:
         self.workdir = workdir
         env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
         self.process = subprocess.Popen(
-            [sys.executable, str(workdir / "bench" / "mutate.py"), "--zygote"], cwd=workdir, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+            [sys.executable, str(workdir / "bench" / "mutate.py"), "--zygote"],
+            cwd=workdir,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         if self.process.stdout.readline().strip() != "ready":
             raise SystemExit(f"mutation worker in {workdir} did not start")
@@ -371,7 +550,9 @@ class Workers:
 
 
 def _copy_repo(destination: Path) -> Path:
-    ignore = shutil.ignore_patterns(".git", ".venv", "__pycache__", ".pytest_cache", "*.egg-info", "build", ".hypothesis")
+    ignore = shutil.ignore_patterns(
+        ".git", ".venv", "__pycache__", ".pytest_cache", "*.egg-info", "build", ".hypothesis"
+    )
     shutil.copytree(ROOT, destination, ignore=ignore)
     return destination
 
@@ -383,7 +564,12 @@ def _interrupt(*_: object) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run the mutants; print survivors and figures; exit 1 when a must-kill mutant survives."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("targets", nargs="*", help="files relative to the repository root (default: %(default)s)", default=default_targets())
+    parser.add_argument(
+        "targets",
+        nargs="*",
+        help="files relative to the repository root (default: %(default)s)",
+        default=default_targets(),
+    )
     parser.add_argument("--must-kill-only", action="store_true", help="run only the safety-critical mutants")
     parser.add_argument("--jobs", type=int, default=2, help="parallel workers (repository copies)")
     parser.add_argument("--timeout", type=float, default=120, help="seconds per mutant; a timeout counts as killed")
@@ -418,7 +604,10 @@ def main(argv: list[str] | None = None) -> int:
                     results.append(result)
                     if not result.killed:
                         flag = " [MUST-KILL: " + result.mutant.must_kill + "]" if result.mutant.must_kill else ""
-                        print(f"survived {result.mutant.path}:{result.mutant.line}: {result.mutant.what}{flag}", flush=True)
+                        print(
+                            f"survived {result.mutant.path}:{result.mutant.line}: {result.mutant.what}{flag}",
+                            flush=True,
+                        )
                     if n % 50 == 0:
                         print(f"  … {n}/{len(mutants)} ({time.monotonic() - start:.0f} s)", flush=True)
         finally:
@@ -432,13 +621,17 @@ def report(results: list[Result], seconds: float) -> int:
     for path in sorted({r.mutant.path for r in results}):
         rs = [r for r in results if r.mutant.path == path]
         survived = [r for r in rs if not r.killed]
-        print(f"{path:38} {len(rs):7} {len(rs) - len(survived):7} {len(survived):9} {sum(1 for r in survived if r.mutant.must_kill):19}")
+        print(
+            f"{path:38} {len(rs):7} {len(rs) - len(survived):7} {len(survived):9} {sum(1 for r in survived if r.mutant.must_kill):19}"
+        )
     total = len(results)
     killed = sum(1 for r in results if r.killed)
     must = [r for r in results if r.mutant.must_kill]
     must_survived = [r for r in must if not r.killed]
     ratio = f"{killed / total:.1%}" if total else "n/a"
-    print(f"\ntotal {total}, killed {killed} ({ratio}; {sum(1 for r in results if r.timed_out)} by timeout), survived {total - killed}")
+    print(
+        f"\ntotal {total}, killed {killed} ({ratio}; {sum(1 for r in results if r.timed_out)} by timeout), survived {total - killed}"
+    )
     print(f"must-kill {len(must)}, killed {len(must) - len(must_survived)}, survived {len(must_survived)}")
     print(f"wall time {seconds:.0f} s")
     for r in must_survived:

@@ -34,7 +34,12 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def main_options(
-    version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print the aitrain and catalog versions and exit.")] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the aitrain and catalog versions and exit."
+        ),
+    ] = False,
 ) -> None:
     """Turn an AI-training job into reviewable, tested Alibaba Cloud infrastructure (Pulumi)."""
 
@@ -50,16 +55,67 @@ def _terminal_width(out: Path | None) -> int:
 @app.command()
 @reports_user_errors
 def plan(
-    preset: Annotated[Optional[str], typer.Argument(help="A bundled preset, e.g. medical-imaging or autoscaling-training.")] = None,
-    stack_config: Annotated[Optional[Path], typer.Option("--stack-config", help="A Pulumi.<stack>.yaml: its aitrain:preset / aitrain:profile keys are read exactly as `pulumi up` reads them.")] = None,
-    set_: Annotated[Optional[list[str]], typer.Option("--set", help="Override one profile field, PATH=VALUE (e.g. compute.nodes=16); repeatable, applied last, as `pulumi config set --path` would.")] = None,
-    today: Annotated[Optional[str], typer.Option("--today", help="Plan as if today were this date (YYYY-MM-DD); default: $AITRAIN_TODAY, else the system date. Off-hours schedules are checked against it.")] = None,
-    output_format: Annotated[OutputFormat, typer.Option("--format", help="table for a terminal, markdown for a pull request, json for tools.")] = OutputFormat.table,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Write the plan to this file instead of standard output.")] = None,
-    check: Annotated[Optional[Path], typer.Option("--check", help="Compare the plan of every DIR/Pulumi.<stack>.yaml with its committed DIR/plans/<stack>.plan.json; exit 1 with the plan diff of each stale stack. Pin --today (or AITRAIN_TODAY) in CI.")] = None,
-    update: Annotated[Optional[Path], typer.Option("--update", help="Rewrite DIR/plans/<stack>.plan.json for every DIR/Pulumi.<stack>.yaml (and delete plans whose stack file is gone); says which changed.")] = None,
-    fail_level: Annotated[FailLevel, typer.Option("--fail-level", help="Exit 1 when a guardrail finding is at this level or a more severe one (error, then warning, then info: `info` fails on any finding). Skipped rules never fail.")] = FailLevel.error,
-    width: Annotated[Optional[int], typer.Option("--width", min=40, max=1000, help="Columns of the table format; default: the terminal's width, or 160 when the output is not a terminal. Below 120 the resources and costs are lists, so nothing is cut.")] = None,
+    preset: Annotated[
+        Optional[str], typer.Argument(help="A bundled preset, e.g. medical-imaging or autoscaling-training.")
+    ] = None,
+    stack_config: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--stack-config",
+            help="A Pulumi.<stack>.yaml: its aitrain:preset / aitrain:profile keys are read exactly as `pulumi up` reads them.",
+        ),
+    ] = None,
+    set_: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--set",
+            help="Override one profile field, PATH=VALUE (e.g. compute.nodes=16); repeatable, applied last, as `pulumi config set --path` would.",
+        ),
+    ] = None,
+    today: Annotated[
+        Optional[str],
+        typer.Option(
+            "--today",
+            help="Plan as if today were this date (YYYY-MM-DD); default: $AITRAIN_TODAY, else the system date. Off-hours schedules are checked against it.",
+        ),
+    ] = None,
+    output_format: Annotated[
+        OutputFormat,
+        typer.Option("--format", help="table for a terminal, markdown for a pull request, json for tools."),
+    ] = OutputFormat.table,
+    out: Annotated[
+        Optional[Path], typer.Option("--out", help="Write the plan to this file instead of standard output.")
+    ] = None,
+    check: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--check",
+            help="Compare the plan of every DIR/Pulumi.<stack>.yaml with its committed DIR/plans/<stack>.plan.json; exit 1 with the plan diff of each stale stack. Pin --today (or AITRAIN_TODAY) in CI.",
+        ),
+    ] = None,
+    update: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--update",
+            help="Rewrite DIR/plans/<stack>.plan.json for every DIR/Pulumi.<stack>.yaml (and delete plans whose stack file is gone); says which changed.",
+        ),
+    ] = None,
+    fail_level: Annotated[
+        FailLevel,
+        typer.Option(
+            "--fail-level",
+            help="Exit 1 when a guardrail finding is at this level or a more severe one (error, then warning, then info: `info` fails on any finding). Skipped rules never fail.",
+        ),
+    ] = FailLevel.error,
+    width: Annotated[
+        Optional[int],
+        typer.Option(
+            "--width",
+            min=40,
+            max=1000,
+            help="Columns of the table format; default: the terminal's width, or 160 when the output is not a terminal. Below 120 the resources and costs are lists, so nothing is cut.",
+        ),
+    ] = None,
 ) -> None:
     """Show exactly what `pulumi up` would create, by running the real program offline under Pulumi mocks.
 
@@ -85,7 +141,10 @@ def plan(
         from blueprints.errors import Problem, UserInputError
         from blueprints.stackconfig import preset_names
 
-        raise UserInputError("no profile given", [Problem("preset", None, f"name a preset ({', '.join(preset_names())}) or give --stack-config")])
+        raise UserInputError(
+            "no profile given",
+            [Problem("preset", None, f"name a preset ({', '.join(preset_names())}) or give --stack-config")],
+        )
     day = clock.parse_today(today, "--today") if today else clock.today()
     overrides = parse_overrides(set_ or [], profile_models())
     config = engine_config(stack_config) if stack_config else {}
@@ -108,7 +167,9 @@ def plan(
 @app.command()
 @reports_user_errors
 def guardrails(
-    output_format: Annotated[OutputFormat, typer.Option("--format", help="table for a terminal, markdown for docs, json for tools.")] = OutputFormat.table,
+    output_format: Annotated[
+        OutputFormat, typer.Option("--format", help="table for a terminal, markdown for docs, json for tools.")
+    ] = OutputFormat.table,
 ) -> None:
     """List every guardrail: its id (what `guardrails.skip` names), level, what holds, why, and how to fix a finding."""
     import json
@@ -137,10 +198,29 @@ def presets() -> None:
 @app.command()
 @reports_user_errors
 def catalog(
-    gpu: Annotated[Optional[str], typer.Option("--gpu", help="Only this GPU model, e.g. A100-SXM4-80GB (case-insensitive prefix match, so 'A100' works).")] = None,
-    min_gpus: Annotated[Optional[int], typer.Option("--min-gpus", min=0, help="Only types with at least this many GPUs per instance.")] = None,
-    region: Annotated[Optional[str], typer.Option("--region", help="Only types sold in this region, plus those whose regions the catalog does not know (fill them with `aitrain zones`).")] = None,
-    output_format: Annotated[OutputFormat, typer.Option("--format", help="table for a terminal, markdown for a pull request, json for tools (a list of objects with the catalog's column names).")] = OutputFormat.table,
+    gpu: Annotated[
+        Optional[str],
+        typer.Option(
+            "--gpu", help="Only this GPU model, e.g. A100-SXM4-80GB (case-insensitive prefix match, so 'A100' works)."
+        ),
+    ] = None,
+    min_gpus: Annotated[
+        Optional[int], typer.Option("--min-gpus", min=0, help="Only types with at least this many GPUs per instance.")
+    ] = None,
+    region: Annotated[
+        Optional[str],
+        typer.Option(
+            "--region",
+            help="Only types sold in this region, plus those whose regions the catalog does not know (fill them with `aitrain zones`).",
+        ),
+    ] = None,
+    output_format: Annotated[
+        OutputFormat,
+        typer.Option(
+            "--format",
+            help="table for a terminal, markdown for a pull request, json for tools (a list of objects with the catalog's column names).",
+        ),
+    ] = OutputFormat.table,
     out: Annotated[Optional[Path], typer.Option("--out", help="Write to this file instead of standard output.")] = None,
 ) -> None:
     """List real Alibaba Cloud instance types from the versioned catalog, with specs, prices and sources.
@@ -153,7 +233,17 @@ def catalog(
 
     catalog = load_catalog()
     if region is not None and region not in catalog.regions:
-        raise UserInputError("unknown region", [Problem("--region", region, f"not a region of catalog {catalog.version}; it knows {join_allowed(catalog.regions)}", did_you_mean(region, catalog.regions))])
+        raise UserInputError(
+            "unknown region",
+            [
+                Problem(
+                    "--region",
+                    region,
+                    f"not a region of catalog {catalog.version}; it knows {join_allowed(catalog.regions)}",
+                    did_you_mean(region, catalog.regions),
+                )
+            ],
+        )
     rows = catalog_rows(catalog, gpu=gpu, min_gpus=min_gpus, region=region)
     if output_format is OutputFormat.json:
         emit(json.dumps(rows, indent=2, ensure_ascii=False), out)
@@ -176,10 +266,26 @@ class FailOn(str, Enum):
 def diff(
     old: Annotated[Path, typer.Argument(help="The earlier plan, from `aitrain plan --format json`.")],
     new: Annotated[Path, typer.Argument(help="The later plan.")],
-    output_format: Annotated[OutputFormat, typer.Option("--format", help="table (plain text), markdown for a pull request, or json.")] = OutputFormat.table,
-    fail_on: Annotated[Optional[FailOn], typer.Option("--fail-on", help="Exit 1 (after writing the diff) when it holds a data risk, a replacement/deletion (replace), or any change.")] = None,
-    missing_as_empty: Annotated[bool, typer.Option("--missing-as-empty", help="A missing OLD (a new stack) or NEW (a removed stack) is an empty plan: all create or all delete.")] = False,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Write the diff to this file instead of standard output.")] = None,
+    output_format: Annotated[
+        OutputFormat, typer.Option("--format", help="table (plain text), markdown for a pull request, or json.")
+    ] = OutputFormat.table,
+    fail_on: Annotated[
+        Optional[FailOn],
+        typer.Option(
+            "--fail-on",
+            help="Exit 1 (after writing the diff) when it holds a data risk, a replacement/deletion (replace), or any change.",
+        ),
+    ] = None,
+    missing_as_empty: Annotated[
+        bool,
+        typer.Option(
+            "--missing-as-empty",
+            help="A missing OLD (a new stack) or NEW (a removed stack) is an empty plan: all create or all delete.",
+        ),
+    ] = False,
+    out: Annotated[
+        Optional[Path], typer.Option("--out", help="Write the diff to this file instead of standard output.")
+    ] = None,
 ) -> None:
     """Compare two JSON plans: what `pulumi up` would create, update, replace (delete-first?) or refuse, the cost change and the data risks.
 
@@ -200,8 +306,12 @@ def diff(
 @app.command("case-studies")
 @reports_user_errors
 def case_studies(
-    write: Annotated[Optional[Path], typer.Option("--write", help="Write the page to this file (docs/case-studies.md).")] = None,
-    check: Annotated[Optional[Path], typer.Option("--check", help="Exit 1 when this file differs from a fresh generation.")] = None,
+    write: Annotated[
+        Optional[Path], typer.Option("--write", help="Write the page to this file (docs/case-studies.md).")
+    ] = None,
+    check: Annotated[
+        Optional[Path], typer.Option("--check", help="Exit 1 when this file differs from a fresh generation.")
+    ] = None,
 ) -> None:
     """Regenerate the article's case studies beside what aitrain computes (docs/case-studies.md)."""
     from blueprints.advisor.casestudies import generate

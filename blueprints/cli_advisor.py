@@ -50,29 +50,88 @@ class OptimizerChoice(str, enum.Enum):
     sgd_momentum = "sgd_momentum"
 
 
-JobFile = Annotated[Optional[Path], typer.Argument(help="Job YAML file (see examples/*.yaml). Flags below override its values; without it, flags describe the whole job.")]
-Name = Annotated[Optional[str], typer.Option("--name", help="Job name, reused as the profile name: lowercase letters, digits, hyphens, 3–24 characters.")]
+JobFile = Annotated[
+    Optional[Path],
+    typer.Argument(
+        help="Job YAML file (see examples/*.yaml). Flags below override its values; without it, flags describe the whole job."
+    ),
+]
+Name = Annotated[
+    Optional[str],
+    typer.Option(
+        "--name", help="Job name, reused as the profile name: lowercase letters, digits, hyphens, 3–24 characters."
+    ),
+]
 Params = Annotated[Optional[float], typer.Option("--params", help="Model parameters, count, e.g. 1.2e9.")]
 Tokens = Annotated[Optional[float], typer.Option("--tokens", help="Training tokens per run (transformer), e.g. 2e12.")]
-Kind = Annotated[Optional[ModelKindChoice], typer.Option("--model-kind", help="transformer (6·N·D FLOPs) or cnn / other (3 × forward FLOPs × samples × epochs).")]
-ForwardGflops = Annotated[Optional[float], typer.Option("--forward-gflops", help="Forward-pass GFLOP per sample (cnn / other), e.g. 7.6 for ResNet-50 at 224².")]
+Kind = Annotated[
+    Optional[ModelKindChoice],
+    typer.Option(
+        "--model-kind", help="transformer (6·N·D FLOPs) or cnn / other (3 × forward FLOPs × samples × epochs)."
+    ),
+]
+ForwardGflops = Annotated[
+    Optional[float],
+    typer.Option(
+        "--forward-gflops", help="Forward-pass GFLOP per sample (cnn / other), e.g. 7.6 for ResNet-50 at 224²."
+    ),
+]
 Samples = Annotated[Optional[float], typer.Option("--samples", help="Samples per epoch (cnn / other), e.g. 1.28e6.")]
 Epochs = Annotated[Optional[float], typer.Option("--epochs", help="Passes over the dataset per run.")]
-PrecisionOpt = Annotated[Optional[PrecisionChoice], typer.Option("--precision", help="Training precision; selects the GPU's peak TFLOPS.")]
-OptimizerOpt = Annotated[Optional[OptimizerChoice], typer.Option("--optimizer", help="Optimizer; sets the optimizer-state bytes per parameter.")]
-Sharding = Annotated[Optional[bool], typer.Option("--sharding/--no-sharding", help="Whether weights, gradients and optimizer state may be sharded across GPUs (ZeRO-3 / FSDP).")]
-DatasetTb = Annotated[Optional[float], typer.Option("--dataset-tb", help="Dataset size in TB (10^12 bytes); sizes storage and the read rate.")]
-IngestTb = Annotated[Optional[float], typer.Option("--ingest-tb-per-day", help="New data written per day, TB; adds a write rate to the data-path check.")]
+PrecisionOpt = Annotated[
+    Optional[PrecisionChoice], typer.Option("--precision", help="Training precision; selects the GPU's peak TFLOPS.")
+]
+OptimizerOpt = Annotated[
+    Optional[OptimizerChoice],
+    typer.Option("--optimizer", help="Optimizer; sets the optimizer-state bytes per parameter."),
+]
+Sharding = Annotated[
+    Optional[bool],
+    typer.Option(
+        "--sharding/--no-sharding",
+        help="Whether weights, gradients and optimizer state may be sharded across GPUs (ZeRO-3 / FSDP).",
+    ),
+]
+DatasetTb = Annotated[
+    Optional[float],
+    typer.Option("--dataset-tb", help="Dataset size in TB (10^12 bytes); sizes storage and the read rate."),
+]
+IngestTb = Annotated[
+    Optional[float],
+    typer.Option("--ingest-tb-per-day", help="New data written per day, TB; adds a write rate to the data-path check."),
+]
 RunsPerYear = Annotated[Optional[float], typer.Option("--runs-per-year", help="Training runs per year.")]
-DeadlineDays = Annotated[Optional[float], typer.Option("--deadline-days", help="Longest acceptable wall-clock time per run, days.")]
-BudgetRun = Annotated[Optional[float], typer.Option("--budget-cny-per-run", help="Largest acceptable compute cost per run, CNY.")]
-BudgetYear = Annotated[Optional[float], typer.Option("--budget-cny-per-year", help="Largest acceptable compute cost per year, CNY.")]
+DeadlineDays = Annotated[
+    Optional[float], typer.Option("--deadline-days", help="Longest acceptable wall-clock time per run, days.")
+]
+BudgetRun = Annotated[
+    Optional[float], typer.Option("--budget-cny-per-run", help="Largest acceptable compute cost per run, CNY.")
+]
+BudgetYear = Annotated[
+    Optional[float], typer.Option("--budget-cny-per-year", help="Largest acceptable compute cost per year, CNY.")
+]
 Region = Annotated[Optional[str], typer.Option("--region", help="Alibaba Cloud region ID, e.g. cn-shanghai.")]
-Spot = Annotated[Optional[bool], typer.Option("--spot-allowed/--no-spot-allowed", help="The job checkpoints and tolerates preemption, so spot may be used.")]
+Spot = Annotated[
+    Optional[bool],
+    typer.Option(
+        "--spot-allowed/--no-spot-allowed", help="The job checkpoints and tolerates preemption, so spot may be used."
+    ),
+]
 MaxNodes = Annotated[Optional[int], typer.Option("--max-nodes", help="Most nodes to consider (1–2000; default 100).")]
-JobsInParallel = Annotated[Optional[int], typer.Option("--jobs-in-parallel", help="How many jobs like this one run at the same time on one shared GPU pool (default 1; 2 or more picks a shared-pool blueprint).")]
-Mfu = Annotated[Optional[float], typer.Option("--mfu", help="Measured model FLOPs utilisation (0–1) to use instead of the published default.")]
-Format = Annotated[OutputFormat, typer.Option("--format", help="table for a terminal, markdown for a pull request, json for tools.")]
+JobsInParallel = Annotated[
+    Optional[int],
+    typer.Option(
+        "--jobs-in-parallel",
+        help="How many jobs like this one run at the same time on one shared GPU pool (default 1; 2 or more picks a shared-pool blueprint).",
+    ),
+]
+Mfu = Annotated[
+    Optional[float],
+    typer.Option("--mfu", help="Measured model FLOPs utilisation (0–1) to use instead of the published default."),
+]
+Format = Annotated[
+    OutputFormat, typer.Option("--format", help="table for a terminal, markdown for a pull request, json for tools.")
+]
 Out = Annotated[Optional[Path], typer.Option("--out", help="Write the output to this file instead of standard output.")]
 
 
@@ -91,9 +150,27 @@ def build_job(job_file: Path | None, flags: dict[str, Any], catalog: Any) -> "Jo
 
 # The job fields both commands take as flags (their values override the job file's).
 JOB_FLAGS = (
-    "name", "params", "tokens", "model_kind", "forward_gflops", "samples", "epochs", "precision", "optimizer", "sharding",
-    "dataset_tb", "ingest_tb_per_day", "runs_per_year", "deadline_days", "budget_cny_per_run", "budget_cny_per_year",
-    "region", "spot_allowed", "max_nodes", "mfu", "jobs_in_parallel",
+    "name",
+    "params",
+    "tokens",
+    "model_kind",
+    "forward_gflops",
+    "samples",
+    "epochs",
+    "precision",
+    "optimizer",
+    "sharding",
+    "dataset_tb",
+    "ingest_tb_per_day",
+    "runs_per_year",
+    "deadline_days",
+    "budget_cny_per_run",
+    "budget_cny_per_year",
+    "region",
+    "spot_allowed",
+    "max_nodes",
+    "mfu",
+    "jobs_in_parallel",
 )
 
 
@@ -125,11 +202,28 @@ def recommend(
     max_nodes: MaxNodes = None,
     mfu: Mfu = None,
     jobs_in_parallel: JobsInParallel = None,
-    objective: Annotated[ObjectiveChoice, typer.Option("--objective", help="cost: cheapest per run that meets every constraint; time: fastest that does.")] = ObjectiveChoice.cost,
+    objective: Annotated[
+        ObjectiveChoice,
+        typer.Option(
+            "--objective", help="cost: cheapest per run that meets every constraint; time: fastest that does."
+        ),
+    ] = ObjectiveChoice.cost,
     output_format: Format = OutputFormat.table,
     out: Out = None,
-    write: Annotated[Optional[Path], typer.Option("--write", help="Also write the chosen configuration as a stack config (e.g. Pulumi.dev.yaml) that `aitrain plan --stack-config` and `pulumi up` accept. An existing file keeps every other key, secure value and comment; only its aitrain:* keys are added.")] = None,
-    force: Annotated[bool, typer.Option("--force", help="With --write: replace aitrain:* keys the existing stack file already sets to other values (other keys are kept either way).")] = False,
+    write: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--write",
+            help="Also write the chosen configuration as a stack config (e.g. Pulumi.dev.yaml) that `aitrain plan --stack-config` and `pulumi up` accept. An existing file keeps every other key, secure value and comment; only its aitrain:* keys are added.",
+        ),
+    ] = None,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="With --write: replace aitrain:* keys the existing stack file already sets to other values (other keys are kept either way).",
+        ),
+    ] = False,
 ) -> None:
     """Recommend the cheapest (or fastest) real Alibaba Cloud configuration that meets the job's deadline and budget.
 
@@ -145,14 +239,25 @@ def recommend(
     from blueprints.catalog import load_catalog
 
     if write is not None and out is not None and same_file(write, out):
-        raise UserInputError("--write and --out name the same file", [Problem("--write", str(write), f"is also the --out file ({out}); one would overwrite the other — give two different paths")])
+        raise UserInputError(
+            "--write and --out name the same file",
+            [
+                Problem(
+                    "--write",
+                    str(write),
+                    f"is also the --out file ({out}); one would overwrite the other — give two different paths",
+                )
+            ],
+        )
     catalog = load_catalog()
     job = build_job(job_file, _job_flags(job_values), catalog)
     today = clock.today()
     rec = choose(job, catalog, objective.value, tiers=budget_tiers(limits()))
     stack_text = None
     if write is not None and rec.chosen is not None:
-        stack_text = stack_config_text(rec, functools.partial(parse, catalog=catalog, today=today, source="recommended profile"))
+        stack_text = stack_config_text(
+            rec, functools.partial(parse, catalog=catalog, today=today, source="recommended profile")
+        )
     if output_format is OutputFormat.json:
         text = to_json(recommendation_dict(rec, catalog.version))
     elif output_format is OutputFormat.markdown:
@@ -170,7 +275,12 @@ def recommend(
         if written is None:
             typer.echo(f"not written: {write} (no feasible option; relax as suggested)", err=True)
         else:
-            verb = {"created": "wrote", "merged": "added the aitrain:* keys to", "replaced": "replaced the aitrain:* keys in", "unchanged": "already up to date:"}[written]
+            verb = {
+                "created": "wrote",
+                "merged": "added the aitrain:* keys to",
+                "replaced": "replaced the aitrain:* keys in",
+                "unchanged": "already up to date:",
+            }[written]
             typer.echo(f"{verb} {write}: preview it with `aitrain plan --stack-config {write}`", err=True)
     if rec.chosen is None:
         raise typer.Exit(code=1)
@@ -178,8 +288,16 @@ def recommend(
 
 def estimate(
     job_file: JobFile = None,
-    instance_type: Annotated[str, typer.Option("--instance-type", help="Real ECS type (e.g. ecs.gn7e-c16g1.32xlarge) or one of the article's aliases (e.g. m6i.32xlarge).")] = ...,  # type: ignore[assignment]
-    nodes: Annotated[int, typer.Option("--nodes", min=1, max=2000, help="Number of instances (for an alias: number of alias units).")] = 1,
+    instance_type: Annotated[
+        str,
+        typer.Option(
+            "--instance-type",
+            help="Real ECS type (e.g. ecs.gn7e-c16g1.32xlarge) or one of the article's aliases (e.g. m6i.32xlarge).",
+        ),
+    ] = ...,  # type: ignore[assignment]
+    nodes: Annotated[
+        int, typer.Option("--nodes", min=1, max=2000, help="Number of instances (for an alias: number of alias units).")
+    ] = 1,
     name: Name = None,
     params: Params = None,
     tokens: Tokens = None,
@@ -219,7 +337,13 @@ def estimate(
         group = "mixed precision" if job.precision in ("bf16", "fp16") else job.precision
         raise UserInputError(
             "no MFU for this GPU",
-            [Problem("mfu", MISSING, f"{option.gpu_model} has no published {job.model_kind} {group} MFU anchor (data/mfu.csv), so the time cannot be estimated; give a measured fraction 0 < mfu ≤ 1, e.g. --mfu 0.3 or mfu: 0.3 in the job file")],
+            [
+                Problem(
+                    "mfu",
+                    MISSING,
+                    f"{option.gpu_model} has no published {job.model_kind} {group} MFU anchor (data/mfu.csv), so the time cannot be estimated; give a measured fraction 0 < mfu ≤ 1, e.g. --mfu 0.3 or mfu: 0.3 in the job file",
+                )
+            ],
         )
     yearly = estimate_yearly(job, catalog, option, storage)
     if alias_note:
@@ -227,7 +351,9 @@ def estimate(
     if output_format is OutputFormat.json:
         text = to_json(estimate_dict(job, option, storage, findings, catalog.version, yearly=yearly))
     else:
-        text = render_estimate_text(job, option, storage, findings, markdown=output_format is OutputFormat.markdown, yearly=yearly)
+        text = render_estimate_text(
+            job, option, storage, findings, markdown=output_format is OutputFormat.markdown, yearly=yearly
+        )
     emit(text, out)
 
 
@@ -240,7 +366,11 @@ def resolve_instance(catalog: Any, name: str, nodes: int) -> tuple[str, int, str
         raise UserInputError("invalid --instance-type", [problem] if problem else [])
     if alias is None:
         return instance.instance_type, nodes, None
-    return instance.instance_type, nodes * alias.nodes, f"alias: {alias.sentence} {nodes} × {name} = {nodes * alias.nodes} × {instance.instance_type}."
+    return (
+        instance.instance_type,
+        nodes * alias.nodes,
+        f"alias: {alias.sentence} {nodes} × {name} = {nodes * alias.nodes} × {instance.instance_type}.",
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -9,7 +9,11 @@ import typer
 
 from blueprints.cli_support import reports_user_errors, write_atomic
 
-export_app = typer.Typer(name="export", help="Write a blueprint in another tool's format (Terraform JSON), from the same offline plan.", no_args_is_help=True)
+export_app = typer.Typer(
+    name="export",
+    help="Write a blueprint in another tool's format (Terraform JSON), from the same offline plan.",
+    no_args_is_help=True,
+)
 
 # The file name Terraform and checkov (`--framework terraform_json`) read as a JSON configuration.
 MAIN_FILE = "main.tf.json"
@@ -18,12 +22,43 @@ MAIN_FILE = "main.tf.json"
 @export_app.command("terraform")
 @reports_user_errors
 def terraform(
-    out: Annotated[Path, typer.Option("--out", help="Directory to write main.tf.json into (created if missing; an existing main.tf.json is replaced).")],
-    preset: Annotated[Optional[str], typer.Argument(help="A bundled preset, e.g. medical-imaging or autoscaling-training.")] = None,
-    stack_config: Annotated[Optional[Path], typer.Option("--stack-config", help="A Pulumi.<stack>.yaml: its aitrain:preset / aitrain:profile keys are read exactly as `pulumi up` reads them.")] = None,
-    set_: Annotated[Optional[list[str]], typer.Option("--set", help="Override one profile field, PATH=VALUE (e.g. compute.nodes=16); repeatable, applied last.")] = None,
-    today: Annotated[Optional[str], typer.Option("--today", help="Plan as if today were this date (YYYY-MM-DD); default: $AITRAIN_TODAY, else the system date.")] = None,
-    cloud_only: Annotated[bool, typer.Option("--cloud-only", help="For a plan with Kubernetes objects (kubernetes-pool): write its alicloud resources alone; the Kubernetes objects and their provider are left out and named.")] = False,
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out",
+            help="Directory to write main.tf.json into (created if missing; an existing main.tf.json is replaced).",
+        ),
+    ],
+    preset: Annotated[
+        Optional[str], typer.Argument(help="A bundled preset, e.g. medical-imaging or autoscaling-training.")
+    ] = None,
+    stack_config: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--stack-config",
+            help="A Pulumi.<stack>.yaml: its aitrain:preset / aitrain:profile keys are read exactly as `pulumi up` reads them.",
+        ),
+    ] = None,
+    set_: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--set", help="Override one profile field, PATH=VALUE (e.g. compute.nodes=16); repeatable, applied last."
+        ),
+    ] = None,
+    today: Annotated[
+        Optional[str],
+        typer.Option(
+            "--today",
+            help="Plan as if today were this date (YYYY-MM-DD); default: $AITRAIN_TODAY, else the system date.",
+        ),
+    ] = None,
+    cloud_only: Annotated[
+        bool,
+        typer.Option(
+            "--cloud-only",
+            help="For a plan with Kubernetes objects (kubernetes-pool): write its alicloud resources alone; the Kubernetes objects and their provider are left out and named.",
+        ),
+    ] = False,
 ) -> None:
     """Write DIR/main.tf.json: the same resources and inputs as `aitrain plan`, under the Terraform provider's names.
 
@@ -41,9 +76,15 @@ def terraform(
     from blueprints.stackconfig import engine_config, parse_overrides, preset_names, with_cli_inputs
 
     if preset is None and stack_config is None:
-        raise UserInputError("no profile given", [Problem("preset", None, f"name a preset ({', '.join(preset_names())}) or give --stack-config")])
+        raise UserInputError(
+            "no profile given",
+            [Problem("preset", None, f"name a preset ({', '.join(preset_names())}) or give --stack-config")],
+        )
     if out.exists() and not out.is_dir():
-        raise UserInputError("cannot write the export", [Problem("--out", str(out), "is a file; give a directory (main.tf.json is written inside it)")])
+        raise UserInputError(
+            "cannot write the export",
+            [Problem("--out", str(out), "is a file; give a directory (main.tf.json is written inside it)")],
+        )
     day = clock.parse_today(today, "--today") if today else clock.today()
     overrides = parse_overrides(set_ or [], profile_models())
     config = engine_config(stack_config) if stack_config else {}
@@ -57,12 +98,19 @@ def terraform(
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise UserInputError("cannot write the export", [Problem("--out", str(out), f"{exc.strerror or exc}; give a writable directory")]) from None
+        raise UserInputError(
+            "cannot write the export", [Problem("--out", str(out), f"{exc.strerror or exc}; give a writable directory")]
+        ) from None
     target = out / MAIN_FILE
     write_atomic(target, text)
-    resources = sum(1 for r in plan.resources if r.custom and not r.type.startswith(("pulumi:providers:", "kubernetes:")))
+    resources = sum(
+        1 for r in plan.resources if r.custom and not r.type.startswith(("pulumi:providers:", "kubernetes:"))
+    )
     skipped = kubernetes_objects(plan) if cloud_only else []
-    typer.echo(f"wrote {target} ({resources} resources of {plan.profile_name})" + (f"; cloud side only, {left_out(skipped)}" if skipped else ""))
+    typer.echo(
+        f"wrote {target} ({resources} resources of {plan.profile_name})"
+        + (f"; cloud side only, {left_out(skipped)}" if skipped else "")
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -24,7 +24,9 @@ class AitrainGroup(TyperGroup):
         # Completion parses partial command lines resiliently; it must offer words, not print errors.
         repeated = [] if ctx.resilient_parsing else repeated_options(self, ctx, list(args))
         if repeated:
-            error = UserInputError("an option given more than once", [_problem(name, values) for name, values in repeated])
+            error = UserInputError(
+                "an option given more than once", [_problem(name, values) for name, values in repeated]
+            )
             typer.echo(error.render(), err=True)
             raise typer.Exit(code=error.exit_code)
         result: list[str] = super().parse_args(ctx, args)
@@ -40,7 +42,14 @@ def repeated_options(command: Any, ctx: Any, args: list[str]) -> list[tuple[str,
         _, _, order = leaf.make_parser(type(ctx)(leaf)).parse_args(list(rest))
     except Exception:  # a malformed command line: the real parse reports it, this dry run must not change that
         return []
-    single = [p for p in leaf.params if p.param_type_name == "option" and not p.multiple and not getattr(p, "count", False) and not getattr(p, "is_flag", False)]
+    single = [
+        p
+        for p in leaf.params
+        if p.param_type_name == "option"
+        and not p.multiple
+        and not getattr(p, "count", False)
+        and not getattr(p, "is_flag", False)
+    ]
     out = []
     for param in single:
         if sum(1 for p in order if p is param) > 1:
@@ -82,4 +91,9 @@ def _values(opts: list[str], args: list[str]) -> list[str]:
 
 def _problem(option: str, values: list[str]) -> Problem:
     shown = ", then ".join(repr(v) for v in values)
-    return Problem(option, MISSING, f"is given {len(values)} times ({shown}); it takes one value, and the command would silently use only the last", "give it once")
+    return Problem(
+        option,
+        MISSING,
+        f"is given {len(values)} times ({shown}); it takes one value, and the command would silently use only the last",
+        "give it once",
+    )

@@ -30,17 +30,70 @@ def _run(argv: list[str]) -> "subprocess.CompletedProcess[str]":
 
 
 def launch(
-    stack: Annotated[Path, typer.Option("--stack", help="The stack's outputs, saved with `pulumi stack output --json > outputs.json`.")],
-    cmd: Annotated[Optional[list[str]], typer.Argument(help="The training command, after --: e.g. -- python train.py --epochs 10. Each node runs it under torchrun.", show_default=False)] = None,
-    via: Annotated[Via, typer.Option("--via", help="cloud-assistant: ECS RunCommand, keyless (default). ssh: through the login node (fixed clusters with access.login_node).")] = Via.cloud_assistant,
-    run_id: Annotated[Optional[str], typer.Option("--run-id", help="Names the run's log directory <shared>/.aitrain/runs/<run-id>/; default: the UTC time, e.g. 20261201T093000Z.")] = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print exactly what would run, run nothing, exit 0.")] = False,
-    kubernetes: Annotated[bool, typer.Option("--kubernetes", help="Kubernetes stacks (kubernetes-pool): write a PyTorchJob (kubeflow.org/v1), one pod per GPU node.")] = False,
-    image: Annotated[Optional[str], typer.Option("--image", help="--kubernetes: the training container image (with torchrun), e.g. registry.cn-shanghai.aliyuncs.com/team/train:2026-11.")] = None,
-    name: Annotated[Optional[str], typer.Option("--name", help="--kubernetes: the PyTorchJob's name (DNS-1035 label); default <profile>-<run-id>.")] = None,
-    nodes: Annotated[Optional[int], typer.Option("--nodes", help="--kubernetes: nodes (pods) of the job, 1 to max_nodes; default: the outputs' nodes_per_job.")] = None,
-    out: Annotated[Optional[Path], typer.Option("--out", help="--kubernetes: write the manifest to this file (atomically) instead of printing it.")] = None,
-    apply: Annotated[bool, typer.Option("--apply", help="--kubernetes: run `kubectl apply -f` on the manifest (printed first).")] = False,
+    stack: Annotated[
+        Path,
+        typer.Option("--stack", help="The stack's outputs, saved with `pulumi stack output --json > outputs.json`."),
+    ],
+    cmd: Annotated[
+        Optional[list[str]],
+        typer.Argument(
+            help="The training command, after --: e.g. -- python train.py --epochs 10. Each node runs it under torchrun.",
+            show_default=False,
+        ),
+    ] = None,
+    via: Annotated[
+        Via,
+        typer.Option(
+            "--via",
+            help="cloud-assistant: ECS RunCommand, keyless (default). ssh: through the login node (fixed clusters with access.login_node).",
+        ),
+    ] = Via.cloud_assistant,
+    run_id: Annotated[
+        Optional[str],
+        typer.Option(
+            "--run-id",
+            help="Names the run's log directory <shared>/.aitrain/runs/<run-id>/; default: the UTC time, e.g. 20261201T093000Z.",
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print exactly what would run, run nothing, exit 0.")
+    ] = False,
+    kubernetes: Annotated[
+        bool,
+        typer.Option(
+            "--kubernetes",
+            help="Kubernetes stacks (kubernetes-pool): write a PyTorchJob (kubeflow.org/v1), one pod per GPU node.",
+        ),
+    ] = False,
+    image: Annotated[
+        Optional[str],
+        typer.Option(
+            "--image",
+            help="--kubernetes: the training container image (with torchrun), e.g. registry.cn-shanghai.aliyuncs.com/team/train:2026-11.",
+        ),
+    ] = None,
+    name: Annotated[
+        Optional[str],
+        typer.Option(
+            "--name", help="--kubernetes: the PyTorchJob's name (DNS-1035 label); default <profile>-<run-id>."
+        ),
+    ] = None,
+    nodes: Annotated[
+        Optional[int],
+        typer.Option(
+            "--nodes",
+            help="--kubernetes: nodes (pods) of the job, 1 to max_nodes; default: the outputs' nodes_per_job.",
+        ),
+    ] = None,
+    out: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--out", help="--kubernetes: write the manifest to this file (atomically) instead of printing it."
+        ),
+    ] = None,
+    apply: Annotated[
+        bool, typer.Option("--apply", help="--kubernetes: run `kubectl apply -f` on the manifest (printed first).")
+    ] = False,
 ) -> None:
     """Start aitrain-torchrun on every node at once, or (--kubernetes) write and apply a PyTorchJob; print exactly what runs first.
 
@@ -55,13 +108,43 @@ def launch(
     engines = {key: blueprint.job_engine for key, blueprint in BLUEPRINTS.items()}
     if kubernetes:
         if via is Via.ssh:
-            raise UserInputError("--via is for torchrun launches", [Problem("--via", via.value, "a PyTorchJob is started by the training operator, not over ssh: drop --via with --kubernetes")])
-        _launch_kubernetes(data, str(stack), engines, run_id, cmd or [], image=image, name=name, nodes=nodes, out=out, apply=apply, dry_run=dry_run)
+            raise UserInputError(
+                "--via is for torchrun launches",
+                [
+                    Problem(
+                        "--via",
+                        via.value,
+                        "a PyTorchJob is started by the training operator, not over ssh: drop --via with --kubernetes",
+                    )
+                ],
+            )
+        _launch_kubernetes(
+            data,
+            str(stack),
+            engines,
+            run_id,
+            cmd or [],
+            image=image,
+            name=name,
+            nodes=nodes,
+            out=out,
+            apply=apply,
+            dry_run=dry_run,
+        )
         return
     k8s_only = {"--image": image, "--name": name, "--nodes": nodes, "--out": out, "--apply": apply or None}
     given = [option for option, value in k8s_only.items() if value is not None]
     if given:
-        raise UserInputError("options for --kubernetes only", [Problem(given[0], str(k8s_only[given[0]]), "applies to `aitrain launch --kubernetes` (a PyTorchJob); add --kubernetes or drop it")])
+        raise UserInputError(
+            "options for --kubernetes only",
+            [
+                Problem(
+                    given[0],
+                    str(k8s_only[given[0]]),
+                    "applies to `aitrain launch --kubernetes` (a PyTorchJob); add --kubernetes or drop it",
+                )
+            ],
+        )
     if lk.job_engine_of(data, str(stack), engines) == lk.KUBERNETES_ENGINE:
         raise lk.refuse_torchrun_launch(data["blueprint"], str(stack))
     outputs = lc.parse_outputs(data, str(stack), BLUEPRINTS)
@@ -69,7 +152,16 @@ def launch(
     plan = lc.plan_launch(outputs, via, rid, cmd or [])
     binary = "ssh" if via is Via.ssh else "aliyun"
     if not dry_run and shutil.which(binary) is None:
-        raise UserInputError(f"cannot launch: `{binary}` is not on PATH", [Problem("--via", via.value, f"{_INSTALL[binary]}, or use --dry-run to print the commands and run them elsewhere")])
+        raise UserInputError(
+            f"cannot launch: `{binary}` is not on PATH",
+            [
+                Problem(
+                    "--via",
+                    via.value,
+                    f"{_INSTALL[binary]}, or use --dry-run to print the commands and run them elsewhere",
+                )
+            ],
+        )
     typer.echo(lc.render_plan(outputs, via, rid, plan))
     if dry_run:
         typer.echo("dry run: nothing was run")
@@ -91,11 +183,28 @@ def launch(
     for result in results:
         invoke = _invoke_id(result.stdout)
         if invoke:
-            typer.echo(f"started: InvokeId {invoke} (results: aliyun ecs DescribeInvocationResults --RegionId {outputs.region} --InvokeId {invoke})")
-    typer.echo(f"started on every node; follow with: tail -f {outputs.shared_mount_path.rstrip('/')}/.aitrain/runs/{rid}/*.log")
+            typer.echo(
+                f"started: InvokeId {invoke} (results: aliyun ecs DescribeInvocationResults --RegionId {outputs.region} --InvokeId {invoke})"
+            )
+    typer.echo(
+        f"started on every node; follow with: tail -f {outputs.shared_mount_path.rstrip('/')}/.aitrain/runs/{rid}/*.log"
+    )
 
 
-def _launch_kubernetes(data: Any, source: str, engines: dict[str, str], run_id: Optional[str], cmd: list[str], *, image: Optional[str], name: Optional[str], nodes: Optional[int], out: Optional[Path], apply: bool, dry_run: bool) -> None:
+def _launch_kubernetes(
+    data: Any,
+    source: str,
+    engines: dict[str, str],
+    run_id: Optional[str],
+    cmd: list[str],
+    *,
+    image: Optional[str],
+    name: Optional[str],
+    nodes: Optional[int],
+    out: Optional[Path],
+    apply: bool,
+    dry_run: bool,
+) -> None:
     """Build the PyTorchJob; print it (or write --out); with --apply run `kubectl apply` on it, printing the command first."""
     from blueprints import launch as lc
     from blueprints import launch_kubernetes as lk
@@ -104,13 +213,31 @@ def _launch_kubernetes(data: Any, source: str, engines: dict[str, str], run_id: 
     outputs = lk.parse_kubernetes_outputs(data, source, engines)
     rid = lc.check_run_id(run_id) if run_id is not None else lc.default_run_id(lc.utc_now())
     if image is None:
-        raise UserInputError("no image", [Problem("--image", MISSING, "give the training container image (it must have torchrun), e.g. --image registry.cn-shanghai.aliyuncs.com/team/train:2026-11")])
+        raise UserInputError(
+            "no image",
+            [
+                Problem(
+                    "--image",
+                    MISSING,
+                    "give the training container image (it must have torchrun), e.g. --image registry.cn-shanghai.aliyuncs.com/team/train:2026-11",
+                )
+            ],
+        )
     job_name = lk.check_job_name(name if name is not None else lk.default_job_name(outputs.profile_name, rid))
     job = lk.build_job(outputs, name=job_name, image=image, run_id=rid, command=cmd, nodes=nodes)
     manifest = lk.render_job(job)
     argv = lk.apply_argv(str(out) if out is not None else None)
     if apply and not dry_run and shutil.which("kubectl") is None:
-        raise UserInputError("cannot apply: `kubectl` is not on PATH", [Problem("--apply", "kubectl", "install kubectl (https://kubernetes.io/docs/tasks/tools/) with the cluster's kubeconfig, or drop --apply and apply the manifest elsewhere")])
+        raise UserInputError(
+            "cannot apply: `kubectl` is not on PATH",
+            [
+                Problem(
+                    "--apply",
+                    "kubectl",
+                    "install kubectl (https://kubernetes.io/docs/tasks/tools/) with the cluster's kubeconfig, or drop --apply and apply the manifest elsewhere",
+                )
+            ],
+        )
     typer.echo(lk.describe(outputs, job), err=out is None and not dry_run)
     if dry_run:
         typer.echo(manifest.rstrip("\n"))
@@ -134,7 +261,9 @@ def _launch_kubernetes(data: Any, source: str, engines: dict[str, str], run_id: 
     if result.returncode != 0:
         typer.echo(f"failed (exit {result.returncode}): {shlex.join(argv)}\n{result.stderr.strip()}", err=True)
         raise typer.Exit(code=1)
-    typer.echo(f"follow with: kubectl -n {outputs.namespace} get pods -l {lk.RUN_LABEL}={rid}; kubectl -n {outputs.namespace} logs -f {job_name}-master-0")
+    typer.echo(
+        f"follow with: kubectl -n {outputs.namespace} get pods -l {lk.RUN_LABEL}={rid}; kubectl -n {outputs.namespace} logs -f {job_name}-master-0"
+    )
 
 
 def _pool_commands(outputs: Any, run_id: str, command: list[str], run: Runner) -> list[list[str]]:
@@ -173,7 +302,10 @@ def pool_instance_ids(outputs: Any, run: Runner) -> list[str]:
             break
         page += 1
     if not ids:
-        typer.echo(f"the pool {outputs.scaling_group_id} has no InService nodes: scale it out (desired capacity) and launch again", err=True)
+        typer.echo(
+            f"the pool {outputs.scaling_group_id} has no InService nodes: scale it out (desired capacity) and launch again",
+            err=True,
+        )
         raise typer.Exit(code=1)
     return ids
 
@@ -196,8 +328,17 @@ def _invoke_id(stdout: str) -> str | None:
 
 def park(
     stack_config: Annotated[Path, typer.Option("--stack-config", help="The Pulumi.<stack>.yaml of a fixed cluster.")],
-    resume: Annotated[Optional[int], typer.Option("--resume", min=1, help="Bring the cluster back with this many nodes instead of parking it.")] = None,
-    write: Annotated[bool, typer.Option("--write", help="Write the change into the stack file (atomically; every other byte kept). Without it, only show the change.")] = False,
+    resume: Annotated[
+        Optional[int],
+        typer.Option("--resume", min=1, help="Bring the cluster back with this many nodes instead of parking it."),
+    ] = None,
+    write: Annotated[
+        bool,
+        typer.Option(
+            "--write",
+            help="Write the change into the stack file (atomically; every other byte kept). Without it, only show the change.",
+        ),
+    ] = False,
 ) -> None:
     """Park a fixed cluster (compute to zero; file system and bucket kept) or resume it, in the stack file.
 
@@ -209,7 +350,15 @@ def park(
     from blueprints.catalog import load_catalog
     from blueprints.cli_support import write_atomic
     from blueprints.errors import read_text_file
-    from blueprints.stackconfig import PRESET_KEY, PROFILE_KEY, StackSettings, engine_config, merge, read_settings, resolve
+    from blueprints.stackconfig import (
+        PRESET_KEY,
+        PROFILE_KEY,
+        StackSettings,
+        engine_config,
+        merge,
+        read_settings,
+        resolve,
+    )
     from blueprints.stackfile import merge_stack_text
 
     source = str(stack_config)
@@ -221,7 +370,16 @@ def park(
     # What "parked" means is the blueprint's: the compute fields that park it and the one a resume sets back.
     parked, field = blueprint.parked_compute, blueprint.resume_field
     if parked is None or (resume is not None and field is None):
-        raise UserInputError(f"cannot park {source}", [Problem(f"{source}: blueprint", profile.blueprint, f"'{profile.blueprint}' cannot be parked: {blueprint.park_refusal}")])
+        raise UserInputError(
+            f"cannot park {source}",
+            [
+                Problem(
+                    f"{source}: blueprint",
+                    profile.blueprint,
+                    f"'{profile.blueprint}' cannot be parked: {blueprint.park_refusal}",
+                )
+            ],
+        )
     change = {field: resume} if resume is not None and field is not None else dict(parked)
     new_profile = merge(settings.profile, {"compute": change})
     new_data, _ = resolve(StackSettings(settings.preset, new_profile), profile_models(), catalog=catalog, today=today)
@@ -230,19 +388,35 @@ def park(
         new_config = {PRESET_KEY: settings.preset, **new_config}
     merged, action = merge_stack_text(existing, new_config, force=True, source=source)
     verb = "resume" if resume is not None else "park"
-    summary = [f"compute.{key}: {old_data.get('compute', {}).get(key, MISSING)!r} -> {value!r}" for key, value in change.items()]
+    summary = [
+        f"compute.{key}: {old_data.get('compute', {}).get(key, MISSING)!r} -> {value!r}"
+        for key, value in change.items()
+    ]
     if action == "unchanged" or merged == existing:
-        typer.echo(f"{source}: already {'at ' + ', '.join(summary) if resume is not None else 'parked'}; nothing to change")
+        typer.echo(
+            f"{source}: already {'at ' + ', '.join(summary) if resume is not None else 'parked'}; nothing to change"
+        )
         return
     typer.echo(f"aitrain {verb}: {profile.name} ({profile.blueprint}) — " + "; ".join(summary))
-    diff = difflib.unified_diff(existing.splitlines(keepends=True), merged.splitlines(keepends=True), fromfile=f"{source} (now)", tofile=f"{source} ({verb}ed)")
+    diff = difflib.unified_diff(
+        existing.splitlines(keepends=True),
+        merged.splitlines(keepends=True),
+        fromfile=f"{source} (now)",
+        tofile=f"{source} ({verb}ed)",
+    )
     typer.echo("".join(diff).rstrip("\n"))
     if not write:
         typer.echo(f"not written: add --write to change {source}")
         return
     write_atomic(stack_config, merged, option="--stack-config")
-    storage = "compute is removed; the file system and bucket are kept" if resume is None else f"{new_data['compute'].get(field)} nodes are created"
-    typer.echo(f"wrote {source}. Next: `pulumi up` ({storage}); preview first with `aitrain plan --stack-config {source}`")
+    storage = (
+        "compute is removed; the file system and bucket are kept"
+        if resume is None
+        else f"{new_data['compute'].get(field)} nodes are created"
+    )
+    typer.echo(
+        f"wrote {source}. Next: `pulumi up` ({storage}); preview first with `aitrain plan --stack-config {source}`"
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -39,20 +39,53 @@ class PreflightFormat(str, enum.Enum):
 
 
 def preflight(
-    preset: Annotated[Optional[str], typer.Argument(help="A bundled preset, e.g. medical-imaging or autoscaling-training.")] = None,
-    stack_config: Annotated[Optional[Path], typer.Option("--stack-config", help="A Pulumi.<stack>.yaml: its aitrain:preset / aitrain:profile keys are read exactly as `pulumi up` reads them.")] = None,
-    set_: Annotated[Optional[list[str]], typer.Option("--set", help="Override one profile field, PATH=VALUE (e.g. compute.nodes=16); repeatable, applied last.")] = None,
-    today: Annotated[Optional[str], typer.Option("--today", help="Plan as if today were this date (YYYY-MM-DD); default: $AITRAIN_TODAY, else the system date.")] = None,
-    output_format: Annotated[PreflightFormat, typer.Option("--format", help="text for a terminal, json (schema aitrain.preflight/v1) for tools.")] = PreflightFormat.text,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Write the report to this file instead of standard output.")] = None,
-    accept_unanswered: Annotated[Optional[list[str]], typer.Option("--accept-unanswered", help=f"Let these kinds of check go unanswered without failing (exit 0 instead of 4): {', '.join(KIND_NAMES)}; comma-separated or repeated. Accepted checks are still listed and marked in the JSON.")] = None,
+    preset: Annotated[
+        Optional[str], typer.Argument(help="A bundled preset, e.g. medical-imaging or autoscaling-training.")
+    ] = None,
+    stack_config: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--stack-config",
+            help="A Pulumi.<stack>.yaml: its aitrain:preset / aitrain:profile keys are read exactly as `pulumi up` reads them.",
+        ),
+    ] = None,
+    set_: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--set", help="Override one profile field, PATH=VALUE (e.g. compute.nodes=16); repeatable, applied last."
+        ),
+    ] = None,
+    today: Annotated[
+        Optional[str],
+        typer.Option(
+            "--today",
+            help="Plan as if today were this date (YYYY-MM-DD); default: $AITRAIN_TODAY, else the system date.",
+        ),
+    ] = None,
+    output_format: Annotated[
+        PreflightFormat,
+        typer.Option("--format", help="text for a terminal, json (schema aitrain.preflight/v1) for tools."),
+    ] = PreflightFormat.text,
+    out: Annotated[
+        Optional[Path], typer.Option("--out", help="Write the report to this file instead of standard output.")
+    ] = None,
+    accept_unanswered: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--accept-unanswered",
+            help=f"Let these kinds of check go unanswered without failing (exit 0 instead of 4): {', '.join(KIND_NAMES)}; comma-separated or repeated. Accepted checks are still listed and marked in the JSON.",
+        ),
+    ] = None,
 ) -> None:
     """Check the plan's needs against the account's quotas, the zones' stock and the file system's zone (see HELP)."""
     from blueprints.errors import Problem, UserInputError
     from blueprints.stackconfig import preset_names
 
     if preset is None and stack_config is None:
-        raise UserInputError("no profile given", [Problem("preset", None, f"name a preset ({', '.join(preset_names())}) or give --stack-config")])
+        raise UserInputError(
+            "no profile given",
+            [Problem("preset", None, f"name a preset ({', '.join(preset_names())}) or give --stack-config")],
+        )
     accepted = accepted_kinds(accept_unanswered or [])
     source = require_credentials()
     plan, catalog = _plan(preset, stack_config, set_ or [], today)
@@ -77,12 +110,22 @@ def accepted_kinds(values: list[str]) -> tuple[str, ...]:
     names = [n.strip() for v in values for n in v.split(",") if n.strip()]
     unknown = [n for n in names if n not in KIND_NAMES]
     if unknown:
-        raise UserInputError("unknown check name", [Problem("--accept-unanswered", ", ".join(repr(n) for n in unknown),
-                                                            f"name kinds of check, comma-separated: {', '.join(KIND_NAMES)}")])
+        raise UserInputError(
+            "unknown check name",
+            [
+                Problem(
+                    "--accept-unanswered",
+                    ", ".join(repr(n) for n in unknown),
+                    f"name kinds of check, comma-separated: {', '.join(KIND_NAMES)}",
+                )
+            ],
+        )
     return tuple(k for k in KIND_NAMES if k in names)
 
 
-def _plan(preset: str | None, stack_config: Path | None, assignments: list[str], today: str | None) -> "tuple[Plan, Catalog]":
+def _plan(
+    preset: str | None, stack_config: Path | None, assignments: list[str], today: str | None
+) -> "tuple[Plan, Catalog]":
     """The offline plan and catalog, built exactly as `aitrain plan` / `aitrain export terraform` build them."""
     from blueprints import clock
     from blueprints.architectures import profile_models

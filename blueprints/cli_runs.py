@@ -16,9 +16,14 @@ from blueprints.errors import Problem, UserInputError
 from blueprints.launch import Via
 
 STACK = typer.Option("--stack", help="The stack's outputs, saved with `pulumi stack output --json > outputs.json`.")
-VIA = typer.Option("--via", help="cloud-assistant: ECS RunCommand, keyless (default). ssh: through the login node (fixed clusters with access.login_node).")
+VIA = typer.Option(
+    "--via",
+    help="cloud-assistant: ECS RunCommand, keyless (default). ssh: through the login node (fixed clusters with access.login_node).",
+)
 DRY_RUN = typer.Option("--dry-run", help="Print exactly what would run, run nothing, exit 0.")
-RUN_ID = typer.Argument(help="The run, as `aitrain launch` printed it (e.g. 20261201T093000Z or your --run-id).", show_default=False)
+RUN_ID = typer.Argument(
+    help="The run, as `aitrain launch` printed it (e.g. 20261201T093000Z or your --run-id).", show_default=False
+)
 # How long a read waits for Cloud Assistant's answer (the command itself only reads files), and how often it asks.
 POLL_SECONDS, POLL_TRIES = 2.0, 60
 
@@ -38,7 +43,9 @@ def _outputs(stack: Path, verb: str, run_id: str | None) -> Any:
     return lc.parse_outputs(data, str(stack), BLUEPRINTS)
 
 
-def _execute(outputs: Any, via: Via, name: str, line: str, *, every_node: bool, dry_run: bool, title: str, run: Runner = _run) -> list[str]:
+def _execute(
+    outputs: Any, via: Via, name: str, line: str, *, every_node: bool, dry_run: bool, title: str, run: Runner = _run
+) -> list[str]:
     """Print the calls, then (unless dry run) make them; return each node's output (Cloud Assistant: after it finished)."""
     from blueprints import launch as lc
     from blueprints import runs
@@ -46,9 +53,20 @@ def _execute(outputs: Any, via: Via, name: str, line: str, *, every_node: bool, 
     plan = runs.plan_on_nodes(outputs, via, name, line, every_node=every_node)
     binary = "ssh" if via is Via.ssh else "aliyun"
     if not dry_run and shutil.which(binary) is None:
-        raise UserInputError(f"cannot reach the nodes: `{binary}` is not on PATH", [Problem("--via", via.value, f"{_INSTALL[binary]}, or use --dry-run to print the commands and run them elsewhere")])
+        raise UserInputError(
+            f"cannot reach the nodes: `{binary}` is not on PATH",
+            [
+                Problem(
+                    "--via",
+                    via.value,
+                    f"{_INSTALL[binary]}, or use --dry-run to print the commands and run them elsewhere",
+                )
+            ],
+        )
     typer.echo(title, err=not dry_run)
-    typer.echo(f"{'each node' if every_node else 'one node (the run directory is shared)'} runs:\n  {line}", err=not dry_run)
+    typer.echo(
+        f"{'each node' if every_node else 'one node (the run directory is shared)'} runs:\n  {line}", err=not dry_run
+    )
     typer.echo("commands:", err=not dry_run)
     if plan.discovery is not None and plan.pool_template is not None:
         typer.echo(f"  {shlex.join(plan.discovery)}", err=not dry_run)
@@ -57,7 +75,10 @@ def _execute(outputs: Any, via: Via, name: str, line: str, *, every_node: bool, 
     for argv in plan.commands:
         typer.echo(f"  {shlex.join(argv)}", err=not dry_run)
     if via is Via.cloud_assistant:
-        typer.echo(f"  then, until it has finished: {shlex.join(runs.describe_invocation_argv(outputs, '<InvokeId>'))}", err=not dry_run)
+        typer.echo(
+            f"  then, until it has finished: {shlex.join(runs.describe_invocation_argv(outputs, '<InvokeId>'))}",
+            err=not dry_run,
+        )
     if dry_run:
         typer.echo("dry run: nothing was run")
         return []
@@ -70,7 +91,10 @@ def _execute(outputs: Any, via: Via, name: str, line: str, *, every_node: bool, 
     results = [run(argv) for argv in commands]
     failed = [(argv, r) for argv, r in zip(commands, results, strict=True) if r.returncode != 0]
     for argv, result in failed:
-        typer.echo(f"failed (exit {result.returncode}): {shlex.join(argv[:5])} ...\n{(result.stderr or result.stdout).strip()}", err=True)
+        typer.echo(
+            f"failed (exit {result.returncode}): {shlex.join(argv[:5])} ...\n{(result.stderr or result.stdout).strip()}",
+            err=True,
+        )
     if failed:
         raise typer.Exit(code=1)
     if via is Via.ssh:
@@ -111,7 +135,10 @@ def _wait(outputs: Any, answer: str, run: Runner) -> list[str]:
 
 def runs_command(
     stack: Annotated[Path, STACK],
-    run_id: Annotated[Optional[str], typer.Argument(help="Only this run (default: every run in the run directory).", show_default=False)] = None,
+    run_id: Annotated[
+        Optional[str],
+        typer.Argument(help="Only this run (default: every run in the run directory).", show_default=False),
+    ] = None,
     via: Annotated[Via, VIA] = Via.cloud_assistant,
     dry_run: Annotated[bool, DRY_RUN] = False,
 ) -> None:
@@ -124,7 +151,9 @@ def runs_command(
     rid = runs.check_run_id(run_id) if run_id is not None else None
     outputs = _outputs(stack, "runs", rid)
     title = f"aitrain runs: {outputs.profile_name} ({outputs.blueprint}, {outputs.region}){', run ' + rid if rid else ''}, via {via.value}"
-    texts = _execute(outputs, via, rid or "runs", runs.runs_script(outputs, rid), every_node=False, dry_run=dry_run, title=title)
+    texts = _execute(
+        outputs, via, rid or "runs", runs.runs_script(outputs, rid), every_node=False, dry_run=dry_run, title=title
+    )
     if not dry_run:
         typer.echo(runs.render_runs(runs.parse_listing("\n".join(texts))))
 
@@ -132,9 +161,16 @@ def runs_command(
 def logs_command(
     stack: Annotated[Path, STACK],
     run_id: Annotated[str, RUN_ID],
-    node: Annotated[Optional[int], typer.Option("--node", help="Only the node with this rank (0 = the rendezvous host); default: every node.")] = None,
-    lines: Annotated[int, typer.Option("--lines", min=1, max=10000, help="How many of the last lines of each log.")] = 100,
-    follow: Annotated[bool, typer.Option("--follow", help="Keep printing as the log grows (--via ssh; Cloud Assistant answers once).")] = False,
+    node: Annotated[
+        Optional[int],
+        typer.Option("--node", help="Only the node with this rank (0 = the rendezvous host); default: every node."),
+    ] = None,
+    lines: Annotated[
+        int, typer.Option("--lines", min=1, max=10000, help="How many of the last lines of each log.")
+    ] = 100,
+    follow: Annotated[
+        bool, typer.Option("--follow", help="Keep printing as the log grows (--via ssh; Cloud Assistant answers once).")
+    ] = False,
     via: Annotated[Via, VIA] = Via.cloud_assistant,
     dry_run: Annotated[bool, DRY_RUN] = False,
 ) -> None:
@@ -148,7 +184,16 @@ def logs_command(
     outputs = _outputs(stack, "logs", rid)
     runs.check_node(outputs, node)
     if follow and via is not Via.ssh:
-        raise UserInputError("--follow needs ssh", [Problem("--follow", "--via cloud-assistant", "a Cloud Assistant command answers once, when it ends: add --via ssh (fixed clusters with a login node), or run `aitrain logs` again")])
+        raise UserInputError(
+            "--follow needs ssh",
+            [
+                Problem(
+                    "--follow",
+                    "--via cloud-assistant",
+                    "a Cloud Assistant command answers once, when it ends: add --via ssh (fixed clusters with a login node), or run `aitrain logs` again",
+                )
+            ],
+        )
     title = f"aitrain logs: {outputs.profile_name}, run {rid}, {'node ' + str(node) if node is not None else 'every node'}, via {via.value}"
     line = runs.logs_script(outputs, rid, node, lines, follow=follow)
     for text in _execute(outputs, via, f"{rid}-logs", line, every_node=False, dry_run=dry_run, title=title):
@@ -170,7 +215,9 @@ def cancel_command(
     rid = runs.check_run_id(run_id)
     outputs = _outputs(stack, "cancel", rid)
     title = f"aitrain cancel: {outputs.profile_name}, run {rid}, via {via.value}"
-    for text in _execute(outputs, via, f"{rid}-cancel", runs.cancel_script(outputs, rid), every_node=True, dry_run=dry_run, title=title):
+    for text in _execute(
+        outputs, via, f"{rid}-cancel", runs.cancel_script(outputs, rid), every_node=True, dry_run=dry_run, title=title
+    ):
         typer.echo(text.rstrip("\n"))
 
 

@@ -42,12 +42,19 @@ def profile_schema(blueprint: str | None = None) -> dict[str, Any]:
 
     models = profile_models()
     if blueprint is not None and blueprint not in models:
-        raise UserInputError("unknown blueprint", [Problem("--blueprint", blueprint, f"allowed: {join_allowed(models)}", did_you_mean(blueprint, models))])
+        raise UserInputError(
+            "unknown blueprint",
+            [Problem("--blueprint", blueprint, f"allowed: {join_allowed(models)}", did_you_mean(blueprint, models))],
+        )
     chosen = [models[blueprint]] if blueprint else list(models.values())
     refs, top = models_json_schema([(m, "validation") for m in chosen])
     defs = _numbers_as_text(top.get("$defs", {}), _PROFILE_TEXT)
-    title = f"aitrain profile ({blueprint})" if blueprint else "aitrain profile (any blueprint: " + ", ".join(models) + ")"
-    body: dict[str, Any] = dict(refs[(chosen[0], "validation")]) if blueprint else {"oneOf": [refs[(m, "validation")] for m in chosen]}
+    title = (
+        f"aitrain profile ({blueprint})" if blueprint else "aitrain profile (any blueprint: " + ", ".join(models) + ")"
+    )
+    body: dict[str, Any] = (
+        dict(refs[(chosen[0], "validation")]) if blueprint else {"oneOf": [refs[(m, "validation")] for m in chosen]}
+    )
     return {"$schema": DIALECT, "title": title, **body, "$defs": defs}
 
 
@@ -75,11 +82,22 @@ def stack_schema() -> dict[str, Any]:
         "type": "object",
         "properties": {
             PRESET_KEY: {"enum": preset_names(), "description": "A bundled preset (`aitrain presets`)."},
-            PROFILE_KEY: {"description": "Profile fields merged over the preset (later wins).", "anyOf": partial["oneOf"]},
+            PROFILE_KEY: {
+                "description": "Profile fields merged over the preset (later wins).",
+                "anyOf": partial["oneOf"],
+            },
         },
-        "patternProperties": {ours: {"not": {}, "description": f"unknown aitrain key; allowed: {PRESET_KEY}, {PROFILE_KEY}"}},
+        "patternProperties": {
+            ours: {"not": {}, "description": f"unknown aitrain key; allowed: {PRESET_KEY}, {PROFILE_KEY}"}
+        },
     }
-    return {"$schema": DIALECT, "title": "aitrain stack config (Pulumi.<stack>.yaml)", "type": "object", "properties": {"config": config}, "$defs": partial["$defs"]}
+    return {
+        "$schema": DIALECT,
+        "title": "aitrain stack config (Pulumi.<stack>.yaml)",
+        "type": "object",
+        "properties": {"config": config},
+        "$defs": partial["$defs"],
+    }
 
 
 def _numbers_as_text(defs: dict[str, Any], patterns: dict[str, str]) -> dict[str, Any]:
@@ -122,9 +140,22 @@ def _optional_mappings(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def schema(
-    kind: Annotated[SchemaKind, typer.Argument(help="profile: a profile (a preset, or aitrain:profile without a preset); job: a job file for `aitrain recommend`; stack: a Pulumi.<stack>.yaml.")],
-    blueprint: Annotated[Optional[str], typer.Option("--blueprint", help="With `profile`: only this blueprint's profile (fixed-cluster, autoscaling-pool, kubernetes-pool). Default: any blueprint, chosen by its `blueprint` key.")] = None,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Write the schema to this file instead of standard output.")] = None,
+    kind: Annotated[
+        SchemaKind,
+        typer.Argument(
+            help="profile: a profile (a preset, or aitrain:profile without a preset); job: a job file for `aitrain recommend`; stack: a Pulumi.<stack>.yaml."
+        ),
+    ],
+    blueprint: Annotated[
+        Optional[str],
+        typer.Option(
+            "--blueprint",
+            help="With `profile`: only this blueprint's profile (fixed-cluster, autoscaling-pool, kubernetes-pool). Default: any blueprint, chosen by its `blueprint` key.",
+        ),
+    ] = None,
+    out: Annotated[
+        Optional[Path], typer.Option("--out", help="Write the schema to this file instead of standard output.")
+    ] = None,
 ) -> None:
     """Print the JSON Schema (draft 2020-12) of a profile, job or stack file, for editors that validate YAML.
 
@@ -135,8 +166,17 @@ def schema(
     from blueprints.errors import Problem, UserInputError
 
     if blueprint is not None and kind is not SchemaKind.profile:
-        raise UserInputError("conflicting options", [Problem("--blueprint", blueprint, f"applies to `aitrain schema profile` only, not `{kind.value}`")])
-    document = profile_schema(blueprint) if kind is SchemaKind.profile else job_schema() if kind is SchemaKind.job else stack_schema()
+        raise UserInputError(
+            "conflicting options",
+            [Problem("--blueprint", blueprint, f"applies to `aitrain schema profile` only, not `{kind.value}`")],
+        )
+    document = (
+        profile_schema(blueprint)
+        if kind is SchemaKind.profile
+        else job_schema()
+        if kind is SchemaKind.job
+        else stack_schema()
+    )
     emit(json.dumps(document, indent=2, ensure_ascii=False), out)
 
 

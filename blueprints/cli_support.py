@@ -50,7 +50,9 @@ def reports_user_errors(fn: F) -> F:
             typer.echo(exc.render(), err=True)
             raise typer.Exit(code=exc.exit_code) from None
         except (yaml.YAMLError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-            error = UserInputError("invalid input", [Problem("(input)", MISSING, f"cannot be parsed: {_one_line(exc)}")])
+            error = UserInputError(
+                "invalid input", [Problem("(input)", MISSING, f"cannot be parsed: {_one_line(exc)}")]
+            )
             typer.echo(error.render(), err=True)
             raise typer.Exit(code=error.exit_code) from None
 
@@ -67,7 +69,16 @@ def reading(source: str, expected: str) -> Iterator[None]:
     try:
         yield
     except (KeyError, TypeError, AttributeError, IndexError, ValueError, RecursionError) as exc:
-        raise UserInputError(f"cannot read {source}", [Problem(source, MISSING, f"has an unexpected shape ({type(exc).__name__}: {_one_line(exc)}); expected {expected}")]) from None
+        raise UserInputError(
+            f"cannot read {source}",
+            [
+                Problem(
+                    source,
+                    MISSING,
+                    f"has an unexpected shape ({type(exc).__name__}: {_one_line(exc)}); expected {expected}",
+                )
+            ],
+        ) from None
 
 
 def _one_line(exc: BaseException) -> str:
@@ -131,4 +142,6 @@ def sdk_classes(command: str) -> Any:
     try:
         return sdk_client_classes()
     except SdkMissing as exc:
-        raise UserInputError(f"{command} needs the Alibaba Cloud SDKs", [Problem("(environment)", None, str(exc))]) from None
+        raise UserInputError(
+            f"{command} needs the Alibaba Cloud SDKs", [Problem("(environment)", None, str(exc))]
+        ) from None

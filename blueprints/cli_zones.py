@@ -13,7 +13,7 @@ HELP = (
     "Ask ECS DescribeAvailableResource (DestinationResource InstanceType, pay-as-you-go; one read-only call per region) "
     "which of the catalog's GPU instance types each region offers, and in which zones, for your account today. "
     "Prints the answer; with --write it records it in a COPY of the catalog (--catalog-dir, never the shipped one): "
-    "instance_zones.csv rows (source \"DescribeAvailableResource, <region>, <date>\"), the types' `regions` cells, "
+    'instance_zones.csv rows (source "DescribeAvailableResource, <region>, <date>"), the types\' `regions` cells, '
     "zones the region's row in regions.csv lacked, and VERSION (suffix +zones.<date>). Point AITRAIN_CATALOG_DIR at "
     "that folder and the region filter of `aitrain recommend` / `catalog` and the plan's zone choice use it.\n\n"
     "A type a surveyed region does not list leaves that region's `regions` cell; survey every region you plan in "
@@ -25,10 +25,27 @@ HELP = (
 
 
 def zones(
-    region: Annotated[Optional[list[str]], typer.Option("--region", help="A region_id of the catalog's regions.csv; repeatable. Default: every region of the catalog.")] = None,
-    catalog_dir: Annotated[Optional[Path], typer.Option("--catalog-dir", help="A copy of the catalog (cp -r blueprints/catalog/data DIR) to read, and with --write to update.")] = None,
+    region: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--region",
+            help="A region_id of the catalog's regions.csv; repeatable. Default: every region of the catalog.",
+        ),
+    ] = None,
+    catalog_dir: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--catalog-dir",
+            help="A copy of the catalog (cp -r blueprints/catalog/data DIR) to read, and with --write to update.",
+        ),
+    ] = None,
     write_: Annotated[bool, typer.Option("--write", help="Record the answer in --catalog-dir.")] = False,
-    today: Annotated[Optional[str], typer.Option("--today", help="The date recorded in the rows (YYYY-MM-DD); default: $AITRAIN_TODAY, else the system date.")] = None,
+    today: Annotated[
+        Optional[str],
+        typer.Option(
+            "--today", help="The date recorded in the rows (YYYY-MM-DD); default: $AITRAIN_TODAY, else the system date."
+        ),
+    ] = None,
 ) -> None:
     """Ask which zones offer the catalog's GPU types and optionally record it in a catalog copy (see HELP)."""
     from blueprints import clock
@@ -38,7 +55,16 @@ def zones(
     source = require_credentials()
     day = (clock.parse_today(today, "--today") if today else clock.today()).isoformat()
     if write_ and catalog_dir is None:
-        raise UserInputError("--write needs a catalog copy", [Problem("--catalog-dir", None, "give the folder to write (cp -r blueprints/catalog/data DIR first); the shipped catalog is never written")])
+        raise UserInputError(
+            "--write needs a catalog copy",
+            [
+                Problem(
+                    "--catalog-dir",
+                    None,
+                    "give the folder to write (cp -r blueprints/catalog/data DIR first); the shipped catalog is never written",
+                )
+            ],
+        )
 
     from blueprints.preflight import zones_write
 
@@ -48,8 +74,16 @@ def zones(
     regions = list(dict.fromkeys(region or catalog.regions))
     unknown = [r for r in regions if r not in catalog.regions]
     if unknown:
-        where = f"{catalog_dir}/regions.csv" if catalog_dir else "the catalog's regions.csv (copy the catalog to add one)"
-        raise UserInputError("unknown region", [Problem("--region", r, f"must be a region_id in {where}: {join_allowed(sorted(catalog.regions))}") for r in unknown])
+        where = (
+            f"{catalog_dir}/regions.csv" if catalog_dir else "the catalog's regions.csv (copy the catalog to add one)"
+        )
+        raise UserInputError(
+            "unknown region",
+            [
+                Problem("--region", r, f"must be a region_id in {where}: {join_allowed(sorted(catalog.regions))}")
+                for r in unknown
+            ],
+        )
 
     from blueprints.preflight.aliyun import SdkReader
     from blueprints.preflight.zones import SOURCE_PREFIX, ask, render_text
@@ -62,16 +96,22 @@ def zones(
     nowhere = sorted(set(surveyed) - {t for a in answers for t in a.offered()})
     if nowhere and any(a.answered for a in answers):
         # The catalog has no way to say "nowhere": an empty `regions` cell means unknown, and unknown types stay in.
-        typer.echo(f"not offered in any region asked ({len(nowhere)}; the catalog keeps them as unknown): {', '.join(nowhere)}")
+        typer.echo(
+            f"not offered in any region asked ({len(nowhere)}; the catalog keeps them as unknown): {', '.join(nowhere)}"
+        )
     if write_ and catalog_dir is not None:
         result = zones_write.write(catalog_dir, answers, surveyed, day)
-        typer.echo(f"wrote {catalog_dir}: {result.rows} instance_zones.csv rows, {result.regions_cells} regions cells changed, VERSION {result.version}")
+        typer.echo(
+            f"wrote {catalog_dir}: {result.rows} instance_zones.csv rows, {result.regions_cells} regions cells changed, VERSION {result.version}"
+        )
         for name, added in result.new_zones.items():
             typer.echo(f"  regions.csv {name}: added zones {', '.join(added)}")
         recorded = {z.region for z in load_catalog(catalog_dir).instance_zones if z.source.startswith(SOURCE_PREFIX)}
         missing = sorted(set(catalog.regions) - set(regions) - recorded)
         if missing:
-            typer.echo(f"never asked: {', '.join(missing)}; the region filter now drops the types found above from these regions until you ask them too")
+            typer.echo(
+                f"never asked: {', '.join(missing)}; the region filter now drops the types found above from these regions until you ask them too"
+            )
     if any(not a.answered for a in answers):
         raise typer.Exit(code=1)
 

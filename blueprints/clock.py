@@ -27,7 +27,9 @@ def parse_today(text: str, source: str) -> dt.date:
     try:
         return iso_date(text)
     except ValueError:
-        raise UserInputError("invalid date", [Problem(source, text, "must be a date written YYYY-MM-DD, e.g. 2026-12-01")]) from None
+        raise UserInputError(
+            "invalid date", [Problem(source, text, "must be a date written YYYY-MM-DD, e.g. 2026-12-01")]
+        ) from None
 
 
 def today(environ: Mapping[str, str] | None = None) -> dt.date:

@@ -104,7 +104,7 @@ class _Pool:
     max_nodes: int
 
     def unknown_at(self, nodes: int) -> list[str]:
-        """"<pool>: <n> × <item>" for each unpriced item of ``nodes`` nodes (none for 0 nodes)."""
+        """ "<pool>: <n> × <item>" for each unpriced item of ``nodes`` nodes (none for 0 nodes)."""
         return [f"{self.resource.name}: {nodes} × {item}" for item in self.node.unpriced] if nodes > 0 else []
 
 
@@ -164,7 +164,17 @@ def _system_disk(inputs: dict[str, Any]) -> dict[str, Any] | None:
     return {"size": inputs["systemDiskSize"], "performanceLevel": inputs.get("systemDiskPerformanceLevel")}
 
 
-def _node_lines(out: _Lines, owner: Resource, nodes: int, inputs: dict[str, Any], system: dict[str, Any] | None, catalog: Catalog, region: str, *, pool_max: int | None = None) -> _Node:
+def _node_lines(
+    out: _Lines,
+    owner: Resource,
+    nodes: int,
+    inputs: dict[str, Any],
+    system: dict[str, Any] | None,
+    catalog: Catalog,
+    region: str,
+    *,
+    pool_max: int | None = None,
+) -> _Node:
     """Compute and disk lines of ``nodes`` identical nodes, and what one of them costs.
 
     A fixed group of 0 nodes (a parked cluster) has no lines; a pool (``pool_max`` set) always has them, at its
@@ -174,8 +184,23 @@ def _node_lines(out: _Lines, owner: Resource, nodes: int, inputs: dict[str, Any]
     scales = f" (scales {nodes}–{pool_max}; at min)" if pool_max is not None else ""
     parts = [(f"{instance_type}{scales}", 1.0, "node-hour", _compute_price(catalog, instance_type, region), "hourly")]
     for label, gib, level in _disks(system, inputs.get("dataDisks") or []):
-        parts.append((f"{label} ESSD {level} {gib:g} GiB", gib, "GiB-month", price_cny(catalog, "essd", level, region), "monthly"))
-    per_hour = sum((exact(per_node) * exact(price.cny) / (HOURS_PER_MONTH if billing == "monthly" else 1) for _, per_node, _, price, billing in parts if price.cny is not None), Decimal(0))
+        parts.append(
+            (
+                f"{label} ESSD {level} {gib:g} GiB",
+                gib,
+                "GiB-month",
+                price_cny(catalog, "essd", level, region),
+                "monthly",
+            )
+        )
+    per_hour = sum(
+        (
+            exact(per_node) * exact(price.cny) / (HOURS_PER_MONTH if billing == "monthly" else 1)
+            for _, per_node, _, price, billing in parts
+            if price.cny is not None
+        ),
+        Decimal(0),
+    )
     if nodes > 0 or pool_max is not None:
         for item, per_node, unit, price, billing in parts:
             out.add(owner, f"{nodes} × {item}", nodes * per_node, unit, price, billing)
@@ -183,7 +208,14 @@ def _node_lines(out: _Lines, owner: Resource, nodes: int, inputs: dict[str, Any]
     return _Node(per_hour, unpriced)
 
 
-def price_plan(resources: Iterable[Resource], catalog: Catalog, region: str, *, run_hours: float | None = None, scenarios_context: CostContext | None = None) -> dict[str, Any]:
+def price_plan(
+    resources: Iterable[Resource],
+    catalog: Catalog,
+    region: str,
+    *,
+    run_hours: float | None = None,
+    scenarios_context: CostContext | None = None,
+) -> dict[str, Any]:
     """The Plan.costs block (CNY) for these resources in ``region``; see ``blueprints.plan.Plan.costs``."""
     context = scenarios_context or CostContext(run_hours=run_hours)
     run_hours = run_hours if run_hours is not None else context.run_hours
@@ -207,7 +239,9 @@ def price_plan(resources: Iterable[Resource], catalog: Catalog, region: str, *, 
             # A group launched from a template: the nodes are the template's (type, system and data disks).
             template = by_name.get(_ref(inputs.get("launchTemplateId")) or "")
             if template is not None:
-                pools.append(_scaling_group(out, r, template.inputs, template.inputs.get("systemDisk"), catalog, region))
+                pools.append(
+                    _scaling_group(out, r, template.inputs, template.inputs.get("systemDisk"), catalog, region)
+                )
         elif kind == "cs.ManagedKubernetes":
             _cluster_fee(out, r, catalog, region)
         elif kind == "cs.NodePool":
@@ -222,19 +256,49 @@ def price_plan(resources: Iterable[Resource], catalog: Catalog, region: str, *, 
             logged = audit.logs_of(custom, str(inputs.get("bucket")))
             if logged:
                 # The item stays short enough for the terminal's table; the logged buckets are in the log bucket's name.
-                out.add(r, f"OSS {storage_class} per GiB stored: access logs, kept {audit.log_days(inputs)} (usage; not in the plan)", 0, "GiB-month", price, "usage")
+                out.add(
+                    r,
+                    f"OSS {storage_class} per GiB stored: access logs, kept {audit.log_days(inputs)} (usage; not in the plan)",
+                    0,
+                    "GiB-month",
+                    price,
+                    "usage",
+                )
             elif context.dataset_gib is not None:
-                out.add(r, f"OSS {storage_class} {context.dataset_gib:g} GiB (the profile's dataset size)", context.dataset_gib, "GiB-month", price, "monthly")
+                out.add(
+                    r,
+                    f"OSS {storage_class} {context.dataset_gib:g} GiB (the profile's dataset size)",
+                    context.dataset_gib,
+                    "GiB-month",
+                    price,
+                    "monthly",
+                )
             else:
-                out.add(r, f"OSS {storage_class} per GiB stored (usage; not in the plan)", 0, "GiB-month", price, "usage")
+                out.add(
+                    r, f"OSS {storage_class} per GiB stored (usage; not in the plan)", 0, "GiB-month", price, "usage"
+                )
         elif kind == "vpc.NatGateway":
-            out.add(r, "NAT gateway instance fee", 1, "hour", price_cny(catalog, "nat_instance", None, region), "hourly")
+            out.add(
+                r, "NAT gateway instance fee", 1, "hour", price_cny(catalog, "nat_instance", None, region), "hourly"
+            )
             out.add(r, "NAT gateway CU fee (usage)", 0, "CU-hour", price_cny(catalog, "nat_cu", None, region), "usage")
         elif kind == "ecs.EipAddress":
             out.add(r, "EIP configuration fee", 1, "hour", price_cny(catalog, "eip_config", None, region), "hourly")
-            bound_to_nat = any(a.short_type == "ecs.EipAssociation" and _ref(a.inputs.get("allocationId")) == r.name and a.inputs.get("instanceType") == "Nat" for a in custom)
+            bound_to_nat = any(
+                a.short_type == "ecs.EipAssociation"
+                and _ref(a.inputs.get("allocationId")) == r.name
+                and a.inputs.get("instanceType") == "Nat"
+                for a in custom
+            )
             if bound_to_nat:
-                out.add(r, "EIP association fee (bound to a NAT gateway)", 1, "hour", price_cny(catalog, "eip_association", None, region), "hourly")
+                out.add(
+                    r,
+                    "EIP association fee (bound to a NAT gateway)",
+                    1,
+                    "hour",
+                    price_cny(catalog, "eip_association", None, region),
+                    "hourly",
+                )
     # A customer-managed key lives in a KMS instance this stack does not create: priced when one is named, else offered.
     keys = audit.customer_keys(custom)
     for item, quantity, unit, price, billing in audit.kms_parts(keys, catalog, region, HOURS_PER_MONTH / 24):
@@ -249,8 +313,19 @@ def price_plan(resources: Iterable[Resource], catalog: Catalog, region: str, *, 
         "lines": lines,
         "totals": totals,
         "scenarios": _scenarios(lines, pools, context),
-        "not_in_plan": [] if keys else [{"item": option, "cny_per_month": None if option_price.cny is None else cents(exact(option_price.cny) * exact(HOURS_PER_MONTH / 24)),
-                                          "status": option_price.status, "source": option_price.source, "date": option_price.date}],
+        "not_in_plan": []
+        if keys
+        else [
+            {
+                "item": option,
+                "cny_per_month": None
+                if option_price.cny is None
+                else cents(exact(option_price.cny) * exact(HOURS_PER_MONTH / 24)),
+                "status": option_price.status,
+                "source": option_price.source,
+                "date": option_price.date,
+            }
+        ],
         "notes": [
             "Pay-as-you-go list prices before discounts and tax; data transfer, OSS requests and NAT CU usage are not in the plan.",
             "Monthly = hourly-billed lines × 730 h + monthly-billed storage; per run = everything running for the run's hours.",
@@ -258,7 +333,9 @@ def price_plan(resources: Iterable[Resource], catalog: Catalog, region: str, *, 
     }
 
 
-def _scaling_group(out: _Lines, group: Resource, node: dict[str, Any], system: dict[str, Any] | None, catalog: Catalog, region: str) -> _Pool:
+def _scaling_group(
+    out: _Lines, group: Resource, node: dict[str, Any], system: dict[str, Any] | None, catalog: Catalog, region: str
+) -> _Pool:
     """An ESS scaling group's nodes at ``minSize`` and its pool up to ``maxSize``."""
     low, high = int(group.inputs.get("minSize") or 0), int(group.inputs.get("maxSize") or 0)
     return _Pool(group, _node_lines(out, group, low, node, system, catalog, region, pool_max=high), low, high)
@@ -273,9 +350,23 @@ def _cluster_fee(out: _Lines, r: Resource, catalog: Catalog, region: str) -> Non
     """An ACK cluster: the management fee per cluster-hour, and the API server's load balancer (no price recorded)."""
     spec = str(r.inputs.get("clusterSpec") or "")
     tier = _CLUSTER_FEE_TIERS.get(spec, f"cluster-fee {spec or '(clusterSpec unset)'}")
-    out.add(r, f"ACK cluster management fee ({spec or 'clusterSpec unset'})", 1, "cluster-hour", price_cny(catalog, "ack", tier, region), "hourly")
+    out.add(
+        r,
+        f"ACK cluster management fee ({spec or 'clusterSpec unset'})",
+        1,
+        "cluster-hour",
+        price_cny(catalog, "ack", tier, region),
+        "hourly",
+    )
     # "A Classic Load Balancer (CLB) instance is required for the API server" (ACK billing page, see prices.csv ack rows).
-    out.add(r, "API server load balancer (CLB instance and LCU fees)", 1, "hour", price_cny(catalog, "clb_api_server", None, region), "hourly")
+    out.add(
+        r,
+        "API server load balancer (CLB instance and LCU fees)",
+        1,
+        "hour",
+        price_cny(catalog, "clb_api_server", None, region),
+        "hourly",
+    )
 
 
 def _node_pool(out: _Lines, r: Resource, catalog: Catalog, region: str) -> _Pool | None:
@@ -291,7 +382,15 @@ def _node_pool(out: _Lines, r: Resource, catalog: Catalog, region: str) -> _Pool
     if scaling.get("enable"):
         low, high = int(scaling.get("minSize") or 0), int(scaling.get("maxSize") or 0)
         return _Pool(r, _node_lines(out, r, low, node, _system_disk(inputs), catalog, region, pool_max=high), low, high)
-    _node_lines(out, r, int(inputs.get("desiredSize") or inputs.get("nodeCount") or 0), node, _system_disk(inputs), catalog, region)
+    _node_lines(
+        out,
+        r,
+        int(inputs.get("desiredSize") or inputs.get("nodeCount") or 0),
+        node,
+        _system_disk(inputs),
+        catalog,
+        region,
+    )
     return None
 
 
@@ -302,7 +401,14 @@ def _file_system(out: _Lines, r: Resource, catalog: Catalog, region: str) -> Non
     price = price_cny(catalog, "nas", f"{fs_type}/{storage_type}", region)
     capacity = inputs.get("capacity")
     if capacity:
-        out.add(r, f"{fs_type} {storage_type} {float(capacity):g} GiB provisioned", float(capacity), "GiB-month", price, "monthly")
+        out.add(
+            r,
+            f"{fs_type} {storage_type} {float(capacity):g} GiB provisioned",
+            float(capacity),
+            "GiB-month",
+            price,
+            "monthly",
+        )
     else:
         out.add(r, f"{fs_type} {storage_type} per GiB used (usage; not in the plan)", 0, "GiB-month", price, "usage")
 
@@ -332,7 +438,7 @@ def _sum_known(lines: Iterable[dict[str, Any]], key: str) -> Decimal:
 
 
 def _unknown_items(lines: list[dict[str, Any]]) -> list[str]:
-    """"<resource>: <item>" per unpriced line; one item repeated on many resources (per-node instances) is named once
+    """ "<resource>: <item>" per unpriced line; one item repeated on many resources (per-node instances) is named once
     with the count, so 256 nodes do not fill a PR comment with 768 entries."""
     resources: dict[str, list[str]] = {}
     for line in lines:
@@ -365,7 +471,13 @@ def _scenarios(lines: list[dict[str, Any]], pools: list[_Pool], context: CostCon
         unpriced = [item for pool, nodes in sizes for item in pool.unknown_at(nodes)]
         month = rest_month + sum((pool.node.per_hour * nodes * exact(hours) for pool, nodes in sizes), Decimal(0))
         nodes = sum(n for _, n in sizes)
-        return {"name": name, "nodes": nodes, "cny_per_month": cents(month), "complete": rest_known and not unpriced, "unpriced_nodes": unpriced}
+        return {
+            "name": name,
+            "nodes": nodes,
+            "cny_per_month": cents(month),
+            "complete": rest_known and not unpriced,
+            "unpriced_nodes": unpriced,
+        }
 
     out = [scenario("at min", False, HOURS_PER_MONTH), scenario("at max", True, HOURS_PER_MONTH)]
     if context.working_hours_per_month is not None:
@@ -383,7 +495,16 @@ def storage_summary(costs: dict[str, Any]) -> dict[str, Any]:
         return {}
     line = lines[0]
     if line["cny_per_month"] is None:
-        what = "billed on usage, which the plan does not know" if line["billing"] == "usage" else "no price in the catalog"
-        price = f"; {line['unit_price_cny']:g} CNY/GiB-month ({line['status']})" if line["unit_price_cny"] is not None else ""
+        what = (
+            "billed on usage, which the plan does not know" if line["billing"] == "usage" else "no price in the catalog"
+        )
+        price = (
+            f"; {line['unit_price_cny']:g} CNY/GiB-month ({line['status']})"
+            if line["unit_price_cny"] is not None
+            else ""
+        )
         return {"storage_cny_per_month": f"unknown: {what}{price}"}
-    return {"storage_cny_per_month": line["cny_per_month"], "storage_price_basis": f"{line['item']} × {line['unit_price_cny']:g} CNY/GiB-month ({line['status']}, {line['date']}; {line['source']})"}
+    return {
+        "storage_cny_per_month": line["cny_per_month"],
+        "storage_price_basis": f"{line['item']} × {line['unit_price_cny']:g} CNY/GiB-month ({line['status']}, {line['date']}; {line['source']})",
+    }

@@ -16,7 +16,9 @@ from blueprints.catalog import Catalog, CnyPrice, price_cny
 # ACK secrets encryption), found at any depth (dataDisks[].kmsKeyId, systemDisk.kmsKeyId).
 KEY_INPUTS = ("kmsKeyId", "kmsMasterKeyId", "systemDiskKmsKeyId", "systemDiskKmsKey", "encryptionProviderKey")
 
-KMS_OPTION = "KMS software key management instance (pay-as-you-go), which a customer-managed key (security.kms_key_id) lives in"
+KMS_OPTION = (
+    "KMS software key management instance (pay-as-you-go), which a customer-managed key (security.kms_key_id) lives in"
+)
 
 
 class Resource(Protocol):
@@ -50,7 +52,13 @@ def logs_of(resources: Iterable[Resource], bucket: str) -> list[str]:
     """The other buckets whose access logs ``bucket`` receives (``oss.BucketLogging`` targetBucket, or a bucket's inline ``logging``)."""
     sources = []
     for r in resources:
-        target = r.inputs.get("targetBucket") if r.short_type == "oss.BucketLogging" else (r.inputs.get("logging") or {}).get("targetBucket") if r.short_type == "oss.Bucket" else None
+        target = (
+            r.inputs.get("targetBucket")
+            if r.short_type == "oss.BucketLogging"
+            else (r.inputs.get("logging") or {}).get("targetBucket")
+            if r.short_type == "oss.Bucket"
+            else None
+        )
         if target == bucket and r.inputs.get("bucket") != bucket:
             sources.append(str(r.inputs.get("bucket")))
     return sources
@@ -58,8 +66,13 @@ def logs_of(resources: Iterable[Resource], bucket: str) -> list[str]:
 
 def log_days(inputs: dict[str, Any]) -> str:
     """How long a bucket's lifecycle keeps an object: ``N days`` (the shortest enabled expiry), or ``with no expiry``."""
-    days = [e["days"] for rule in inputs.get("lifecycleRules") or [] if isinstance(rule, dict) and rule.get("enabled") is not False
-            for e in rule.get("expirations") or [] if isinstance(e, dict) and isinstance(e.get("days"), int)]
+    days = [
+        e["days"]
+        for rule in inputs.get("lifecycleRules") or []
+        if isinstance(rule, dict) and rule.get("enabled") is not False
+        for e in rule.get("expirations") or []
+        if isinstance(e, dict) and isinstance(e.get("days"), int)
+    ]
     return f"{min(days)} days" if days else "with no expiry"
 
 
@@ -81,17 +94,29 @@ def customer_keys(resources: Iterable[Resource]) -> list[tuple[Resource, str]]:
     return [(r, key) for key, r in seen.items()]
 
 
-def kms_parts(keys: list[tuple[Resource, str]], catalog: Catalog, region: str, days_per_month: float) -> list[tuple[str, float, str, CnyPrice, str]]:
+def kms_parts(
+    keys: list[tuple[Resource, str]], catalog: Catalog, region: str, days_per_month: float
+) -> list[tuple[str, float, str, CnyPrice, str]]:
     """(item, quantity, unit, price, billing) of the KMS instance the keys live in: its pay-as-you-go instance fee and key
     fee a month, and its QPS fee (usage). One software instance holds them all; none when no key is named."""
     if not keys:
         return []
     names = ", ".join(key for _, key in keys)
     return [
-        (f"KMS software key management instance holding {names} (pay-as-you-go; not created by this stack)", days_per_month, "instance-day",
-         price_cny(catalog, "kms_instance", "software", region), "monthly"),
-        (f"KMS key fee: {len(keys)} key(s), one version each (each rotation adds one)", days_per_month * len(keys), "key-version-day",
-         price_cny(catalog, "kms_key", "software", region), "monthly"),
+        (
+            f"KMS software key management instance holding {names} (pay-as-you-go; not created by this stack)",
+            days_per_month,
+            "instance-day",
+            price_cny(catalog, "kms_instance", "software", region),
+            "monthly",
+        ),
+        (
+            f"KMS key fee: {len(keys)} key(s), one version each (each rotation adds one)",
+            days_per_month * len(keys),
+            "key-version-day",
+            price_cny(catalog, "kms_key", "software", region),
+            "monthly",
+        ),
         ("KMS QPS fee (usage; not in the plan)", 0, "QPS-day", price_cny(catalog, "kms_qps", None, region), "usage"),
     ]
 

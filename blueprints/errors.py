@@ -136,7 +136,7 @@ def problems_from_validation_error(
             # pydantic prefixes custom errors with "Value error, "; the user needs only our text.
             for noise in ("Value error, ", "Assertion failed, "):
                 if message.startswith(noise):
-                    message = message[len(noise):]
+                    message = message[len(noise) :]
             problems.append(Problem(path, value, message))
     return problems
 
@@ -151,4 +151,6 @@ def read_text_file(path: Path, what: str) -> str:
         reason = "is a directory, not a file"
     except (OSError, UnicodeDecodeError) as exc:
         reason = f"cannot be read ({getattr(exc, 'strerror', None) or exc})"
-    raise UserInputError(f"cannot read the {what}", [Problem(what, str(path), reason + "; give the path of a readable UTF-8 YAML file")])
+    raise UserInputError(
+        f"cannot read the {what}", [Problem(what, str(path), reason + "; give the path of a readable UTF-8 YAML file")]
+    )

@@ -49,8 +49,21 @@ class StackCheck:
 def stack_files(directory: Path, *, option: str = "DIR") -> list[StackFile]:
     """The stack files directly in ``directory``, sorted by stack name; a missing directory is a user error."""
     if not directory.is_dir():
-        raise UserInputError("no stack folder", [Problem(option, str(directory), "is not a directory; give the folder that holds your Pulumi.<stack>.yaml files")])
-    found = [StackFile(m.group("stack"), p) for p in directory.iterdir() if p.is_file() and (m := STACK_FILE_RE.match(p.name))]
+        raise UserInputError(
+            "no stack folder",
+            [
+                Problem(
+                    option,
+                    str(directory),
+                    "is not a directory; give the folder that holds your Pulumi.<stack>.yaml files",
+                )
+            ],
+        )
+    found = [
+        StackFile(m.group("stack"), p)
+        for p in directory.iterdir()
+        if p.is_file() and (m := STACK_FILE_RE.match(p.name))
+    ]
     return sorted(found, key=lambda s: s.stack)
 
 
@@ -78,7 +91,10 @@ def check_plans(directory: Path, today: dt.date, *, update: bool = False) -> lis
 
     stacks = stack_files(directory, option="--check" if not update else "--update")
     if not stacks:
-        raise UserInputError("no stack files", [Problem(str(directory), "(empty)", "holds no Pulumi.<stack>.yaml; give the folder of your stack files")])
+        raise UserInputError(
+            "no stack files",
+            [Problem(str(directory), "(empty)", "holds no Pulumi.<stack>.yaml; give the folder of your stack files")],
+        )
     results: list[StackCheck] = []
     for stack in stacks:
         current = plan_stack_json(stack.path, today)
@@ -92,7 +108,11 @@ def check_plans(directory: Path, today: dt.date, *, update: bool = False) -> lis
             write_atomic(target, current, option="--update")
             results.append(StackCheck(stack.stack, "written" if committed is None else "updated", str(target)))
         elif committed is None:
-            results.append(StackCheck(stack.stack, "missing", f"{target}: no committed plan; run `aitrain plan --update {directory}`"))
+            results.append(
+                StackCheck(
+                    stack.stack, "missing", f"{target}: no committed plan; run `aitrain plan --update {directory}`"
+                )
+            )
         else:
             results.append(StackCheck(stack.stack, "stale", explain_difference(committed, current, str(target))))
     known = {s.stack for s in stacks}
@@ -105,7 +125,13 @@ def check_plans(directory: Path, today: dt.date, *, update: bool = False) -> lis
             orphan.unlink()
             results.append(StackCheck(stack_name, "deleted", f"{orphan}: its stack file is gone"))
         else:
-            results.append(StackCheck(stack_name, "orphan", f"{orphan}: no Pulumi.{stack_name}.yaml; run `aitrain plan --update {directory}` to delete it"))
+            results.append(
+                StackCheck(
+                    stack_name,
+                    "orphan",
+                    f"{orphan}: no Pulumi.{stack_name}.yaml; run `aitrain plan --update {directory}` to delete it",
+                )
+            )
     return results
 
 
@@ -127,7 +153,9 @@ def explain_difference(committed: str, current: str, where: str) -> str:
     if diff.summary or diff.changes:
         return render_diff(diff)
     # Same resources and summary: the difference is elsewhere (costs, notes, findings, outputs); show those lines.
-    lines = list(difflib.unified_diff(committed.splitlines(), current.splitlines(), "committed", "current", lineterm="", n=1))
+    lines = list(
+        difflib.unified_diff(committed.splitlines(), current.splitlines(), "committed", "current", lineterm="", n=1)
+    )
     shown = lines[:40] + ([f"… {len(lines) - 40} more diff lines"] if len(lines) > 40 else [])
     return "same resources; other fields differ:\n" + "\n".join(shown)
 
@@ -138,16 +166,25 @@ def report(results: list[StackCheck], directory: Path, *, update: bool) -> tuple
     for r in results:
         head = f"{r.stack}: {r.status}"
         if r.status == "stale":
-            lines += [f"{head} — {directory / PLANS_SUBDIR / (r.stack + '.plan.json')} differs from the current plan:", _indent(r.detail), ""]
+            lines += [
+                f"{head} — {directory / PLANS_SUBDIR / (r.stack + '.plan.json')} differs from the current plan:",
+                _indent(r.detail),
+                "",
+            ]
         else:
             lines.append(f"{head}{' — ' + r.detail if r.detail else ''}")
     bad = [r.stack for r in results if r.status in ("stale", "missing", "orphan")]
     if update:
         changed = [r.stack for r in results if r.status != "current"]
-        lines.append(f"updated {len(changed)} of {len(results)} plans" + (f" ({', '.join(changed)}); review and commit them" if changed else ""))
+        lines.append(
+            f"updated {len(changed)} of {len(results)} plans"
+            + (f" ({', '.join(changed)}); review and commit them" if changed else "")
+        )
         return "\n".join(lines), 0
     if bad:
-        lines.append(f"{len(bad)} of {len(results)} stacks differ from their committed plans ({', '.join(bad)}); if intended, run `aitrain plan --update {directory}` and commit")
+        lines.append(
+            f"{len(bad)} of {len(results)} stacks differ from their committed plans ({', '.join(bad)}); if intended, run `aitrain plan --update {directory}` and commit"
+        )
         return "\n".join(lines), 1
     lines.append(f"all {len(results)} committed plans are current")
     return "\n".join(lines), 0
@@ -155,4 +192,3 @@ def report(results: list[StackCheck], directory: Path, *, update: bool) -> tuple
 
 def _indent(text: str) -> str:
     return "\n".join(("    " + line) if line else line for line in text.rstrip("\n").splitlines())
-

@@ -102,7 +102,10 @@ def utc_now(environ: Mapping[str, str] | None = None) -> dt.datetime:
     try:
         return dt.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc)
     except ValueError:
-        raise UserInputError("invalid time", [Problem(NOW_ENV, text, "must be a UTC time written YYYY-MM-DDTHH:MM:SSZ, e.g. 2026-12-01T09:30:00Z")]) from None
+        raise UserInputError(
+            "invalid time",
+            [Problem(NOW_ENV, text, "must be a UTC time written YYYY-MM-DDTHH:MM:SSZ, e.g. 2026-12-01T09:30:00Z")],
+        ) from None
 
 
 def default_run_id(now: dt.datetime) -> str:
@@ -113,7 +116,14 @@ def default_run_id(now: dt.datetime) -> str:
 def check_run_id(run_id: str) -> str:
     """A run id names a directory and a Cloud Assistant command: letters, digits, ``._-``, 1–64 characters."""
     if not _RUN_ID.fullmatch(run_id):
-        raise UserInputError("invalid --run-id", [Problem("--run-id", run_id, "must be 1–64 letters, digits, '.', '_' or '-', starting with a letter or digit")])
+        raise UserInputError(
+            "invalid --run-id",
+            [
+                Problem(
+                    "--run-id", run_id, "must be 1–64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+                )
+            ],
+        )
     return run_id
 
 
@@ -128,15 +138,23 @@ def load_outputs(path: Path) -> Any:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise launch_error(where, str(path), "file does not exist; save the outputs with `pulumi stack output --json > outputs.json`") from None
+        raise launch_error(
+            where, str(path), "file does not exist; save the outputs with `pulumi stack output --json > outputs.json`"
+        ) from None
     except IsADirectoryError:
-        raise launch_error(where, str(path), "is a directory; give the file written by `pulumi stack output --json`") from None
+        raise launch_error(
+            where, str(path), "is a directory; give the file written by `pulumi stack output --json`"
+        ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise launch_error(where, str(path), f"cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
     try:
         data = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:
-        raise launch_error(where, str(path), f"is not JSON ({exc.msg if isinstance(exc, json.JSONDecodeError) else 'too deeply nested'}); expected the output of `pulumi stack output --json`") from None
+        raise launch_error(
+            where,
+            str(path),
+            f"is not JSON ({exc.msg if isinstance(exc, json.JSONDecodeError) else 'too deeply nested'}); expected the output of `pulumi stack output --json`",
+        ) from None
     return data
 
 
@@ -146,15 +164,31 @@ def parse_outputs(data: Any, source: str, known_blueprints: Iterable[str]) -> St
     if not isinstance(data, dict) or "aitrain_outputs" not in data:
         raise UserInputError(
             f"these are not aitrain stack outputs: {source}",
-            [Problem("aitrain_outputs", MISSING, "missing; run `pulumi stack output --json` in the stack that `pulumi up` built from an aitrain stack config")],
+            [
+                Problem(
+                    "aitrain_outputs",
+                    MISSING,
+                    "missing; run `pulumi stack output --json` in the stack that `pulumi up` built from an aitrain stack config",
+                )
+            ],
         )
     if data["aitrain_outputs"] != OUTPUTS_VERSION:
-        raise launch_error(f"{source}: aitrain_outputs", data["aitrain_outputs"], f"this aitrain reads outputs version '{OUTPUTS_VERSION}'; re-run `pulumi up` with this aitrain version")
+        raise launch_error(
+            f"{source}: aitrain_outputs",
+            data["aitrain_outputs"],
+            f"this aitrain reads outputs version '{OUTPUTS_VERSION}'; re-run `pulumi up` with this aitrain version",
+        )
     blueprint = data.get("blueprint")
     if blueprint not in known:
         raise UserInputError(
             f"blueprint {blueprint!r} is not one aitrain knows: {source}",
-            [Problem("blueprint", blueprint if "blueprint" in data else MISSING, f"these look like outputs of another blueprint or tool; aitrain knows {join_allowed(known)}")],
+            [
+                Problem(
+                    "blueprint",
+                    blueprint if "blueprint" in data else MISSING,
+                    f"these look like outputs of another blueprint or tool; aitrain knows {join_allowed(known)}",
+                )
+            ],
         )
     problems: list[Problem] = []
     get = OutputsReader(data, source, problems)
@@ -171,11 +205,29 @@ def parse_outputs(data: Any, source: str, known_blueprints: Iterable[str]) -> St
         ips = get.ip_list("node_private_ips")
         expected = get.count("expected_nodes")
         if ids is not None and ips is not None and len(ids) != len(ips):
-            problems.append(Problem(f"{source}: node_private_ips", list(ips), f"has {len(ips)} addresses for {len(ids)} node_instance_ids; they must pair up (same order): re-run `pulumi up`, then save the outputs again"))
+            problems.append(
+                Problem(
+                    f"{source}: node_private_ips",
+                    list(ips),
+                    f"has {len(ips)} addresses for {len(ids)} node_instance_ids; they must pair up (same order): re-run `pulumi up`, then save the outputs again",
+                )
+            )
         elif ids and expected is not None and len(ids) != expected:
-            problems.append(Problem(f"{source}: node_instance_ids", list(ids), f"lists {len(ids)} nodes but expected_nodes is {expected}: the stack is mid-update; run `pulumi up`, then save the outputs again"))
+            problems.append(
+                Problem(
+                    f"{source}: node_instance_ids",
+                    list(ids),
+                    f"lists {len(ids)} nodes but expected_nodes is {expected}: the stack is mid-update; run `pulumi up`, then save the outputs again",
+                )
+            )
     else:
-        problems.append(Problem(f"{source}: node_instance_ids", MISSING, "the outputs name no nodes: a fixed cluster exports node_instance_ids, node_private_ips and expected_nodes; a pool exports scaling_group_id"))
+        problems.append(
+            Problem(
+                f"{source}: node_instance_ids",
+                MISSING,
+                "the outputs name no nodes: a fixed cluster exports node_instance_ids, node_private_ips and expected_nodes; a pool exports scaling_group_id",
+            )
+        )
     if problems:
         raise UserInputError(f"cannot launch from {source}", problems)
     assert profile_name and region and launcher and shared  # every None added a problem above
@@ -185,11 +237,23 @@ def parse_outputs(data: Any, source: str, known_blueprints: Iterable[str]) -> St
 def check_launchable(outputs: StackOutputs, via: Via) -> None:
     """Refuse a parked cluster and ``--via ssh`` without a login node or on a pool, before anything runs."""
     if outputs.instance_ids is not None and not outputs.instance_ids:
-        raise launch_error(f"{outputs.source}: node_instance_ids", [], f"the cluster '{outputs.profile_name}' is parked (no nodes): set compute.nodes / `aitrain park --resume N --write`, run `pulumi up`, then save the outputs again")
+        raise launch_error(
+            f"{outputs.source}: node_instance_ids",
+            [],
+            f"the cluster '{outputs.profile_name}' is parked (no nodes): set compute.nodes / `aitrain park --resume N --write`, run `pulumi up`, then save the outputs again",
+        )
     if via is Via.ssh and outputs.is_pool:
-        raise launch_error("--via", via.value, "ssh needs the node addresses in the outputs (fixed clusters only); a pool's nodes are found through Cloud Assistant: use --via cloud-assistant")
+        raise launch_error(
+            "--via",
+            via.value,
+            "ssh needs the node addresses in the outputs (fixed clusters only); a pool's nodes are found through Cloud Assistant: use --via cloud-assistant",
+        )
     if via is Via.ssh and outputs.login_node_public_ip is None:
-        raise launch_error("--via", via.value, f"ssh goes through the login node, and {outputs.source} has no login_node_public_ip: set access.login_node: true and `pulumi up`, or use --via cloud-assistant")
+        raise launch_error(
+            "--via",
+            via.value,
+            f"ssh goes through the login node, and {outputs.source} has no login_node_public_ip: set access.login_node: true and `pulumi up`, or use --via cloud-assistant",
+        )
 
 
 # The node line runs the launcher as the job user the boot creates (blueprints.bootstrap: same uid/gid on every node):
@@ -209,10 +273,14 @@ def run_dir(outputs: StackOutputs, run_id: str) -> str:
 
 def as_job_user(script: str, *args: str) -> str:
     """A shell line that runs ``script`` (``sh -c``, with ``args``) as the job user, never as root."""
-    return shlex.join(["setpriv", f"--reuid={JOB_UID}", f"--regid={JOB_UID}", "--init-groups", "sh", "-c", script, "sh", *args])
+    return shlex.join(
+        ["setpriv", f"--reuid={JOB_UID}", f"--regid={JOB_UID}", "--init-groups", "sh", "-c", script, "sh", *args]
+    )
 
 
-def node_line(outputs: StackOutputs, run_id: str, command: Sequence[str], *, hosts: bool = True, nnodes: int | None = None) -> str:
+def node_line(
+    outputs: StackOutputs, run_id: str, command: Sequence[str], *, hosts: bool = True, nnodes: int | None = None
+) -> str:
     """The one shell line each node runs: as the job user, make the run directory and start the launcher in the background.
 
     The launcher learns the nodes from ``--hosts`` (the outputs' private IPs) or, without it, the host registry
@@ -225,7 +293,11 @@ def node_line(outputs: StackOutputs, run_id: str, command: Sequence[str], *, hos
     A directory the job user cannot create fails the call itself (mkdir runs before the background start).
     """
     if not command:
-        raise launch_error("CMD", [], "give the command to run after --, e.g. `aitrain launch --stack outputs.json -- python train.py --epochs 10`")
+        raise launch_error(
+            "CMD",
+            [],
+            "give the command to run after --, e.g. `aitrain launch --stack outputs.json -- python train.py --epochs 10`",
+        )
     directory = run_dir(outputs, run_id)
     launcher = [outputs.launcher, "--run-dir", directory]
     if hosts and outputs.private_ips:
@@ -243,30 +315,48 @@ def plan_launch(outputs: StackOutputs, via: Via, run_id: str, command: Sequence[
     if via is Via.ssh:
         assert outputs.login_node_public_ip is not None and outputs.private_ips is not None
         jump = f"root@{outputs.login_node_public_ip}"
-        return LaunchPlan(line, hosts_in_line, None, [["ssh", "-J", jump, f"root@{ip}", line] for ip in outputs.private_ips], None)
+        return LaunchPlan(
+            line, hosts_in_line, None, [["ssh", "-J", jump, f"root@{ip}", line] for ip in outputs.private_ips], None
+        )
     if _encoded_size(line) > COMMAND_CONTENT_LIMIT_BASE64_BYTES and hosts_in_line:
         # A very large cluster's host list would not fit: the launcher then reads the host registry on the
         # shared file system instead, which every node writes at boot.
-        line, hosts_in_line = node_line(outputs, run_id, command, hosts=False, nnodes=len(outputs.private_ips or ())), False
+        line, hosts_in_line = (
+            node_line(outputs, run_id, command, hosts=False, nnodes=len(outputs.private_ips or ())),
+            False,
+        )
     if _encoded_size(line) > COMMAND_CONTENT_LIMIT_BASE64_BYTES:
-        raise launch_error("CMD", shlex.join(command), f"the node line is {_encoded_size(line)} bytes once Base64-encoded; Cloud Assistant takes at most {COMMAND_CONTENT_LIMIT_BASE64_BYTES}: put the arguments in a file on the shared file system")
+        raise launch_error(
+            "CMD",
+            shlex.join(command),
+            f"the node line is {_encoded_size(line)} bytes once Base64-encoded; Cloud Assistant takes at most {COMMAND_CONTENT_LIMIT_BASE64_BYTES}: put the arguments in a file on the shared file system",
+        )
     template = run_command_argv(outputs, run_id, line, [])
     if outputs.is_pool:
         return LaunchPlan(line, hosts_in_line, describe_scaling_argv(outputs, 1), [], template)
     ids = list(outputs.instance_ids or ())
     batches = [ids[i : i + RUN_COMMAND_MAX_INSTANCES] for i in range(0, len(ids), RUN_COMMAND_MAX_INSTANCES)]
-    return LaunchPlan(line, hosts_in_line, None, [run_command_argv(outputs, run_id, line, batch) for batch in batches], template)
+    return LaunchPlan(
+        line, hosts_in_line, None, [run_command_argv(outputs, run_id, line, batch) for batch in batches], template
+    )
 
 
 def run_command_argv(outputs: StackOutputs, run_id: str, line: str, instance_ids: Sequence[str]) -> list[str]:
     """``aliyun ecs RunCommand`` for up to 50 instances (RPC list parameters are spelt ``--InstanceId.1 ... --InstanceId.N``)."""
     argv = [
-        "aliyun", "ecs", "RunCommand",
-        "--RegionId", outputs.region,
-        "--Type", "RunShellScript",
-        "--Name", f"aitrain-{outputs.profile_name}-{run_id}",
-        "--CommandContent", line,
-        "--Timeout", str(RUN_COMMAND_TIMEOUT_S),
+        "aliyun",
+        "ecs",
+        "RunCommand",
+        "--RegionId",
+        outputs.region,
+        "--Type",
+        "RunShellScript",
+        "--Name",
+        f"aitrain-{outputs.profile_name}-{run_id}",
+        "--CommandContent",
+        line,
+        "--Timeout",
+        str(RUN_COMMAND_TIMEOUT_S),
     ]
     for n, instance_id in enumerate(instance_ids, start=1):
         argv += [f"--InstanceId.{n}", instance_id]
@@ -277,12 +367,19 @@ def describe_scaling_argv(outputs: StackOutputs, page: int) -> list[str]:
     """``aliyun ess DescribeScalingInstances`` for one page of the pool's InService instances."""
     assert outputs.scaling_group_id is not None
     return [
-        "aliyun", "ess", "DescribeScalingInstances",
-        "--RegionId", outputs.region,
-        "--ScalingGroupId", outputs.scaling_group_id,
-        "--LifecycleState", "InService",
-        "--PageSize", str(SCALING_PAGE_SIZE),
-        "--PageNumber", str(page),
+        "aliyun",
+        "ess",
+        "DescribeScalingInstances",
+        "--RegionId",
+        outputs.region,
+        "--ScalingGroupId",
+        outputs.scaling_group_id,
+        "--LifecycleState",
+        "InService",
+        "--PageSize",
+        str(SCALING_PAGE_SIZE),
+        "--PageNumber",
+        str(page),
     ]
 
 
@@ -303,7 +400,11 @@ def scaling_instance_ids(answer: str) -> tuple[list[str], int]:
         items = items.get("ScalingInstance")
     if not isinstance(items, list):
         raise ValueError("no ScalingInstances list in the answer")
-    ids = [item["InstanceId"] for item in items if isinstance(item, dict) and item.get("LifecycleState", "InService") == "InService"]
+    ids = [
+        item["InstanceId"]
+        for item in items
+        if isinstance(item, dict) and item.get("LifecycleState", "InService") == "InService"
+    ]
     if not all(isinstance(i, str) and _INSTANCE_ID.fullmatch(i) for i in ids):
         raise ValueError(f"unexpected instance IDs {ids!r}")
     total = data.get("TotalCount", len(items))
@@ -323,15 +424,21 @@ def render_plan(outputs: StackOutputs, via: Via, run_id: str, plan: LaunchPlan) 
         f"  {plan.line}",
     ]
     if not plan.hosts_in_line and not outputs.is_pool:
-        lines.append(f"  (no --hosts: {len(outputs.private_ips or ())} addresses do not fit in one Cloud Assistant command; the launcher reads the host registry)")
+        lines.append(
+            f"  (no --hosts: {len(outputs.private_ips or ())} addresses do not fit in one Cloud Assistant command; the launcher reads the host registry)"
+        )
     if outputs.is_pool:
-        lines.append("  (with --nnodes N before --, N = the InService instances found: the launcher waits until N have registered)")
+        lines.append(
+            "  (with --nnodes N before --, N = the InService instances found: the launcher waits until N have registered)"
+        )
     lines.append("commands:")
     if plan.discovery is not None and plan.pool_template is not None:
         lines.append(f"  {shlex.join(plan.discovery)}")
         lines.append(f"  {shlex.join(plan.pool_template)} {pool_placeholder(outputs)}")
     lines += [f"  {shlex.join(argv)}" for argv in plan.commands]
-    lines.append(f"logs: {run_dir(outputs, run_id)}/<hostname>.log on the shared file system, written as {JOB_USER} (uid {JOB_UID})")
+    lines.append(
+        f"logs: {run_dir(outputs, run_id)}/<hostname>.log on the shared file system, written as {JOB_USER} (uid {JOB_UID})"
+    )
     return "\n".join(lines)
 
 

@@ -85,15 +85,31 @@ def job_engine_of(data: Any, source: str, engines: Mapping[str, str]) -> str:
     if not isinstance(data, dict) or "aitrain_outputs" not in data:
         raise UserInputError(
             f"these are not aitrain stack outputs: {source}",
-            [Problem("aitrain_outputs", MISSING, "missing; run `pulumi stack output --json` in the stack that `pulumi up` built from an aitrain stack config")],
+            [
+                Problem(
+                    "aitrain_outputs",
+                    MISSING,
+                    "missing; run `pulumi stack output --json` in the stack that `pulumi up` built from an aitrain stack config",
+                )
+            ],
         )
     if data["aitrain_outputs"] != OUTPUTS_VERSION:
-        raise launch_error(f"{source}: aitrain_outputs", data["aitrain_outputs"], f"this aitrain reads outputs version '{OUTPUTS_VERSION}'; re-run `pulumi up` with this aitrain version")
+        raise launch_error(
+            f"{source}: aitrain_outputs",
+            data["aitrain_outputs"],
+            f"this aitrain reads outputs version '{OUTPUTS_VERSION}'; re-run `pulumi up` with this aitrain version",
+        )
     blueprint = data.get("blueprint")
     if not isinstance(blueprint, str) or blueprint not in engines:
         raise UserInputError(
             f"blueprint {blueprint!r} is not one aitrain knows: {source}",
-            [Problem("blueprint", blueprint if "blueprint" in data else MISSING, f"these look like outputs of another blueprint or tool; aitrain knows {join_allowed(tuple(engines))}")],
+            [
+                Problem(
+                    "blueprint",
+                    blueprint if "blueprint" in data else MISSING,
+                    f"these look like outputs of another blueprint or tool; aitrain knows {join_allowed(tuple(engines))}",
+                )
+            ],
         )
     return engines[blueprint]
 
@@ -105,7 +121,11 @@ def kubernetes_blueprints(engines: Mapping[str, str]) -> tuple[str, ...]:
 
 def refuse_torchrun_launch(blueprint: str, source: str) -> UserInputError:
     """The error for plain ``aitrain launch`` (torchrun on ECS nodes) on a stack whose jobs run on Kubernetes."""
-    return launch_error(f"{source}: blueprint", blueprint, f"'{blueprint}' runs training jobs on Kubernetes: use `aitrain launch --kubernetes --stack {source} --image IMAGE -- python train.py ...`")
+    return launch_error(
+        f"{source}: blueprint",
+        blueprint,
+        f"'{blueprint}' runs training jobs on Kubernetes: use `aitrain launch --kubernetes --stack {source} --image IMAGE -- python train.py ...`",
+    )
 
 
 def parse_kubernetes_outputs(data: Any, source: str, engines: Mapping[str, str]) -> KubernetesOutputs:
@@ -136,19 +156,65 @@ def parse_kubernetes_outputs(data: Any, source: str, engines: Mapping[str, str])
     api = get.text("job_api", re.compile(re.escape(JOB_API)), f"'{JOB_API}' (the job API this aitrain writes)")
     operator = get.text("training_operator_version", _VERSION, "a release tag such as v1.9.0")
     if taint is not None and not {"key", "effect"} <= taint.keys():
-        problems.append(Problem(f"{source}: gpu_taint", taint, "must have a key and an effect (and usually a value), e.g. {key: nvidia.com/gpu, value: 'true', effect: NoSchedule}"))
+        problems.append(
+            Problem(
+                f"{source}: gpu_taint",
+                taint,
+                "must have a key and an effect (and usually a value), e.g. {key: nvidia.com/gpu, value: 'true', effect: NoSchedule}",
+            )
+        )
     if max_nodes is not None and per_job is not None and per_job > max_nodes:
-        problems.append(Problem(f"{source}: nodes_per_job", per_job, f"is greater than max_nodes ({max_nodes}); re-run `pulumi up`, then save the outputs again"))
+        problems.append(
+            Problem(
+                f"{source}: nodes_per_job",
+                per_job,
+                f"is greater than max_nodes ({max_nodes}); re-run `pulumi up`, then save the outputs again",
+            )
+        )
     if problems:
         raise UserInputError(f"cannot launch from {source}", problems)
-    assert profile and region and namespace and max_nodes and per_job and gpus and fabric and shared and mount and selector is not None and taint is not None and api and operator
-    return KubernetesOutputs(source, blueprint, profile, region, namespace, max_nodes, per_job, gpus, fabric, shared, mount, bucket, selector, taint, operator)
+    assert (
+        profile
+        and region
+        and namespace
+        and max_nodes
+        and per_job
+        and gpus
+        and fabric
+        and shared
+        and mount
+        and selector is not None
+        and taint is not None
+        and api
+        and operator
+    )
+    return KubernetesOutputs(
+        source,
+        blueprint,
+        profile,
+        region,
+        namespace,
+        max_nodes,
+        per_job,
+        gpus,
+        fabric,
+        shared,
+        mount,
+        bucket,
+        selector,
+        taint,
+        operator,
+    )
 
 
 def check_job_name(name: str) -> str:
     """A job name is a DNS-1035 label short enough that the operator's pod and service names stay labels too."""
     if len(name) > MAX_JOB_NAME or not _DNS1035.fullmatch(name):
-        raise launch_error("--name", name, f"must be 1–{MAX_JOB_NAME} lowercase letters, digits or '-', starting with a letter and ending with a letter or digit (a DNS-1035 label), e.g. llama-sft")
+        raise launch_error(
+            "--name",
+            name,
+            f"must be 1–{MAX_JOB_NAME} lowercase letters, digits or '-', starting with a letter and ending with a letter or digit (a DNS-1035 label), e.g. llama-sft",
+        )
     return name
 
 
@@ -161,7 +227,11 @@ def job_nodes(outputs: KubernetesOutputs, nodes: int | None) -> int:
     """Nodes (= pods) of the job: ``--nodes`` or the outputs' ``nodes_per_job``, between 1 and ``max_nodes``."""
     count = outputs.nodes_per_job if nodes is None else nodes
     if not 1 <= count <= outputs.max_nodes:
-        raise launch_error("--nodes", count, f"must be 1 to {outputs.max_nodes} (the GPU pool's max_nodes in {outputs.source}); one pod runs on each node")
+        raise launch_error(
+            "--nodes",
+            count,
+            f"must be 1 to {outputs.max_nodes} (the GPU pool's max_nodes in {outputs.source}); one pod runs on each node",
+        )
     return count
 
 
@@ -172,24 +242,44 @@ def torchrun_command(command: Sequence[str]) -> list[str]:
     ARGS``; anything else runs with ``torchrun --no-python``. A list, never a shell line: nothing is interpreted.
     """
     if not command:
-        raise launch_error("CMD", [], "give the command to run after --, e.g. `aitrain launch --kubernetes --stack outputs.json --image IMAGE -- python train.py --epochs 10`")
+        raise launch_error(
+            "CMD",
+            [],
+            "give the command to run after --, e.g. `aitrain launch --kubernetes --stack outputs.json --image IMAGE -- python train.py --epochs 10`",
+        )
     first, rest = command[0], list(command[1:])
     if not _PYTHON.fullmatch(first):
         return ["torchrun", "--no-python", *command]
     if not rest or (rest[0] == "-m" and len(rest) < 2):
-        raise launch_error("CMD", list(command), "python needs a script or -m MODULE, e.g. `python train.py` or `python -m pkg.train`")
+        raise launch_error(
+            "CMD", list(command), "python needs a script or -m MODULE, e.g. `python train.py` or `python -m pkg.train`"
+        )
     if rest[0].startswith("-") and rest[0] != "-m":
-        raise launch_error("CMD", list(command), f"python option '{rest[0]}' is not supported; torchrun runs 'python SCRIPT' or 'python -m MODULE' (set PYTHON* variables instead)")
+        raise launch_error(
+            "CMD",
+            list(command),
+            f"python option '{rest[0]}' is not supported; torchrun runs 'python SCRIPT' or 'python -m MODULE' (set PYTHON* variables instead)",
+        )
     return ["torchrun", *rest]
 
 
-def build_job(outputs: KubernetesOutputs, *, name: str, image: str, run_id: str, command: Sequence[str], nodes: int | None = None) -> dict[str, Any]:
+def build_job(
+    outputs: KubernetesOutputs, *, name: str, image: str, run_id: str, command: Sequence[str], nodes: int | None = None
+) -> dict[str, Any]:
     """The PyTorchJob (``kubeflow.org/v1``) for one run: a Master pod and ``nodes - 1`` Worker pods, one per GPU node."""
     check_job_name(name)
     if len(run_id) > 63 or not _LABEL_VALUE.fullmatch(run_id):
-        raise launch_error("--run-id", run_id, "labels the job's pods, so must be 1–63 letters, digits, '.', '_' or '-', starting and ending with a letter or digit")
+        raise launch_error(
+            "--run-id",
+            run_id,
+            "labels the job's pods, so must be 1–63 letters, digits, '.', '_' or '-', starting and ending with a letter or digit",
+        )
     if not image.strip() or any(c.isspace() for c in image):
-        raise launch_error("--image", image, "must be a container image reference without spaces, e.g. registry.cn-shanghai.aliyuncs.com/team/train:2026-11")
+        raise launch_error(
+            "--image",
+            image,
+            "must be a container image reference without spaces, e.g. registry.cn-shanghai.aliyuncs.com/team/train:2026-11",
+        )
     count = job_nodes(outputs, nodes)
     container_command = torchrun_command(command)
     labels = {RUN_LABEL: run_id, PROFILE_LABEL: outputs.profile_name}
@@ -207,7 +297,9 @@ def build_job(outputs: KubernetesOutputs, *, name: str, image: str, run_id: str,
     }
 
 
-def _replica(outputs: KubernetesOutputs, replicas: int, image: str, command: list[str], labels: dict[str, str]) -> dict[str, Any]:
+def _replica(
+    outputs: KubernetesOutputs, replicas: int, image: str, command: list[str], labels: dict[str, str]
+) -> dict[str, Any]:
     limits: dict[str, Any] = {GPU_RESOURCE: outputs.gpus_per_node}
     if outputs.fabric == "erdma":
         limits[ERDMA_RESOURCE] = 1
@@ -297,7 +389,11 @@ class _Reader(OutputsReader):
         value = self._raw(key)
         if value is None:
             return None
-        if not isinstance(value, dict) or not value or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        if (
+            not isinstance(value, dict)
+            or not value
+            or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+        ):
             self._wrong(key, value, "a non-empty mapping of strings to strings")
             return None
         return dict(value)

@@ -18,7 +18,9 @@ SECRET_PLACEHOLDER = "[secret]"
 SAFE_PATH = re.compile(r"(?:/[A-Za-z0-9_-][A-Za-z0-9._-]*)+")
 SAFE_PATH_ALLOWED = "an absolute path such as {} (segments of letters, digits, '.', '_', '-' not starting with '.'; no '..', '//' or spaces)"
 # Private IPv4 space: RFC 1918 and the shared address space of RFC 6598 (Alibaba VPCs may use 100.64.0.0/10).
-PRIVATE_NETWORKS = tuple(ipaddress.IPv4Network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10"))
+PRIVATE_NETWORKS = tuple(
+    ipaddress.IPv4Network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10")
+)
 
 __all__ = ["PRIVATE_NETWORKS", "SAFE_PATH", "SAFE_PATH_ALLOWED", "SECRET_PLACEHOLDER", "OutputsReader"]
 
@@ -32,11 +34,23 @@ class OutputsReader:
     def _raw(self, key: str, required: bool = True) -> Any:
         if key not in self.data:
             if required:
-                self.problems.append(Problem(f"{self.source}: {key}", MISSING, "missing from the outputs; re-run `pulumi up` with this aitrain version, then save the outputs again"))
+                self.problems.append(
+                    Problem(
+                        f"{self.source}: {key}",
+                        MISSING,
+                        "missing from the outputs; re-run `pulumi up` with this aitrain version, then save the outputs again",
+                    )
+                )
             return None
         value = self.data[key]
         if value == SECRET_PLACEHOLDER or (isinstance(value, list) and SECRET_PLACEHOLDER in value):
-            self.problems.append(Problem(f"{self.source}: {key}", value, "is shown as a secret; save the outputs with `pulumi stack output --json --show-secrets`"))
+            self.problems.append(
+                Problem(
+                    f"{self.source}: {key}",
+                    value,
+                    "is shown as a secret; save the outputs with `pulumi stack output --json --show-secrets`",
+                )
+            )
             return None
         return value
 
@@ -81,11 +95,14 @@ class OutputsReader:
             return None
         public = [v for v in value if not any(ipaddress.IPv4Address(v) in net for net in PRIVATE_NETWORKS)]
         if public:
-            self.problems.append(Problem(
-                f"{self.source}: {key}", value,
-                f"holds {', '.join(public)}, not a private address; node addresses must be in "
-                f"{', '.join(str(n) for n in PRIVATE_NETWORKS)} (the stack's VPC): check the outputs file is this stack's",
-            ))
+            self.problems.append(
+                Problem(
+                    f"{self.source}: {key}",
+                    value,
+                    f"holds {', '.join(public)}, not a private address; node addresses must be in "
+                    f"{', '.join(str(n) for n in PRIVATE_NETWORKS)} (the stack's VPC): check the outputs file is this stack's",
+                )
+            )
             return None
         return tuple(value)
 

@@ -15,7 +15,9 @@ MAX_INSTANCES_PER_SET = 100
 # Each vSwitch gets 1/16 of the VPC (a /16 VPC gives /20 vSwitches: 4,096 addresses, above ESS's 2,000-instance cap),
 # kept inside the masks a vSwitch may have: a /8–/12 VPC gets /16 vSwitches (more slots, each still 65,536 addresses).
 VSWITCH_PREFIX_EXTRA_BITS = 4
-VSWITCH_MIN_PREFIX = 16  # Alibaba vSwitch masks are /16–/29 (VPC docs: "the mask length of a vSwitch CIDR block is 16 to 29").
+VSWITCH_MIN_PREFIX = (
+    16  # Alibaba vSwitch masks are /16–/29 (VPC docs: "the mask length of a vSwitch CIDR block is 16 to 29").
+)
 VSWITCH_MAX_PREFIX = 29
 
 
@@ -25,7 +27,10 @@ class LayoutError(ValueError):
 
 def vswitch_prefix(vpc_cidr: str) -> int:
     """The prefix length of every vSwitch in a VPC of ``vpc_cidr`` (4 bits longer, within Alibaba's /16–/29)."""
-    return min(max(ipaddress.ip_network(vpc_cidr).prefixlen + VSWITCH_PREFIX_EXTRA_BITS, VSWITCH_MIN_PREFIX), VSWITCH_MAX_PREFIX)
+    return min(
+        max(ipaddress.ip_network(vpc_cidr).prefixlen + VSWITCH_PREFIX_EXTRA_BITS, VSWITCH_MIN_PREFIX),
+        VSWITCH_MAX_PREFIX,
+    )
 
 
 def vswitch_cidr(vpc_cidr: str, zone: str, region_zones: tuple[str, ...]) -> str:
@@ -38,10 +43,14 @@ def vswitch_cidr(vpc_cidr: str, zone: str, region_zones: tuple[str, ...]) -> str
     prefix = vswitch_prefix(vpc_cidr)
     slots = 2 ** (prefix - vpc.prefixlen)
     if zone not in region_zones:
-        raise LayoutError(f"zone {zone} is not in the catalog's zone list ({', '.join(region_zones)}); add it to regions.csv")
+        raise LayoutError(
+            f"zone {zone} is not in the catalog's zone list ({', '.join(region_zones)}); add it to regions.csv"
+        )
     slot = region_zones.index(zone)
     if slot >= slots:
-        raise LayoutError(f"VPC {vpc_cidr} has room for {slots} vSwitches of /{prefix}; zone {zone} is number {slot + 1} of the region")
+        raise LayoutError(
+            f"VPC {vpc_cidr} has room for {slots} vSwitches of /{prefix}; zone {zone} is number {slot + 1} of the region"
+        )
     return str(next(itertools.islice(vpc.subnets(new_prefix=prefix), slot, None)))
 
 
@@ -160,7 +169,9 @@ ESS_RECURRENCE_WINDOW_DAYS = 365
 SCHEDULE_LIFETIME_DAYS = 364
 
 
-def off_hours_tasks(start_date: dt.date, timezone: str, work_start: str, work_end: str, weekdays_only: bool, *, created: dt.date) -> tuple[RecurringTask, RecurringTask]:
+def off_hours_tasks(
+    start_date: dt.date, timezone: str, work_start: str, work_end: str, weekdays_only: bool, *, created: dt.date
+) -> tuple[RecurringTask, RecurringTask]:
     """(wake, sleep) tasks: wake at ``work_start`` on working days, sleep at ``work_end`` every day.
 
     Local times are converted to UTC at ``start_date``'s offset (a zone with daylight saving shifts by an hour

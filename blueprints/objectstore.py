@@ -28,7 +28,13 @@ RAM_POLICY_MAX_BYTES = 6144
 # ready-to-train.md §3b): list and read bucket info on the bucket itself ...
 NODE_BUCKET_ACTIONS = ("oss:GetBucketInfo", "oss:ListObjects", "oss:ListObjectVersions")
 # ... and read, write, delete and resume multipart uploads of its objects (checkpoints are large).
-NODE_OBJECT_ACTIONS = ("oss:AbortMultipartUpload", "oss:DeleteObject", "oss:GetObject", "oss:ListParts", "oss:PutObject")
+NODE_OBJECT_ACTIONS = (
+    "oss:AbortMultipartUpload",
+    "oss:DeleteObject",
+    "oss:GetObject",
+    "oss:ListParts",
+    "oss:PutObject",
+)
 
 
 def check_bucket_name(name: str) -> str:
@@ -36,7 +42,9 @@ def check_bucket_name(name: str) -> str:
     if not isinstance(name, str):
         raise ValueError(f"bucket name {name!r} must be text ({BUCKET_NAME_RULE})")
     if not BUCKET_NAME_MIN <= len(name) <= BUCKET_NAME_MAX:
-        raise ValueError(f"bucket name {name!r} has {len(name)} characters; OSS allows {BUCKET_NAME_MIN} to {BUCKET_NAME_MAX}")
+        raise ValueError(
+            f"bucket name {name!r} has {len(name)} characters; OSS allows {BUCKET_NAME_MIN} to {BUCKET_NAME_MAX}"
+        )
     if not _ALLOWED.fullmatch(name):
         bad = sorted({c for c in name if not _ALLOWED.fullmatch(c)})
         raise ValueError(

@@ -37,7 +37,9 @@ FAIL_ON = ("data-risk", "replace", "any")
 IN_PLACE_INPUTS = ("tags", "description")
 _REFUSAL = "protected: `pulumi up` will refuse until it is unprotected on purpose"
 # What is lost when a guarded resource goes without retain_on_delete, where it is not stored data.
-_LOSS = {"actiontrail.Trail": "the account's ActionTrail trail would be deleted: API calls in every region stop being recorded"}
+_LOSS = {
+    "actiontrail.Trail": "the account's ActionTrail trail would be deleted: API calls in every region stop being recorded"
+}
 
 # What a plan file must look like for a diff: (key, JSON type name, Python types, required).
 _RESOURCE_FIELDS = (
@@ -62,7 +64,9 @@ class ResourceChange:
     inputs: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # key → (old, new); missing side is None
     options: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     risks: tuple[str, ...] = ()
-    replacing: tuple[str, ...] = ()  # changed inputs that force (or, for types not in the table, may force) a replacement
+    replacing: tuple[
+        str, ...
+    ] = ()  # changed inputs that force (or, for types not in the table, may force) a replacement
     reasons: tuple[str, ...] = ()  # why it is replaced or updated beyond its own inputs (a reference, its provider)
     certain: bool = True  # False: the type is not in the replacement table, so "may replace"
     downtime: str | None = None  # replace-delete-first: what goes down and for how long
@@ -111,7 +115,9 @@ class PlanDiff:
             return bool(self.risks)
         if kind == "replace":
             # Narrowest first: a data risk (protect switched off, say) fails "replace" too, as it fails "any".
-            return bool(self.risks) or any(c.action in ("replace", "replace-delete-first", "refused", "delete") for c in self.changes)
+            return bool(self.risks) or any(
+                c.action in ("replace", "replace-delete-first", "refused", "delete") for c in self.changes
+            )
         if kind == "any":
             return bool(self.changes)
         raise ValueError(f"unknown fail-on class {kind!r}; one of {', '.join(FAIL_ON)}")
@@ -151,7 +157,13 @@ def load_plan_pair(old: Path, new: Path, missing_as_empty: bool = False) -> tupl
     if all(isinstance(s, str) and s.startswith("aitrain.plan/") for s in schemas) and schemas[0] != schemas[1]:
         raise UserInputError(
             "plans of different versions",
-            [Problem("schema", MISSING, f"old plan is {schemas[0]}, new is {schemas[1]}: plan both with the same aitrain (this one writes {PLAN_SCHEMA})")],
+            [
+                Problem(
+                    "schema",
+                    MISSING,
+                    f"old plan is {schemas[0]}, new is {schemas[1]}: plan both with the same aitrain (this one writes {PLAN_SCHEMA})",
+                )
+            ],
         )
     return _checked(raw[0], old), _checked(raw[1], new)
 
@@ -165,17 +177,38 @@ def _read_json(path: Path) -> Any:
     text = read_text_file(path, "plan file")
     deep = too_deep(text)
     if deep is not None:
-        raise UserInputError("invalid plan file", [Problem(str(path), f"line {deep}", f"nests arrays/objects deeper than {MAX_DEPTH} levels; an aitrain plan is far shallower")])
+        raise UserInputError(
+            "invalid plan file",
+            [
+                Problem(
+                    str(path),
+                    f"line {deep}",
+                    f"nests arrays/objects deeper than {MAX_DEPTH} levels; an aitrain plan is far shallower",
+                )
+            ],
+        )
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise UserInputError("invalid plan file", [Problem(str(path), f"line {exc.lineno}", f"is not JSON ({exc.msg}); write one with `aitrain plan --format json --out FILE`")]) from None
+        raise UserInputError(
+            "invalid plan file",
+            [
+                Problem(
+                    str(path),
+                    f"line {exc.lineno}",
+                    f"is not JSON ({exc.msg}); write one with `aitrain plan --format json --out FILE`",
+                )
+            ],
+        ) from None
 
 
 def _checked(data: Any, path: Path) -> dict[str, Any]:
     if not isinstance(data, dict) or data.get("schema") != PLAN_SCHEMA:
         found = data.get("schema", "(missing)") if isinstance(data, dict) else type(data).__name__
-        raise UserInputError("invalid plan file", [Problem(f"{path}: schema", found, f"expected '{PLAN_SCHEMA}' (from `aitrain plan --format json`)")])
+        raise UserInputError(
+            "invalid plan file",
+            [Problem(f"{path}: schema", found, f"expected '{PLAN_SCHEMA}' (from `aitrain plan --format json`)")],
+        )
     problems = plan_shape_problems(data, str(path))
     if problems:
         raise UserInputError("invalid plan file", problems)
@@ -192,12 +225,21 @@ def plan_shape_problems(data: dict[str, Any], where: str, limit: int = 10) -> li
     problems: list[Problem] = []
     hint = "write the plan with `aitrain plan --format json --out FILE`"
     if not isinstance(data.get("summary", MISSING), dict):
-        problems.append(Problem(f"{where}: summary", data.get("summary", MISSING), _must(data.get("summary", MISSING), "an object"), hint))
+        problems.append(
+            Problem(
+                f"{where}: summary",
+                data.get("summary", MISSING),
+                _must(data.get("summary", MISSING), "an object"),
+                hint,
+            )
+        )
     if not isinstance(data.get("costs", {}), dict):
         problems.append(Problem(f"{where}: costs", data.get("costs"), "must be an object", hint))
     resources = data.get("resources", MISSING)
     if not isinstance(resources, list):
-        return problems + [Problem(f"{where}: resources", resources, _must(resources, "a list of resource objects"), hint)]
+        return problems + [
+            Problem(f"{where}: resources", resources, _must(resources, "a list of resource objects"), hint)
+        ]
     seen: dict[Any, int] = {}
     for index, item in enumerate(resources):
         at = f"{where}: resources[{index}]"
@@ -213,7 +255,9 @@ def plan_shape_problems(data: dict[str, Any], where: str, limit: int = 10) -> li
         identity = (item.get("type"), item.get("name"))
         if isinstance(identity[0], str) and isinstance(identity[1], str):
             if identity in seen:
-                problems.append(Problem(f"{at}.name", identity[1], f"duplicates resources[{seen[identity]}] (same type and name)"))
+                problems.append(
+                    Problem(f"{at}.name", identity[1], f"duplicates resources[{seen[identity]}] (same type and name)")
+                )
             seen.setdefault(identity, index)
     return (problems + review_shape_problems(data, where))[:limit]
 
@@ -238,7 +282,11 @@ class _Pending:
 def diff_plans(old: dict[str, Any], new: dict[str, Any], table: ReplacementTable | None = None) -> PlanDiff:
     """Classify every resource of two plan dicts (matched by type and logical name) into one of ACTIONS."""
     table = table or replacement_table()
-    summary = {k: (old["summary"].get(k), new["summary"].get(k)) for k in _ordered_keys(old["summary"], new["summary"]) if old["summary"].get(k) != new["summary"].get(k)}
+    summary = {
+        k: (old["summary"].get(k), new["summary"].get(k))
+        for k in _ordered_keys(old["summary"], new["summary"])
+        if old["summary"].get(k) != new["summary"].get(k)
+    }
     before = {(r["type"], r["name"]): r for r in old["resources"]}
     after = {(r["type"], r["name"]): r for r in new["resources"]}
     pending = {a["name"]: _own_changes(a, after[key], table) for key, a in before.items() if key in after}
@@ -258,7 +306,14 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any], table: ReplacementTable
                 changes.append(change)
     costs = cost_diff(old.get("costs") or {}, new.get("costs") or {})
     drawn = tuple(new["resources"] or old["resources"])
-    return PlanDiff(summary, tuple(changes), costs, str(new.get("region") or old.get("region") or ""), drawn, guardrail_diff(old, new))
+    return PlanDiff(
+        summary,
+        tuple(changes),
+        costs,
+        str(new.get("region") or old.get("region") or ""),
+        drawn,
+        guardrail_diff(old, new),
+    )
 
 
 def _own_changes(a: dict[str, Any], b: dict[str, Any], table: ReplacementTable) -> _Pending:
@@ -276,7 +331,9 @@ def _own_changes(a: dict[str, Any], b: dict[str, Any], table: ReplacementTable) 
             item.certain = False
     item.replaced = bool(item.replacing)
     if a.get("provider") and b.get("provider") and a["provider"] != b["provider"]:
-        item.reasons.append(f"its provider changes ({a['provider']} → {b['provider']}): a new provider replaces every resource of it")
+        item.reasons.append(
+            f"its provider changes ({a['provider']} → {b['provider']}): a new provider replaces every resource of it"
+        )
         item.replaced, item.certain = True, True
     return item
 
@@ -323,7 +380,9 @@ def _update_or_replace(item: _Pending, table: ReplacementTable) -> ResourceChang
     if item.replaced and _is_stateful(a):
         why = ", ".join(item.replacing) or "a replaced dependency"
         if _short_type(a) in _LOSS:
-            risks.append(f"replacing change ({why}): {_LOSS[_short_type(a)]} until its replacement exists; protect makes `pulumi up` fail instead")
+            risks.append(
+                f"replacing change ({why}): {_LOSS[_short_type(a)]} until its replacement exists; protect makes `pulumi up` fail instead"
+            )
         else:
             risks.append(
                 f"replacing change of stored data ({why}): the provider would replace it and its data with it; "
@@ -340,20 +399,42 @@ def _update_or_replace(item: _Pending, table: ReplacementTable) -> ResourceChang
         action = "replace-delete-first" if b.get("delete_before_replace") else "replace"
         if action == "replace-delete-first":
             found = table.downtime.get(_short_type(a))
-            downtime = found.describe(a["inputs"]) if found else "deleted before its replacement is created: unavailable until then"
+            downtime = (
+                found.describe(a["inputs"])
+                if found
+                else "deleted before its replacement is created: unavailable until then"
+            )
         if a.get("protect"):
             action, would = "refused", action
             risks.append(f"would be replaced while {_REFUSAL}")
-    return ResourceChange(action, a["type"], a["name"], item.inputs, options, tuple(risks), tuple(item.replacing), tuple(item.reasons), item.certain, downtime, would, texts)
+    return ResourceChange(
+        action,
+        a["type"],
+        a["name"],
+        item.inputs,
+        options,
+        tuple(risks),
+        tuple(item.replacing),
+        tuple(item.reasons),
+        item.certain,
+        downtime,
+        would,
+        texts,
+    )
 
 
-def _deletion(a: dict[str, Any], stateful: list[dict[str, Any]], after: Mapping[tuple[str, str], Any]) -> ResourceChange:
+def _deletion(
+    a: dict[str, Any], stateful: list[dict[str, Any]], after: Mapping[tuple[str, str], Any]
+) -> ResourceChange:
     risks: list[str] = []
     if a.get("protect"):
         risks.append(f"removed while {_REFUSAL}")
     elif _is_stateful(a) and not a.get("retain_on_delete"):
-        risks.append(f"removed without retain_on_delete: {_LOSS[_short_type(a)]}" if _short_type(a) in _LOSS
-                     else "removed stateful resource without retain_on_delete: its data would be deleted")
+        risks.append(
+            f"removed without retain_on_delete: {_LOSS[_short_type(a)]}"
+            if _short_type(a) in _LOSS
+            else "removed stateful resource without retain_on_delete: its data would be deleted"
+        )
     # Storage that stays but references what is removed: it has to be rebuilt elsewhere.
     marker = f"${{{a['name']}."
     for s in stateful:

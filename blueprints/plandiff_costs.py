@@ -64,7 +64,13 @@ class CostDiff:
         return {
             "currency": "CNY",
             "lines": [
-                {"resource": c.resource, "old_cny_per_month": c.old, "new_cny_per_month": c.new, "delta_cny_per_month": c.delta, "complete": not c.partial}
+                {
+                    "resource": c.resource,
+                    "old_cny_per_month": c.old,
+                    "new_cny_per_month": c.new,
+                    "delta_cny_per_month": c.delta,
+                    "complete": not c.partial,
+                }
                 for c in self.lines
             ],
             "totals": {
@@ -96,8 +102,16 @@ def cost_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> CostDiff | None
     old_totals, new_totals = old.get("totals") or {}, new.get("totals") or {}
     complete = bool(old_totals.get("complete")) and bool(new_totals.get("complete"))
     after_unknown = tuple(str(u) for u in new_totals.get("unknown") or ())
-    unknown = after_unknown + tuple(f"{u} (before the change)" for u in old_totals.get("unknown") or () if str(u) not in after_unknown)
-    return CostDiff(tuple(lines), _number(old_totals.get("cny_per_month")), _number(new_totals.get("cny_per_month")), complete, unknown)
+    unknown = after_unknown + tuple(
+        f"{u} (before the change)" for u in old_totals.get("unknown") or () if str(u) not in after_unknown
+    )
+    return CostDiff(
+        tuple(lines),
+        _number(old_totals.get("cny_per_month")),
+        _number(new_totals.get("cny_per_month")),
+        complete,
+        unknown,
+    )
 
 
 def _per_resource(costs: Mapping[str, Any]) -> dict[str, tuple[float | None, bool]]:
@@ -118,7 +132,9 @@ def _priced_items(costs: Mapping[str, Any]) -> dict[str, list[tuple[Any, ...]]]:
     """Per resource, what its lines price (item, quantity, unit, unit price): tells an unknown that changed from one that did not."""
     items: dict[str, list[tuple[Any, ...]]] = {}
     for line in costs.get("lines") or ():
-        items.setdefault(str(line.get("resource")), []).append(tuple(line.get(k) for k in ("item", "quantity", "unit", "unit_price_cny")))
+        items.setdefault(str(line.get("resource")), []).append(
+            tuple(line.get(k) for k in ("item", "quantity", "unit", "unit_price_cny"))
+        )
     return items
 
 

@@ -58,4 +58,8 @@ def _findings(plan: dict[str, Any]) -> dict[tuple[str, str, str], dict[str, Any]
 
 def _severity(finding: dict[str, Any]) -> tuple[int, str, str]:
     level = finding.get("level")
-    return (LEVEL_ORDER.index(level) if level in LEVEL_ORDER else len(LEVEL_ORDER), finding["rule"], finding["resource"])
+    return (
+        LEVEL_ORDER.index(level) if level in LEVEL_ORDER else len(LEVEL_ORDER),
+        finding["rule"],
+        finding["resource"],
+    )

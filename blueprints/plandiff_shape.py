@@ -60,7 +60,14 @@ def review_shape_problems(data: dict[str, Any], where: str) -> list[Problem]:
             for name, required in fields:
                 value = item.get(name, MISSING)
                 if (value is not MISSING or required) and not isinstance(value, str):
-                    problems.append(Problem(f"{at}.{name}", value, "is missing; must be a string" if value is MISSING else "must be a string", _HINT))
+                    problems.append(
+                        Problem(
+                            f"{at}.{name}",
+                            value,
+                            "is missing; must be a string" if value is MISSING else "must be a string",
+                            _HINT,
+                        )
+                    )
     costs = data.get("costs") or {}
     if isinstance(costs, dict):
         lines, totals = costs.get("lines"), costs.get("totals")

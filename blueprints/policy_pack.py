@@ -52,8 +52,22 @@ from blueprints.policy_config import FACTS_KEY, REASON_KEY, SUMMARY_FACTS, facts
 PACK_NAME = "aitrain-guardrails"
 SEVERITY = {"error": Severity.HIGH, "warning": Severity.MEDIUM, "info": Severity.LOW}
 # Errors block `pulumi up`; warnings and info findings are shown and let it proceed.
-ENFORCEMENT = {"error": EnforcementLevel.MANDATORY, "warning": EnforcementLevel.ADVISORY, "info": EnforcementLevel.ADVISORY}
-UNKNOWNS = frozenset({UNKNOWN_ARCHIVE_VALUE, UNKNOWN_ARRAY_VALUE, UNKNOWN_ASSET_VALUE, UNKNOWN_BOOLEAN_VALUE, UNKNOWN_NUMBER_VALUE, UNKNOWN_OBJECT_VALUE, UNKNOWN_STRING_VALUE})
+ENFORCEMENT = {
+    "error": EnforcementLevel.MANDATORY,
+    "warning": EnforcementLevel.ADVISORY,
+    "info": EnforcementLevel.ADVISORY,
+}
+UNKNOWNS = frozenset(
+    {
+        UNKNOWN_ARCHIVE_VALUE,
+        UNKNOWN_ARRAY_VALUE,
+        UNKNOWN_ASSET_VALUE,
+        UNKNOWN_BOOLEAN_VALUE,
+        UNKNOWN_NUMBER_VALUE,
+        UNKNOWN_OBJECT_VALUE,
+        UNKNOWN_STRING_VALUE,
+    }
+)
 UNKNOWN_REFERENCE = "${unknown}"
 STACK_TYPE = "pulumi:pulumi:Stack"
 # Rules that read what a policy pack cannot see, and what the pack says about it in the policy's description.
@@ -65,7 +79,10 @@ BLIND_SPOTS = {
 CONFIG_SCHEMA = PolicyConfigSchema(
     properties={
         # Untyped per fact: a rule that starts reading a new summary value must not make the CLI refuse the config.
-        FACTS_KEY: {"type": "object", "description": f"Plan summary facts the rules read ({', '.join(SUMMARY_FACTS)}), written by `aitrain policy config`."},
+        FACTS_KEY: {
+            "type": "object",
+            "description": f"Plan summary facts the rules read ({', '.join(SUMMARY_FACTS)}), written by `aitrain policy config`.",
+        },
         REASON_KEY: {"type": "string", "description": "Why the profile skips this rule (guardrails.skip)."},
     }
 )
@@ -130,7 +147,9 @@ def planned(resource: PolicyResource) -> PlannedResource:
     for key, value in props.items():
         if key.startswith("__") or (key == "id" and is_custom(resource.resource_type)):
             continue  # the ID is not an input; the offline plan shows it only as ${name.id}
-        if value is None or (isinstance(value, str) and value in UNKNOWNS and not resource.property_dependencies.get(key)):
+        if value is None or (
+            isinstance(value, str) and value in UNKNOWNS and not resource.property_dependencies.get(key)
+        ):
             continue  # unset, or computed by the provider (a value the program set from another resource has a dependency)
         deps = [d for d in resource.property_dependencies.get(key, []) if is_custom(d.resource_type)]
         inputs[key] = _referencing(value, deps)
@@ -154,10 +173,19 @@ def planned(resource: PolicyResource) -> PlannedResource:
 def stack_plan(resources: Iterable[PolicyResource], config: Mapping[str, Any] | None = None) -> Plan:
     """The Plan the rules read: every resource but the stack itself and default providers, plus the config's facts."""
     kept = [
-        planned(r) for r in resources
-        if r.resource_type != STACK_TYPE and not (r.resource_type.startswith("pulumi:providers:") and r.name.startswith("default"))
+        planned(r)
+        for r in resources
+        if r.resource_type != STACK_TYPE
+        and not (r.resource_type.startswith("pulumi:providers:") and r.name.startswith("default"))
     ]
-    return Plan(blueprint="(stack)", region="", profile_name="(policy pack)", summary=facts_from_config(config), notes=(), resources=tuple(kept))
+    return Plan(
+        blueprint="(stack)",
+        region="",
+        profile_name="(policy pack)",
+        summary=facts_from_config(config),
+        notes=(),
+        resources=tuple(kept),
+    )
 
 
 def validator(rule: Rule) -> Any:

@@ -68,7 +68,9 @@ class OfflineMocks(pulumi.runtime.Mocks):
             state.setdefault(attribute, reference(args.name, attribute))
         if args.typ == "alicloud:ecs/ecsInstanceSet:EcsInstanceSet":
             # One ID per instance the set launches, each shown as known after deployment.
-            state["instanceIds"] = [reference(args.name, f"instanceIds[{i}]") for i in range(int(args.inputs.get("amount", 0)))]
+            state["instanceIds"] = [
+                reference(args.name, f"instanceIds[{i}]") for i in range(int(args.inputs.get("amount", 0)))
+            ]
         return reference(args.name, "id"), state
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:  # type: ignore[override]  # a dict is an accepted answer
@@ -127,18 +129,31 @@ def _resource_names(depends_on: Any) -> tuple[str, ...]:
     return tuple(sorted(getattr(d, "_name", str(d)) for d in items))
 
 
-def run_program(program: Callable[[], None], config: dict[str, str], *, zones: ZoneAnswer, image_id: str | None, project: str = "aitrain", mocks: OfflineMocks | None = None) -> tuple[list[pulumi.runtime.MockResourceArgs], dict[tuple[str, str], dict[str, Any]], dict[str, Any]]:
+def run_program(
+    program: Callable[[], None],
+    config: dict[str, str],
+    *,
+    zones: ZoneAnswer,
+    image_id: str | None,
+    project: str = "aitrain",
+    mocks: OfflineMocks | None = None,
+) -> tuple[list[pulumi.runtime.MockResourceArgs], dict[tuple[str, str], dict[str, Any]], dict[str, Any]]:
     """Run ``program`` under fresh mocks with ``config``; return (registrations, options by key, stack outputs)."""
     mocks = mocks or OfflineMocks(zones, image_id)
     with recording_mocks(mocks, config, project=project) as recorder:
         _sync_await(run_pulumi_func(program))
         root = pulumi_settings.get_root_resource()
-        outputs = {key: _sync_await(pulumi.Output.from_input(value).future()) for key, value in (getattr(root, "outputs", None) or {}).items()}
+        outputs = {
+            key: _sync_await(pulumi.Output.from_input(value).future())
+            for key, value in (getattr(root, "outputs", None) or {}).items()
+        }
     return mocks.registered, recorder.by_key, outputs
 
 
 @contextlib.contextmanager
-def recording_mocks(mocks: OfflineMocks, config: dict[str, str], *, project: str = "aitrain") -> Iterator[_OptionsRecorder]:
+def recording_mocks(
+    mocks: OfflineMocks, config: dict[str, str], *, project: str = "aitrain"
+) -> Iterator[_OptionsRecorder]:
     """Fresh Pulumi settings under ``mocks`` and ``config``, on an event loop of their own, recording what mocks
     never see (data-safety options, ``depends_on``, each component's ``register_outputs`` keys).
 
@@ -190,7 +205,9 @@ def own_event_loop() -> Iterator[asyncio.AbstractEventLoop]:
         thread_loops.append(asyncio.new_event_loop())
         asyncio.set_event_loop(thread_loops[-1])
 
-    loop.set_default_executor(concurrent.futures.ThreadPoolExecutor(thread_name_prefix="aitrain-offline", initializer=thread_loop))
+    loop.set_default_executor(
+        concurrent.futures.ThreadPoolExecutor(thread_name_prefix="aitrain-offline", initializer=thread_loop)
+    )
     try:
         yield loop
     finally:
@@ -218,13 +235,17 @@ def _finish_tasks(loop: asyncio.AbstractEventLoop) -> None:
         loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
 
 
-def record(program: Callable[[], None], config: dict[str, str] | None = None, *, zones: ZoneAnswer, image_id: str | None = None) -> tuple[list[PlannedResource], dict[str, Any]]:
+def record(
+    program: Callable[[], None], config: dict[str, str] | None = None, *, zones: ZoneAnswer, image_id: str | None = None
+) -> tuple[list[PlannedResource], dict[str, Any]]:
     """Run any Pulumi program offline; return its resources in tree order and its stack outputs."""
     registered, options, outputs = run_program(program, config or {}, zones=zones, image_id=image_id)
     return planned_resources(registered, options), _clean(outputs)
 
 
-def planned_resources(registered: list[pulumi.runtime.MockResourceArgs], options: dict[tuple[str, str], dict[str, Any]]) -> list[PlannedResource]:
+def planned_resources(
+    registered: list[pulumi.runtime.MockResourceArgs], options: dict[tuple[str, str], dict[str, Any]]
+) -> list[PlannedResource]:
     """Mock registrations plus the recorded options → PlannedResources in tree order; duplicate URNs refused."""
     resources = []
     for r in registered:
@@ -270,7 +291,9 @@ def catalog_zones(catalog: Catalog, region: str) -> Callable[[Optional[str]], li
     return answer
 
 
-def preview(config: dict[str, str], *, catalog: Catalog, today: dt.date, program: Callable[[], None] | None = None) -> Plan:
+def preview(
+    config: dict[str, str], *, catalog: Catalog, today: dt.date, program: Callable[[], None] | None = None
+) -> Plan:
     """The Plan of an engine-form stack config: the real program (as ``infra/__main__.py`` runs it) under mocks.
 
     The profile for the summary is read from the same config by the same functions the program uses.
@@ -301,7 +324,16 @@ def preview(config: dict[str, str], *, catalog: Catalog, today: dt.date, program
         profile_name=profile.name,
         summary={**blueprint.summary(), **storage_summary(costs)},
         costs=costs,
-        notes=tuple(n for n in (profile.description or None, profile.alias_note, *_zone_notes(profile, outputs, catalog), *blueprint.security_notes()) if n),
+        notes=tuple(
+            n
+            for n in (
+                profile.description or None,
+                profile.alias_note,
+                *_zone_notes(profile, outputs, catalog),
+                *blueprint.security_notes(),
+            )
+            if n
+        ),
         resources=tuple(resources),
         outputs=outputs,
     )
@@ -319,9 +351,13 @@ def _zone_notes(profile: ProfileBase, outputs: dict[str, Any], catalog: Catalog)
             "so nodes mount it across zones. Pin storage.zone and network.zones to one zone that offers the type to keep them together."
         )
     if not profile.storage.zone:
-        notes.append(f"storage.zone is not set: the file system goes to {storage_zone}, the region's first zone; record it in the stack config (storage.zone: {storage_zone}).")
+        notes.append(
+            f"storage.zone is not set: the file system goes to {storage_zone}, the region's first zone; record it in the stack config (storage.zone: {storage_zone})."
+        )
     if not catalog.zones_offering(profile.compute.instance_type, profile.region):
-        notes.append(f"The catalog does not say which zones of {profile.region} offer {profile.compute.instance_type}: the offline plan assumes every zone, while pulumi up asks the cloud.")
+        notes.append(
+            f"The catalog does not say which zones of {profile.region} offer {profile.compute.instance_type}: the offline plan assumes every zone, while pulumi up asks the cloud."
+        )
     return notes
 
 
@@ -331,7 +367,9 @@ def check_unique_urns(resources: list[PlannedResource]) -> None:
     for r in resources:
         key = (r.type, r.name)
         if key in seen:
-            raise LayoutError(f"two resources would have the same URN ({r.type} '{r.name}'); `pulumi up` refuses duplicate URNs")
+            raise LayoutError(
+                f"two resources would have the same URN ({r.type} '{r.name}'); `pulumi up` refuses duplicate URNs"
+            )
         seen.add(key)
 
 

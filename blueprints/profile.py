@@ -46,7 +46,9 @@ _IMAGE_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 def check_resource_name(value: str) -> str:
     """Validate a resource-name prefix (3–24 chars: lowercase letters, digits, hyphens; starts with a letter)."""
     if not _NAME_RE.fullmatch(value):
-        raise ValueError("must be 3–24 characters: lowercase letters, digits and hyphens, starting with a letter and ending with a letter or digit")
+        raise ValueError(
+            "must be 3–24 characters: lowercase letters, digits and hyphens, starting with a letter and ending with a letter or digit"
+        )
     return value
 
 
@@ -62,25 +64,41 @@ def check_one_line(value: str, limit: int = DESCRIPTION_MAX_LENGTH) -> str:
 class ComputeBase(Strict):
     """What every node of every blueprint is built from."""
 
-    instance_type: str = Field(description="Real Alibaba Cloud ECS type (e.g. ecs.gn7e-c16g1.32xlarge) or one of the article's aliases, which resolve to real hardware.")
-    image_id: str | None = Field(default=None, description="ECS image ID; when empty, the newest system image matching the catalog's name pattern is looked up.")
-    system_disk_gib: int = Field(default=200, ge=20, le=2048, description="System disk size in GiB (ESSD, encrypted), 20–2048.")
-    system_disk_performance_level: Literal["PL0", "PL1", "PL2", "PL3"] = Field(default="PL1", description="ESSD performance level of the system disk.")
+    instance_type: str = Field(
+        description="Real Alibaba Cloud ECS type (e.g. ecs.gn7e-c16g1.32xlarge) or one of the article's aliases, which resolve to real hardware."
+    )
+    image_id: str | None = Field(
+        default=None,
+        description="ECS image ID; when empty, the newest system image matching the catalog's name pattern is looked up.",
+    )
+    system_disk_gib: int = Field(
+        default=200, ge=20, le=2048, description="System disk size in GiB (ESSD, encrypted), 20–2048."
+    )
+    system_disk_performance_level: Literal["PL0", "PL1", "PL2", "PL3"] = Field(
+        default="PL1", description="ESSD performance level of the system disk."
+    )
     scratch_gib: int | None = Field(
         default=None,
         ge=0,
         le=1_048_576,
         description="Scratch per node at /mnt/scratch (an encrypted ESSD data disk), GiB. Empty: 3 × the node's memory (the article's memory : SSD = 1 : 3) within the disk's limits; 0: none. A type with local NVMe uses that instead.",
     )
-    scratch_performance_level: Literal["PL0", "PL1", "PL2", "PL3"] = Field(default="PL1", description="ESSD performance level of the scratch disk.")
-    install_pytorch: bool = Field(default=True, description="Install the catalog's PyTorch (torchrun, NCCL) into /opt/aitrain/venv at boot; false if your image or shared environment brings its own torchrun.")
+    scratch_performance_level: Literal["PL0", "PL1", "PL2", "PL3"] = Field(
+        default="PL1", description="ESSD performance level of the scratch disk."
+    )
+    install_pytorch: bool = Field(
+        default=True,
+        description="Install the catalog's PyTorch (torchrun, NCCL) into /opt/aitrain/venv at boot; false if your image or shared environment brings its own torchrun.",
+    )
 
     @field_validator("image_id")
     @classmethod
     def _image_id(cls, value: str | None) -> str | None:
         # Custom images are m-…, public ones like ubuntu_22_04_x64_20G_alibase_20230815.vhd: no spaces, no other text.
         if value is not None and not _IMAGE_ID_RE.fullmatch(value):
-            raise ValueError("must be an ECS image ID: 1–128 letters, digits, '.', '_' or '-' (e.g. m-uf6abc… or ubuntu_22_04_x64_20G_alibase_20230815.vhd)")
+            raise ValueError(
+                "must be an ECS image ID: 1–128 letters, digits, '.', '_' or '-' (e.g. m-uf6abc… or ubuntu_22_04_x64_20G_alibase_20230815.vhd)"
+            )
         return value
 
     @model_validator(mode="after")
@@ -96,25 +114,49 @@ class ComputeBase(Strict):
 
     def scratch(self, catalog: "Catalog") -> Scratch:
         """This node's scratch (validated when the profile was)."""
-        return scratch_for(self.scratch_gib, self.scratch_performance_level, catalog.instance_type(self.instance_type), catalog)
+        return scratch_for(
+            self.scratch_gib, self.scratch_performance_level, catalog.instance_type(self.instance_type), catalog
+        )
 
 
 class Storage(Strict):
     """The shared storage pool mounted by every node. Its inputs never depend on compute, so it is never replaced."""
 
-    kind: Literal["cpfs", "extreme_nas", "nas"] = Field(description="cpfs (General-purpose CPFS), extreme_nas (Extreme NAS) or nas (General-purpose NAS).")
-    capacity_gib: int = Field(ge=100, le=1_048_576, description="Provisioned capacity in GiB (Extreme NAS and CPFS bill and perform by it).")
-    throughput_tier: str = Field(description="nas: Performance|Capacity; extreme_nas: standard|advance; cpfs: advance_100|advance_200 (MB/s per TiB).")
-    zone: str | None = Field(default=None, description="Zone of the file system. Empty: the region's first zone in the catalog. Pin it in the stack config: it is fixed for the life of the data.")
-    allow_unencrypted_cpfs: bool = Field(default=False, description="CPFS cannot be encrypted through the NAS API (encrypt_type supports standard and extreme only); set true to accept that.")
-    recycle_bin_days: int = Field(default=7, ge=1, le=180, description="Days deleted files stay in the recycle bin (general-purpose NAS only), 1–180.")
+    kind: Literal["cpfs", "extreme_nas", "nas"] = Field(
+        description="cpfs (General-purpose CPFS), extreme_nas (Extreme NAS) or nas (General-purpose NAS)."
+    )
+    capacity_gib: int = Field(
+        ge=100, le=1_048_576, description="Provisioned capacity in GiB (Extreme NAS and CPFS bill and perform by it)."
+    )
+    throughput_tier: str = Field(
+        description="nas: Performance|Capacity; extreme_nas: standard|advance; cpfs: advance_100|advance_200 (MB/s per TiB)."
+    )
+    zone: str | None = Field(
+        default=None,
+        description="Zone of the file system. Empty: the region's first zone in the catalog. Pin it in the stack config: it is fixed for the life of the data.",
+    )
+    allow_unencrypted_cpfs: bool = Field(
+        default=False,
+        description="CPFS cannot be encrypted through the NAS API (encrypt_type supports standard and extreme only); set true to accept that.",
+    )
+    recycle_bin_days: int = Field(
+        default=7,
+        ge=1,
+        le=180,
+        description="Days deleted files stay in the recycle bin (general-purpose NAS only), 1–180.",
+    )
     nfs_squash: Literal["root_squash", "all_squash", "no_squash"] = Field(
         default="root_squash",
         description="NAS access rule user mapping: root_squash (root on a node is nobody on the share), all_squash, or no_squash (needs guardrails.skip AIT024 with a reason).",
     )
     # nas.AutoSnapshotPolicy retention_days: -1 (keep until the snapshot limit) or 1–65536 days
     # (terraform-provider-alicloud@81c43b67 website/docs/r/nas_auto_snapshot_policy.html.markdown#L62).
-    snapshot_retention_days: int = Field(default=7, ge=-1, le=65536, description="Extreme NAS: days automatic snapshots are kept, 1–65536, or -1 to keep them until the snapshot limit.")
+    snapshot_retention_days: int = Field(
+        default=7,
+        ge=-1,
+        le=65536,
+        description="Extreme NAS: days automatic snapshots are kept, 1–65536, or -1 to keep them until the snapshot limit.",
+    )
 
     @field_validator("snapshot_retention_days")
     @classmethod
@@ -129,13 +171,18 @@ class Storage(Strict):
         allowed = tuple(t.storage_type for t in catalog.storage_tiers(self.kind) if t.storage_type)
         if self.throughput_tier not in allowed:
             hint = did_you_mean(self.throughput_tier, allowed)
-            raise ValueError(f"throughput_tier {self.throughput_tier!r} is not valid for kind {self.kind!r}; allowed: {join_allowed(allowed)}" + (f"; {hint}" if hint else ""))
+            raise ValueError(
+                f"throughput_tier {self.throughput_tier!r} is not valid for kind {self.kind!r}; allowed: {join_allowed(allowed)}"
+                + (f"; {hint}" if hint else "")
+            )
         # The tier's own capacity range from the catalog (Extreme NAS standard stops at 256 TiB, below the field's 1 PiB).
         tier = next(t for t in catalog.storage_tiers(self.kind) if t.storage_type == self.throughput_tier)
         low, high = tier.min_capacity_gib, tier.max_capacity_gib
         if (low is not None and self.capacity_gib < low) or (high is not None and self.capacity_gib > high):
             span = f"{low or 0:,.0f}–{high:,.0f}" if high is not None else f"at least {low:,.0f}"
-            raise ValueError(f"capacity_gib {self.capacity_gib:,} is outside {self.kind} {self.throughput_tier}'s {span} GiB (catalog storage tiers)")
+            raise ValueError(
+                f"capacity_gib {self.capacity_gib:,} is outside {self.kind} {self.throughput_tier}'s {span} GiB (catalog storage tiers)"
+            )
         if self.kind == "cpfs" and not self.allow_unencrypted_cpfs:
             raise ValueError(
                 "kind 'cpfs' cannot be encrypted at rest through the NAS API (encrypt_type supports standard and extreme only); "
@@ -147,9 +194,18 @@ class Storage(Strict):
 class Network(Strict):
     """The VPC and who may reach the nodes."""
 
-    vpc_cidr: str = Field(default="10.0.0.0/16", description="VPC CIDR: a private range (10/8, 172.16/12, 192.168/16 or inside them), prefix /8–/24.")
-    zones: tuple[str, ...] = Field(default=(), description="Zone IDs for compute, in order of preference; empty means every zone that offers the instance type.")
-    admin_cidr: str | None = Field(default=None, description="Source CIDR allowed to SSH (port 22) into the nodes; empty means no admin ingress at all. At most 65,536 addresses (/16).")
+    vpc_cidr: str = Field(
+        default="10.0.0.0/16",
+        description="VPC CIDR: a private range (10/8, 172.16/12, 192.168/16 or inside them), prefix /8–/24.",
+    )
+    zones: tuple[str, ...] = Field(
+        default=(),
+        description="Zone IDs for compute, in order of preference; empty means every zone that offers the instance type.",
+    )
+    admin_cidr: str | None = Field(
+        default=None,
+        description="Source CIDR allowed to SSH (port 22) into the nodes; empty means no admin ingress at all. At most 65,536 addresses (/16).",
+    )
 
     @field_validator("vpc_cidr")
     @classmethod
@@ -177,18 +233,33 @@ class Network(Strict):
             return None
         net = parse_ipv4_cidr(value, "203.0.113.0/24")
         if net.prefixlen == 0:
-            raise ValueError(f"{value} opens SSH to the whole internet; give your office or bastion range (e.g. 203.0.113.0/24), or leave it empty for no admin access")
+            raise ValueError(
+                f"{value} opens SSH to the whole internet; give your office or bastion range (e.g. 203.0.113.0/24), or leave it empty for no admin access"
+            )
         if net.num_addresses > 65536:
-            raise ValueError(f"{value} spans {net.num_addresses:,} addresses; at most a /16 (65,536) is allowed for admin access")
+            raise ValueError(
+                f"{value} spans {net.num_addresses:,} addresses; at most a /16 (65,536) is allowed for admin access"
+            )
         return str(net)
 
 
 class Cost(Strict):
     """Cost controls."""
 
-    spot: bool = Field(default=False, description="Use preemptible (spot) instances at the market price, capped at the pay-as-you-go price.")
-    off_hours: OffHours = Field(default_factory=OffHours, description="Scale-to-zero schedule (blueprints that scale only).")
-    run_hours: float | None = Field(default=None, gt=0, le=87_600, allow_inf_nan=False, description="Hours one training run takes (e.g. from `aitrain estimate`); the plan prices a run with it. Empty: no per-run cost.")
+    spot: bool = Field(
+        default=False,
+        description="Use preemptible (spot) instances at the market price, capped at the pay-as-you-go price.",
+    )
+    off_hours: OffHours = Field(
+        default_factory=OffHours, description="Scale-to-zero schedule (blueprints that scale only)."
+    )
+    run_hours: float | None = Field(
+        default=None,
+        gt=0,
+        le=87_600,
+        allow_inf_nan=False,
+        description="Hours one training run takes (e.g. from `aitrain estimate`); the plan prices a run with it. Empty: no per-run cost.",
+    )
 
 
 class ProfileBase(Strict):
@@ -201,17 +272,33 @@ class ProfileBase(Strict):
 
     blueprint: str = Field(description="Which blueprint builds this profile.")
     compute: ComputeBase = Field(description="GPU node type and count.")
-    name: str = Field(default="aitrain", description="Prefix of every resource name: lowercase letters, digits and hyphens, 3–24 characters.")
-    description: str = Field(default="", description=f"One line shown in plans (at most {DESCRIPTION_MAX_LENGTH} characters).")
+    name: str = Field(
+        default="aitrain",
+        description="Prefix of every resource name: lowercase letters, digits and hyphens, 3–24 characters.",
+    )
+    description: str = Field(
+        default="", description=f"One line shown in plans (at most {DESCRIPTION_MAX_LENGTH} characters)."
+    )
     region: str = Field(description="Alibaba Cloud region ID, e.g. cn-shanghai.")
     storage: Storage = Field(description="The shared storage pool.")
     network: Network = Field(default_factory=Network, description="VPC, zones and admin access.")
     cost: Cost = Field(default_factory=Cost, description="Spot and off-hours settings.")
     bucket: Bucket = Field(default_factory=Bucket, description="The OSS bucket for datasets and checkpoints.")
-    access: Access = Field(default_factory=Access, description="How people reach the nodes: Cloud Assistant, or an SSH login node.")
-    tags: dict[str, str] = Field(default_factory=dict, description="Tags added to every taggable resource (at most 18; Alibaba Cloud's tag rules apply).")
-    guardrails: Guardrails = Field(default_factory=Guardrails, description="Guardrails this stack skips on purpose, each with its reason (shown in every plan).")
-    security: Security = Field(default_factory=Security, description="Customer-managed KMS key, VPC flow log, ActionTrail and egress allow-list (all off by default).")
+    access: Access = Field(
+        default_factory=Access, description="How people reach the nodes: Cloud Assistant, or an SSH login node."
+    )
+    tags: dict[str, str] = Field(
+        default_factory=dict,
+        description="Tags added to every taggable resource (at most 18; Alibaba Cloud's tag rules apply).",
+    )
+    guardrails: Guardrails = Field(
+        default_factory=Guardrails,
+        description="Guardrails this stack skips on purpose, each with its reason (shown in every plan).",
+    )
+    security: Security = Field(
+        default_factory=Security,
+        description="Customer-managed KMS key, VPC flow log, ActionTrail and egress allow-list (all off by default).",
+    )
 
     @field_validator("name")
     @classmethod
@@ -229,7 +316,9 @@ class ProfileBase(Strict):
         regions = context_of(info).catalog.regions
         if value not in regions:
             hint = did_you_mean(value, regions)
-            raise ValueError(f"unknown region; the catalog knows {join_allowed(regions)}" + (f"; {hint}" if hint else ""))
+            raise ValueError(
+                f"unknown region; the catalog knows {join_allowed(regions)}" + (f"; {hint}" if hint else "")
+            )
         return value
 
     @field_validator("tags")
@@ -237,7 +326,9 @@ class ProfileBase(Strict):
     def _tags(cls, value: dict[str, str]) -> dict[str, str]:
         problems = [p for key, text in value.items() for p in tag_problems(key, text)]
         if len(value) > USER_TAG_LIMIT:
-            problems.append(f"{len(value)} tags given; at most {USER_TAG_LIMIT} (a resource holds 20 and aitrain adds {len(RESERVED_TAG_KEYS)})")
+            problems.append(
+                f"{len(value)} tags given; at most {USER_TAG_LIMIT} (a resource holds 20 and aitrain adds {len(RESERVED_TAG_KEYS)})"
+            )
         if problems:
             raise ValueError("; ".join(problems))
         return value
@@ -248,9 +339,17 @@ class ProfileBase(Strict):
         # Named by field (not the whole profile): a region change usually leaves both zone settings behind.
         bad_network = [z for z in self.network.zones if z not in known]
         if bad_network:
-            raise FieldError("network.zones", bad_network, f"{bad_network} are not zones of region {self.region}; allowed: {join_allowed(known)}")
+            raise FieldError(
+                "network.zones",
+                bad_network,
+                f"{bad_network} are not zones of region {self.region}; allowed: {join_allowed(known)}",
+            )
         if self.storage.zone is not None and self.storage.zone not in known:
-            raise FieldError("storage.zone", self.storage.zone, f"is not a zone of region {self.region}; allowed: {join_allowed(known)}")
+            raise FieldError(
+                "storage.zone",
+                self.storage.zone,
+                f"is not a zone of region {self.region}; allowed: {join_allowed(known)}",
+            )
         return self
 
     @model_validator(mode="after")
@@ -292,7 +391,11 @@ class ProfileBase(Strict):
                 "set network.admin_cidr to your office or VPN range (e.g. 203.0.113.0/24), or leave access.login_node false and use Cloud Assistant",
             )
         if self.access.key_pair_name is None:
-            raise FieldError("access.key_pair_name", None, "is empty but access.login_node is true: name the ECS key pair whose key may log in (create one with `aliyun ecs ImportKeyPair`)")
+            raise FieldError(
+                "access.key_pair_name",
+                None,
+                "is empty but access.login_node is true: name the ECS key pair whose key may log in (create one with `aliyun ecs ImportKeyPair`)",
+            )
         catalog = context_of(info).catalog
         login = catalog.instance_types.get(self.access.login_instance_type)
         if login is None or login.is_gpu:
@@ -301,7 +404,8 @@ class ProfileBase(Strict):
             raise FieldError(
                 "access.login_instance_type",
                 self.access.login_instance_type,
-                f"is not a CPU instance type in the catalog; allowed: {join_allowed(cpu_types)}" + (f"; {hint}" if hint else ""),
+                f"is not a CPU instance type in the catalog; allowed: {join_allowed(cpu_types)}"
+                + (f"; {hint}" if hint else ""),
             )
         return self
 

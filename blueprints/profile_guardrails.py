@@ -16,7 +16,10 @@ class SkippedRule(Strict):
     """One guardrail turned off, and why: the plan shows both in every format."""
 
     rule: str = Field(description="The guardrail id, e.g. AIT008 (`aitrain guardrails` lists them).")
-    reason: str = Field(min_length=1, description=f"Why this stack may break the rule: one line, at most {REASON_MAX_LENGTH} characters, shown in every plan.")
+    reason: str = Field(
+        min_length=1,
+        description=f"Why this stack may break the rule: one line, at most {REASON_MAX_LENGTH} characters, shown in every plan.",
+    )
 
     @field_validator("rule")
     @classmethod
@@ -40,7 +43,10 @@ class SkippedRule(Strict):
 class Guardrails(Strict):
     """Which guardrails this profile skips (none by default)."""
 
-    skip: tuple[SkippedRule, ...] = Field(default=(), description="Rules to skip, each as {rule: AIT0NN, reason: why}; a skip without a reason is refused.")
+    skip: tuple[SkippedRule, ...] = Field(
+        default=(),
+        description="Rules to skip, each as {rule: AIT0NN, reason: why}; a skip without a reason is refused.",
+    )
 
     @field_validator("skip", mode="before")
     @classmethod

@@ -8,7 +8,14 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from pydantic import BaseModel, ValidationError
 
-from blueprints.errors import MISSING, Problem, UserInputError, did_you_mean, join_allowed, problems_from_validation_error
+from blueprints.errors import (
+    MISSING,
+    Problem,
+    UserInputError,
+    did_you_mean,
+    join_allowed,
+    problems_from_validation_error,
+)
 from blueprints.profile import ESS_MAX_SIZE, ProfileBase
 from blueprints.profile_context import ProfileContext
 
@@ -16,7 +23,9 @@ if TYPE_CHECKING:
     from blueprints.catalog import Alias, Catalog, InstanceType
 
 
-def known_fields(model: type[BaseModel], prefix: str = "", out: dict[str, tuple[str, ...]] | None = None) -> dict[str, tuple[str, ...]]:
+def known_fields(
+    model: type[BaseModel], prefix: str = "", out: dict[str, tuple[str, ...]] | None = None
+) -> dict[str, tuple[str, ...]]:
     """Map each dotted parent path to the keys allowed there (for "did you mean" on unknown keys)."""
     out = {} if out is None else out
     keys = set(out.get(prefix, ()))
@@ -62,7 +71,17 @@ def parse_profile(
     if not isinstance(blueprint, str) or blueprint not in models:
         hint = did_you_mean(blueprint, names) if isinstance(blueprint, str) else None
         message = "required field is missing" if blueprint is None else "unknown blueprint"
-        raise UserInputError(f"invalid {source}", [Problem("blueprint", blueprint if blueprint is not None else MISSING, f"{message}; allowed: {join_allowed(names)}", hint)])
+        raise UserInputError(
+            f"invalid {source}",
+            [
+                Problem(
+                    "blueprint",
+                    blueprint if blueprint is not None else MISSING,
+                    f"{message}; allowed: {join_allowed(names)}",
+                    hint,
+                )
+            ],
+        )
     model = models[blueprint]
     problems: list[Problem] = []
     compute = data.get("compute")
@@ -76,7 +95,9 @@ def parse_profile(
     try:
         profile = model.model_validate(data, context=context)
     except ValidationError as exc:
-        problems += _with_owner_hints(problems_from_validation_error(exc, known_fields=known_fields(model)), blueprint, models)
+        problems += _with_owner_hints(
+            problems_from_validation_error(exc, known_fields=known_fields(model)), blueprint, models
+        )
         raise UserInputError(f"invalid {source}", _dedupe(problems)) from None
     if problems:
         raise UserInputError(f"invalid {source}", problems)
@@ -85,7 +106,9 @@ def parse_profile(
     return profile
 
 
-def resolve_gpu_type(name: str, path: str, catalog: "Catalog") -> tuple["InstanceType | None", "Alias | None", Problem | None]:
+def resolve_gpu_type(
+    name: str, path: str, catalog: "Catalog"
+) -> tuple["InstanceType | None", "Alias | None", Problem | None]:
     """``(instance, alias, None)`` for a real GPU type or an article alias; ``(None, None, problem)`` otherwise.
 
     The problem names ``path``, the value, and the closest real types and aliases.
@@ -94,14 +117,24 @@ def resolve_gpu_type(name: str, path: str, catalog: "Catalog") -> tuple["Instanc
         instance, alias = catalog.resolve(name)
     except KeyError:
         suggestions = catalog.suggest(name)
-        hint = f"did you mean {' or '.join(repr(s) for s in suggestions)}?" if suggestions else "run 'aitrain catalog' to list real types"
+        hint = (
+            f"did you mean {' or '.join(repr(s) for s in suggestions)}?"
+            if suggestions
+            else "run 'aitrain catalog' to list real types"
+        )
         return None, None, Problem(path, name, "not a real Alibaba Cloud ECS instance type in the catalog", hint)
     if not instance.is_gpu:
-        return None, None, Problem(path, name, "is a CPU-only type; training needs a GPU type (run 'aitrain catalog --min-gpus 1')")
+        return (
+            None,
+            None,
+            Problem(path, name, "is a CPU-only type; training needs a GPU type (run 'aitrain catalog --min-gpus 1')"),
+        )
     return instance, alias, None
 
 
-def _resolve_instance_type(compute: dict[str, Any], model: type[ProfileBase], catalog: "Catalog") -> tuple[dict[str, Any], str | None, Problem | None]:
+def _resolve_instance_type(
+    compute: dict[str, Any], model: type[ProfileBase], catalog: "Catalog"
+) -> tuple[dict[str, Any], str | None, Problem | None]:
     """Replace an article alias by its real type (scaling the blueprint's node counts); reject unknown types."""
     name = compute["instance_type"]
     instance, alias, problem = resolve_gpu_type(name, "compute.instance_type", catalog)
@@ -120,7 +153,9 @@ def _resolve_instance_type(compute: dict[str, Any], model: type[ProfileBase], ca
     return scaled, note, None
 
 
-def _with_owner_hints(problems: list[Problem], blueprint: str, models: Mapping[str, type[ProfileBase]]) -> list[Problem]:
+def _with_owner_hints(
+    problems: list[Problem], blueprint: str, models: Mapping[str, type[ProfileBase]]
+) -> list[Problem]:
     """An unknown key that another blueprint takes gets a message naming that blueprint."""
     owners = leaf_paths(models)
     out = []

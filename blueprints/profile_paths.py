@@ -25,7 +25,9 @@ Segment = str | int
 
 _BRACKET = re.compile(r"""\[(?:(?P<index>\d+)|"(?P<key>[^"]*)")\]""")
 _NAME = re.compile(r"""[^.\[\]"]+""")
-_SYNTAX = 'write names joined by dots, [N] for a list entry and ["a.b"] for a key with dots, e.g. guardrails.skip[0].rule'
+_SYNTAX = (
+    'write names joined by dots, [N] for a list entry and ["a.b"] for a key with dots, e.g. guardrails.skip[0].rule'
+)
 
 
 class PathError(ValueError):
@@ -133,7 +135,9 @@ def _put(container: Any, segment: Segment, value: Any, where: str) -> None:
 def _check_index(items: list[Any], index: int, where: str) -> None:
     if index > len(items):
         parent = where.rsplit("[", 1)[0]
-        raise PathError(f"{where} is past the end of {parent}, which has {len(items)} entr{'y' if len(items) == 1 else 'ies'}; use [{len(items)}] to add one (pulumi config set --path refuses it the same way)")
+        raise PathError(
+            f"{where} is past the end of {parent}, which has {len(items)} entr{'y' if len(items) == 1 else 'ies'}; use [{len(items)}] to add one (pulumi config set --path refuses it the same way)"
+        )
 
 
 def _alternatives(annotation: Any) -> list[Any]:
@@ -167,16 +171,22 @@ def _why_not(current: list[Any], segments: tuple[Segment, ...], depth: int) -> P
     segment = segments[depth]
     kinds = [k for a in current for k in _alternatives(a)]
     lists = [k for k in kinds if get_origin(k) in (tuple, list)]
-    fields = sorted({name for k in kinds if isinstance(k, type) and issubclass(k, BaseModel) for name in k.model_fields})
+    fields = sorted(
+        {name for k in kinds if isinstance(k, type) and issubclass(k, BaseModel) for name in k.model_fields}
+    )
     if isinstance(segment, str) and lists:
         example = _list_example(lists[0], segments[:depth])
-        return PathError(f"{parent} is a list: set one entry by its index, {example}, as `pulumi config set --path` does, or the whole list as YAML, {format_path(segments[:depth])}='[…]'")
+        return PathError(
+            f"{parent} is a list: set one entry by its index, {example}, as `pulumi config set --path` does, or the whole list as YAML, {format_path(segments[:depth])}='[…]'"
+        )
     if isinstance(segment, int):
         return PathError(f"{parent} is not a list, so it has no entry [{segment}]")
     if fields:
         close = difflib.get_close_matches(segment, fields, n=1, cutoff=0.6)
         hint = f"did you mean '{format_path(segments[:depth] + (close[0],))}'?" if close else None
-        return PathError(f"{parent} has no key '{segment}'; it takes {join_allowed(fields, limit=30)}", unknown_name=True, hint=hint)
+        return PathError(
+            f"{parent} has no key '{segment}'; it takes {join_allowed(fields, limit=30)}", unknown_name=True, hint=hint
+        )
     return PathError(f"{parent} is a single value, so it has no key '{segment}'; set {parent}=VALUE")
 
 

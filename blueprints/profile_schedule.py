@@ -43,7 +43,9 @@ class OffHours(Strict):
             zoneinfo.ZoneInfo(value)
         except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
             hint = did_you_mean(value, sorted(zoneinfo.available_timezones()))
-            raise ValueError("unknown time zone; give an IANA name such as 'Asia/Shanghai'" + (f"; {hint}" if hint else "")) from None
+            raise ValueError(
+                "unknown time zone; give an IANA name such as 'Asia/Shanghai'" + (f"; {hint}" if hint else "")
+            ) from None
         return value
 
     @field_validator("work_start", "work_end")
@@ -86,8 +88,14 @@ class OffHours(Strict):
         limit = dt.datetime.combine(today + dt.timedelta(days=ESS_LAUNCH_WINDOW_DAYS), dt.time(), dt.timezone.utc)
 
         def late(day: dt.date) -> list[str]:
-            tasks = off_hours_tasks(day, self.timezone, self.work_start, self.work_end, self.weekdays_only, created=today)
-            return [t.launch_time for t in tasks if dt.datetime.strptime(t.launch_time, "%Y-%m-%dT%H:%MZ").replace(tzinfo=dt.timezone.utc) > limit]
+            tasks = off_hours_tasks(
+                day, self.timezone, self.work_start, self.work_end, self.weekdays_only, created=today
+            )
+            return [
+                t.launch_time
+                for t in tasks
+                if dt.datetime.strptime(t.launch_time, "%Y-%m-%dT%H:%MZ").replace(tzinfo=dt.timezone.utc) > limit
+            ]
 
         first = dt.date.fromisoformat(self.start_date)
         too_late = late(first)
@@ -101,7 +109,11 @@ class OffHours(Strict):
 
     def first_day(self, today: dt.date) -> dt.date:
         """The day the schedule starts: ``start_date``, or tomorrow by the given clock."""
-        return dt.date.fromisoformat(self.start_date) if self.start_date else today + dt.timedelta(days=OFF_HOURS_EARLIEST_DAYS)
+        return (
+            dt.date.fromisoformat(self.start_date)
+            if self.start_date
+            else today + dt.timedelta(days=OFF_HOURS_EARLIEST_DAYS)
+        )
 
 
 def off_hours_window(today: dt.date) -> tuple[dt.date, dt.date]:

@@ -29,14 +29,36 @@ ARTICLE_SSD_PER_MEMORY = 3
 class Bucket(Strict):
     """The OSS bucket for datasets and checkpoints: private, encrypted, versioned, kept when compute goes."""
 
-    name: str | None = Field(default=None, description="Bucket name (globally unique; 3–63 lowercase letters, digits, hyphens). Empty: <profile name>-<region>-data; pick your own, names are global.")
-    existing: bool = Field(default=False, description="Adopt an existing bucket by name: aitrain grants the nodes access to it but does not create or manage it.")
-    noncurrent_days: int = Field(default=30, ge=1, le=3650, description="Days a replaced or deleted checkpoint version is kept before the lifecycle rule expires it, 1–3650.")
-    access_logging: bool = Field(default=True, description="Write the bucket's OSS access logs to a separate private, encrypted log bucket the stack creates (false: no access log; guardrail AIT022 reports it).")
+    name: str | None = Field(
+        default=None,
+        description="Bucket name (globally unique; 3–63 lowercase letters, digits, hyphens). Empty: <profile name>-<region>-data; pick your own, names are global.",
+    )
+    existing: bool = Field(
+        default=False,
+        description="Adopt an existing bucket by name: aitrain grants the nodes access to it but does not create or manage it.",
+    )
+    noncurrent_days: int = Field(
+        default=30,
+        ge=1,
+        le=3650,
+        description="Days a replaced or deleted checkpoint version is kept before the lifecycle rule expires it, 1–3650.",
+    )
+    access_logging: bool = Field(
+        default=True,
+        description="Write the bucket's OSS access logs to a separate private, encrypted log bucket the stack creates (false: no access log; guardrail AIT022 reports it).",
+    )
     # China's Cybersecurity Law, art. 21(3), asks network operators to keep network logs "no less than six months"; 366
     # days keeps any twelve months whole (PCI DSS v4.0 10.5.1: 12 months of audit log history).
-    access_log_days: int = Field(default=366, ge=1, le=3650, description="Days an access-log object is kept before the log bucket's lifecycle rule expires it, 1–3650 (default 366: a full year; China's Cybersecurity Law asks at least six months).")
-    access_log_bucket: str | None = Field(default=None, description="Name of the access-log bucket (globally unique). Empty: <data bucket>-logs (cut and hashed past 63 characters).")
+    access_log_days: int = Field(
+        default=366,
+        ge=1,
+        le=3650,
+        description="Days an access-log object is kept before the log bucket's lifecycle rule expires it, 1–3650 (default 366: a full year; China's Cybersecurity Law asks at least six months).",
+    )
+    access_log_bucket: str | None = Field(
+        default=None,
+        description="Name of the access-log bucket (globally unique). Empty: <data bucket>-logs (cut and hashed past 63 characters).",
+    )
 
     @field_validator("name", "access_log_bucket")
     @classmethod
@@ -47,15 +69,25 @@ class Bucket(Strict):
 class Access(Strict):
     """How people reach the nodes: Cloud Assistant (keyless, default) or an SSH login node."""
 
-    login_node: bool = Field(default=False, description="Add a small CPU login node with an EIP, SSH only from network.admin_cidr; training nodes then admit SSH only from it.")
-    login_instance_type: str = Field(default="ecs.g7.large", description="Instance type of the login node (a CPU type from the catalog).")
-    key_pair_name: str | None = Field(default=None, description="ECS key pair whose public key the login node accepts (required with login_node: SSH without a key is impossible).")
+    login_node: bool = Field(
+        default=False,
+        description="Add a small CPU login node with an EIP, SSH only from network.admin_cidr; training nodes then admit SSH only from it.",
+    )
+    login_instance_type: str = Field(
+        default="ecs.g7.large", description="Instance type of the login node (a CPU type from the catalog)."
+    )
+    key_pair_name: str | None = Field(
+        default=None,
+        description="ECS key pair whose public key the login node accepts (required with login_node: SSH without a key is impossible).",
+    )
 
     @field_validator("key_pair_name")
     @classmethod
     def _key_pair_name(cls, value: str | None) -> str | None:
         if value is not None and (not _KEY_PAIR_RE.fullmatch(value) or value.lower().startswith(("http:", "https:"))):
-            raise ValueError("must be an ECS key pair name: 2–128 characters, letters, digits, ':', '_' or '-', starting with a letter")
+            raise ValueError(
+                "must be an ECS key pair name: 2–128 characters, letters, digits, ':', '_' or '-', starting with a letter"
+            )
         return value
 
 

@@ -42,32 +42,52 @@ _PORT_RANGE_RE = re.compile(r"(\d{1,5})(?:/(\d{1,5}))?")
 class FlowLog(Strict):
     """Where the VPC flow log goes: an SLS project and logstore you already have (aitrain does not create them)."""
 
-    project: str = Field(description="SLS project name: 3–63 lowercase letters, digits or hyphens, starting and ending with a letter or digit.")
-    logstore: str = Field(description="SLS logstore name in that project: 3–63 lowercase letters, digits, '-' or '_', starting and ending with a letter or digit.")
+    project: str = Field(
+        description="SLS project name: 3–63 lowercase letters, digits or hyphens, starting and ending with a letter or digit."
+    )
+    logstore: str = Field(
+        description="SLS logstore name in that project: 3–63 lowercase letters, digits, '-' or '_', starting and ending with a letter or digit."
+    )
 
     @field_validator("project")
     @classmethod
     def _project(cls, value: str) -> str:
         if not _SLS_PROJECT_RE.fullmatch(value):
-            raise ValueError("must be an SLS project name: 3–63 lowercase letters, digits or hyphens, starting and ending with a letter or digit")
+            raise ValueError(
+                "must be an SLS project name: 3–63 lowercase letters, digits or hyphens, starting and ending with a letter or digit"
+            )
         return value
 
     @field_validator("logstore")
     @classmethod
     def _logstore(cls, value: str) -> str:
         if not _SLS_LOGSTORE_RE.fullmatch(value):
-            raise ValueError("must be an SLS logstore name: 3–63 lowercase letters, digits, '-' or '_', starting and ending with a letter or digit")
+            raise ValueError(
+                "must be an SLS logstore name: 3–63 lowercase letters, digits, '-' or '_', starting and ending with a letter or digit"
+            )
         return value
 
 
 class ActionTrail(Strict):
     """An account-wide trail of every API call (all regions, reads and writes) to SLS or OSS."""
 
-    name: str | None = Field(default=None, description="Trail name: 6–36 lowercase letters, digits, '-' or '_', starting with a letter. Empty: <profile name>-audit (one per stack, so stacks never collide); give an existing trail's name only with `pulumi import` of it.")
-    sls_project_arn: str | None = Field(default=None, description="Deliver to this SLS project: acs:log:<region>:<account id>:project/<name>.")
-    sls_write_role_arn: str | None = Field(default=None, description="RAM role ActionTrail assumes to write to SLS (empty: the service-linked role).")
-    oss_bucket: str | None = Field(default=None, description="Deliver to this OSS bucket (not the training bucket: audit logs live apart from data).")
-    oss_write_role_arn: str | None = Field(default=None, description="RAM role ActionTrail assumes to write to OSS (empty: the service-linked role).")
+    name: str | None = Field(
+        default=None,
+        description="Trail name: 6–36 lowercase letters, digits, '-' or '_', starting with a letter. Empty: <profile name>-audit (one per stack, so stacks never collide); give an existing trail's name only with `pulumi import` of it.",
+    )
+    sls_project_arn: str | None = Field(
+        default=None, description="Deliver to this SLS project: acs:log:<region>:<account id>:project/<name>."
+    )
+    sls_write_role_arn: str | None = Field(
+        default=None, description="RAM role ActionTrail assumes to write to SLS (empty: the service-linked role)."
+    )
+    oss_bucket: str | None = Field(
+        default=None,
+        description="Deliver to this OSS bucket (not the training bucket: audit logs live apart from data).",
+    )
+    oss_write_role_arn: str | None = Field(
+        default=None, description="RAM role ActionTrail assumes to write to OSS (empty: the service-linked role)."
+    )
 
     @field_validator("name")
     @classmethod
@@ -104,7 +124,9 @@ class ActionTrail(Strict):
     @model_validator(mode="after")
     def _one_destination(self) -> "ActionTrail":
         if self.sls_project_arn is None and self.oss_bucket is None:
-            raise ValueError("names no destination: set sls_project_arn (acs:log:<region>:<account id>:project/<name>) or oss_bucket")
+            raise ValueError(
+                "names no destination: set sls_project_arn (acs:log:<region>:<account id>:project/<name>) or oss_bucket"
+            )
         return self
 
 
@@ -136,7 +158,10 @@ class EgressRule(Strict):
 class Egress(Strict):
     """An outbound allow-list: the VPC, Alibaba Cloud's service range, these entries, and nothing else."""
 
-    allow: tuple[EgressRule, ...] = Field(default=(), description="Destinations beyond the VPC and Alibaba Cloud's internal service range (100.64.0.0/10).")
+    allow: tuple[EgressRule, ...] = Field(
+        default=(),
+        description="Destinations beyond the VPC and Alibaba Cloud's internal service range (100.64.0.0/10).",
+    )
 
 
 class Security(Strict):
@@ -147,9 +172,16 @@ class Security(Strict):
         description=f"Customer-managed KMS key for disks, Extreme NAS and the bucket: {KMS_KEY_FORMS}. Empty: service-managed keys. "
         "Set it before the first deployment: the file system's key cannot change without replacing it (it is protected, so Pulumi refuses).",
     )
-    flow_log: FlowLog | None = Field(default=None, description="Capture all VPC traffic into an existing SLS project and logstore.")
-    actiontrail: ActionTrail | None = Field(default=None, description="Create an account-wide ActionTrail trail (all regions, all events).")
-    egress: Egress | None = Field(default=None, description="Restrict node egress to an allow-list (empty: egress is unrestricted, through the NAT gateway).")
+    flow_log: FlowLog | None = Field(
+        default=None, description="Capture all VPC traffic into an existing SLS project and logstore."
+    )
+    actiontrail: ActionTrail | None = Field(
+        default=None, description="Create an account-wide ActionTrail trail (all regions, all events)."
+    )
+    egress: Egress | None = Field(
+        default=None,
+        description="Restrict node egress to an allow-list (empty: egress is unrestricted, through the NAT gateway).",
+    )
 
     @field_validator("kms_key_id")
     @classmethod
@@ -182,12 +214,18 @@ def storage_notes(profile: "ProfileBase", *, host_registry: bool = True) -> list
     if storage.kind == "extreme_nas":
         notes.append(
             f"Extreme NAS snapshots: the policy {profile.name}-storage-daily (every day at 02:00, kept "
-            + ("until the snapshot limit" if storage.snapshot_retention_days == -1 else f"{storage.snapshot_retention_days} days")
+            + (
+                "until the snapshot limit"
+                if storage.snapshot_retention_days == -1
+                else f"{storage.snapshot_retention_days} days"
+            )
             + ") is created, but pulumi-alicloud 4.0.0 has no resource that applies it to a file system; after `pulumi up` run once: "
             "aliyun nas ApplyAutoSnapshotPolicy --AutoSnapshotPolicyId $(pulumi stack output snapshot_policy_id) --FileSystemIds $(pulumi stack output file_system_id)"
         )
     if storage.kind == "cpfs":
-        notes.append("CPFS has no snapshot or recycle-bin API in pulumi-alicloud 4.0.0: a deleted file is gone; keep checkpoints in the versioned bucket as well.")
+        notes.append(
+            "CPFS has no snapshot or recycle-bin API in pulumi-alicloud 4.0.0: a deleted file is gone; keep checkpoints in the versioned bucket as well."
+        )
     if storage.kind != "cpfs" and storage.nfs_squash != "no_squash" and not host_registry:
         notes.append(
             f"storage.nfs_squash {storage.nfs_squash}: a job running as root in its pod is nobody on the share, so it writes only where "
@@ -198,7 +236,7 @@ def storage_notes(profile: "ProfileBase", *, host_registry: bool = True) -> list
             f"storage.nfs_squash {storage.nfs_squash}: root on a node is nobody on the share, so the nodes write there (host registry, "
             "runs, the job) as the job user aitrain (uid 2000), which needs a share root it may write. Alibaba Cloud does not document the NAS "
             "root directory's default mode (UNVERIFIED); if aitrain-registry.service fails, the README's one-time step "
-            "(\"The share under root_squash\") gives /mnt/shared/.aitrain to uid 2000."
+            '("The share under root_squash") gives /mnt/shared/.aitrain to uid 2000.'
         )
     if profile.security.egress is not None:
         notes.append(oss_egress_note(profile.region))

@@ -27,7 +27,9 @@ class Strict(BaseModel):
         # written to a plan or a stack file: refuse it here, the one place every profile string passes.
         bad = _surrogate(value)
         if bad is not None:
-            raise ValueError(f"holds {bad!r}, which is not UTF-8 text (undecodable bytes from the command line or a file); use UTF-8 text")
+            raise ValueError(
+                f"holds {bad!r}, which is not UTF-8 text (undecodable bytes from the command line or a file); use UTF-8 text"
+            )
         annotation = cls.model_fields[info.field_name].annotation
         # YAML and JSON give a list where a frozen model keeps a tuple; strict mode alone would refuse it.
         if isinstance(value, list) and get_origin(annotation) is tuple:
@@ -52,7 +54,13 @@ def _surrogate(value: Any) -> str | None:
     if isinstance(value, str):
         found = _SURROGATE_RE.search(value)
         return found.group() if found else None
-    items: list[Any] = list(value) if isinstance(value, (list, tuple)) else [*value, *value.values()] if isinstance(value, dict) else []
+    items: list[Any] = (
+        list(value)
+        if isinstance(value, (list, tuple))
+        else [*value, *value.values()]
+        if isinstance(value, dict)
+        else []
+    )
     return next((bad for bad in map(_surrogate, items) if bad is not None), None)
 
 

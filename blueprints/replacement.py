@@ -23,7 +23,9 @@ _REPLACING_COLUMNS = ("type", "input", "terraform_argument", "source", "marks")
 _DOWNTIME_COLUMNS = ("type", "takes_down", "unavailable_for", "source")
 # A plan's short type (``ecs.EcsInstanceSet``), a Kubernetes token (``kubernetes:core/v1:PersistentVolume``, which
 # the plan keeps whole) or a provider token; an engine (camelCase) input, dots for nesting.
-_TYPE_RE = re.compile(r"^([a-z]+\.[A-Z][A-Za-z0-9]*|kubernetes:[a-z0-9.]+/v[0-9a-z]+:[A-Z][A-Za-z0-9]*|pulumi:providers:[a-z]+)$")
+_TYPE_RE = re.compile(
+    r"^([a-z]+\.[A-Z][A-Za-z0-9]*|kubernetes:[a-z0-9.]+/v[0-9a-z]+:[A-Z][A-Za-z0-9]*|pulumi:providers:[a-z]+)$"
+)
 _INPUT_RE = re.compile(r"^([a-z][A-Za-z0-9]*)(\.[a-z][A-Za-z0-9]*)*$")
 
 
@@ -64,7 +66,7 @@ class ReplacementTable:
         known = self.replacing.get(short_type, frozenset())
         if key in known or any(key.startswith(k + ".") for k in known):
             return True
-        nested = [k[len(key) + 1:] for k in known if k.startswith(key + ".")]
+        nested = [k[len(key) + 1 :] for k in known if k.startswith(key + ".")]
         if not nested:
             return False
         if values is None:
@@ -81,10 +83,18 @@ def load_replacement_table(directory: Path = DATA_DIR) -> ReplacementTable:
         where = f"{directory / 'replacing_inputs.csv'}: line {line}"
         kind, key = row["type"], row["input"]
         if not _TYPE_RE.match(kind):
-            problems.append(Problem(f"{where}: type", kind, "must be a plan short type such as ecs.EcsInstanceSet or pulumi:providers:alicloud"))
+            problems.append(
+                Problem(
+                    f"{where}: type",
+                    kind,
+                    "must be a plan short type such as ecs.EcsInstanceSet or pulumi:providers:alicloud",
+                )
+            )
             continue
         if key and not _INPUT_RE.match(key):
-            problems.append(Problem(f"{where}: input", key, "must be an engine (camelCase) input name, dots for nesting, or empty"))
+            problems.append(
+                Problem(f"{where}: input", key, "must be an engine (camelCase) input name, dots for nesting, or empty")
+            )
             continue
         if not row["source"]:
             problems.append(Problem(f"{where}: source", "", "must cite where the ForceNew mark comes from"))
@@ -100,7 +110,9 @@ def load_replacement_table(directory: Path = DATA_DIR) -> ReplacementTable:
     for line, row in _rows(directory / "delete_first_downtime.csv", _DOWNTIME_COLUMNS, problems):
         where = f"{directory / 'delete_first_downtime.csv'}: line {line}"
         if not _TYPE_RE.match(row["type"]):
-            problems.append(Problem(f"{where}: type", row["type"], "must be a plan short type such as ecs.EcsInstanceSet"))
+            problems.append(
+                Problem(f"{where}: type", row["type"], "must be a plan short type such as ecs.EcsInstanceSet")
+            )
         elif not (row["takes_down"] and row["unavailable_for"] and row["source"]):
             problems.append(Problem(where, row, "takes_down, unavailable_for and source are all required"))
         else:
@@ -141,7 +153,13 @@ def _rows(path: Path, columns: tuple[str, ...], problems: list[Problem]) -> list
     out = []
     for row in reader:
         if None in row or any(v is None for v in row.values()):
-            problems.append(Problem(f"{path}: line {reader.line_num}", row.get(None) or "(short row)", f"must have exactly {len(columns)} columns"))
+            problems.append(
+                Problem(
+                    f"{path}: line {reader.line_num}",
+                    row.get(None) or "(short row)",
+                    f"must have exactly {len(columns)} columns",
+                )
+            )
             continue
         out.append((reader.line_num, {k: v.strip() for k, v in row.items()}))
     return out

@@ -53,7 +53,13 @@ def check_run_id(run_id: str) -> str:
     if not _RUN_ID.fullmatch(run_id):
         raise UserInputError(
             "invalid RUN_ID",
-            [Problem("RUN_ID", run_id, "must be 1–64 letters, digits, '.', '_' or '-', starting with a letter or digit (as printed by `aitrain launch`); list the runs with `aitrain runs --stack outputs.json`")],
+            [
+                Problem(
+                    "RUN_ID",
+                    run_id,
+                    "must be 1–64 letters, digits, '.', '_' or '-', starting with a letter or digit (as printed by `aitrain launch`); list the runs with `aitrain runs --stack outputs.json`",
+                )
+            ],
         )
     return run_id
 
@@ -62,7 +68,11 @@ def check_node(outputs: StackOutputs, node: int | None) -> int | None:
     """``--node`` is a node rank: 0 to nodes-1 of a fixed cluster (a pool's size is known only on the nodes)."""
     count = len(outputs.instance_ids or ()) if outputs.instance_ids is not None else None
     if node is not None and (node < 0 or (count is not None and node >= count)):
-        allowed = f"0 to {count - 1} (the node's rank; {outputs.profile_name} has {count} node{'s' if count != 1 else ''})" if count else "0 or more (the node's rank)"
+        allowed = (
+            f"0 to {count - 1} (the node's rank; {outputs.profile_name} has {count} node{'s' if count != 1 else ''})"
+            if count
+            else "0 or more (the node's rank)"
+        )
         raise UserInputError("invalid --node", [Problem("--node", node, f"must be {allowed}")])
     return node
 
@@ -82,7 +92,7 @@ def logs_script(outputs: StackOutputs, run_id: str, node: int | None, lines: int
     if node is None:
         return f'cd {d} 2>/dev/null || {{ {missing}; }}; for f in *.log; do [ -f "$f" ] || {{ {missing}; }}; done; {tail} *.log'
     return (
-        f'cd {d} 2>/dev/null || {{ {missing}; }}; f=$(grep -lx rank={node} *.status 2>/dev/null | head -n 1); '
+        f"cd {d} 2>/dev/null || {{ {missing}; }}; f=$(grep -lx rank={node} *.status 2>/dev/null | head -n 1); "
         f'[ -n "$f" ] || {{ echo "aitrain: no node has rank {node} in run {run_id} (yet): aitrain runs shows the ranks" >&2; exit 3; }}; '
         f'{tail} "${{f%.status}}.log"'
     )
@@ -106,7 +116,13 @@ def plan_on_nodes(outputs: StackOutputs, via: Via, name: str, line: str, *, ever
     if via is Via.ssh:
         assert outputs.login_node_public_ip is not None
         targets = ips if every_node else ips[:1]
-        return LaunchPlan(line, False, None, [["ssh", "-J", f"root@{outputs.login_node_public_ip}", f"root@{ip}", line] for ip in targets], None)
+        return LaunchPlan(
+            line,
+            False,
+            None,
+            [["ssh", "-J", f"root@{outputs.login_node_public_ip}", f"root@{ip}", line] for ip in targets],
+            None,
+        )
     template = run_command_argv(outputs, name, line, [])
     if outputs.is_pool:
         return LaunchPlan(line, False, describe_scaling_argv(outputs, 1), [], template)
@@ -114,12 +130,28 @@ def plan_on_nodes(outputs: StackOutputs, via: Via, name: str, line: str, *, ever
     if not every_node:
         ids = ids[:1]
     size = RUN_COMMAND_MAX_INSTANCES
-    return LaunchPlan(line, False, None, [run_command_argv(outputs, name, line, ids[i : i + size]) for i in range(0, len(ids), size)], template)
+    return LaunchPlan(
+        line,
+        False,
+        None,
+        [run_command_argv(outputs, name, line, ids[i : i + size]) for i in range(0, len(ids), size)],
+        template,
+    )
 
 
 def describe_invocation_argv(outputs: StackOutputs, invoke_id: str) -> list[str]:
     """``aliyun ecs DescribeInvocationResults`` for one RunCommand, output as plain text."""
-    return ["aliyun", "ecs", "DescribeInvocationResults", "--RegionId", outputs.region, "--InvokeId", invoke_id, "--ContentEncoding", "PlainText"]
+    return [
+        "aliyun",
+        "ecs",
+        "DescribeInvocationResults",
+        "--RegionId",
+        outputs.region,
+        "--InvokeId",
+        invoke_id,
+        "--ContentEncoding",
+        "PlainText",
+    ]
 
 
 @dataclass(frozen=True)
@@ -135,7 +167,11 @@ class InvocationResult:
 def parse_invocation(answer: str) -> tuple[bool, list[InvocationResult]]:
     """(finished, results) from a DescribeInvocationResults answer; ``ValueError`` when it is not one."""
     data: Any = json.loads(answer)
-    items = data.get("Invocation", {}).get("InvocationResults", {}).get("InvocationResult") if isinstance(data, dict) else None
+    items = (
+        data.get("Invocation", {}).get("InvocationResults", {}).get("InvocationResult")
+        if isinstance(data, dict)
+        else None
+    )
     if not isinstance(items, list):
         raise ValueError("no Invocation.InvocationResults.InvocationResult list in the answer")
     results = []
@@ -143,7 +179,14 @@ def parse_invocation(answer: str) -> tuple[bool, list[InvocationResult]]:
         if not isinstance(item, dict):
             raise ValueError(f"unexpected result {item!r}")
         code = item.get("ExitCode")
-        results.append(InvocationResult(str(item.get("InstanceId", "")), str(item.get("InvokeRecordStatus", "")), code if isinstance(code, int) else None, str(item.get("Output") or "")))
+        results.append(
+            InvocationResult(
+                str(item.get("InstanceId", "")),
+                str(item.get("InvokeRecordStatus", "")),
+                code if isinstance(code, int) else None,
+                str(item.get("Output") or ""),
+            )
+        )
     finished = bool(results) and all(r.status not in _RUNNING for r in results)
     return finished, results
 
@@ -221,7 +264,10 @@ def refuse_kubernetes(verb: str, namespace: str | None, run_id: str | None) -> U
         "logs": f"kubectl -n {ns} logs -f <job>-master-0 (workers: <job>-worker-N); kubectl -n {ns} get pods{label}",
         "cancel": f"kubectl -n {ns} delete pytorchjob <job> (find it with kubectl -n {ns} get pytorchjobs{label})",
     }[verb]
-    return UserInputError(f"aitrain {verb} is for torchrun launches", [Problem("--stack", "a Kubernetes stack", f"its runs are PyTorchJobs; use {how}")])
+    return UserInputError(
+        f"aitrain {verb} is for torchrun launches",
+        [Problem("--stack", "a Kubernetes stack", f"its runs are PyTorchJobs; use {how}")],
+    )
 
 
 def _int(value: str | None) -> int | None:
@@ -231,4 +277,16 @@ def _int(value: str | None) -> int | None:
         return None
 
 
-__all__ = ["DEFAULT_LOG_LINES", "NodeStatus", "cancel_script", "check_node", "check_run_id", "logs_script", "parse_invocation", "parse_listing", "plan_on_nodes", "render_runs", "runs_script"]
+__all__ = [
+    "DEFAULT_LOG_LINES",
+    "NodeStatus",
+    "cancel_script",
+    "check_node",
+    "check_run_id",
+    "logs_script",
+    "parse_invocation",
+    "parse_listing",
+    "plan_on_nodes",
+    "render_runs",
+    "runs_script",
+]

@@ -62,7 +62,10 @@ def load_preset(name: str) -> dict[str, Any]:
     """The raw profile dict of a bundled preset."""
     names = preset_names()
     if name not in names:
-        raise UserInputError("unknown preset", [Problem("preset", name, f"no such preset; available: {join_allowed(names)}", did_you_mean(name, names))])
+        raise UserInputError(
+            "unknown preset",
+            [Problem("preset", name, f"no such preset; available: {join_allowed(names)}", did_you_mean(name, names))],
+        )
     data = yamlsafe.load((PRESET_DIR / f"{name}.yaml").read_text(encoding="utf-8"), f"preset {name}")
     assert isinstance(data, dict), f"preset {name} is not a mapping"
     return data
@@ -82,8 +85,22 @@ def engine_config(path: Path) -> dict[str, str]:
     document = yamlsafe.load(read_text_file(path, "stack config"), f"stack config {path}")
     config = document.get("config") if isinstance(document, dict) else None
     if not isinstance(config, dict):
-        raise UserInputError("invalid stack config", [Problem(f"{path}: config", config, f"a stack config needs a 'config:' mapping with '{PRESET_KEY}' and/or '{PROFILE_KEY}'")])
-    problems = [p for key, value in config.items() if _canonical_key(str(key)).startswith(f"{NAMESPACE}:") for p in secret_problems(str(key), value)]
+        raise UserInputError(
+            "invalid stack config",
+            [
+                Problem(
+                    f"{path}: config",
+                    config,
+                    f"a stack config needs a 'config:' mapping with '{PRESET_KEY}' and/or '{PROFILE_KEY}'",
+                )
+            ],
+        )
+    problems = [
+        p
+        for key, value in config.items()
+        if _canonical_key(str(key)).startswith(f"{NAMESPACE}:")
+        for p in secret_problems(str(key), value)
+    ]
     if problems:
         raise UserInputError(f"invalid stack config {path}", problems)
     return {str(key): engine_value(value) for key, value in config.items()}
@@ -93,7 +110,11 @@ def secret_problems(key: str, value: Any, segments: tuple[profile_paths.Segment,
     """One problem per Pulumi secret in ``value``: a mapping whose only key is ``secure`` (Pulumi reserves that form)."""
     if isinstance(value, dict) and list(value) == ["secure"] and isinstance(value["secure"], str):
         cipher = value["secure"]
-        return [_secret_problem(profile_paths.format_path((key, *segments)), f"secure: {cipher[:12]}{'…' if len(cipher) > 12 else ''}")]
+        return [
+            _secret_problem(
+                profile_paths.format_path((key, *segments)), f"secure: {cipher[:12]}{'…' if len(cipher) > 12 else ''}"
+            )
+        ]
     if isinstance(value, dict):
         return [p for k, v in value.items() for p in secret_problems(key, v, (*segments, str(k)))]
     if isinstance(value, list):
@@ -141,20 +162,32 @@ def read_settings(config: Mapping[str, Any], *, source: str, secret_keys: Collec
             continue
         nested = next((k for k in KNOWN_KEYS if key.startswith((k + ".", k + ":", k + "["))), None)
         if nested:
-            path = key[len(nested) + 1:]
-            problems.append(Problem(
-                f"config.{key}", value,
-                f"is a key named with a dot, not a path into '{nested}'",
-                f"run `pulumi config rm '{key}'` and `pulumi config set --path '{nested}.{path}' <value>`",
-            ))
+            path = key[len(nested) + 1 :]
+            problems.append(
+                Problem(
+                    f"config.{key}",
+                    value,
+                    f"is a key named with a dot, not a path into '{nested}'",
+                    f"run `pulumi config rm '{key}'` and `pulumi config set --path '{nested}.{path}' <value>`",
+                )
+            )
         else:
-            problems.append(Problem(f"config.{key}", value, f"unknown key; allowed: {join_allowed(KNOWN_KEYS)}", did_you_mean(key, KNOWN_KEYS)))
+            problems.append(
+                Problem(
+                    f"config.{key}",
+                    value,
+                    f"unknown key; allowed: {join_allowed(KNOWN_KEYS)}",
+                    did_you_mean(key, KNOWN_KEYS),
+                )
+            )
     preset = ours.get(PRESET_KEY)
     profile = _decode_object(ours.get(PROFILE_KEY), problems)
     if preset is not None and not isinstance(preset, str):
         problems.append(Problem(f"config.{PRESET_KEY}", preset, "must be a preset name (a string)"))
     if preset is None and not profile and not problems:
-        problems.append(Problem("config", "(none)", f"set '{PRESET_KEY}' (e.g. medical-imaging) or a structured '{PROFILE_KEY}'"))
+        problems.append(
+            Problem("config", "(none)", f"set '{PRESET_KEY}' (e.g. medical-imaging) or a structured '{PROFILE_KEY}'")
+        )
     if problems:
         raise UserInputError(f"invalid stack config {source}", problems)
     return StackSettings(preset, profile)
@@ -166,7 +199,16 @@ def with_cli_inputs(config: dict[str, str], preset: str | None, overrides: list[
     stack_preset = out.get(PRESET_KEY)
     if preset is not None:
         if stack_preset is not None and stack_preset != preset:
-            raise UserInputError("conflicting presets", [Problem("preset", preset, f"the stack config sets '{PRESET_KEY}: {stack_preset}'; drop the argument or change the stack file")])
+            raise UserInputError(
+                "conflicting presets",
+                [
+                    Problem(
+                        "preset",
+                        preset,
+                        f"the stack config sets '{PRESET_KEY}: {stack_preset}'; drop the argument or change the stack file",
+                    )
+                ],
+            )
         out[PRESET_KEY] = preset
     if overrides:
         problems: list[Problem] = []
@@ -179,7 +221,9 @@ def with_cli_inputs(config: dict[str, str], preset: str | None, overrides: list[
     return out
 
 
-def resolve(settings: StackSettings, models: Mapping[str, type[ProfileBase]], *, catalog: "Catalog", today: dt.date) -> tuple[dict[str, Any], ProfileBase]:
+def resolve(
+    settings: StackSettings, models: Mapping[str, type[ProfileBase]], *, catalog: "Catalog", today: dt.date
+) -> tuple[dict[str, Any], ProfileBase]:
     """Merge preset → profile (later wins) and validate once: the raw dict and the profile."""
     data: dict[str, Any] = load_preset(settings.preset) if settings.preset else {}
     if settings.profile:
@@ -200,14 +244,22 @@ def _drop_stale_preset_claims(name: str, preset: dict[str, Any], profile: dict[s
     if "description" not in profile:
         data["description"] = described_after_overrides(name, preset, data)
     run_hours_given = isinstance(profile.get("cost"), dict) and "run_hours" in profile["cost"]
-    if not run_hours_given and _at(preset, "cost.run_hours") is not None and _changed_leaves(_at(preset, "compute"), _at(data, "compute"), "compute"):
+    if (
+        not run_hours_given
+        and _at(preset, "cost.run_hours") is not None
+        and _changed_leaves(_at(preset, "compute"), _at(data, "compute"), "compute")
+    ):
         del data["cost"]["run_hours"]
 
 
 def described_after_overrides(name: str, preset: dict[str, Any], merged: dict[str, Any]) -> str:
     """The preset's description while its blueprint and compute stand; else one saying what changed, so the first
     line of a plan (and of its PR comment) never claims the preset's 12 nodes for a 2-node stack."""
-    changes = [f"{path} {old} → {new}" for path in _DESCRIBED for path, old, new in _changed_leaves(_at(preset, path), _at(merged, path), path)]
+    changes = [
+        f"{path} {old} → {new}"
+        for path in _DESCRIBED
+        for path, old, new in _changed_leaves(_at(preset, path), _at(merged, path), path)
+    ]
     if not changes:
         return str(preset.get("description") or "")
     shown = "; ".join(changes[:3]) + (f"; and {len(changes) - 3} more" if len(changes) > 3 else "")
@@ -225,7 +277,11 @@ def _changed_leaves(old: Any, new: Any, path: str) -> list[tuple[str, Any, Any]]
     """(dotted path, old, new) for each leaf at or under ``path`` whose value differs."""
     if isinstance(old, dict) or isinstance(new, dict):
         a, b = (old if isinstance(old, dict) else {}), (new if isinstance(new, dict) else {})
-        return [change for key in dict.fromkeys([*a, *b]) for change in _changed_leaves(a.get(key), b.get(key), f"{path}.{key}")]
+        return [
+            change
+            for key in dict.fromkeys([*a, *b])
+            for change in _changed_leaves(a.get(key), b.get(key), f"{path}.{key}")
+        ]
     return [] if old == new else [(path, "unset" if old is None else old, "unset" if new is None else new)]
 
 
@@ -289,7 +345,7 @@ def _canonical_key(key: str) -> str:
     """``aitrain:config:profile`` (the engine's older spelling) → ``aitrain:profile``."""
     namespace, sep, rest = key.partition(":")
     if sep and rest.startswith("config:"):
-        return f"{namespace}:{rest[len('config:'):]}"
+        return f"{namespace}:{rest[len('config:') :]}"
     return key
 
 
@@ -301,7 +357,13 @@ def _decode_object(value: Any, problems: list[Problem]) -> dict[str, Any]:
         try:
             value = json.loads(value)
         except (json.JSONDecodeError, RecursionError):
-            problems.append(Problem(f"config.{PROFILE_KEY}", value, "must be a mapping (a structured profile object); set fields with `pulumi config set --path`"))
+            problems.append(
+                Problem(
+                    f"config.{PROFILE_KEY}",
+                    value,
+                    "must be a mapping (a structured profile object); set fields with `pulumi config set --path`",
+                )
+            )
             return {}
     if not isinstance(value, dict):
         problems.append(Problem(f"config.{PROFILE_KEY}", value, "must be a mapping (a structured profile object)"))

@@ -28,7 +28,9 @@ from blueprints.yamlsafe import load
 NAMESPACE_PREFIX = "aitrain:"
 _CONFIG_LINE = re.compile(r"^config\s*:\s*(#.*)?$")
 # An entry key at the start of a line: plain (``aitrain:profile:``) or quoted (``"aitrain:profile":``).
-_KEY_LINE = re.compile(r"""^(?P<indent>[ ]*)(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)'|(?P<plain>[^\s#'"{}\[\],&*!|>%@`-][^#]*?))\s*:(?:\s|$)""")
+_KEY_LINE = re.compile(
+    r"""^(?P<indent>[ ]*)(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)'|(?P<plain>[^\s#'"{}\[\],&*!|>%@`-][^#]*?))\s*:(?:\s|$)"""
+)
 
 
 def write_stack_file(path: Path, new_text: str, *, force: bool = False, option: str = "--write") -> str:
@@ -50,25 +52,46 @@ def write_stack_file(path: Path, new_text: str, *, force: bool = False, option: 
     return action
 
 
-def merge_stack_text(existing: str, new_config: dict[str, Any], *, force: bool = False, source: str = "stack config") -> tuple[str, str]:
+def merge_stack_text(
+    existing: str, new_config: dict[str, Any], *, force: bool = False, source: str = "stack config"
+) -> tuple[str, str]:
     """``existing`` with its ``aitrain:*`` config entries replaced by ``new_config``'s; other bytes untouched."""
     document = load(existing, source) if existing.strip() else {}
     if document is None:
         document = {}
     if not isinstance(document, dict):
-        raise _refuse(source, "the file is not a YAML mapping (a Pulumi stack config starts with keys such as 'config:')")
+        raise _refuse(
+            source, "the file is not a YAML mapping (a Pulumi stack config starts with keys such as 'config:')"
+        )
     config = document.get("config")
     if config is not None and not isinstance(config, dict):
         raise _refuse(source, "'config' is not a mapping")
     old_ours = {k: v for k, v in (config or {}).items() if k.startswith(NAMESPACE_PREFIX)}
     if old_ours == new_config:
         return existing, "unchanged"
-    changed = sorted(k for k in set(old_ours) | set(new_config) if old_ours.get(k, MISSING) != new_config.get(k, MISSING))
+    changed = sorted(
+        k for k in set(old_ours) | set(new_config) if old_ours.get(k, MISSING) != new_config.get(k, MISSING)
+    )
     if old_ours and not force:
         raise UserInputError(
             f"not overwriting the aitrain settings in {source}",
-            [Problem(f"{source}: config.{k}", old_ours.get(k, MISSING), "already set to a different value" if k in new_config else "would be removed (the new configuration does not set it)") for k in changed]
-            + [Problem("--force", MISSING, "pass --force to replace the aitrain:* keys (every other key, secure value and comment is kept either way), or --write another file")],
+            [
+                Problem(
+                    f"{source}: config.{k}",
+                    old_ours.get(k, MISSING),
+                    "already set to a different value"
+                    if k in new_config
+                    else "would be removed (the new configuration does not set it)",
+                )
+                for k in changed
+            ]
+            + [
+                Problem(
+                    "--force",
+                    MISSING,
+                    "pass --force to replace the aitrain:* keys (every other key, secure value and comment is kept either way), or --write another file",
+                )
+            ],
         )
     lines = existing.splitlines(keepends=True)
     merged = _edit(lines, new_config, source)
@@ -81,7 +104,10 @@ def _edit(lines: list[str], new_config: dict[str, Any], source: str) -> str:
     start = next((i for i, line in enumerate(lines) if _CONFIG_LINE.match(line.rstrip("\r\n"))), None)
     if start is None:
         if any(line.startswith("config") for line in lines):
-            raise _refuse(source, "its 'config:' is not a block mapping on its own line (flow style such as 'config: {...}' cannot be edited safely)")
+            raise _refuse(
+                source,
+                "its 'config:' is not a block mapping on its own line (flow style such as 'config: {...}' cannot be edited safely)",
+            )
         prefix = "".join(lines)
         if prefix and not prefix.endswith("\n"):
             prefix += "\n"
@@ -90,7 +116,11 @@ def _edit(lines: list[str], new_config: dict[str, Any], source: str) -> str:
     while end < len(lines) and (not lines[end].strip() or lines[end].startswith((" ", "\t", "#"))):
         end += 1
     # Trailing blank and comment lines belong to whatever follows the block, not to its last entry.
-    while end > start + 1 and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")) and not lines[end - 1].startswith((" ", "\t")):
+    while (
+        end > start + 1
+        and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#"))
+        and not lines[end - 1].startswith((" ", "\t"))
+    ):
         end -= 1
     block = lines[start + 1 : end]
     indent = _entry_indent(block)
@@ -159,5 +189,11 @@ def _verify(document: dict[str, Any], merged: str, new_config: dict[str, Any], s
 def _refuse(source: str, reason: str) -> UserInputError:
     return UserInputError(
         f"not writing {source}",
-        [Problem(source, MISSING, f"{reason}; nothing was written — add the aitrain:* keys by hand or --write another file")],
+        [
+            Problem(
+                source,
+                MISSING,
+                f"{reason}; nothing was written — add the aitrain:* keys by hand or --write another file",
+            )
+        ],
     )

@@ -34,7 +34,15 @@ from pulumi.runtime.sync_await import _sync_await
 from blueprints import guardrails
 from blueprints.catalog import Catalog
 from blueprints.plan import Plan, PlannedResource
-from blueprints.preview import OFFLINE_STACK, OfflineMocks, _OptionsRecorder, planned_resources, preview, record, recording_mocks
+from blueprints.preview import (
+    OFFLINE_STACK,
+    OfflineMocks,
+    _OptionsRecorder,
+    planned_resources,
+    preview,
+    record,
+    recording_mocks,
+)
 
 DEFAULT_ZONES = ("cn-shanghai-a", "cn-shanghai-b", "cn-shanghai-c")
 _ACTIVE: list[object] = []  # at most one offline stack at a time: pulumi's settings are process-global
@@ -65,7 +73,13 @@ def offline_plan(
     return preview(config, catalog=catalog or load_catalog(), today=today or clock.today())
 
 
-def record_program(program: Callable[[], None], *, zones: Iterable[str], image_id: str | None = None, config: dict[str, str] | None = None) -> list[PlannedResource]:
+def record_program(
+    program: Callable[[], None],
+    *,
+    zones: Iterable[str],
+    image_id: str | None = None,
+    config: dict[str, str] | None = None,
+) -> list[PlannedResource]:
     """Every resource ``program`` registers under mocks (with parents and data-safety options), in tree order.
 
     Use it to unit-test a single component: ``record_program(lambda: SharedStorage("s", args), zones=["cn-shanghai-a"])``.
@@ -110,14 +124,22 @@ class OfflineStack:
 
 
 @contextlib.contextmanager
-def offline_mocks(zones: Sequence[str] = DEFAULT_ZONES, *, image_id: str | None = None, config: dict[str, str] | None = None, project: str = "aitrain") -> Iterator[OfflineStack]:
+def offline_mocks(
+    zones: Sequence[str] = DEFAULT_ZONES,
+    *,
+    image_id: str | None = None,
+    config: dict[str, str] | None = None,
+    project: str = "aitrain",
+) -> Iterator[OfflineStack]:
     """Build resources directly in a test under fresh offline mocks, on an event loop of its own.
 
     On leaving the block every registration and every ``apply`` is awaited: an exception in any of them (a failing
     ``assert`` inside ``apply``) is raised here and fails the test. ``stack.resources`` stays readable afterwards.
     """
     if _ACTIVE:
-        raise RuntimeError("offline_mocks is already active; pulumi's runtime settings are global, so nest nothing inside it")
+        raise RuntimeError(
+            "offline_mocks is already active; pulumi's runtime settings are global, so nest nothing inside it"
+        )
     mocks = OfflineMocks(list(zones), image_id)
     with recording_mocks(mocks, dict(config or {}), project=project) as recorder:
         stack = OfflineStack(mocks, recorder)
@@ -147,10 +169,16 @@ except ImportError:  # pragma: no cover
 
 def as_plan(resources: Sequence[PlannedResource], *, name: str = "component") -> Plan:
     """A Plan holding just ``resources`` (what ``record_program`` returns), with its guardrail findings."""
-    return guardrails.with_findings(Plan(blueprint="component", region="offline", profile_name=name, summary={}, notes=(), resources=tuple(resources)))
+    return guardrails.with_findings(
+        Plan(
+            blueprint="component", region="offline", profile_name=name, summary={}, notes=(), resources=tuple(resources)
+        )
+    )
 
 
-def assert_guardrails(plan: Plan | Sequence[PlannedResource], skip: Iterable[str | guardrails.Skip] = (), fail_level: str = "warning") -> None:
+def assert_guardrails(
+    plan: Plan | Sequence[PlannedResource], skip: Iterable[str | guardrails.Skip] = (), fail_level: str = "warning"
+) -> None:
     """Fail with every finding listed when a guardrail (not skipped) finds something at ``fail_level`` or above.
 
     Takes a Plan, or the resource list from ``record_program`` / ``offline_mocks`` (checked as a plan of its own).

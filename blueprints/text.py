@@ -105,7 +105,9 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence
     aligned = set(right)
 
     def line(cells: Sequence[str]) -> str:
-        return "  ".join(c.rjust(widths[i]) if i in aligned else c.ljust(widths[i]) for i, c in enumerate(cells)).rstrip()
+        return "  ".join(
+            c.rjust(widths[i]) if i in aligned else c.ljust(widths[i]) for i, c in enumerate(cells)
+        ).rstrip()
 
     return "\n".join([line(head), line(["-" * w for w in widths])] + [line(r) for r in body])
 

@@ -40,7 +40,12 @@ _FLOAT = re.compile(
     re.X,
 )
 # Replaced (int, float) or dropped (timestamp; "value" would make a bare "=" unreadable) implicit resolvers.
-_REPLACED_TAGS = {"tag:yaml.org,2002:int", "tag:yaml.org,2002:float", "tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:value"}
+_REPLACED_TAGS = {
+    "tag:yaml.org,2002:int",
+    "tag:yaml.org,2002:float",
+    "tag:yaml.org,2002:timestamp",
+    "tag:yaml.org,2002:value",
+}
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _ALLOWED_TEXT = "YAML mappings with string keys, lists, strings, numbers, true/false and null"
 
@@ -72,12 +77,20 @@ class BoundedLoader(yaml.SafeLoader):
         if self.check_event(yaml.AliasEvent):
             self._aliases += 1
             if self._aliases > MAX_ALIASES:
-                raise _Violation(None, f"more than {MAX_ALIASES} alias references (*name); at most {MAX_ALIASES} are allowed, or write the values out", self.peek_event().start_mark)  # type: ignore[no-untyped-call]
+                raise _Violation(
+                    None,
+                    f"more than {MAX_ALIASES} alias references (*name); at most {MAX_ALIASES} are allowed, or write the values out",
+                    self.peek_event().start_mark,  # type: ignore[no-untyped-call]
+                )
             return super().compose_node(parent, index)
         self._depth += 1
         try:
             if self._depth > MAX_DEPTH:
-                raise _Violation(None, f"nested deeper than {MAX_DEPTH} levels; at most {MAX_DEPTH} are allowed", self.peek_event().start_mark)  # type: ignore[no-untyped-call]
+                raise _Violation(
+                    None,
+                    f"nested deeper than {MAX_DEPTH} levels; at most {MAX_DEPTH} are allowed",
+                    self.peek_event().start_mark,  # type: ignore[no-untyped-call]
+                )
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1
@@ -95,7 +108,9 @@ class BoundedLoader(yaml.SafeLoader):
         """A string that is valid Unicode (a ``"\\udc80"`` escape would crash every writer later)."""
         value = self.construct_scalar(node)
         if _SURROGATE.search(value):
-            raise _Violation(node, "text contains a lone surrogate escape (\\ud800-\\udfff); only valid Unicode text is allowed")
+            raise _Violation(
+                node, "text contains a lone surrogate escape (\\ud800-\\udfff); only valid Unicode text is allowed"
+            )
         return value
 
     def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
@@ -117,7 +132,10 @@ class BoundedLoader(yaml.SafeLoader):
         raise _Violation(node, f"tag {node.tag!r} is not accepted; allowed: {_ALLOWED_TEXT}")
 
 
-for _tag, _regexp, _first in (("tag:yaml.org,2002:int", _INT, list("-+0123456789")), ("tag:yaml.org,2002:float", _FLOAT, list("-+0123456789."))):
+for _tag, _regexp, _first in (
+    ("tag:yaml.org,2002:int", _INT, list("-+0123456789")),
+    ("tag:yaml.org,2002:float", _FLOAT, list("-+0123456789.")),
+):
     BoundedLoader.add_implicit_resolver(_tag, _regexp, _first)
 BoundedLoader.add_constructor("tag:yaml.org,2002:str", BoundedLoader.construct_yaml_str)
 BoundedLoader.add_constructor("tag:yaml.org,2002:int", BoundedLoader.construct_yaml_int)
@@ -205,7 +223,9 @@ def _check_graph(root: Node) -> None:
         if key in sizes:
             return sizes[key]
         if key in active:
-            raise _Violation(node, "an alias refers to a node that contains it (recursive structure); write the values out")
+            raise _Violation(
+                node, "an alias refers to a node that contains it (recursive structure); write the values out"
+            )
         active.add(key)
         total = 1
         if isinstance(node, SequenceNode):
@@ -214,7 +234,10 @@ def _check_graph(root: Node) -> None:
             total += sum(size(k) + size(v) for k, v in node.value)
         active.discard(key)
         if total > MAX_NODES:
-            raise _Violation(node, f"expands to more than {MAX_NODES:,} values with aliases expanded; at most {MAX_NODES:,} are allowed")
+            raise _Violation(
+                node,
+                f"expands to more than {MAX_NODES:,} values with aliases expanded; at most {MAX_NODES:,} are allowed",
+            )
         sizes[key] = total
         return total
 
@@ -230,4 +253,3 @@ def _describe(value: Any) -> str:
     if isinstance(value, (dict, list)):
         return f"of type {type(value).__name__}"
     return f"{value!r} ({type(value).__name__})"
-

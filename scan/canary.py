@@ -36,6 +36,12 @@ def inject(document: dict[str, Any]) -> dict[str, Any]:
     }
     # A data disk without encryption on the export's own launch template (or on a new one if it has none).
     templates = resources.setdefault("alicloud_ecs_launch_template", {})
-    template = templates[sorted(templates)[0]] if templates else templates.setdefault("canary-template", {"launch_template_name": "canary"})
-    template.setdefault("data_disks", []).append({"category": "cloud_essd", "name": "canary-unencrypted", "size": 100, "encrypted": False})
+    template = (
+        templates[sorted(templates)[0]]
+        if templates
+        else templates.setdefault("canary-template", {"launch_template_name": "canary"})
+    )
+    template.setdefault("data_disks", []).append(
+        {"category": "cloud_essd", "name": "canary-unencrypted", "size": 100, "encrypted": False}
+    )
     return canary

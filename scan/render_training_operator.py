@@ -35,12 +35,20 @@ FILES = (
     f"{BASE}/deployment.yaml",
     "manifests/overlays/standalone/namespace.yaml",
 )
-CLUSTER_SCOPED = {"Namespace", "ClusterRole", "ClusterRoleBinding", "ValidatingWebhookConfiguration", "CustomResourceDefinition"}
+CLUSTER_SCOPED = {
+    "Namespace",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "ValidatingWebhookConfiguration",
+    "CustomResourceDefinition",
+}
 
 
 def show(repo: str, path: str) -> str:
     """One file of the repository at the tag."""
-    return subprocess.run(["git", "-C", repo, "show", f"{TAG}:{path}"], check=True, capture_output=True, text=True).stdout
+    return subprocess.run(
+        ["git", "-C", repo, "show", f"{TAG}:{path}"], check=True, capture_output=True, text=True
+    ).stdout
 
 
 def render(repo: str) -> list[dict[str, Any]]:
@@ -69,8 +77,12 @@ def render(repo: str) -> list[dict[str, Any]]:
 
 def main() -> None:
     repo = sys.argv[1]
-    commit = subprocess.run(["git", "-C", repo, "rev-parse", f"{TAG}^{{commit}}"], check=True, capture_output=True, text=True).stdout.strip()
-    print(f"# Rendered by scan/render_training_operator.py from github.com/kubeflow/training-operator {TAG} ({commit}),")
+    commit = subprocess.run(
+        ["git", "-C", repo, "rev-parse", f"{TAG}^{{commit}}"], check=True, capture_output=True, text=True
+    ).stdout.strip()
+    print(
+        f"# Rendered by scan/render_training_operator.py from github.com/kubeflow/training-operator {TAG} ({commit}),"
+    )
     print("# manifests/overlays/standalone, PyTorchJob scheme only. Do not edit by hand.")
     print(yaml.safe_dump_all(render(repo), sort_keys=True), end="")
 

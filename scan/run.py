@@ -61,7 +61,9 @@ def load_waivers(path: Path) -> list[Waiver]:
         for line, row in enumerate(csv.DictReader(handle), start=2):
             check_id, resource, reason = (row.get(k, "") or "" for k in ("check_id", "resource", "reason"))
             if not _CHECK_ID.match(check_id.strip()) or not resource.strip() or not reason.strip():
-                raise ValueError(f"{path}:{line}: needs check_id (e.g. CKV_ALI_6), resource (pattern over <tf_type>.<name>) and a reason; got {row}")
+                raise ValueError(
+                    f"{path}:{line}: needs check_id (e.g. CKV_ALI_6), resource (pattern over <tf_type>.<name>) and a reason; got {row}"
+                )
             waivers.append(Waiver(check_id.strip(), resource.strip(), reason.strip()))
     return waivers
 
@@ -123,7 +125,12 @@ def canary_verdict(summary: Summary, expected: frozenset[str]) -> list[str]:
 
 def _checkov(checkov: str, directory: Path) -> Any:
     # --skip-download: no call to Prisma Cloud (offline, and the result must not depend on a remote service).
-    done = subprocess.run([checkov, "-d", str(directory), "--framework", "terraform_json", "-o", "json", "--skip-download"], capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [checkov, "-d", str(directory), "--framework", "terraform_json", "-o", "json", "--skip-download"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if done.returncode not in (0, 1):
         raise RuntimeError(f"checkov failed on {directory} (exit {done.returncode}): {done.stderr.strip()[-800:]}")
     return json.loads(done.stdout)
@@ -132,7 +139,19 @@ def _checkov(checkov: str, directory: Path) -> Any:
 def _export(preset: str, directory: Path, today: str) -> tuple[dict[str, Any], str]:
     """The preset's Terraform JSON (with --cloud-only: a kubernetes-pool plan's alicloud resources, its Kubernetes
     objects left out) and what the export left out (``N Kubernetes objects left out: …``; empty when nothing)."""
-    cmd = [sys.executable, "-m", "blueprints.cli", "export", "terraform", preset, "--cloud-only", "--out", str(directory), "--today", today]
+    cmd = [
+        sys.executable,
+        "-m",
+        "blueprints.cli",
+        "export",
+        "terraform",
+        preset,
+        "--cloud-only",
+        "--out",
+        str(directory),
+        "--today",
+        today,
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=ROOT)
     if done.returncode != 0:
         raise RuntimeError(f"export of {preset} failed (exit {done.returncode}): {done.stderr.strip()}")
@@ -161,7 +180,10 @@ def main(argv: list[str] | None = None) -> int:
     from canary import EXPECTED_FAILURES, inject
 
     if not Path(args.checkov).exists():
-        print(f"error: no checkov at {args.checkov}; run `make scan` (it creates .venv-scan from scan/requirements.txt)", file=sys.stderr)
+        print(
+            f"error: no checkov at {args.checkov}; run `make scan` (it creates .venv-scan from scan/requirements.txt)",
+            file=sys.stderr,
+        )
         return 2
     try:
         waivers = load_waivers(HERE / "not-applicable.csv")
@@ -189,7 +211,9 @@ def main(argv: list[str] | None = None) -> int:
     canary_dir = out / "canary"
     canary_dir.mkdir(parents=True, exist_ok=True)
     canary_document = inject(documents[args.canary_preset])
-    (canary_dir / "main.tf.json").write_text(json.dumps(canary_document, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    (canary_dir / "main.tf.json").write_text(
+        json.dumps(canary_document, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+    )
     canary = summarize(_checkov(args.checkov, canary_dir), canary_document, waivers)
     missed = canary_verdict(canary, EXPECTED_FAILURES)
     print(line("canary", canary))

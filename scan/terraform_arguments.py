@@ -26,14 +26,20 @@ def arguments(git_dir: str, commit: str) -> dict[str, list[str]]:
     for entry in sorted(names["resources"].values(), key=lambda e: str(e["type"])):
         tf_type = entry["type"]
         doc = f"{commit}:website/docs/r/{tf_type.removeprefix('alicloud_')}.html.markdown"
-        text = subprocess.run(["git", "--git-dir", git_dir, "show", doc], capture_output=True, text=True, check=True).stdout
+        text = subprocess.run(
+            ["git", "--git-dir", git_dir, "show", doc], capture_output=True, text=True, check=True
+        ).stdout
         result[tf_type] = sorted(set(_BULLET.findall(text)))
     return result
 
 
 if __name__ == "__main__":
     data = {
-        "source": {"repository": "https://github.com/aliyun/terraform-provider-alicloud", "commit": sys.argv[2], "path": "website/docs/r/<type>.html.markdown"},
+        "source": {
+            "repository": "https://github.com/aliyun/terraform-provider-alicloud",
+            "commit": sys.argv[2],
+            "path": "website/docs/r/<type>.html.markdown",
+        },
         "arguments": arguments(sys.argv[1], sys.argv[2]),
     }
     sys.stdout.write(json.dumps(data, indent=1, sort_keys=True) + "\n")

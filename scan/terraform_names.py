@@ -91,7 +91,15 @@ def _camel(tf_name: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
-def _collect(token: str, module: str, type_name: str, renamed: dict[str, dict[str, str]], fields: dict[str, Any], path: str, out: dict[str, Any]) -> None:
+def _collect(
+    token: str,
+    module: str,
+    type_name: str,
+    renamed: dict[str, dict[str, str]],
+    fields: dict[str, Any],
+    path: str,
+    out: dict[str, Any],
+) -> None:
     """Renames and single blocks of one (nested) type at ``path``, then of its nested block types.
 
     ``renamedProperties`` is keyed by type token (nested types are ``<Resource><Field>``, the field singular);
@@ -108,7 +116,15 @@ def _collect(token: str, module: str, type_name: str, renamed: dict[str, dict[st
             out["single_blocks"].append(path + pulumi_name)
         candidates = [type_name + _pascal(tf_name), type_name + _pascal(_singular(tf_name))]
         nested = next((c for c in candidates if f"alicloud:{module}/{c}:{c}" in renamed), candidates[0])
-        _collect(f"alicloud:{module}/{nested}:{nested}", module, nested, renamed, info.get("elem", {}).get("fields", {}), f"{path}{pulumi_name}.", out)
+        _collect(
+            f"alicloud:{module}/{nested}:{nested}",
+            module,
+            nested,
+            renamed,
+            info.get("elem", {}).get("fields", {}),
+            f"{path}{pulumi_name}.",
+            out,
+        )
 
 
 def build(metadata: dict[str, Any], commit: str) -> dict[str, Any]:
@@ -116,7 +132,9 @@ def build(metadata: dict[str, Any], commit: str) -> dict[str, Any]:
     # auto-aliasing names every resource's Terraform type (``current`` = the Pulumi token); renames.resources
     # omits some (the oss.Bucket* sub-resources), so it is only the fallback.
     tf_types = dict(metadata["renames"]["resources"])
-    tf_types.update({entry["current"]: tf for tf, entry in metadata["auto-aliasing"]["resources"].items() if "current" in entry})
+    tf_types.update(
+        {entry["current"]: tf for tf, entry in metadata["auto-aliasing"]["resources"].items() if "current" in entry}
+    )
     renamed = metadata["renames"]["renamedProperties"]
     aliasing = metadata["auto-aliasing"]["resources"]
     resources: dict[str, Any] = {}
@@ -125,7 +143,11 @@ def build(metadata: dict[str, Any], commit: str) -> dict[str, Any]:
         module, type_name = token.split(":")[1].split("/")[0], token.rsplit(":", 1)[1]
         out: dict[str, Any] = {"renames": {}, "single_blocks": []}
         _collect(token, module, type_name, renamed, aliasing.get(tf_type, {}).get("fields", {}), "", out)
-        resources[token] = {"type": tf_type, "renames": dict(sorted(out["renames"].items())), "single_blocks": sorted(set(out["single_blocks"]))}
+        resources[token] = {
+            "type": tf_type,
+            "renames": dict(sorted(out["renames"].items())),
+            "single_blocks": sorted(set(out["single_blocks"])),
+        }
     return {
         "source": {
             "repository": "https://github.com/pulumi/pulumi-alicloud",

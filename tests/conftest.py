@@ -13,7 +13,12 @@ os.environ["AITRAIN_TODAY"] = TODAY
 
 
 def pytest_addoption(parser):
-    parser.addoption("--update-golden", action="store_true", default=False, help="rewrite tests/golden/* from the current output, then fail the run (review and commit); `make regen` is the normal way")
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        default=False,
+        help="rewrite tests/golden/* from the current output, then fail the run (review and commit); `make regen` is the normal way",
+    )
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,15 @@ ZONES = ["cn-shanghai-a"]
 
 
 def args(**extra) -> LoginNodeArgs:
-    values = dict(name="med", instance_type="ecs.g7.large", image_id="img-1", vswitch_id="vsw-1", vpc_id="vpc-1", admin_cidr="203.0.113.0/24", vpc_cidr="10.20.0.0/16")
+    values = dict(
+        name="med",
+        instance_type="ecs.g7.large",
+        image_id="img-1",
+        vswitch_id="vsw-1",
+        vpc_id="vpc-1",
+        admin_cidr="203.0.113.0/24",
+        vpc_cidr="10.20.0.0/16",
+    )
     values.update(extra)
     return LoginNodeArgs(**values)
 
@@ -31,13 +39,20 @@ def test_own_security_group_admits_only_ssh_from_the_admin_range():
     assert group.inputs["tags"]["aitrain-component"] == "login"
     (rule,) = [r for r in resources if r.short_type == "ecs.SecurityGroupRule" and r.inputs["type"] == "ingress"]
     assert {k: rule.inputs[k] for k in ("type", "ipProtocol", "portRange", "cidrIp", "policy", "securityGroupId")} == {
-        "type": "ingress", "ipProtocol": "tcp", "portRange": "22/22", "cidrIp": "203.0.113.0/24", "policy": "accept",
+        "type": "ingress",
+        "ipProtocol": "tcp",
+        "portRange": "22/22",
+        "cidrIp": "203.0.113.0/24",
+        "policy": "accept",
         "securityGroupId": "${med-login-sg.id}",
     }
 
 
 def test_instance_is_private_encrypted_imdsv2_and_roleless():
-    resources = record_program(lambda: LoginNode("med-login", args(user_data="#cloud-config\n", key_pair_name="ops", system_disk_gib=60)), zones=ZONES)
+    resources = record_program(
+        lambda: LoginNode("med-login", args(user_data="#cloud-config\n", key_pair_name="ops", system_disk_gib=60)),
+        zones=ZONES,
+    )
     instance = one(resources, "ecs.Instance")
     assert instance.inputs["internetMaxBandwidthOut"] == 0
     assert instance.inputs["systemDiskEncrypted"] is True and instance.inputs["systemDiskCategory"] == "cloud_essd"
@@ -53,7 +68,11 @@ def test_instance_is_private_encrypted_imdsv2_and_roleless():
 def test_eip_is_bound_to_the_login_instance():
     resources = record_program(lambda: LoginNode("med-login", args(key_pair_name="ops")), zones=ZONES)
     association = one(resources, "ecs.EipAssociation")
-    assert association.inputs == {"allocationId": "${med-login-eip.id}", "instanceId": "${med-login-instance.id}", "instanceType": "EcsInstance"}
+    assert association.inputs == {
+        "allocationId": "${med-login-eip.id}",
+        "instanceId": "${med-login-instance.id}",
+        "instanceType": "EcsInstance",
+    }
     assert one(resources, "ecs.EipAddress").inputs["internetChargeType"] == "PayByTraffic"
     # The whole unit passes every guardrail: the EIP is the login node's, SSH comes only from the admin range.
     assert beyond_opt_in(guardrails.check(as_plan(resources))) == []
@@ -83,8 +102,17 @@ def test_account_trail_covers_all_regions_and_events():
     from blueprints.components.audit import AccountTrail, AccountTrailArgs
 
     arn = "acs:log:cn-shanghai:1234567890:project/audit-logs"
-    resources = record_program(lambda: AccountTrail("med-audit", AccountTrailArgs("aitrain-trail", sls_project_arn=arn)), zones=["cn-shanghai-a"])
+    resources = record_program(
+        lambda: AccountTrail("med-audit", AccountTrailArgs("aitrain-trail", sls_project_arn=arn)),
+        zones=["cn-shanghai-a"],
+    )
     trail = one(resources, "actiontrail.Trail")
     assert trail.parent == "med-audit"
-    assert trail.inputs == {"eventRw": "All", "slsProjectArn": arn, "status": "Enable", "trailName": "aitrain-trail", "trailRegion": "All"}
+    assert trail.inputs == {
+        "eventRw": "All",
+        "slsProjectArn": arn,
+        "status": "Enable",
+        "trailName": "aitrain-trail",
+        "trailRegion": "All",
+    }
     assert trail.protect and trail.retain_on_delete  # an account's audit record outlives any training stack

@@ -60,7 +60,11 @@ def test_an_extreme_nas_policy_nothing_applies_is_an_ait016_warning():
     assert (finding.level, finding.resource) == ("warning", f"{MED}-storage-fs")
     assert "nothing in the plan applies it to this file system" in finding.message
     assert "aliyun nas ApplyAutoSnapshotPolicy" in finding.message and "DescribeAutoSnapshotPolicies" in finding.message
-    assert not [f for f in guardrails.check(plan, skip=[guardrails.Skip("AIT016", "applied with ApplyAutoSnapshotPolicy")]) if f.rule == "AIT016"]
+    assert not [
+        f
+        for f in guardrails.check(plan, skip=[guardrails.Skip("AIT016", "applied with ApplyAutoSnapshotPolicy")])
+        if f.rule == "AIT016"
+    ]
 
 
 def test_a_general_purpose_recycle_bin_still_holds():
@@ -70,13 +74,39 @@ def test_a_general_purpose_recycle_bin_still_holds():
 # ---- item 5: cutting a recovery window is a data risk ----
 
 
-@pytest.mark.parametrize("preset, name, path, days, label", [
-    (MED, f"{MED}-data-bucket", ("lifecycleRules", 0, "noncurrentVersionExpirations", 0, "days"), 1,
-     "noncurrent object versions (lifecycle rule checkpoint-noncurrent-versions) cut from 30 days to 1 day"),
-    (MED, f"{MED}-storage-snapshots", ("retentionDays",), 1, "auto-snapshot retention (retentionDays) cut from 7 days to 1 day"),
-    (AUTO, f"{AUTO}-storage-fs", ("recycleBin", "reservedDays"), 1, "recycle bin (recycleBin.reservedDays) cut from 7 days to 1 day"),
-    (AUTO, f"{AUTO}-storage-fs", ("recycleBin", "status"), "Disable", "recycle bin (recycleBin.reservedDays) cut from 7 days to off"),
-])
+@pytest.mark.parametrize(
+    "preset, name, path, days, label",
+    [
+        (
+            MED,
+            f"{MED}-data-bucket",
+            ("lifecycleRules", 0, "noncurrentVersionExpirations", 0, "days"),
+            1,
+            "noncurrent object versions (lifecycle rule checkpoint-noncurrent-versions) cut from 30 days to 1 day",
+        ),
+        (
+            MED,
+            f"{MED}-storage-snapshots",
+            ("retentionDays",),
+            1,
+            "auto-snapshot retention (retentionDays) cut from 7 days to 1 day",
+        ),
+        (
+            AUTO,
+            f"{AUTO}-storage-fs",
+            ("recycleBin", "reservedDays"),
+            1,
+            "recycle bin (recycleBin.reservedDays) cut from 7 days to 1 day",
+        ),
+        (
+            AUTO,
+            f"{AUTO}-storage-fs",
+            ("recycleBin", "status"),
+            "Disable",
+            "recycle bin (recycleBin.reservedDays) cut from 7 days to off",
+        ),
+    ],
+)
 def test_cutting_a_recovery_window_below_a_week_is_a_data_risk(med, auto, preset, name, path, days, label):
     old = med if preset == MED else auto
     diff = diff_plans(old, edited(old, name, path, days))
@@ -85,11 +115,18 @@ def test_cutting_a_recovery_window_below_a_week_is_a_data_risk(med, auto, preset
     assert diff.fails_on("data-risk")
 
 
-@pytest.mark.parametrize("name, path, days", [
-    (f"{MED}-data-bucket", ("lifecycleRules", 0, "noncurrentVersionExpirations", 0, "days"), 10),  # shorter, above the floor
-    (f"{MED}-data-bucket", ("lifecycleRules", 0, "noncurrentVersionExpirations", 0, "days"), 90),  # longer
-    (f"{MED}-storage-snapshots", ("retentionDays",), -1),  # for ever
-])
+@pytest.mark.parametrize(
+    "name, path, days",
+    [
+        (
+            f"{MED}-data-bucket",
+            ("lifecycleRules", 0, "noncurrentVersionExpirations", 0, "days"),
+            10,
+        ),  # shorter, above the floor
+        (f"{MED}-data-bucket", ("lifecycleRules", 0, "noncurrentVersionExpirations", 0, "days"), 90),  # longer
+        (f"{MED}-storage-snapshots", ("retentionDays",), -1),  # for ever
+    ],
+)
 def test_a_window_kept_at_a_week_or_more_is_no_risk(med, name, path, days):
     assert diff_plans(med, edited(med, name, path, days)).risks == []
 
@@ -103,7 +140,11 @@ def test_snapshot_retention_for_ever_cut_to_a_day_is_a_risk(med):
 def test_aitrain_diff_fails_on_a_one_day_retention(med, tmp_path):
     old, new = tmp_path / "old.json", tmp_path / "new.json"
     old.write_text(json.dumps(med))
-    new.write_text(json.dumps(edited(med, f"{MED}-data-bucket", ("lifecycleRules", 0, "noncurrentVersionExpirations", 0, "days"), 1)))
+    new.write_text(
+        json.dumps(
+            edited(med, f"{MED}-data-bucket", ("lifecycleRules", 0, "noncurrentVersionExpirations", 0, "days"), 1)
+        )
+    )
     result = CliRunner().invoke(app, ["diff", str(old), str(new), "--fail-on", "data-risk"], terminal_width=300)
     assert result.exit_code == 1, result.output
     assert "cut from 30 days to 1 day" in result.output
@@ -124,8 +165,13 @@ def test_the_trail_is_protected_retained_and_named_per_stack(with_trail):
 
 
 def test_an_unprotected_trail_is_an_ait004_error(with_trail):
-    bare = dataclasses.replace(with_trail, resources=tuple(
-        dataclasses.replace(r, protect=False, retain_on_delete=False) if r.short_type == "actiontrail.Trail" else r for r in with_trail.resources))
+    bare = dataclasses.replace(
+        with_trail,
+        resources=tuple(
+            dataclasses.replace(r, protect=False, retain_on_delete=False) if r.short_type == "actiontrail.Trail" else r
+            for r in with_trail.resources
+        ),
+    )
     assert ("AIT004", "error", f"{MED}-audit-trail") in {(f.rule, f.level, f.resource) for f in guardrails.check(bare)}
 
 
@@ -142,7 +188,9 @@ def test_removing_the_trail_setting_is_a_data_risk(with_trail, tmp_path):
             r["protect"] = r["retain_on_delete"] = False
     [change] = [c for c in diff_plans(unprotected, new).changes if c.type.endswith(":Trail")]
     assert change.action == "delete"
-    assert change.risks == ("removed without retain_on_delete: the account's ActionTrail trail would be deleted: API calls in every region stop being recorded",)
+    assert change.risks == (
+        "removed without retain_on_delete: the account's ActionTrail trail would be deleted: API calls in every region stop being recorded",
+    )
     a, b = tmp_path / "a.json", tmp_path / "b.json"
     a.write_text(json.dumps(unprotected))
     b.write_text(json.dumps(new))
@@ -151,6 +199,10 @@ def test_removing_the_trail_setting_is_a_data_risk(with_trail, tmp_path):
 
 def test_renaming_the_trail_is_a_replacement_with_a_risk(with_trail):
     old = as_dict(with_trail)
-    [change] = [c for c in diff_plans(old, edited(old, f"{MED}-audit-trail", ("trailName",), "renamed-trail")).changes if c.type.endswith(":Trail")]
+    [change] = [
+        c
+        for c in diff_plans(old, edited(old, f"{MED}-audit-trail", ("trailName",), "renamed-trail")).changes
+        if c.type.endswith(":Trail")
+    ]
     assert change.action == "refused" and change.replacing == ("trailName",)
     assert any("ActionTrail trail would be deleted" in r for r in change.risks)

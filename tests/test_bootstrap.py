@@ -21,8 +21,15 @@ VALIDATOR = jsonschema.Draft4Validator(SCHEMA)
 
 GPUS = {
     "install_script": b.GpuSoftware(
-        "install_script", "570.133.20", "12.8.1", "9.8.0.87", fabric_manager=True, pytorch_version="2.5.1", pytorch_index_url="https://download.pytorch.org/whl/cu124",
-        pytorch_sha256=("9dde30f399ca22137455cca4d47140dfb7f4176e2d16a9729fc044eebfadb13a",), cuda_repo_key="EB693B3035CD5710E231E123A4B469963BF863CC",
+        "install_script",
+        "570.133.20",
+        "12.8.1",
+        "9.8.0.87",
+        fabric_manager=True,
+        pytorch_version="2.5.1",
+        pytorch_index_url="https://download.pytorch.org/whl/cu124",
+        pytorch_sha256=("9dde30f399ca22137455cca4d47140dfb7f4176e2d16a9729fc044eebfadb13a",),
+        cuda_repo_key="EB693B3035CD5710E231E123A4B469963BF863CC",
     ),
     "driver_image": b.GpuSoftware("driver_image", None, None, None, fabric_manager=False),
     "none": b.GpuSoftware("none", None, None, None, fabric_manager=False),
@@ -54,7 +61,11 @@ def spec(**changes: object) -> b.BootSpec:
 def storage(kind: str) -> dict[str, object]:
     if kind == "nfs":
         return {}
-    return {"storage_kind": "cpfs", "mount_source": "cpfs-0123abcd.cn-wulanchabu.cpfs.aliyuncs.com:/share", "mount_options": ""}
+    return {
+        "storage_kind": "cpfs",
+        "mount_source": "cpfs-0123abcd.cn-wulanchabu.cpfs.aliyuncs.com:/share",
+        "mount_options": "",
+    }
 
 
 COMBOS = list(itertools.product(GPUS, FABRICS, (0, 3000), ("nfs", "cpfs")))
@@ -79,7 +90,9 @@ def test_every_combination_is_valid_cloud_config_under_the_limit(gpu, fabric, sc
     for path in (b.NODE_SCRIPT_PATH, b.LAUNCHER_PATH):
         entry = next(f for f in doc["write_files"] if f["path"] == path)
         assert entry["permissions"] == "0755"
-        assert subprocess.run(["sh", "-n"], input=entry["content"], text=True, capture_output=True).returncode == 0, path
+        assert subprocess.run(["sh", "-n"], input=entry["content"], text=True, capture_output=True).returncode == 0, (
+            path
+        )
 
 
 def test_the_schema_bites():
@@ -137,10 +150,19 @@ def test_cluster_oss_and_nccl_env_for_erdma():
         "ALIBABA_CLOUD_ECS_METADATA": "medical-imaging-node",
         "ALIBABA_CLOUD_IMDSV1_DISABLED": "true",
     }
-    assert env_lines(f["/etc/aitrain/nccl.env"]) == {"NCCL_SOCKET_IFNAME": "eth0", "NCCL_IB_GID_INDEX": "1", "NCCL_DEBUG": "INFO", "NCCL_IB_HCA": "erdma"}
+    assert env_lines(f["/etc/aitrain/nccl.env"]) == {
+        "NCCL_SOCKET_IFNAME": "eth0",
+        "NCCL_IB_GID_INDEX": "1",
+        "NCCL_DEBUG": "INFO",
+        "NCCL_IB_HCA": "erdma",
+    }
     node = f[b.NODE_SCRIPT_PATH]
     assert "mtu 1400" in node
-    assert "http://mirrors.cloud.aliyuncs.com/erdma/env_setup.sh" in node and "erdma_installer-1.5.7.tar.gz" in node and "--egs" in node
+    assert (
+        "http://mirrors.cloud.aliyuncs.com/erdma/env_setup.sh" in node
+        and "erdma_installer-1.5.7.tar.gz" in node
+        and "--egs" in node
+    )
     # No secrets on disk: nothing that looks like an AccessKey.
     assert "AccessKey" not in json.dumps(f) and "ALIBABA_CLOUD_ACCESS_KEY" not in json.dumps(f)
 
@@ -218,7 +240,9 @@ def test_bad_spec_values_name_the_field():
 
 
 def test_endpoint_and_boot_minutes():
-    assert "AITRAIN_OSS_ENDPOINT=oss-cn-hangzhou-internal.aliyuncs.com" in b.render_user_data(spec(region="cn-hangzhou"))
+    assert "AITRAIN_OSS_ENDPOINT=oss-cn-hangzhou-internal.aliyuncs.com" in b.render_user_data(
+        spec(region="cn-hangzhou")
+    )
     assert b.boot_minutes(GPUS["install_script"]) == (10, 20)
     assert "UNVERIFIED" in b.BOOT_MINUTES["driver_image"][2]
     low, high = b.boot_minutes(GPUS["driver_image"])
@@ -243,12 +267,17 @@ def test_pytorch_is_installed_into_its_venv_and_the_launcher_uses_it():
     f = files(doc)
     assert "python3-venv" in doc["packages"]
     # Before the driver install, which reboots the node and would cut the runcmd short.
-    assert doc["runcmd"].index(f"{b.NODE_SCRIPT_PATH} pytorch") < doc["runcmd"].index(f"{b.NODE_SCRIPT_PATH} gpu-install")
+    assert doc["runcmd"].index(f"{b.NODE_SCRIPT_PATH} pytorch") < doc["runcmd"].index(
+        f"{b.NODE_SCRIPT_PATH} gpu-install"
+    )
     node = f[b.NODE_SCRIPT_PATH]
     assert "V=/opt/aitrain/venv; [ -x $V/bin/torchrun ] && exit 0" in node
     assert '$V/bin/pip install -q "torch==2.5.1" --index-url https://download.pytorch.org/whl/cu124' in node
     # Not ready without it: each boot retries the install, and a failure says so.
-    assert '[ -x /opt/aitrain/venv/bin/torchrun ] || "$0" pytorch || { st failed "detail=PyTorch 2.5.1 could not be installed into /opt/aitrain/venv (pip)"; exit 1; }' in node
+    assert (
+        '[ -x /opt/aitrain/venv/bin/torchrun ] || "$0" pytorch || { st failed "detail=PyTorch 2.5.1 could not be installed into /opt/aitrain/venv (pip)"; exit 1; }'
+        in node
+    )
     assert "[ -d /opt/aitrain/venv/bin ] && PATH=/opt/aitrain/venv/bin:$PATH" in f[b.LAUNCHER_PATH]
 
 

@@ -64,7 +64,13 @@ class Node:
     def run(self, *args: str, self_ip: str, **env: str) -> subprocess.CompletedProcess[str]:
         if self.expected is not None and "--nnodes" not in args and "--hosts" not in args:
             args = ("--nnodes", str(self.expected), *args)
-        return subprocess.run([str(self.launcher), *args], env={**self.env, "AITRAIN_SELF_IP": self_ip, **env}, capture_output=True, text=True, timeout=30)
+        return subprocess.run(
+            [str(self.launcher), *args],
+            env={**self.env, "AITRAIN_SELF_IP": self_ip, **env},
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
 
     def argv(self) -> list[str]:
         return self.argv_file.read_text().splitlines()
@@ -79,7 +85,14 @@ def ips(n: int) -> list[str]:
 
 
 def head(n: int, rank: int, endpoint: str) -> list[str]:
-    return [f"--nnodes={n}", "--nproc-per-node=8", f"--node-rank={rank}", "--rdzv-backend=c10d", f"--rdzv-endpoint={endpoint}:29400", "--rdzv-id=medical-imaging"]
+    return [
+        f"--nnodes={n}",
+        "--nproc-per-node=8",
+        f"--node-rank={rank}",
+        "--rdzv-backend=c10d",
+        f"--rdzv-endpoint={endpoint}:29400",
+        "--rdzv-id=medical-imaging",
+    ]
 
 
 @pytest.mark.parametrize("n", [1, 2, 12])
@@ -177,7 +190,10 @@ def test_self_not_in_the_list_is_exit_2(tmp_path):
         (["--nnodes", "zero", "--", "python", "t.py"], "--nnodes: 'zero' is not allowed"),
         (["--hosts"], "--hosts needs a value"),
         (["--gpus", "4", "--", "python", "t.py"], "unknown option '--gpus'"),
-        (["--hosts", "10.0.0.2", "--nnodes", "2", "--", "python", "t.py"], "--hosts lists 1 node(s) but 2 are expected"),
+        (
+            ["--hosts", "10.0.0.2", "--nnodes", "2", "--", "python", "t.py"],
+            "--hosts lists 1 node(s) but 2 are expected",
+        ),
     ],
 )
 def test_bad_invocations_are_exit_2_with_one_message(tmp_path, args, message):
@@ -200,16 +216,24 @@ def test_launcher_is_the_one_in_the_user_data():
     shipped = files(yaml.safe_load(b.render_user_data(s)))[b.LAUNCHER_PATH]
     assert shipped == b.code_only(b.render_launcher(s))
     # The node gets the code and the header (what it is, usage); the comments stay in the template.
-    assert shipped.splitlines()[:3] == b.render_launcher(s).splitlines()[:3] and shipped.splitlines()[2].startswith("# Usage: aitrain-torchrun")
+    assert shipped.splitlines()[:3] == b.render_launcher(s).splitlines()[:3] and shipped.splitlines()[2].startswith(
+        "# Usage: aitrain-torchrun"
+    )
     assert not [line for line in shipped.splitlines()[4:] if line.lstrip().startswith("#")]
     assert b.render_launcher(replace(s, cluster="other")) != b.render_launcher(s)
 
 
-@pytest.mark.parametrize("status, message", [
-    (None, "has no {env}/status yet: it is still booting (the driver install takes 10-20 minutes and a reboot)"),
-    ("state=installing\ndetail=auto-install running\n", "this node is not ready: state=installing detail=auto-install running"),
-    ("state=failed\ndetail=nvidia-smi failed\n", "this node is not ready: state=failed detail=nvidia-smi failed"),
-])
+@pytest.mark.parametrize(
+    "status, message",
+    [
+        (None, "has no {env}/status yet: it is still booting (the driver install takes 10-20 minutes and a reboot)"),
+        (
+            "state=installing\ndetail=auto-install running\n",
+            "this node is not ready: state=installing detail=auto-install running",
+        ),
+        ("state=failed\ndetail=nvidia-smi failed\n", "this node is not ready: state=failed detail=nvidia-smi failed"),
+    ],
+)
 def test_a_node_that_is_not_ready_refuses_to_join(tmp_path, status, message):
     node = Node(tmp_path, expected=2)
     node.register(ips(2))

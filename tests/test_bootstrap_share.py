@@ -24,7 +24,7 @@ FAKES = {
         '[ -n "${DENY:-}" ] && [ "$1" = mkdir ] && { echo "mkdir: Permission denied" >&2; exit 1; }\nexec "$@"\n'
     ),
     "mountpoint": "#!/bin/sh\nexit 0\n",
-    "curl": '#!/bin/sh\nfor a; do last=$a; done\ncase $last in */instance-id) echo i-uf6node0001 ;; */private-ipv4) echo 10.20.0.11 ;; *) echo token ;; esac\n',
+    "curl": "#!/bin/sh\nfor a; do last=$a; done\ncase $last in */instance-id) echo i-uf6node0001 ;; */private-ipv4) echo 10.20.0.11 ;; *) echo token ;; esac\n",
     "getent": "#!/bin/sh\nexit 2\n",
     "id": '#!/bin/sh\n[ -f "$STATE/user" ] || exit 1\necho 2000\n',
     "groupadd": '#!/bin/sh\necho "groupadd $*" >>"$LOG"\n',
@@ -41,7 +41,9 @@ class NodeScript:
         self.run_dir = tmp / "run"
         self.run_dir.mkdir()
         text = files(yaml.safe_load(b.render_user_data(spec())))[b.NODE_SCRIPT_PATH]
-        text = text.replace(b.SHARED_MOUNT, str(self.share)).replace("/run/aitrain-instance-id", str(self.run_dir / "aitrain-instance-id"))
+        text = text.replace(b.SHARED_MOUNT, str(self.share)).replace(
+            "/run/aitrain-instance-id", str(self.run_dir / "aitrain-instance-id")
+        )
         self.script = tmp / "aitrain-node"
         self.script.write_text(text)
         self.script.chmod(0o755)
@@ -54,7 +56,9 @@ class NodeScript:
         self.env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "LOG": str(self.log), "STATE": str(tmp)}
 
     def __call__(self, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([str(self.script), *args], env={**self.env, **env}, capture_output=True, text=True, timeout=30)
+        return subprocess.run(
+            [str(self.script), *args], env={**self.env, **env}, capture_output=True, text=True, timeout=30
+        )
 
     def calls(self) -> list[str]:
         return self.log.read_text().splitlines() if self.log.exists() else []
@@ -64,7 +68,10 @@ def test_the_job_user_has_the_same_fixed_uid_and_gid_on_every_node_and_is_made_f
     node = NodeScript(tmp_path)
     run = node("user")
     assert run.returncode == 0, run.stderr
-    assert node.calls() == ["groupadd -g 2000 aitrain", "useradd -u 2000 -g 2000 -m -d /home/aitrain -s /usr/sbin/nologin aitrain"]
+    assert node.calls() == [
+        "groupadd -g 2000 aitrain",
+        "useradd -u 2000 -g 2000 -m -d /home/aitrain -s /usr/sbin/nologin aitrain",
+    ]
     runcmd = yaml.safe_load(b.render_user_data(spec()))["runcmd"]
     # Made before anything mounts the share or starts the units that write to it.
     assert runcmd[0] == f"{b.NODE_SCRIPT_PATH} user"
@@ -81,7 +88,7 @@ def test_registration_creates_the_share_directories_and_writes_the_entry_as_the_
     job = "setpriv --reuid=2000 --regid=2000 --init-groups"
     assert node.calls() == [
         f"{job}: mkdir -p {hosts} {runs}",
-        f"{job}: sh -c cat >\"$1/.$2\" && mv \"$1/.$2\" \"$1/$2\" - {hosts} i-uf6node0001",
+        f'{job}: sh -c cat >"$1/.$2" && mv "$1/.$2" "$1/$2" - {hosts} i-uf6node0001',
     ]
     run = node("deregister")
     assert run.returncode == 0, run.stderr
@@ -93,13 +100,18 @@ def test_a_share_root_the_job_user_may_not_write_stops_the_registration_with_wha
     node = NodeScript(tmp_path)
     run = node("register", DENY="1")
     assert run.returncode == 1
-    assert "aitrain-node: aitrain (uid 2000) cannot create" in run.stderr and "README 'The share under root_squash'" in run.stderr
+    assert (
+        "aitrain-node: aitrain (uid 2000) cannot create" in run.stderr
+        and "README 'The share under root_squash'" in run.stderr
+    )
     assert not (node.share / ".aitrain").exists()
 
 
 def test_no_line_of_the_node_script_writes_to_the_share_as_root():
     text = b.render_node_script(spec())
-    writes = [line for line in text.splitlines() if "$REG" in line and any(op in line for op in ("mkdir", ">", "mv ", "rm "))]
+    writes = [
+        line for line in text.splitlines() if "$REG" in line and any(op in line for op in ("mkdir", ">", "mv ", "rm "))
+    ]
     assert writes and all("$J " in line for line in writes), writes
     assert 'J="setpriv --reuid=2000 --regid=2000 --init-groups"' in text
 

@@ -32,7 +32,12 @@ def test_a_finished_run_records_rank_exit_code_and_times(tmp_path):
     assert result.returncode == 0, result.stderr
     got = status(run_dir)
     assert {k: got[k] for k in ("state", "rank", "nnodes", "ip", "exit", "host")} == {
-        "state": "exited", "rank": "1", "nnodes": "2", "ip": "10.0.0.5", "exit": "0", "host": socket.gethostname(),
+        "state": "exited",
+        "rank": "1",
+        "nnodes": "2",
+        "ip": "10.0.0.5",
+        "exit": "0",
+        "host": socket.gethostname(),
     }
     assert got["started"].endswith("Z") and got["finished"].endswith("Z") and int(got["pid"]) > 1
     # torchrun still gets exactly the same arguments.
@@ -60,14 +65,20 @@ def test_a_signal_to_the_process_group_is_recorded_as_cancelled(tmp_path):
     node, run_dir = registered(tmp_path, "10.0.0.4")
     (tmp_path / "bin" / "torchrun").write_text("#!/bin/sh\nexec /bin/sleep 30\n")
     env = {**node.env, "AITRAIN_SELF_IP": "10.0.0.4"}
-    proc = subprocess.Popen([str(node.launcher), "--nnodes", "1", "--run-dir", str(run_dir), "--", "python", "train.py"], env=env, start_new_session=True)
+    proc = subprocess.Popen(
+        [str(node.launcher), "--nnodes", "1", "--run-dir", str(run_dir), "--", "python", "train.py"],
+        env=env,
+        start_new_session=True,
+    )
     try:
         for _ in range(200):
             if (run_dir / f"{socket.gethostname()}.status").exists() and status(run_dir)["state"] == "running":
                 break
             time.sleep(0.05)
         got = status(run_dir)
-        assert got["state"] == "running" and int(got["pid"]) == proc.pid  # the pid is the process group aitrain cancel signals
+        assert (
+            got["state"] == "running" and int(got["pid"]) == proc.pid
+        )  # the pid is the process group aitrain cancel signals
         os.killpg(proc.pid, signal.SIGTERM)
         assert proc.wait(timeout=20) == 128 + signal.SIGTERM
     finally:
@@ -76,5 +87,7 @@ def test_a_signal_to_the_process_group_is_recorded_as_cancelled(tmp_path):
     got = status(run_dir)
     assert (got["state"], got["exit"]) == ("cancelled", str(128 + signal.SIGTERM))
     # What `aitrain runs` makes of it.
-    (row,) = runs.parse_listing(f"== {run_dir.name}/{socket.gethostname()}.status\n" + (run_dir / f"{socket.gethostname()}.status").read_text())
+    (row,) = runs.parse_listing(
+        f"== {run_dir.name}/{socket.gethostname()}.status\n" + (run_dir / f"{socket.gethostname()}.status").read_text()
+    )
     assert (row.state, row.exit_code, row.rank) == ("cancelled", 143, 0)

@@ -40,7 +40,11 @@ def test_a_removed_stack_is_all_delete_with_its_data_risks(tmp_path):
     assert outcome.status == "removed" and outcome.diff is not None
     # Protected storage would be refused (pulumi up stops), everything else deleted.
     assert {c.action for c in outcome.diff.changes} == {"delete", "refused"}
-    assert {c.name for c in outcome.diff.changes if c.action == "refused"} == {"medical-imaging-storage-fs", "medical-imaging-data-bucket", "medical-imaging-data-log-bucket"}
+    assert {c.name for c in outcome.diff.changes if c.action == "refused"} == {
+        "medical-imaging-storage-fs",
+        "medical-imaging-data-bucket",
+        "medical-imaging-data-log-bucket",
+    }
     assert any("medical-imaging-storage-fs" in risk for risk in outcome.diff.risks)
     assert exit_code([outcome], "data-risk") == 1
 
@@ -67,9 +71,28 @@ def test_a_base_plan_of_another_schema_or_tool_is_a_clear_error_and_exit_2(tmp_p
 
 def test_cli_writes_the_body_then_exits_2_for_an_invalid_stack_file(tmp_path):
     base = _checkout(tmp_path / "base", train=STACK)
-    head = _checkout(tmp_path / "head", train="config:\n  aitrain:preset: medical-imaging\n  aitrain:profile:\n    compute:\n      nodes: -3\n")
+    head = _checkout(
+        tmp_path / "head",
+        train="config:\n  aitrain:preset: medical-imaging\n  aitrain:profile:\n    compute:\n      nodes: -3\n",
+    )
     out = tmp_path / "comment.md"
-    result = CliRunner().invoke(app, ["ci", "comment", "--base", str(base), "--head", str(head), "--stacks", "stacks", "--today", "2026-12-01", "--out", str(out)])
+    result = CliRunner().invoke(
+        app,
+        [
+            "ci",
+            "comment",
+            "--base",
+            str(base),
+            "--head",
+            str(head),
+            "--stacks",
+            "stacks",
+            "--today",
+            "2026-12-01",
+            "--out",
+            str(out),
+        ],
+    )
     assert result.exit_code == 2, result.output
     body = out.read_text()
     assert body.startswith(MARKER) and "### `train` — error" in body and "compute.nodes" in body
@@ -88,14 +111,20 @@ def test_cli_exit_1_on_the_fail_on_class_and_0_below_it(tmp_path):
 
 def test_cli_bad_options_exit_2_and_write_nothing(tmp_path):
     out = tmp_path / "comment.md"
-    result = CliRunner().invoke(app, ["ci", "comment", "--base", str(tmp_path / "nope"), "--head", str(tmp_path), "--out", str(out)])
+    result = CliRunner().invoke(
+        app, ["ci", "comment", "--base", str(tmp_path / "nope"), "--head", str(tmp_path), "--out", str(out)]
+    )
     assert result.exit_code == 2 and "--base" in result.output and not out.exists()
-    empty = CliRunner().invoke(app, ["ci", "comment", "--base", str(tmp_path), "--head", str(tmp_path), "--stacks", "none"])
+    empty = CliRunner().invoke(
+        app, ["ci", "comment", "--base", str(tmp_path), "--head", str(tmp_path), "--stacks", "none"]
+    )
     assert empty.exit_code == 2 and "no stack files" in empty.output
 
 
 def _outcome(name: str, resources: int) -> StackOutcome:
-    changes = tuple(ResourceChange("create", "alicloud:vpc/switch:Switch", f"{name}-vsw-{i:05d}") for i in range(resources))
+    changes = tuple(
+        ResourceChange("create", "alicloud:vpc/switch:Switch", f"{name}-vsw-{i:05d}") for i in range(resources)
+    )
     return StackOutcome(name, "new", PlanDiff({}, changes))
 
 
@@ -124,17 +153,26 @@ def test_base_plans_must_be_a_folder(tmp_path):
 
 def test_each_stack_row_shows_its_monthly_cost_before_and_after_and_new_stacks_fold(tmp_path):
     base = _checkout(tmp_path / "base", train=STACK, gone=STACK)
-    head = _checkout(tmp_path / "head", train=STACK + "  aitrain:profile:\n    compute:\n      nodes: 16\n", fresh=STACK)
+    head = _checkout(
+        tmp_path / "head", train=STACK + "  aitrain:profile:\n    compute:\n      nodes: 16\n", fresh=STACK
+    )
     outcomes = compare_stacks(base, head, "stacks", TODAY)
     body = comment_body(outcomes, stacks="stacks", fail_on="data-risk", today=TODAY)
     rows = {line.split(" | ")[0].strip("| `"): line for line in body.splitlines() if line.startswith("| `")}
     # Priced lines only (disks are unpriced): 12 → 16 nodes at 277.93 CNY/h × 730 h is +32.4 %.
     assert rows["train"].endswith("| 2,505,544 (incomplete) → 3,317,099 (incomplete) (+32.4 %) |")
-    assert rows["fresh"].endswith("| — → 2,505,544 (incomplete) |") and rows["gone"].endswith("| 2,505,544 (incomplete) → — |")
+    assert rows["fresh"].endswith("| — → 2,505,544 (incomplete) |") and rows["gone"].endswith(
+        "| 2,505,544 (incomplete) → — |"
+    )
     fresh = body.split("### `fresh` — new", 1)[1]
     created = next(o for o in outcomes if o.stack == "fresh").diff.changes
-    assert fresh.startswith(f"\n\nNew stack file: everything below would be created.\n\n<details><summary>{len(created)} resources</summary>")
-    assert "<details><summary>" not in body.split("### `train` — changed", 1)[1].split("\n### ", 1)[0].split("#### aitrain plan diff")[0]
+    assert fresh.startswith(
+        f"\n\nNew stack file: everything below would be created.\n\n<details><summary>{len(created)} resources</summary>"
+    )
+    assert (
+        "<details><summary>"
+        not in body.split("### `train` — changed", 1)[1].split("\n### ", 1)[0].split("#### aitrain plan diff")[0]
+    )
 
 
 def _strip_protect(monkeypatch):
@@ -152,15 +190,37 @@ def test_a_head_whose_code_strips_protect_is_blocked_with_ait004_named(tmp_path,
     base = _checkout(tmp_path / "base", train=STACK)
     head = _checkout(tmp_path / "head", train=STACK + "  aitrain:profile:\n    storage:\n      capacity_gib: 200\n")
     out = tmp_path / "comment.md"
-    result = CliRunner().invoke(app, ["ci", "comment", "--base", str(base), "--head", str(head), "--stacks", "stacks", "--today", "2026-12-01", "--out", str(out)])
+    result = CliRunner().invoke(
+        app,
+        [
+            "ci",
+            "comment",
+            "--base",
+            str(base),
+            "--head",
+            str(head),
+            "--stacks",
+            "stacks",
+            "--today",
+            "2026-12-01",
+            "--out",
+            str(out),
+        ],
+    )
     assert result.exit_code == 1, result.output
     body = out.read_text()
     verdict = body.split("\n| Stack |", 1)[0]
     assert "**Blocked: 3 error-level guardrail finding(s) in the head's plan**" in verdict
-    assert "blocked: `AIT004` on `medical-imaging-data-bucket`, `medical-imaging-data-log-bucket`, `medical-imaging-storage-fs` in `train`." in verdict
+    assert (
+        "blocked: `AIT004` on `medical-imaging-data-bucket`, `medical-imaging-data-log-bucket`, `medical-imaging-storage-fs` in `train`."
+        in verdict
+    )
     assert "No change of class `data-risk`." in verdict  # the diff alone would have passed it
     assert "- `AIT004` `medical-imaging-storage-fs`" in body.split("### `train`", 1)[1]
-    assert "blocked: error-level findings in the head's plan: AIT004 medical-imaging-data-bucket, AIT004 medical-imaging-data-log-bucket, AIT004 medical-imaging-storage-fs" in result.output
+    assert (
+        "blocked: error-level findings in the head's plan: AIT004 medical-imaging-data-bucket, AIT004 medical-imaging-data-log-bucket, AIT004 medical-imaging-storage-fs"
+        in result.output
+    )
 
 
 def test_the_base_from_its_committed_plans_shows_protect_switched_off(tmp_path, monkeypatch):

@@ -57,7 +57,9 @@ def _workflow() -> dict:
 def test_repo_workflow_is_the_commands_output_for_this_repo(tmp_path):
     assert WORKFLOW.read_text(encoding="utf-8") == workflow_yaml(**THIS_REPO)
     out = tmp_path / "w.yml"
-    result = CliRunner().invoke(app, ["ci", "github", "--out", str(out), "--stacks", THIS_REPO["stacks"], "--install", THIS_REPO["install"]])
+    result = CliRunner().invoke(
+        app, ["ci", "github", "--out", str(out), "--stacks", THIS_REPO["stacks"], "--install", THIS_REPO["install"]]
+    )
     assert result.exit_code == 0, result.output
     assert out.read_text(encoding="utf-8") == WORKFLOW.read_text(encoding="utf-8")
 
@@ -91,16 +93,19 @@ def test_bad_workflow_settings_exit_2(tmp_path):
     assert "--stacks" in result.output and "--install" in result.output and "Traceback" not in result.output
 
 
-@pytest.mark.parametrize("command, why", [
-    ("python -m pip install aitrain", "no package of that name is published"),
-    ("pip install --upgrade pip && pip install 'aitrain[preflight]'", "no package of that name is published"),
-    ("pip install aitrain==0.1.0", "an exact version is accepted only with --index-url"),
-    ("pip install 'aitrain @ git+https://github.com/octo/aitrain'", "without @<commit>"),
-    ("pip install 'aitrain @ git+https://github.com/octo/aitrain@main'", "a branch or moving tag"),
-    ("pip install git+ssh://git@github.com/octo/aitrain.git@v1", "a branch or moving tag"),
-    ("pip install 'aitrain @ git+https://github.com/octo/aitrain@3d3c42e'", "give all 40 hex digits"),
-    ("pip install https://example.com/aitrain-0.1.tar.gz", "without #sha256="),
-])
+@pytest.mark.parametrize(
+    "command, why",
+    [
+        ("python -m pip install aitrain", "no package of that name is published"),
+        ("pip install --upgrade pip && pip install 'aitrain[preflight]'", "no package of that name is published"),
+        ("pip install aitrain==0.1.0", "an exact version is accepted only with --index-url"),
+        ("pip install 'aitrain @ git+https://github.com/octo/aitrain'", "without @<commit>"),
+        ("pip install 'aitrain @ git+https://github.com/octo/aitrain@main'", "a branch or moving tag"),
+        ("pip install git+ssh://git@github.com/octo/aitrain.git@v1", "a branch or moving tag"),
+        ("pip install 'aitrain @ git+https://github.com/octo/aitrain@3d3c42e'", "give all 40 hex digits"),
+        ("pip install https://example.com/aitrain-0.1.tar.gz", "without #sha256="),
+    ],
+)
 def test_install_from_a_name_or_an_unpinned_url_is_refused(command, why):
     result = CliRunner().invoke(app, ["ci", "github", "--install", command], terminal_width=400)
     assert result.exit_code == 2, result.output
@@ -109,16 +114,19 @@ def test_install_from_a_name_or_an_unpinned_url_is_refused(command, why):
     assert "Traceback" not in result.output and "name: aitrain plan" not in result.output  # nothing half-written
 
 
-@pytest.mark.parametrize("command", [
-    "python -m pip install .",
-    "python -m pip install ./vendor/aitrain",
-    "python -m pip install -e '.[test]'",
-    f"pip install --upgrade pip\npip install 'aitrain @ git+https://github.com/octo/aitrain@{'0' * 40}'",
-    "pip install git+ssh://git@github.com/octo/aitrain.git@v0.4.2",
-    "pip install 'aitrain[preflight] @ https://example.com/aitrain-0.1.tar.gz#sha256=" + "f" * 64 + "'",
-    "pip install --index-url https://pypi.example.com/simple aitrain==0.1.0",
-    "make ci-install",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python -m pip install .",
+        "python -m pip install ./vendor/aitrain",
+        "python -m pip install -e '.[test]'",
+        f"pip install --upgrade pip\npip install 'aitrain @ git+https://github.com/octo/aitrain@{'0' * 40}'",
+        "pip install git+ssh://git@github.com/octo/aitrain.git@v0.4.2",
+        "pip install 'aitrain[preflight] @ https://example.com/aitrain-0.1.tar.gz#sha256=" + "f" * 64 + "'",
+        "pip install --index-url https://pypi.example.com/simple aitrain==0.1.0",
+        "make ci-install",
+    ],
+)
 def test_install_from_a_pinned_source_is_accepted(command):
     assert yaml.safe_load(workflow_yaml(install=command))["jobs"]["plan"]["steps"][2]["run"].strip() == command
 
@@ -127,20 +135,42 @@ def test_without_install_the_running_commit_is_pinned_or_the_option_is_required(
     """The default is never the bare name: the aitrain pip installed from a git commit, else exit 2 asking for --install."""
     from blueprints.ci import install
 
-    monkeypatch.setattr(install, "running_direct_url", lambda: {"url": "file:///home/me/aitrain", "dir_info": {"editable": True}})
+    monkeypatch.setattr(
+        install, "running_direct_url", lambda: {"url": "file:///home/me/aitrain", "dir_info": {"editable": True}}
+    )
     out = tmp_path / "w.yml"
     result = CliRunner().invoke(app, ["ci", "github", "--out", str(out)], terminal_width=400)
-    assert result.exit_code == 2 and "--install" in result.output and "is required" in result.output and "not published on PyPI" in result.output
+    assert (
+        result.exit_code == 2
+        and "--install" in result.output
+        and "is required" in result.output
+        and "not published on PyPI" in result.output
+    )
     assert not out.exists()
     sha = "1" * 40
-    monkeypatch.setattr(install, "running_direct_url", lambda: {"url": "https://github.com/octo/aitrain.git", "vcs_info": {"vcs": "git", "commit_id": sha, "requested_revision": "v0.4.2"}})
+    monkeypatch.setattr(
+        install,
+        "running_direct_url",
+        lambda: {
+            "url": "https://github.com/octo/aitrain.git",
+            "vcs_info": {"vcs": "git", "commit_id": sha, "requested_revision": "v0.4.2"},
+        },
+    )
     result = CliRunner().invoke(app, ["ci", "github"])
     assert result.exit_code == 0, result.output
     step = next(s for s in yaml.safe_load(result.output)["jobs"]["plan"]["steps"] if s.get("id") == "install")
     assert step["run"].strip() == f'python -m pip install "aitrain @ git+https://github.com/octo/aitrain.git@{sha}"'
     archive = {"url": "https://example.com/aitrain-0.4.2.tar.gz", "archive_info": {"hashes": {"sha256": "e" * 64}}}
-    assert install.derived_install(archive) == f'python -m pip install "aitrain @ https://example.com/aitrain-0.4.2.tar.gz#sha256={"e" * 64}"'
-    assert install.derived_install({"url": "https://github.com/octo/aitrain.git", "vcs_info": {"vcs": "git", "commit_id": "abc"}}) is None
+    assert (
+        install.derived_install(archive)
+        == f'python -m pip install "aitrain @ https://example.com/aitrain-0.4.2.tar.gz#sha256={"e" * 64}"'
+    )
+    assert (
+        install.derived_install(
+            {"url": "https://github.com/octo/aitrain.git", "vcs_info": {"vcs": "git", "commit_id": "abc"}}
+        )
+        is None
+    )
 
 
 def test_every_action_is_pinned_by_commit():
@@ -157,7 +187,9 @@ def test_every_action_is_pinned_by_commit():
 
 def test_out_creates_the_workflows_folder(tmp_path):
     out = tmp_path / "repo" / ".github" / "workflows" / "aitrain-plan.yml"
-    result = CliRunner().invoke(app, ["ci", "github", "--out", str(out), "--install", "python -m pip install ./vendor/aitrain"])
+    result = CliRunner().invoke(
+        app, ["ci", "github", "--out", str(out), "--install", "python -m pip install ./vendor/aitrain"]
+    )
     assert result.exit_code == 0, result.output
     assert out.read_text(encoding="utf-8") == workflow_yaml(install="python -m pip install ./vendor/aitrain")
     blocked = tmp_path / "file"
@@ -175,7 +207,9 @@ def test_workflow_python_is_the_python_the_project_tests():
     requires = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["requires-python"]
     assert re.fullmatch(r">=\s*(\d+\.\d+)(,.*)?", requires), requires
     assert PYTHON_VERSION == re.match(r">=\s*(\d+\.\d+)", requires).group(1)
-    setup = next(s for s in _workflow()["jobs"]["plan"]["steps"] if str(s.get("uses", "")).startswith("actions/setup-python"))
+    setup = next(
+        s for s in _workflow()["jobs"]["plan"]["steps"] if str(s.get("uses", "")).startswith("actions/setup-python")
+    )
     assert setup["with"]["python-version"] == PYTHON_VERSION
 
 
@@ -233,10 +267,22 @@ class Runner:
         step = self.steps[step_id]
         outputs = dict(line.split("=", 1) for line in self.output.read_text().splitlines() if "=" in line)
         self.context["steps"] = {"compare": {"outputs": outputs}}
-        env = {**self.env, **self.job_env, **{k: _resolve(v, self.context) for k, v in step.get("env", {}).items()}, **extra}
+        env = {
+            **self.env,
+            **self.job_env,
+            **{k: _resolve(v, self.context) for k, v in step.get("env", {}).items()},
+            **extra,
+        }
         script = self.tmp / f"{step_id}.sh"
         script.write_text(step["run"])
-        return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=self.repo, env=env, capture_output=True, text=True, timeout=120)
+        return subprocess.run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+            cwd=self.repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
 
     def gh_calls(self) -> list[list[str]]:
         log = self.tmp / "gh.log"
@@ -265,7 +311,13 @@ def pr(tmp_path_factory):
     (stacks / "Pulumi.pool.yaml").write_text(POOL)
     _git(repo, "add", "-A")
     _git(repo, "commit", "-qm", "head")
-    event = {"pull_request": {"number": 42, "base": {"sha": base_sha, "ref": "main"}, "head": {"sha": _git(repo, "rev-parse", "HEAD"), "repo": {"fork": False}}}}
+    event = {
+        "pull_request": {
+            "number": 42,
+            "base": {"sha": base_sha, "ref": "main"},
+            "head": {"sha": _git(repo, "rev-parse", "HEAD"), "repo": {"fork": False}},
+        }
+    }
     runner = Runner(repo, tmp, event)
     base = runner.run("base")
     assert base.returncode == 0, base.stderr
@@ -288,7 +340,10 @@ def test_compare_step_writes_one_comment_with_a_section_per_stack(pr):
     assert f"--today {TODAY}" in body
     sections = _sections(body)
     assert list(sections) == ["data", "old", "pool", "train"]
-    assert sections["train"].startswith("changed") and "| replace-delete-first | `medical-imaging-cluster-nodes-0` |" in sections["train"]
+    assert (
+        sections["train"].startswith("changed")
+        and "| replace-delete-first | `medical-imaging-cluster-nodes-0` |" in sections["train"]
+    )
     assert "amount 12 → 16 forces replacement" in sections["train"]
     assert sections["data"].startswith("changed") and "fileSystemType" in sections["data"]
     assert sections["pool"].startswith("new") and "New stack file" in sections["pool"]
@@ -323,7 +378,10 @@ def test_verdict_step_fails_the_job_on_a_data_risk(pr):
     runner, _ = pr
     verdict = runner.run("verdict")
     assert verdict.returncode == 1
-    assert "::error::blocked: an error-level guardrail finding in a head plan or a change of class data-risk" in verdict.stdout
+    assert (
+        "::error::blocked: an error-level guardrail finding in a head plan or a change of class data-risk"
+        in verdict.stdout
+    )
 
 
 def test_verdict_step_passes_without_a_change_of_the_class(pr, tmp_path):
@@ -333,7 +391,9 @@ def test_verdict_step_passes_without_a_change_of_the_class(pr, tmp_path):
 
 
 def test_comment_step_posts_nothing_without_a_body(tmp_path):
-    runner = Runner(tmp_path, tmp_path, {"pull_request": {"number": 1, "base": {"sha": "0"}, "head": {"repo": {"fork": False}}}})
+    runner = Runner(
+        tmp_path, tmp_path, {"pull_request": {"number": 1, "base": {"sha": "0"}, "head": {"repo": {"fork": False}}}}
+    )
     result = runner.run("comment")
     assert result.returncode == 0 and "no comment body" in result.stdout
     assert runner.gh_calls() == []
@@ -362,7 +422,9 @@ def test_comment_lookup_takes_only_the_workflows_own_comment(pr):
         {"id": 2, "user": {"login": "github-actions[bot]"}, "body": "an unrelated bot comment"},
         {"id": 3, "user": {"login": "github-actions[bot]"}, "body": f"{MARKER}\n## aitrain plan"},
     ]
-    found = subprocess.run(["jq", jq_filter], input=json.dumps(listing), capture_output=True, text=True, check=True).stdout.split()
+    found = subprocess.run(
+        ["jq", jq_filter], input=json.dumps(listing), capture_output=True, text=True, check=True
+    ).stdout.split()
     assert found == ["3"]
 
 
@@ -372,7 +434,10 @@ def test_a_fork_pull_request_writes_the_job_summary_with_a_clear_line(pr):
     before = len(runner.gh_calls())
     result = runner.run("comment", FROM_FORK="true")
     assert result.returncode == 0, result.stderr
-    assert "::warning::pull request from a fork: GitHub gives its workflow a read-only token, so no comment is posted" in result.stdout
+    assert (
+        "::warning::pull request from a fork: GitHub gives its workflow a read-only token, so no comment is posted"
+        in result.stdout
+    )
     assert "the plan is in this run's job summary instead" in result.stdout
     assert len(runner.gh_calls()) == before  # no API call that would fail with 403
     assert (runner.tmp / "step_summary.md").read_text().endswith(body)
@@ -397,8 +462,26 @@ def test_the_base_side_is_the_base_commits_committed_plans_when_it_has_them(tmp_
     _git(repo, "config", "user.email", "ci@example.com")
     _git(repo, "config", "user.name", "ci")
     (stacks / "Pulumi.train.yaml").write_text(TRAIN.format(nodes=12))
-    plan = json.loads(subprocess.run([sys.executable, "-m", "blueprints.cli", "plan", "--stack-config", str(stacks / "Pulumi.train.yaml"), "--format", "json", "--today", TODAY],
-                                     capture_output=True, text=True, cwd=ROOT, check=True).stdout)
+    plan = json.loads(
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "blueprints.cli",
+                "plan",
+                "--stack-config",
+                str(stacks / "Pulumi.train.yaml"),
+                "--format",
+                "json",
+                "--today",
+                TODAY,
+            ],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            check=True,
+        ).stdout
+    )
     for r in plan["resources"]:
         if r["name"] == "medical-imaging-storage-fs":
             r["inputs"]["fileSystemType"] = "standard"  # what the base's own (older) code planned
@@ -407,10 +490,15 @@ def test_the_base_side_is_the_base_commits_committed_plans_when_it_has_them(tmp_
     _git(repo, "commit", "-qm", "base")
     base_sha = _git(repo, "rev-parse", "HEAD")
     _git(repo, "commit", "-q", "--allow-empty", "-m", "head")
-    runner = Runner(repo, tmp_path, {"pull_request": {"number": 7, "base": {"sha": base_sha}, "head": {"repo": {"fork": False}}}})
+    runner = Runner(
+        repo, tmp_path, {"pull_request": {"number": 7, "base": {"sha": base_sha}, "head": {"repo": {"fork": False}}}}
+    )
     assert runner.run("base").returncode == 0
     compare = runner.run("compare")
     assert compare.returncode == 0, compare.stderr
     body = (tmp_path / "runner" / "aitrain-comment.md").read_text()
     assert "fileSystemType" in body  # the stack file did not change; the base's committed plan differs
-    assert "base: the base commit's committed plans (`examples/stacks/plans/`, written by the base's own aitrain)._" in body
+    assert (
+        "base: the base commit's committed plans (`examples/stacks/plans/`, written by the base's own aitrain)._"
+        in body
+    )

@@ -52,8 +52,12 @@ def test_plan_markdown_fits_a_pr_comment():
 
 def test_plan_from_stack_config_with_set_override(tmp_path):
     stack = tmp_path / "Pulumi.dev.yaml"
-    stack.write_text(yaml.safe_dump({"config": {"aitrain:preset": "medical-imaging", "aitrain:profile": {"compute": {"nodes": 4}}}}))
-    result = invoke("plan", "--stack-config", str(stack), "--set", "network.admin_cidr=203.0.113.0/24", "--format", "json")
+    stack.write_text(
+        yaml.safe_dump({"config": {"aitrain:preset": "medical-imaging", "aitrain:profile": {"compute": {"nodes": 4}}}})
+    )
+    result = invoke(
+        "plan", "--stack-config", str(stack), "--set", "network.admin_cidr=203.0.113.0/24", "--format", "json"
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["summary"]["nodes"] == 4 and data["summary"]["admin_cidr"] == "203.0.113.0/24"
@@ -66,9 +70,18 @@ def test_plan_from_stack_config_with_set_override(tmp_path):
     [
         (["plan", "medical-imagin"], "did you mean 'medical-imaging'?"),
         (["plan", "medical-imaging", "--set", "compute.nodes=-1"], "compute.nodes = -1"),
-        (["plan", "medical-imaging", "--set", "compute.scratch_gib=40000"], "compute.scratch_gib = 40000: 40,000 GiB is outside ESSD PL1's 20–32,768 GiB"),
-        (["plan", "medical-imaging", "--set", "bucket.name=Team_Data"], "bucket.name = 'Team_Data': bucket name 'Team_Data' contains 'D', 'T', '_'; OSS allows only lowercase letters"),
-        (["plan", "medical-imaging", "--set", "access.login_node=true"], "access.login_node = True: needs network.admin_cidr, which is empty"),
+        (
+            ["plan", "medical-imaging", "--set", "compute.scratch_gib=40000"],
+            "compute.scratch_gib = 40000: 40,000 GiB is outside ESSD PL1's 20–32,768 GiB",
+        ),
+        (
+            ["plan", "medical-imaging", "--set", "bucket.name=Team_Data"],
+            "bucket.name = 'Team_Data': bucket name 'Team_Data' contains 'D', 'T', '_'; OSS allows only lowercase letters",
+        ),
+        (
+            ["plan", "medical-imaging", "--set", "access.login_node=true"],
+            "access.login_node = True: needs network.admin_cidr, which is empty",
+        ),
         (["plan", "medical-imaging", "--set", "compute.instance_type=m6i.32xlarg"], "did you mean"),
         (["plan", "medical-imaging", "--set", "network.admin_cidr=0.0.0.0/0"], "network.admin_cidr = '0.0.0.0/0'"),
         (["plan", "medical-imaging", "--set", "network.vpc_cidr=10.0.0/16"], "not a valid CIDR"),
@@ -115,7 +128,9 @@ def test_catalog_json_lists_rows_with_column_names():
 def test_presets_lists_both():
     result = invoke("presets")
     assert result.exit_code == 0
-    assert "medical-imaging\tfixed-cluster" in result.stdout and "autoscaling-training\tautoscaling-pool" in result.stdout
+    assert (
+        "medical-imaging\tfixed-cluster" in result.stdout and "autoscaling-training\tautoscaling-pool" in result.stdout
+    )
 
 
 def test_the_committed_example_stack_config_plans():
@@ -204,7 +219,9 @@ def test_diff_table_on_the_real_app(tmp_path, medical_plan):
     result = invoke("diff", str(old), str(new))
     assert result.exit_code == 0, result.output
     assert "1 update; 1 data risk" in result.stdout
-    assert result.stdout.endswith("Data-safety risks:\n- medical-imaging-storage-fs: retain_on_delete is switched off\n")
+    assert result.stdout.endswith(
+        "Data-safety risks:\n- medical-imaging-storage-fs: retain_on_delete is switched off\n"
+    )
 
 
 def test_catalog_table_on_the_real_app():
@@ -224,8 +241,12 @@ def test_version_names_the_package_and_catalog_versions():
 
 
 def test_numeric_flags_are_typed_as_numbers_in_help():
-    for command, flag, kinds in (("catalog", "--min-gpus", ("<int", "INTEGER")), ("estimate", "--nodes", ("<int", "INTEGER")),
-                                 ("recommend", "--params", ("<float", "FLOAT")), ("recommend", "--max-nodes", ("<int", "INTEGER"))):
+    for command, flag, kinds in (
+        ("catalog", "--min-gpus", ("<int", "INTEGER")),
+        ("estimate", "--nodes", ("<int", "INTEGER")),
+        ("recommend", "--params", ("<float", "FLOAT")),
+        ("recommend", "--max-nodes", ("<int", "INTEGER")),
+    ):
         result = CliRunner().invoke(app, [command, "--help"], terminal_width=200)
         line = next(line for line in result.stdout.splitlines() if flag in line)
         assert any(kind in line for kind in kinds), line
@@ -233,12 +254,27 @@ def test_numeric_flags_are_typed_as_numbers_in_help():
 
 def test_times_dates_and_cidrs_given_with_set_keep_their_meaning():
     """YAML 1.1 would read 19:00 as 1140 and 2027-01-04 as a date; here they stay what the user wrote."""
-    result = invoke("plan", "autoscaling-training", "--today", "2026-12-01", "--format", "json",
-                    "--set", "cost.off_hours.work_end=19:00", "--set", "cost.off_hours.start_date=2027-01-04",
-                    "--set", "network.admin_cidr=203.0.113.0/24", "--set", "compute.max_nodes=6")
+    result = invoke(
+        "plan",
+        "autoscaling-training",
+        "--today",
+        "2026-12-01",
+        "--format",
+        "json",
+        "--set",
+        "cost.off_hours.work_end=19:00",
+        "--set",
+        "cost.off_hours.start_date=2027-01-04",
+        "--set",
+        "network.admin_cidr=203.0.113.0/24",
+        "--set",
+        "compute.max_nodes=6",
+    )
     assert result.exit_code == 0, result.output
     plan = json.loads(result.stdout)
-    tasks = {r["name"]: r["inputs"] for r in plan["resources"] if r["type"] == "alicloud:ess/scheduledTask:ScheduledTask"}
+    tasks = {
+        r["name"]: r["inputs"] for r in plan["resources"] if r["type"] == "alicloud:ess/scheduledTask:ScheduledTask"
+    }
     # 19:00 in Shanghai is 11:00 UTC; the schedule starts on the given date and is renewed from --today.
     assert tasks["autoscaling-training-pool-sleep"]["launchTime"] == "2027-01-04T11:00Z"
     assert tasks["autoscaling-training-pool-wake"]["launchTime"] == "2027-01-04T01:00Z"
@@ -246,7 +282,9 @@ def test_times_dates_and_cidrs_given_with_set_keep_their_meaning():
 
 
 def test_an_off_hours_start_outside_the_window_is_exit_2_with_the_range():
-    result = invoke("plan", "autoscaling-training", "--today", "2026-12-01", "--set", "cost.off_hours.start_date=2027-06-01")
+    result = invoke(
+        "plan", "autoscaling-training", "--today", "2026-12-01", "--set", "cost.off_hours.start_date=2027-06-01"
+    )
     assert result.exit_code == 2
     assert "cost.off_hours.start_date = '2027-06-01'" in result.output and "must be from 2026-12-02" in result.output
     result = invoke("plan", "autoscaling-training", "--today", "12/01/2026")

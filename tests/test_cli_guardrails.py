@@ -55,9 +55,13 @@ def test_fail_level_typo_exits_2_with_the_allowed_levels():
 
 
 def test_a_skip_with_its_reason_appears_in_every_format_and_the_rule_no_longer_fires(tmp_path):
-    stack = stack_with(tmp_path, {"compute": {"scratch_gib": 100}, "guardrails": {"skip": [{"rule": "AIT013", "reason": REASON}]}})
+    stack = stack_with(
+        tmp_path, {"compute": {"scratch_gib": 100}, "guardrails": {"skip": [{"rule": "AIT013", "reason": REASON}]}}
+    )
     plan = json.loads(invoke("plan", "--stack-config", str(stack), "--format", "json").stdout)
-    assert plan["skipped"] == [{"rule": "AIT013", "title": "local scratch is at least 3 × memory per node", "reason": REASON}]
+    assert plan["skipped"] == [
+        {"rule": "AIT013", "title": "local scratch is at least 3 × memory per node", "reason": REASON}
+    ]
     assert not [f for f in plan["findings"] if f["rule"] == "AIT013"]
     table = invoke("plan", "--stack-config", str(stack)).stdout
     assert f"skipped on purpose: AIT013 local scratch is at least 3 × memory per node: {REASON}" in table
@@ -67,7 +71,9 @@ def test_a_skip_with_its_reason_appears_in_every_format_and_the_rule_no_longer_f
     assert f"- `AIT013` local scratch is at least 3 × memory per node: {REASON}" in markdown
     assert "(AIT013)" not in markdown.split("### Guardrails", 1)[1].split("###", 1)[0]
     # A skipped rule never fails the run, whatever the level.
-    assert invoke("plan", "--stack-config", str(stack), "--fail-level", "warning").exit_code == (1 if any(f["level"] in ("error", "warning") for f in plan["findings"]) else 0)
+    assert invoke("plan", "--stack-config", str(stack), "--fail-level", "warning").exit_code == (
+        1 if any(f["level"] in ("error", "warning") for f in plan["findings"]) else 0
+    )
 
 
 def test_a_skip_without_a_reason_is_refused_with_the_field_named(tmp_path):

@@ -40,7 +40,9 @@ def errors(validator: jsonschema.Draft202012Validator, data: object) -> list[str
     def flat(error: jsonschema.ValidationError) -> list[jsonschema.ValidationError]:
         return [error, *(e for sub in error.context or () for e in flat(sub))]
 
-    return [f"{'.'.join(map(str, e.absolute_path))}: {e.message}" for top in validator.iter_errors(data) for e in flat(top)]
+    return [
+        f"{'.'.join(map(str, e.absolute_path))}: {e.message}" for top in validator.iter_errors(data) for e in flat(top)
+    ]
 
 
 def read(path: Path) -> object:
@@ -95,7 +97,9 @@ def _medical(**changes: object) -> dict:
 )
 def test_the_profile_schema_rejects_what_aitrain_rejects(changes, expected):
     bad = _medical(**changes)
-    found = errors(schema("profile", "--blueprint", "fixed-cluster") if "blueprint" not in changes else schema("profile"), bad)
+    found = errors(
+        schema("profile", "--blueprint", "fixed-cluster") if "blueprint" not in changes else schema("profile"), bad
+    )
     assert any(expected in e for e in found), found
     with pytest.raises(UserInputError):  # never stricter than aitrain: aitrain refuses it too
         parse(bad, catalog=CATALOG, today=TODAY)
@@ -112,7 +116,11 @@ def test_the_job_schema_rejects_a_bad_job():
     validator = schema("job")
     good = read(ROOT / "examples" / "tier-pool.yaml")
     assert isinstance(good, dict)
-    for bad, expected in [({**good, "params": "many"}, "'many' does not match"), ({**good, "precison": "bf16"}, "'precison' was unexpected"), ({**good, "max_nodes": 0}, "0 is less than the minimum of 1")]:
+    for bad, expected in [
+        ({**good, "params": "many"}, "'many' does not match"),
+        ({**good, "precison": "bf16"}, "'precison' was unexpected"),
+        ({**good, "max_nodes": 0}, "0 is less than the minimum of 1"),
+    ]:
         assert any(expected in e for e in errors(validator, bad)), errors(validator, bad)
         with pytest.raises(UserInputError):
             parse_job(bad)
@@ -123,15 +131,34 @@ def test_the_job_schema_rejects_a_bad_job():
     [
         ({"aitrain:presets": "medical-imaging"}, "config.aitrain:presets"),
         ({"aitrain:preset": "medical-imagin"}, "'medical-imagin' is not one of"),
-        ({"aitrain:preset": "medical-imaging", "aitrain:profile": {"compute": {"nodes": -1}}}, "config.aitrain:profile"),
-        ({"aitrain:preset": "medical-imaging", "aitrain:profile": {"tags": {"owner": {"secure": "v1:abc"}}}}, "config.aitrain:profile"),
+        (
+            {"aitrain:preset": "medical-imaging", "aitrain:profile": {"compute": {"nodes": -1}}},
+            "config.aitrain:profile",
+        ),
+        (
+            {"aitrain:preset": "medical-imaging", "aitrain:profile": {"tags": {"owner": {"secure": "v1:abc"}}}},
+            "config.aitrain:profile",
+        ),
     ],
 )
 def test_the_stack_schema_rejects_bad_aitrain_keys_and_leaves_others_alone(config, expected):
     validator = schema("stack")
     found = errors(validator, {"config": config})
     assert any(expected in e for e in found), found
-    assert errors(validator, {"encryptionsalt": "v1:x", "config": {"alicloud:secretKey": {"secure": "v1:x"}, "aitrain:preset": "medical-imaging", "aitrain:profile": {"compute": {"nodes": 2}}}}) == []
+    assert (
+        errors(
+            validator,
+            {
+                "encryptionsalt": "v1:x",
+                "config": {
+                    "alicloud:secretKey": {"secure": "v1:x"},
+                    "aitrain:preset": "medical-imaging",
+                    "aitrain:profile": {"compute": {"nodes": 2}},
+                },
+            },
+        )
+        == []
+    )
 
 
 def test_schema_options_are_checked():

@@ -37,7 +37,14 @@ def node(**extra) -> NodeSpec:
 
 
 def network_args(**extra) -> TrainingNetworkArgs:
-    values = dict(region="cn-shanghai", vpc_cidr="10.0.0.0/16", region_zones=tuple(ZONES), storage_zone="cn-shanghai-a", instance_type="ecs.gn7e-c16g1.32xlarge", compute_zone_count=1)
+    values = dict(
+        region="cn-shanghai",
+        vpc_cidr="10.0.0.0/16",
+        region_zones=tuple(ZONES),
+        storage_zone="cn-shanghai-a",
+        instance_type="ecs.gn7e-c16g1.32xlarge",
+        compute_zone_count=1,
+    )
     values.update(extra)
     return TrainingNetworkArgs(**values)
 
@@ -55,12 +62,21 @@ def test_network_has_private_vpc_closed_security_group_and_nat_egress():
     assert set(rules) == {"net-sg-intra-cluster", "net-sg-admin-ssh"}
     assert rules["net-sg-intra-cluster"]["sourceSecurityGroupId"] == "${net-sg.id}"
     assert rules["net-sg-admin-ssh"] == {
-        "cidrIp": "203.0.113.0/24", "description": "SSH from the configured admin range only", "ipProtocol": "tcp",
-        "nicType": "intranet", "policy": "accept", "portRange": "22/22", "priority": 1, "securityGroupId": "${net-sg.id}", "type": "ingress",
+        "cidrIp": "203.0.113.0/24",
+        "description": "SSH from the configured admin range only",
+        "ipProtocol": "tcp",
+        "nicType": "intranet",
+        "policy": "accept",
+        "portRange": "22/22",
+        "priority": 1,
+        "securityGroupId": "${net-sg.id}",
+        "type": "ingress",
     }
     assert all(rule.get("cidrIp") not in ("0.0.0.0/0", "::/0") for rule in rules.values())
     (snat,) = by_type(resources, "vpc.SnatEntry")
-    assert snat.inputs["snatTableId"] == "${net-nat.snatTableIds}" and snat.inputs["snatIp"] == "${net-nat-eip.ipAddress}"
+    assert (
+        snat.inputs["snatTableId"] == "${net-nat.snatTableIds}" and snat.inputs["snatIp"] == "${net-nat-eip.ipAddress}"
+    )
     assert by_type(resources, "ecs.EipAssociation")[0].inputs["instanceType"] == "Nat"
 
 
@@ -78,8 +94,12 @@ def test_network_places_vswitches_only_in_zones_the_cloud_offers():
 
 def test_the_storage_zone_keeps_its_vswitch_and_cidr_whatever_compute_does():
     """Storage is bound to its zone's vSwitch: compute elsewhere adds a vSwitch, never moves that one."""
-    alone = record_program(lambda: TrainingNetwork("net", network_args(storage_zone="cn-shanghai-b")), zones=["cn-shanghai-b"])
-    apart = record_program(lambda: TrainingNetwork("net", network_args(storage_zone="cn-shanghai-b")), zones=["cn-shanghai-e"])
+    alone = record_program(
+        lambda: TrainingNetwork("net", network_args(storage_zone="cn-shanghai-b")), zones=["cn-shanghai-b"]
+    )
+    apart = record_program(
+        lambda: TrainingNetwork("net", network_args(storage_zone="cn-shanghai-b")), zones=["cn-shanghai-e"]
+    )
 
     def switch(resources, zone):
         return next(r for r in resources if r.short_type == "vpc.Switch" and r.inputs["zoneId"] == zone)
@@ -97,15 +117,29 @@ def test_network_fails_clearly_when_no_zone_offers_the_type():
 
 
 def storage_args(kind: str, tier: str, **extra) -> SharedStorageArgs:
-    values = dict(kind=kind, region="cn-shanghai", throughput_tier=tier, capacity_gib=32768, zone_id="cn-shanghai-a", vpc_id="vpc-1", vswitch_id="vsw-1", client_cidrs={"cn-shanghai-a": "10.0.0.0/20"})
+    values = dict(
+        kind=kind,
+        region="cn-shanghai",
+        throughput_tier=tier,
+        capacity_gib=32768,
+        zone_id="cn-shanghai-a",
+        vpc_id="vpc-1",
+        vswitch_id="vsw-1",
+        client_cidrs={"cn-shanghai-a": "10.0.0.0/20"},
+    )
     values.update(extra)
     return SharedStorageArgs(**values)
 
 
-@pytest.mark.parametrize("kind, tier, fs_type, export", [("extreme_nas", "advance", "extreme", ":/share"), ("nas", "Performance", "standard", ":/")])
+@pytest.mark.parametrize(
+    "kind, tier, fs_type, export",
+    [("extreme_nas", "advance", "extreme", ":/share"), ("nas", "Performance", "standard", ":/")],
+)
 def test_nas_storage_is_encrypted_protected_and_vpc_only(kind, tier, fs_type, export):
     holder = {}
-    resources = record_program(lambda: holder.setdefault("s", SharedStorage("data", storage_args(kind, tier))), zones=ZONES)
+    resources = record_program(
+        lambda: holder.setdefault("s", SharedStorage("data", storage_args(kind, tier))), zones=ZONES
+    )
     (fs,) = by_type(resources, "nas.FileSystem")
     assert fs.protect and fs.retain_on_delete and not fs.delete_before_replace
     assert fs.inputs["fileSystemType"] == fs_type and fs.inputs["encryptType"] == 1 and fs.inputs["storageType"] == tier
@@ -131,11 +165,16 @@ def test_cpfs_storage_binds_to_the_vswitch_and_has_no_access_group():
 
 
 def test_gpu_cluster_low_latency_encrypted_no_public_ip_batched():
-    resources = record_program(lambda: GpuCluster("gpu", GpuClusterArgs(node=node(), nodes=250, zone_id="cn-shanghai-a", vswitch_id="vsw-1")), zones=ZONES)
+    resources = record_program(
+        lambda: GpuCluster("gpu", GpuClusterArgs(node=node(), nodes=250, zone_id="cn-shanghai-a", vswitch_id="vsw-1")),
+        zones=ZONES,
+    )
     (placement,) = by_type(resources, "ecs.EcsDeploymentSet")
     assert placement.inputs["strategy"] == "LowLatency"
     (template,) = by_type(resources, "ecs.EcsLaunchTemplate")
-    assert template.inputs["systemDisk"]["encrypted"] is True and template.inputs["systemDisk"]["category"] == "cloud_essd"
+    assert (
+        template.inputs["systemDisk"]["encrypted"] is True and template.inputs["systemDisk"]["category"] == "cloud_essd"
+    )
     assert template.inputs["internetMaxBandwidthOut"] == 0 and template.inputs["httpTokens"] == "required"
     assert base64.b64decode(template.inputs["userData"]).decode() == "#cloud-config\n"
     sets = by_type(resources, "ecs.EcsInstanceSet")
@@ -143,7 +182,10 @@ def test_gpu_cluster_low_latency_encrypted_no_public_ip_batched():
     for s in sets:
         assert s.parent == "gpu" and s.delete_before_replace
         assert s.inputs["internetMaxBandwidthOut"] == 0
-        assert s.inputs["deploymentSetId"] == "${gpu-placement.id}" and s.inputs["launchTemplateId"] == "${gpu-template.id}"
+        assert (
+            s.inputs["deploymentSetId"] == "${gpu-placement.id}"
+            and s.inputs["launchTemplateId"] == "${gpu-template.id}"
+        )
         assert s.inputs["ramRoleName"] == "gpu-node" and s.inputs["spotStrategy"] == "NoSpot"
     (role,) = by_type(resources, "ram.Role")
     trust = json.loads(role.inputs["assumeRolePolicyDocument"])
@@ -151,7 +193,12 @@ def test_gpu_cluster_low_latency_encrypted_no_public_ip_batched():
 
 
 def test_spot_cluster_uses_market_price_capped_at_on_demand():
-    resources = record_program(lambda: GpuCluster("gpu", GpuClusterArgs(node=node(spot=True), nodes=2, zone_id="cn-shanghai-a", vswitch_id="vsw-1")), zones=ZONES)
+    resources = record_program(
+        lambda: GpuCluster(
+            "gpu", GpuClusterArgs(node=node(spot=True), nodes=2, zone_id="cn-shanghai-a", vswitch_id="vsw-1")
+        ),
+        zones=ZONES,
+    )
     assert {r.inputs["spotStrategy"] for r in resources if "spotStrategy" in r.inputs} == {"SpotAsPriceGo"}
 
 
@@ -159,9 +206,16 @@ def pool_args(**extra) -> AutoscalingGpuPoolArgs:
     import datetime as dt
 
     values = dict(
-        node=node(), min_nodes=1, max_nodes=8, working_hours_nodes=2, vswitch_ids=["vsw-a", "vsw-b"],
-        scale_out_cpu_percent=70.0, scale_in_gpu_percent=40.0,
-        off_hours=off_hours_tasks(dt.date(2026, 12, 1), "Asia/Shanghai", "09:00", "19:00", True, created=dt.date(2026, 11, 30)),
+        node=node(),
+        min_nodes=1,
+        max_nodes=8,
+        working_hours_nodes=2,
+        vswitch_ids=["vsw-a", "vsw-b"],
+        scale_out_cpu_percent=70.0,
+        scale_in_gpu_percent=40.0,
+        off_hours=off_hours_tasks(
+            dt.date(2026, 12, 1), "Asia/Shanghai", "09:00", "19:00", True, created=dt.date(2026, 11, 30)
+        ),
     )
     values.update(extra)
     return AutoscalingGpuPoolArgs(**values)
@@ -182,13 +236,23 @@ def test_autoscaling_pool_alarms_thresholds_and_schedule():
     alarms = {r.name: r.inputs for r in by_type(resources, "ess.Alarm")}
     busy, idle = alarms["pool-cpu-busy"], alarms["pool-gpu-idle"]
     assert (busy["metricName"], busy["comparisonOperator"], float(busy["threshold"])) == ("CpuUtilization", ">=", 70.0)
-    assert busy["alarmActions"] == ["${pool-scale-out.ari}"] and busy["metricType"] == "system" and busy["statistics"] == "Average"
-    assert (idle["metricName"], idle["comparisonOperator"], float(idle["threshold"])) == ("GpuUtilizationAgent", "<", 40.0)
+    assert (
+        busy["alarmActions"] == ["${pool-scale-out.ari}"]
+        and busy["metricType"] == "system"
+        and busy["statistics"] == "Average"
+    )
+    assert (idle["metricName"], idle["comparisonOperator"], float(idle["threshold"])) == (
+        "GpuUtilizationAgent",
+        "<",
+        40.0,
+    )
     assert idle["alarmActions"] == ["${pool-scale-in.ari}"]
     tasks = {r.name: r.inputs for r in by_type(resources, "ess.ScheduledTask")}
     assert tasks["pool-sleep"]["desiredCapacity"] == 0 and tasks["pool-sleep"]["minValue"] == 0
     assert tasks["pool-wake"]["desiredCapacity"] == 2 and tasks["pool-wake"]["minValue"] == 1
-    assert tasks["pool-wake"]["launchTime"] == "2026-12-01T01:00Z" and tasks["pool-wake"]["recurrenceValue"] == "1,2,3,4,5"
+    assert (
+        tasks["pool-wake"]["launchTime"] == "2026-12-01T01:00Z" and tasks["pool-wake"]["recurrenceValue"] == "1,2,3,4,5"
+    )
 
 
 def test_autoscaling_pool_without_off_hours_has_no_schedule():
@@ -219,7 +283,9 @@ def test_network_outputs_resolve_under_mocks(offline_mocks):
         assert vswitch_ids == ["${net-vsw-cn-shanghai-a.id}", "${net-vsw-cn-shanghai-b.id}"]
         assert sg_id == "${net-sg.id}"
 
-    return pulumi.Output.all(network.vpc_id, pulumi.Output.all(*network.vswitch_ids), network.security_group_id).apply(check)
+    return pulumi.Output.all(network.vpc_id, pulumi.Output.all(*network.vswitch_ids), network.security_group_id).apply(
+        check
+    )
 
 
 # --- secure defaults (issue 9) ---
@@ -244,28 +310,57 @@ def test_egress_allow_list_accepts_vpc_services_and_entries_then_drops_the_rest(
     allow = (EgressAllow("203.0.113.0/24", "443/443", "registry"),)
     resources = record_program(lambda: TrainingNetwork("net", network_args(egress_allow=allow)), zones=ZONES)
     egress = {r.name: r.inputs for r in by_type(resources, "ecs.SecurityGroupRule") if r.inputs["type"] == "egress"}
-    assert set(egress) == {"net-sg-egress-vpc", "net-sg-egress-alibaba-services", "net-sg-egress-allow-0", "net-sg-egress-drop-all"}
+    assert set(egress) == {
+        "net-sg-egress-vpc",
+        "net-sg-egress-alibaba-services",
+        "net-sg-egress-allow-0",
+        "net-sg-egress-drop-all",
+    }
     assert ALIBABA_SERVICE_CIDR == "100.64.0.0/10"
     assert (egress["net-sg-egress-vpc"]["cidrIp"], egress["net-sg-egress-vpc"]["policy"]) == ("10.0.0.0/16", "accept")
-    assert (egress["net-sg-egress-alibaba-services"]["cidrIp"], egress["net-sg-egress-alibaba-services"]["ipProtocol"]) == ("100.64.0.0/10", "all")
+    assert (
+        egress["net-sg-egress-alibaba-services"]["cidrIp"],
+        egress["net-sg-egress-alibaba-services"]["ipProtocol"],
+    ) == ("100.64.0.0/10", "all")
     entry = egress["net-sg-egress-allow-0"]
-    assert (entry["cidrIp"], entry["ipProtocol"], entry["portRange"], entry["policy"], entry["description"]) == ("203.0.113.0/24", "tcp", "443/443", "accept", "registry")
+    assert (entry["cidrIp"], entry["ipProtocol"], entry["portRange"], entry["policy"], entry["description"]) == (
+        "203.0.113.0/24",
+        "tcp",
+        "443/443",
+        "accept",
+        "registry",
+    )
     drop = egress["net-sg-egress-drop-all"]
-    assert (drop["cidrIp"], drop["ipProtocol"], drop["portRange"], drop["policy"]) == ("0.0.0.0/0", "all", "-1/-1", "drop")
+    assert (drop["cidrIp"], drop["ipProtocol"], drop["portRange"], drop["policy"]) == (
+        "0.0.0.0/0",
+        "all",
+        "-1/-1",
+        "drop",
+    )
     # The drop comes after every accept (priority 1 is evaluated first, 100 last).
-    assert drop["priority"] == 100 and all(r["priority"] < drop["priority"] for n, r in egress.items() if n != "net-sg-egress-drop-all")
+    assert drop["priority"] == 100 and all(
+        r["priority"] < drop["priority"] for n, r in egress.items() if n != "net-sg-egress-drop-all"
+    )
 
 
 def test_flow_log_captures_all_traffic_of_the_vpc():
-    resources = record_program(lambda: TrainingNetwork("net", network_args(flow_log=("audit-logs", "vpc_flow"))), zones=ZONES)
+    resources = record_program(
+        lambda: TrainingNetwork("net", network_args(flow_log=("audit-logs", "vpc_flow"))), zones=ZONES
+    )
     (flow,) = by_type(resources, "vpc.FlowLog")
-    assert flow.inputs["resourceType"] == "VPC" and flow.inputs["resourceId"] == "${net-vpc.id}" and flow.inputs["trafficType"] == "All"
+    assert (
+        flow.inputs["resourceType"] == "VPC"
+        and flow.inputs["resourceId"] == "${net-vpc.id}"
+        and flow.inputs["trafficType"] == "All"
+    )
     assert (flow.inputs["projectName"], flow.inputs["logStoreName"]) == ("audit-logs", "vpc_flow")
 
 
 @pytest.mark.parametrize("squash", ["root_squash", "all_squash", "no_squash"])
 def test_nas_access_rule_takes_the_profiles_squash(squash):
-    resources = record_program(lambda: SharedStorage("data", storage_args("nas", "Performance", nfs_squash=squash)), zones=ZONES)
+    resources = record_program(
+        lambda: SharedStorage("data", storage_args("nas", "Performance", nfs_squash=squash)), zones=ZONES
+    )
     (rule,) = by_type(resources, "nas.AccessRule")
     assert rule.inputs["userAccessType"] == squash
 
@@ -277,12 +372,17 @@ def test_nas_access_rule_squashes_root_by_default():
 
 
 def test_extreme_nas_gets_a_daily_snapshot_policy_and_other_kinds_none():
-    resources = record_program(lambda: SharedStorage("data", storage_args("extreme_nas", "advance", snapshot_retention_days=30)), zones=ZONES)
+    resources = record_program(
+        lambda: SharedStorage("data", storage_args("extreme_nas", "advance", snapshot_retention_days=30)), zones=ZONES
+    )
     (policy,) = by_type(resources, "nas.AutoSnapshotPolicy")
     assert policy.name == "data-snapshots" and policy.parent == "data"
     assert policy.inputs == {
-        "autoSnapshotPolicyName": "data-daily", "fileSystemType": "extreme", "retentionDays": 30,
-        "repeatWeekdays": ["1", "2", "3", "4", "5", "6", "7"], "timePoints": ["2"],
+        "autoSnapshotPolicyName": "data-daily",
+        "fileSystemType": "extreme",
+        "retentionDays": 30,
+        "repeatWeekdays": ["1", "2", "3", "4", "5", "6", "7"],
+        "timePoints": ["2"],
     }
     nas = record_program(lambda: SharedStorage("data", storage_args("nas", "Performance")), zones=ZONES)
     assert not by_type(nas, "nas.AutoSnapshotPolicy")
@@ -290,7 +390,9 @@ def test_extreme_nas_gets_a_daily_snapshot_policy_and_other_kinds_none():
 
 def test_customer_kms_key_goes_to_extreme_nas_but_not_general_purpose_nas():
     key = "key-hzz630494463ejqjx0001"
-    extreme = record_program(lambda: SharedStorage("data", storage_args("extreme_nas", "advance", kms_key_id=key)), zones=ZONES)
+    extreme = record_program(
+        lambda: SharedStorage("data", storage_args("extreme_nas", "advance", kms_key_id=key)), zones=ZONES
+    )
     (fs,) = by_type(extreme, "nas.FileSystem")
     assert fs.inputs["encryptType"] == 2 and fs.inputs["kmsKeyId"] == key
     nas = record_program(lambda: SharedStorage("data", storage_args("nas", "Performance", kms_key_id=key)), zones=ZONES)
@@ -301,35 +403,57 @@ def test_customer_kms_key_goes_to_extreme_nas_but_not_general_purpose_nas():
 
 def test_storage_names_do_not_change_with_security_options():
     def names(**extra):
-        return sorted((r.type, r.name) for r in record_program(lambda: SharedStorage("data", storage_args("extreme_nas", "advance", **extra)), zones=ZONES) if r.short_type != "nas.AutoSnapshotPolicy")
+        return sorted(
+            (r.type, r.name)
+            for r in record_program(
+                lambda: SharedStorage("data", storage_args("extreme_nas", "advance", **extra)), zones=ZONES
+            )
+            if r.short_type != "nas.AutoSnapshotPolicy"
+        )
 
     assert names() == names(kms_key_id="key-hzz630494463ejqjx0001", nfs_squash="all_squash", snapshot_retention_days=-1)
 
 
 def test_pool_launch_template_is_imdsv2_encrypted_private_with_role_and_scratch():
-    resources = record_program(lambda: AutoscalingGpuPool("pool", pool_args(node=node(scratch_disk_gib=3000, spot=True))), zones=ZONES)
+    resources = record_program(
+        lambda: AutoscalingGpuPool("pool", pool_args(node=node(scratch_disk_gib=3000, spot=True))), zones=ZONES
+    )
     (template,) = by_type(resources, "ecs.EcsLaunchTemplate")
     inputs = template.inputs
     assert inputs["httpTokens"] == "required" and inputs["internetMaxBandwidthOut"] == 0
     assert inputs["ramRoleName"] == "pool-node" and inputs["securityGroupIds"] == ["sg-test"]
-    assert inputs["spotStrategy"] == "SpotAsPriceGo" and base64.b64decode(inputs["userData"]).decode() == "#cloud-config\n"
+    assert (
+        inputs["spotStrategy"] == "SpotAsPriceGo" and base64.b64decode(inputs["userData"]).decode() == "#cloud-config\n"
+    )
     assert inputs["systemDisk"]["encrypted"] is True and "kmsKeyId" not in inputs["systemDisk"]
     (disk,) = inputs["dataDisks"]
-    assert (disk["encrypted"], disk["name"], disk["size"], disk["deleteWithInstance"]) == (True, "aitrain-scratch", 3000, True)
+    assert (disk["encrypted"], disk["name"], disk["size"], disk["deleteWithInstance"]) == (
+        True,
+        "aitrain-scratch",
+        3000,
+        True,
+    )
     (group,) = by_type(resources, "ess.ScalingGroup")
-    assert (group.inputs["launchTemplateId"], group.inputs["launchTemplateVersion"]) == ("${pool-template.id}", "Latest")
+    assert (group.inputs["launchTemplateId"], group.inputs["launchTemplateVersion"]) == (
+        "${pool-template.id}",
+        "Latest",
+    )
     assert not by_type(resources, "ess.ScalingConfiguration")
 
 
 def test_pool_disks_use_the_customer_kms_key():
     key = "key-hzz630494463ejqjx0001"
-    resources = record_program(lambda: AutoscalingGpuPool("pool", pool_args(node=node(scratch_disk_gib=3000, kms_key_id=key))), zones=ZONES)
+    resources = record_program(
+        lambda: AutoscalingGpuPool("pool", pool_args(node=node(scratch_disk_gib=3000, kms_key_id=key))), zones=ZONES
+    )
     (template,) = by_type(resources, "ecs.EcsLaunchTemplate")
     assert template.inputs["systemDisk"]["kmsKeyId"] == key and template.inputs["dataDisks"][0]["kmsKeyId"] == key
 
 
 def test_erdma_pool_keeps_the_eri_scaling_configuration_and_no_template():
-    resources = record_program(lambda: AutoscalingGpuPool("pool", pool_args(node=node(eri=True), erdma_pool=True)), zones=ZONES)
+    resources = record_program(
+        lambda: AutoscalingGpuPool("pool", pool_args(node=node(eri=True), erdma_pool=True)), zones=ZONES
+    )
     assert not by_type(resources, "ecs.EcsLaunchTemplate")
     (config,) = by_type(resources, "ess.ScalingConfiguration")
     assert config.inputs["networkInterfaces"][0]["networkInterfaceTrafficMode"] == "HighPerformance"
@@ -341,7 +465,15 @@ def test_erdma_pool_keeps_the_eri_scaling_configuration_and_no_template():
 
 def test_fixed_cluster_disks_use_the_customer_kms_key():
     key = "key-hzz630494463ejqjx0001"
-    resources = record_program(lambda: GpuCluster("gpu", GpuClusterArgs(node=node(scratch_disk_gib=3000, kms_key_id=key), nodes=2, zone_id="cn-shanghai-a", vswitch_id="vsw-1")), zones=ZONES)
+    resources = record_program(
+        lambda: GpuCluster(
+            "gpu",
+            GpuClusterArgs(
+                node=node(scratch_disk_gib=3000, kms_key_id=key), nodes=2, zone_id="cn-shanghai-a", vswitch_id="vsw-1"
+            ),
+        ),
+        zones=ZONES,
+    )
     (template,) = by_type(resources, "ecs.EcsLaunchTemplate")
     assert template.inputs["systemDisk"]["kmsKeyId"] == key
     (instance_set,) = by_type(resources, "ecs.EcsInstanceSet")

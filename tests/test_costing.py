@@ -24,7 +24,11 @@ def res(type_: str, name: str, **inputs: object) -> PlannedResource:
 def cluster(amount: int) -> list[PlannedResource]:
     """A node batch with its launch template (system disk) and a scratch data disk."""
     return [
-        res("alicloud:ecs/ecsLaunchTemplate:EcsLaunchTemplate", "t", systemDisk={"category": "cloud_essd", "performanceLevel": "PL1", "size": 200}),
+        res(
+            "alicloud:ecs/ecsLaunchTemplate:EcsLaunchTemplate",
+            "t",
+            systemDisk={"category": "cloud_essd", "performanceLevel": "PL1", "size": 200},
+        ),
         res(
             "alicloud:ecs/ecsInstanceSet:EcsInstanceSet",
             "nodes",
@@ -40,12 +44,19 @@ def pool(min_size: int, max_size: int) -> list[PlannedResource]:
     """A scaling group and its configuration, linked as the offline plan records it."""
     return [
         res("alicloud:ess/scalingGroup:ScalingGroup", "group", minSize=min_size, maxSize=max_size),
-        res("alicloud:ess/scalingConfiguration:ScalingConfiguration", "config", scalingGroupId="${group.id}", instanceType="ecs.gn7e-c16g1.32xlarge"),
+        res(
+            "alicloud:ess/scalingConfiguration:ScalingConfiguration",
+            "config",
+            scalingGroupId="${group.id}",
+            instanceType="ecs.gn7e-c16g1.32xlarge",
+        ),
     ]
 
 
 NAT = res("alicloud:vpc/natGateway:NatGateway", "nat", natType="Enhanced")
-EXTREME = res("alicloud:nas/fileSystem:FileSystem", "fs", fileSystemType="extreme", storageType="standard", capacity=32768)
+EXTREME = res(
+    "alicloud:nas/fileSystem:FileSystem", "fs", fileSystemType="extreme", storageType="standard", capacity=32768
+)
 
 
 def line(costs: dict, item_start: str) -> dict:
@@ -96,7 +107,10 @@ def test_without_an_exchange_rate_a_usd_price_is_unknown(tmp_path):
     directory = tmp_path / "data"
     shutil.copytree(CATALOG_DIR, directory)
     prices = directory / "prices.csv"
-    prices.write_text("\n".join(x for x in prices.read_text(encoding="utf-8").splitlines() if not x.startswith("usd_cny")) + "\n", encoding="utf-8")
+    prices.write_text(
+        "\n".join(x for x in prices.read_text(encoding="utf-8").splitlines() if not x.startswith("usd_cny")) + "\n",
+        encoding="utf-8",
+    )
     costs = price_plan([NAT], _load(directory), "cn-shanghai")
     nat = line(costs, "NAT gateway instance fee")
     assert (nat["cny_per_hour"], nat["status"]) == (None, "unknown")
@@ -104,7 +118,11 @@ def test_without_an_exchange_rate_a_usd_price_is_unknown(tmp_path):
 
 
 def test_every_priced_line_has_source_and_date():
-    costs = price_plan([*cluster(2), NAT, EXTREME, res("alicloud:oss/bucket:Bucket", "b", storageClass="Standard")], CATALOG, "cn-shanghai")
+    costs = price_plan(
+        [*cluster(2), NAT, EXTREME, res("alicloud:oss/bucket:Bucket", "b", storageClass="Standard")],
+        CATALOG,
+        "cn-shanghai",
+    )
     priced = [x for x in costs["lines"] if x["unit_price_cny"] is not None]
     assert len(priced) >= 4
     for x in priced:
@@ -120,8 +138,12 @@ def test_bucket_is_usage_billed_unless_the_dataset_size_is_known():
     bucket = res("alicloud:oss/bucket:Bucket", "b", storageClass="Standard")
     usage = line(price_plan([bucket], CATALOG, "cn-shanghai"), "OSS Standard")
     per_gib = 0.12 * 2**30 / 1e9  # the official 0.12 CNY per GB-month, recorded per GiB
-    assert (usage["billing"], usage["cny_per_month"]) == ("usage", None) and usage["unit_price_cny"] == pytest.approx(per_gib, rel=1e-5)
-    sized = line(price_plan([bucket], CATALOG, "cn-shanghai", scenarios_context=CostContext(dataset_gib=1000)), "OSS Standard")
+    assert (usage["billing"], usage["cny_per_month"]) == ("usage", None) and usage["unit_price_cny"] == pytest.approx(
+        per_gib, rel=1e-5
+    )
+    sized = line(
+        price_plan([bucket], CATALOG, "cn-shanghai", scenarios_context=CostContext(dataset_gib=1000)), "OSS Standard"
+    )
     assert sized["cny_per_month"] == pytest.approx(1000 * per_gib, rel=1e-5)
 
 
@@ -143,7 +165,11 @@ def test_pool_scenarios_min_below_schedule_below_max():
 def test_pool_at_min_zero_is_a_zero_line_and_still_prices_its_max():
     costs = price_plan(pool(0, 4), CATALOG, "cn-shanghai")
     node = line(costs, "0 × ecs.gn7e-c16g1.32xlarge")
-    assert (node["resource"], node["item"], node["cny_per_month"]) == ("group", "0 × ecs.gn7e-c16g1.32xlarge (scales 0–4; at min)", 0.0)
+    assert (node["resource"], node["item"], node["cny_per_month"]) == (
+        "group",
+        "0 × ecs.gn7e-c16g1.32xlarge (scales 0–4; at min)",
+        0.0,
+    )
     assert [s["cny_per_month"] for s in costs["scenarios"]] == [0, pytest.approx(4 * 277.93 * 730, abs=0.1)]
     assert [s["complete"] for s in costs["scenarios"]] == [True, True]
 
@@ -153,7 +179,12 @@ def unpriced_pool(min_size: int, max_size: int) -> list[PlannedResource]:
     assert CATALOG.instance_types["ecs.ebmgn7ex.32xlarge"].price_cny_per_hour is None
     return [
         res("alicloud:ess/scalingGroup:ScalingGroup", "group", minSize=min_size, maxSize=max_size),
-        res("alicloud:ess/scalingConfiguration:ScalingConfiguration", "config", scalingGroupId="${group.id}", instanceType="ecs.ebmgn7ex.32xlarge"),
+        res(
+            "alicloud:ess/scalingConfiguration:ScalingConfiguration",
+            "config",
+            scalingGroupId="${group.id}",
+            instanceType="ecs.ebmgn7ex.32xlarge",
+        ),
     ]
 
 
@@ -174,7 +205,10 @@ def test_a_pool_above_zero_of_an_unpriced_type_keeps_the_totals_incomplete():
     costs = price_plan(unpriced_pool(1, 8), CATALOG, "cn-shanghai")
     assert costs["totals"]["complete"] is False
     assert "group: 1 × ecs.ebmgn7ex.32xlarge (scales 1–8; at min)" in costs["totals"]["unknown"]
-    assert [s["unpriced_nodes"] for s in costs["scenarios"]] == [["group: 1 × ecs.ebmgn7ex.32xlarge"], ["group: 8 × ecs.ebmgn7ex.32xlarge"]]
+    assert [s["unpriced_nodes"] for s in costs["scenarios"]] == [
+        ["group: 1 × ecs.ebmgn7ex.32xlarge"],
+        ["group: 8 × ecs.ebmgn7ex.32xlarge"],
+    ]
 
 
 def test_fixed_cluster_has_no_scenarios_and_run_cost_uses_run_hours():
@@ -196,11 +230,31 @@ def _with_price_row(tmp_path, row: str):
 @pytest.mark.parametrize(
     ("row", "column", "message"),
     [
-        ("essd,PL9,*,0,CNY,GiB-month,unknown,https://example.com,2026-11-30,", "amount", "must be empty exactly when status is unknown (an unknown price is never 0)"),
-        ("essd,PL9,*,,CNY,GiB-month,official,https://example.com,2026-11-30,", "amount", "must be empty exactly when status is unknown (an unknown price is never 0)"),
-        ("essd,PL9,*,1,EUR,GiB-month,official,https://example.com,2026-11-30,", "currency", "must be one of CNY, USD (got 'EUR')"),
-        ("essd,PL9,*,1,CNY,GiB-month,guessed,https://example.com,2026-11-30,", "status", "must be one of official, third-party, converted, unknown (got 'guessed')"),
-        ("essd,PL1,*,1,CNY,GiB-month,official,https://example.com,2026-11-30,", "region_scope", "duplicate essd/PL1 for *"),
+        (
+            "essd,PL9,*,0,CNY,GiB-month,unknown,https://example.com,2026-11-30,",
+            "amount",
+            "must be empty exactly when status is unknown (an unknown price is never 0)",
+        ),
+        (
+            "essd,PL9,*,,CNY,GiB-month,official,https://example.com,2026-11-30,",
+            "amount",
+            "must be empty exactly when status is unknown (an unknown price is never 0)",
+        ),
+        (
+            "essd,PL9,*,1,EUR,GiB-month,official,https://example.com,2026-11-30,",
+            "currency",
+            "must be one of CNY, USD (got 'EUR')",
+        ),
+        (
+            "essd,PL9,*,1,CNY,GiB-month,guessed,https://example.com,2026-11-30,",
+            "status",
+            "must be one of official, third-party, converted, unknown (got 'guessed')",
+        ),
+        (
+            "essd,PL1,*,1,CNY,GiB-month,official,https://example.com,2026-11-30,",
+            "region_scope",
+            "duplicate essd/PL1 for *",
+        ),
     ],
 )
 def test_loader_rejects_a_bad_price_row(tmp_path, row, column, message):
@@ -213,10 +267,16 @@ def test_loader_rejects_a_bad_price_row(tmp_path, row, column, message):
 
 
 def test_a_row_for_the_region_wins_over_a_row_for_every_region(tmp_path):
-    directory, _ = _with_price_row(tmp_path, "essd,PL1,cn-shanghai,1.5,CNY,GiB-month,official,https://example.com/price,2026-11-30,")
+    directory, _ = _with_price_row(
+        tmp_path, "essd,PL1,cn-shanghai,1.5,CNY,GiB-month,official,https://example.com/price,2026-11-30,"
+    )
     costs = price_plan(cluster(2), _load(directory), "cn-shanghai")
     system = line(costs, "2 × system disk")
-    assert (system["cny_per_month"], system["status"], system["source"]) == (2 * 200 * 1.5, "list", "https://example.com/price")
+    assert (system["cny_per_month"], system["status"], system["source"]) == (
+        2 * 200 * 1.5,
+        "list",
+        "https://example.com/price",
+    )
     other = line(price_plan(cluster(2), _load(directory), "cn-beijing"), "2 × system disk")
     assert other["cny_per_month"] is None
 
@@ -245,19 +305,38 @@ def test_run_hours_must_be_positive():
 
 def test_an_unpriced_item_on_many_resources_is_named_once_with_the_count():
     """Per-node instances (eRDMA): 5 nodes' unpriced disks are one entry each, 3 or fewer are listed one by one."""
+
     def nodes(count: int) -> list[PlannedResource]:
-        return [res("alicloud:ecs/instance:Instance", f"node-{i}", instanceType="ecs.gn7e-c16g1.32xlarge", systemDiskCategory="cloud_essd", systemDiskSize=200) for i in range(count)]
+        return [
+            res(
+                "alicloud:ecs/instance:Instance",
+                f"node-{i}",
+                instanceType="ecs.gn7e-c16g1.32xlarge",
+                systemDiskCategory="cloud_essd",
+                systemDiskSize=200,
+            )
+            for i in range(count)
+        ]
 
     many = price_plan(nodes(5), CATALOG, "cn-shanghai")["totals"]
     assert [u for u in many["unknown"] if "system disk" in u] == ["node-0 and 4 more: 1 × system disk ESSD PL1 200 GiB"]
     few = price_plan(nodes(3), CATALOG, "cn-shanghai")["totals"]
-    assert [u for u in few["unknown"] if "system disk" in u] == [f"node-{i}: 1 × system disk ESSD PL1 200 GiB" for i in range(3)]
+    assert [u for u in few["unknown"] if "system disk" in u] == [
+        f"node-{i}: 1 × system disk ESSD PL1 200 GiB" for i in range(3)
+    ]
     assert many["complete"] is False and few["complete"] is False
 
 
 def test_a_per_node_instance_is_priced_like_one_node_of_a_batch():
     """eRDMA clusters and the login node are single ecs.Instance resources: compute per hour, disks per month."""
-    node = res("alicloud:ecs/instance:Instance", "node-0", instanceType="ecs.gn7e-c16g1.32xlarge", systemDiskCategory="cloud_essd", systemDiskSize=200, systemDiskPerformanceLevel="PL1")
+    node = res(
+        "alicloud:ecs/instance:Instance",
+        "node-0",
+        instanceType="ecs.gn7e-c16g1.32xlarge",
+        systemDiskCategory="cloud_essd",
+        systemDiskSize=200,
+        systemDiskPerformanceLevel="PL1",
+    )
     costs = price_plan([node], CATALOG, "cn-shanghai")
     compute = line(costs, "1 × ecs.gn7e-c16g1.32xlarge")
     assert compute["cny_per_month"] == pytest.approx(277.93 * 730, abs=0.1) and compute["resource"] == "node-0"
@@ -267,17 +346,35 @@ def test_a_per_node_instance_is_priced_like_one_node_of_a_batch():
 def test_a_type_without_a_catalog_price_is_unknown_and_says_why():
     node = res("alicloud:ecs/instance:Instance", "node-0", instanceType="ecs.ebmgn7ex.32xlarge")
     compute = line(price_plan([node], CATALOG, "cn-shanghai"), "1 × ecs.ebmgn7ex.32xlarge")
-    assert (compute["cny_per_hour"], compute["status"], compute["source"]) == (None, "unknown", "the catalog has no price for ecs.ebmgn7ex.32xlarge")
+    assert (compute["cny_per_hour"], compute["status"], compute["source"]) == (
+        None,
+        "unknown",
+        "the catalog has no price for ecs.ebmgn7ex.32xlarge",
+    )
 
 
 def test_an_eip_pays_the_association_fee_only_when_bound_to_the_nat():
     eip = res("alicloud:ecs/eipAddress:EipAddress", "eip")
-    to_nat = res("alicloud:ecs/eipAssociation:EipAssociation", "assoc", allocationId="${eip.id}", instanceType="Nat", instanceId="${nat.id}")
-    to_host = res("alicloud:ecs/eipAssociation:EipAssociation", "assoc", allocationId="${eip.id}", instanceType="EcsInstance", instanceId="${login.id}")
+    to_nat = res(
+        "alicloud:ecs/eipAssociation:EipAssociation",
+        "assoc",
+        allocationId="${eip.id}",
+        instanceType="Nat",
+        instanceId="${nat.id}",
+    )
+    to_host = res(
+        "alicloud:ecs/eipAssociation:EipAssociation",
+        "assoc",
+        allocationId="${eip.id}",
+        instanceType="EcsInstance",
+        instanceId="${login.id}",
+    )
     bound = [x["item"] for x in price_plan([eip, to_nat], CATALOG, "cn-shanghai")["lines"]]
     assert bound == ["EIP configuration fee", "EIP association fee (bound to a NAT gateway)"]
     assert [x["item"] for x in price_plan([eip, to_host], CATALOG, "cn-shanghai")["lines"]] == ["EIP configuration fee"]
-    assert all(x["cny_per_hour"] is None for x in price_plan([eip, to_nat], CATALOG, "cn-shanghai")["lines"])  # no EIP price was found
+    assert all(
+        x["cny_per_hour"] is None for x in price_plan([eip, to_nat], CATALOG, "cn-shanghai")["lines"]
+    )  # no EIP price was found
 
 
 def test_provisioned_storage_is_monthly_and_general_purpose_nas_bills_usage():
@@ -293,7 +390,11 @@ def test_an_item_missing_from_the_catalog_is_unknown_and_named(tmp_path):
     directory = tmp_path / "data"
     shutil.copytree(CATALOG_DIR, directory)
     prices = directory / "prices.csv"
-    prices.write_text("\n".join(x for x in prices.read_text(encoding="utf-8").splitlines() if not x.startswith("nat_instance")) + "\n", encoding="utf-8")
+    prices.write_text(
+        "\n".join(x for x in prices.read_text(encoding="utf-8").splitlines() if not x.startswith("nat_instance"))
+        + "\n",
+        encoding="utf-8",
+    )
     nat = line(price_plan([NAT], _load(directory), "cn-shanghai"), "NAT gateway instance fee")
     assert (nat["cny_per_hour"], nat["source"]) == (None, "no row for nat_instance in the catalog's prices.csv")
 

@@ -20,14 +20,22 @@ def res(token: str, name: str, **inputs: object) -> PlannedResource:
     return PlannedResource(type=token, name=name, parent=None, custom=True, inputs=dict(inputs))
 
 
-CLUSTER = res("alicloud:cs/managedKubernetes:ManagedKubernetes", "cluster", clusterSpec="ack.pro.small", slbInternetEnabled=False)
+CLUSTER = res(
+    "alicloud:cs/managedKubernetes:ManagedKubernetes", "cluster", clusterSpec="ack.pro.small", slbInternetEnabled=False
+)
 
 
 def gpu_pool(low: int, high: int, **extra: object) -> PlannedResource:
     return res(
-        "alicloud:cs/nodePool:NodePool", "gpu", clusterId="${cluster.id}", instanceTypes=[GN7E], systemDiskSize=200,
-        systemDiskPerformanceLevel="PL1", dataDisks=[{"category": "cloud_essd", "size": 3000, "performanceLevel": "PL1", "name": "aitrain-scratch"}],
-        scalingConfig={"enable": True, "minSize": low, "maxSize": high}, **extra,
+        "alicloud:cs/nodePool:NodePool",
+        "gpu",
+        clusterId="${cluster.id}",
+        instanceTypes=[GN7E],
+        systemDiskSize=200,
+        systemDiskPerformanceLevel="PL1",
+        dataDisks=[{"category": "cloud_essd", "size": 3000, "performanceLevel": "PL1", "name": "aitrain-scratch"}],
+        scalingConfig={"enable": True, "minSize": low, "maxSize": high},
+        **extra,
     )
 
 
@@ -44,7 +52,9 @@ def test_ack_pro_fee_is_the_official_cny_price_in_the_mainland() -> None:
 
 
 def test_ack_pro_fee_outside_the_mainland_is_the_usd_price_converted() -> None:
-    fee = next(x for x in price_plan([CLUSTER], CATALOG, "ap-southeast-1")["lines"] if x["item"].startswith("ACK cluster"))
+    fee = next(
+        x for x in price_plan([CLUSTER], CATALOG, "ap-southeast-1")["lines"] if x["item"].startswith("ACK cluster")
+    )
     assert fee["status"] == "converted"
     assert fee["unit_price_cny"] == pytest.approx(0.09 * RATE, rel=1e-6)
 
@@ -63,8 +73,16 @@ def test_other_cluster_specs_and_the_api_server_load_balancer_stay_unknown_never
 def test_gpu_pool_is_priced_at_its_minimum_with_scenarios_at_max() -> None:
     costs = price_plan([CLUSTER, gpu_pool(1, 4)], CATALOG, "cn-shanghai")
     node = next(x for x in lines_of(costs, "gpu") if GN7E in x["item"])
-    assert (node["item"], node["quantity"], node["unit_price_cny"]) == (f"1 × {GN7E} (scales 1–4; at min)", 1.0, GN7E_HOUR)
-    assert [x["item"] for x in lines_of(costs, "gpu")] == [f"1 × {GN7E} (scales 1–4; at min)", "1 × system disk ESSD PL1 200 GiB", "1 × data disk aitrain-scratch ESSD PL1 3000 GiB"]
+    assert (node["item"], node["quantity"], node["unit_price_cny"]) == (
+        f"1 × {GN7E} (scales 1–4; at min)",
+        1.0,
+        GN7E_HOUR,
+    )
+    assert [x["item"] for x in lines_of(costs, "gpu")] == [
+        f"1 × {GN7E} (scales 1–4; at min)",
+        "1 × system disk ESSD PL1 200 GiB",
+        "1 × data disk aitrain-scratch ESSD PL1 3000 GiB",
+    ]
     at_min, at_max = costs["scenarios"]
     fee_month = 0.64 * HOURS_PER_MONTH  # cn-shanghai is in the mainland
     assert (at_min["nodes"], at_max["nodes"]) == (1, 4)
@@ -76,13 +94,18 @@ def test_gpu_pool_is_priced_at_its_minimum_with_scenarios_at_max() -> None:
 
 def test_gpu_pool_at_zero_is_zero_lines_and_prices_its_max() -> None:
     costs = price_plan([gpu_pool(0, 2)], CATALOG, "cn-shanghai")
-    assert [(x["item"], x["cny_per_month"]) for x in lines_of(costs, "gpu")][0] == (f"0 × {GN7E} (scales 0–2; at min)", 0.0)
+    assert [(x["item"], x["cny_per_month"]) for x in lines_of(costs, "gpu")][0] == (
+        f"0 × {GN7E} (scales 0–2; at min)",
+        0.0,
+    )
     assert [s["nodes"] for s in costs["scenarios"]] == [0, 2]
     assert costs["scenarios"][1]["cny_per_month"] == pytest.approx(2 * GN7E_HOUR * HOURS_PER_MONTH, abs=0.1)
 
 
 def test_fixed_system_pool_runs_its_desired_size_at_its_catalog_price() -> None:
-    system = res("alicloud:cs/nodePool:NodePool", "system", instanceTypes=["ecs.g7.xlarge"], desiredSize="2", systemDiskSize=120)
+    system = res(
+        "alicloud:cs/nodePool:NodePool", "system", instanceTypes=["ecs.g7.xlarge"], desiredSize="2", systemDiskSize=120
+    )
     costs = price_plan([system], CATALOG, "cn-shanghai")
     node = next(x for x in lines_of(costs, "system") if "ecs.g7.xlarge" in x["item"])
     per_hour = CATALOG.instance_types["ecs.g7.xlarge"].price_cny_per_hour

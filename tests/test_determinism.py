@@ -37,7 +37,9 @@ def plan_in_fresh_process(seed: str, out: Path) -> dict[str, bytes]:
     out.mkdir()
     env = {**os.environ, "PYTHONHASHSEED": seed}
     script = _SCRIPT.format(presets=PRESETS, formats=FORMATS)
-    subprocess.run([sys.executable, "-c", script, str(out)], cwd=ROOT, env=env, check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [sys.executable, "-c", script, str(out)], cwd=ROOT, env=env, check=True, capture_output=True, timeout=120
+    )
     return {p.name: p.read_bytes() for p in sorted(out.iterdir())}
 
 

@@ -69,7 +69,11 @@ def test_every_custom_resource_group_appears_once(fixture, request):
     diagram = parse(mermaid_flowchart(_resources(plan), plan.region))
     labels = list(diagram["nodes"].values())
     for kind, count in plan.count_by_type().items():
-        shown = [lbl for lbl in labels if lbl.split("<br/>")[0] in (kind, f"{count} × {kind}") or lbl.split("<br/>")[0].endswith(f" × {kind}")]
+        shown = [
+            lbl
+            for lbl in labels
+            if lbl.split("<br/>")[0] in (kind, f"{count} × {kind}") or lbl.split("<br/>")[0].endswith(f" × {kind}")
+        ]
         assert shown, f"{kind} is missing from the diagram"
     for component in (r for r in plan.resources if not r.custom):
         assert f"{component.type}<br/>{component.name}" in diagram["subgraphs"].values()
@@ -82,10 +86,27 @@ def _id_of(diagram: dict[str, Any], kind: str) -> list[str]:
 def test_the_path_region_vpc_vswitch_compute_storage(medical_plan):
     diagram = parse(mermaid_flowchart(_resources(medical_plan), medical_plan.region))
     edges = set(diagram["edges"])
-    (vpc,), (vsw,), (nodes,) = _id_of(diagram, "vpc.Network"), _id_of(diagram, "vpc.Switch"), _id_of(diagram, "ecs.EcsInstanceSet")
-    (mount,), (fs,), (bucket,) = _id_of(diagram, "nas.MountTarget"), _id_of(diagram, "nas.FileSystem"), _id_of(diagram, "oss.Bucket")
+    (vpc,), (vsw,), (nodes,) = (
+        _id_of(diagram, "vpc.Network"),
+        _id_of(diagram, "vpc.Switch"),
+        _id_of(diagram, "ecs.EcsInstanceSet"),
+    )
+    (mount,), (fs,), (bucket,) = (
+        _id_of(diagram, "nas.MountTarget"),
+        _id_of(diagram, "nas.FileSystem"),
+        _id_of(diagram, "oss.Bucket"),
+    )
     (nat,), (eip,) = _id_of(diagram, "vpc.NatGateway"), _id_of(diagram, "ecs.EipAddress")
-    assert {("region", vpc), (vpc, vsw), (vsw, nodes), (nodes, mount), (mount, fs), (nodes, bucket), (vsw, nat), (nat, eip)} <= edges
+    assert {
+        ("region", vpc),
+        (vpc, vsw),
+        (vsw, nodes),
+        (nodes, mount),
+        (mount, fs),
+        (nodes, bucket),
+        (vsw, nat),
+        (nat, eip),
+    } <= edges
     assert diagram["nodes"]["region"] == "region cn-shanghai"
     assert "12 nodes<br/>cn-shanghai-a" in diagram["nodes"][nodes]
 
@@ -95,7 +116,11 @@ def test_the_pool_hangs_off_one_vswitch_per_zone(autoscaling_plan):
     switches = _id_of(diagram, "vpc.Switch")
     (group,) = _id_of(diagram, "ess.ScalingGroup")
     assert len(switches) == 3 and all((s, group) in diagram["edges"] for s in switches)
-    assert [diagram["nodes"][s].rsplit("<br/>", 1)[1] for s in switches] == ["cn-shanghai-a", "cn-shanghai-b", "cn-shanghai-c"]
+    assert [diagram["nodes"][s].rsplit("<br/>", 1)[1] for s in switches] == [
+        "cn-shanghai-a",
+        "cn-shanghai-b",
+        "cn-shanghai-c",
+    ]
 
 
 def test_login_node_is_drawn_but_does_not_mount_storage():
@@ -122,7 +147,13 @@ HOSTILE = 'x"] --> evil["pwn`<script>` #quot; end\nsubgraph'
 def test_hostile_names_cannot_break_the_diagram():
     resources = [
         {"type": "aitrain:compute:GpuCluster", "name": "end", "parent": None, "custom": False, "inputs": {}},
-        {"type": "alicloud:ecs/instance:Instance", "name": HOSTILE, "parent": "end", "custom": True, "inputs": {"availabilityZone": 'z"]'}},
+        {
+            "type": "alicloud:ecs/instance:Instance",
+            "name": HOSTILE,
+            "parent": "end",
+            "custom": True,
+            "inputs": {"availabilityZone": 'z"]'},
+        },
         {"type": 'alicloud:vpc/network:Net"]work', "name": "vpc", "parent": None, "custom": True, "inputs": {}},
     ]
     text = mermaid_flowchart(resources, 'cn"]\nshanghai')
@@ -135,15 +166,43 @@ def test_hostile_names_cannot_break_the_diagram():
 
 def test_marks_colour_the_worst_action_of_a_group(medical_plan):
     resources = _resources(medical_plan)
-    marks = {"medical-imaging-cluster-nodes-0": "replace-delete-first", "medical-imaging-data-acl": "update", "medical-imaging-network-sg": "create",
-             "medical-imaging-storage-fs": "refused", "medical-imaging-network-nat-eip": "delete"}
+    marks = {
+        "medical-imaging-cluster-nodes-0": "replace-delete-first",
+        "medical-imaging-data-acl": "update",
+        "medical-imaging-network-sg": "create",
+        "medical-imaging-storage-fs": "refused",
+        "medical-imaging-network-nat-eip": "delete",
+    }
     diagram = parse(mermaid_flowchart(resources, medical_plan.region, marks))
-    by_kind = {kind: diagram["classes"].get(_id_of(diagram, kind)[0]) for kind in ("ecs.EcsInstanceSet", "oss.BucketAcl", "ecs.SecurityGroup", "nas.FileSystem", "ecs.EipAddress", "vpc.Network")}
-    assert by_kind == {"ecs.EcsInstanceSet": "replace", "oss.BucketAcl": "update", "ecs.SecurityGroup": "create", "nas.FileSystem": "refused",
-                       "ecs.EipAddress": "delete", "vpc.Network": None}
+    by_kind = {
+        kind: diagram["classes"].get(_id_of(diagram, kind)[0])
+        for kind in (
+            "ecs.EcsInstanceSet",
+            "oss.BucketAcl",
+            "ecs.SecurityGroup",
+            "nas.FileSystem",
+            "ecs.EipAddress",
+            "vpc.Network",
+        )
+    }
+    assert by_kind == {
+        "ecs.EcsInstanceSet": "replace",
+        "oss.BucketAcl": "update",
+        "ecs.SecurityGroup": "create",
+        "nas.FileSystem": "refused",
+        "ecs.EipAddress": "delete",
+        "vpc.Network": None,
+    }
     # A group with an update and a replace among its members is drawn as a replace.
     two = [r for r in resources if short_type(r["type"]) != "ecs.SecurityGroupRule"] + [
-        {"type": "alicloud:ecs/securityGroupRule:SecurityGroupRule", "name": f"rule-{i}", "parent": "medical-imaging-network", "custom": True, "inputs": {}} for i in range(2)
+        {
+            "type": "alicloud:ecs/securityGroupRule:SecurityGroupRule",
+            "name": f"rule-{i}",
+            "parent": "medical-imaging-network",
+            "custom": True,
+            "inputs": {},
+        }
+        for i in range(2)
     ]
     diagram = parse(mermaid_flowchart(two, "cn-shanghai", {"rule-0": "update", "rule-1": "replace"}))
     assert diagram["classes"][_id_of(diagram, "ecs.SecurityGroupRule")[0]] == "replace"
@@ -151,18 +210,44 @@ def test_marks_colour_the_worst_action_of_a_group(medical_plan):
 
 
 def test_thousands_of_resources_stay_a_small_drawing():
-    resources: list[dict[str, Any]] = [{"type": "aitrain:compute:GpuCluster", "name": f"c{c}", "parent": None, "custom": False, "inputs": {}} for c in range(1000)]
-    resources += [{"type": f"alicloud:ecs/kind{i % 7}:Kind{i % 7}", "name": f"r{i}", "parent": f"c{i % 1000}", "custom": True, "inputs": {}} for i in range(4000)]
+    resources: list[dict[str, Any]] = [
+        {"type": "aitrain:compute:GpuCluster", "name": f"c{c}", "parent": None, "custom": False, "inputs": {}}
+        for c in range(1000)
+    ]
+    resources += [
+        {
+            "type": f"alicloud:ecs/kind{i % 7}:Kind{i % 7}",
+            "name": f"r{i}",
+            "parent": f"c{i % 1000}",
+            "custom": True,
+            "inputs": {},
+        }
+        for i in range(4000)
+    ]
     text = mermaid_flowchart(resources, "cn-shanghai")
     diagram = parse(text)
     assert len(diagram["nodes"]) <= MAX_NODES + 1 and len(text) < 5_000
-    assert {lbl.split(" × ")[1] for lbl in diagram["nodes"].values() if " × " in lbl} == {f"ecs.Kind{k}" for k in range(7)}
-    per_node = [{"type": "alicloud:ecs/instance:Instance", "name": f"n{i}", "parent": None, "custom": True, "inputs": {"availabilityZone": "z"}} for i in range(5000)]
+    assert {lbl.split(" × ")[1] for lbl in diagram["nodes"].values() if " × " in lbl} == {
+        f"ecs.Kind{k}" for k in range(7)
+    }
+    per_node = [
+        {
+            "type": "alicloud:ecs/instance:Instance",
+            "name": f"n{i}",
+            "parent": None,
+            "custom": True,
+            "inputs": {"availabilityZone": "z"},
+        }
+        for i in range(5000)
+    ]
     assert parse(mermaid_flowchart(per_node, "r"))["nodes"]["g_ecs_Instance_z"] == "5000 × ecs.Instance<br/>z"
 
 
 def test_too_many_types_are_truncated_and_said():
-    resources = [{"type": f"alicloud:m/k{i}:K{i}", "name": f"r{i}", "parent": None, "custom": True, "inputs": {}} for i in range(200)]
+    resources = [
+        {"type": f"alicloud:m/k{i}:K{i}", "name": f"r{i}", "parent": None, "custom": True, "inputs": {}}
+        for i in range(200)
+    ]
     diagram = parse(mermaid_flowchart(resources, "r"))
     assert len(diagram["nodes"]) == MAX_NODES + 1  # the region, MAX_NODES - 1 groups and the "more" node
     assert diagram["nodes"]["more"] == f"… and {200 - MAX_NODES + 1} more resources in {200 - MAX_NODES + 1} groups"

@@ -9,11 +9,22 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md"), *(ROOT / "blueprints").rglob("README.md"), ROOT / "scan" / "README.md"])
+DOCS = sorted(
+    [
+        ROOT / "README.md",
+        *(ROOT / "docs").rglob("*.md"),
+        *(ROOT / "blueprints").rglob("README.md"),
+        ROOT / "scan" / "README.md",
+    ]
+)
 # Where a cited path may start: the repository's own top-level folders and files.
-TOP = tuple(sorted({p.name for p in ROOT.iterdir() if not p.name.startswith(".") or p.name in (".github", ".ci")} - {"build"}))
+TOP = tuple(
+    sorted({p.name for p in ROOT.iterdir() if not p.name.startswith(".") or p.name in (".github", ".ci")} - {"build"})
+)
 # A path the README gives inside the package ("components/storage.py", "architectures/") starts with one of its folders.
-PACKAGE_DIRS = tuple(sorted(p.name for p in (ROOT / "blueprints").iterdir() if p.is_dir() and not p.name.startswith(("_", "."))))
+PACKAGE_DIRS = tuple(
+    sorted(p.name for p in (ROOT / "blueprints").iterdir() if p.is_dir() and not p.name.startswith(("_", ".")))
+)
 NESTED = re.compile(r"(?<![\w./-])((?:" + "|".join(re.escape(t) for t in PACKAGE_DIRS) + r")(?:/[\w.@+-]+)*/?)")
 PATH = re.compile(r"(?<![\w./-])((?:" + "|".join(re.escape(t) for t in TOP) + r")(?:/[\w.@+-]+)*/?)")
 CODE = re.compile(r"`([^`\n]+)`")
@@ -43,7 +54,9 @@ def cited_paths_of(text: str, here: Path | None = None) -> list[str]:
                 out.append(match.group(1))
             elif (nested := NESTED.fullmatch(token)) and "/" in token:
                 local = here / nested.group(1) if here else None
-                out.append(str(local.relative_to(ROOT)) if local and local.exists() else f"blueprints/{nested.group(1)}")
+                out.append(
+                    str(local.relative_to(ROOT)) if local and local.exists() else f"blueprints/{nested.group(1)}"
+                )
     return out
 
 
@@ -60,7 +73,10 @@ def cited_paths(doc: Path) -> list[str]:
 
 
 def test_the_documents_checked_are_the_repositorys():
-    assert "components" in PACKAGE_DIRS and cited_paths_of("`components/storage.py` and `render/`") == ["blueprints/components/storage.py", "blueprints/render/"]
+    assert "components" in PACKAGE_DIRS and cited_paths_of("`components/storage.py` and `render/`") == [
+        "blueprints/components/storage.py",
+        "blueprints/render/",
+    ]
     assert ROOT / "README.md" in DOCS and ROOT / "docs" / "case-studies.md" in DOCS and len(DOCS) >= 8
 
 
@@ -101,7 +117,9 @@ def test_the_article_is_linked_where_it_is_named(doc):
     text = doc.read_text(encoding="utf-8")
     if doc.name == "article.md" or not re.search(r"\bthe article\b", text, re.I):
         return
-    assert re.search(r"\]\([./]*(?:docs/)?sources/article\.md\)|\]\(article\.md\)", text), f"{rel(doc)} speaks of the article without linking docs/sources/article.md"
+    assert re.search(r"\]\([./]*(?:docs/)?sources/article\.md\)|\]\(article\.md\)", text), (
+        f"{rel(doc)} speaks of the article without linking docs/sources/article.md"
+    )
 
 
 def test_the_checks_catch_what_they_claim(tmp_path):
@@ -111,7 +129,11 @@ def test_the_checks_catch_what_they_claim(tmp_path):
     assert "blueprints/nope.py" in cited_paths_of(bad.read_text(encoding="utf-8"))
     assert MACHINE.search("/work/main/x") and MACHINE.search("/home/me/x") and not MACHINE.search("/home/aitrain")
     assert ISSUE.search("issue 11") and ISSUE.search("see #12") and ISSUE.search("pulumi#16179")
-    assert not ISSUE.search("x.md#7-marketing") and not ISSUE.search("README.md#0") and not ISSUE.search("ready-to-train.md#4")
+    assert (
+        not ISSUE.search("x.md#7-marketing")
+        and not ISSUE.search("README.md#0")
+        and not ISSUE.search("ready-to-train.md#4")
+    )
     assert MACHINE.search("/work/main/x") and SECTION.search("§7")
 
 

@@ -16,15 +16,33 @@ from tests.test_export_terraform import DOCUMENTED, _attribute_names, managed, p
 
 
 def test_ack_types_map_to_their_terraform_types_with_single_blocks():
-    cluster = resource("alicloud:cs/managedKubernetes:ManagedKubernetes", "train-cluster", {"clusterSpec": "ack.pro.small", "slbInternetEnabled": False, "auditLogConfig": {"enabled": True}})
-    pool = resource(
-        "alicloud:cs/nodePool:NodePool", "train-gpu",
-        {"clusterId": "${train-cluster.id}", "instanceTypes": ["ecs.gn7e-c16g1.32xlarge"], "scalingConfig": {"enable": True, "minSize": 0, "maxSize": 4}, "instanceMetadataOptions": {"httpTokens": "required"}},
+    cluster = resource(
+        "alicloud:cs/managedKubernetes:ManagedKubernetes",
+        "train-cluster",
+        {"clusterSpec": "ack.pro.small", "slbInternetEnabled": False, "auditLogConfig": {"enabled": True}},
     )
-    addon = resource("alicloud:cs/kubernetesAddon:KubernetesAddon", "csi-plugin", {"clusterId": "${train-cluster.id}", "name": "csi-plugin"})
+    pool = resource(
+        "alicloud:cs/nodePool:NodePool",
+        "train-gpu",
+        {
+            "clusterId": "${train-cluster.id}",
+            "instanceTypes": ["ecs.gn7e-c16g1.32xlarge"],
+            "scalingConfig": {"enable": True, "minSize": 0, "maxSize": 4},
+            "instanceMetadataOptions": {"httpTokens": "required"},
+        },
+    )
+    addon = resource(
+        "alicloud:cs/kubernetesAddon:KubernetesAddon",
+        "csi-plugin",
+        {"clusterId": "${train-cluster.id}", "name": "csi-plugin"},
+    )
     document = to_terraform(tiny_plan(cluster, pool, addon))
     body = document["resource"]["alicloud_cs_managed_kubernetes"]["train-cluster"]
-    assert body["cluster_spec"] == "ack.pro.small" and body["slb_internet_enabled"] is False and body["audit_log_config"] == [{"enabled": True}]
+    assert (
+        body["cluster_spec"] == "ack.pro.small"
+        and body["slb_internet_enabled"] is False
+        and body["audit_log_config"] == [{"enabled": True}]
+    )
     node_pool = document["resource"]["alicloud_cs_kubernetes_node_pool"]["train-gpu"]
     assert node_pool["cluster_id"] == "${alicloud_cs_managed_kubernetes.train-cluster.id}"
     assert node_pool["scaling_config"] == [{"enable": True, "min_size": 0, "max_size": 4}]
@@ -37,9 +55,14 @@ def test_ack_types_map_to_their_terraform_types_with_single_blocks():
 
 def test_kubernetes_objects_are_refused_naming_the_kinds():
     network = resource("alicloud:vpc/network:Network", "net", {"cidrBlock": "10.0.0.0/16"})
-    pv = resource("kubernetes:core/v1:PersistentVolume", "train-shared", {"spec": {"persistentVolumeReclaimPolicy": "Retain"}})
+    pv = resource(
+        "kubernetes:core/v1:PersistentVolume", "train-shared", {"spec": {"persistentVolumeReclaimPolicy": "Retain"}}
+    )
     provider = resource("pulumi:providers:kubernetes", "train-k8s", {})
-    with pytest.raises(ExportError, match=r"Kubernetes objects \(kubernetes:core/v1:PersistentVolume, pulumi:providers:kubernetes\), which the Terraform export does not write") as caught:
+    with pytest.raises(
+        ExportError,
+        match=r"Kubernetes objects \(kubernetes:core/v1:PersistentVolume, pulumi:providers:kubernetes\), which the Terraform export does not write",
+    ) as caught:
         to_terraform(tiny_plan(network, pv, provider))
     from blueprints.export import NotExportable
 
@@ -53,7 +76,10 @@ def test_cli_refuses_a_plan_with_kubernetes_objects_with_exit_2_and_writes_nothi
     monkeypatch.setattr(blueprints.preview, "preview", lambda *args, **kwargs: tiny_plan(pv))
     result = runner.invoke(app, ["export", "terraform", "autoscaling-training", "--out", str(tmp_path / "tf")])
     assert result.exit_code == 2
-    assert "error: cannot export t to Terraform: the plan holds Kubernetes objects (kubernetes:core/v1:PersistentVolume)" in result.stderr
+    assert (
+        "error: cannot export t to Terraform: the plan holds Kubernetes objects (kubernetes:core/v1:PersistentVolume)"
+        in result.stderr
+    )
     assert "pass --cloud-only" in result.stderr
     assert "Traceback" not in result.stderr and not (tmp_path / "tf").exists()
 
@@ -63,8 +89,16 @@ def test_the_kubernetes_preset_is_refused_with_exit_2_and_nothing_written(tmp_pa
     import sys
 
     out = tmp_path / "tf"
-    done = subprocess.run([sys.executable, "-m", "blueprints.cli", "export", "terraform", "kubernetes-training", "--out", str(out)], capture_output=True, text=True)
-    assert done.returncode == 2 and "Kubernetes objects (kubernetes:admissionregistration.k8s.io/v1:ValidatingWebhookConfiguration" in done.stderr
+    done = subprocess.run(
+        [sys.executable, "-m", "blueprints.cli", "export", "terraform", "kubernetes-training", "--out", str(out)],
+        capture_output=True,
+        text=True,
+    )
+    assert (
+        done.returncode == 2
+        and "Kubernetes objects (kubernetes:admissionregistration.k8s.io/v1:ValidatingWebhookConfiguration"
+        in done.stderr
+    )
     assert "pass --cloud-only to write the alicloud resources alone" in done.stderr
     assert "Traceback" not in done.stderr and not (out / "main.tf.json").exists()
 
@@ -73,13 +107,33 @@ def test_the_kubernetes_preset_is_refused_with_exit_2_and_nothing_written(tmp_pa
 
 # The alicloud types the kubernetes-training preset creates, as Terraform types.
 K8S_CLOUD_TYPES = {
-    "alicloud_cs_managed_kubernetes", "alicloud_cs_kubernetes_node_pool", "alicloud_cs_autoscaling_config",
-    "alicloud_ram_role", "alicloud_ram_policy", "alicloud_ram_role_policy_attachment",
-    "alicloud_vpc", "alicloud_vswitch", "alicloud_security_group", "alicloud_security_group_rule", "alicloud_nat_gateway",
-    "alicloud_eip_address", "alicloud_eip_association", "alicloud_snat_entry",
-    "alicloud_nas_file_system", "alicloud_nas_mount_target", "alicloud_nas_access_group", "alicloud_nas_access_rule", "alicloud_nas_auto_snapshot_policy",
-    "alicloud_oss_bucket", "alicloud_oss_bucket_acl", "alicloud_oss_bucket_https_config", "alicloud_oss_bucket_logging", "alicloud_oss_bucket_policy",
-    "alicloud_oss_bucket_public_access_block", "alicloud_oss_bucket_server_side_encryption", "alicloud_oss_bucket_versioning",
+    "alicloud_cs_managed_kubernetes",
+    "alicloud_cs_kubernetes_node_pool",
+    "alicloud_cs_autoscaling_config",
+    "alicloud_ram_role",
+    "alicloud_ram_policy",
+    "alicloud_ram_role_policy_attachment",
+    "alicloud_vpc",
+    "alicloud_vswitch",
+    "alicloud_security_group",
+    "alicloud_security_group_rule",
+    "alicloud_nat_gateway",
+    "alicloud_eip_address",
+    "alicloud_eip_association",
+    "alicloud_snat_entry",
+    "alicloud_nas_file_system",
+    "alicloud_nas_mount_target",
+    "alicloud_nas_access_group",
+    "alicloud_nas_access_rule",
+    "alicloud_nas_auto_snapshot_policy",
+    "alicloud_oss_bucket",
+    "alicloud_oss_bucket_acl",
+    "alicloud_oss_bucket_https_config",
+    "alicloud_oss_bucket_logging",
+    "alicloud_oss_bucket_policy",
+    "alicloud_oss_bucket_public_access_block",
+    "alicloud_oss_bucket_server_side_encryption",
+    "alicloud_oss_bucket_versioning",
 }
 
 
@@ -94,9 +148,17 @@ def test_cloud_only_export_of_the_kubernetes_preset_writes_its_alicloud_side_and
     for pool in document["resource"]["alicloud_cs_kubernetes_node_pool"].values():
         assert pool["management"][0]["auto_repair"] is True
     skipped = kubernetes_objects(plan)
-    assert len(skipped) == 17 and {r.type for r in skipped} >= {"kubernetes:apps/v1:Deployment", "pulumi:providers:kubernetes"}
-    assert "Cloud side only (--cloud-only): 16 Kubernetes objects left out: kubernetes:admissionregistration.k8s.io/v1:ValidatingWebhookConfiguration, " in document["//"]
-    assert document["//"].endswith("kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding, and 1 pulumi:providers:kubernetes; they are deployed by Pulumi, not by this file.")
+    assert len(skipped) == 17 and {r.type for r in skipped} >= {
+        "kubernetes:apps/v1:Deployment",
+        "pulumi:providers:kubernetes",
+    }
+    assert (
+        "Cloud side only (--cloud-only): 16 Kubernetes objects left out: kubernetes:admissionregistration.k8s.io/v1:ValidatingWebhookConfiguration, "
+        in document["//"]
+    )
+    assert document["//"].endswith(
+        "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding, and 1 pulumi:providers:kubernetes; they are deployed by Pulumi, not by this file."
+    )
     assert "kubernetes:core/v1:PersistentVolume (2)" in document["//"]
     text = json.dumps(document)
     for r in skipped:
@@ -116,8 +178,13 @@ def test_cloud_only_refuses_an_alicloud_resource_that_needs_a_left_out_object():
 
 
 def test_left_out_counts_kinds_and_the_provider():
-    objects = [resource("kubernetes:core/v1:Namespace", n, {}) for n in ("a", "b")] + [resource("pulumi:providers:kubernetes", "k", {})]
-    assert left_out(objects) == "2 Kubernetes objects left out: kubernetes:core/v1:Namespace (2), and 1 pulumi:providers:kubernetes"
+    objects = [resource("kubernetes:core/v1:Namespace", n, {}) for n in ("a", "b")] + [
+        resource("pulumi:providers:kubernetes", "k", {})
+    ]
+    assert (
+        left_out(objects)
+        == "2 Kubernetes objects left out: kubernetes:core/v1:Namespace (2), and 1 pulumi:providers:kubernetes"
+    )
     assert left_out(objects[:1]) == "1 Kubernetes object left out: kubernetes:core/v1:Namespace"
 
 
@@ -126,5 +193,8 @@ def test_cli_cloud_only_writes_the_cloud_side_and_says_what_it_left_out(tmp_path
     result = runner.invoke(app, ["export", "terraform", "kubernetes-training", "--cloud-only", "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert (tmp_path / "main.tf.json").read_text(encoding="utf-8") == to_terraform_json(plan, cloud_only=True)
-    assert f"wrote {tmp_path / 'main.tf.json'} ({len(managed(plan))} resources of kubernetes-training); cloud side only, 16 Kubernetes objects left out: " in result.output
+    assert (
+        f"wrote {tmp_path / 'main.tf.json'} ({len(managed(plan))} resources of kubernetes-training); cloud side only, 16 Kubernetes objects left out: "
+        in result.output
+    )
     assert len(managed(plan)) == 36

@@ -28,7 +28,9 @@ def plan_of(name: str) -> Plan:
     from blueprints.testing import offline_plan
 
     if name not in _CACHE:
-        _CACHE[name] = offline_plan("medical-imaging", overrides=ERDMA_LOGIN) if name == "erdma-login" else offline_plan(name)
+        _CACHE[name] = (
+            offline_plan("medical-imaging", overrides=ERDMA_LOGIN) if name == "erdma-login" else offline_plan(name)
+        )
     return _CACHE[name]
 
 
@@ -62,7 +64,15 @@ def resource(type_: str, name: str, inputs: dict, **options) -> PlannedResource:
 
 
 def tiny_plan(*resources: PlannedResource, outputs: dict | None = None) -> Plan:
-    return Plan(blueprint="t", region="cn-hangzhou", profile_name="t", summary={}, notes=(), resources=tuple(resources), outputs=outputs or {})
+    return Plan(
+        blueprint="t",
+        region="cn-hangzhou",
+        profile_name="t",
+        summary={},
+        notes=(),
+        resources=tuple(resources),
+        outputs=outputs or {},
+    )
 
 
 @pytest.mark.parametrize("name", PLANS)
@@ -86,13 +96,17 @@ def test_every_reference_resolves_to_a_declared_resource_and_attribute_names_are
     references = _TF_REFERENCE.findall(text)
     assert references, "the presets wire resources together: references expected"
     for tf_type, ident, attribute in references:
-        assert ident in document["resource"].get(tf_type, {}), f"${{{tf_type}.{ident}.{attribute}}} names no declared resource"
+        assert ident in document["resource"].get(tf_type, {}), (
+            f"${{{tf_type}.{ident}.{attribute}}} names no declared resource"
+        )
         assert attribute == snake(attribute)
     # No plan-form reference (``${logical-name.attr}``, two parts) survives the conversion.
     assert not re.search(r"\$\{[^.}]+\.[^.}]+\}", text)
 
 
-DOCUMENTED = json.loads((Path(__file__).parent / "data" / "terraform_arguments.json").read_text(encoding="utf-8"))["arguments"]
+DOCUMENTED = json.loads((Path(__file__).parent / "data" / "terraform_arguments.json").read_text(encoding="utf-8"))[
+    "arguments"
+]
 
 
 def _attribute_names(body: dict, prefix: str = "") -> set[str]:
@@ -121,7 +135,10 @@ def test_every_exported_name_is_documented_by_the_terraform_provider(name):
 
 def test_every_mapped_type_has_its_documented_arguments():
     assert sorted(DOCUMENTED) == sorted(n.tf_type for n in load_terraform_names().types.values())
-    assert "http_tokens" in DOCUMENTED["alicloud_ecs_launch_template"] and "cidr_ip" in DOCUMENTED["alicloud_security_group_rule"]
+    assert (
+        "http_tokens" in DOCUMENTED["alicloud_ecs_launch_template"]
+        and "cidr_ip" in DOCUMENTED["alicloud_security_group_rule"]
+    )
 
 
 @pytest.mark.parametrize("name", PLANS)
@@ -154,7 +171,11 @@ def test_safety_values_reach_terraform_under_the_providers_names(medical_plan):
     assert disks[0]["disk_name"] == "aitrain-scratch"
     for rule in medical_plan.find("ecs.SecurityGroupRule"):
         tf_rule = tf_body(document, rule)
-        assert (tf_rule.get("cidr_ip"), tf_rule["port_range"], tf_rule["type"]) == (rule.inputs.get("cidrIp"), rule.inputs["portRange"], rule.inputs["type"])
+        assert (tf_rule.get("cidr_ip"), tf_rule["port_range"], tf_rule["type"]) == (
+            rule.inputs.get("cidrIp"),
+            rule.inputs["portRange"],
+            rule.inputs["type"],
+        )
     fs = medical_plan.find("nas.FileSystem")[0]
     assert tf_body(document, fs)["encrypt_type"] == fs.inputs["encryptType"]
     # Tags are a map attribute: keys are data and keep their dashes.
@@ -180,11 +201,31 @@ def test_protect_ignore_changes_and_depends_on_become_lifecycle_and_depends_on(m
         assert body.get("lifecycle", {}).get("prevent_destroy", False) is r.protect
     assert any(r.protect for r in managed(medical_plan))
     snat = next(r for r in medical_plan.find("vpc.SnatEntry") if r.depends_on)
-    assert tf_body(document, snat)["depends_on"] == [f"alicloud_eip_association.{tf_identifier(d)}" for d in snat.depends_on]
-    plan = tiny_plan(resource("alicloud:ecs/ecsLaunchTemplate:EcsLaunchTemplate", "lt", {"systemDisk": {"size": 20}}, ignore_changes=("userData", "systemDisk.size", "dataDisks[0].diskName")))
-    assert to_terraform(plan)["resource"]["alicloud_ecs_launch_template"]["lt"]["lifecycle"] == {"ignore_changes": ["user_data", "system_disk.size", "data_disks[0].disk_name"]}
-    bucket = tiny_plan(resource("alicloud:oss/bucket:Bucket", "b", {}, ignore_changes=("lifecycleRules[0].noncurrentVersionExpirations", "lifecycleRules.expirations")))
-    assert to_terraform(bucket)["resource"]["alicloud_oss_bucket"]["b"]["lifecycle"] == {"ignore_changes": ["lifecycle_rule[0].noncurrent_version_expiration", "lifecycle_rule.expiration"]}
+    assert tf_body(document, snat)["depends_on"] == [
+        f"alicloud_eip_association.{tf_identifier(d)}" for d in snat.depends_on
+    ]
+    plan = tiny_plan(
+        resource(
+            "alicloud:ecs/ecsLaunchTemplate:EcsLaunchTemplate",
+            "lt",
+            {"systemDisk": {"size": 20}},
+            ignore_changes=("userData", "systemDisk.size", "dataDisks[0].diskName"),
+        )
+    )
+    assert to_terraform(plan)["resource"]["alicloud_ecs_launch_template"]["lt"]["lifecycle"] == {
+        "ignore_changes": ["user_data", "system_disk.size", "data_disks[0].disk_name"]
+    }
+    bucket = tiny_plan(
+        resource(
+            "alicloud:oss/bucket:Bucket",
+            "b",
+            {},
+            ignore_changes=("lifecycleRules[0].noncurrentVersionExpirations", "lifecycleRules.expirations"),
+        )
+    )
+    assert to_terraform(bucket)["resource"]["alicloud_oss_bucket"]["b"]["lifecycle"] == {
+        "ignore_changes": ["lifecycle_rule[0].noncurrent_version_expiration", "lifecycle_rule.expiration"]
+    }
 
 
 @pytest.mark.parametrize("name", PLANS)
@@ -198,8 +239,14 @@ def test_export_is_deterministic_and_independent_of_resource_order(name):
 
 
 def test_unknown_resource_type_fails_with_the_token_and_the_remedy():
-    plan = tiny_plan(resource("alicloud:foo/bar:Bar", "x", {}), resource("alicloud:vpc/network:Network", "net", {"cidrBlock": "10.0.0.0/16"}))
-    with pytest.raises(ExportError, match=r"no Terraform mapping for resource type\(s\) alicloud:foo/bar:Bar: add the token to scan/terraform_names.py"):
+    plan = tiny_plan(
+        resource("alicloud:foo/bar:Bar", "x", {}),
+        resource("alicloud:vpc/network:Network", "net", {"cidrBlock": "10.0.0.0/16"}),
+    )
+    with pytest.raises(
+        ExportError,
+        match=r"no Terraform mapping for resource type\(s\) alicloud:foo/bar:Bar: add the token to scan/terraform_names.py",
+    ):
         to_terraform(plan)
 
 
@@ -210,32 +257,56 @@ def test_reference_to_a_name_outside_the_plan_fails_naming_both():
 
 
 def test_names_that_would_collide_or_be_ambiguous_fail_clearly():
-    colliding = tiny_plan(resource("alicloud:vpc/network:Network", "a.b", {}), resource("alicloud:vpc/network:Network", tf_identifier("a.b"), {}))
+    colliding = tiny_plan(
+        resource("alicloud:vpc/network:Network", "a.b", {}),
+        resource("alicloud:vpc/network:Network", tf_identifier("a.b"), {}),
+    )
     with pytest.raises(ExportError, match="both become the Terraform identifier"):
         to_terraform(colliding)
-    shared = tiny_plan(resource("alicloud:vpc/network:Network", "x", {}), resource("alicloud:vpc/switch:Switch", "x", {}))
-    with pytest.raises(ExportError, match="two resources share the logical name 'x'; a reference to it would be ambiguous"):
+    shared = tiny_plan(
+        resource("alicloud:vpc/network:Network", "x", {}), resource("alicloud:vpc/switch:Switch", "x", {})
+    )
+    with pytest.raises(
+        ExportError, match="two resources share the logical name 'x'; a reference to it would be ambiguous"
+    ):
         to_terraform(shared)
 
 
 def test_references_convert_inside_strings_and_to_renamed_output_attributes():
     plan = tiny_plan(
         resource("alicloud:vpc/network:Network", "net", {"cidrBlock": "10.0.0.0/16"}),
-        resource("alicloud:vpc/switch:Switch", "vsw", {"vpcId": "${net.id}", "description": "in ${net.cidrBlock} of ${net.id}"}),
+        resource(
+            "alicloud:vpc/switch:Switch",
+            "vsw",
+            {"vpcId": "${net.id}", "description": "in ${net.cidrBlock} of ${net.id}"},
+        ),
         resource("alicloud:vpc/network:Network", "tagged", {"tags": {"peer-vpc": "${net.id}", "dataDisks": "x"}}),
         outputs={"vpc_id": "${net.id}", "ids": {"vpcId": "${net.id}"}},
     )
     document = to_terraform(plan)
-    assert document["resource"]["alicloud_vswitch"]["vsw"] == {"vpc_id": "${alicloud_vpc.net.id}", "description": "in ${alicloud_vpc.net.cidr_block} of ${alicloud_vpc.net.id}"}
+    assert document["resource"]["alicloud_vswitch"]["vsw"] == {
+        "vpc_id": "${alicloud_vpc.net.id}",
+        "description": "in ${alicloud_vpc.net.cidr_block} of ${alicloud_vpc.net.id}",
+    }
     # Map values are converted too; map keys are data and keep their spelling.
-    assert document["resource"]["alicloud_vpc"]["tagged"]["tags"] == {"peer-vpc": "${alicloud_vpc.net.id}", "dataDisks": "x"}
-    assert document["output"] == {"vpc_id": {"value": "${alicloud_vpc.net.id}"}, "ids": {"value": {"vpcId": "${alicloud_vpc.net.id}"}}}
+    assert document["resource"]["alicloud_vpc"]["tagged"]["tags"] == {
+        "peer-vpc": "${alicloud_vpc.net.id}",
+        "dataDisks": "x",
+    }
+    assert document["output"] == {
+        "vpc_id": {"value": "${alicloud_vpc.net.id}"},
+        "ids": {"value": {"vpcId": "${alicloud_vpc.net.id}"}},
+    }
 
 
 def test_literal_interpolation_markers_are_escaped_so_terraform_keeps_them_verbatim():
     plan = tiny_plan(
         resource("alicloud:vpc/network:Network", "net", {}),
-        resource("alicloud:vpc/switch:Switch", "vsw", {"vpcId": "${net.id}", "description": "echo ${HOME} %{if x} for ${net.id}"}),
+        resource(
+            "alicloud:vpc/switch:Switch",
+            "vsw",
+            {"vpcId": "${net.id}", "description": "echo ${HOME} %{if x} for ${net.id}"},
+        ),
     )
     body = to_terraform(plan)["resource"]["alicloud_vswitch"]["vsw"]
     assert body["description"] == "echo $${HOME} %%{if x} for ${alicloud_vpc.net.id}"
@@ -249,7 +320,10 @@ def test_several_providers_get_aliases_and_resources_name_theirs():
         resource("alicloud:vpc/network:Network", "net", {}, provider="p2"),
     )
     document = to_terraform(plan)
-    assert document["provider"]["alicloud"] == [{"alias": "p1", "region": "cn-hangzhou"}, {"alias": "p2", "region": "cn-beijing"}]
+    assert document["provider"]["alicloud"] == [
+        {"alias": "p1", "region": "cn-hangzhou"},
+        {"alias": "p2", "region": "cn-beijing"},
+    ]
     assert document["resource"]["alicloud_vpc"]["net"]["provider"] == "alicloud.p2"
 
 
@@ -279,7 +353,9 @@ def test_name_data_names_its_source_and_maps_known_types():
     assert {t: names.of(t).tf_type for t in expected} == expected
     assert names.of("alicloud:ess/scalingConfiguration:ScalingConfiguration").field("", "dataDisks") == "data_disk"
     assert "systemDisk" in names.of("alicloud:ecs/ecsLaunchTemplate:EcsLaunchTemplate").single_blocks
-    custom = parse_terraform_names({"source": {}, "resources": {"alicloud:x/y:Y": {"type": "alicloud_y", "renames": {"aB": "c"}}}})
+    custom = parse_terraform_names(
+        {"source": {}, "resources": {"alicloud:x/y:Y": {"type": "alicloud_y", "renames": {"aB": "c"}}}}
+    )
     assert custom.of("alicloud:x/y:Y").field("", "aB") == "c" and custom.of("alicloud:x/y:Y").field("", "dE") == "d_e"
 
 
@@ -293,11 +369,16 @@ def test_cli_writes_main_tf_json_equal_to_the_export_of_the_same_plan(tmp_path, 
     assert result.exit_code == 0, result.output
     written = (tmp_path / "tf" / "main.tf.json").read_text(encoding="utf-8")
     assert written == to_terraform_json(autoscaling_plan)
-    assert f"wrote {tmp_path / 'tf' / 'main.tf.json'} ({len(managed(autoscaling_plan))} resources of autoscaling-training)" in result.output
+    assert (
+        f"wrote {tmp_path / 'tf' / 'main.tf.json'} ({len(managed(autoscaling_plan))} resources of autoscaling-training)"
+        in result.output
+    )
 
 
 def test_cli_set_overrides_reach_the_export(tmp_path):
-    result = runner.invoke(app, ["export", "terraform", "medical-imaging", "--set", "compute.nodes=3", "--out", str(tmp_path)])
+    result = runner.invoke(
+        app, ["export", "terraform", "medical-imaging", "--set", "compute.nodes=3", "--out", str(tmp_path)]
+    )
     assert result.exit_code == 0, result.output
     document = json.loads((tmp_path / "main.tf.json").read_text(encoding="utf-8"))
     assert [s["amount"] for s in document["resource"]["alicloud_ecs_instance_set"].values()] == [3]
@@ -325,11 +406,16 @@ def test_cli_unmapped_type_exits_1_and_writes_nothing(tmp_path, monkeypatch):
     import blueprints.export.terraform as terraform
 
     full = load_terraform_names()
-    without = dataclasses.replace(full, types={t: n for t, n in full.types.items() if t != "alicloud:vpc/network:Network"})
+    without = dataclasses.replace(
+        full, types={t: n for t, n in full.types.items() if t != "alicloud:vpc/network:Network"}
+    )
     monkeypatch.setattr(terraform, "load_terraform_names", lambda: without)
     result = runner.invoke(app, ["export", "terraform", "medical-imaging", "--out", str(tmp_path / "tf")])
     assert result.exit_code == 1
-    assert "cannot export medical-imaging to Terraform: no Terraform mapping for resource type(s) alicloud:vpc/network:Network" in result.output
+    assert (
+        "cannot export medical-imaging to Terraform: no Terraform mapping for resource type(s) alicloud:vpc/network:Network"
+        in result.output
+    )
     assert not (tmp_path / "tf").exists()
 
 
@@ -345,4 +431,6 @@ def test_cli_reads_a_stack_file_as_pulumi_up_would(tmp_path):
 
     plan = preview(with_cli_inputs(engine_config(stack), None, []), catalog=load_catalog(), today=clock.today())
     assert (tmp_path / "main.tf.json").read_text(encoding="utf-8") == to_terraform_json(plan)
-    assert "alicloud_ess_scaling_group" in json.loads((tmp_path / "main.tf.json").read_text(encoding="utf-8"))["resource"]
+    assert (
+        "alicloud_ess_scaling_group" in json.loads((tmp_path / "main.tf.json").read_text(encoding="utf-8"))["resource"]
+    )

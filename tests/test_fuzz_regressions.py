@@ -23,12 +23,16 @@ ZONES = ("cn-shanghai-a", "cn-shanghai-b", "cn-shanghai-c")
 
 def test_set_value_with_a_control_character_is_kept_as_text_not_a_reader_crash():
     # `--set cost.spot=<ESC>]0;title<BEL>True`: PyYAML's reader refuses BEL while it is constructed.
-    assert parse_overrides(["cost.spot=\x1b]0;title\x07True"], profile_models()) == [("cost.spot", "\x1b]0;title\x07True")]
+    assert parse_overrides(["cost.spot=\x1b]0;title\x07True"], profile_models()) == [
+        ("cost.spot", "\x1b]0;title\x07True")
+    ]
 
 
 def test_set_value_with_a_control_character_is_then_refused_by_the_field():
     with pytest.raises(UserInputError) as caught:
-        offline_plan("medical-imaging", overrides=dict(parse_overrides(["cost.spot=\x07true"], profile_models())), today=TODAY)
+        offline_plan(
+            "medical-imaging", overrides=dict(parse_overrides(["cost.spot=\x07true"], profile_models())), today=TODAY
+        )
     assert "cost.spot" in caught.value.render()
 
 
@@ -42,7 +46,15 @@ def test_stack_text_with_a_control_character_is_a_user_error_naming_the_source()
 # --- unsafe: a /8–/12 VPC gave vSwitches of /12–/16 masks; Alibaba Cloud takes /16–/29 ----------------------
 
 
-@pytest.mark.parametrize(("vpc", "expected"), [("10.0.0.0/8", "10.1.0.0/16"), ("10.128.0.0/9", "10.129.0.0/16"), ("10.0.0.0/12", "10.1.0.0/16"), ("10.0.0.0/13", "10.0.128.0/17")])
+@pytest.mark.parametrize(
+    ("vpc", "expected"),
+    [
+        ("10.0.0.0/8", "10.1.0.0/16"),
+        ("10.128.0.0/9", "10.129.0.0/16"),
+        ("10.0.0.0/12", "10.1.0.0/16"),
+        ("10.0.0.0/13", "10.0.128.0/17"),
+    ],
+)
 def test_vswitch_mask_stays_inside_16_to_29(vpc, expected):
     cidr = vswitch_cidr(vpc, "cn-shanghai-b", ZONES)
     assert cidr == expected
@@ -93,16 +105,25 @@ def test_capacity_at_the_tiers_maximum_is_accepted():
 
 
 def test_last_start_day_behind_utc_is_refused_with_the_latest_day_that_works():
-    late = {"cost.off_hours.timezone": "Pacific/Pago_Pago", "cost.off_hours.work_end": "23:59", "cost.off_hours.start_date": "2027-02-27"}
+    late = {
+        "cost.off_hours.timezone": "Pacific/Pago_Pago",
+        "cost.off_hours.work_end": "23:59",
+        "cost.off_hours.start_date": "2027-02-27",
+    }
     with pytest.raises(UserInputError) as caught:
         offline_plan("autoscaling-training", overrides=late, today=TODAY)
     message = caught.value.render()
     assert "first runs at 2027-02-28T10:59Z (UTC), more than 90 days after today (2026-11-30)" in message
     assert "give a start_date up to 2027-02-26" in message
-    plan = offline_plan("autoscaling-training", overrides={**late, "cost.off_hours.start_date": "2027-02-26"}, today=TODAY)
+    plan = offline_plan(
+        "autoscaling-training", overrides={**late, "cost.off_hours.start_date": "2027-02-26"}, today=TODAY
+    )
     assert max(t.inputs["launchTime"] for t in plan.find("ess.ScheduledTask")) == "2027-02-27T10:59Z"
 
 
 def test_last_start_day_ahead_of_utc_is_still_accepted():
     plan = offline_plan("autoscaling-training", overrides={"cost.off_hours.start_date": "2027-02-27"}, today=TODAY)
-    assert sorted(t.inputs["launchTime"] for t in plan.find("ess.ScheduledTask")) == ["2027-02-27T01:00Z", "2027-02-27T11:00Z"]
+    assert sorted(t.inputs["launchTime"] for t in plan.find("ess.ScheduledTask")) == [
+        "2027-02-27T01:00Z",
+        "2027-02-27T11:00Z",
+    ]

@@ -78,17 +78,32 @@ HOOK = textwrap.dedent(
 def _run_fuzz(tmp_path: Path, *args: str, limit: float, mode: str) -> tuple[subprocess.CompletedProcess[str], float]:
     (tmp_path / "hook").mkdir()
     (tmp_path / "hook" / "sitecustomize.py").write_text(HOOK, encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "hook"), str(ROOT)]), "AITRAIN_FUZZ_HANG_DIR": str(tmp_path), "AITRAIN_FUZZ_HANGS": "2", "AITRAIN_FUZZ_HANG_MODE": mode}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(tmp_path / "hook"), str(ROOT)]),
+        "AITRAIN_FUZZ_HANG_DIR": str(tmp_path),
+        "AITRAIN_FUZZ_HANGS": "2",
+        "AITRAIN_FUZZ_HANG_MODE": mode,
+    }
     began = time.monotonic()
-    process = subprocess.Popen([sys.executable, str(ROOT / "bench" / "fuzz.py"), *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "bench" / "fuzz.py"), *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         out, err = process.communicate(timeout=limit)
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)  # the fuzzer and the workers it left hanging
         out, err = process.communicate()
-        raise AssertionError(f"bench/fuzz.py did not finish within {limit:.0f} s ({mode} mode): it hangs\n{out[-2000:]}\n{err[-2000:]}") from None
+        raise AssertionError(
+            f"bench/fuzz.py did not finish within {limit:.0f} s ({mode} mode): it hangs\n{out[-2000:]}\n{err[-2000:]}"
+        ) from None
     finally:
-        for left in (tmp_path.glob("hung-*")):
+        for left in tmp_path.glob("hung-*"):
             try:
                 os.kill(int(left.name.removeprefix("hung-")), signal.SIGKILL)  # a worker the fuzzer failed to kill
             except ProcessLookupError:
@@ -98,7 +113,21 @@ def _run_fuzz(tmp_path: Path, *args: str, limit: float, mode: str) -> tuple[subp
 
 def test_hung_draws_are_killed_counted_and_replayable_while_the_other_draws_run(tmp_path: Path) -> None:
     summary_file = tmp_path / "summary.json"
-    done, wall = _run_fuzz(tmp_path, "--draws", "30", "--jobs", "2", "--seed", "3", "--timeout", "4", "--json", str(summary_file), limit=120, mode="hang")
+    done, wall = _run_fuzz(
+        tmp_path,
+        "--draws",
+        "30",
+        "--jobs",
+        "2",
+        "--seed",
+        "3",
+        "--timeout",
+        "4",
+        "--json",
+        str(summary_file),
+        limit=120,
+        mode="hang",
+    )
     assert wall < 120
     summary = json.loads(summary_file.read_text(encoding="utf-8"))
 
@@ -112,19 +141,26 @@ def test_hung_draws_are_killed_counted_and_replayable_while_the_other_draws_run(
     # The hung workers were killed (SIGKILL: they ignored SIGTERM and swallowed the alarm), not left behind.
     for left in tmp_path.glob("hung-*"):
         pid = int(left.name.removeprefix("hung-"))
-        assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text(), f"worker {pid} still runs"
+        assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text(), (
+            f"worker {pid} still runs"
+        )
 
     # A timed-out draw fails the run, and the report says how to replay it.
     assert done.returncode == 1
     assert "2 timed out" in done.stdout
     for t in hung:
-        assert f"timed out (a hang): draw {t['index']} overran 4 s and, retried, 12 s" in done.stdout and f"replay: python bench/fuzz.py --seed 3 --only {t['index']}" in done.stdout
+        assert (
+            f"timed out (a hang): draw {t['index']} overran 4 s and, retried, 12 s" in done.stdout
+            and f"replay: python bench/fuzz.py --seed 3 --only {t['index']}" in done.stdout
+        )
     assert "Traceback" not in done.stderr
 
 
 def test_a_draw_that_kills_its_worker_is_a_crash_with_its_reproduction_and_the_run_goes_on(tmp_path: Path) -> None:
     summary_file = tmp_path / "summary.json"
-    done, _ = _run_fuzz(tmp_path, "--draws", "20", "--jobs", "2", "--seed", "3", "--json", str(summary_file), limit=120, mode="exit")
+    done, _ = _run_fuzz(
+        tmp_path, "--draws", "20", "--jobs", "2", "--seed", "3", "--json", str(summary_file), limit=120, mode="exit"
+    )
     summary = json.loads(summary_file.read_text(encoding="utf-8"))
     assert summary["crashes"] == 2 and summary["timeouts"] == 0
     assert summary["accepted"] + summary["rejected"] == 18
@@ -135,11 +171,28 @@ def test_a_draw_that_kills_its_worker_is_a_crash_with_its_reproduction_and_the_r
 
 def test_a_draw_slow_only_on_its_first_try_finishes_on_the_retry_and_does_not_fail_the_run(tmp_path: Path) -> None:
     summary_file = tmp_path / "summary.json"
-    done, _ = _run_fuzz(tmp_path, "--draws", "20", "--jobs", "2", "--seed", "3", "--timeout", "4", "--json", str(summary_file), limit=120, mode="slow")
+    done, _ = _run_fuzz(
+        tmp_path,
+        "--draws",
+        "20",
+        "--jobs",
+        "2",
+        "--seed",
+        "3",
+        "--timeout",
+        "4",
+        "--json",
+        str(summary_file),
+        limit=120,
+        mode="slow",
+    )
     summary = json.loads(summary_file.read_text(encoding="utf-8"))
     assert summary["timeouts"] == 0 and summary["slow"] == 2
     assert summary["accepted"] + summary["rejected"] == 20 and summary["crashes"] == 0
     assert all(t["first_try_seconds"] >= 4 and t["seconds"] < 12 for t in summary["slow_details"])
     assert done.returncode == 0, done.stdout[-3000:]
     for t in summary["slow_details"]:
-        assert f"slow: draw {t['index']} overran 4 s" in done.stdout and f"replay: python bench/fuzz.py --seed 3 --only {t['index']}" in done.stdout
+        assert (
+            f"slow: draw {t['index']} overran 4 s" in done.stdout
+            and f"replay: python bench/fuzz.py --seed 3 --only {t['index']}" in done.stdout
+        )

@@ -113,5 +113,6 @@ if __name__ == "__main__":
     # and the suite's clock (conftest.TODAY), so the files match what the tests compare against.
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import conftest  # noqa: F401  (sets AITRAIN_TODAY)
+
     for written in write_golden():
         print(f"wrote {written.relative_to(Path.cwd()) if written.is_relative_to(Path.cwd()) else written}")

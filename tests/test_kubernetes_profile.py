@@ -66,12 +66,20 @@ def test_off_hours_is_refused():
 @pytest.mark.parametrize(
     "setting, field, words",
     [
-        ("kubernetes.pod_cidr=172.20.0.0/16", "kubernetes.pod_cidr", "does not apply: the cluster runs Terway (for NetworkPolicy)"),
+        (
+            "kubernetes.pod_cidr=172.20.0.0/16",
+            "kubernetes.pod_cidr",
+            "does not apply: the cluster runs Terway (for NetworkPolicy)",
+        ),
         ("kubernetes.addons=[{name: flannel}]", "kubernetes.addons", "Flannel enforces no NetworkPolicy"),
         ("kubernetes.service_cidr=10.40.0.0/24", "kubernetes.service_cidr", "overlaps network.vpc_cidr"),
         ("kubernetes.service_cidr=8.8.0.0/16", "kubernetes.service_cidr", "not a private range"),
         ("kubernetes.public_api_endpoint=true", "kubernetes.public_api_endpoint", "needs network.admin_cidr"),
-        ("kubernetes.system_instance_type=ecs.gn7i-c8g1.2xlarge", "kubernetes.system_instance_type", "is not a CPU instance type"),
+        (
+            "kubernetes.system_instance_type=ecs.gn7i-c8g1.2xlarge",
+            "kubernetes.system_instance_type",
+            "is not a CPU instance type",
+        ),
         ("kubernetes.cluster_spec=ack.pro.medium", "kubernetes.cluster_spec", "ack.pro.small"),
         ("kubernetes.image_type=Windows", "kubernetes.image_type", "AliyunLinux3"),
         ("kubernetes.namespace=kube-system", "kubernetes.namespace", "not starting with 'kube-'"),
@@ -111,8 +119,13 @@ def test_a_family_ack_does_not_list_is_refused_with_the_supported_types(tmp_path
     data = tmp_path / "catalog"
     shutil.copytree(CATALOG_DIR, data)
     families = data / "kubernetes_gpu_families.csv"
-    families.write_text("".join(line for line in families.read_text().splitlines(keepends=True) if not line.startswith("ebmgn7ex,")))
+    families.write_text(
+        "".join(line for line in families.read_text().splitlines(keepends=True) if not line.startswith("ebmgn7ex,"))
+    )
     monkeypatch.setenv(CATALOG_DIR_ENV, str(data))
     out = refused()
-    assert "compute.instance_type = 'ecs.ebmgn7ex.32xlarge': is of family ebmgn7ex, which ACK does not list as a GPU node-pool family" in out
+    assert (
+        "compute.instance_type = 'ecs.ebmgn7ex.32xlarge': is of family ebmgn7ex, which ACK does not list as a GPU node-pool family"
+        in out
+    )
     assert "'ecs.gn7e-c16g1.32xlarge'" in out and "'ecs.ebmgn7ex.32xlarge'" not in out.split("allowed:")[1]

@@ -50,9 +50,17 @@ def test_every_kubernetes_object_uses_the_provider_made_from_the_clusters_kubeco
     assert len(objects) == 16  # 2 namespaces, 2 network policies, two volumes and their claims, 8 operator objects
     assert {r.provider for r in objects} == {f"{UNIT}-kubeconfig"} and {r.parent for r in objects} == {UNIT}
     # Nothing goes into the cluster before both node pools exist.
-    assert all({"kubernetes-training-k8s-gpu-pool", "kubernetes-training-k8s-system-pool"} <= set(r.depends_on) for r in objects)
+    assert all(
+        {"kubernetes-training-k8s-gpu-pool", "kubernetes-training-k8s-system-pool"} <= set(r.depends_on)
+        for r in objects
+    )
     component = one(k8s_plan, UNIT)
-    assert component.type == "aitrain:kubernetes:KubernetesWorkloads" and set(component.registered_outputs) == {"namespace", "shared_claim", "bucket_claim", "training_operator_version"}
+    assert component.type == "aitrain:kubernetes:KubernetesWorkloads" and set(component.registered_outputs) == {
+        "namespace",
+        "shared_claim",
+        "bucket_claim",
+        "training_operator_version",
+    }
     # A destroy or a cluster replacement drops the objects of a cluster that no longer answers instead of failing.
     assert one(k8s_plan, f"{UNIT}-kubeconfig").inputs["deleteUnreachable"] == "true"
 
@@ -66,15 +74,24 @@ def test_the_shared_file_system_is_a_static_nas_volume_that_keeps_its_data(k8s_p
     assert spec["csi"]["driver"] == "nasplugin.csi.alibabacloud.com"
     # The CSI driver requires volumeHandle == the PV's name; the server and path are the file system's mount target.
     assert spec["csi"]["volumeHandle"] == volume["metadata"]["name"]
-    assert spec["csi"]["volumeAttributes"] == {"server": "${kubernetes-training-storage-mount-target.mountTargetDomain}", "path": "/share", "vers": "3"}
+    assert spec["csi"]["volumeAttributes"] == {
+        "server": "${kubernetes-training-storage-mount-target.mountTargetDomain}",
+        "path": "/share",
+        "vers": "3",
+    }
     assert spec["mountOptions"] == ["nolock,tcp,noresvport", "vers=3"]
     claim = one(k8s_plan, f"{UNIT}-shared-claim").inputs
     assert (claim["metadata"]["name"], claim["metadata"]["namespace"]) == ("kubernetes-training-shared", "training")
     # Static binding: no storage class, bound to this volume by name.
-    assert claim["spec"]["volumeName"] == volume["metadata"]["name"] and claim["spec"]["storageClassName"] == "" == spec["storageClassName"]
+    assert (
+        claim["spec"]["volumeName"] == volume["metadata"]["name"]
+        and claim["spec"]["storageClassName"] == "" == spec["storageClassName"]
+    )
     assert claim["spec"]["resources"] == {"requests": {"storage": "16384Gi"}}
     for name in (f"{UNIT}-shared-volume", f"{UNIT}-shared-claim"):
-        assert one(k8s_plan, name).retain_on_delete, f"{name}: dropping the volume object must never need the cluster to answer"
+        assert one(k8s_plan, name).retain_on_delete, (
+            f"{name}: dropping the volume object must never need the cluster to answer"
+        )
     assert "kubernetes-training-workloads-namespace" in one(k8s_plan, f"{UNIT}-shared-claim").depends_on
     assert k8s_plan.outputs["shared_volume_claim"] == "kubernetes-training-shared"
 
@@ -84,11 +101,22 @@ def test_the_stacks_bucket_is_a_volume_mounted_with_the_gpu_pools_role(k8s_plan)
     attributes = volume.inputs["spec"]["csi"]["volumeAttributes"]
     # The role that holds the one-bucket policy (its attachment is in the plan), the stack's bucket, its VPC endpoint.
     assert attributes["roleName"] == one(k8s_plan, "kubernetes-training-k8s-gpu-node-role").inputs["roleName"]
-    assert attributes["bucket"] == k8s_plan.outputs["bucket"] and attributes["url"] == "https://" + k8s_plan.outputs["bucket_internal_endpoint"]
+    assert (
+        attributes["bucket"] == k8s_plan.outputs["bucket"]
+        and attributes["url"] == "https://" + k8s_plan.outputs["bucket_internal_endpoint"]
+    )
     # The bucket denies plain HTTP (its https-only policy is in the plan), so the volume must not use it.
     assert one(k8s_plan, "kubernetes-training-data-https-only").type == "alicloud:oss/bucketPolicy:BucketPolicy"
-    assert attributes["authType"] == "sts" and volume.retain_on_delete and volume.inputs["spec"]["persistentVolumeReclaimPolicy"] == "Retain"
-    assert one(k8s_plan, f"{UNIT}-data-claim").inputs["spec"]["volumeName"] == "kubernetes-training-data" == k8s_plan.outputs["bucket_volume_claim"]
+    assert (
+        attributes["authType"] == "sts"
+        and volume.retain_on_delete
+        and volume.inputs["spec"]["persistentVolumeReclaimPolicy"] == "Retain"
+    )
+    assert (
+        one(k8s_plan, f"{UNIT}-data-claim").inputs["spec"]["volumeName"]
+        == "kubernetes-training-data"
+        == k8s_plan.outputs["bucket_volume_claim"]
+    )
 
 
 def test_the_file_system_is_still_protected_and_retained_beside_the_volume(k8s_plan):
@@ -101,32 +129,60 @@ def test_the_training_operator_is_the_vendored_release_pytorchjob_only(k8s_plan)
     assert crd["spec"]["group"] == "kubeflow.org" and crd["spec"]["names"]["kind"] == "PyTorchJob"
     deployment = one(k8s_plan, f"{UNIT}-operator-deployment-training-operator").inputs
     (container,) = deployment["spec"]["template"]["spec"]["containers"]
-    assert container["image"] == "kubeflow/training-operator:v1-5170a36" and container["args"] == ["--enable-scheme=pytorchjob"]
+    assert container["image"] == "kubeflow/training-operator:v1-5170a36" and container["args"] == [
+        "--enable-scheme=pytorchjob"
+    ]
     assert deployment["metadata"]["namespace"] == "kubeflow"
     webhook = one(k8s_plan, f"{UNIT}-operator-validatingwebhookconfiguration-validator.training-operator.kubeflow.org")
     (hook,) = webhook.inputs["webhooks"]
-    assert hook["clientConfig"]["service"] == {"name": "training-operator", "namespace": "kubeflow", "path": "/validate-kubeflow-org-v1-pytorchjob"}
+    assert hook["clientConfig"]["service"] == {
+        "name": "training-operator",
+        "namespace": "kubeflow",
+        "path": "/validate-kubeflow-org-v1-pytorchjob",
+    }
     # The operator writes its webhook certificate and CA bundle itself; Pulumi must not take them back.
     assert webhook.ignore_changes == ("webhooks",)
     assert one(k8s_plan, f"{UNIT}-operator-secret-training-operator-webhook-cert").ignore_changes == ("data",)
     assert k8s_plan.outputs["training_operator_version"] == TRAINING_OPERATOR_VERSION == "v1.9.0"
     # Deleting the CRD would delete every running PyTorchJob: it stays in the cluster; the operator's other objects go.
-    retained = {r.inputs["kind"] for r in in_cluster(k8s_plan) if r.name.startswith(f"{UNIT}-operator-") and r.retain_on_delete}
+    retained = {
+        r.inputs["kind"] for r in in_cluster(k8s_plan) if r.name.startswith(f"{UNIT}-operator-") and r.retain_on_delete
+    }
     assert retained == {"CustomResourceDefinition"}
 
 
 def test_the_operator_image_can_come_from_your_own_registry():
-    plan = offline_plan(PRESET, overrides={"kubernetes.operator_image": "registry.cn-shanghai.aliyuncs.com/team/training-operator:v1-5170a36"})
+    plan = offline_plan(
+        PRESET,
+        overrides={"kubernetes.operator_image": "registry.cn-shanghai.aliyuncs.com/team/training-operator:v1-5170a36"},
+    )
     deployment = one(plan, f"{UNIT}-operator-deployment-training-operator").inputs
-    assert deployment["spec"]["template"]["spec"]["containers"][0]["image"] == "registry.cn-shanghai.aliyuncs.com/team/training-operator:v1-5170a36"
+    assert (
+        deployment["spec"]["template"]["spec"]["containers"][0]["image"]
+        == "registry.cn-shanghai.aliyuncs.com/team/training-operator:v1-5170a36"
+    )
 
 
 def test_the_vendored_crd_is_the_releases_file_and_every_object_has_a_resource_type():
     crd = OPERATOR_DIR / "kubeflow.org_pytorchjobs.yaml"
     # The hash recorded in PYTORCHJOB_CRD.md (the v1.9.0 file, byte for byte).
-    assert hashlib.sha256(crd.read_bytes()).hexdigest() in (OPERATOR_DIR / "PYTORCHJOB_CRD.md").read_text(encoding="utf-8")
+    assert hashlib.sha256(crd.read_bytes()).hexdigest() in (OPERATOR_DIR / "PYTORCHJOB_CRD.md").read_text(
+        encoding="utf-8"
+    )
     kinds = sorted(o["kind"] for o in operator_objects())
-    assert kinds == sorted(["CustomResourceDefinition", "ClusterRoleBinding", "ClusterRole", "ServiceAccount", "ValidatingWebhookConfiguration", "Service", "Deployment", "Namespace", "Secret"])
+    assert kinds == sorted(
+        [
+            "CustomResourceDefinition",
+            "ClusterRoleBinding",
+            "ClusterRole",
+            "ServiceAccount",
+            "ValidatingWebhookConfiguration",
+            "Service",
+            "Deployment",
+            "Namespace",
+            "Secret",
+        ]
+    )
     assert {(o["apiVersion"], o["kind"]) for o in operator_objects()} == set(OPERATOR_KINDS)
     namespaced = [o for o in operator_objects() if o["kind"] in ("ServiceAccount", "Service", "Deployment", "Secret")]
     assert {o["metadata"]["namespace"] for o in namespaced} == {"kubeflow"}
@@ -139,7 +195,11 @@ def test_the_rendered_operator_file_says_where_it_comes_from():
 
 
 def test_nas_volume_attributes_split_the_mount_source():
-    assert nas_volume_attributes("abc-123.cn-shanghai.extreme.nas.aliyuncs.com:/share") == {"server": "abc-123.cn-shanghai.extreme.nas.aliyuncs.com", "path": "/share", "vers": "3"}
+    assert nas_volume_attributes("abc-123.cn-shanghai.extreme.nas.aliyuncs.com:/share") == {
+        "server": "abc-123.cn-shanghai.extreme.nas.aliyuncs.com",
+        "path": "/share",
+        "vers": "3",
+    }
     assert nas_volume_attributes("abc.cn-shanghai.nas.aliyuncs.com:/")["path"] == "/"
     assert nas_volume_attributes("abc.cn-shanghai.nas.aliyuncs.com")["path"] == "/"
 
@@ -153,29 +213,74 @@ def test_names_come_from_the_profile_name_so_a_pool_change_never_renames_a_volum
 
 def test_cpfs_is_refused_for_kubernetes_pool_with_the_allowed_kinds():
     result = subprocess.run(
-        [sys.executable, "-m", "blueprints.cli", "plan", PRESET, "--set", "storage.kind=cpfs", "--set", "storage.throughput_tier=advance_100", "--set", "storage.capacity_gib=3600", "--set", "storage.allow_unencrypted_cpfs=true"],
-        capture_output=True, text=True, cwd=ROOT,
+        [
+            sys.executable,
+            "-m",
+            "blueprints.cli",
+            "plan",
+            PRESET,
+            "--set",
+            "storage.kind=cpfs",
+            "--set",
+            "storage.throughput_tier=advance_100",
+            "--set",
+            "storage.capacity_gib=3600",
+            "--set",
+            "storage.allow_unencrypted_cpfs=true",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
     )
     assert result.returncode == 2, result.stderr
-    assert "storage.kind" in result.stderr and "allowed here: nas, extreme_nas" in result.stderr and "Traceback" not in result.stderr
+    assert (
+        "storage.kind" in result.stderr
+        and "allowed here: nas, extreme_nas" in result.stderr
+        and "Traceback" not in result.stderr
+    )
 
 
 def test_the_component_refuses_a_storage_kind_without_a_volume_recipe():
     with offline_mocks():
         with pytest.raises(ValueError, match="allowed: nas, extreme_nas"):
-            KubernetesWorkloads("w", KubernetesWorkloadsArgs(name="w", region="cn-shanghai", namespace="training", kubeconfig="k", storage_kind="cpfs", file_system_id="f", mount_source="m", capacity_gib=100))
+            KubernetesWorkloads(
+                "w",
+                KubernetesWorkloadsArgs(
+                    name="w",
+                    region="cn-shanghai",
+                    namespace="training",
+                    kubeconfig="k",
+                    storage_kind="cpfs",
+                    file_system_id="f",
+                    mount_source="m",
+                    capacity_gib=100,
+                ),
+            )
 
 
-@pytest.mark.parametrize("setting, message", [
-    ("kubernetes.namespace=kubeflow", "the training operator's own namespace"),
-    ("kubernetes.namespace=default", "every cluster already has it"),
-    ("kubernetes.operator_image=bad image", "must be a container image reference"),
-    ("kubernetes.operator_image=Registry/UPPER", "must be a container image reference"),
-])
+@pytest.mark.parametrize(
+    "setting, message",
+    [
+        ("kubernetes.namespace=kubeflow", "the training operator's own namespace"),
+        ("kubernetes.namespace=default", "every cluster already has it"),
+        ("kubernetes.operator_image=bad image", "must be a container image reference"),
+        ("kubernetes.operator_image=Registry/UPPER", "must be a container image reference"),
+    ],
+)
 def test_namespaces_the_stack_cannot_create_and_bad_images_are_refused(setting, message):
-    result = subprocess.run([sys.executable, "-m", "blueprints.cli", "plan", PRESET, "--set", setting], capture_output=True, text=True, cwd=ROOT)
+    result = subprocess.run(
+        [sys.executable, "-m", "blueprints.cli", "plan", PRESET, "--set", setting],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     field = setting.split("=", 1)[0]
-    assert result.returncode == 2 and f"{field} = " in result.stderr and message in result.stderr and "Traceback" not in result.stderr
+    assert (
+        result.returncode == 2
+        and f"{field} = " in result.stderr
+        and message in result.stderr
+        and "Traceback" not in result.stderr
+    )
 
 
 def test_the_squash_note_speaks_of_jobs_in_pods_not_of_the_ecs_host_registry(k8s_plan):
@@ -188,13 +293,24 @@ def _workloads(**bucket):
     return KubernetesWorkloads(
         "w",
         KubernetesWorkloadsArgs(
-            name="llama", region="cn-shanghai", namespace="training", kubeconfig="k", storage_kind="nas", file_system_id="f",
-            mount_source="abc.cn-shanghai.nas.aliyuncs.com:/", capacity_gib=100, **bucket,
+            name="llama",
+            region="cn-shanghai",
+            namespace="training",
+            kubeconfig="k",
+            storage_kind="nas",
+            file_system_id="f",
+            mount_source="abc.cn-shanghai.nas.aliyuncs.com:/",
+            capacity_gib=100,
+            **bucket,
         ),
     )
 
 
-BUCKET = {"bucket": "llama-ckpt", "bucket_endpoint": "oss-cn-shanghai-internal.aliyuncs.com", "node_role_name": "llama-k8s-gpu-node"}
+BUCKET = {
+    "bucket": "llama-ckpt",
+    "bucket_endpoint": "oss-cn-shanghai-internal.aliyuncs.com",
+    "node_role_name": "llama-k8s-gpu-node",
+}
 
 
 def test_the_bucket_is_a_static_oss_volume_mounted_with_the_gpu_nodes_role_and_no_key():
@@ -205,18 +321,28 @@ def test_the_bucket_is_a_static_oss_volume_mounted_with_the_gpu_nodes_role_and_n
     volume, claim = by_name["w-data-volume"], by_name["w-data-claim"]
     spec = volume.inputs["spec"]
     assert volume.inputs["metadata"]["name"] == "llama-data" == spec["csi"]["volumeHandle"]
-    assert spec["csi"]["driver"] == "ossplugin.csi.alibabacloud.com" and spec["persistentVolumeReclaimPolicy"] == "Retain"
+    assert (
+        spec["csi"]["driver"] == "ossplugin.csi.alibabacloud.com" and spec["persistentVolumeReclaimPolicy"] == "Retain"
+    )
     assert spec["csi"]["volumeAttributes"] == {
-        "bucket": "llama-ckpt", "url": "https://oss-cn-shanghai-internal.aliyuncs.com", "path": "/", "authType": "sts",
-        "roleName": "llama-k8s-gpu-node", "otherOpts": "-o max_stat_cache_size=0 -o allow_other",
+        "bucket": "llama-ckpt",
+        "url": "https://oss-cn-shanghai-internal.aliyuncs.com",
+        "path": "/",
+        "authType": "sts",
+        "roleName": "llama-k8s-gpu-node",
+        "otherOpts": "-o max_stat_cache_size=0 -o allow_other",
     }
     assert spec["accessModes"] == ["ReadWriteMany"] and spec["storageClassName"] == ""
     # Keyless: no Secret reference and no AccessKey anywhere in the volume.
     assert "nodePublishSecretRef" not in spec["csi"] and not {"akId", "akSecret"} & set(spec["csi"]["volumeAttributes"])
-    assert [r.inputs["kind"] for r in stack.resources if r.type == "kubernetes:core/v1:Secret"] == ["Secret"]  # only the operator's webhook cert
+    assert [r.inputs["kind"] for r in stack.resources if r.type == "kubernetes:core/v1:Secret"] == [
+        "Secret"
+    ]  # only the operator's webhook cert
     assert (claim.inputs["metadata"]["name"], claim.inputs["metadata"]["namespace"]) == ("llama-data", "training")
     assert claim.inputs["spec"]["volumeName"] == "llama-data" and claim.inputs["spec"]["storageClassName"] == ""
-    assert claim.inputs["spec"]["resources"] == {"requests": {"storage": "100Gi"}} and spec["capacity"] == {"storage": "100Gi"}
+    assert claim.inputs["spec"]["resources"] == {"requests": {"storage": "100Gi"}} and spec["capacity"] == {
+        "storage": "100Gi"
+    }
     assert volume.retain_on_delete and claim.retain_on_delete and "w-namespace" in claim.depends_on
     assert volume.provider == claim.provider == "w-kubeconfig" and volume.parent == claim.parent == "w"
 
@@ -236,12 +362,20 @@ def test_oss_volume_attributes_are_keyless():
     assert attributes["authType"] == "sts" and attributes["roleName"] == "role"
     # HTTPS always: the driver would give a bare internal endpoint http://, which the bucket's HTTPS-only policy denies.
     assert attributes["url"] == "https://oss-cn-beijing-internal.aliyuncs.com"
-    assert oss_volume_attributes("b", "https://oss-cn-beijing-internal.aliyuncs.com", "role")["url"] == "https://oss-cn-beijing-internal.aliyuncs.com"
+    assert (
+        oss_volume_attributes("b", "https://oss-cn-beijing-internal.aliyuncs.com", "role")["url"]
+        == "https://oss-cn-beijing-internal.aliyuncs.com"
+    )
 
 
 def test_the_jobs_namespace_is_default_deny_but_admits_itself_and_dns(k8s_plan):
     """Terway enforces NetworkPolicy: everything in the jobs' namespace is denied but its own pods and the cluster DNS."""
-    policies = {r.inputs["metadata"]["name"]: r for r in in_cluster(k8s_plan) if r.short_type == "networking.k8s.io/v1.NetworkPolicy" or r.type == "kubernetes:networking.k8s.io/v1:NetworkPolicy"}
+    policies = {
+        r.inputs["metadata"]["name"]: r
+        for r in in_cluster(k8s_plan)
+        if r.short_type == "networking.k8s.io/v1.NetworkPolicy"
+        or r.type == "kubernetes:networking.k8s.io/v1:NetworkPolicy"
+    }
     assert set(policies) == {"default-deny", "allow-namespace-and-dns"}
     assert all(r.inputs["metadata"]["namespace"] == "training" for r in policies.values())
     assert all(f"{UNIT}-namespace" in r.depends_on for r in policies.values())
@@ -250,7 +384,10 @@ def test_the_jobs_namespace_is_default_deny_but_admits_itself_and_dns(k8s_plan):
     assert allow["ingress"] == [{"from": [{"podSelector": {}}]}]
     assert allow["egress"] == [
         {"to": [{"podSelector": {}}]},
-        {"to": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}}}], "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]},
+        {
+            "to": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}}}],
+            "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}],
+        },
     ]
     # The plan says honestly what NetworkPolicy does not cover: hostNetwork (eRDMA) pods.
     assert any("NetworkPolicy does not govern hostNetwork pods" in n for n in k8s_plan.notes)

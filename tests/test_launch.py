@@ -18,7 +18,7 @@ RUN = "20261201T093000Z"
 # Root is nobody on the share (root_squash): the run directory, the log and the launcher are the job user's (uid 2000).
 LINE = (
     "ulimit -l unlimited 2>/dev/null; setpriv --reuid=2000 --regid=2000 --init-groups sh -c "
-    "'d=$1; shift; mkdir -p \"$d\" || exit; HOME=/home/aitrain USER=aitrain LOGNAME=aitrain setsid nohup \"$@\" < /dev/null > \"$d/$(hostname).log\" 2>&1 &' "
+    '\'d=$1; shift; mkdir -p "$d" || exit; HOME=/home/aitrain USER=aitrain LOGNAME=aitrain setsid nohup "$@" < /dev/null > "$d/$(hostname).log" 2>&1 &\' '
     "sh /mnt/shared/.aitrain/runs/{run} /usr/local/bin/aitrain-torchrun --run-dir /mnt/shared/.aitrain/runs/{run}{hosts} -- {cmd}"
 )
 LOGS = "logs: /mnt/shared/.aitrain/runs/{run}/<hostname>.log on the shared file system, written as aitrain (uid 2000)"
@@ -112,7 +112,21 @@ def invoke(*args, env=None):
 
 
 def run_command(ids, line, run=RUN, profile="medical-imaging"):
-    argv = ["aliyun", "ecs", "RunCommand", "--RegionId", "cn-shanghai", "--Type", "RunShellScript", "--Name", f"aitrain-{profile}-{run}", "--CommandContent", line, "--Timeout", "60"]
+    argv = [
+        "aliyun",
+        "ecs",
+        "RunCommand",
+        "--RegionId",
+        "cn-shanghai",
+        "--Type",
+        "RunShellScript",
+        "--Name",
+        f"aitrain-{profile}-{run}",
+        "--CommandContent",
+        line,
+        "--Timeout",
+        "60",
+    ]
     for n, i in enumerate(ids, start=1):
         argv += [f"--InstanceId.{n}", i]
     return argv
@@ -122,7 +136,9 @@ def run_command(ids, line, run=RUN, profile="medical-imaging"):
 
 
 def test_dry_run_one_node_exact(outputs_file):
-    result = invoke("launch", "--stack", outputs_file(fixed_outputs(1)), "--dry-run", "--", "python", "train.py", "--lr", "3e-4")
+    result = invoke(
+        "launch", "--stack", outputs_file(fixed_outputs(1)), "--dry-run", "--", "python", "train.py", "--lr", "3e-4"
+    )
     assert result.exit_code == 0, result.output
     line = LINE.format(run=RUN, hosts=" --hosts 10.20.0.11", cmd="python train.py --lr 3e-4")
     assert result.stdout == textwrap.dedent(
@@ -139,11 +155,29 @@ def test_dry_run_one_node_exact(outputs_file):
 
 
 def test_dry_run_two_nodes_exact_and_arguments_quoted_once(outputs_file):
-    result = invoke("launch", "--stack", outputs_file(fixed_outputs(2)), "--run-id", "exp-7", "--dry-run", "--", "python", "train.py", "--note", "it's a test", "$HOME")
+    result = invoke(
+        "launch",
+        "--stack",
+        outputs_file(fixed_outputs(2)),
+        "--run-id",
+        "exp-7",
+        "--dry-run",
+        "--",
+        "python",
+        "train.py",
+        "--note",
+        "it's a test",
+        "$HOME",
+    )
     assert result.exit_code == 0, result.output
-    line = LINE.format(run="exp-7", hosts=" --hosts 10.20.0.11,10.20.0.12", cmd="python train.py --note 'it'\"'\"'s a test' '$HOME'")
+    line = LINE.format(
+        run="exp-7", hosts=" --hosts 10.20.0.11,10.20.0.12", cmd="python train.py --note 'it'\"'\"'s a test' '$HOME'"
+    )
     lines = result.stdout.splitlines()
-    assert lines[0] == "aitrain launch: medical-imaging (fixed-cluster, cn-shanghai), 2 nodes, run exp-7, via cloud-assistant"
+    assert (
+        lines[0]
+        == "aitrain launch: medical-imaging (fixed-cluster, cn-shanghai), 2 nodes, run exp-7, via cloud-assistant"
+    )
     assert lines[2] == f"  {line}"
     assert lines[4] == "  " + shlex.join(run_command(["i-uf6node0001", "i-uf6node0002"], line, run="exp-7"))
     assert len(lines) == 7
@@ -196,7 +230,9 @@ def test_dry_run_ssh_one_command_per_node_through_the_login_node(outputs_file):
     result = invoke("launch", "--stack", outputs_file(data), "--via", "ssh", "--dry-run", "--", "python", "train.py")
     assert result.exit_code == 0, result.output
     line = LINE.format(run=RUN, hosts=" --hosts 10.20.0.11,10.20.0.12", cmd="python train.py")
-    assert [s.strip() for s in result.stdout.splitlines()[4:6]] == [shlex.join(["ssh", "-J", "root@47.100.1.2", f"root@{ip}", line]) for ip in ("10.20.0.11", "10.20.0.12")]
+    assert [s.strip() for s in result.stdout.splitlines()[4:6]] == [
+        shlex.join(["ssh", "-J", "root@47.100.1.2", f"root@{ip}", line]) for ip in ("10.20.0.11", "10.20.0.12")
+    ]
 
 
 def test_more_nodes_than_one_call_takes_are_batched_by_50(outputs_file):
@@ -212,12 +248,21 @@ def test_host_list_too_long_for_cloud_assistant_falls_back_to_the_registry(outpu
     outputs = lc.parse_outputs(fixed_outputs(2000), "o", ["fixed-cluster"])
     plan = lc.plan_launch(outputs, lc.Via.cloud_assistant, "r", ["python", "t.py"])
     assert "--hosts" not in plan.line and not plan.hosts_in_line
-    assert "aitrain-torchrun --run-dir /mnt/shared/.aitrain/runs/r --nnodes 2000 -- python t.py" in plan.line  # the registry must hold all 2000
+    assert (
+        "aitrain-torchrun --run-dir /mnt/shared/.aitrain/runs/r --nnodes 2000 -- python t.py" in plan.line
+    )  # the registry must hold all 2000
     assert len(plan.commands) == 40
-    small = lc.plan_launch(lc.parse_outputs(fixed_outputs(12), "o", ["fixed-cluster"]), lc.Via.cloud_assistant, "r", ["python", "t.py"])
+    small = lc.plan_launch(
+        lc.parse_outputs(fixed_outputs(12), "o", ["fixed-cluster"]), lc.Via.cloud_assistant, "r", ["python", "t.py"]
+    )
     assert small.hosts_in_line and "--hosts 10.20.0.11," in small.line
     # ssh has no such limit: every node still gets the list.
-    via_ssh = lc.plan_launch(lc.parse_outputs(fixed_outputs(2000, login_node_public_ip="47.1.1.1"), "o", ["fixed-cluster"]), lc.Via.ssh, "r", ["python", "t.py"])
+    via_ssh = lc.plan_launch(
+        lc.parse_outputs(fixed_outputs(2000, login_node_public_ip="47.1.1.1"), "o", ["fixed-cluster"]),
+        lc.Via.ssh,
+        "r",
+        ["python", "t.py"],
+    )
     assert "--hosts" in via_ssh.line
 
 
@@ -238,8 +283,13 @@ def test_real_run_executes_exactly_the_printed_commands(outputs_file, fake_bin):
     printed = [shlex.split(line) for line in result.stdout.splitlines() if line.startswith("  aliyun ")]
     calls = fake_bin()
     assert calls == printed and len(calls) == 1
-    assert calls[0][calls[0].index("--CommandContent") + 1] == LINE.format(run=RUN, hosts=" --hosts 10.20.0.11,10.20.0.12", cmd="python train.py --epochs 10")
-    assert "started: InvokeId t-0001 (results: aliyun ecs DescribeInvocationResults --RegionId cn-shanghai --InvokeId t-0001)" in result.stdout
+    assert calls[0][calls[0].index("--CommandContent") + 1] == LINE.format(
+        run=RUN, hosts=" --hosts 10.20.0.11,10.20.0.12", cmd="python train.py --epochs 10"
+    )
+    assert (
+        "started: InvokeId t-0001 (results: aliyun ecs DescribeInvocationResults --RegionId cn-shanghai --InvokeId t-0001)"
+        in result.stdout
+    )
 
 
 def test_real_run_on_a_pool_finds_the_inservice_nodes_page_by_page(outputs_file, fake_bin, monkeypatch):
@@ -255,7 +305,11 @@ def test_real_run_on_a_pool_finds_the_inservice_nodes_page_by_page(outputs_file,
     assert calls[2] == run_command(pool[:50], line, run="p1", profile="autoscaling-training")
     assert calls[3] == run_command(pool[50:], line, run="p1", profile="autoscaling-training")
     assert "found 52 InService nodes; running:" in result.stdout
-    assert [shlex.split(s) for s in result.stdout.splitlines() if s.startswith("  aliyun ecs RunCommand") and "<id>" not in s] == calls[2:]
+    assert [
+        shlex.split(s)
+        for s in result.stdout.splitlines()
+        if s.startswith("  aliyun ecs RunCommand") and "<id>" not in s
+    ] == calls[2:]
 
 
 def test_pool_without_inservice_nodes_is_exit_1_and_runs_nothing(outputs_file, fake_bin, monkeypatch):
@@ -267,7 +321,16 @@ def test_pool_without_inservice_nodes_is_exit_1_and_runs_nothing(outputs_file, f
 
 
 def test_real_run_over_ssh_reaches_every_node(outputs_file, fake_bin):
-    result = invoke("launch", "--stack", outputs_file(fixed_outputs(3, login_node_public_ip="47.100.1.2")), "--via", "ssh", "--", "python", "train.py")
+    result = invoke(
+        "launch",
+        "--stack",
+        outputs_file(fixed_outputs(3, login_node_public_ip="47.100.1.2")),
+        "--via",
+        "ssh",
+        "--",
+        "python",
+        "train.py",
+    )
     assert result.exit_code == 0, result.output
     calls = sorted(fake_bin())
     line = LINE.format(run=RUN, hosts=" --hosts 10.20.0.11,10.20.0.12,10.20.0.13", cmd="python train.py")
@@ -289,9 +352,22 @@ def test_missing_cli_is_exit_2_with_how_to_install(outputs_file, tmp_path, monke
     monkeypatch.setenv("PATH", str(empty))
     result = invoke("launch", "--stack", outputs_file(fixed_outputs(2)), "--", "python", "train.py")
     assert result.exit_code == 2
-    assert "`aliyun` is not on PATH" in result.stderr and "install the Alibaba Cloud CLI" in result.stderr and "--dry-run" in result.stderr
+    assert (
+        "`aliyun` is not on PATH" in result.stderr
+        and "install the Alibaba Cloud CLI" in result.stderr
+        and "--dry-run" in result.stderr
+    )
     assert result.stdout == ""
-    ssh = invoke("launch", "--stack", outputs_file(fixed_outputs(2, login_node_public_ip="47.1.1.1")), "--via", "ssh", "--", "python", "t.py")
+    ssh = invoke(
+        "launch",
+        "--stack",
+        outputs_file(fixed_outputs(2, login_node_public_ip="47.1.1.1")),
+        "--via",
+        "ssh",
+        "--",
+        "python",
+        "t.py",
+    )
     assert ssh.exit_code == 2 and "`ssh` is not on PATH" in ssh.stderr and "OpenSSH" in ssh.stderr
 
 
@@ -301,17 +377,57 @@ BAD = {
     "missing file": (None, ["--", "python", "t.py"], "file does not exist"),
     "not json": ("{nope", ["--", "python", "t.py"], "is not JSON"),
     "not aitrain": ({"vpc_id": "vpc-1"}, ["--", "python", "t.py"], "these are not aitrain stack outputs"),
-    "other blueprint": (fixed_outputs(2, blueprint="slurm-cluster"), ["--", "python", "t.py"], "blueprint 'slurm-cluster' is not one aitrain knows"),
-    "parked": (fixed_outputs(0), ["--", "python", "t.py"], "is parked (no nodes): set compute.nodes / `aitrain park --resume N --write`"),
+    "other blueprint": (
+        fixed_outputs(2, blueprint="slurm-cluster"),
+        ["--", "python", "t.py"],
+        "blueprint 'slurm-cluster' is not one aitrain knows",
+    ),
+    "parked": (
+        fixed_outputs(0),
+        ["--", "python", "t.py"],
+        "is parked (no nodes): set compute.nodes / `aitrain park --resume N --write`",
+    ),
     "empty command": (fixed_outputs(2), [], "give the command to run after --"),
-    "ssh without login node": (fixed_outputs(2), ["--via", "ssh", "--", "python", "t.py"], "has no login_node_public_ip"),
-    "ssh on a pool": (pool_outputs(login_node_public_ip="47.1.1.1"), ["--via", "ssh", "--", "python", "t.py"], "use --via cloud-assistant"),
-    "bad run id": (fixed_outputs(2), ["--run-id", "../etc", "--", "python", "t.py"], "--run-id = '../etc': must be 1–64 letters"),
-    "secret ips": (fixed_outputs(2, node_private_ips="[secret]"), ["--", "python", "t.py"], "save the outputs with `pulumi stack output --json --show-secrets`"),
-    "unpaired ips": (fixed_outputs(2, node_private_ips=["10.0.0.1"]), ["--", "python", "t.py"], "has 1 addresses for 2 node_instance_ids"),
-    "injected ip": (fixed_outputs(1, node_private_ips=["10.0.0.1;reboot"]), ["--", "python", "t.py"], "must be a list of IPv4 addresses"),
-    "stale count": (fixed_outputs(2, expected_nodes=3), ["--", "python", "t.py"], "lists 2 nodes but expected_nodes is 3"),
-    "no nodes at all": ({k: v for k, v in fixed_outputs(2).items() if not k.startswith(("node_", "expected"))}, ["--", "python", "t.py"], "the outputs name no nodes"),
+    "ssh without login node": (
+        fixed_outputs(2),
+        ["--via", "ssh", "--", "python", "t.py"],
+        "has no login_node_public_ip",
+    ),
+    "ssh on a pool": (
+        pool_outputs(login_node_public_ip="47.1.1.1"),
+        ["--via", "ssh", "--", "python", "t.py"],
+        "use --via cloud-assistant",
+    ),
+    "bad run id": (
+        fixed_outputs(2),
+        ["--run-id", "../etc", "--", "python", "t.py"],
+        "--run-id = '../etc': must be 1–64 letters",
+    ),
+    "secret ips": (
+        fixed_outputs(2, node_private_ips="[secret]"),
+        ["--", "python", "t.py"],
+        "save the outputs with `pulumi stack output --json --show-secrets`",
+    ),
+    "unpaired ips": (
+        fixed_outputs(2, node_private_ips=["10.0.0.1"]),
+        ["--", "python", "t.py"],
+        "has 1 addresses for 2 node_instance_ids",
+    ),
+    "injected ip": (
+        fixed_outputs(1, node_private_ips=["10.0.0.1;reboot"]),
+        ["--", "python", "t.py"],
+        "must be a list of IPv4 addresses",
+    ),
+    "stale count": (
+        fixed_outputs(2, expected_nodes=3),
+        ["--", "python", "t.py"],
+        "lists 2 nodes but expected_nodes is 3",
+    ),
+    "no nodes at all": (
+        {k: v for k, v in fixed_outputs(2).items() if not k.startswith(("node_", "expected"))},
+        ["--", "python", "t.py"],
+        "the outputs name no nodes",
+    ),
 }
 
 
@@ -328,8 +444,20 @@ def test_bad_input_is_exit_2_with_one_message_and_nothing_run(case, outputs_file
 
 
 def test_scaling_answer_of_either_api_version_is_read():
-    old = json.dumps({"TotalCount": 2, "ScalingInstances": {"ScalingInstance": [{"InstanceId": "i-uf6aaaa1", "LifecycleState": "InService"}, {"InstanceId": "i-uf6aaaa2", "LifecycleState": "Pending"}]}})
-    new = json.dumps({"TotalCount": 1, "ScalingInstances": [{"InstanceId": "i-uf6aaaa1", "LifecycleState": "InService"}]})
+    old = json.dumps(
+        {
+            "TotalCount": 2,
+            "ScalingInstances": {
+                "ScalingInstance": [
+                    {"InstanceId": "i-uf6aaaa1", "LifecycleState": "InService"},
+                    {"InstanceId": "i-uf6aaaa2", "LifecycleState": "Pending"},
+                ]
+            },
+        }
+    )
+    new = json.dumps(
+        {"TotalCount": 1, "ScalingInstances": [{"InstanceId": "i-uf6aaaa1", "LifecycleState": "InService"}]}
+    )
     assert lc.scaling_instance_ids(old) == (["i-uf6aaaa1"], 2)
     assert lc.scaling_instance_ids(new) == (["i-uf6aaaa1"], 1)
     with pytest.raises(ValueError):

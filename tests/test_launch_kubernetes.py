@@ -59,7 +59,11 @@ def strict_schema() -> dict[str, Any]:
         if isinstance(node, dict):
             if node.get("x-kubernetes-int-or-string") and "anyOf" not in node and "type" not in node:
                 node["anyOf"] = [{"type": "integer"}, {"type": "string"}]
-            if "properties" in node and "additionalProperties" not in node and not node.get("x-kubernetes-preserve-unknown-fields"):
+            if (
+                "properties" in node
+                and "additionalProperties" not in node
+                and not node.get("x-kubernetes-preserve-unknown-fields")
+            ):
                 node["additionalProperties"] = False
             for value in node.values():
                 walk(value)
@@ -79,7 +83,9 @@ def validate(manifest: dict[str, Any]) -> None:
     jsonschema.validate(manifest, SCHEMA, cls=jsonschema.Draft4Validator)
 
 
-def job_for(data: dict[str, Any], nodes: int | None = None, command: tuple[str, ...] = ("python", "train.py", "--lr", "3e-4")) -> dict[str, Any]:
+def job_for(
+    data: dict[str, Any], nodes: int | None = None, command: tuple[str, ...] = ("python", "train.py", "--lr", "3e-4")
+) -> dict[str, Any]:
     outputs = lk.parse_kubernetes_outputs(data, "outputs.json", ENGINES)
     return lk.build_job(outputs, name="llama-sft", image=IMAGE, run_id=RUN, command=command, nodes=nodes)
 
@@ -130,12 +136,19 @@ def fake_kubectl(tmp_path, monkeypatch):
 
 def test_vendored_crd_is_the_v1_9_0_file_its_source_names():
     source = (CRD_DIR / "PYTORCHJOB_CRD.md").read_text()
-    assert "6f74c7f6b2ed6c27aabd82d0a316b23f0646059c" in source and "manifests/base/crds/kubeflow.org_pytorchjobs.yaml" in source
+    assert (
+        "6f74c7f6b2ed6c27aabd82d0a316b23f0646059c" in source
+        and "manifests/base/crds/kubeflow.org_pytorchjobs.yaml" in source
+    )
     digest = hashlib.sha256(CRD.read_bytes()).hexdigest()
     assert digest == "eb80e57a984cdc7ceefaaf3fc561e21b673c30cbb58589f2389528d2b2760d22" and digest in source
     mirror = Path("/work/.mirror/kubeflow+training-operator/repo")
     if mirror.exists():  # byte-identical to the tag, where the snapshot is at hand
-        upstream = subprocess.run(["git", "-C", str(mirror), "show", "v1.9.0:manifests/base/crds/kubeflow.org_pytorchjobs.yaml"], capture_output=True, check=True).stdout
+        upstream = subprocess.run(
+            ["git", "-C", str(mirror), "show", "v1.9.0:manifests/base/crds/kubeflow.org_pytorchjobs.yaml"],
+            capture_output=True,
+            check=True,
+        ).stdout
         assert upstream == CRD.read_bytes()
 
 
@@ -146,7 +159,11 @@ def test_llama_job_shape_master_rank0_three_workers_eight_gpus_erdma():
     job = job_for(llama())
     validate(job)
     assert job["apiVersion"] == "kubeflow.org/v1" and job["kind"] == "PyTorchJob"
-    assert job["metadata"] == {"name": "llama-sft", "namespace": "training", "labels": {"aitrain.io/run-id": RUN, "aitrain.io/profile": "llama-pretrain"}}
+    assert job["metadata"] == {
+        "name": "llama-sft",
+        "namespace": "training",
+        "labels": {"aitrain.io/run-id": RUN, "aitrain.io/profile": "llama-pretrain"},
+    }
     assert job["spec"]["nprocPerNode"] == "8"
     specs = job["spec"]["pytorchReplicaSpecs"]
     assert {k: v["replicas"] for k, v in specs.items()} == {"Master": 1, "Worker": 3}
@@ -159,9 +176,17 @@ def test_llama_job_shape_master_rank0_three_workers_eight_gpus_erdma():
         assert container["resources"] == {"limits": {"nvidia.com/gpu": 8, "aliyun/erdma": 1}}
         assert {e["name"]: e["value"] for e in container["env"]} == nccl_env("erdma")
         assert pod["nodeSelector"] == {"aitrain.io/node-pool": "gpu"}
-        assert pod["hostNetwork"] is True and pod["dnsPolicy"] == "ClusterFirstWithHostNet"  # eRDMA reaches NCCL on the node's network
-        assert pod["tolerations"] == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule", "operator": "Equal"}]
-        assert {m["mountPath"]: m["name"] for m in container["volumeMounts"]} == {"/mnt/shared": "shared", "/dev/shm": "dshm", lk.BUCKET_MOUNT_PATH: "data"}
+        assert (
+            pod["hostNetwork"] is True and pod["dnsPolicy"] == "ClusterFirstWithHostNet"
+        )  # eRDMA reaches NCCL on the node's network
+        assert pod["tolerations"] == [
+            {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule", "operator": "Equal"}
+        ]
+        assert {m["mountPath"]: m["name"] for m in container["volumeMounts"]} == {
+            "/mnt/shared": "shared",
+            "/dev/shm": "dshm",
+            lk.BUCKET_MOUNT_PATH: "data",
+        }
         assert pod["volumes"] == [
             {"name": "shared", "persistentVolumeClaim": {"claimName": "llama-pretrain-shared"}},
             {"name": "dshm", "emptyDir": {"medium": "Memory"}},
@@ -184,7 +209,11 @@ def test_every_generated_job_validates_against_the_crd(fabric, bucket, nodes):
     pod = specs["Master"]["template"]["spec"]
     assert pod.get("hostNetwork", False) == (fabric == "erdma") and ("dnsPolicy" in pod) == (fabric == "erdma")
     assert {e["name"]: e["value"] for e in container["env"]} == nccl_env(fabric)
-    claims = [v["persistentVolumeClaim"]["claimName"] for v in specs["Master"]["template"]["spec"]["volumes"] if "persistentVolumeClaim" in v]
+    claims = [
+        v["persistentVolumeClaim"]["claimName"]
+        for v in specs["Master"]["template"]["spec"]["volumes"]
+        if "persistentVolumeClaim" in v
+    ]
     assert claims == (["llama-pretrain-shared", "llama-pretrain-data"] if bucket else ["llama-pretrain-shared"])
 
 
@@ -194,7 +223,21 @@ def test_every_generated_job_validates_against_the_crd(fabric, bucket, nodes):
         (("spec", "pytorchReplicaSpecs", "Master", "replicas"), "two"),
         (("spec", "nprocPerNode"), 8),  # a string in the CRD (auto | cpu | gpu | int as text)
         (("spec", "pytorchReplicaSpecs", "Master", "template", "spec", "containers"), [{"image": IMAGE}]),
-        (("spec", "pytorchReplicaSpecs", "Master", "template", "spec", "containers", 0, "resources", "limits", "nvidia.com/gpu"), [8]),
+        (
+            (
+                "spec",
+                "pytorchReplicaSpecs",
+                "Master",
+                "template",
+                "spec",
+                "containers",
+                0,
+                "resources",
+                "limits",
+                "nvidia.com/gpu",
+            ),
+            [8],
+        ),
         (("spec", "pytorchReplicaSpecs", "Master", "template", "spec", "nodeSelectors"), {"a": "b"}),
     ],
 )
@@ -209,12 +252,28 @@ def test_the_validator_is_not_vacuous(path, value):
 
 
 def test_commands_are_torchrun_lists_and_never_a_shell():
-    assert lk.torchrun_command(["python3", "-m", "pkg.train", "--x", "1"]) == ["torchrun", "-m", "pkg.train", "--x", "1"]
-    assert lk.torchrun_command(["bash", "-c", "rm -rf /; echo $HOME"]) == ["torchrun", "--no-python", "bash", "-c", "rm -rf /; echo $HOME"]
+    assert lk.torchrun_command(["python3", "-m", "pkg.train", "--x", "1"]) == [
+        "torchrun",
+        "-m",
+        "pkg.train",
+        "--x",
+        "1",
+    ]
+    assert lk.torchrun_command(["bash", "-c", "rm -rf /; echo $HOME"]) == [
+        "torchrun",
+        "--no-python",
+        "bash",
+        "-c",
+        "rm -rf /; echo $HOME",
+    ]
     job = job_for(llama(), command=("python", "train.py", "--note", "it's $(reboot) `x`: {a: b}"))
     text = lk.render_job(job)
     back = yaml.safe_load(text)
-    assert back == job and back["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]["command"][-1] == "it's $(reboot) `x`: {a: b}"
+    assert (
+        back == job
+        and back["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]["command"][-1]
+        == "it's $(reboot) `x`: {a: b}"
+    )
 
 
 # --- the CLI --------------------------------------------------------------------------------------------------------
@@ -222,7 +281,25 @@ def test_commands_are_torchrun_lists_and_never_a_shell():
 
 def test_cli_writes_out_and_applies_the_file_with_kubectl(outputs_file, fake_kubectl, tmp_path):
     out = tmp_path / "job.yaml"
-    result = runner.invoke(app, ["launch", "--kubernetes", "--stack", outputs_file(llama()), "--image", IMAGE, "--name", "llama-sft", "--out", str(out), "--apply", "--", "python", "train.py"])
+    result = runner.invoke(
+        app,
+        [
+            "launch",
+            "--kubernetes",
+            "--stack",
+            outputs_file(llama()),
+            "--image",
+            IMAGE,
+            "--name",
+            "llama-sft",
+            "--out",
+            str(out),
+            "--apply",
+            "--",
+            "python",
+            "train.py",
+        ],
+    )
     assert result.exit_code == 0, result.output
     written = yaml.safe_load(out.read_text())
     validate(written)
@@ -232,11 +309,29 @@ def test_cli_writes_out_and_applies_the_file_with_kubectl(outputs_file, fake_kub
         "aitrain launch --kubernetes: PyTorchJob training/llama-sft on llama-pretrain (kubernetes-pool, cn-wulanchabu): 4 nodes × 8 GPUs, "
         f"fabric erdma, aliyun/erdma 1 per pod, shared at /mnt/shared, bucket at /mnt/data, run {RUN}\n"
     )
-    assert result.stdout.index(f"running: kubectl apply -f {out}") < result.stdout.index("pytorchjob.kubeflow.org/llama-sft created")
+    assert result.stdout.index(f"running: kubectl apply -f {out}") < result.stdout.index(
+        "pytorchjob.kubeflow.org/llama-sft created"
+    )
 
 
 def test_cli_apply_without_out_pipes_the_manifest_on_stdin(outputs_file, fake_kubectl):
-    result = runner.invoke(app, ["launch", "--kubernetes", "--stack", outputs_file(llama()), "--image", IMAGE, "--nodes", "2", "--apply", "--", "python", "train.py"])
+    result = runner.invoke(
+        app,
+        [
+            "launch",
+            "--kubernetes",
+            "--stack",
+            outputs_file(llama()),
+            "--image",
+            IMAGE,
+            "--nodes",
+            "2",
+            "--apply",
+            "--",
+            "python",
+            "train.py",
+        ],
+    )
     assert result.exit_code == 0, result.output
     (call,) = fake_kubectl()
     assert call["argv"] == ["apply", "-f", "-"]
@@ -247,30 +342,74 @@ def test_cli_apply_without_out_pipes_the_manifest_on_stdin(outputs_file, fake_ku
 
 
 def test_cli_prints_the_manifest_on_stdout_by_default_and_dry_run_applies_nothing(outputs_file, fake_kubectl, tmp_path):
-    plain = runner.invoke(app, ["launch", "--kubernetes", "--stack", outputs_file(llama()), "--image", IMAGE, "--", "python", "train.py"])
+    plain = runner.invoke(
+        app, ["launch", "--kubernetes", "--stack", outputs_file(llama()), "--image", IMAGE, "--", "python", "train.py"]
+    )
     assert plain.exit_code == 0 and yaml.safe_load(plain.stdout)["kind"] == "PyTorchJob"
     out = tmp_path / "job.yaml"
-    dry = runner.invoke(app, ["launch", "--kubernetes", "--stack", outputs_file(llama()), "--image", IMAGE, "--out", str(out), "--apply", "--dry-run", "--", "python", "train.py"])
-    assert dry.exit_code == 0 and f"would run: kubectl apply -f {out}" in dry.stdout and "nothing was written or applied" in dry.stdout
+    dry = runner.invoke(
+        app,
+        [
+            "launch",
+            "--kubernetes",
+            "--stack",
+            outputs_file(llama()),
+            "--image",
+            IMAGE,
+            "--out",
+            str(out),
+            "--apply",
+            "--dry-run",
+            "--",
+            "python",
+            "train.py",
+        ],
+    )
+    assert (
+        dry.exit_code == 0
+        and f"would run: kubectl apply -f {out}" in dry.stdout
+        and "nothing was written or applied" in dry.stdout
+    )
     assert fake_kubectl() == [] and not out.exists()
 
 
 def test_failed_kubectl_is_exit_1_with_its_stderr(outputs_file, fake_kubectl, monkeypatch):
     monkeypatch.setenv("FAKE_FAIL", "1")
-    result = runner.invoke(app, ["launch", "--kubernetes", "--stack", outputs_file(llama()), "--image", IMAGE, "--apply", "--", "python", "train.py"])
+    result = runner.invoke(
+        app,
+        [
+            "launch",
+            "--kubernetes",
+            "--stack",
+            outputs_file(llama()),
+            "--image",
+            IMAGE,
+            "--apply",
+            "--",
+            "python",
+            "train.py",
+        ],
+    )
     assert result.exit_code == 1 and "pytorchjobs" in result.stderr
 
 
 def test_plain_launch_on_a_kubernetes_stack_says_use_kubernetes(outputs_file):
     result = runner.invoke(app, ["launch", "--stack", outputs_file(llama()), "--dry-run", "--", "python", "train.py"])
-    assert result.exit_code == 2 and "runs training jobs on Kubernetes: use `aitrain launch --kubernetes" in result.stderr
+    assert (
+        result.exit_code == 2 and "runs training jobs on Kubernetes: use `aitrain launch --kubernetes" in result.stderr
+    )
 
 
 def test_kubernetes_on_a_torchrun_stack_names_its_blueprint_and_the_ones_that_support_it(outputs_file):
     data = {"aitrain_outputs": "v1", "blueprint": "fixed-cluster", "profile_name": "x"}
-    result = runner.invoke(app, ["launch", "--kubernetes", "--stack", outputs_file(data), "--image", IMAGE, "--", "python", "t.py"])
+    result = runner.invoke(
+        app, ["launch", "--kubernetes", "--stack", outputs_file(data), "--image", IMAGE, "--", "python", "t.py"]
+    )
     assert result.exit_code == 2
-    assert "is a 'fixed-cluster' stack" in result.stderr and "needs a stack of 'kubernetes-pool'" in result.stderr.replace("\n", " ")
+    assert (
+        "is a 'fixed-cluster' stack" in result.stderr
+        and "needs a stack of 'kubernetes-pool'" in result.stderr.replace("\n", " ")
+    )
 
 
 BAD = {
@@ -286,9 +425,21 @@ BAD = {
     "secret claim": (llama(shared_volume_claim="[secret]"), ["--image", IMAGE], "--show-secrets"),
     "not aitrain": ({"vpc_id": "vpc-1"}, ["--image", IMAGE], "these are not aitrain stack outputs"),
     "old outputs": (llama(aitrain_outputs="v0"), ["--image", IMAGE], "this aitrain reads outputs version 'v1'"),
-    "unknown blueprint": (llama(blueprint="slurm-cluster"), ["--image", IMAGE], "blueprint 'slurm-cluster' is not one aitrain knows"),
-    "taint without effect": (llama(gpu_taint={"key": "nvidia.com/gpu", "value": "true"}), ["--image", IMAGE], "must have a key and an effect"),
-    "stale nodes_per_job": (llama(nodes_per_job=5), ["--image", IMAGE], "nodes_per_job = 5: is greater than max_nodes (4)"),
+    "unknown blueprint": (
+        llama(blueprint="slurm-cluster"),
+        ["--image", IMAGE],
+        "blueprint 'slurm-cluster' is not one aitrain knows",
+    ),
+    "taint without effect": (
+        llama(gpu_taint={"key": "nvidia.com/gpu", "value": "true"}),
+        ["--image", IMAGE],
+        "must have a key and an effect",
+    ),
+    "stale nodes_per_job": (
+        llama(nodes_per_job=5),
+        ["--image", IMAGE],
+        "nodes_per_job = 5: is greater than max_nodes (4)",
+    ),
     "bare python": (llama(), ["--image", IMAGE, "--", "python"], "python needs a script or -m MODULE"),
     "python -m alone": (llama(), ["--image", IMAGE, "--", "python", "-m"], "python needs a script or -m MODULE"),
     "via ssh": (llama(), ["--image", IMAGE, "--via", "ssh"], "drop --via with --kubernetes"),
@@ -303,7 +454,9 @@ def test_bad_input_is_exit_2_one_message_nothing_applied_out_untouched(case, out
     out.write_text("previous job\n")
     kube = [] if case == "k8s option on torchrun" else ["--kubernetes"]
     command = [] if "--" in args else ["--", "python", "t.py"]
-    result = runner.invoke(app, ["launch", *kube, "--stack", outputs_file(data), "--out", str(out), "--apply", *args, *command])
+    result = runner.invoke(
+        app, ["launch", *kube, "--stack", outputs_file(data), "--out", str(out), "--apply", *args, *command]
+    )
     assert result.exit_code == 2, result.output
     assert result.stderr.startswith("error: ") and "Traceback" not in result.output
     assert message is None or message in result.stderr
@@ -315,7 +468,23 @@ def test_apply_without_kubectl_is_exit_2_and_writes_nothing(outputs_file, tmp_pa
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
     out = tmp_path / "job.yaml"
-    result = runner.invoke(app, ["launch", "--kubernetes", "--stack", outputs_file(llama()), "--image", IMAGE, "--out", str(out), "--apply", "--", "python", "t.py"])
+    result = runner.invoke(
+        app,
+        [
+            "launch",
+            "--kubernetes",
+            "--stack",
+            outputs_file(llama()),
+            "--image",
+            IMAGE,
+            "--out",
+            str(out),
+            "--apply",
+            "--",
+            "python",
+            "t.py",
+        ],
+    )
     assert result.exit_code == 2 and "`kubectl` is not on PATH" in result.stderr and not out.exists()
 
 
@@ -367,12 +536,19 @@ def test_the_kubernetes_training_presets_own_outputs_give_a_valid_job():
     """The seam end to end: the preset's stack outputs (as `pulumi stack output --json` gives them once deployed)."""
     from blueprints.testing import offline_plan
 
-    deployed = {"cluster_id": "c8f2e1b0a9d3c4e5f6a7b8c9d0e1f2a3b", "gpu_node_pool_id": "np4f1c2d3e4b5a6978899aabbccddeeff"}
+    deployed = {
+        "cluster_id": "c8f2e1b0a9d3c4e5f6a7b8c9d0e1f2a3b",
+        "gpu_node_pool_id": "np4f1c2d3e4b5a6978899aabbccddeeff",
+    }
     data = {key: deployed.get(key, value) for key, value in offline_plan("kubernetes-training").outputs.items()}
     job = job_for(data)
     validate(job)
     master, worker = (job["spec"]["pytorchReplicaSpecs"][k] for k in ("Master", "Worker"))
-    assert (master["replicas"], worker["replicas"], job["spec"]["nprocPerNode"]) == (1, 3, "8")  # nodes_per_job 4 of ebmgn7ex × 8 GPUs
+    assert (master["replicas"], worker["replicas"], job["spec"]["nprocPerNode"]) == (
+        1,
+        3,
+        "8",
+    )  # nodes_per_job 4 of ebmgn7ex × 8 GPUs
     pod = master["template"]["spec"]
     assert pod["nodeSelector"] == {"aitrain.io/node-pool": "gpu"} and job["metadata"]["namespace"] == "training"
     assert pod["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": 8, "aliyun/erdma": 1}

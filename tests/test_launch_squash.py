@@ -24,7 +24,10 @@ def test_only_the_job_user_writes_on_the_share():
     # What root does itself: raise the locked-memory limit (RDMA) that setpriv passes on. Nothing on the share.
     assert root_part == "ulimit -l unlimited 2>/dev/null" and "/mnt/shared" not in root_part
     words = shlex.split(job_part)
-    assert words[:4] == ["setpriv", f"--reuid={lc.JOB_UID}", f"--regid={lc.JOB_UID}", "--init-groups"] and lc.JOB_UID == 2000
+    assert (
+        words[:4] == ["setpriv", f"--reuid={lc.JOB_UID}", f"--regid={lc.JOB_UID}", "--init-groups"]
+        and lc.JOB_UID == 2000
+    )
     # Every redirection and mkdir happens inside the job user's shell, none in root's.
     assert ">" not in job_part.replace(lc.JOB_SHELL, "").replace(shlex.quote(lc.JOB_SHELL), "")
 
@@ -39,7 +42,9 @@ def test_the_line_runs_the_launcher_detached_with_its_log_in_the_run_directory(t
         exe.chmod(0o755)
     share = tmp_path / "shared"
     share.mkdir()
-    outputs = lc.parse_outputs(fixed_outputs(1, launcher=str(launcher), shared_mount_path=str(share)), "o", ["fixed-cluster"])
+    outputs = lc.parse_outputs(
+        fixed_outputs(1, launcher=str(launcher), shared_mount_path=str(share)), "o", ["fixed-cluster"]
+    )
     line = lc.plan_launch(outputs, lc.Via.cloud_assistant, RUN, ["python", "train.py", "it's"]).line
     env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "LOG": str(tmp_path / "log"), "ARGS": str(tmp_path / "args")}
     done = subprocess.run(["sh", "-c", line], env=env, capture_output=True, text=True, timeout=30)
@@ -52,7 +57,16 @@ def test_the_line_runs_the_launcher_detached_with_its_log_in_the_run_directory(t
         time.sleep(0.05)
     assert "HOME=/home/aitrain USER=aitrain" in log.read_text()
     assert (tmp_path / "log").read_text() == "setpriv --reuid=2000 --regid=2000 --init-groups: sh -c\n"
-    assert (tmp_path / "args").read_text().splitlines() == ["--run-dir", str(run_dir), "--hosts", "10.20.0.11", "--", "python", "train.py", "it's"]
+    assert (tmp_path / "args").read_text().splitlines() == [
+        "--run-dir",
+        str(run_dir),
+        "--hosts",
+        "10.20.0.11",
+        "--",
+        "python",
+        "train.py",
+        "it's",
+    ]
 
 
 def test_a_run_directory_the_job_user_cannot_create_fails_the_call(tmp_path):
@@ -64,5 +78,11 @@ def test_a_run_directory_the_job_user_cannot_create_fails_the_call(tmp_path):
     blocker.write_text("not a directory")  # mkdir -p fails under it, as on a share root that refuses uid 2000
     outputs = lc.parse_outputs(fixed_outputs(1, shared_mount_path=str(blocker)), "o", ["fixed-cluster"])
     line = lc.plan_launch(outputs, lc.Via.cloud_assistant, RUN, ["python", "train.py"]).line
-    done = subprocess.run(["sh", "-c", line], env={"PATH": f"{bin_dir}:{os.environ['PATH']}", "LOG": str(tmp_path / "log")}, capture_output=True, text=True, timeout=30)
+    done = subprocess.run(
+        ["sh", "-c", line],
+        env={"PATH": f"{bin_dir}:{os.environ['PATH']}", "LOG": str(tmp_path / "log")},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert done.returncode != 0 and "mkdir" in done.stderr

@@ -40,11 +40,23 @@ def _script(path: Path, text: str) -> Path:
 
 
 def _make(project: Path, python: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["make", "--no-print-directory", ".venv/bin/python", f"PYTHON={python}"], cwd=project, capture_output=True, text=True, timeout=300, check=False)
+    return subprocess.run(
+        ["make", "--no-print-directory", ".venv/bin/python", f"PYTHON={python}"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
 
 
 def _venv_python(project: Path) -> str:
-    return subprocess.run([str(project / ".venv" / "bin" / "python"), "-c", "import sys; print(sys.version_info[:2], sys.base_prefix)"], capture_output=True, text=True, check=True).stdout.strip()
+    return subprocess.run(
+        [str(project / ".venv" / "bin" / "python"), "-c", "import sys; print(sys.version_info[:2], sys.base_prefix)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
 
 
 THIS = f"{sys.version_info[:2]} {sys.base_prefix}"
@@ -61,7 +73,10 @@ def test_a_venv_made_by_another_python_is_recreated_with_PYTHON(project: Path) -
 
 
 def test_a_venv_whose_python_no_longer_runs_is_recreated(project: Path) -> None:
-    _script(project / ".venv" / "bin" / "python", "#!/bin/sh\necho 'python3.11: error while loading shared libraries' >&2\nexit 127\n")
+    _script(
+        project / ".venv" / "bin" / "python",
+        "#!/bin/sh\necho 'python3.11: error while loading shared libraries' >&2\nexit 127\n",
+    )
     done = _make(project, sys.executable)
     assert done.returncode == 0, done.stderr
     assert "make: .venv was made by a python that no longer runs" in done.stdout
@@ -88,7 +103,10 @@ def test_a_PYTHON_older_than_requires_python_is_refused_before_anything_is_made(
     old = _script(project / "bin" / "python3.10", FAKE_310)
     done = _make(project, old)
     assert done.returncode == 2
-    assert f"make: PYTHON={old} is Python 3.10; aitrain needs Python 3.11 or newer (requires-python in pyproject.toml)" in done.stderr
+    assert (
+        f"make: PYTHON={old} is Python 3.10; aitrain needs Python 3.11 or newer (requires-python in pyproject.toml)"
+        in done.stderr
+    )
     assert "make PYTHON=python3.11" in done.stderr
     assert not (project / ".venv").exists()
 

@@ -72,6 +72,9 @@ def test_folded_cost_rows_add_up_exactly():
     """The Markdown's "… and N more" row sums its lines like costing does, not with sum() of floats."""
     from blueprints.render.costs import collapse_lines
 
-    lines = [{"resource": f"n{i}", "type": "ecs.Instance", "cny_per_hour": 0.1, "cny_per_month": 0.1, "status": "list"} for i in range(13)]
+    lines = [
+        {"resource": f"n{i}", "type": "ecs.Instance", "cny_per_hour": 0.1, "cny_per_month": 0.1, "status": "list"}
+        for i in range(13)
+    ]
     folded, count = collapse_lines(lines, keep=3)
     assert count == 10 and (folded[3]["cny_per_hour"], folded[3]["cny_per_month"]) == (1.0, 1.0)

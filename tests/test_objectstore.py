@@ -16,14 +16,26 @@ def test_valid_names_pass_through(name):
     assert objectstore.check_bucket_name(name) == name
 
 
-@pytest.mark.parametrize("name, message", [
-    ("ab", "bucket name 'ab' has 2 characters; OSS allows 3 to 63"),
-    ("a" * 64, f"bucket name '{'a' * 64}' has 64 characters; OSS allows 3 to 63"),
-    ("Examplebucket1", "bucket name 'Examplebucket1' contains 'E'; OSS allows only lowercase letters, digits and hyphens"),
-    ("test_bucket.2021", "bucket name 'test_bucket.2021' contains '.', '_'; OSS allows only lowercase letters, digits and hyphens"),
-    ("aliyun-oss-bucket-", "bucket name 'aliyun-oss-bucket-' must start and end with a lowercase letter or digit, not a hyphen"),
-    ("-data", "bucket name '-data' must start and end with a lowercase letter or digit, not a hyphen"),
-])
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        ("ab", "bucket name 'ab' has 2 characters; OSS allows 3 to 63"),
+        ("a" * 64, f"bucket name '{'a' * 64}' has 64 characters; OSS allows 3 to 63"),
+        (
+            "Examplebucket1",
+            "bucket name 'Examplebucket1' contains 'E'; OSS allows only lowercase letters, digits and hyphens",
+        ),
+        (
+            "test_bucket.2021",
+            "bucket name 'test_bucket.2021' contains '.', '_'; OSS allows only lowercase letters, digits and hyphens",
+        ),
+        (
+            "aliyun-oss-bucket-",
+            "bucket name 'aliyun-oss-bucket-' must start and end with a lowercase letter or digit, not a hyphen",
+        ),
+        ("-data", "bucket name '-data' must start and end with a lowercase letter or digit, not a hyphen"),
+    ],
+)
 def test_invalid_names_name_the_value_and_the_rule(name, message):
     with pytest.raises(ValueError) as error:
         objectstore.check_bucket_name(name)
@@ -32,7 +44,12 @@ def test_invalid_names_name_the_value_and_the_rule(name, message):
 
 @given(st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-_.AZ ", min_size=0, max_size=70))
 def test_name_check_agrees_with_the_three_documented_rules(name):
-    ok = 3 <= len(name) <= 63 and all(c in "abcdefghijklmnopqrstuvwxyz0123456789-" for c in name) and name[0] != "-" and name[-1] != "-"
+    ok = (
+        3 <= len(name) <= 63
+        and all(c in "abcdefghijklmnopqrstuvwxyz0123456789-" for c in name)
+        and name[0] != "-"
+        and name[-1] != "-"
+    )
     if ok:
         assert objectstore.check_bucket_name(name) == name
     else:
@@ -50,13 +67,15 @@ def test_https_only_policy_is_one_deny_on_the_bucket_and_its_objects():
     document = json.loads(objectstore.https_only_policy("med-data"))
     assert document == {
         "Version": "1",
-        "Statement": [{
-            "Effect": "Deny",
-            "Principal": ["*"],
-            "Action": ["oss:*"],
-            "Resource": ["acs:oss:*:*:med-data", "acs:oss:*:*:med-data/*"],
-            "Condition": {"Bool": {"acs:SecureTransport": ["false"]}},
-        }],
+        "Statement": [
+            {
+                "Effect": "Deny",
+                "Principal": ["*"],
+                "Action": ["oss:*"],
+                "Resource": ["acs:oss:*:*:med-data", "acs:oss:*:*:med-data/*"],
+                "Condition": {"Bool": {"acs:SecureTransport": ["false"]}},
+            }
+        ],
     }
     # The Principal "*" pitfall: nothing here may grant anything.
     assert all(s["Effect"] == "Deny" for s in document["Statement"])
@@ -68,7 +87,10 @@ def test_node_policy_grants_only_this_bucket():
     by_resource = {tuple(s["Resource"]): (s["Effect"], set(s["Action"])) for s in document["Statement"]}
     assert by_resource == {
         ("acs:oss:*:*:med-data",): ("Allow", {"oss:GetBucketInfo", "oss:ListObjects", "oss:ListObjectVersions"}),
-        ("acs:oss:*:*:med-data/*",): ("Allow", {"oss:GetObject", "oss:PutObject", "oss:DeleteObject", "oss:AbortMultipartUpload", "oss:ListParts"}),
+        ("acs:oss:*:*:med-data/*",): (
+            "Allow",
+            {"oss:GetObject", "oss:PutObject", "oss:DeleteObject", "oss:AbortMultipartUpload", "oss:ListParts"},
+        ),
     }
     resources = [r for s in document["Statement"] for r in s["Resource"]]
     assert all(r in ("acs:oss:*:*:med-data", "acs:oss:*:*:med-data/*") for r in resources)
@@ -97,7 +119,10 @@ def test_a_bucket_name_that_is_not_text_is_refused():
 
 
 def test_access_log_bucket_name_is_the_data_bucket_plus_logs():
-    assert objectstore.access_log_bucket_name("medical-imaging-cn-shanghai-data") == "medical-imaging-cn-shanghai-data-logs"
+    assert (
+        objectstore.access_log_bucket_name("medical-imaging-cn-shanghai-data")
+        == "medical-imaging-cn-shanghai-data-logs"
+    )
     assert objectstore.access_log_bucket_name("a" * 58) == "a" * 58 + "-logs"  # exactly 63
 
 

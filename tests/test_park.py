@@ -64,8 +64,14 @@ def test_park_write_sets_nodes_zero_and_keeps_every_other_byte(stack):
     assert config["aitrain:profile"] == {"storage": {"zone": "cn-shanghai-a"}, "compute": {"nodes": 0}}
     assert config["aitrain:preset"] == "medical-imaging"
     # Secure value, salt, comments, other namespaces: byte for byte.
-    for kept in ("# Production training stack — keep this comment\n", "encryptionsalt: v1:abc123:def456\n", "  alicloud:region: cn-shanghai   # provider region\n",
-                 "  team:api-key:\n    secure: AAABAHxyzSECRETCIPHERTEXT==\n", '  other:flag: "true"\n', "# trailing comment\n"):
+    for kept in (
+        "# Production training stack — keep this comment\n",
+        "encryptionsalt: v1:abc123:def456\n",
+        "  alicloud:region: cn-shanghai   # provider region\n",
+        "  team:api-key:\n    secure: AAABAHxyzSECRETCIPHERTEXT==\n",
+        '  other:flag: "true"\n',
+        "# trailing comment\n",
+    ):
         assert kept in text
     assert non_aitrain_lines(text) == non_aitrain_lines(STACK)
     assert "Next: `pulumi up` (compute is removed; the file system and bucket are kept)" in result.stdout
@@ -75,7 +81,9 @@ def test_park_write_sets_nodes_zero_and_keeps_every_other_byte(stack):
     from blueprints.catalog import load_catalog
     from blueprints.stackconfig import engine_config, read_settings, resolve
 
-    _, profile = resolve(read_settings(engine_config(stack), source="t"), profile_models(), catalog=load_catalog(), today=clock.today())
+    _, profile = resolve(
+        read_settings(engine_config(stack), source="t"), profile_models(), catalog=load_catalog(), today=clock.today()
+    )
     assert profile.compute.nodes == 0
 
 
@@ -107,13 +115,18 @@ def test_pool_is_refused(tmp_path):
     before = path.read_bytes()
     result = invoke("park", "--stack-config", str(path), "--write")
     assert result.exit_code == 2
-    assert "'autoscaling-pool' cannot be parked: an autoscaling pool parks itself: set compute.min_nodes 0" in result.stderr
+    assert (
+        "'autoscaling-pool' cannot be parked: an autoscaling pool parks itself: set compute.min_nodes 0"
+        in result.stderr
+    )
     assert path.read_bytes() == before
 
 
 def test_parking_is_each_blueprints_own_meaning():
     assert FixedClusterBlueprint.parked_compute == {"nodes": 0} and FixedClusterBlueprint.resume_field == "nodes"
-    assert AutoscalingPoolBlueprint.parked_compute is None and AutoscalingPoolBlueprint.park_refusal.startswith("an autoscaling pool parks itself")
+    assert AutoscalingPoolBlueprint.parked_compute is None and AutoscalingPoolBlueprint.park_refusal.startswith(
+        "an autoscaling pool parks itself"
+    )
 
 
 @pytest.mark.parametrize(

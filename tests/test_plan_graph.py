@@ -22,10 +22,24 @@ def edges(plan) -> set[tuple[str, str]]:
     return {(r.name, target) for r in plan.resources for target in r.depends_on}
 
 
-@pytest.mark.parametrize("fixture, components", [
-    ("medical_plan", {"medical-imaging-network", "medical-imaging-storage", "medical-imaging-data", "medical-imaging-cluster"}),
-    ("autoscaling_plan", {"autoscaling-training-network", "autoscaling-training-storage", "autoscaling-training-data", "autoscaling-training-pool"}),
-])
+@pytest.mark.parametrize(
+    "fixture, components",
+    [
+        (
+            "medical_plan",
+            {"medical-imaging-network", "medical-imaging-storage", "medical-imaging-data", "medical-imaging-cluster"},
+        ),
+        (
+            "autoscaling_plan",
+            {
+                "autoscaling-training-network",
+                "autoscaling-training-storage",
+                "autoscaling-training-data",
+                "autoscaling-training-pool",
+            },
+        ),
+    ],
+)
 def test_every_component_registers_its_outputs(fixture, components, request):
     plan = request.getfixturevalue(fixture)
     found = {r.name: r for r in plan.resources if not r.custom}
@@ -37,7 +51,9 @@ def test_every_component_registers_its_outputs(fixture, components, request):
 
 
 def test_fixed_cluster_depends_on_edges(medical_plan):
-    assert edges(medical_plan) == {("medical-imaging-network-snat-cn-shanghai-a", "medical-imaging-network-nat-eip-association")}
+    assert edges(medical_plan) == {
+        ("medical-imaging-network-snat-cn-shanghai-a", "medical-imaging-network-nat-eip-association")
+    }
 
 
 def test_autoscaling_pool_depends_on_edges(autoscaling_plan):
@@ -65,7 +81,9 @@ def test_graph_fields_are_in_the_json(autoscaling_plan):
     by_name = {r["name"]: r for r in data["resources"]}
     assert by_name["autoscaling-training-pool-wake"]["depends_on"] == ["autoscaling-training-pool-template"]
     assert by_name["autoscaling-training-pool"]["registered_outputs"] == ["role_name", "scaling_group_id"]
-    assert all(isinstance(r["depends_on"], list) and isinstance(r["registered_outputs"], list) for r in data["resources"])
+    assert all(
+        isinstance(r["depends_on"], list) and isinstance(r["registered_outputs"], list) for r in data["resources"]
+    )
 
 
 def test_register_outputs_is_restored_even_when_the_program_fails():
@@ -88,19 +106,46 @@ def test_a_component_tested_alone_records_its_outputs():
     from blueprints.components.network import TrainingNetwork, TrainingNetworkArgs
     from blueprints.testing import record_program
 
-    args = TrainingNetworkArgs(region="cn-shanghai", vpc_cidr="10.0.0.0/16", region_zones=("cn-shanghai-a",), storage_zone="cn-shanghai-a",
-                               instance_type="ecs.gn7e-c16g1.32xlarge", compute_zone_count=1)
+    args = TrainingNetworkArgs(
+        region="cn-shanghai",
+        vpc_cidr="10.0.0.0/16",
+        region_zones=("cn-shanghai-a",),
+        storage_zone="cn-shanghai-a",
+        instance_type="ecs.gn7e-c16g1.32xlarge",
+        compute_zone_count=1,
+    )
     resources = record_program(lambda: TrainingNetwork("net", args), zones=["cn-shanghai-a"])
     (component,) = [r for r in resources if not r.custom]
     assert component.registered_outputs == COMPONENT_OUTPUTS["aitrain:network:TrainingNetwork"]
     assert [r.depends_on for r in resources if r.short_type == "vpc.SnatEntry"] == [("net-nat-eip-association",)]
 
 
-@pytest.mark.parametrize("kind, tier, domain, source, options", [
-    ("nas", "Performance", "${s-mount-target.mountTargetDomain}", "${s-mount-target.mountTargetDomain}:/", "vers=3"),
-    ("extreme_nas", "standard", "${s-mount-target.mountTargetDomain}", "${s-mount-target.mountTargetDomain}:/share", "vers=3"),
-    ("cpfs", "advance_100", "${s-fs.id}.cn-shanghai.cpfs.nas.aliyuncs.com", "${s-fs.id}.cn-shanghai.cpfs.nas.aliyuncs.com", ""),
-])
+@pytest.mark.parametrize(
+    "kind, tier, domain, source, options",
+    [
+        (
+            "nas",
+            "Performance",
+            "${s-mount-target.mountTargetDomain}",
+            "${s-mount-target.mountTargetDomain}:/",
+            "vers=3",
+        ),
+        (
+            "extreme_nas",
+            "standard",
+            "${s-mount-target.mountTargetDomain}",
+            "${s-mount-target.mountTargetDomain}:/share",
+            "vers=3",
+        ),
+        (
+            "cpfs",
+            "advance_100",
+            "${s-fs.id}.cn-shanghai.cpfs.nas.aliyuncs.com",
+            "${s-fs.id}.cn-shanghai.cpfs.nas.aliyuncs.com",
+            "",
+        ),
+    ],
+)
 def test_shared_storage_exposes_how_nodes_mount_it(kind, tier, domain, source, options):
     """The attributes the program reads from SharedStorage (mount source, options, domain, kind) per kind."""
     from pulumi.runtime.sync_await import _sync_await
@@ -109,8 +154,16 @@ def test_shared_storage_exposes_how_nodes_mount_it(kind, tier, domain, source, o
     from blueprints.testing import record_program
 
     made = []
-    args = SharedStorageArgs(kind=kind, region="cn-shanghai", throughput_tier=tier, capacity_gib=2048, zone_id="cn-shanghai-a",
-                             vpc_id="vpc-1", vswitch_id="vsw-1", client_cidrs={"cn-shanghai-a": "10.0.0.0/20"})
+    args = SharedStorageArgs(
+        kind=kind,
+        region="cn-shanghai",
+        throughput_tier=tier,
+        capacity_gib=2048,
+        zone_id="cn-shanghai-a",
+        vpc_id="vpc-1",
+        vswitch_id="vsw-1",
+        client_cidrs={"cn-shanghai-a": "10.0.0.0/20"},
+    )
     record_program(lambda: made.append(SharedStorage("s", args)), zones=["cn-shanghai-a"])
     (storage,) = made
     resolve = lambda value: _sync_await(__import__("pulumi").Output.from_input(value).future())  # noqa: E731

@@ -73,12 +73,18 @@ def test_nodes_12_to_16_replace_the_batch_delete_first(medical_plan):
     diff = diff_plans(as_dict(medical_plan), as_dict(offline_plan("medical-imaging", overrides={"compute.nodes": 16})))
     (change,) = diff.changes
     assert (change.action, change.name, change.replacing) == ("replace-delete-first", NODES, ("amount",))
-    assert change.downtime == "the batch's 12 GPU nodes down ~10–20 min: the new nodes boot, install the GPU driver and CUDA, and reboot once"
+    assert (
+        change.downtime
+        == "the batch's 12 GPU nodes down ~10–20 min: the new nodes boot, install the GPU driver and CUDA, and reboot once"
+    )
     assert diff.risks == [] and diff.fails_on("replace") and not diff.fails_on("data-risk")
 
 
 def test_instance_type_change_replaces_the_batch_delete_first(medical_plan):
-    diff = diff_plans(as_dict(medical_plan), as_dict(offline_plan("medical-imaging", overrides={"compute.instance_type": "ecs.gn7e-c16g1.16xlarge"})))
+    diff = diff_plans(
+        as_dict(medical_plan),
+        as_dict(offline_plan("medical-imaging", overrides={"compute.instance_type": "ecs.gn7e-c16g1.16xlarge"})),
+    )
     by_name = {c.name: c for c in diff.changes}
     assert by_name[NODES].action == "replace-delete-first" and "instanceType" in by_name[NODES].replacing
     # The launch template gets a new version in place (no ForceNew input changed).
@@ -118,7 +124,9 @@ def test_storage_kind_change_is_refused_with_a_data_risk(medical_plan):
     )
     # The mount target references the file system in a ForceNew input: it would be replaced with it.
     assert by_name["medical-imaging-storage-mount-target"].action == "replace"
-    assert by_name["medical-imaging-storage-mount-target"].reasons == ("fileSystemId references medical-imaging-storage-fs, which is replaced: a new ID forces replacement",)
+    assert by_name["medical-imaging-storage-mount-target"].reasons == (
+        "fileSystemId references medical-imaging-storage-fs, which is replaced: a new ID forces replacement",
+    )
     assert diff.fails_on("data-risk")
 
 
@@ -130,14 +138,18 @@ def test_replacing_unprotected_storage_is_a_replace_with_a_data_risk(medical_pla
     assert mount.name == "medical-imaging-storage-mount-target"
 
 
-@pytest.mark.parametrize("key, new", [("zoneId", "cn-shanghai-b"), ("protocolType", "SMB"), ("encryptType", 0), ("vswitchId", "${other.id}")])
+@pytest.mark.parametrize(
+    "key, new", [("zoneId", "cn-shanghai-b"), ("protocolType", "SMB"), ("encryptType", 0), ("vswitchId", "${other.id}")]
+)
 def test_each_replacing_storage_input_is_flagged(medical_plan, key, new):
     old = as_dict(medical_plan)
     diff = diff_plans(old, edit(old, FS, inputs={**_inputs(old, FS), key: new}))
     fs = next(c for c in diff.changes if c.name == FS)
     assert fs.replacing == (key,) and fs.action == "refused"
-    assert f"{FS}: replacing change of stored data ({key}): the provider would replace it and its data with it; " \
-           "protect makes `pulumi up` fail instead — move the data or create new storage on purpose" in diff.risks
+    assert (
+        f"{FS}: replacing change of stored data ({key}): the provider would replace it and its data with it; "
+        "protect makes `pulumi up` fail instead — move the data or create new storage on purpose" in diff.risks
+    )
 
 
 def test_in_place_storage_change_is_not_a_risk(medical_plan):
@@ -153,14 +165,21 @@ def test_region_change_lists_every_resource(medical_plan):
     old, new = as_dict(medical_plan), as_dict(moved)
     diff = diff_plans(old, new)
     names = {c.name for c in diff.changes}
-    assert names == {r["name"] for r in old["resources"] if r["custom"]} | {r["name"] for r in new["resources"] if r["custom"]}
+    assert names == {r["name"] for r in old["resources"] if r["custom"]} | {
+        r["name"] for r in new["resources"] if r["custom"]
+    }
     by_name = {c.name: c for c in diff.changes}
     vpc = by_name["medical-imaging-network-vpc"]
     assert vpc.action == "replace" and vpc.inputs == {}  # nothing of its own changes: its provider does
-    assert vpc.reasons == ("its provider changes (medical-imaging-cn-shanghai → medical-imaging-cn-beijing): a new provider replaces every resource of it",)
+    assert vpc.reasons == (
+        "its provider changes (medical-imaging-cn-shanghai → medical-imaging-cn-beijing): a new provider replaces every resource of it",
+    )
     assert {by_name[n].action for n in (FS, "medical-imaging-data-bucket")} == {"refused"}
     assert by_name[NODES].action == "replace-delete-first"
-    assert by_name["medical-imaging-cn-shanghai"].action == "delete" and by_name["medical-imaging-cn-beijing"].action == "create"
+    assert (
+        by_name["medical-imaging-cn-shanghai"].action == "delete"
+        and by_name["medical-imaging-cn-beijing"].action == "create"
+    )
 
 
 def test_provider_region_change_under_the_same_name_replaces_its_resources(medical_plan):
@@ -229,7 +248,9 @@ def test_policy_change_is_a_unified_diff_of_the_pretty_json(medical_plan):
     policy = "medical-imaging-data-node-policy"
     doc = json.loads(_inputs(old, policy)["policyDocument"])
     doc["Statement"][0]["Action"].append("oss:DeleteObject")
-    (change,) = diff_plans(old, edit(old, policy, inputs={**_inputs(old, policy), "policyDocument": json.dumps(doc)})).changes
+    (change,) = diff_plans(
+        old, edit(old, policy, inputs={**_inputs(old, policy), "policyDocument": json.dumps(doc)})
+    ).changes
     assert '+        "oss:DeleteObject"' in change.text_diffs["policyDocument"].splitlines()
 
 
@@ -244,14 +265,20 @@ def test_vpc_cidr_change_replaces_the_vswitch_and_refuses_the_cpfs_bound_to_it(c
     assert by_name["autoscaling-training-network-vpc"].action == "update"
     storage = by_name["autoscaling-training-storage-fs"]
     assert storage.inputs == {} and storage.action == "refused"
-    assert "vswitchId references autoscaling-training-network-vsw-cn-shanghai-a, which is replaced: a new ID forces replacement" in storage.reasons
+    assert (
+        "vswitchId references autoscaling-training-network-vsw-cn-shanghai-a, which is replaced: a new ID forces replacement"
+        in storage.reasons
+    )
     assert diff.fails_on("data-risk")
 
 
 def test_vpc_cidr_change_on_nas_puts_no_storage_at_risk(autoscaling_plan):
     moved = offline_plan("autoscaling-training", overrides={"network.vpc_cidr": "10.1.0.0/16"})
     diff = diff_plans(as_dict(autoscaling_plan), as_dict(moved))
-    assert {c.name for c in diff.changes if c.action == "replace"} >= {"autoscaling-training-network-vsw-cn-shanghai-a", "autoscaling-training-storage-mount-target"}
+    assert {c.name for c in diff.changes if c.action == "replace"} >= {
+        "autoscaling-training-network-vsw-cn-shanghai-a",
+        "autoscaling-training-storage-mount-target",
+    }
     assert diff.risks == []  # NAS is reached through a mount target; the file system references nothing
 
 
@@ -283,7 +310,9 @@ def test_removing_protected_storage_is_refused_and_a_risk(medical_plan):
 
 def test_removing_unretained_storage_is_a_risk_and_retained_is_not(medical_plan):
     old = edit(as_dict(medical_plan), FS, protect=False, retain_on_delete=False)
-    assert diff_plans(old, without(old, FS)).risks == [f"{FS}: removed stateful resource without retain_on_delete: its data would be deleted"]
+    assert diff_plans(old, without(old, FS)).risks == [
+        f"{FS}: removed stateful resource without retain_on_delete: its data would be deleted"
+    ]
     retained = edit(as_dict(medical_plan), FS, protect=False)
     assert diff_plans(retained, without(retained, FS)).risks == []
     # A stateless resource can go without a word, but it is still a deletion for --fail-on replace.
@@ -302,7 +331,9 @@ def test_switching_off_protection_is_a_risk(medical_plan, option):
 
 def test_delete_before_replace_switched_on_for_storage_is_a_risk(medical_plan):
     old = as_dict(medical_plan)
-    assert diff_plans(old, edit(old, FS, delete_before_replace=True)).risks == [f"{FS}: delete_before_replace is switched on for stored data"]
+    assert diff_plans(old, edit(old, FS, delete_before_replace=True)).risks == [
+        f"{FS}: delete_before_replace is switched on for stored data"
+    ]
     # Nodes are replaced delete-first on purpose: not a data risk.
     assert diff_plans(old, edit(old, "medical-imaging-cluster-template", delete_before_replace=True)).risks == []
 
@@ -312,7 +343,9 @@ def test_an_unpriced_resource_that_did_not_change_is_not_a_cost_change(medical_p
     old = as_dict(medical_plan)
     assert diff_plans(old, as_dict(medical_plan)).costs.lines == ()
     grown = copy.deepcopy(old)
-    nodes = next(line for line in grown["costs"]["lines"] if line["resource"] == NODES and line["cny_per_month"] is None)
+    nodes = next(
+        line for line in grown["costs"]["lines"] if line["resource"] == NODES and line["cny_per_month"] is None
+    )
     nodes["quantity"] = nodes["quantity"] + 1  # an unpriced disk more: the known part is equal, the cost is not
     (line,) = diff_plans(old, grown).costs.lines
     assert (line.resource, line.delta, line.partial) == (NODES, 0.0, True)
@@ -324,7 +357,10 @@ def test_costs_per_resource_and_total(medical_plan):
     new["costs"] = _costs({NODES: 3_246_222.67, FS: None}, complete=False)
     costs = diff_plans(old, new).costs
     assert costs is not None
-    assert [(c.resource, c.old, c.new, c.delta) for c in costs.lines] == [(NODES, 2_434_667.0, 3_246_222.67, 811_555.67), (FS, 100.0, None, None)]
+    assert [(c.resource, c.old, c.new, c.delta) for c in costs.lines] == [
+        (NODES, 2_434_667.0, 3_246_222.67, 811_555.67),
+        (FS, 100.0, None, None),
+    ]
     assert (costs.delta, costs.percent, costs.complete) == (811_455.67, 33.3, False)
     assert [c.partial for c in costs.lines] == [False, True]
     new["costs"] = {}
@@ -344,7 +380,11 @@ def _costs(amounts, complete):
     total = None if not complete else sum(a for a in amounts.values())
     if not complete:
         total = sum(a for a in amounts.values() if a is not None)
-    return {"currency": "CNY", "lines": lines, "totals": {"cny_per_month": total, "complete": complete, "unknown": [] if complete else ["fs: capacity"]}}
+    return {
+        "currency": "CNY",
+        "lines": lines,
+        "totals": {"cny_per_month": total, "complete": complete, "unknown": [] if complete else ["fs: capacity"]},
+    }
 
 
 def _inputs(plan_dict, name):
@@ -388,14 +428,26 @@ BAD_PLANS = [
     ("other schema", lambda d: d.update(schema="aitrain.recommendation/v1"), "expected 'aitrain.plan/v2'"),
     ("no resources", lambda d: d.pop("resources"), "resources: is missing; must be a list of resource objects"),
     ("resources an object", lambda d: d.update(resources={}), "resources = {}: must be a list of resource objects"),
-    ("resource not an object", lambda d: d["resources"].insert(0, "vpc"), "resources[0] = 'vpc': must be an object with type, name and inputs"),
+    (
+        "resource not an object",
+        lambda d: d["resources"].insert(0, "vpc"),
+        "resources[0] = 'vpc': must be an object with type, name and inputs",
+    ),
     ("no inputs", lambda d: d["resources"][2].pop("inputs"), "resources[2].inputs: is missing; must be an object"),
     ("inputs a list", lambda d: d["resources"][1].update(inputs=[]), "resources[1].inputs = []: must be an object"),
     ("name a number", lambda d: d["resources"][3].update(name=7), "resources[3].name = 7: must be a string"),
     ("type missing", lambda d: d["resources"][0].pop("type"), "resources[0].type: is missing; must be a string"),
-    ("protect a string", lambda d: d["resources"][4].update(protect="yes"), "resources[4].protect = 'yes': must be true or false"),
+    (
+        "protect a string",
+        lambda d: d["resources"][4].update(protect="yes"),
+        "resources[4].protect = 'yes': must be true or false",
+    ),
     ("summary a list", lambda d: d.update(summary=[]), "summary = []: must be an object"),
-    ("duplicate", lambda d: d["resources"].append(dict(d["resources"][1])), "duplicates resources[1] (same type and name)"),
+    (
+        "duplicate",
+        lambda d: d["resources"].append(dict(d["resources"][1])),
+        "duplicates resources[1] (same type and name)",
+    ),
 ]
 
 
@@ -431,19 +483,40 @@ def test_optional_fields_may_be_absent_from_a_plan_file(tmp_path, medical_plan):
     """Only type, name and inputs are required per resource: older or hand-trimmed plans still load."""
     data = as_dict(medical_plan)
     for r in data["resources"]:
-        for key in ("protect", "retain_on_delete", "delete_before_replace", "ignore_changes", "depends_on", "registered_outputs", "parent", "custom", "provider"):
+        for key in (
+            "protect",
+            "retain_on_delete",
+            "delete_before_replace",
+            "ignore_changes",
+            "depends_on",
+            "registered_outputs",
+            "parent",
+            "custom",
+            "provider",
+        ):
             r.pop(key, None)
     loaded = load_plan_json(write(tmp_path, "trimmed.json", data))
-    assert loaded["resources"][0] == {"type": data["resources"][0]["type"], "name": data["resources"][0]["name"], "inputs": data["resources"][0]["inputs"]}
+    assert loaded["resources"][0] == {
+        "type": data["resources"][0]["type"],
+        "name": data["resources"][0]["name"],
+        "inputs": data["resources"][0]["inputs"],
+    }
 
 
 def _synthetic(*resources):
     """A minimal plan dict of (type, name, inputs[, extra fields]) tuples."""
-    return {"schema": "aitrain.plan/v2", "summary": {}, "resources": [{"type": t, "name": n, "inputs": i, **(extra[0] if extra else {})} for t, n, i, *extra in resources]}
+    return {
+        "schema": "aitrain.plan/v2",
+        "summary": {},
+        "resources": [
+            {"type": t, "name": n, "inputs": i, **(extra[0] if extra else {})} for t, n, i, *extra in resources
+        ],
+    }
 
 
 def test_a_replacement_carries_down_a_chain_of_references():
     """vSwitch replaced → its mount target (ForceNew vswitchId) → a resource on the mount target → one on that one."""
+
     def plan(cidr):
         return _synthetic(
             ("alicloud:vpc/switch:Switch", "vsw", {"cidrBlock": cidr, "vpcId": "vpc-1", "zoneId": "z"}),
@@ -453,17 +526,31 @@ def test_a_replacement_carries_down_a_chain_of_references():
         )
 
     diff = diff_plans(plan("10.0.0.0/20"), plan("10.8.0.0/20"))
-    assert {c.name: c.action for c in diff.changes} == {"vsw": "replace", "mt": "replace", "first": "replace", "second": "replace"}
+    assert {c.name: c.action for c in diff.changes} == {
+        "vsw": "replace",
+        "mt": "replace",
+        "first": "replace",
+        "second": "replace",
+    }
     second = next(c for c in diff.changes if c.name == "second")
-    assert second.reasons == ("target references first, which is replaced: a new ID forces replacement",) and not second.certain
+    assert (
+        second.reasons == ("target references first, which is replaced: a new ID forces replacement",)
+        and not second.certain
+    )
 
 
 def test_an_ignored_input_neither_changes_nor_carries_a_replacement():
     """ignore_changes: Pulumi does not diff those inputs, so neither their own change nor a new ID behind them counts."""
+
     def plan(cidr, label):
         return _synthetic(
             ("alicloud:vpc/switch:Switch", "vsw", {"cidrBlock": cidr, "vpcId": "vpc-1", "zoneId": "z"}),
-            ("alicloud:nas/mountTarget:MountTarget", "mt", {"vswitchId": "${vsw.id}", "fileSystemId": label}, {"ignore_changes": ["vswitchId", "fileSystemId"]}),
+            (
+                "alicloud:nas/mountTarget:MountTarget",
+                "mt",
+                {"vswitchId": "${vsw.id}", "fileSystemId": label},
+                {"ignore_changes": ["vswitchId", "fileSystemId"]},
+            ),
         )
 
     diff = diff_plans(plan("10.0.0.0/20", "fs-1"), plan("10.8.0.0/20", "fs-2"))
@@ -478,5 +565,20 @@ def test_a_cost_change_from_nothing_or_without_a_total_has_no_percent():
     no_total = {"lines": [{"resource": NODES, "cny_per_month": 5.0}], "totals": {}}
     blind = cost_diff(no_total, _costs({NODES: 100.0}, complete=True))
     assert (blind.delta, blind.percent) == (None, None)
-    assert fresh.to_dict()["totals"] == {"old_cny_per_month": 0.0, "new_cny_per_month": 100.0, "delta_cny_per_month": 100.0, "delta_percent": None, "complete": True, "unknown": []}
-    assert fresh.to_dict()["lines"] == [{"resource": NODES, "old_cny_per_month": 0.0, "new_cny_per_month": 100.0, "delta_cny_per_month": 100.0, "complete": True}]
+    assert fresh.to_dict()["totals"] == {
+        "old_cny_per_month": 0.0,
+        "new_cny_per_month": 100.0,
+        "delta_cny_per_month": 100.0,
+        "delta_percent": None,
+        "complete": True,
+        "unknown": [],
+    }
+    assert fresh.to_dict()["lines"] == [
+        {
+            "resource": NODES,
+            "old_cny_per_month": 0.0,
+            "new_cny_per_month": 100.0,
+            "delta_cny_per_month": 100.0,
+            "complete": True,
+        }
+    ]

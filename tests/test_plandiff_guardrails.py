@@ -40,7 +40,11 @@ def test_a_new_finding_and_its_resolution_are_shown_with_their_level(tmp_path):
 
 def test_a_new_skip_alone_is_a_change_and_names_its_reason(tmp_path):
     base = plan_of(tmp_path, "base", {"compute": {"scratch_gib": 100}})
-    skipped = plan_of(tmp_path, "skipped", {"compute": {"scratch_gib": 100}, "guardrails": {"skip": [{"rule": "AIT013", "reason": REASON}]}})
+    skipped = plan_of(
+        tmp_path,
+        "skipped",
+        {"compute": {"scratch_gib": 100}, "guardrails": {"skip": [{"rule": "AIT013", "reason": REASON}]}},
+    )
     diff = diff_plans(base, skipped)
     assert not diff.changes and not diff.summary  # no resource changes: the skip alone must still show
     text = render_diff(diff)
@@ -50,7 +54,9 @@ def test_a_new_skip_alone_is_a_change_and_names_its_reason(tmp_path):
     markdown = render_diff(diff, markdown=True)
     assert f"newly skipped: [AIT013] local scratch is at least 3 × memory per node: {REASON}" in markdown
     restored = render_diff(diff_plans(skipped, base))
-    assert "- no longer skipped (the rule runs again): [AIT013] local scratch is at least 3 × memory per node" in restored
+    assert (
+        "- no longer skipped (the rule runs again): [AIT013] local scratch is at least 3 × memory per node" in restored
+    )
     assert "- new warning: [AIT013]" in restored
 
 
@@ -70,8 +76,19 @@ def test_new_findings_are_listed_most_severe_first():
         return {"rule": rule, "level": level, "resource": resource, "message": f"{rule} message"}
 
     old = {"findings": []}
-    new = {"findings": [finding("AIT031", "info"), finding("AIT027", "warning"), finding("AIT001", "error", "b"), finding("AIT001", "error", "a")]}
+    new = {
+        "findings": [
+            finding("AIT031", "info"),
+            finding("AIT027", "warning"),
+            finding("AIT001", "error", "b"),
+            finding("AIT001", "error", "a"),
+        ]
+    }
     g = guardrail_diff(old, new)
     assert [(f["level"], f["rule"], f["resource"]) for f in g.new_findings] == [
-        ("error", "AIT001", "a"), ("error", "AIT001", "b"), ("warning", "AIT027", "r"), ("info", "AIT031", "r")]
+        ("error", "AIT001", "a"),
+        ("error", "AIT001", "b"),
+        ("warning", "AIT027", "r"),
+        ("info", "AIT031", "r"),
+    ]
     assert [f["rule"] for f in guardrail_diff(new, old).resolved_findings] == ["AIT001", "AIT001", "AIT027", "AIT031"]

@@ -44,27 +44,61 @@ def request(plan: Plan, unknown: dict[str, str] | None = None) -> Any:
         props = dict(r.inputs)
         if unknown and r.name in unknown:
             props[unknown[r.name]] = UNKNOWN_STRING_VALUE
-        parent = urn(by_name[r.parent]) if r.parent in by_name else "urn:pulumi:dev::aitrain::pulumi:pulumi:Stack::aitrain-dev"
-        options = proto.AnalyzerResourceOptions(protect=r.protect, ignoreChanges=list(r.ignore_changes), deleteBeforeReplace=r.delete_before_replace,
-                                                deleteBeforeReplaceDefined=True, parent=parent)
-        deps = {k: proto.AnalyzerPropertyDependencies(urns=[urn(by_name[n]) for n in dict.fromkeys(referenced_names(v)) if n in by_name]) for k, v in r.inputs.items()}
-        provider = proto.AnalyzerProviderResource(type="pulumi:providers:alicloud", urn=f"urn:pulumi:dev::aitrain::pulumi:providers:alicloud::{r.provider or 'default_4_0_0'}",
-                                                  name=r.provider or "default_4_0_0", properties=struct({}))
-        resources.append(proto.AnalyzerResource(type=r.type, properties=struct(props), urn=urn(r), name=r.name, options=options, parent=parent,
-                                                provider=provider if r.custom else None, propertyDependencies={k: v for k, v in deps.items() if v.urns}))
+        parent = (
+            urn(by_name[r.parent])
+            if r.parent in by_name
+            else "urn:pulumi:dev::aitrain::pulumi:pulumi:Stack::aitrain-dev"
+        )
+        options = proto.AnalyzerResourceOptions(
+            protect=r.protect,
+            ignoreChanges=list(r.ignore_changes),
+            deleteBeforeReplace=r.delete_before_replace,
+            deleteBeforeReplaceDefined=True,
+            parent=parent,
+        )
+        deps = {
+            k: proto.AnalyzerPropertyDependencies(
+                urns=[urn(by_name[n]) for n in dict.fromkeys(referenced_names(v)) if n in by_name]
+            )
+            for k, v in r.inputs.items()
+        }
+        provider = proto.AnalyzerProviderResource(
+            type="pulumi:providers:alicloud",
+            urn=f"urn:pulumi:dev::aitrain::pulumi:providers:alicloud::{r.provider or 'default_4_0_0'}",
+            name=r.provider or "default_4_0_0",
+            properties=struct({}),
+        )
+        resources.append(
+            proto.AnalyzerResource(
+                type=r.type,
+                properties=struct(props),
+                urn=urn(r),
+                name=r.name,
+                options=options,
+                parent=parent,
+                provider=provider if r.custom else None,
+                propertyDependencies={k: v for k, v in deps.items() if v.urns},
+            )
+        )
     return proto.AnalyzeStackRequest(resources=resources)
 
 
-def analyze(plan: Plan, config: dict[str, Any] | None = None, unknown: dict[str, str] | None = None) -> list[tuple[str, str, str, int]]:
+def analyze(
+    plan: Plan, config: dict[str, Any] | None = None, unknown: dict[str, str] | None = None
+) -> list[tuple[str, str, str, int]]:
     """(policy name, resource name or "", message, enforcement level) of every diagnostic the analyzer returns."""
-    servicer = _PolicyAnalyzerServicer(PACK_NAME, "0.0.1", policies(), EnforcementLevel.ADVISORY, None, None, None, None, None, None, None)
+    servicer = _PolicyAnalyzerServicer(
+        PACK_NAME, "0.0.1", policies(), EnforcementLevel.ADVISORY, None, None, None, None, None, None, None
+    )
     if config is not None:
         # What the CLI sends for --policy-pack-config: each policy's level (its own unless the file sets one) and the rest.
         own = {p.name: p.enforcement_level.value for p in policies() if p.enforcement_level is not None}
         configs = {}
         for name, entry in config.items():
             properties = {k: v for k, v in entry.items() if k != "enforcementLevel"}
-            configs[name] = proto.PolicyConfig(enforcementLevel=LEVELS[entry.get("enforcementLevel", own[name])], properties=struct(properties))
+            configs[name] = proto.PolicyConfig(
+                enforcementLevel=LEVELS[entry.get("enforcementLevel", own[name])], properties=struct(properties)
+            )
         servicer.Configure(proto.ConfigureAnalyzerRequest(policyConfig=configs), None)
     names = {urn(r): r.name for r in plan.resources}
     response = servicer.AnalyzeStack(request(plan, unknown), None)
@@ -76,9 +110,12 @@ def expected(plan: Plan, skips: tuple[Skip, ...] = ()) -> list[tuple[str, str, s
     level = {"error": proto.MANDATORY, "warning": proto.ADVISORY, "info": proto.ADVISORY}
     names = {r.name for r in plan.resources}
     # A finding on no resource (``tags``, ``summary.…``) is a stack-level diagnostic: no URN, its subject before the message.
-    return [(pols[f.rule].name, f.resource, f"{pols[f.rule].description}\n{f.message}", level[f.level]) if f.resource in names
-            else (pols[f.rule].name, "", f"{pols[f.rule].description}\n{f.resource}: {f.message}", level[f.level])
-            for f in guardrails.check(plan, skips)]
+    return [
+        (pols[f.rule].name, f.resource, f"{pols[f.rule].description}\n{f.message}", level[f.level])
+        if f.resource in names
+        else (pols[f.rule].name, "", f"{pols[f.rule].description}\n{f.resource}: {f.message}", level[f.level])
+        for f in guardrails.check(plan, skips)
+    ]
 
 
 def test_a_preset_through_the_analyzer_gives_its_advisories_only(medical_plan):
@@ -93,8 +130,15 @@ def test_a_preset_through_the_analyzer_gives_its_advisories_only(medical_plan):
 
 def test_findings_come_back_as_diagnostics_at_their_level(medical_plan):
     """An error blocks (mandatory), a warning advises; messages are the policy's description plus the rule's message."""
-    plan = tamper(medical_plan, f"{MED}-cluster-template", inputs={"httpTokens": "optional", "internetMaxBandwidthOut": 1,
-                                                                      "dataDisks": [{"category": "cloud_essd", "size": 500, "encrypted": False, "name": "aitrain-scratch"}]})
+    plan = tamper(
+        medical_plan,
+        f"{MED}-cluster-template",
+        inputs={
+            "httpTokens": "optional",
+            "internetMaxBandwidthOut": 1,
+            "dataDisks": [{"category": "cloud_essd", "size": 500, "encrypted": False, "name": "aitrain-scratch"}],
+        },
+    )
     want = expected(plan)
     assert [w[0][:6] for w in want if w[3] == proto.MANDATORY] == ["ait001", "ait003", "ait008"]
     assert analyze(plan, pack_config(plan)) == want
@@ -109,13 +153,20 @@ def test_a_skip_in_the_config_disables_the_policy(medical_plan):
     assert json.dumps(config).count('"disabled"') == 1
     assert analyze(plan, config) == expected(plan, skips)
     assert not any(d[0].startswith("ait008-") for d in expected(plan, skips))
-    assert [d for d in analyze(plan, pack_config(plan)) if d[0].startswith("ait008-")] == [d for d in expected(plan) if d[0].startswith("ait008-")] != []
+    assert (
+        [d for d in analyze(plan, pack_config(plan)) if d[0].startswith("ait008-")]
+        == [d for d in expected(plan) if d[0].startswith("ait008-")]
+        != []
+    )
 
 
 def test_an_unknown_id_during_preview_is_read_as_its_reference(medical_plan):
     """The NAS mount target's file system does not exist yet: the rules still run (no "can't run policy" diagnostic)."""
     plan = tamper(medical_plan, f"{MED}-storage-access-rule-cn-shanghai-a", inputs={"sourceCidrIp": "0.0.0.0/0"})
-    unknown = {f"{MED}-storage-mount-target": "fileSystemId", f"{MED}-storage-access-rule-cn-shanghai-a": "accessGroupName"}
+    unknown = {
+        f"{MED}-storage-mount-target": "fileSystemId",
+        f"{MED}-storage-access-rule-cn-shanghai-a": "accessGroupName",
+    }
     result = analyze(plan, pack_config(plan), unknown=unknown)
     assert result == expected(plan) != []
     assert not any("can't run policy" in d[2] for d in result)

@@ -65,15 +65,28 @@ def engine_records(plan: Plan, *, ids: dict[str, str] | None = None) -> list[Pol
     ``ids``: resources already deployed (name → cloud ID); their references become those IDs, as in a real preview.
     """
     ids = ids or {}
-    stack = PolicyResource("pulumi:pulumi:Stack", unknown_checking_proxy({}), STACK_URN, "aitrain-dev", options(), None, None, [], {})
+    stack = PolicyResource(
+        "pulumi:pulumi:Stack", unknown_checking_proxy({}), STACK_URN, "aitrain-dev", options(), None, None, [], {}
+    )
     records: dict[str, PolicyResource] = {}
     for r in plan.resources:
         props = {k: _deployed(v, ids) for k, v in r.inputs.items()}
         if r.name in ids:
             props["id"] = ids[r.name]
-        provider = PolicyProviderResource("pulumi:providers:alicloud", {}, f"urn:pulumi:dev::aitrain::pulumi:providers:alicloud::{r.provider or 'default_4_0_0'}", r.provider or "default_4_0_0")
-        opts = options(protect=r.protect, ignore_changes=list(r.ignore_changes), delete_before_replace=r.delete_before_replace or None)
-        records[r.name] = PolicyResource(r.type, unknown_checking_proxy(props), urn(r), r.name, opts, provider if r.custom else None, None, [], {})
+        provider = PolicyProviderResource(
+            "pulumi:providers:alicloud",
+            {},
+            f"urn:pulumi:dev::aitrain::pulumi:providers:alicloud::{r.provider or 'default_4_0_0'}",
+            r.provider or "default_4_0_0",
+        )
+        opts = options(
+            protect=r.protect,
+            ignore_changes=list(r.ignore_changes),
+            delete_before_replace=r.delete_before_replace or None,
+        )
+        records[r.name] = PolicyResource(
+            r.type, unknown_checking_proxy(props), urn(r), r.name, opts, provider if r.custom else None, None, [], {}
+        )
     for r in plan.resources:
         record = records[r.name]
         record.parent = records[r.parent] if r.parent in records else stack
@@ -82,12 +95,21 @@ def engine_records(plan: Plan, *, ids: dict[str, str] | None = None) -> list[Pol
             deps = [records[n] for n in dict.fromkeys(referenced_names(value)) if n in records]
             if deps:
                 record.property_dependencies[key] = deps
-        record.dependencies = [*dict.fromkeys([d for ds in record.property_dependencies.values() for d in ds] + [records[n] for n in r.depends_on if n in records])]
+        record.dependencies = [
+            *dict.fromkeys(
+                [d for ds in record.property_dependencies.values() for d in ds]
+                + [records[n] for n in r.depends_on if n in records]
+            )
+        ]
     return [stack, *records.values()]
 
 
-def options(*, protect: bool = False, ignore_changes: list[str] | None = None, delete_before_replace: bool | None = None) -> PolicyResourceOptions:
-    return PolicyResourceOptions(protect, ignore_changes or [], delete_before_replace, [], PolicyCustomTimeouts(0, 0, 0), [], None)
+def options(
+    *, protect: bool = False, ignore_changes: list[str] | None = None, delete_before_replace: bool | None = None
+) -> PolicyResourceOptions:
+    return PolicyResourceOptions(
+        protect, ignore_changes or [], delete_before_replace, [], PolicyCustomTimeouts(0, 0, 0), [], None
+    )
 
 
 def _deployed(value: Any, ids: dict[str, str]) -> Any:
@@ -110,7 +132,9 @@ def run_pack(records: list[PolicyResource], config: dict[str, Any] | None = None
         if str(entry.pop("enforcementLevel", "")).lower() == "disabled":
             continue
         reported: list[tuple[str, str | None]] = []
-        result = pol.validate(StackValidationArgs(records, entry or None), lambda message, u=None, out=reported: out.append((message, u)))
+        result = pol.validate(
+            StackValidationArgs(records, entry or None), lambda message, u=None, out=reported: out.append((message, u))
+        )
         assert result is None  # synchronous: nothing for the analyzer to await
         for message, u in reported:
             if u is None:  # a stack-level finding names what it is about in front of its message
@@ -157,7 +181,17 @@ def without_rule(findings: list[tuple[str, str, str]], rule: str) -> list[tuple[
 
 
 @pytest.mark.parametrize("case, preset, suffix, changes, rule, message", CASES, ids=[c[0] for c in CASES])
-def test_violating_fixtures_give_the_same_findings(case, preset, suffix, changes, rule, message, medical_plan, autoscaling_plan, erdma_plan):  # noqa: F811
+def test_violating_fixtures_give_the_same_findings(
+    case,
+    preset,
+    suffix,
+    changes,
+    rule,
+    message,
+    medical_plan,
+    autoscaling_plan,
+    erdma_plan,  # noqa: F811  (fixture)
+):
     base = preset_plan(preset, medical_plan, autoscaling_plan, erdma_plan)
     name = f"{AUTO if preset == ERDMA else preset}-{suffix}"
     plan = tamper(base, name, **dict(changes))
@@ -193,7 +227,9 @@ def test_data_fixtures_give_the_same_findings(case, preset, mutate, rule, level,
     base = opted_in(plans[preset])
     plan = mutate(base)
     assert (rule, name, message) in [(f.rule, f.resource, f.message) for f in data_added(base, plan)]
-    if rule in BLIND_SPOTS and any(r.protect and not r.retain_on_delete for r in plan.resources):  # retain_on_delete: unseen
+    if rule in BLIND_SPOTS and any(
+        r.protect and not r.retain_on_delete for r in plan.resources
+    ):  # retain_on_delete: unseen
         assert through_pack(plan) == [f for f in plan_findings(plan) if f != (rule, name, message)]
         return
     assert through_pack(plan) == plan_findings(plan)
@@ -202,9 +238,13 @@ def test_data_fixtures_give_the_same_findings(case, preset, mutate, rule, level,
 def test_findings_on_the_summary_need_the_config(medical_plan):
     """AIT013 and AIT031 read summary facts the engine never sends: with the config they report at stack level,
     without it not at all (the resource rules still do)."""
-    plan = dataclasses.replace(medical_plan, summary={**medical_plan.summary, "scratch_gib_per_node": 500, "memory_gib_per_node": 1000})
+    plan = dataclasses.replace(
+        medical_plan, summary={**medical_plan.summary, "scratch_gib_per_node": 500, "memory_gib_per_node": 1000}
+    )
     expected = plan_findings(plan)
-    assert [(f.rule, f.resource) for f in check(plan, base=medical_plan)] == [("AIT013", "summary.scratch_gib_per_node")]
+    assert [(f.rule, f.resource) for f in check(plan, base=medical_plan)] == [
+        ("AIT013", "summary.scratch_gib_per_node")
+    ]
     assert ("AIT031", "tags") in [(r, n) for r, n, _ in expected]
     assert through_pack(plan) == expected
     assert run_pack(engine_records(plan)) == [f for f in expected if f[0] not in ("AIT013", "AIT031")]
@@ -213,14 +253,29 @@ def test_findings_on_the_summary_need_the_config(medical_plan):
 def test_the_bucket_fact_lets_ait011_compare(full_plan):  # noqa: F811
     """An adopted bucket is known only from the summary: the config carries it to the pack."""
     adopted = full_plan
-    for name in ("med-data-bucket", "med-data-acl", "med-data-public-access-block", "med-data-versioning", "med-data-encryption", "med-data-https-only"):
+    for name in (
+        "med-data-bucket",
+        "med-data-acl",
+        "med-data-public-access-block",
+        "med-data-versioning",
+        "med-data-encryption",
+        "med-data-https-only",
+    ):
         adopted = without(adopted, name)
-    other = tamper(adopted, "med-data-node-policy", inputs={"policyDocument": '{"Version": "1", "Statement": [{"Effect": "Allow", "Action": ["oss:GetObject"], "Resource": ["acs:oss:*:*:other-data/*"]}]}'})
+    other = tamper(
+        adopted,
+        "med-data-node-policy",
+        inputs={
+            "policyDocument": '{"Version": "1", "Statement": [{"Effect": "Allow", "Action": ["oss:GetObject"], "Resource": ["acs:oss:*:*:other-data/*"]}]}'
+        },
+    )
     assert through_pack(other) == plan_findings(other) != []
 
 
 def test_several_findings_keep_rule_order(medical_plan):
-    plan = tamper(medical_plan, f"{MED}-cluster-template", inputs={"httpTokens": "optional", "internetMaxBandwidthOut": 1})
+    plan = tamper(
+        medical_plan, f"{MED}-cluster-template", inputs={"httpTokens": "optional", "internetMaxBandwidthOut": 1}
+    )
     assert through_pack(plan) == plan_findings(plan)
     assert [f.rule for f in check(plan, base=medical_plan)] == ["AIT001", "AIT008"]
     assert [f[0] for f in through_pack(plan)] == sorted(f[0] for f in through_pack(plan))
@@ -261,14 +316,23 @@ def test_unknowns_without_one_dependency_are_a_visible_reference(medical_plan):
     records = engine_records(medical_plan)
     rule = next(r for r in records if r.name == f"{MED}-network-sg-intra-cluster")
     rule.props["__target"]["description"] = UNKNOWN_STRING_VALUE
-    rule.property_dependencies["description"] = [r for r in records if r.name.endswith(("-network-vpc", "-network-sg"))]  # two sources: whose ID?
+    rule.property_dependencies["description"] = [
+        r for r in records if r.name.endswith(("-network-vpc", "-network-sg"))
+    ]  # two sources: whose ID?
     assert len(rule.property_dependencies["description"]) == 2
     assert planned(rule).inputs["description"] == UNKNOWN_REFERENCE
     # Where a rule needs the value, the pack judges the unknown exactly as the offline plan judges that reference.
-    rule.props["__target"]["cidrIp"] = {"nested": UNKNOWN_STRING_VALUE}  # an unknown inside a value: no dependency to name
+    rule.props["__target"]["cidrIp"] = {
+        "nested": UNKNOWN_STRING_VALUE
+    }  # an unknown inside a value: no dependency to name
     rule.props["__target"].pop("sourceSecurityGroupId")
     rule.property_dependencies.pop("sourceSecurityGroupId", None)
-    as_plan = tamper(medical_plan, rule.name, inputs={"cidrIp": {"nested": UNKNOWN_REFERENCE}, "description": UNKNOWN_REFERENCE}, drop=("sourceSecurityGroupId",))
+    as_plan = tamper(
+        medical_plan,
+        rule.name,
+        inputs={"cidrIp": {"nested": UNKNOWN_REFERENCE}, "description": UNKNOWN_REFERENCE},
+        drop=("sourceSecurityGroupId",),
+    )
     assert stack_plan(records).resources == stack_plan(engine_records(as_plan)).resources
     assert run_pack(records, pack_config(as_plan)) == plan_findings(as_plan)
 
@@ -277,9 +341,13 @@ def test_unknowns_inside_objects_and_lists_become_references(medical_plan):
     records = engine_records(medical_plan)
     template = next(r for r in records if r.name == f"{MED}-cluster-template")
     target = template.props["__target"]
-    target["networkInterfaces"] = unknown_checking_proxy({"x": {"vswitchId": UNKNOWN_STRING_VALUE, "ids": [UNKNOWN_STRING_VALUE]}})
+    target["networkInterfaces"] = unknown_checking_proxy(
+        {"x": {"vswitchId": UNKNOWN_STRING_VALUE, "ids": [UNKNOWN_STRING_VALUE]}}
+    )
     template.property_dependencies["networkInterfaces"] = [next(r for r in records if r.name == f"{MED}-network-vpc")]
-    assert planned(template).inputs["networkInterfaces"] == {"x": {"vswitchId": f"${{{MED}-network-vpc.id}}", "ids": [f"${{{MED}-network-vpc.id}}"]}}
+    assert planned(template).inputs["networkInterfaces"] == {
+        "x": {"vswitchId": f"${{{MED}-network-vpc.id}}", "ids": [f"${{{MED}-network-vpc.id}}"]}
+    }
 
 
 def test_deployed_ids_read_as_references(medical_plan):
@@ -293,12 +361,18 @@ def test_deployed_ids_read_as_references(medical_plan):
 
 def test_engine_numbers_are_doubles(medical_plan):
     """Protobuf sends 500 as 500.0; the pack reads it back as 500, so messages match the plan's."""
-    plan = tamper(medical_plan, f"{MED}-cluster-nodes-0", inputs={"dataDisks": [{"diskCategory": "cloud_essd", "size": 800, "diskName": "aitrain-scratch"}]})
+    plan = tamper(
+        medical_plan,
+        f"{MED}-cluster-nodes-0",
+        inputs={"dataDisks": [{"diskCategory": "cloud_essd", "size": 800, "diskName": "aitrain-scratch"}]},
+    )
     records = engine_records(plan)
     nodes = next(r for r in records if r.name == f"{MED}-cluster-nodes-0")
     nodes.props["__target"]["dataDisks"]["__target"][0]["__target"]["size"] = 800.0
     assert run_pack(records, pack_config(plan)) == plan_findings(plan)
-    assert [(f.rule, f.resource, f.message) for f in check(plan, base=medical_plan)] == [("AIT003", nodes.name, "data disk 0 (cloud_essd, 800 GiB) is not encrypted")]
+    assert [(f.rule, f.resource, f.message) for f in check(plan, base=medical_plan)] == [
+        ("AIT003", nodes.name, "data disk 0 (cloud_essd, 800 GiB) is not encrypted")
+    ]
 
 
 # ---- the policies themselves ----
@@ -310,7 +384,9 @@ def test_one_policy_per_rule_with_its_level():
     assert len({p.name for p in pols}) == len(pols)
     for rule, pol in zip(guardrails.RULES, pols, strict=True):
         assert pol.name.startswith(rule.id.lower() + "-") and len(pol.name) <= 100
-        assert pol.enforcement_level == (EnforcementLevel.MANDATORY if rule.level == "error" else EnforcementLevel.ADVISORY)
+        assert pol.enforcement_level == (
+            EnforcementLevel.MANDATORY if rule.level == "error" else EnforcementLevel.ADVISORY
+        )
         assert pol.severity == {"error": Severity.HIGH, "warning": Severity.MEDIUM, "info": Severity.LOW}[rule.level]
         assert pol.description.startswith(rule.title)
         assert (pol.description == rule.title) == (rule.id not in BLIND_SPOTS)
@@ -344,7 +420,17 @@ def test_a_parent_known_only_by_urn_is_named_from_it(medical_plan):
 
 def test_the_stack_and_default_providers_are_not_resources(medical_plan):
     records = engine_records(medical_plan)
-    default = PolicyResource("pulumi:providers:alicloud", {}, "urn:pulumi:dev::aitrain::pulumi:providers:alicloud::default_4_0_0", "default_4_0_0", options(), None, records[0], [], {})
+    default = PolicyResource(
+        "pulumi:providers:alicloud",
+        {},
+        "urn:pulumi:dev::aitrain::pulumi:providers:alicloud::default_4_0_0",
+        "default_4_0_0",
+        options(),
+        None,
+        records[0],
+        [],
+        {},
+    )
     names = [r.name for r in stack_plan([*records, default]).resources]
     assert "aitrain-dev" not in names and "default_4_0_0" not in names
     assert names == [r.name for r in medical_plan.resources]

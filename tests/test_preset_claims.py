@@ -27,17 +27,28 @@ def test_the_example_stack_with_two_nodes_does_not_claim_the_presets_twelve():
 
     from blueprints.cli import app
 
-    result = CliRunner().invoke(app, ["plan", "--stack-config", str(ROOT / "Pulumi.example.yaml"), "--format", "markdown"])
+    result = CliRunner().invoke(
+        app, ["plan", "--stack-config", str(ROOT / "Pulumi.example.yaml"), "--format", "markdown"]
+    )
     assert result.exit_code == 0, result.output
     quote = [line for line in result.output.splitlines() if line.startswith("> ")][0]
     assert quote == "> The medical-imaging preset with compute.nodes 12 → 2 (its own description no longer applies)."
     assert "96 A100" not in result.output and "12 ×" not in quote
 
 
-@pytest.mark.parametrize("overrides, expected", [
-    ({"compute.nodes": 0}, "The medical-imaging preset with compute.nodes 12 → 0 (its own description no longer applies)."),
-    ({"compute.instance_type": "ecs.gn7-c13g1.26xlarge"}, "The medical-imaging preset with compute.instance_type ecs.gn7e-c16g1.32xlarge → ecs.gn7-c13g1.26xlarge (its own description no longer applies)."),
-])
+@pytest.mark.parametrize(
+    "overrides, expected",
+    [
+        (
+            {"compute.nodes": 0},
+            "The medical-imaging preset with compute.nodes 12 → 0 (its own description no longer applies).",
+        ),
+        (
+            {"compute.instance_type": "ecs.gn7-c13g1.26xlarge"},
+            "The medical-imaging preset with compute.instance_type ecs.gn7e-c16g1.32xlarge → ecs.gn7-c13g1.26xlarge (its own description no longer applies).",
+        ),
+    ],
+)
 def test_a_changed_compute_replaces_the_description_and_drops_the_presets_run_hours(overrides, expected):
     plan = offline_plan("medical-imaging", overrides=overrides)
     assert first_note(plan) == expected
@@ -47,7 +58,9 @@ def test_a_changed_compute_replaces_the_description_and_drops_the_presets_run_ho
 
 
 def test_a_description_or_run_hours_given_with_the_override_are_kept():
-    plan = offline_plan("medical-imaging", overrides={"compute.nodes": 2, "description": "Two-node dev cluster.", "cost.run_hours": 200})
+    plan = offline_plan(
+        "medical-imaging", overrides={"compute.nodes": 2, "description": "Two-node dev cluster.", "cost.run_hours": 200}
+    )
     assert first_note(plan) == "Two-node dev cluster." and plan.costs["totals"]["run_hours"] == 200
 
 

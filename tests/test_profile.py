@@ -72,7 +72,9 @@ def test_every_error_is_reported_together_with_path_and_value():
     found = {p.path: p for p in problems(data)}
     assert set(found) >= {"compute.nodes", "network.vpc_cidr"}
     assert found["compute.nodes"].value == -1 and "greater than or equal to 0" in found["compute.nodes"].message
-    assert found["network.vpc_cidr"].value == "10.0.0.300/16" and "not a valid CIDR" in found["network.vpc_cidr"].message
+    assert (
+        found["network.vpc_cidr"].value == "10.0.0.300/16" and "not a valid CIDR" in found["network.vpc_cidr"].message
+    )
 
 
 def test_wrong_type_is_rejected_in_strict_mode():
@@ -184,12 +186,15 @@ def test_off_hours_start_inside_the_window_is_kept():
     assert parse_profile(data).cost.off_hours.first_day(TODAY) == dt.date(2027, 2, 27)
 
 
-@pytest.mark.parametrize("path, value", [
-    (("cost", "off_hours", "work_end"), "19:00\n"),
-    (("cost", "off_hours", "start_date"), "2026-12-01\n"),
-    (("name",), "medical\n"),
-    (("description",), "fine\n## guardrails: all passed"),
-])
+@pytest.mark.parametrize(
+    "path, value",
+    [
+        (("cost", "off_hours", "work_end"), "19:00\n"),
+        (("cost", "off_hours", "start_date"), "2026-12-01\n"),
+        (("name",), "medical\n"),
+        (("description",), "fine\n## guardrails: all passed"),
+    ],
+)
 def test_names_times_and_text_are_matched_whole(path, value):
     data = autoscaling()
     target = data
@@ -214,15 +219,18 @@ def test_repeated_zones_are_rejected():
     assert p.path == "network.zones" and "cn-shanghai-a more than once" in p.message
 
 
-@pytest.mark.parametrize("key, value, expected", [
-    ("https://x", "v", "contains 'http://' or 'https://'"),
-    ("aliyun-owner", "v", "reserves ('aliyun', 'acs:')"),
-    ("ACS:team", "v", "reserves ('aliyun', 'acs:')"),
-    ("team", "acs:x", "reserved prefix 'acs:'"),
-    ("team", "x" * 129, "at most 128"),
-    ("managed-by", "me", "set by aitrain itself"),
-    ("team", "a\x1b[31m", "control characters"),
-])
+@pytest.mark.parametrize(
+    "key, value, expected",
+    [
+        ("https://x", "v", "contains 'http://' or 'https://'"),
+        ("aliyun-owner", "v", "reserves ('aliyun', 'acs:')"),
+        ("ACS:team", "v", "reserves ('aliyun', 'acs:')"),
+        ("team", "acs:x", "reserved prefix 'acs:'"),
+        ("team", "x" * 129, "at most 128"),
+        ("managed-by", "me", "set by aitrain itself"),
+        ("team", "a\x1b[31m", "control characters"),
+    ],
+)
 def test_tags_follow_alibaba_cloud_tag_rules(key, value, expected):
     data = medical()
     data["tags"] = {key: value}
@@ -242,7 +250,10 @@ def test_the_other_blueprints_keys_name_the_blueprint_that_takes_them():
     data["compute"].update(min_nodes=1, max_nodes=4)
     del data["compute"]["nodes"]
     found = {p.path: p for p in problems(data)}
-    assert "is a key of blueprints 'autoscaling-pool', 'kubernetes-pool', not of 'fixed-cluster'" in found["compute.min_nodes"].message
+    assert (
+        "is a key of blueprints 'autoscaling-pool', 'kubernetes-pool', not of 'fixed-cluster'"
+        in found["compute.min_nodes"].message
+    )
     assert "'nodes'" in found["compute.min_nodes"].message
     assert found["compute.min_nodes"].hint == "set blueprint: autoscaling-pool or kubernetes-pool to use it"
     data = autoscaling()
@@ -256,7 +267,10 @@ def test_storage_zone_must_be_a_zone_of_the_region():
     data["storage"]["zone"] = "cn-hangzhou-h"
     (p,) = problems(data)
     # Named by its field with its value, never "(top level)" with the whole profile.
-    assert (p.path, p.value) == ("storage.zone", "cn-hangzhou-h") and "is not a zone of region cn-shanghai; allowed: 'cn-shanghai-a'" in p.message
+    assert (p.path, p.value) == (
+        "storage.zone",
+        "cn-hangzhou-h",
+    ) and "is not a zone of region cn-shanghai; allowed: 'cn-shanghai-a'" in p.message
 
 
 def test_hostile_blueprint_values_are_clean_errors():
@@ -289,7 +303,10 @@ def test_unknown_region_and_foreign_zone():
     data = medical()
     data["network"]["zones"] = ["cn-hangzhou-h"]
     (p,) = problems(data)
-    assert (p.path, p.value) == ("network.zones", ["cn-hangzhou-h"]) and "['cn-hangzhou-h'] are not zones of region cn-shanghai" in p.message
+    assert (p.path, p.value) == (
+        "network.zones",
+        ["cn-hangzhou-h"],
+    ) and "['cn-hangzhou-h'] are not zones of region cn-shanghai" in p.message
 
 
 def test_unknown_blueprint_and_preset_get_suggestions():
@@ -303,7 +320,9 @@ def test_unknown_blueprint_and_preset_get_suggestions():
 
 
 def test_set_overrides_are_typed_and_applied_after_the_preset():
-    config = with_cli_inputs({}, "medical-imaging", parse_overrides(["compute.nodes=128", "network.admin_cidr=203.0.113.0/24"], MODELS))
+    config = with_cli_inputs(
+        {}, "medical-imaging", parse_overrides(["compute.nodes=128", "network.admin_cidr=203.0.113.0/24"], MODELS)
+    )
     from blueprints.stackconfig import read_settings
 
     data, profile = resolve(read_settings(config, source="t"), MODELS, catalog=CATALOG, today=TODAY)
@@ -397,12 +416,19 @@ def test_kms_key_id_takes_both_documented_forms(key):
     assert parse_profile(data).security.kms_key_id == key
 
 
-@pytest.mark.parametrize("key", ["alias/my-key", "key-", "KEY-HZZ630494463EJQJX", "acs:kms:cn-shanghai:123:key/key-abc12345"])
+@pytest.mark.parametrize(
+    "key", ["alias/my-key", "key-", "KEY-HZZ630494463EJQJX", "acs:kms:cn-shanghai:123:key/key-abc12345"]
+)
 def test_other_kms_key_ids_are_refused_with_the_allowed_forms(key):
     data = medical()
     data["security"] = {"kms_key_id": key}
     (p,) = problems(data)
-    assert p.path == "security.kms_key_id" and p.value == key and "key-<8–64 lowercase letters or digits>" in p.message and "UUID" in p.message
+    assert (
+        p.path == "security.kms_key_id"
+        and p.value == key
+        and "key-<8–64 lowercase letters or digits>" in p.message
+        and "UUID" in p.message
+    )
 
 
 def test_flow_log_needs_project_and_logstore_with_sls_names():
@@ -415,7 +441,11 @@ def test_flow_log_needs_project_and_logstore_with_sls_names():
     assert p.path == "security.flow_log.project" and "lowercase letters, digits or hyphens" in p.message
     data["security"] = {"flow_log": {"project": "audit-logs", "logstore": "VPC flow"}}
     (p,) = problems(data)
-    assert p.path == "security.flow_log.logstore" and p.value == "VPC flow" and "lowercase letters, digits, '-' or '_'" in p.message
+    assert (
+        p.path == "security.flow_log.logstore"
+        and p.value == "VPC flow"
+        and "lowercase letters, digits, '-' or '_'" in p.message
+    )
     data["security"] = {"flow_log": {"project": "audit-logs", "logstore": "vpc_flow"}}
     assert parse_profile(data).security.flow_log.logstore == "vpc_flow"
 
@@ -427,7 +457,10 @@ def test_actiontrail_needs_a_destination_and_real_arns():
     assert p.path == "security.actiontrail" and "sls_project_arn" in p.message and "oss_bucket" in p.message
     data["security"] = {"actiontrail": {"sls_project_arn": "audit-logs"}}
     (p,) = problems(data)
-    assert p.path == "security.actiontrail.sls_project_arn" and "acs:log:<region>:<account id>:project/<project name>" in p.message
+    assert (
+        p.path == "security.actiontrail.sls_project_arn"
+        and "acs:log:<region>:<account id>:project/<project name>" in p.message
+    )
     data["security"] = {"actiontrail": {"sls_project_arn": "acs:log:cn-shanghai:1234567890:project/audit-logs"}}
     assert parse_profile(data).security.actiontrail.name is None  # the component names it <profile name>-audit
 
@@ -435,20 +468,37 @@ def test_actiontrail_needs_a_destination_and_real_arns():
 @pytest.mark.parametrize(
     "trail, path, text",
     [
-        ({"name": "Trail"}, "security.actiontrail.name", "6–36 lowercase letters, digits, '-' or '_', starting with a letter"),
-        ({"sls_write_role_arn": "role/writer"}, "security.actiontrail.sls_write_role_arn", "acs:ram::<account id>:role/<role name>"),
-        ({"oss_write_role_arn": "acs:ram::x:role/w"}, "security.actiontrail.oss_write_role_arn", "acs:ram::<account id>:role/<role name>"),
+        (
+            {"name": "Trail"},
+            "security.actiontrail.name",
+            "6–36 lowercase letters, digits, '-' or '_', starting with a letter",
+        ),
+        (
+            {"sls_write_role_arn": "role/writer"},
+            "security.actiontrail.sls_write_role_arn",
+            "acs:ram::<account id>:role/<role name>",
+        ),
+        (
+            {"oss_write_role_arn": "acs:ram::x:role/w"},
+            "security.actiontrail.oss_write_role_arn",
+            "acs:ram::<account id>:role/<role name>",
+        ),
     ],
 )
 def test_actiontrail_names_and_role_arns_are_checked(trail, path, text):
     data = medical()
-    data["security"] = {"actiontrail": {"sls_project_arn": "acs:log:cn-shanghai:1234567890:project/audit-logs", **trail}}
+    data["security"] = {
+        "actiontrail": {"sls_project_arn": "acs:log:cn-shanghai:1234567890:project/audit-logs", **trail}
+    }
     (p,) = problems(data)
     assert p.path == path and text in p.message
     ok = {"name": "audit_trail-1", "sls_write_role_arn": "acs:ram::1234567890:role/aliyunactiontraildefaultrole"}
     data["security"] = {"actiontrail": {"sls_project_arn": "acs:log:cn-shanghai:1234567890:project/audit-logs", **ok}}
     trail = parse_profile(data).security.actiontrail
-    assert (trail.name, trail.sls_write_role_arn) == ("audit_trail-1", "acs:ram::1234567890:role/aliyunactiontraildefaultrole")
+    assert (trail.name, trail.sls_write_role_arn) == (
+        "audit_trail-1",
+        "acs:ram::1234567890:role/aliyunactiontraildefaultrole",
+    )
 
 
 def test_actiontrail_to_oss_takes_a_valid_bucket_name():
@@ -468,8 +518,16 @@ def test_actiontrail_to_oss_takes_a_valid_bucket_name():
         ({"cidr": "203.0.113.0/24", "ports": "0"}, "security.egress.allow[0].ports", "outside 1–65535"),
         ({"cidr": "203.0.113.0/24", "ports": "9000/8000"}, "security.egress.allow[0].ports", "low > high"),
         ({"cidr": "203.0.113.0/24", "ports": "https"}, "security.egress.allow[0].ports", "write 443 or 8000/8100"),
-        ({"cidr": "203.0.113.0/24", "description": "mirror\nrm -rf"}, "security.egress.allow[0].description", "one line of text"),
-        ({"cidr": "203.0.113.0/24", "description": "x" * 201}, "security.egress.allow[0].description", "201 characters long; at most 200"),
+        (
+            {"cidr": "203.0.113.0/24", "description": "mirror\nrm -rf"},
+            "security.egress.allow[0].description",
+            "one line of text",
+        ),
+        (
+            {"cidr": "203.0.113.0/24", "description": "x" * 201},
+            "security.egress.allow[0].description",
+            "201 characters long; at most 200",
+        ),
     ],
 )
 def test_egress_entries_are_ipv4_cidrs_and_tcp_ports(entry, path, text):
@@ -488,7 +546,9 @@ def test_egress_ports_are_normalised_to_the_security_group_form():
 
 def test_medical_imaging_preset_turns_the_egress_allow_list_on_and_leaves_account_resources_off():
     security = parse_profile(medical()).security
-    assert security.egress is not None and [(r.cidr, r.ports) for r in security.egress.allow] == [("0.0.0.0/0", "443/443")]
+    assert security.egress is not None and [(r.cidr, r.ports) for r in security.egress.allow] == [
+        ("0.0.0.0/0", "443/443")
+    ]
     assert security.kms_key_id is None and security.flow_log is None and security.actiontrail is None
     assert parse_profile(autoscaling()).security.egress is None
 
@@ -506,12 +566,27 @@ def test_access_logging_defaults_on_with_a_year_of_logs_and_a_derived_bucket():
     assert parse_profile(data).access_log_bucket_name is None
 
 
-@pytest.mark.parametrize(("bucket", "path", "text"), [
-    ({"access_log_bucket": "Audit_Logs"}, "bucket.access_log_bucket", "OSS allows only lowercase letters, digits and hyphens"),
-    ({"access_log_days": 0}, "bucket.access_log_days", "greater than or equal to 1"),
-    ({"name": "team-data", "access_log_bucket": "team-data"}, "bucket.access_log_bucket", "is the data bucket itself"),
-    ({"access_log_bucket": "medical-imaging-cn-shanghai-data"}, "bucket.access_log_bucket", "is the data bucket itself"),
-])
+@pytest.mark.parametrize(
+    ("bucket", "path", "text"),
+    [
+        (
+            {"access_log_bucket": "Audit_Logs"},
+            "bucket.access_log_bucket",
+            "OSS allows only lowercase letters, digits and hyphens",
+        ),
+        ({"access_log_days": 0}, "bucket.access_log_days", "greater than or equal to 1"),
+        (
+            {"name": "team-data", "access_log_bucket": "team-data"},
+            "bucket.access_log_bucket",
+            "is the data bucket itself",
+        ),
+        (
+            {"access_log_bucket": "medical-imaging-cn-shanghai-data"},
+            "bucket.access_log_bucket",
+            "is the data bucket itself",
+        ),
+    ],
+)
 def test_bad_access_log_settings_name_the_field(bucket, path, text):
     data = medical()
     data["bucket"] = bucket

@@ -21,10 +21,14 @@ SHANGHAI = list(load_catalog().zones("cn-shanghai"))
 
 def run_infra_main(config: dict[str, str]):
     image = load_catalog().image_for("cn-shanghai")
-    return record(lambda: runpy.run_path(str(PROGRAM), run_name="__main__"), config, zones=SHANGHAI, image_id=image.image_id)
+    return record(
+        lambda: runpy.run_path(str(PROGRAM), run_name="__main__"), config, zones=SHANGHAI, image_id=image.image_id
+    )
 
 
-@pytest.mark.parametrize("preset, plan_fixture", [("medical-imaging", "medical_plan"), ("autoscaling-training", "autoscaling_plan")])
+@pytest.mark.parametrize(
+    "preset, plan_fixture", [("medical-imaging", "medical_plan"), ("autoscaling-training", "autoscaling_plan")]
+)
 def test_infra_main_with_preset_config_creates_exactly_the_plan(preset, plan_fixture, request):
     resources, outputs = run_infra_main({PRESET_KEY: preset})
     plan = request.getfixturevalue(plan_fixture)
@@ -35,9 +39,13 @@ def test_infra_main_with_preset_config_creates_exactly_the_plan(preset, plan_fix
 
 
 def test_infra_main_accepts_a_structured_profile_object():
-    profile = {"blueprint": "fixed-cluster", "name": "tiny", "region": "cn-shanghai",
-               "compute": {"instance_type": "ecs.gn7i-c32g1.8xlarge", "nodes": 2},
-               "storage": {"kind": "nas", "capacity_gib": 500, "throughput_tier": "Capacity"}}
+    profile = {
+        "blueprint": "fixed-cluster",
+        "name": "tiny",
+        "region": "cn-shanghai",
+        "compute": {"instance_type": "ecs.gn7i-c32g1.8xlarge", "nodes": 2},
+        "storage": {"kind": "nas", "capacity_gib": 500, "throughput_tier": "Capacity"},
+    }
     resources, outputs = run_infra_main({PROFILE_KEY: json.dumps(profile)})
     (instance_set,) = [r for r in resources if r.short_type == "ecs.EcsInstanceSet"]
     assert instance_set.inputs["amount"] == 2 and instance_set.name == "tiny-cluster-nodes-0"
@@ -58,7 +66,12 @@ def test_medical_imaging_plan_shape(medical_plan):
     assert plan.summary["instance_type"] == "ecs.gn7e-c16g1.32xlarge" and plan.summary["gpu_model"].startswith("A100")
     assert any("m6i.32xlarge" in n and "12 × ecs.gn7e-c16g1.32xlarge" in n for n in plan.notes)
     tops = {r.type for r in plan.resources if r.parent is None and not r.custom}
-    assert tops == {"aitrain:network:TrainingNetwork", "aitrain:storage:SharedStorage", "aitrain:storage:DataBucket", "aitrain:compute:GpuCluster"}
+    assert tops == {
+        "aitrain:network:TrainingNetwork",
+        "aitrain:storage:SharedStorage",
+        "aitrain:storage:DataBucket",
+        "aitrain:compute:GpuCluster",
+    }
     assert plan.count_by_type()["ecs.EcsInstanceSet"] == 1
     assert plan.find("ecs.EcsDeploymentSet")[0].inputs["strategy"] == "LowLatency"
     assert plan.summary["compute_cny_per_hour"] == pytest.approx(12 * 277.93)
@@ -71,7 +84,11 @@ def test_medical_imaging_plan_shape(medical_plan):
 def test_only_real_catalog_instance_types_appear_in_resources(medical_plan, autoscaling_plan):
     catalog = load_catalog()
     for plan in (medical_plan, autoscaling_plan):
-        types = {r.inputs["instanceType"] for r in plan.resources if "instanceType" in r.inputs and r.custom and r.short_type != "ecs.EipAssociation"}
+        types = {
+            r.inputs["instanceType"]
+            for r in plan.resources
+            if "instanceType" in r.inputs and r.custom and r.short_type != "ecs.EipAssociation"
+        }
         assert types and all(t in catalog.instance_types and t.startswith("ecs.") for t in types)
 
 
@@ -89,7 +106,11 @@ def test_scaling_nodes_keeps_plan_size_and_never_touches_storage(medical_plan):
     assert len(big.resources) == len(medical_plan.resources) + 1
 
     def storage(plan):
-        return [(r.type, r.name, r.inputs, r.protect, r.retain_on_delete) for r in plan.resources if r.parent == "medical-imaging-storage"]
+        return [
+            (r.type, r.name, r.inputs, r.protect, r.retain_on_delete)
+            for r in plan.resources
+            if r.parent == "medical-imaging-storage"
+        ]
 
     assert storage(big) == storage(medical_plan)
 
@@ -102,7 +123,9 @@ def test_autoscaling_plan_shape(autoscaling_plan):
     assert len(group.inputs["vswitchIds"]) == 3
     assert {a.inputs["metricName"] for a in plan.find("ess.Alarm")} == {"CpuUtilization", "GpuUtilizationAgent"}
     assert len(plan.find("ess.ScheduledTask")) == 2
-    assert_guardrails(plan, skip=("AIT027",))  # the preset leaves the egress allow-list off (a warning, checked in test_cli)
+    assert_guardrails(
+        plan, skip=("AIT027",)
+    )  # the preset leaves the egress allow-list off (a warning, checked in test_cli)
 
 
 def test_plan_is_deterministic(medical_plan):
@@ -116,15 +139,28 @@ def test_guardrails_catch_a_public_node(medical_plan):
     from blueprints import guardrails
 
     tampered = tuple(
-        dataclasses.replace(r, inputs={**r.inputs, "internetMaxBandwidthOut": 100}) if r.short_type == "ecs.EcsInstanceSet" else
-        dataclasses.replace(r, protect=False) if r.short_type == "nas.FileSystem" else r
+        dataclasses.replace(r, inputs={**r.inputs, "internetMaxBandwidthOut": 100})
+        if r.short_type == "ecs.EcsInstanceSet"
+        else dataclasses.replace(r, protect=False)
+        if r.short_type == "nas.FileSystem"
+        else r
         for r in medical_plan.resources
     )
     findings = beyond_opt_in(guardrails.check(dataclasses.replace(medical_plan, resources=tampered)))
-    assert {(f.rule, f.resource) for f in findings} == {("AIT001", "medical-imaging-cluster-nodes-0"), ("AIT004", "medical-imaging-storage-fs"),
-                                                   ("AIT016", "medical-imaging-storage-fs"),  # the unapplied snapshot policy, untampered
-                                                   ("AIT027", "medical-imaging-network-sg-egress-allow-0")}
-    assert beyond_opt_in(guardrails.check(dataclasses.replace(medical_plan, resources=tampered), skip=["AIT001", "AIT004", "AIT016", "AIT027"])) == []
+    assert {(f.rule, f.resource) for f in findings} == {
+        ("AIT001", "medical-imaging-cluster-nodes-0"),
+        ("AIT004", "medical-imaging-storage-fs"),
+        ("AIT016", "medical-imaging-storage-fs"),  # the unapplied snapshot policy, untampered
+        ("AIT027", "medical-imaging-network-sg-egress-allow-0"),
+    }
+    assert (
+        beyond_opt_in(
+            guardrails.check(
+                dataclasses.replace(medical_plan, resources=tampered), skip=["AIT001", "AIT004", "AIT016", "AIT027"]
+            )
+        )
+        == []
+    )
 
 
 def test_node_cloud_init_mounts_the_shared_storage_at_one_path(medical_plan, autoscaling_plan):
@@ -139,7 +175,10 @@ def test_node_cloud_init_mounts_the_shared_storage_at_one_path(medical_plan, aut
     assert mount[1] == "/mnt/shared" and mount[2] == "nfs" and "vers=3" in mount[3]
     (pool_template,) = autoscaling_plan.find("ecs.EcsLaunchTemplate")
     pool_init = yaml.safe_load(base64.b64decode(pool_template.inputs["userData"]))
-    assert pool_init["mounts"][0][:2] == ["${autoscaling-training-storage-mount-target.mountTargetDomain}:/", "/mnt/shared"]
+    assert pool_init["mounts"][0][:2] == [
+        "${autoscaling-training-storage-mount-target.mountTargetDomain}:/",
+        "/mnt/shared",
+    ]
     # The NFS client for the shared storage, xfsprogs to format the scratch disk, python3-venv for PyTorch's venv.
     assert pool_init["packages"] == ["nfs-common", "xfsprogs", "python3-venv"] and pool_init["package_update"] is True
 
@@ -156,13 +195,21 @@ def test_every_resource_and_lookup_uses_the_region_pinned_provider():
             return super().call(args)
 
     image_id = load_catalog().image_for("cn-shanghai").image_id
-    registered, _, _ = run_program(run, {PRESET_KEY: "medical-imaging"}, zones=SHANGHAI, image_id=image_id, mocks=Spy(SHANGHAI, image_id))
+    registered, _, _ = run_program(
+        run, {PRESET_KEY: "medical-imaging"}, zones=SHANGHAI, image_id=image_id, mocks=Spy(SHANGHAI, image_id)
+    )
     (provider,) = [r for r in registered if r.typ == "pulumi:providers:alicloud"]
     assert provider.inputs["region"] == "cn-shanghai"
     alicloud_resources = [r for r in registered if r.typ.startswith("alicloud:")]
-    assert alicloud_resources and all("pulumi:providers:alicloud::medical-imaging-cn-shanghai" in (r.provider or "") for r in alicloud_resources)
+    assert alicloud_resources and all(
+        "pulumi:providers:alicloud::medical-imaging-cn-shanghai" in (r.provider or "") for r in alicloud_resources
+    )
     # getInstances reads the private IPs of the instance set's nodes.
-    assert {token for token, _ in calls} == {"alicloud:index/getZones:getZones", "alicloud:ecs/getImages:getImages", "alicloud:ecs/getInstances:getInstances"}
+    assert {token for token, _ in calls} == {
+        "alicloud:index/getZones:getZones",
+        "alicloud:ecs/getImages:getImages",
+        "alicloud:ecs/getInstances:getInstances",
+    }
     assert all("medical-imaging-cn-shanghai" in (p or "") for _, p in calls)
 
 
@@ -171,8 +218,11 @@ def test_every_resource_and_lookup_uses_the_region_pinned_provider():
 MISKEYED = [
     ({"aitrain:presets": "medical-imaging"}, "config.aitrain:presets", "did you mean 'aitrain:preset'?"),
     ({"aitrain:preset": "medical-imaging", "aitrain:profile_typo": "{}"}, "config.aitrain:profile_typo", "unknown key"),
-    ({"aitrain:preset": "medical-imaging", "aitrain:profile.compute.nodes": "4"}, "config.aitrain:profile.compute.nodes",
-     "pulumi config set --path 'aitrain:profile.compute.nodes' <value>"),
+    (
+        {"aitrain:preset": "medical-imaging", "aitrain:profile.compute.nodes": "4"},
+        "config.aitrain:profile.compute.nodes",
+        "pulumi config set --path 'aitrain:profile.compute.nodes' <value>",
+    ),
 ]
 
 
@@ -219,6 +269,7 @@ def test_a_preset_argument_that_contradicts_the_stack_preset_is_an_error(tmp_pat
 
 # --- storage never follows compute ---
 
+
 class ZonedCatalog:
     """The shipped catalog, with per-type zone lists where each family lives in different zones of cn-shanghai."""
 
@@ -244,10 +295,18 @@ def storage_view(plan):
     (fs,) = plan.find("nas.FileSystem")
     # Access rules are one per compute vSwitch, named by zone: moving compute adds or drops them (never the group,
     # mount target or file system, which this view keeps).
-    keep = {r.name for r in plan.resources if r.parent == f"{plan.profile_name}-storage" and r.short_type != "nas.AccessRule"}
+    keep = {
+        r.name
+        for r in plan.resources
+        if r.parent == f"{plan.profile_name}-storage" and r.short_type != "nas.AccessRule"
+    }
     keep |= {r.name for r in plan.find("vpc.Network")}
     keep |= {r.name for r in plan.find("vpc.Switch") if r.inputs["zoneId"] == fs.inputs["zoneId"]}
-    return sorted((r.type, r.name, json.dumps(r.inputs, sort_keys=True), r.protect, r.retain_on_delete) for r in plan.resources if r.name in keep)
+    return sorted(
+        (r.type, r.name, json.dumps(r.inputs, sort_keys=True), r.protect, r.retain_on_delete)
+        for r in plan.resources
+        if r.name in keep
+    )
 
 
 @pytest.mark.parametrize("pinned", [(), ("cn-shanghai-e", "cn-shanghai-f", "cn-shanghai-a", "cn-shanghai-m")])
@@ -300,7 +359,10 @@ def test_the_program_reads_the_config_the_language_host_passes_in_pulumi_config(
     from blueprints.program import current_config
     from blueprints.stackconfig import read_settings
 
-    monkeypatch.setenv("PULUMI_CONFIG", json.dumps({"aitrain:preset": "medical-imaging", "aitrain:profile.compute.nodes": "4", "alicloud:region": "x"}))
+    monkeypatch.setenv(
+        "PULUMI_CONFIG",
+        json.dumps({"aitrain:preset": "medical-imaging", "aitrain:profile.compute.nodes": "4", "alicloud:region": "x"}),
+    )
     token = CONFIG.set({})
     try:
         config = current_config()

@@ -16,6 +16,8 @@ CATALOG = load_catalog()
 
 def storage_tiers(kind):
     return [t.storage_type for t in CATALOG.storage_tiers(kind) if t.storage_type]
+
+
 GPU_TYPES = sorted(t.instance_type for t in CATALOG.instance_types.values() if t.is_gpu)
 SHANGHAI_ZONES = list(CATALOG.zones("cn-shanghai"))
 
@@ -24,7 +26,11 @@ SHANGHAI_ZONES = list(CATALOG.zones("cn-shanghai"))
 def profiles(draw):
     blueprint = draw(st.sampled_from(["fixed-cluster", "autoscaling-pool"]))
     kind = draw(st.sampled_from(["nas", "extreme_nas", "cpfs"]))
-    storage = {"kind": kind, "capacity_gib": draw(st.integers(100, 200_000)), "throughput_tier": draw(st.sampled_from(storage_tiers(kind)))}
+    storage = {
+        "kind": kind,
+        "capacity_gib": draw(st.integers(100, 200_000)),
+        "throughput_tier": draw(st.sampled_from(storage_tiers(kind))),
+    }
     if kind == "cpfs":
         storage["allow_unencrypted_cpfs"] = True
     network = {
@@ -32,8 +38,14 @@ def profiles(draw):
         "zones": draw(st.lists(st.sampled_from(SHANGHAI_ZONES), unique=True, max_size=3)),
         "admin_cidr": draw(st.sampled_from([None, "203.0.113.0/24", "10.8.0.0/16"])),
     }
-    data = {"name": "prop", "blueprint": blueprint, "region": "cn-shanghai", "storage": storage, "network": network,
-            "cost": {"spot": draw(st.booleans())}}
+    data = {
+        "name": "prop",
+        "blueprint": blueprint,
+        "region": "cn-shanghai",
+        "storage": storage,
+        "network": network,
+        "cost": {"spot": draw(st.booleans())},
+    }
     instance_type = draw(st.sampled_from(GPU_TYPES))
     if blueprint == "fixed-cluster":
         # eRDMA types get one ecs.Instance per node: fewer nodes keep the example fast.
@@ -42,10 +54,17 @@ def profiles(draw):
     else:
         low = draw(st.integers(0, 20))
         high = draw(st.integers(max(low, 1), 300))
-        data["compute"] = {"instance_type": instance_type, "min_nodes": low, "max_nodes": high,
-                           "scale_out_cpu_percent": draw(st.floats(65, 75))}
+        data["compute"] = {
+            "instance_type": instance_type,
+            "min_nodes": low,
+            "max_nodes": high,
+            "scale_out_cpu_percent": draw(st.floats(65, 75)),
+        }
         if draw(st.booleans()):
-            data["cost"]["off_hours"] = {"enabled": True, "timezone": draw(st.sampled_from(["Asia/Shanghai", "Europe/Berlin", "America/New_York"]))}
+            data["cost"]["off_hours"] = {
+                "enabled": True,
+                "timezone": draw(st.sampled_from(["Asia/Shanghai", "Europe/Berlin", "America/New_York"])),
+            }
     return data
 
 
@@ -89,7 +108,12 @@ def test_every_valid_profile_synthesises_safely(data):
         assert len(compute_zones) == 1
     else:
         (group,) = plan.find("ess.ScalingGroup")
-        assert (group.inputs["minSize"], group.inputs["maxSize"]) == (data["compute"]["min_nodes"], data["compute"]["max_nodes"])
+        assert (group.inputs["minSize"], group.inputs["maxSize"]) == (
+            data["compute"]["min_nodes"],
+            data["compute"]["max_nodes"],
+        )
         assert len(plan.find("ess.ScheduledTask")) == (2 if "off_hours" in data["cost"] else 0)
     ssh_rules = [r for r in plan.find("ecs.SecurityGroupRule") if r.inputs.get("portRange") == "22/22"]
-    assert [r.inputs["cidrIp"] for r in ssh_rules] == ([data["network"]["admin_cidr"]] if data["network"]["admin_cidr"] else [])
+    assert [r.inputs["cidrIp"] for r in ssh_rules] == (
+        [data["network"]["admin_cidr"]] if data["network"]["admin_cidr"] else []
+    )

@@ -21,6 +21,9 @@ def test_public_objects_have_docstrings(name):
     missing = [
         n
         for n, obj in vars(module).items()
-        if not n.startswith("_") and (inspect.isfunction(obj) or inspect.isclass(obj)) and obj.__module__ == module.__name__ and not obj.__doc__
+        if not n.startswith("_")
+        and (inspect.isfunction(obj) or inspect.isclass(obj))
+        and obj.__module__ == module.__name__
+        and not obj.__doc__
     ]
     assert not missing, f"{name}: no docstring on {missing}"

@@ -37,7 +37,7 @@ def _money(value: float | None) -> str:
 
 
 def _items(named: list[str]) -> str:
-    """"res: 12 × system disk …" entries as the distinct items they name ("system disk …")."""
+    """ "res: 12 × system disk …" entries as the distinct items they name ("system disk …")."""
     items = [re.sub(r"^\d+ × | \(scales .*\)$", "", entry.split(": ", 1)[-1]) for entry in named]
     return ", ".join(dict.fromkeys(items)) or "nothing"
 
@@ -58,15 +58,24 @@ def _scenario(name: str, index: int) -> dict:
 def preset_costs() -> str:
     """The README's table of what each golden plan costs and what it cannot price."""
     rows = ["| plan | ¥/hour | ¥/month | per run | not priced (never counted as 0) |", "|---|--:|--:|--:|---|"]
-    for name, label in (("medical-imaging", "medical-imaging (12 × gn7e)"), ("medical-imaging-erdma-login", "medical-imaging on 2 × ebmgn7ex (eRDMA) with a login node"), ("kubernetes-training", "kubernetes-training (the GPU pool at min)"), ("autoscaling-training", "autoscaling-training (the pool at min)")):
+    for name, label in (
+        ("medical-imaging", "medical-imaging (12 × gn7e)"),
+        ("medical-imaging-erdma-login", "medical-imaging on 2 × ebmgn7ex (eRDMA) with a login node"),
+        ("kubernetes-training", "kubernetes-training (the GPU pool at min)"),
+        ("autoscaling-training", "autoscaling-training (the pool at min)"),
+    ):
         totals = plan(name).costs["totals"]
-        rows.append(f"| {label} | {_money(totals['cny_per_hour'])} | {_money(totals['cny_per_month'])} | {_run(name)} | {_unpriced(name)} |")
+        rows.append(
+            f"| {label} | {_money(totals['cny_per_hour'])} | {_money(totals['cny_per_month'])} | {_run(name)} | {_unpriced(name)} |"
+        )
     for name in ("autoscaling-training", "kubernetes-training"):
         for scenario in plan(name).costs["scenarios"]:
             label = scenario["name"].split(":")[0].removeprefix("with the ")
             state = "" if scenario["complete"] else " (incomplete)"
             missing = _items(scenario["unpriced_nodes"])
-            rows.append(f"| {name} {label} ({scenario['nodes']} GPU nodes) | | {_money(scenario['cny_per_month'])}{state} | | as above, and of the nodes: {missing} |")
+            rows.append(
+                f"| {name} {label} ({scenario['nodes']} GPU nodes) | | {_money(scenario['cny_per_month'])}{state} | | as above, and of the nodes: {missing} |"
+            )
     return "\n" + "\n".join(rows) + "\n"
 
 

@@ -74,7 +74,10 @@ def test_the_node_role_gets_a_policy_on_this_bucket_alone(preset_plan):
     assert resources and all(r in (f"acs:oss:*:*:{bucket_name}", f"acs:oss:*:*:{bucket_name}/*") for r in resources)
     (attachment,) = plan.find("ram.RolePolicyAttachment")
     (role,) = plan.find("ram.Role")
-    assert attachment.inputs["roleName"] == role.inputs["roleName"] and attachment.inputs["policyName"] == policy.inputs["policyName"]
+    assert (
+        attachment.inputs["roleName"] == role.inputs["roleName"]
+        and attachment.inputs["policyName"] == policy.inputs["policyName"]
+    )
     assert attachment.parent == role.parent  # the compute unit: parking removes the attachment, never the policy
 
 
@@ -87,7 +90,10 @@ def test_every_preset_has_encrypted_scratch_of_the_articles_ratio(preset_plan):
     else:
         (disk,) = node.inputs["dataDisks"]
         size = disk["size"]
-    assert disk["encrypted"] is True and size == plan.summary["scratch_gib_per_node"] >= 3 * plan.summary["memory_gib_per_node"]
+    assert (
+        disk["encrypted"] is True
+        and size == plan.summary["scratch_gib_per_node"] >= 3 * plan.summary["memory_gib_per_node"]
+    )
     assert "/mnt/scratch" in plan.summary["scratch"]
 
 
@@ -99,7 +105,9 @@ def test_every_preset_boots_its_gpu_software_within_the_user_data_limit(preset_p
     jsonschema.Draft4Validator(SCHEMA).validate(yaml.safe_load(text))
     software = CATALOG.software_for(CATALOG.instance_type(plan.summary["instance_type"]))
     assert software is not None and software.driver_version in text and STATUS_PATH in text
-    assert plan.summary["gpu_software"].startswith(f"NVIDIA driver {software.driver_version}, CUDA {software.cuda_version}")
+    assert plan.summary["gpu_software"].startswith(
+        f"NVIDIA driver {software.driver_version}, CUDA {software.cuda_version}"
+    )
     # The nodes read credentials of the role they really run as.
     (role,) = plan.find("ram.Role")
     assert f"ALIBABA_CLOUD_ECS_METADATA={role.inputs['roleName']}\n" in files(text)["/etc/aitrain/oss.env"]
@@ -111,7 +119,10 @@ def test_nodes_get_the_catalogs_pytorch_unless_the_profile_brings_its_own(medica
     software = CATALOG.software_for(CATALOG.instance_type(medical_plan.summary["instance_type"]))
     assert software is not None and software.pytorch_version
     assert f'"torch=={software.pytorch_version}" --index-url {software.pytorch_index_url}' in user_data(medical_plan)
-    assert f"PyTorch {software.pytorch_version} (torchrun, NCCL) in /opt/aitrain/venv" in medical_plan.summary["gpu_software"]
+    assert (
+        f"PyTorch {software.pytorch_version} (torchrun, NCCL) in /opt/aitrain/venv"
+        in medical_plan.summary["gpu_software"]
+    )
     own = offline_plan("medical-imaging", overrides={"compute.install_pytorch": False})
     assert "torch==" not in user_data(own) and "bring your own torchrun" in own.summary["gpu_software"]
 
@@ -132,7 +143,9 @@ def test_an_erdma_fixed_cluster_gets_an_eri_on_every_node():
     assert plan.summary["fabric"].startswith("eRDMA")
     nccl = files(user_data(plan))["/etc/aitrain/nccl.env"]
     assert "NCCL_IB_GID_INDEX=1" in nccl and "NCCL_SOCKET_IFNAME=eth0" in nccl
-    assert_guardrails(plan, skip=["AIT016", "AIT027"])  # the unapplied snapshot policy; the preset's HTTPS to any address (tests/test_egress_guardrails.py)
+    assert_guardrails(
+        plan, skip=["AIT016", "AIT027"]
+    )  # the unapplied snapshot policy; the preset's HTTPS to any address (tests/test_egress_guardrails.py)
     assert plan.outputs["node_instance_ids"] == [f"${{medical-imaging-cluster-node-{i:03d}.id}}" for i in range(12)]
 
 
@@ -153,7 +166,9 @@ def test_an_erdma_pool_asks_for_an_eri_in_its_scaling_configuration():
 
 
 def test_an_erdma_type_in_a_pool_defaults_to_the_imdsv2_launch_template_over_tcp():
-    plan = offline_plan("autoscaling-training", overrides={"compute.instance_type": ERI_POOL, "compute.scratch_gib": 768})
+    plan = offline_plan(
+        "autoscaling-training", overrides={"compute.instance_type": ERI_POOL, "compute.scratch_gib": 768}
+    )
     assert not plan.find("ess.ScalingConfiguration")
     (template,) = plan.find("ecs.EcsLaunchTemplate")
     assert template.inputs["httpTokens"] == "required" and "networkInterfaces" not in template.inputs
@@ -167,7 +182,17 @@ def test_the_advisor_and_the_plan_read_the_same_link():
     from blueprints.advisor.job import Job
     from blueprints.advisor.options import scaling_for
 
-    job = Job.model_validate({"name": "link-check", "model_kind": "transformer", "params": 1e9, "tokens": 1e10, "precision": "bf16", "region": "cn-shanghai", "deadline_days": 7})
+    job = Job.model_validate(
+        {
+            "name": "link-check",
+            "model_kind": "transformer",
+            "params": 1e9,
+            "tokens": 1e10,
+            "precision": "bf16",
+            "region": "cn-shanghai",
+            "deadline_days": 7,
+        }
+    )
     for type_name in (ERI_FIXED, "ecs.sccgn7ex.32xlarge", "ecs.gn7e-c16g1.32xlarge"):
         instance = CATALOG.instance_type(type_name)
         link = scaling_for(job, instance, 4).link
@@ -178,7 +203,11 @@ def test_the_advisor_and_the_plan_read_the_same_link():
 
 def test_parking_removes_compute_and_touches_no_storage(medical_plan):
     parked = offline_plan("medical-imaging", overrides={"compute.nodes": 0})
-    assert not parked.find("ecs.EcsInstanceSet") and not parked.find("ram.Role") and not parked.find("ecs.EcsLaunchTemplate")
+    assert (
+        not parked.find("ecs.EcsInstanceSet")
+        and not parked.find("ram.Role")
+        and not parked.find("ecs.EcsLaunchTemplate")
+    )
     assert parked.outputs["node_instance_ids"] == [] and parked.outputs["expected_nodes"] == 0
     diff = diff_plans(medical_plan.to_dict(), parked.to_dict())
     removed = {c.name for c in diff.changes if c.action == "delete"}
@@ -188,7 +217,10 @@ def test_parking_removes_compute_and_touches_no_storage(medical_plan):
 
 
 def test_a_login_node_is_the_only_ssh_path_to_the_nodes():
-    plan = offline_plan("medical-imaging", overrides={"network.admin_cidr": ADMIN, "access.login_node": True, "access.key_pair_name": "ops"})
+    plan = offline_plan(
+        "medical-imaging",
+        overrides={"network.admin_cidr": ADMIN, "access.login_node": True, "access.key_pair_name": "ops"},
+    )
     (login,) = [i for i in plan.find("ecs.Instance") if i.inputs["tags"]["aitrain-component"] == "login"]
     assert login.inputs["keyName"] == "ops" and login.inputs["instanceType"] == "ecs.g7.large"
     ssh = {r.name: r.inputs for r in plan.find("ecs.SecurityGroupRule") if r.inputs.get("portRange") == "22/22"}
@@ -196,9 +228,15 @@ def test_a_login_node_is_the_only_ssh_path_to_the_nodes():
     assert ssh["medical-imaging-network-sg-ssh-from-login"]["sourceSecurityGroupId"] == "${medical-imaging-login-sg.id}"
     # The login node's own egress: SSH onward into the VPC (and Alibaba's service range, then a drop-all).
     assert ssh["medical-imaging-login-sg-egress-ssh-vpc"]["type"] == "egress"
-    assert set(ssh) == {"medical-imaging-login-sg-admin-ssh", "medical-imaging-network-sg-ssh-from-login", "medical-imaging-login-sg-egress-ssh-vpc"}
+    assert set(ssh) == {
+        "medical-imaging-login-sg-admin-ssh",
+        "medical-imaging-network-sg-ssh-from-login",
+        "medical-imaging-login-sg-egress-ssh-vpc",
+    }
     assert plan.outputs["login_node_public_ip"] == "${medical-imaging-login-eip.ipAddress}"
-    assert_guardrails(plan, skip=["AIT016", "AIT027"])  # the unapplied snapshot policy; the preset's HTTPS to any address (tests/test_egress_guardrails.py)
+    assert_guardrails(
+        plan, skip=["AIT016", "AIT027"]
+    )  # the unapplied snapshot policy; the preset's HTTPS to any address (tests/test_egress_guardrails.py)
 
 
 def test_outputs_tell_a_user_how_to_reach_everything(medical_plan):
@@ -209,7 +247,9 @@ def test_outputs_tell_a_user_how_to_reach_everything(medical_plan):
     assert outputs["file_system_mount"] == "${medical-imaging-storage-mount-target.mountTargetDomain}:/share"
     assert outputs["nat_eip"] == "${medical-imaging-network-nat-eip.ipAddress}"
     # Read through the instance set's IDs (the instances data source), in ID order.
-    assert outputs["node_private_ips"] == [f"${{medical-imaging-cluster-nodes-0.instanceIds[{i}].privateIp}}" for i in range(12)]
+    assert outputs["node_private_ips"] == [
+        f"${{medical-imaging-cluster-nodes-0.instanceIds[{i}].privateIp}}" for i in range(12)
+    ]
 
 
 def test_resizing_an_erdma_cluster_adds_nodes_and_leaves_the_running_ones_alone():

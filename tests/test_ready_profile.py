@@ -90,7 +90,10 @@ def test_login_node_needs_a_key_pair():
     data = medical()
     data["network"]["admin_cidr"] = "203.0.113.0/24"
     data["access"] = {"login_node": True}
-    assert problem(data) == ("access.key_pair_name", "is empty but access.login_node is true: name the ECS key pair whose key may log in (create one with `aliyun ecs ImportKeyPair`)")
+    assert problem(data) == (
+        "access.key_pair_name",
+        "is empty but access.login_node is true: name the ECS key pair whose key may log in (create one with `aliyun ecs ImportKeyPair`)",
+    )
 
 
 def test_bucket_name_follows_the_oss_rules():
@@ -105,7 +108,9 @@ def test_login_node_must_be_a_cpu_type():
     data["network"]["admin_cidr"] = "203.0.113.0/24"
     data["access"] = {"login_node": True, "login_instance_type": "ecs.gn7i-c8g1.2xlarge", "key_pair_name": "ops"}
     path, message = problem(data)
-    assert path == "access.login_instance_type" and message.startswith("is not a CPU instance type in the catalog; allowed: ")
+    assert path == "access.login_instance_type" and message.startswith(
+        "is not a CPU instance type in the catalog; allowed: "
+    )
     data["access"]["login_instance_type"] = "ecs.c7.large"
     assert parse(data).access.login_instance_type == "ecs.c7.large"
 
@@ -115,14 +120,20 @@ def test_bucket_name_defaults_to_profile_and_region():
     data = medical()
     data["bucket"] = {"name": "my-team-ckpts", "noncurrent_days": 14}
     profile = parse(data)
-    assert (profile.bucket_name, profile.bucket.noncurrent_days, profile.bucket.existing) == ("my-team-ckpts", 14, False)
+    assert (profile.bucket_name, profile.bucket.noncurrent_days, profile.bucket.existing) == (
+        "my-team-ckpts",
+        14,
+        False,
+    )
 
 
 def test_an_erdma_fixed_cluster_stops_at_aitrains_limit():
     data = medical(instance_type="ecs.ebmgn7ex.32xlarge", scratch_gib=3072, nodes=257)
     path, message = problem(data)
     assert path == "compute.nodes"
-    assert message.startswith("is more than 256, aitrain's limit for an eRDMA fixed cluster (ecs.ebmgn7ex.32xlarge gets one ecs.Instance per node")
+    assert message.startswith(
+        "is more than 256, aitrain's limit for an eRDMA fixed cluster (ecs.ebmgn7ex.32xlarge gets one ecs.Instance per node"
+    )
     assert parse(medical(instance_type="ecs.ebmgn7ex.32xlarge", scratch_gib=3072, nodes=256)).compute.nodes == 256
     assert parse(medical(nodes=2000)).compute.nodes == 2000  # instance sets have no such limit
 

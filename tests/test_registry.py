@@ -28,7 +28,9 @@ def test_every_blueprint_provides_the_whole_contract(name, cls):
     assert cls.__doc__ and len(cls.__doc__.split()) > 20, "the docstring states the architecture and why"
     model = cls.profile_model
     assert issubclass(model, ProfileBase) and model.model_fields["blueprint"].annotation.__args__ == (name,)
-    assert model.alias_count_fields and all(f in model.model_fields["compute"].annotation.model_fields for f in model.alias_count_fields)
+    assert model.alias_count_fields and all(
+        f in model.model_fields["compute"].annotation.model_fields for f in model.alias_count_fields
+    )
     assert cls.compute_zone_count >= 1
     tiers = cls.budget_tiers(limits())
     assert tiers and all(isinstance(t, BudgetTier) and t.blueprint == name for t in tiers)
@@ -62,7 +64,10 @@ def test_the_budget_tiers_cover_every_budget_once():
 def test_no_module_outside_the_blueprints_compares_blueprint_names():
     names = "|".join(re.escape(n) for n in architectures.BLUEPRINTS)
     pattern = re.compile(rf"""["']({names})["']""")
-    allowed = {PACKAGE / "architectures" / f"{module}.py" for module in ("fixed_cluster", "autoscaling_pool", "kubernetes_pool", "kubernetes_profile")}
+    allowed = {
+        PACKAGE / "architectures" / f"{module}.py"
+        for module in ("fixed_cluster", "autoscaling_pool", "kubernetes_pool", "kubernetes_profile")
+    }
     offenders = []
     for path in sorted(PACKAGE.rglob("*.py")):
         if path in allowed:
@@ -78,7 +83,11 @@ def test_a_tier_sizes_its_nodes_for_the_jobs_it_serves(tier):
     # A tier for parallel jobs holds them all at once (2 nodes per job × its minimum of jobs); a lone-job tier, one job.
     jobs = tier.min_jobs_in_parallel
     compute = tier.compute("ecs.gn7e-c16g1.32xlarge", 2, jobs)
-    profile = architectures.parse({**load_preset("medical-imaging"), "blueprint": tier.blueprint, "compute": compute}, catalog=load_catalog(), today=TODAY)
+    profile = architectures.parse(
+        {**load_preset("medical-imaging"), "blueprint": tier.blueprint, "compute": compute},
+        catalog=load_catalog(),
+        today=TODAY,
+    )
     blueprint = architectures.blueprint_for(profile, load_catalog(), TODAY)
     assert blueprint.price_basis()[0] == 2 * jobs
     assert blueprint.expected_nodes() in (2, None)  # one job spans the node count chosen for it

@@ -17,7 +17,14 @@ from blueprints.plan import Plan, PlannedResource
 from blueprints.render import guardrails_holding, render_markdown, render_table
 from blueprints.text import md_code, md_text, plain
 
-CPFS = ["--set", "storage.kind=cpfs", "--set", "storage.throughput_tier=advance_100", "--set", "storage.allow_unencrypted_cpfs=true"]
+CPFS = [
+    "--set",
+    "storage.kind=cpfs",
+    "--set",
+    "storage.throughput_tier=advance_100",
+    "--set",
+    "storage.allow_unencrypted_cpfs=true",
+]
 FORGED = "ok\n\n### Guardrails\n\n- all passed\n\x1b[31mRED\x1b[0m \x1b]8;;http://evil\x07link\x1b]8;;\x07 | `x` <b>bold</b> \u202egnp.exe"
 
 
@@ -37,14 +44,20 @@ def test_unencrypted_cpfs_is_a_visible_warning_in_every_format(cpfs_markdown):
     assert "warning: [AIT009] medical-imaging-storage-fs: cpfs file system is not encrypted at rest" in table
     assert "guardrails: all passed" not in table and "guardrails holding:" in table
     assert "AIT009 all stored data is encrypted at rest" not in table
-    assert "- **warning** `AIT009` `medical-imaging-storage-fs`: cpfs file system is not encrypted at rest" in cpfs_markdown
+    assert (
+        "- **warning** `AIT009` `medical-imaging-storage-fs`: cpfs file system is not encrypted at rest"
+        in cpfs_markdown
+    )
     import json
 
     findings = json.loads(_plan(*CPFS, "--format", "json"))["findings"]
     # CPFS: not encrypted (AIT009), no snapshot or recycle bin (AIT016), no access group (AIT025); the rest are opt-in infos.
     assert [(f["rule"], f["level"], f["resource"]) for f in beyond_opt_in(findings)] == [
-        ("AIT009", "warning", "medical-imaging-storage-fs"), ("AIT016", "warning", "medical-imaging-storage-fs"),
-        ("AIT025", "warning", "medical-imaging-storage-fs"), ("AIT027", "warning", "medical-imaging-network-sg-egress-allow-0")]
+        ("AIT009", "warning", "medical-imaging-storage-fs"),
+        ("AIT016", "warning", "medical-imaging-storage-fs"),
+        ("AIT025", "warning", "medical-imaging-storage-fs"),
+        ("AIT027", "warning", "medical-imaging-network-sg-egress-allow-0"),
+    ]
     assert "allow_unencrypted_cpfs" in findings[0]["message"]
 
 
@@ -108,10 +121,18 @@ def test_a_multi_line_description_is_refused_at_input():
 
 
 def test_hostile_names_and_tags_stay_inside_their_cells():
-    resource = PlannedResource("alicloud:nas/accessRule:AccessRule", "r|`x`\n| forged | row |", None, True, {"sourceCidrIp": "10.0.0.0/8 | x", "rwAccessType": "RDWR\n### h"})
+    resource = PlannedResource(
+        "alicloud:nas/accessRule:AccessRule",
+        "r|`x`\n| forged | row |",
+        None,
+        True,
+        {"sourceCidrIp": "10.0.0.0/8 | x", "rwAccessType": "RDWR\n### h"},
+    )
     plan = Plan("fixed-cluster", "cn-shanghai", "p", {"k": "a|b\n## h"}, (), (resource,))
     markdown = render_markdown(plan)
-    rows = [line for line in markdown.splitlines() if "forged" in line and line.startswith("|")]  # the diagram holds it in a label
+    rows = [
+        line for line in markdown.splitlines() if "forged" in line and line.startswith("|")
+    ]  # the diagram holds it in a label
     assert len(rows) == 1 and len(re.findall(r"(?<!\\)\|", rows[0])) == 5  # still four columns: five unescaped pipes
     assert not any(line.startswith(("## h", "### h")) for line in markdown.splitlines())
 
@@ -126,29 +147,52 @@ def test_helpers():
 def test_terminal_plan_shows_the_cost_and_what_is_not_priced(medical_plan):
     text = render_table(medical_plan)
     # 12 × 277.93 CNY/h × 730 h, from the catalog; the per-node disks have no price and are named, not zeroed.
-    assert re.search(r"medical-imaging-cluster-nodes-0\s+12 × ecs\.gn7e-c16g1\.32xlarge\s+¥3,335\.16\s+¥2,434,666\.80\s+list", text)
-    assert "total of the priced lines: ¥3,432.25 per hour, ¥2,505,543.57 per month, ¥111,891.35 per run of 32.6 h" in text
-    assert "not priced (never counted as 0): medical-imaging-cluster-nodes-0: 12 × system disk ESSD PL1 200 GiB" in text.replace("\n", " ")
+    assert re.search(
+        r"medical-imaging-cluster-nodes-0\s+12 × ecs\.gn7e-c16g1\.32xlarge\s+¥3,335\.16\s+¥2,434,666\.80\s+list", text
+    )
+    assert (
+        "total of the priced lines: ¥3,432.25 per hour, ¥2,505,543.57 per month, ¥111,891.35 per run of 32.6 h" in text
+    )
+    assert (
+        "not priced (never counted as 0): medical-imaging-cluster-nodes-0: 12 × system disk ESSD PL1 200 GiB"
+        in text.replace("\n", " ")
+    )
 
 
 def test_an_incomplete_total_says_it_sums_the_priced_lines_only(medical_plan):
     assert "**Total of the priced lines:** ¥3,432.25 per hour" in render_markdown(medical_plan)
-    complete = dataclasses.replace(medical_plan, costs={**medical_plan.costs, "totals": {**medical_plan.costs["totals"], "complete": True, "unknown": []}})
-    assert "**Total:** ¥3,432.25 per hour" in render_markdown(complete) and "total: ¥3,432.25 per hour" in render_table(complete)
+    complete = dataclasses.replace(
+        medical_plan,
+        costs={**medical_plan.costs, "totals": {**medical_plan.costs["totals"], "complete": True, "unknown": []}},
+    )
+    assert "**Total:** ¥3,432.25 per hour" in render_markdown(complete) and "total: ¥3,432.25 per hour" in render_table(
+        complete
+    )
 
 
 def test_terminal_cost_of_a_pool_lists_its_scenarios_and_an_unpriced_plan_says_so(autoscaling_plan, medical_plan):
     text = render_table(autoscaling_plan)
-    assert "  at min: ¥9,887.50 (incomplete) per month" in text and "  at max: ¥77,850.50 (incomplete) per month" in text
+    assert (
+        "  at min: ¥9,887.50 (incomplete) per month" in text and "  at max: ¥77,850.50 (incomplete) per month" in text
+    )
     assert "no catalog price for autoscaling-training-pool-group: 8 × system disk ESSD PL1 200 GiB" in text
-    assert "cost: not priced (this plan carries no cost lines)" in render_table(dataclasses.replace(medical_plan, costs={}))
+    assert "cost: not priced (this plan carries no cost lines)" in render_table(
+        dataclasses.replace(medical_plan, costs={})
+    )
 
 
 def test_folded_cost_lines_sum_what_they_fold_and_stay_unknown_if_one_is():
     from blueprints.render.costs import collapse_lines
 
-    lines = [{"resource": f"n{i}", "type": "ecs.Instance", "cny_per_hour": 1.5, "cny_per_month": 1095.0, "status": "list"} for i in range(5)]
+    lines = [
+        {"resource": f"n{i}", "type": "ecs.Instance", "cny_per_hour": 1.5, "cny_per_month": 1095.0, "status": "list"}
+        for i in range(5)
+    ]
     folded, count = collapse_lines(lines, keep=3)
-    assert count == 2 and folded[3]["resource"] == "… and 2 more ecs.Instance" and (folded[3]["cny_per_hour"], folded[3]["cny_per_month"]) == (3.0, 2190.0)
+    assert (
+        count == 2
+        and folded[3]["resource"] == "… and 2 more ecs.Instance"
+        and (folded[3]["cny_per_hour"], folded[3]["cny_per_month"]) == (3.0, 2190.0)
+    )
     lines[4] = {**lines[4], "cny_per_month": None}
     assert collapse_lines(lines, keep=3)[0][3]["cny_per_month"] is None  # a partial sum would read as the whole

@@ -61,8 +61,14 @@ def test_nodes_12_to_16_renders_one_row_and_a_details_block(medical):
     diff = diff_plans(medical, as_dict(offline_plan("medical-imaging", overrides={"compute.nodes": 16})))
     text = render_diff(diff, markdown=True)
     rows, tokens = changes_table(text)
-    assert rows == [["replace-delete-first", f"`{NODES}`", "`ecs.EcsInstanceSet`",
-                     "amount 12 → 16 forces replacement; delete-first: the batch's 12 GPU nodes down \\~10–20 min: the new nodes boot, install the GPU driver and CUDA, and reboot once"]]
+    assert rows == [
+        [
+            "replace-delete-first",
+            f"`{NODES}`",
+            "`ecs.EcsInstanceSet`",
+            "amount 12 → 16 forces replacement; delete-first: the batch's 12 GPU nodes down \\~10–20 min: the new nodes boot, install the GPU driver and CUDA, and reboot once",
+        ]
+    ]
     assert "**Verdict:** 1 replace-delete-first; 0 data risks" in text
     assert [t.info for t in tokens if t.type == "fence"] == ["mermaid"]
     assert text.count("<details>") == text.count("</details>") == 1
@@ -71,7 +77,9 @@ def test_nodes_12_to_16_renders_one_row_and_a_details_block(medical):
 
 
 def test_storage_kind_change_renders_refused_and_the_risk(medical):
-    nas = as_dict(offline_plan("medical-imaging", overrides={"storage.kind": "nas", "storage.throughput_tier": "Performance"}))
+    nas = as_dict(
+        offline_plan("medical-imaging", overrides={"storage.kind": "nas", "storage.throughput_tier": "Performance"})
+    )
     diff = diff_plans(medical, nas)
     text = render_diff(diff, markdown=True)
     rows, tokens = changes_table(text)
@@ -83,12 +91,18 @@ def test_storage_kind_change_renders_refused_and_the_risk(medical):
     assert all(row[1] == f"`{name}`" and row[2].count("`") == 2 for name, row in by_name.items())
     risks = [t.content for t in tokens if t.type == "inline" and "would be replaced while protected" in t.content]
     # Inline source keeps the escapes (md_text): the backticks show as written, not as code.
-    assert risks == [f"{FS}: would be replaced while protected: \\`pulumi up\\` will refuse until it is unprotected on purpose"]
+    assert risks == [
+        f"{FS}: would be replaced while protected: \\`pulumi up\\` will refuse until it is unprotected on purpose"
+    ]
     # The user data of the template (mount command) is a decoded diff, inside its details block.
     diffs = [t for t in tokens if t.type == "fence" and t.info == "diff"]
-    assert len(diffs) == 1 and diffs[0].content.startswith(f"--- old/{TEMPLATE}.userData\n+++ new/{TEMPLATE}.userData\n")
+    assert len(diffs) == 1 and diffs[0].content.startswith(
+        f"--- old/{TEMPLATE}.userData\n+++ new/{TEMPLATE}.userData\n"
+    )
     # A template's new user data reaches new nodes only: the reviewer is told running nodes keep theirs.
-    assert by_name[TEMPLATE][0] == "update" and "running nodes keep the user data they booted with" in by_name[TEMPLATE][3]
+    assert (
+        by_name[TEMPLATE][0] == "update" and "running nodes keep the user data they booted with" in by_name[TEMPLATE][3]
+    )
 
 
 def test_user_data_change_is_a_fenced_diff_not_base64(medical):
@@ -106,21 +120,47 @@ def test_user_data_change_is_a_fenced_diff_not_base64(medical):
 
 def test_cost_table_has_a_total_with_percent(medical):
     old, new = copy.deepcopy(medical), copy.deepcopy(medical)
-    old["costs"] = {"lines": [{"resource": NODES, "cny_per_month": 2_434_667.0}], "totals": {"cny_per_month": 2_434_667.0, "complete": True}}
-    new["costs"] = {"lines": [{"resource": NODES, "cny_per_month": 3_246_222.67}], "totals": {"cny_per_month": 3_246_222.67, "complete": True}}
-    (table,) = [t for t in tables(PARSER.parse(render_diff(diff_plans(old, new), markdown=True))) if t[0][0] == "Resource"]
-    assert table[1:] == [[f"`{NODES}`", "¥2,434,667", "¥3,246,223", "+¥811,556"], ["**Total**", "¥2,434,667", "¥3,246,223", "+¥811,556 (+33.3 %)"]]
+    old["costs"] = {
+        "lines": [{"resource": NODES, "cny_per_month": 2_434_667.0}],
+        "totals": {"cny_per_month": 2_434_667.0, "complete": True},
+    }
+    new["costs"] = {
+        "lines": [{"resource": NODES, "cny_per_month": 3_246_222.67}],
+        "totals": {"cny_per_month": 3_246_222.67, "complete": True},
+    }
+    (table,) = [
+        t for t in tables(PARSER.parse(render_diff(diff_plans(old, new), markdown=True))) if t[0][0] == "Resource"
+    ]
+    assert table[1:] == [
+        [f"`{NODES}`", "¥2,434,667", "¥3,246,223", "+¥811,556"],
+        ["**Total**", "¥2,434,667", "¥3,246,223", "+¥811,556 (+33.3 %)"],
+    ]
 
 
 def synthetic(n):
     """Two plans of ``n`` resources each where every resource changes (a launch template's user data)."""
+
     def plan(version):
         resources = [
-            {"type": "alicloud:ecs/ecsLaunchTemplate:EcsLaunchTemplate", "name": f"t-{i:05d}", "provider": "p",
-             "inputs": {"userData": base64.b64encode(f"#cloud-config\n# v{version}\n".encode()).decode(), "imageId": f"img-{version}"}}
+            {
+                "type": "alicloud:ecs/ecsLaunchTemplate:EcsLaunchTemplate",
+                "name": f"t-{i:05d}",
+                "provider": "p",
+                "inputs": {
+                    "userData": base64.b64encode(f"#cloud-config\n# v{version}\n".encode()).decode(),
+                    "imageId": f"img-{version}",
+                },
+            }
             for i in range(n)
         ]
-        return {"schema": "aitrain.plan/v2", "region": "cn-shanghai", "summary": {}, "resources": resources, "costs": {}}
+        return {
+            "schema": "aitrain.plan/v2",
+            "region": "cn-shanghai",
+            "summary": {},
+            "resources": resources,
+            "costs": {},
+        }
+
     return plan(1), plan(2)
 
 
@@ -130,7 +170,10 @@ def test_a_5000_resource_diff_fits_one_comment_and_says_what_it_left_out():
     assert len(text) <= COMMENT_BUDGET
     rows, tokens = changes_table(text)
     assert 100 < len(rows) < 5000
-    assert f"{5000 - len(rows):,} more changed resources not shown: run `aitrain diff OLD NEW --format json` to see all." in text
+    assert (
+        f"{5000 - len(rows):,} more changed resources not shown: run `aitrain diff OLD NEW --format json` to see all."
+        in text
+    )
     assert "more detail blocks not shown" in text
     assert text.count("<details>") == text.count("</details>")
     assert all(t.type != "fence" or t.info in ("diff", "mermaid") for t in tokens)
@@ -140,9 +183,19 @@ def test_a_5000_resource_diff_fits_one_comment_and_says_what_it_left_out():
 def test_terminal_text_is_one_table_and_plain(medical):
     diff = diff_plans(medical, as_dict(offline_plan("medical-imaging", overrides={"compute.nodes": 16})))
     text = render_diff(diff)
-    assert text.splitlines()[:6] == ["aitrain plan diff", "", "nodes: 12 → 16", "gpus: 96 → 128", "compute_cny_per_hour: 3335.16 → 4446.88", text.splitlines()[5]]
+    assert text.splitlines()[:6] == [
+        "aitrain plan diff",
+        "",
+        "nodes: 12 → 16",
+        "gpus: 96 → 128",
+        "compute_cny_per_hour: 3335.16 → 4446.88",
+        text.splitlines()[5],
+    ]
     assert "1 replace-delete-first; 0 data risks" in text
-    assert any(line.startswith(f"replace-delete-first  {NODES}  ecs.EcsInstanceSet  amount 12 → 16 forces replacement") for line in text.splitlines())
+    assert any(
+        line.startswith(f"replace-delete-first  {NODES}  ecs.EcsInstanceSet  amount 12 → 16 forces replacement")
+        for line in text.splitlines()
+    )
 
 
 def write(tmp_path, name, data):
@@ -172,7 +225,20 @@ def test_fail_on_exit_codes(tmp_path, medical, change, fail_on, code):
         if change == "unprotect" and r["name"] == FS:
             r["protect"] = False
     out = tmp_path / "diff.md"
-    result = CliRunner().invoke(app, ["diff", str(write(tmp_path, "a.json", medical)), str(write(tmp_path, "b.json", new)), "--fail-on", fail_on, "--format", "markdown", "--out", str(out)])
+    result = CliRunner().invoke(
+        app,
+        [
+            "diff",
+            str(write(tmp_path, "a.json", medical)),
+            str(write(tmp_path, "b.json", new)),
+            "--fail-on",
+            fail_on,
+            "--format",
+            "markdown",
+            "--out",
+            str(out),
+        ],
+    )
     assert result.exit_code == code, result.output
     assert out.read_text().startswith("## aitrain plan diff")  # written before exiting 1
 
@@ -194,7 +260,9 @@ def test_missing_as_empty_shows_a_new_stack_as_all_create(tmp_path, medical):
     result = CliRunner().invoke(app, ["diff", str(missing), str(new), "--missing-as-empty", "--format", "json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert {c["action"] for c in data["changes"]} == {"create"} and data["counts"]["create"] == len(medical["resources"])
+    assert {c["action"] for c in data["changes"]} == {"create"} and data["counts"]["create"] == len(
+        medical["resources"]
+    )
     without = CliRunner().invoke(app, ["diff", str(missing), str(new)])
     assert without.exit_code == 2 and str(missing) in without.stderr
     removed = CliRunner().invoke(app, ["diff", str(new), str(missing), "--missing-as-empty", "--fail-on", "data-risk"])
@@ -209,20 +277,34 @@ def test_empty_plan_against_itself_is_no_change():
 
 @pytest.fixture(scope="module")
 def storage_kind_diff(medical):
-    return diff_plans(medical, as_dict(offline_plan("medical-imaging", overrides={"storage.kind": "nas", "storage.throughput_tier": "Performance"})))
+    return diff_plans(
+        medical,
+        as_dict(
+            offline_plan("medical-imaging", overrides={"storage.kind": "nas", "storage.throughput_tier": "Performance"})
+        ),
+    )
 
 
 def test_terminal_text_shows_risks_decoded_user_data_and_the_cost_change(storage_kind_diff):
     text = render_diff(storage_kind_diff)
     lines = text.splitlines()
     # The data risks, one per line, under their heading: a terminal reviewer sees them as the PR comment does.
-    risks = lines[lines.index("Data-safety risks:") + 1:]
+    risks = lines[lines.index("Data-safety risks:") + 1 :]
     risks = risks[: risks.index("")] if "" in risks else risks  # the guardrail changes follow after a blank line
     assert risks == [f"- {r}" for r in storage_kind_diff.risks] and len(risks) == 2
     # NAS (standard) cannot take a customer key, so the Extreme NAS's AIT019 info is resolved, and says so.
-    assert lines[-1].startswith("- resolved info: [AIT019] medical-imaging-storage-fs: Extreme NAS is encrypted with a service-managed key")
-    assert f"{TEMPLATE} userData (decoded):" in lines and "-      AITRAIN_STORAGE_KIND=extreme_nas" in lines and "+      AITRAIN_STORAGE_KIND=nas" in lines
-    assert lines[lines.index("Cost: ¥2,505,544 → ¥2,434,845 per month (−¥70,698 (−2.8 %), incomplete)") + 1] == f"  {FS}: ¥70,698 → unknown (unknown)"
+    assert lines[-1].startswith(
+        "- resolved info: [AIT019] medical-imaging-storage-fs: Extreme NAS is encrypted with a service-managed key"
+    )
+    assert (
+        f"{TEMPLATE} userData (decoded):" in lines
+        and "-      AITRAIN_STORAGE_KIND=extreme_nas" in lines
+        and "+      AITRAIN_STORAGE_KIND=nas" in lines
+    )
+    assert (
+        lines[lines.index("Cost: ¥2,505,544 → ¥2,434,845 per month (−¥70,698 (−2.8 %), incomplete)") + 1]
+        == f"  {FS}: ¥70,698 → unknown (unknown)"
+    )
 
 
 def test_markdown_has_the_summary_table_each_inputs_table_and_says_when_nothing_is_at_risk(medical, storage_kind_diff):
@@ -231,18 +313,38 @@ def test_markdown_has_the_summary_table_each_inputs_table_and_says_when_nothing_
     summary = next(t for t in found if t[0] == ["Field", "Before", "After"])
     assert ["storage_kind", "`extreme_nas`", "`nas`"] in summary
     # The file system's own details: both replacing inputs, old and new, in one table.
-    fs_inputs = next(t for t in found if t[0] == ["Input", "Before", "After"] and ["`storageType`", "`standard`", "`Performance`"] in t)
+    fs_inputs = next(
+        t
+        for t in found
+        if t[0] == ["Input", "Before", "After"] and ["`storageType`", "`standard`", "`Performance`"] in t
+    )
     assert ["`fileSystemType`", "`extreme`", "`standard`"] in fs_inputs
-    nodes = render_diff(diff_plans(medical, as_dict(offline_plan("medical-imaging", overrides={"compute.nodes": 16}))), markdown=True)
+    nodes = render_diff(
+        diff_plans(medical, as_dict(offline_plan("medical-imaging", overrides={"compute.nodes": 16}))), markdown=True
+    )
     assert "### Data risks\n\nNone.\n" in nodes and "### Data risks\n\nNone." not in text
 
 
 def test_why_says_new_and_removed_resources():
     from blueprints.render.diff import why
 
-    created = diff_plans(empty_plan(), {"schema": "aitrain.plan/v2", "summary": {}, "resources": [{"type": "alicloud:vpc/switch:Switch", "name": "vsw", "inputs": {}}]})
+    created = diff_plans(
+        empty_plan(),
+        {
+            "schema": "aitrain.plan/v2",
+            "summary": {},
+            "resources": [{"type": "alicloud:vpc/switch:Switch", "name": "vsw", "inputs": {}}],
+        },
+    )
     assert why(created.changes[0]) == ["new resource"]
-    removed = diff_plans({"schema": "aitrain.plan/v2", "summary": {}, "resources": [{"type": "alicloud:vpc/switch:Switch", "name": "vsw", "inputs": {}}]}, empty_plan())
+    removed = diff_plans(
+        {
+            "schema": "aitrain.plan/v2",
+            "summary": {},
+            "resources": [{"type": "alicloud:vpc/switch:Switch", "name": "vsw", "inputs": {}}],
+        },
+        empty_plan(),
+    )
     assert why(removed.changes[0]) == ["removed from the plan"]
 
 
@@ -262,7 +364,9 @@ def test_why_names_a_carried_replacement_and_a_changed_safety_option(medical, st
     from blueprints.render.diff import why
 
     mount = next(c for c in storage_kind_diff.changes if c.name == "medical-imaging-storage-mount-target")
-    assert why(mount) == ["fileSystemId references medical-imaging-storage-fs, which is replaced: a new ID forces replacement"]
+    assert why(mount) == [
+        "fileSystemId references medical-imaging-storage-fs, which is replaced: a new ID forces replacement"
+    ]
     unprotected = copy.deepcopy(medical)
     next(r for r in unprotected["resources"] if r["name"] == FS)["protect"] = False
     (change,) = diff_plans(medical, unprotected).changes

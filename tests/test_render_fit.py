@@ -26,16 +26,26 @@ ERDMA_256 = {
 
 def synthetic_plan(n: int = 5000, components: int = 1, types: int = 1) -> Plan:
     """``n`` per-node instances with cloud-init, spread over ``components`` components and ``types`` types."""
-    resources: list[PlannedResource] = [PlannedResource(f"aitrain:compute:GpuCluster{c}", f"comp-{c}", None, False, {}) for c in range(components)]
+    resources: list[PlannedResource] = [
+        PlannedResource(f"aitrain:compute:GpuCluster{c}", f"comp-{c}", None, False, {}) for c in range(components)
+    ]
     for i in range(n):
         token = "alicloud:ecs/instance:Instance" if types == 1 else f"alicloud:ecs/kind{i % types}:Kind{i % types}"
-        inputs = {"instanceType": "ecs.ebmgn7ex.32xlarge", "availabilityZone": "cn-shanghai-a", "userData": base64.b64encode(CLOUD_INIT.format(i).encode()).decode()}  # one text per node
+        inputs = {
+            "instanceType": "ecs.ebmgn7ex.32xlarge",
+            "availabilityZone": "cn-shanghai-a",
+            "userData": base64.b64encode(CLOUD_INIT.format(i).encode()).decode(),
+        }  # one text per node
         resources.append(PlannedResource(token, f"node-{i:05d}", f"comp-{i % components}", True, inputs))
     return Plan("fixed-cluster", "cn-shanghai", "synthetic", {"nodes": n}, (), tuple(resources))
 
 
 def notice(markdown: str) -> str:
-    match = re.search(r"^\*\*Summarised to fit one GitHub comment:\*\* (.*)\. Run `aitrain plan --format json` for every resource and input\.$", markdown, re.M)
+    match = re.search(
+        r"^\*\*Summarised to fit one GitHub comment:\*\* (.*)\. Run `aitrain plan --format json` for every resource and input\.$",
+        markdown,
+        re.M,
+    )
     assert match, "a summarised plan must say so at the top"
     return match.group(1)
 
@@ -92,8 +102,14 @@ def test_the_largest_preset_at_256_erdma_nodes_fits():
     assert len(markdown) <= COMMENT_BUDGET
     # Its nodes share one cloud-init: shown once, and there is room for it once the rows are folded.
     # 257: the AIT027 warning line (the preset's HTTPS to any address) takes the room of one more row.
-    assert notice(markdown) == "257 resource rows are folded into \"… and N more\" rows; 767 cost lines are folded into summed rows"
-    assert markdown.count("```yaml") == 1 and "<code>medical-imaging-cluster-node-000</code> and 255 more with the same text" in markdown
+    assert (
+        notice(markdown)
+        == '257 resource rows are folded into "… and N more" rows; 767 cost lines are folded into summed rows'
+    )
+    assert (
+        markdown.count("```yaml") == 1
+        and "<code>medical-imaging-cluster-node-000</code> and 255 more with the same text" in markdown
+    )
     assert "| &nbsp;&nbsp;… and 253 more `ecs.Instance` | `ecs.Instance` | | |" in markdown
     assert "256 × ecs.Instance" in markdown
 

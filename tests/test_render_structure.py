@@ -62,7 +62,9 @@ def tables(tokens: list[Token]) -> list[list[list[str]]]:
 
 def table_after(tokens: list[Token], heading: str) -> list[list[str]]:
     """The body rows of the first table after the heading whose text starts with ``heading``."""
-    start = next(i for i, t in enumerate(tokens) if t.type == "heading_open" and inline_text(tokens[i + 1]).startswith(heading))
+    start = next(
+        i for i, t in enumerate(tokens) if t.type == "heading_open" and inline_text(tokens[i + 1]).startswith(heading)
+    )
     return tables(tokens[start:])[0]
 
 
@@ -103,7 +105,9 @@ def test_fences_are_closed_and_hold_the_diagram_and_cloud_init(plan):
     mermaid = [t for t in fences if t.info == "mermaid"]
     assert len(mermaid) == 1 and mermaid[0].content == mermaid_flowchart(plan.to_dict()["resources"], plan.region)
     yaml_blocks = [t.content for t in fences if t.info == "yaml"]
-    assert yaml_blocks == [text + "\n" for text in dict.fromkeys(text for _, text in user_data_blocks(plan))]  # each text once
+    assert yaml_blocks == [
+        text + "\n" for text in dict.fromkeys(text for _, text in user_data_blocks(plan))
+    ]  # each text once
     # A closed fence ends before the document does: the last line is not inside any fence.
     assert all(t.map is not None and t.map[1] < len(markdown.splitlines()) for t in fences)
 
@@ -117,17 +121,52 @@ COSTS: dict[str, Any] = {
     "currency": "CNY",
     "hours_per_month": 730,
     "lines": [
-        {"resource": "medical-imaging-cluster-nodes-0", "type": "ecs.EcsInstanceSet", "item": "12 × ecs.gn7e-c16g1.32xlarge", "quantity": 12, "unit": "node-hour",
-         "unit_price_cny": 277.93, "cny_per_hour": 3335.16, "cny_per_month": 2434666.8, "billing": "hourly", "status": "list",
-         "source": "https://example.com/gpu_prices|x", "date": "2023-06"},
-        {"resource": "medical-imaging-network-nat", "type": "vpc.NatGateway", "item": "NAT gateway (CU)", "quantity": 1, "unit": "month",
-         "unit_price_cny": None, "cny_per_hour": None, "cny_per_month": None, "billing": "usage", "status": "unknown", "source": "", "date": ""},
+        {
+            "resource": "medical-imaging-cluster-nodes-0",
+            "type": "ecs.EcsInstanceSet",
+            "item": "12 × ecs.gn7e-c16g1.32xlarge",
+            "quantity": 12,
+            "unit": "node-hour",
+            "unit_price_cny": 277.93,
+            "cny_per_hour": 3335.16,
+            "cny_per_month": 2434666.8,
+            "billing": "hourly",
+            "status": "list",
+            "source": "https://example.com/gpu_prices|x",
+            "date": "2023-06",
+        },
+        {
+            "resource": "medical-imaging-network-nat",
+            "type": "vpc.NatGateway",
+            "item": "NAT gateway (CU)",
+            "quantity": 1,
+            "unit": "month",
+            "unit_price_cny": None,
+            "cny_per_hour": None,
+            "cny_per_month": None,
+            "billing": "usage",
+            "status": "unknown",
+            "source": "",
+            "date": "",
+        },
     ],
-    "totals": {"cny_per_hour": 3335.16, "cny_per_month": 2434666.8, "run_hours": 40, "cny_per_run": 133406.4, "complete": False,
-               "unknown": ["medical-imaging-network-nat: NAT gateway (CU)"]},
+    "totals": {
+        "cny_per_hour": 3335.16,
+        "cny_per_month": 2434666.8,
+        "run_hours": 40,
+        "cny_per_run": 133406.4,
+        "complete": False,
+        "unknown": ["medical-imaging-network-nat: NAT gateway (CU)"],
+    },
     "scenarios": [
         {"name": "at min", "nodes": 0, "cny_per_month": 1200.5, "complete": True, "unpriced_nodes": []},
-        {"name": "at max", "nodes": 8, "cny_per_month": 1200.5, "complete": False, "unpriced_nodes": ["pool: 8 × ecs.ebmgn7ex.32xlarge"]},
+        {
+            "name": "at max",
+            "nodes": 8,
+            "cny_per_month": 1200.5,
+            "complete": False,
+            "unpriced_nodes": ["pool: 8 × ecs.ebmgn7ex.32xlarge"],
+        },
         {"name": "old plan", "nodes": 8, "cny_per_month": None},
     ],
 }
@@ -138,22 +177,45 @@ def test_cost_section_one_row_per_line_totals_and_unknowns(medical_plan):
     tokens = PARSER.parse(markdown)
     rows = table_after(tokens, "Cost")
     assert rows == [
-        ["medical-imaging-cluster-nodes-0", "12 × ecs.gn7e-c16g1.32xlarge", "¥3,335.16", "¥2,434,666.80", "list, hourly", "https://example.com/gpu_prices|x (2023-06)"],
+        [
+            "medical-imaging-cluster-nodes-0",
+            "12 × ecs.gn7e-c16g1.32xlarge",
+            "¥3,335.16",
+            "¥2,434,666.80",
+            "list, hourly",
+            "https://example.com/gpu_prices|x (2023-06)",
+        ],
         ["medical-imaging-network-nat", "NAT gateway (CU)", "unknown", "unknown", "unknown, usage", "none"],
     ]
     section = markdown.split("### Cost", 1)[1].split("### Diagram", 1)[0]
-    assert "**Total of the priced lines:** ¥3,335.16 per hour, ¥2,434,666.80 per month, ¥133,406.40 per run of 40 hours." in section
-    assert "**Incomplete:** unknown prices are not counted (never as 0): medical-imaging-network-nat: NAT gateway (CU)." in section
-    assert tables(tokens[[i for i, t in enumerate(tokens) if t.type == "heading_open"][1]:])[1] == [
+    assert (
+        "**Total of the priced lines:** ¥3,335.16 per hour, ¥2,434,666.80 per month, ¥133,406.40 per run of 40 hours."
+        in section
+    )
+    assert (
+        "**Incomplete:** unknown prices are not counted (never as 0): medical-imaging-network-nat: NAT gateway (CU)."
+        in section
+    )
+    assert tables(tokens[[i for i, t in enumerate(tokens) if t.type == "heading_open"][1] :])[1] == [
         ["at min", "0", "¥1,200.50", "nothing"],
-        ["at max", "8", "¥1,200.50 (incomplete)", "the lines not priced above; no catalog price for pool: 8 × ecs.ebmgn7ex.32xlarge"],
+        [
+            "at max",
+            "8",
+            "¥1,200.50 (incomplete)",
+            "the lines not priced above; no catalog price for pool: 8 × ecs.ebmgn7ex.32xlarge",
+        ],
         ["old plan", "8", "unknown", "the lines not priced above"],
     ]
     assert "¥0.00" not in section
 
 
 def test_complete_costs_have_no_incomplete_line(medical_plan):
-    costs = {**COSTS, "lines": COSTS["lines"][:1], "totals": {**COSTS["totals"], "complete": True, "unknown": []}, "scenarios": []}
+    costs = {
+        **COSTS,
+        "lines": COSTS["lines"][:1],
+        "totals": {**COSTS["totals"], "complete": True, "unknown": []},
+        "scenarios": [],
+    }
     section = render_markdown(dataclasses.replace(medical_plan, costs=costs)).split("### Diagram", 1)[0]
     assert "Incomplete" not in section and "| scenario |" not in section
     assert "**Total:** ¥3,335.16 per hour" in section

@@ -41,7 +41,9 @@ def test_at_80_columns_each_cost_line_keeps_its_item_and_amounts(medical_plan):
 
 
 def test_the_wide_table_is_unchanged_at_160(medical_plan):
-    assert re.search(r"medical-imaging-cluster-nodes-0\s+12 × ecs\.gn7e-c16g1\.32xlarge\s+¥3,335\.16", render_table(medical_plan))
+    assert re.search(
+        r"medical-imaging-cluster-nodes-0\s+12 × ecs\.gn7e-c16g1\.32xlarge\s+¥3,335\.16", render_table(medical_plan)
+    )
 
 
 def test_the_width_option_reaches_the_table():
@@ -55,7 +57,14 @@ def test_a_cost_table_wider_than_the_terminal_becomes_the_list():
     """The access-log bucket's long item made the 160-column cost table wrap every row in two."""
     from blueprints.render.costs import cost_text
 
-    long_item = {"resource": "r", "type": "oss.Bucket", "item": "x" * 150, "cny_per_hour": None, "cny_per_month": None, "status": "list"}
+    long_item = {
+        "resource": "r",
+        "type": "oss.Bucket",
+        "item": "x" * 150,
+        "cny_per_hour": None,
+        "cny_per_month": None,
+        "status": "list",
+    }
     text = cost_text({"lines": [long_item], "totals": {}}, width=160)
     assert max(len(line) for line in text.splitlines()) <= 160 or "x" * 150 in text
     assert f"    {'x' * 150}: unknown/h, unknown/month (list)" in text

@@ -24,18 +24,63 @@ def resource(token: str, name: str, inputs: dict[str, Any], **options: Any) -> d
 
 
 def base_plan() -> dict[str, Any]:
-    csi = {"driver": "nasplugin.csi.alibabacloud.com", "volumeHandle": "train-shared", "volumeAttributes": {"server": "0a1b.cn-wulanchabu.extreme.nas.aliyuncs.com", "path": "/share"}}
+    csi = {
+        "driver": "nasplugin.csi.alibabacloud.com",
+        "volumeHandle": "train-shared",
+        "volumeAttributes": {"server": "0a1b.cn-wulanchabu.extreme.nas.aliyuncs.com", "path": "/share"},
+    }
     plan = empty_plan()
     plan["resources"] = [
-        resource("alicloud:nas/fileSystem:FileSystem", "train-fs", {"fileSystemType": "extreme", "capacity": 1024, "encryptType": 1}, protect=True, retain_on_delete=True),
-        resource("alicloud:cs/managedKubernetes:ManagedKubernetes", "train-cluster", {"clusterSpec": "ack.pro.small", "serviceCidr": "172.21.0.0/20", "slbInternetEnabled": False}),
-        resource("alicloud:cs/nodePool:NodePool", "train-gpu", {
-            "clusterId": "${train-cluster.id}", "instanceTypes": ["ecs.gn7e-c16g1.32xlarge"], "ramRoleName": "train-gpu-node",
-            "scalingConfig": {"enable": True, "minSize": 0, "maxSize": 4}, "instanceMetadataOptions": {"httpTokens": "required"},
-        }),
-        resource(PV, "train-shared-pv", {"metadata": {"name": "train-shared"}, "spec": {"capacity": {"storage": "1024Gi"}, "csi": csi, "persistentVolumeReclaimPolicy": "Retain"}}),
-        resource(PVC, "train-shared-pvc", {"metadata": {"name": "train-shared", "namespace": "train"}, "spec": {"volumeName": "train-shared", "storageClassName": ""}}),
-        resource(DEPLOYMENT, "training-operator", {"metadata": {"name": "training-operator"}, "spec": {"selector": {"matchLabels": {"app": "training-operator"}}, "template": {"spec": {"containers": [{"image": "kubeflow/training-operator:v1-8a4f3f4"}]}}}}),
+        resource(
+            "alicloud:nas/fileSystem:FileSystem",
+            "train-fs",
+            {"fileSystemType": "extreme", "capacity": 1024, "encryptType": 1},
+            protect=True,
+            retain_on_delete=True,
+        ),
+        resource(
+            "alicloud:cs/managedKubernetes:ManagedKubernetes",
+            "train-cluster",
+            {"clusterSpec": "ack.pro.small", "serviceCidr": "172.21.0.0/20", "slbInternetEnabled": False},
+        ),
+        resource(
+            "alicloud:cs/nodePool:NodePool",
+            "train-gpu",
+            {
+                "clusterId": "${train-cluster.id}",
+                "instanceTypes": ["ecs.gn7e-c16g1.32xlarge"],
+                "ramRoleName": "train-gpu-node",
+                "scalingConfig": {"enable": True, "minSize": 0, "maxSize": 4},
+                "instanceMetadataOptions": {"httpTokens": "required"},
+            },
+        ),
+        resource(
+            PV,
+            "train-shared-pv",
+            {
+                "metadata": {"name": "train-shared"},
+                "spec": {"capacity": {"storage": "1024Gi"}, "csi": csi, "persistentVolumeReclaimPolicy": "Retain"},
+            },
+        ),
+        resource(
+            PVC,
+            "train-shared-pvc",
+            {
+                "metadata": {"name": "train-shared", "namespace": "train"},
+                "spec": {"volumeName": "train-shared", "storageClassName": ""},
+            },
+        ),
+        resource(
+            DEPLOYMENT,
+            "training-operator",
+            {
+                "metadata": {"name": "training-operator"},
+                "spec": {
+                    "selector": {"matchLabels": {"app": "training-operator"}},
+                    "template": {"spec": {"containers": [{"image": "kubeflow/training-operator:v1-8a4f3f4"}]}},
+                },
+            },
+        ),
     ]
     return plan
 
@@ -74,7 +119,9 @@ def test_a_gpu_type_change_updates_the_node_pool_in_place_and_never_touches_stor
 
 def test_a_node_pool_role_or_cluster_network_change_replaces() -> None:
     old = base_plan()
-    assert outcome(old, changed(old, "train-gpu", "ramRoleName", "other-role")) == {"train-gpu": ("replace", ("ramRoleName",))}
+    assert outcome(old, changed(old, "train-gpu", "ramRoleName", "other-role")) == {
+        "train-gpu": ("replace", ("ramRoleName",))
+    }
     result = outcome(old, changed(old, "train-cluster", "serviceCidr", "172.22.0.0/20"))
     assert result["train-cluster"] == ("replace", ("serviceCidr",))
     # The new cluster ID replaces the pool (clusterId is ForceNew); the file system is not touched.
@@ -84,7 +131,9 @@ def test_a_node_pool_role_or_cluster_network_change_replaces() -> None:
 
 def test_a_volume_source_change_replaces_the_pv_and_a_capacity_change_updates_it() -> None:
     old = base_plan()
-    moved = changed(old, "train-shared-pv", "spec.csi.volumeAttributes.server", "9z8y.cn-wulanchabu.extreme.nas.aliyuncs.com")
+    moved = changed(
+        old, "train-shared-pv", "spec.csi.volumeAttributes.server", "9z8y.cn-wulanchabu.extreme.nas.aliyuncs.com"
+    )
     assert outcome(old, moved) == {"train-shared-pv": ("replace", ("spec",))}
     grown = changed(old, "train-shared-pv", "spec.capacity.storage", "2048Gi")
     assert outcome(old, grown) == {"train-shared-pv": ("update", ())}
@@ -94,8 +143,16 @@ def test_a_volume_source_change_replaces_the_pv_and_a_capacity_change_updates_it
 
 def test_claim_and_deployment_replace_only_on_their_immutable_fields() -> None:
     old = base_plan()
-    assert outcome(old, changed(old, "train-shared-pvc", "spec.storageClassName", "alicloud-nas"))["train-shared-pvc"][0] == "replace"
-    image = changed(old, "training-operator", "spec.template", {"spec": {"containers": [{"image": "kubeflow/training-operator:v1-new"}]}})
+    assert (
+        outcome(old, changed(old, "train-shared-pvc", "spec.storageClassName", "alicloud-nas"))["train-shared-pvc"][0]
+        == "replace"
+    )
+    image = changed(
+        old,
+        "training-operator",
+        "spec.template",
+        {"spec": {"containers": [{"image": "kubeflow/training-operator:v1-new"}]}},
+    )
     assert outcome(old, image) == {"training-operator": ("update", ())}
     selector = changed(old, "training-operator", "spec.selector", {"matchLabels": {"app": "other"}})
     assert outcome(old, selector) == {"training-operator": ("replace", ("spec",))}

@@ -66,7 +66,11 @@ def test_nesting_within_the_limit_still_diffs(tmp_path):
     ("edit", "located", "problem"),
     [
         (lambda d: d["findings"][0].pop("resource"), "findings[0].resource", "is missing; must be a string"),
-        (lambda d: d["findings"].append("AIT004"), "findings[", "must be an object with rule, resource, message, level"),
+        (
+            lambda d: d["findings"].append("AIT004"),
+            "findings[",
+            "must be an object with rule, resource, message, level",
+        ),
         (lambda d: d.__setitem__("findings", {"rule": "AIT004"}), "findings", "must be a list of objects"),
         (lambda d: d["findings"][0].__setitem__("message", ["x"]), "findings[0].message", "must be a string"),
         (lambda d: d.__setitem__("skipped", [{"title": "no rule"}]), "skipped[0].rule", "is missing; must be a string"),
@@ -95,21 +99,36 @@ def launch_with(tmp_path: Path, **changes: object) -> subprocess.CompletedProces
 
 
 @pytest.mark.parametrize(
-    "path", ["/mnt/shared/../../etc", "/mnt/../root", "mnt/shared", "/mnt//shared", "/mnt/./shared", "/", "/mnt/shared/", "/mnt/sh ared", "/mnt/$(id)"]
+    "path",
+    [
+        "/mnt/shared/../../etc",
+        "/mnt/../root",
+        "mnt/shared",
+        "/mnt//shared",
+        "/mnt/./shared",
+        "/",
+        "/mnt/shared/",
+        "/mnt/sh ared",
+        "/mnt/$(id)",
+    ],
 )
 def test_launch_refuses_a_shared_mount_path_that_is_not_plain(tmp_path, path):
     message = one_message(launch_with(tmp_path, shared_mount_path=path))
     assert "shared_mount_path" in message and "no '..', '//' or spaces" in message, message
 
 
-@pytest.mark.parametrize("address", ["8.8.8.8", "47.100.1.2", "100.128.0.1", "172.32.0.1", "0.0.0.0", "127.0.0.1", "169.254.1.1"])
+@pytest.mark.parametrize(
+    "address", ["8.8.8.8", "47.100.1.2", "100.128.0.1", "172.32.0.1", "0.0.0.0", "127.0.0.1", "169.254.1.1"]
+)
 def test_launch_refuses_a_public_or_odd_node_address(tmp_path, address):
     message = one_message(launch_with(tmp_path, node_private_ips=["10.20.0.11", address]))
     assert "node_private_ips" in message and f"holds {address}, not a private address" in message
     assert "10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, 100.64.0.0/10" in message
 
 
-@pytest.mark.parametrize("addresses", [["10.20.0.11", "10.20.0.12"], ["172.16.5.4", "192.168.1.9"], ["100.64.0.1", "100.127.255.254"]])
+@pytest.mark.parametrize(
+    "addresses", [["10.20.0.11", "10.20.0.12"], ["172.16.5.4", "192.168.1.9"], ["100.64.0.1", "100.127.255.254"]]
+)
 def test_launch_takes_private_node_addresses_and_a_plain_mount(tmp_path, addresses):
     run = launch_with(tmp_path, node_private_ips=addresses, shared_mount_path="/mnt/shared-data/team_a")
     assert run.returncode == 0, run.stderr

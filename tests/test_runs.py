@@ -43,12 +43,18 @@ def fabricated(tmp_path):
     """A run directory as two nodes leave it: one exited 0, one still running; and an older run that failed."""
     base = tmp_path / "shared" / ".aitrain" / "runs"
     (base / RUN).mkdir(parents=True)
-    (base / RUN / "iZnode1.status").write_text("state=exited\nhost=iZnode1\npid=4242\nstarted=2026-12-01T09:30:02Z\nrank=0\nnnodes=2\nip=10.20.0.11\nexit=0\nfinished=2026-12-01T11:00:00Z\n")
+    (base / RUN / "iZnode1.status").write_text(
+        "state=exited\nhost=iZnode1\npid=4242\nstarted=2026-12-01T09:30:02Z\nrank=0\nnnodes=2\nip=10.20.0.11\nexit=0\nfinished=2026-12-01T11:00:00Z\n"
+    )
     (base / RUN / "iZnode1.log").write_text("".join(f"step {i}\n" for i in range(300)))
-    (base / RUN / "iZnode2.status").write_text("state=running\nhost=iZnode2\npid=4343\nstarted=2026-12-01T09:30:03Z\nrank=1\nnnodes=2\nip=10.20.0.12\n")
+    (base / RUN / "iZnode2.status").write_text(
+        "state=running\nhost=iZnode2\npid=4343\nstarted=2026-12-01T09:30:03Z\nrank=1\nnnodes=2\nip=10.20.0.12\n"
+    )
     (base / RUN / "iZnode2.log").write_text("rank 1 says hi\n")
     (base / "old").mkdir()
-    (base / "old" / "iZnode1.status").write_text("state=exited\nhost=iZnode1\npid=7\nstarted=2026-11-30T08:00:00Z\nexit=2\nfinished=2026-11-30T08:00:01Z\ndetail=this node (10.9.9.9) is not among the 2 nodes: 10.20.0.11,10.20.0.12\n")
+    (base / "old" / "iZnode1.status").write_text(
+        "state=exited\nhost=iZnode1\npid=7\nstarted=2026-11-30T08:00:00Z\nexit=2\nfinished=2026-11-30T08:00:01Z\ndetail=this node (10.9.9.9) is not among the 2 nodes: 10.20.0.11,10.20.0.12\n"
+    )
     return tmp_path / "shared"
 
 
@@ -82,13 +88,29 @@ def test_logs_dry_run_for_one_node_by_rank(stack):
     lines = result.stdout.splitlines()
     assert lines[0] == f"aitrain logs: medical-imaging, run {RUN}, node 1, via cloud-assistant"
     line = runs.logs_script(lc.parse_outputs(fixed_outputs(2), "o", ["fixed-cluster"]), RUN, 1, 20)
-    assert lines[2] == f"  {line}" and "grep -lx rank=1 *.status" in line and line.endswith('tail -n 20 "${f%.status}.log"')
-    assert lines[4] == f"  aliyun ecs RunCommand --RegionId cn-shanghai --Type RunShellScript --Name aitrain-medical-imaging-{RUN}-logs --CommandContent {shlex.quote(line)} {READ}"
+    assert (
+        lines[2] == f"  {line}"
+        and "grep -lx rank=1 *.status" in line
+        and line.endswith('tail -n 20 "${f%.status}.log"')
+    )
+    assert (
+        lines[4]
+        == f"  aliyun ecs RunCommand --RegionId cn-shanghai --Type RunShellScript --Name aitrain-medical-imaging-{RUN}-logs --CommandContent {shlex.quote(line)} {READ}"
+    )
     assert lines[-1] == "dry run: nothing was run"
 
 
 def test_logs_follow_over_ssh_tails_through_the_login_node(stack):
-    result = invoke("logs", "--stack", stack(fixed_outputs(2, login_node_public_ip="47.100.1.2")), RUN, "--follow", "--via", "ssh", "--dry-run")
+    result = invoke(
+        "logs",
+        "--stack",
+        stack(fixed_outputs(2, login_node_public_ip="47.100.1.2")),
+        RUN,
+        "--follow",
+        "--via",
+        "ssh",
+        "--dry-run",
+    )
     assert result.exit_code == 0, result.output
     (call,) = [line for line in result.stdout.splitlines() if line.startswith("  ssh ")]
     argv = shlex.split(call)
@@ -99,14 +121,19 @@ def test_cancel_dry_run_reaches_every_node(stack):
     result = invoke("cancel", "--stack", stack(fixed_outputs(3)), "exp-7", "--dry-run")
     assert result.exit_code == 0, result.output
     (call,) = [line for line in result.stdout.splitlines() if line.startswith("  aliyun ecs RunCommand")]
-    assert call.endswith("--Timeout 60 --InstanceId.1 i-uf6node0001 --InstanceId.2 i-uf6node0002 --InstanceId.3 i-uf6node0003")
+    assert call.endswith(
+        "--Timeout 60 --InstanceId.1 i-uf6node0001 --InstanceId.2 i-uf6node0002 --InstanceId.3 i-uf6node0003"
+    )
     assert "--Name aitrain-medical-imaging-exp-7-cancel" in call and "kill -TERM " in call
 
 
 def test_pool_dry_run_lists_the_instances_first(stack):
     result = invoke("runs", "--stack", stack(pool_outputs()), RUN, "--dry-run")
     assert result.exit_code == 0, result.output
-    assert "  aliyun ess DescribeScalingInstances --RegionId cn-shanghai --ScalingGroupId asg-uf6pool01 --LifecycleState InService --PageSize 50 --PageNumber 1" in result.stdout
+    assert (
+        "  aliyun ess DescribeScalingInstances --RegionId cn-shanghai --ScalingGroupId asg-uf6pool01 --LifecycleState InService --PageSize 50 --PageNumber 1"
+        in result.stdout
+    )
     assert "--InstanceId.1 <the first InService instance>" in result.stdout
 
 
@@ -134,7 +161,21 @@ def test_status_from_a_fabricated_run_directory(tmp_path):
     )
     only = runs.parse_listing(sh(runs.runs_script(outputs, "old")).stdout)
     assert [r.run_id for r in only] == ["old"]
-    assert runs.render_runs(runs.parse_listing(sh(runs.runs_script(lc.parse_outputs(fixed_outputs(1, shared_mount_path=str(tmp_path / "none")), "o", ["fixed-cluster"]), None)).stdout)) == "no runs yet (nothing in the run directory)"
+    assert (
+        runs.render_runs(
+            runs.parse_listing(
+                sh(
+                    runs.runs_script(
+                        lc.parse_outputs(
+                            fixed_outputs(1, shared_mount_path=str(tmp_path / "none")), "o", ["fixed-cluster"]
+                        ),
+                        None,
+                    )
+                ).stdout
+            )
+        )
+        == "no runs yet (nothing in the run directory)"
+    )
 
 
 def test_summaries_of_finished_runs():
@@ -185,12 +226,15 @@ def test_cancel_signals_the_recorded_process_group_and_leaves_finished_runs_alon
 
 def test_runs_through_cloud_assistant_polls_until_finished_and_prints_the_table(stack, tmp_path, monkeypatch):
     share = fabricated(tmp_path)
-    listing = sh(runs.runs_script(lc.parse_outputs(fixed_outputs(2, shared_mount_path=str(share)), "o", ["fixed-cluster"]), None)).stdout
+    listing = sh(
+        runs.runs_script(lc.parse_outputs(fixed_outputs(2, shared_mount_path=str(share)), "o", ["fixed-cluster"]), None)
+    ).stdout
     calls = tmp_path / "calls.jsonl"
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     fake = bin_dir / "aliyun"
-    fake.write_text(textwrap.dedent(f"""\
+    fake.write_text(
+        textwrap.dedent(f"""\
         #!{sys.executable}
         import json, os, sys
         with open({str(calls)!r}, "a") as f:
@@ -201,7 +245,8 @@ def test_runs_through_cloud_assistant_polls_until_finished_and_prints_the_table(
         else:
             status = "Running" if n < 3 else "Finished"
             print(json.dumps({{"Invocation": {{"InvocationResults": {{"InvocationResult": [{{"InstanceId": "i-uf6node0001", "InvokeRecordStatus": status, "ExitCode": 0, "Output": {listing!r} if status == "Finished" else ""}}]}}}}}}))
-        """))
+        """)
+    )
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", str(bin_dir))
     monkeypatch.setattr("blueprints.cli_runs.POLL_SECONDS", 0.0)
@@ -222,13 +267,21 @@ def test_runs_through_cloud_assistant_polls_until_finished_and_prints_the_table(
         (("logs", "{stack}", "bad id"), fixed_outputs(2), "RUN_ID = 'bad id': must be 1–64 letters"),
         (("cancel", "{stack}", "../etc"), fixed_outputs(2), "RUN_ID = '../etc': must be 1–64 letters"),
         (("runs", "{stack}", "a;rm"), fixed_outputs(2), "RUN_ID"),
-        (("logs", "{stack}", RUN, "--node", "2"), fixed_outputs(2), "--node = 2: must be 0 to 1 (the node's rank; medical-imaging has 2 nodes)"),
+        (
+            ("logs", "{stack}", RUN, "--node", "2"),
+            fixed_outputs(2),
+            "--node = 2: must be 0 to 1 (the node's rank; medical-imaging has 2 nodes)",
+        ),
         (("logs", "{stack}", RUN, "--node", "-1"), pool_outputs(), "--node = -1: must be 0 or more"),
         (("logs", "{stack}", RUN, "--follow"), fixed_outputs(2), "--follow needs ssh"),
         (("cancel", "{stack}", RUN, "--via", "ssh"), fixed_outputs(2), "no login_node_public_ip"),
         (("runs", "{stack}"), fixed_outputs(0, node_instance_ids=[], node_private_ips=[]), "is parked (no nodes)"),
         (("runs", "{stack}"), llama(), "kubectl -n training get pytorchjobs"),
-        (("cancel", "{stack}", RUN), llama(), f"kubectl -n training delete pytorchjob <job> (find it with kubectl -n training get pytorchjobs -l aitrain.io/run-id={RUN})"),
+        (
+            ("cancel", "{stack}", RUN),
+            llama(),
+            f"kubectl -n training delete pytorchjob <job> (find it with kubectl -n training get pytorchjobs -l aitrain.io/run-id={RUN})",
+        ),
     ],
 )
 def test_bad_input_is_exit_2_with_one_message(stack, args, data, message, tmp_path, monkeypatch):
@@ -250,5 +303,17 @@ def test_missing_cli_is_exit_2(stack, tmp_path, monkeypatch):
 def test_an_answer_that_is_not_an_invocation_is_refused():
     with pytest.raises(ValueError):
         runs.parse_invocation('{"RequestId": "r"}')
-    finished, found = runs.parse_invocation(json.dumps({"Invocation": {"InvocationResults": {"InvocationResult": [{"InstanceId": "i-1", "InvokeRecordStatus": "Failed", "ExitCode": 3, "Output": "x"}]}}}))
+    finished, found = runs.parse_invocation(
+        json.dumps(
+            {
+                "Invocation": {
+                    "InvocationResults": {
+                        "InvocationResult": [
+                            {"InstanceId": "i-1", "InvokeRecordStatus": "Failed", "ExitCode": 3, "Output": "x"}
+                        ]
+                    }
+                }
+            }
+        )
+    )
     assert finished and found[0].exit_code == 3

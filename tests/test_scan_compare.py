@@ -40,18 +40,30 @@ def test_recorded_preset_scan_is_clean_with_the_committed_not_applicable_list():
     assert summary.unlisted == []
     assert [(c, w) for c, w, _ in summary.listed] == [
         (check, f"alicloud_oss_bucket.medical-imaging-data-{kind}bucket")
-        for check in ("CKV_ALI_10", "CKV_ALI_11", "CKV_ALI_12", "CKV_ALI_6") for kind in ("", "log-")
+        for check in ("CKV_ALI_10", "CKV_ALI_11", "CKV_ALI_12", "CKV_ALI_6")
+        for kind in ("", "log-")
     ]
-    assert "medical-imaging: checks ran 13 (8 distinct), passed 5, failed 8, not applicable (listed) 8, unlisted failures 0" == run.line("medical-imaging", summary)
+    assert (
+        "medical-imaging: checks ran 13 (8 distinct), passed 5, failed 8, not applicable (listed) 8, unlisted failures 0"
+        == run.line("medical-imaging", summary)
+    )
 
 
 def test_recorded_kubernetes_scan_passes_auto_repair_and_every_failure_is_listed():
     raw, document = recorded("kubernetes_training")
     summary = run.summarize(raw, document, WAIVERS)
-    assert "kubernetes-training: checks ran 14 (8 distinct), passed 6, failed 8, not applicable (listed) 8, unlisted failures 0" == run.line("kubernetes-training", summary)
+    assert (
+        "kubernetes-training: checks ran 14 (8 distinct), passed 6, failed 8, not applicable (listed) 8, unlisted failures 0"
+        == run.line("kubernetes-training", summary)
+    )
     passed = {(c["check_id"], run.address(c, document)) for c in raw["results"]["passed_checks"]}
-    assert {("CKV_ALI_31", "alicloud_cs_kubernetes_node_pool.kubernetes-training-k8s-gpu-pool"), ("CKV_ALI_31", "alicloud_cs_kubernetes_node_pool.kubernetes-training-k8s-system-pool")} <= passed
-    assert "alicloud_cs_managed_kubernetes" in document["resource"] and not [t for t in document["resource"] if t.startswith("kubernetes")]
+    assert {
+        ("CKV_ALI_31", "alicloud_cs_kubernetes_node_pool.kubernetes-training-k8s-gpu-pool"),
+        ("CKV_ALI_31", "alicloud_cs_kubernetes_node_pool.kubernetes-training-k8s-system-pool"),
+    } <= passed
+    assert "alicloud_cs_managed_kubernetes" in document["resource"] and not [
+        t for t in document["resource"] if t.startswith("kubernetes")
+    ]
 
 
 def test_each_bucket_kind_gets_its_own_reason():
@@ -59,8 +71,14 @@ def test_each_bucket_kind_gets_its_own_reason():
     the target and logs nothing itself. One row per kind, so neither reason is claimed for the other bucket."""
     raw, document = recorded("kubernetes_training")
     reasons = {(c, w): r for c, w, r in run.summarize(raw, document, WAIVERS).listed}
-    data, log = "alicloud_oss_bucket.kubernetes-training-data-bucket", "alicloud_oss_bucket.kubernetes-training-data-log-bucket"
-    assert "alicloud_oss_bucket_logging" in reasons[("CKV_ALI_12", data)] and "on by default" in reasons[("CKV_ALI_12", data)]
+    data, log = (
+        "alicloud_oss_bucket.kubernetes-training-data-bucket",
+        "alicloud_oss_bucket.kubernetes-training-data-log-bucket",
+    )
+    assert (
+        "alicloud_oss_bucket_logging" in reasons[("CKV_ALI_12", data)]
+        and "on by default" in reasons[("CKV_ALI_12", data)]
+    )
     assert "is the logging target" in reasons[("CKV_ALI_12", log)]
     assert "security.kms_key_id" in reasons[("CKV_ALI_6", data)] and "OSS-managed AES256" in reasons[("CKV_ALI_6", log)]
     assert not any("opt-in" in w.reason for w in WAIVERS if w.check_id == "CKV_ALI_12")
@@ -86,10 +104,15 @@ def test_a_failure_without_its_row_is_unlisted():
     raw, document = recorded("medical_imaging")
     without = [w for w in WAIVERS if w.check_id != "CKV_ALI_10"]
     summary = run.summarize(raw, document, without)
-    assert [(c, w) for c, w, _ in summary.unlisted] == [("CKV_ALI_10", "alicloud_oss_bucket.medical-imaging-data-bucket"), ("CKV_ALI_10", "alicloud_oss_bucket.medical-imaging-data-log-bucket")]
+    assert [(c, w) for c, w, _ in summary.unlisted] == [
+        ("CKV_ALI_10", "alicloud_oss_bucket.medical-imaging-data-bucket"),
+        ("CKV_ALI_10", "alicloud_oss_bucket.medical-imaging-data-log-bucket"),
+    ]
     # A row only covers the resources its pattern matches.
     narrow = [run.Waiver("CKV_ALI_10", "alicloud_oss_bucket.*-log-bucket", "x")] + without
-    assert [(c, w) for c, w, _ in run.summarize(raw, document, narrow).unlisted] == [("CKV_ALI_10", "alicloud_oss_bucket.medical-imaging-data-bucket")]
+    assert [(c, w) for c, w, _ in run.summarize(raw, document, narrow).unlisted] == [
+        ("CKV_ALI_10", "alicloud_oss_bucket.medical-imaging-data-bucket")
+    ]
 
 
 def test_the_recorded_canary_is_caught_and_a_missing_failure_is_named():

@@ -83,7 +83,10 @@ def test_file_without_config_gets_one_appended():
     assert action == "merged" and merged == "encryptionsalt: v1:abc\nconfig:\n" + NEW_TEXT
 
 
-@pytest.mark.parametrize(("existing", "reason"), [("config: {a: 1}\n", "flow style"), ("- a\n- b\n", "not a YAML mapping"), ("config: [\n", "not valid YAML")])
+@pytest.mark.parametrize(
+    ("existing", "reason"),
+    [("config: {a: 1}\n", "flow style"), ("- a\n- b\n", "not a YAML mapping"), ("config: [\n", "not valid YAML")],
+)
 def test_uneditable_files_are_refused_even_with_force(tmp_path, existing, reason):
     target = tmp_path / "Pulumi.dev.yaml"
     target.write_text(existing)
@@ -109,7 +112,9 @@ def test_failed_plan_leaves_an_existing_out_file_intact(tmp_path):
 
     out = tmp_path / "plan.md"
     out.write_text("previous plan\n")
-    result = CliRunner().invoke(app, ["plan", "medical-imaging", "--set", "compute.nodes=-1", "--format", "markdown", "--out", str(out)])
+    result = CliRunner().invoke(
+        app, ["plan", "medical-imaging", "--set", "compute.nodes=-1", "--format", "markdown", "--out", str(out)]
+    )
     assert result.exit_code == 2
     assert out.read_text() == "previous plan\n"
 

@@ -18,7 +18,10 @@ RUNS = 30
 def _run(_: int) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "blueprints.cli", "plan", "medical-imaging", "--format", "json"],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 

@@ -16,7 +16,16 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def storage_args(**extra) -> SharedStorageArgs:
-    values = dict(kind="extreme_nas", region="cn-shanghai", throughput_tier="advance", capacity_gib=32768, zone_id="cn-shanghai-a", vpc_id="vpc-1", vswitch_id="vsw-1", client_cidrs={"cn-shanghai-a": "10.0.0.0/20"})
+    values = dict(
+        kind="extreme_nas",
+        region="cn-shanghai",
+        throughput_tier="advance",
+        capacity_gib=32768,
+        zone_id="cn-shanghai-a",
+        vpc_id="vpc-1",
+        vswitch_id="vsw-1",
+        client_cidrs={"cn-shanghai-a": "10.0.0.0/20"},
+    )
     values.update(extra)
     return SharedStorageArgs(**values)
 
@@ -64,7 +73,11 @@ def test_other():
 def _pytest(tmp_path: Path, *selection: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *selection],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
     )
 
 
@@ -148,7 +161,9 @@ def test_a_pulumi_runtime_test_runs_under_the_kits_mocks_wherever_aitrain_is_ins
     (tmp_path / "test_own_mocks.py").write_text(OWN_MOCKS)
     (tmp_path / "test_user.py").write_text(USER_TESTS)
     failing = _pytest(tmp_path, "test_pulumi_way.py::test_failing_check")
-    assert failing.returncode == 1 and "1 failed" in failing.stdout and "checked in apply" in failing.stdout, failing.stdout + failing.stderr
+    assert failing.returncode == 1 and "1 failed" in failing.stdout and "checked in apply" in failing.stdout, (
+        failing.stdout + failing.stderr
+    )
     passing = _pytest(tmp_path, "test_pulumi_way.py::test_passing_check")
     assert passing.returncode == 0 and "1 passed" in passing.stdout, passing.stdout + passing.stderr
     # With others, in either order around tests that set (and reset) mocks themselves.
@@ -189,7 +204,9 @@ def test_offline_mocks_records_resources_with_options():
         assert stack.resolve(storage.file_system_id) == "${data-fs.id}"
     fs = next(r for r in stack.resources if r.short_type == "nas.FileSystem")
     assert fs.protect and fs.retain_on_delete and fs.parent == "data" and fs.inputs["encryptType"] == 1
-    assert_guardrails(stack.resources, skip=["AIT016"])  # the snapshot policy no resource can apply: a warning until ApplyAutoSnapshotPolicy runs
+    assert_guardrails(
+        stack.resources, skip=["AIT016"]
+    )  # the snapshot policy no resource can apply: a warning until ApplyAutoSnapshotPolicy runs
 
 
 def test_offline_mocks_does_not_nest():
@@ -205,8 +222,15 @@ def test_mocked_fixture(mocked):  # noqa: F811  (the fixture imported above)
 def test_assert_guardrails_takes_record_program_output():
     resources = record_program(lambda: SharedStorage("data", storage_args()), zones=["cn-shanghai-a"])
     assert isinstance(resources, list) and all(isinstance(r, PlannedResource) for r in resources)
-    assert_guardrails(resources, skip=["AIT016"])  # a NAS component alone: no VPC in the plan, and no false AIT006 (AIT016: the unapplied policy)
-    bad = record_program(lambda: SharedStorage("data", storage_args(kind="nas", throughput_tier="Performance", client_cidrs={"cn-shanghai-a": "0.0.0.0/0"})), zones=["cn-shanghai-a"])
+    assert_guardrails(
+        resources, skip=["AIT016"]
+    )  # a NAS component alone: no VPC in the plan, and no false AIT006 (AIT016: the unapplied policy)
+    bad = record_program(
+        lambda: SharedStorage(
+            "data", storage_args(kind="nas", throughput_tier="Performance", client_cidrs={"cn-shanghai-a": "0.0.0.0/0"})
+        ),
+        zones=["cn-shanghai-a"],
+    )
     with pytest.raises(AssertionError, match=r"\[AIT006\] .*0\.0\.0\.0/0, which is not a private range"):
         assert_guardrails(bad)
 
@@ -241,10 +265,23 @@ def test_ait006_judges_only_what_the_plan_holds(resources, fires):
     ("resource", "fires"),
     [
         (PlannedResource("alicloud:nas/fileSystem:FileSystem", "fs", None, True, {"fileSystemType": "cpfs"}), True),
-        (PlannedResource("alicloud:nas/fileSystem:FileSystem", "fs", None, True, {"fileSystemType": "extreme", "encryptType": 1}), False),
-        (PlannedResource("alicloud:nas/fileSystem:FileSystem", "fs", None, True, {"fileSystemType": "standard"}), False),  # AIT005's, an error
+        (
+            PlannedResource(
+                "alicloud:nas/fileSystem:FileSystem", "fs", None, True, {"fileSystemType": "extreme", "encryptType": 1}
+            ),
+            False,
+        ),
+        (
+            PlannedResource("alicloud:nas/fileSystem:FileSystem", "fs", None, True, {"fileSystemType": "standard"}),
+            False,
+        ),  # AIT005's, an error
         (PlannedResource("alicloud:oss/bucket:Bucket", "b", None, True, {}), False),  # AIT010's, an error
-        (PlannedResource("alicloud:oss/bucket:Bucket", "b", None, True, {"serverSideEncryptionRule": {"sseAlgorithm": "KMS"}}), False),
+        (
+            PlannedResource(
+                "alicloud:oss/bucket:Bucket", "b", None, True, {"serverSideEncryptionRule": {"sseAlgorithm": "KMS"}}
+            ),
+            False,
+        ),
         (PlannedResource("alicloud:ecs/ecsDisk:EcsDisk", "d", None, True, {"encrypted": False}), True),
     ],
 )
@@ -261,12 +298,24 @@ def test_offline_mocks_records_what_the_plan_records():
     from blueprints.components.network import TrainingNetwork, TrainingNetworkArgs
     from blueprints.testing import offline_mocks
 
-    args = TrainingNetworkArgs(region="cn-shanghai", vpc_cidr="10.0.0.0/16", region_zones=("cn-shanghai-a",), storage_zone="cn-shanghai-a",
-                               instance_type="ecs.gn7e-c16g1.32xlarge", compute_zone_count=1)
+    args = TrainingNetworkArgs(
+        region="cn-shanghai",
+        vpc_cidr="10.0.0.0/16",
+        region_zones=("cn-shanghai-a",),
+        storage_zone="cn-shanghai-a",
+        instance_type="ecs.gn7e-c16g1.32xlarge",
+        compute_zone_count=1,
+    )
     with offline_mocks(zones=["cn-shanghai-a"]) as stack:
         TrainingNetwork("net", args)
     (component,) = [r for r in stack.resources if not r.custom]
-    assert component.registered_outputs == ("compute_zone_ids", "security_group_id", "vpc_id", "vswitch_ids", "zone_ids")
+    assert component.registered_outputs == (
+        "compute_zone_ids",
+        "security_group_id",
+        "vpc_id",
+        "vswitch_ids",
+        "zone_ids",
+    )
     assert [r.depends_on for r in stack.resources if r.short_type == "vpc.SnatEntry"] == [("net-nat-eip-association",)]
 
 
@@ -275,9 +324,13 @@ def test_assert_guardrails_fails_at_its_level_and_names_the_level():
     from blueprints.plan import PlannedResource
 
     # A launch template without IMDSv2 tokens: AIT008 fires, at its rule's level.
-    template = PlannedResource("alicloud:ecs/ecsLaunchTemplate:EcsLaunchTemplate", "t", None, True, {"systemDisk": {"encrypted": True}})
+    template = PlannedResource(
+        "alicloud:ecs/ecsLaunchTemplate:EcsLaunchTemplate", "t", None, True, {"systemDisk": {"encrypted": True}}
+    )
     level = {r.id: r.level for r in guardrails.RULES}["AIT008"]
-    with pytest.raises(AssertionError, match=rf"1 guardrail finding\(s\) at warning or above:\n  {level}: \[AIT008\] t: "):
+    with pytest.raises(
+        AssertionError, match=rf"1 guardrail finding\(s\) at warning or above:\n  {level}: \[AIT008\] t: "
+    ):
         assert_guardrails([template])
     assert_guardrails([template], skip=["AIT008"])  # the service-managed-key info (AIT019) is below the default level
     with pytest.raises(AssertionError, match=r"at info or above:\n  info: \[AIT019\] t: "):

@@ -20,13 +20,35 @@ def _error(text: str, source: str = "Pulumi.dev.yaml") -> str:
 
 
 def test_times_and_dates_stay_strings():
-    data = load("work_end: 19:00\nwork_start: 08:30\nstart_date: 2027-01-04\nstamp: 2001-12-14t21:59:43.10-05:00\nlong: 1:30:00", "f")
-    assert data == {"work_end": "19:00", "work_start": "08:30", "start_date": "2027-01-04", "stamp": "2001-12-14t21:59:43.10-05:00", "long": "1:30:00"}
+    data = load(
+        "work_end: 19:00\nwork_start: 08:30\nstart_date: 2027-01-04\nstamp: 2001-12-14t21:59:43.10-05:00\nlong: 1:30:00",
+        "f",
+    )
+    assert data == {
+        "work_end": "19:00",
+        "work_start": "08:30",
+        "start_date": "2027-01-04",
+        "stamp": "2001-12-14t21:59:43.10-05:00",
+        "long": "1:30:00",
+    }
 
 
 def test_other_scalars_still_resolve():
-    data = load("i: 12\nneg: -3\nhex: 0x1f\nf: 1.5\nexp: 1.0e+3\nb: true\nn: ~\ns: medical\ncidr: 10.0.0.0/16\neq: =", "f")
-    assert data == {"i": 12, "neg": -3, "hex": 31, "f": 1.5, "exp": 1000.0, "b": True, "n": None, "s": "medical", "cidr": "10.0.0.0/16", "eq": "="}
+    data = load(
+        "i: 12\nneg: -3\nhex: 0x1f\nf: 1.5\nexp: 1.0e+3\nb: true\nn: ~\ns: medical\ncidr: 10.0.0.0/16\neq: =", "f"
+    )
+    assert data == {
+        "i": 12,
+        "neg": -3,
+        "hex": 31,
+        "f": 1.5,
+        "exp": 1000.0,
+        "b": True,
+        "n": None,
+        "s": "medical",
+        "cidr": "10.0.0.0/16",
+        "eq": "=",
+    }
     assert type(data["i"]) is int and type(data["b"]) is bool
 
 
@@ -64,16 +86,25 @@ def test_recursive_anchor_is_refused():
 
 
 def test_shared_anchor_without_recursion_is_fine():
-    assert load("base: &b {x: 1}\nd:\n  <<: *b\n  y: 2\ne: *b", "f") == {"base": {"x": 1}, "d": {"x": 1, "y": 2}, "e": {"x": 1}}
+    assert load("base: &b {x: 1}\nd:\n  <<: *b\n  y: 2\ne: *b", "f") == {
+        "base": {"x": 1},
+        "d": {"x": 1, "y": 2},
+        "e": {"x": 1},
+    }
 
 
-@pytest.mark.parametrize(("text", "shown"), [("{a: 1}: x", "of type dict"), ("[x]: y", "of type list"), ("1: x", "1 (int)"), ("yes: x", "True (bool)")])
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [("{a: 1}: x", "of type dict"), ("[x]: y", "of type list"), ("1: x", "1 (int)"), ("yes: x", "True (bool)")],
+)
 def test_non_string_keys_are_refused(text, shown):
     message = _error(text)
     assert f"mapping key {shown} is not a string" in message
 
 
-@pytest.mark.parametrize("text", ["!!set {a, b}", "!!binary aGVsbG8=", "!!timestamp 2027-01-04", "!!python/object:os.system x", "!custom x"])
+@pytest.mark.parametrize(
+    "text", ["!!set {a, b}", "!!binary aGVsbG8=", "!!timestamp 2027-01-04", "!!python/object:os.system x", "!custom x"]
+)
 def test_exotic_tags_are_refused(text):
     assert "is not accepted" in _error(text)
 
@@ -121,7 +152,14 @@ def _command(exc: BaseException):
     return command, typer
 
 
-@pytest.mark.parametrize("make", [lambda: __import__("yaml").safe_load("a: ["), lambda: __import__("json").loads("{"), lambda: b"\xff".decode("utf-8")])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: __import__("yaml").safe_load("a: ["),
+        lambda: __import__("json").loads("{"),
+        lambda: b"\xff".decode("utf-8"),
+    ],
+)
 def test_parser_errors_from_input_exit_2(make, capsys):
     try:
         make()

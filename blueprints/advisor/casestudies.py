@@ -62,7 +62,11 @@ def _fmt_hours(option: Option) -> str:
 
 
 def _fmt_cost(option: Option) -> str:
-    return "price unknown" if option.cost_cny_per_run is None else f"¥{option.cost_cny_per_run:,.0f}/run, ¥{option.cost_cny_per_year or 0:,.0f}/yr"
+    return (
+        "price unknown"
+        if option.cost_cny_per_run is None
+        else f"¥{option.cost_cny_per_run:,.0f}/run, ¥{option.cost_cny_per_year or 0:,.0f}/yr"
+    )
 
 
 def _option_line(option: Option) -> str:
@@ -103,7 +107,9 @@ def run_case(case: dict[str, Any], catalog: Any, root: Path, tiers: Sequence[Bud
         )
         for label, other in compare:
             if other.gpu_hours:
-                flags.append(f"GPU-hours on {label} (scaling efficiency {other.scaling_efficiency:.3f}): {other.gpu_hours:,.0f} (ratio {other.gpu_hours / published:.3f})")
+                flags.append(
+                    f"GPU-hours on {label} (scaling efficiency {other.scaling_efficiency:.3f}): {other.gpu_hours:,.0f} (ratio {other.gpu_hours / published:.3f})"
+                )
     rec = recommend(job, catalog, tiers=tiers)
     return CaseResult(case, job, illustrative, claim, tuple(compare), rec, tuple(flags))
 
@@ -191,11 +197,18 @@ def render_document(results: list[CaseResult], general: list[str], catalog_versi
     for r in results:
         hardware = "—" if r.claim is None else f"{r.claim[0]}: {_option_line(r.claim[1])}"
         flags = "<br>".join(f.split(" — ")[0] for f in r.flags) or "—"
-        lines.append(f"| {md_cell(r.case['title'])} | {md_cell(r.case['article_claim'])} | {md_cell(hardware)} | {md_cell(_chosen_line(r.rec))} | {md_cell(flags)} |")
+        lines.append(
+            f"| {md_cell(r.case['title'])} | {md_cell(r.case['article_claim'])} | {md_cell(hardware)} | {md_cell(_chosen_line(r.rec))} | {md_cell(flags)} |"
+        )
     if general:
         lines += ["", "## Other claims in the article", ""] + [f"- {md_text(g)}" for g in general]
     for r in results:
-        lines += ["", f"## {r.case['title']}", "", f"Article: {r.case['article_claim']} (source: {r.case['source']}). Job file: `{r.case['job']}`."]
+        lines += [
+            "",
+            f"## {r.case['title']}",
+            "",
+            f"Article: {r.case['article_claim']} (source: {r.case['source']}). Job file: `{r.case['job']}`.",
+        ]
         if r.illustrative:
             lines.append(f"Illustrative inputs (not from the article): {', '.join(f'`{f}`' for f in r.illustrative)}.")
         if r.claim is not None:

@@ -10,7 +10,16 @@ from blueprints.advisor.budget import BudgetTier
 from blueprints.advisor.cost import cost_cny_per_year
 from blueprints.advisor.explanations import data_path_findings, option_notes, tier_reasons, what_to_relax, why_not
 from blueprints.advisor.job import Job
-from blueprints.advisor.options import HARD, OBJECTIVES, STANDING_COSTS, Option, Reason, enumerate_options, evaluate, type_context
+from blueprints.advisor.options import (
+    HARD,
+    OBJECTIVES,
+    STANDING_COSTS,
+    Option,
+    Reason,
+    enumerate_options,
+    evaluate,
+    type_context,
+)
 from blueprints.advisor.storage import StorageChoice, choose_storage
 from blueprints.advisor.tiers import Tier, served, tier_for
 from blueprints.advisor.yearly import ALWAYS_ON, YearlyCost, standing_items, tier_standing_items, total_cny, yearly_cost
@@ -56,6 +65,7 @@ def _best(options: Iterable[Option], objective: str) -> Option | None:
 def _nearest_infeasible(options: list[Option], objective: str) -> Option:
     """For a GPU model with no feasible option: fewest hard problems, then fewest reasons; then the fastest when
     the deadline is what fails (shows how close the model gets), else by objective."""
+
     def rank(o: Option) -> tuple[int, int]:
         return (sum(r.code in HARD for r in o.reasons), len(o.reasons))
 
@@ -105,7 +115,11 @@ def recommend(
         best = _best(ok, objective) if ok else _nearest_infeasible(members, objective)
         assert best is not None
         is_chosen = chosen is not None and best == chosen
-        considered.append(Considered(best, is_chosen, "chosen: " + _chosen_why(objective) if is_chosen else why_not(best, chosen, objective)))
+        considered.append(
+            Considered(
+                best, is_chosen, "chosen: " + _chosen_why(objective) if is_chosen else why_not(best, chosen, objective)
+            )
+        )
     considered.sort(key=lambda c: (not c.chosen, not c.option.feasible, c.option.key(objective)))
     relax = () if chosen is not None else tuple(what_to_relax(job, options, objective))
     storage = None
@@ -115,7 +129,11 @@ def recommend(
     if chosen is not None:
         storage = choose_storage(catalog, needed_mb_s(job, chosen.estimated_hours), job.dataset_tb, job.region)
         tier, yearly = _tier_and_year(job, catalog, chosen, storage, tiers)
-        reasons = [] if tier is None or yearly is None else tier_reasons(job, catalog, chosen, tier, yearly, tiers, _alone(job, catalog, chosen, tier, tiers))
+        reasons = (
+            []
+            if tier is None or yearly is None
+            else tier_reasons(job, catalog, chosen, tier, yearly, tiers, _alone(job, catalog, chosen, tier, tiers))
+        )
         findings += data_path_findings(job, chosen, storage)
         if storage.kind == "cpfs":
             findings.append(
@@ -124,24 +142,53 @@ def recommend(
             )
         findings += option_notes(job, catalog, chosen)
         if job.deadline_days is None and objective == "cost":
-            findings.append("no deadline given: the cheapest option is usually the one with the fewest nodes, so it is also slow; add deadline_days")
+            findings.append(
+                "no deadline given: the cheapest option is usually the one with the fewest nodes, so it is also slow; add deadline_days"
+            )
     else:
         reasons = []
-    return Recommendation(job, objective, chosen, tuple(considered), len(options), len(feasible), relax, tier, storage, tuple(findings), yearly, tuple(reasons))
+    return Recommendation(
+        job,
+        objective,
+        chosen,
+        tuple(considered),
+        len(options),
+        len(feasible),
+        relax,
+        tier,
+        storage,
+        tuple(findings),
+        yearly,
+        tuple(reasons),
+    )
 
 
-def _tier_and_year(job: Job, catalog: Any, chosen: Option, storage: StorageChoice | None, tiers: Sequence[BudgetTier]) -> tuple[Tier | None, YearlyCost]:
+def _tier_and_year(
+    job: Job, catalog: Any, chosen: Option, storage: StorageChoice | None, tiers: Sequence[BudgetTier]
+) -> tuple[Tier | None, YearlyCost]:
     """The tier for ``chosen`` and the year in the mode its blueprint runs in (with what the blueprint keeps up)."""
     # The tier is chosen on the year's cost in the mode the nodes would run in; parked and autoscaled bill the same.
     year = yearly_cost(job, catalog, chosen, storage)
-    basis = "its yearly cost always on" if year.mode.name == ALWAYS_ON else "its yearly cost with nodes only during runs"
+    basis = (
+        "its yearly cost always on" if year.mode.name == ALWAYS_ON else "its yearly cost with nodes only during runs"
+    )
     tier = tier_for(job, chosen, tiers, year.total() if year.mode.compute.amount is not None else None, basis)
     if tier is not None and (tier.scales_to_zero or tier.standing):
-        year = yearly_cost(job, catalog, chosen, storage, scales_to_zero=tier.scales_to_zero, pool_shape=tier.note, tier_standing=tier.standing)
+        year = yearly_cost(
+            job,
+            catalog,
+            chosen,
+            storage,
+            scales_to_zero=tier.scales_to_zero,
+            pool_shape=tier.note,
+            tier_standing=tier.standing,
+        )
     return tier, year
 
 
-def _alone(job: Job, catalog: Any, chosen: Option, tier: Tier, tiers: Sequence[BudgetTier]) -> tuple[Tier, YearlyCost] | None:
+def _alone(
+    job: Job, catalog: Any, chosen: Option, tier: Tier, tiers: Sequence[BudgetTier]
+) -> tuple[Tier, YearlyCost] | None:
     """For a tier made for parallel jobs: the tier and year one of them would get on its own stack (None otherwise)."""
     if tier.min_jobs_in_parallel <= 1:
         return None

@@ -51,7 +51,11 @@ class MfuRow:
         inside = "NVLink" if self.anchor_nvlink else "PCIe"
         if self.anchor_nodes <= 1:
             return f"1 node, {gpus} GPUs over {inside}"
-        speed = "bandwidth not published" if self.anchor_gbps_per_gpu is None else f"{self.anchor_gbps_per_gpu:g} Gbit/s per GPU"
+        speed = (
+            "bandwidth not published"
+            if self.anchor_gbps_per_gpu is None
+            else f"{self.anchor_gbps_per_gpu:g} Gbit/s per GPU"
+        )
         return f"{self.anchor_nodes:,} nodes × {self.anchor_gpus_per_node} GPUs ({gpus:,}, {inside} inside a node), {self.anchor_link} {speed}"
 
 
@@ -98,10 +102,20 @@ def mfu_rows() -> tuple[MfuRow, ...]:
     """All rows of ``data/mfu.csv``."""
     return tuple(
         MfuRow(
-            r["gpu_class"], r["model_kind"], r["precision_group"], r["level"], float(r["mfu"]), int(r["anchor_nodes"]),
-            int(r["anchor_gpus_per_node"]), r["anchor_nvlink"] == "true", r["anchor_link"],
-            float(r["anchor_gbps_per_gpu"]) if r["anchor_gbps_per_gpu"] else None, r["anchor_comm"],
-            r["confidence"], r["derivation"], r["source"],
+            r["gpu_class"],
+            r["model_kind"],
+            r["precision_group"],
+            r["level"],
+            float(r["mfu"]),
+            int(r["anchor_nodes"]),
+            int(r["anchor_gpus_per_node"]),
+            r["anchor_nvlink"] == "true",
+            r["anchor_link"],
+            float(r["anchor_gbps_per_gpu"]) if r["anchor_gbps_per_gpu"] else None,
+            r["anchor_comm"],
+            r["confidence"],
+            r["derivation"],
+            r["source"],
         )
         for r in _rows("mfu.csv")
     )
@@ -111,7 +125,16 @@ def mfu_rows() -> tuple[MfuRow, ...]:
 def scaling_rows() -> tuple[ScalingRow, ...]:
     """All rows of ``data/scaling.csv``."""
     return tuple(
-        ScalingRow(r["link"], r["comm"], float(r["min_gbps_per_gpu"]), int(r["anchor_nodes"]), float(r["anchor_efficiency"]), r["confidence"], r["anchor"], r["source"])
+        ScalingRow(
+            r["link"],
+            r["comm"],
+            float(r["min_gbps_per_gpu"]),
+            int(r["anchor_nodes"]),
+            float(r["anchor_efficiency"]),
+            r["confidence"],
+            r["anchor"],
+            r["source"],
+        )
         for r in _rows("scaling.csv")
     )
 
@@ -120,7 +143,14 @@ def scaling_rows() -> tuple[ScalingRow, ...]:
 def memory_rows() -> tuple[MemoryRow, ...]:
     """All rows of ``data/memory.csv``."""
     return tuple(
-        MemoryRow(r["precision_group"], r["optimizer"], float(r["weight_bytes"]), float(r["grad_bytes"]), float(r["optimizer_bytes"]), r["source"])
+        MemoryRow(
+            r["precision_group"],
+            r["optimizer"],
+            float(r["weight_bytes"]),
+            float(r["grad_bytes"]),
+            float(r["optimizer_bytes"]),
+            r["source"],
+        )
         for r in _rows("memory.csv")
     )
 

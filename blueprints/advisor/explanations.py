@@ -61,7 +61,9 @@ def what_to_relax(job: Job, options: list[Option], objective: str) -> list[str]:
                     f"raise max_nodes from {job.max_nodes} so that at least {gpus_needed} such GPUs are allowed"
                 )
         if any(o.has("precision") for o in options):
-            out.append(f"no GPU in the region has a published {job.precision} peak among the types that fit: choose another precision (bf16 is the common one)")
+            out.append(
+                f"no GPU in the region has a published {job.precision} peak among the types that fit: choose another precision (bf16 is the common one)"
+            )
         return out or ["no instance type in the catalog can run this job"]
     priced = [o for o in runnable if not o.has("unpriced", "no_anchor")]
     if not priced:
@@ -69,17 +71,27 @@ def what_to_relax(job: Job, options: list[Option], objective: str) -> list[str]:
         guessed = sorted({o.gpu_model or "" for o in runnable if o.has("no_anchor")})
         out = []
         if names:
-            out.append(f"no type that fits this job has a list price in the catalog; these can be planned but not priced: {', '.join(names)}")
+            out.append(
+                f"no type that fits this job has a list price in the catalog; these can be planned but not priced: {', '.join(names)}"
+            )
         if guessed:
-            out.append(f"{', '.join(guessed)} have no published MFU anchor for {job.model_kind}: measure one and pass mfu: (a fraction 0 < mfu ≤ 1, e.g. 0.3) to consider them")
+            out.append(
+                f"{', '.join(guessed)} have no published MFU anchor for {job.model_kind}: measure one and pass mfu: (a fraction 0 < mfu ≤ 1, e.g. 0.3) to consider them"
+            )
         return out
     fastest = min(priced, key=lambda o: o.key("time"))
     if job.deadline_hours is not None and (fastest.estimated_hours or INF) > job.deadline_hours:
         ratio = job.deadline_hours / (fastest.estimated_hours or INF)
         # Fewer than max_nodes were tried when the pool shared by the parallel jobs caps each job (enumerate_options).
         top = max(o.nodes for o in options)
-        within, more = (f"{job.max_nodes} nodes", f"raise max_nodes above {job.max_nodes}") if top >= job.max_nodes else (
-            f"{top} node{'' if top == 1 else 's'} per job ({job.jobs_in_parallel} parallel jobs share one pool)", "run fewer jobs in parallel")
+        within, more = (
+            (f"{job.max_nodes} nodes", f"raise max_nodes above {job.max_nodes}")
+            if top >= job.max_nodes
+            else (
+                f"{top} node{'' if top == 1 else 's'} per job ({job.jobs_in_parallel} parallel jobs share one pool)",
+                "run fewer jobs in parallel",
+            )
+        )
         out.append(
             f"the {job.deadline_days:g}-day deadline cannot be met by any priced option within {within}: the fastest, {_cfg(fastest)}, "
             f"takes {_days(fastest.estimated_hours or 0)}: extend the deadline to {math.ceil((fastest.estimated_hours or 0) / 24 * 10) / 10:g} days, "
@@ -90,7 +102,11 @@ def what_to_relax(job: Job, options: list[Option], objective: str) -> list[str]:
         cheapest = min(on_time, key=lambda o: o.key("cost"))
         per_run = cheapest.cost_cny_per_run or 0.0
         per_year = cheapest.cost_cny_per_year or 0.0
-        what = f"meeting the {job.deadline_days:g}-day deadline" if job.deadline_days is not None else "the cheapest option"
+        what = (
+            f"meeting the {job.deadline_days:g}-day deadline"
+            if job.deadline_days is not None
+            else "the cheapest option"
+        )
         if job.budget_cny_per_run is not None and per_run > job.budget_cny_per_run:
             afford = _gpus_affordable(job.budget_cny_per_run, cheapest, job.deadline_hours)
             out.append(
@@ -99,7 +115,9 @@ def what_to_relax(job: Job, options: list[Option], objective: str) -> list[str]:
             )
         if job.budget_cny_per_year is not None and per_year > job.budget_cny_per_year:
             jobs = job.jobs_in_parallel
-            afford = _gpus_affordable(job.budget_cny_per_year / (job.runs_per_year * jobs), cheapest, job.deadline_hours)
+            afford = _gpus_affordable(
+                job.budget_cny_per_year / (job.runs_per_year * jobs), cheapest, job.deadline_hours
+            )
             runs = f"{job.runs_per_year:g} runs" if jobs == 1 else f"{jobs} parallel jobs × {job.runs_per_year:g} runs"
             out.append(
                 f"{what} needs ≥ {cheapest.gpus} {cheapest.gpu_label} ({_cfg(cheapest)}) at ¥{per_year:,.0f} a year "
@@ -109,7 +127,9 @@ def what_to_relax(job: Job, options: list[Option], objective: str) -> list[str]:
             )
         standing = _standing_reason(cheapest)
         if job.budget_cny_per_year is not None and standing is not None and per_year <= job.budget_cny_per_year:
-            out.append(f"{what} ({_cfg(cheapest)}) {standing}: raise the yearly budget, or size the job's data (dataset_tb) down")
+            out.append(
+                f"{what} ({_cfg(cheapest)}) {standing}: raise the yearly budget, or size the job's data (dataset_tb) down"
+            )
     in_budget = [o for o in priced if not o.has("budget_run", "budget_year")]
     has_budget = job.budget_cny_per_run is not None or job.budget_cny_per_year is not None
     if in_budget and has_budget and job.deadline_hours is not None:
@@ -142,7 +162,7 @@ def _standing_reason(option: Option) -> str | None:
 
 
 def _gpus_affordable(budget_per_run: float, option: Option, deadline_hours: float | None) -> str:
-    """"; the budget pays for N GPUs for the deadline" — budget ÷ (price per GPU-hour × deadline hours)."""
+    """ "; the budget pays for N GPUs for the deadline" — budget ÷ (price per GPU-hour × deadline hours)."""
     if deadline_hours is None or not option.price_cny_per_hour or not option.gpus:
         return ""
     per_gpu_hour = option.price_cny_per_hour * option.nodes / option.gpus
@@ -159,14 +179,20 @@ def data_path_findings(job: Job, option: Option, storage: StorageChoice | None) 
     ingest = sizing.ingest_rate_mb_s(job)
     out = []
     if read is None and ingest is None:
-        out.append(f"data path not checked: the job consumes {rate:,.0f} {unit} but gives no dataset_tb, so the bytes per second are unknown")
+        out.append(
+            f"data path not checked: the job consumes {rate:,.0f} {unit} but gives no dataset_tb, so the bytes per second are unknown"
+        )
         return out
     parts = []
     if read is not None:
         one = f"{job.dataset_tb:g} TB × {job.epochs:g} epoch{'' if job.epochs == 1 else 's'} over {option.estimated_hours:,.1f} h, {rate:,.0f} {unit}"
         jobs = job.jobs_in_parallel
         # Parallel jobs share the file system and read it at the same time.
-        parts.append(f"read {read:,.0f} MB/s ({one})" if jobs == 1 else f"read {read * jobs:,.0f} MB/s ({jobs} parallel jobs × {read:,.0f} MB/s: {one})")
+        parts.append(
+            f"read {read:,.0f} MB/s ({one})"
+            if jobs == 1
+            else f"read {read * jobs:,.0f} MB/s ({jobs} parallel jobs × {read:,.0f} MB/s: {one})"
+        )
     if ingest is not None:
         parts.append(f"write {ingest:,.0f} MB/s ({job.ingest_tb_per_day:g} TB/day ingest)")
     if storage is not None:
@@ -186,7 +212,9 @@ def option_notes(job: Job, catalog: Any, option: Option) -> list[str]:
     inst = catalog.instance_types[option.instance_type]
     out = []
     if option.gpu_model_confidence == "inferred":
-        out.append(f"GPU: {option.gpu_model} is inferred from the published peak and memory (the source does not name the model); its peak TFLOPS and MFU anchor are used as such")
+        out.append(
+            f"GPU: {option.gpu_model} is inferred from the published peak and memory (the source does not name the model); its peak TFLOPS and MFU anchor are used as such"
+        )
     scaling = scaling_for(job, inst, option.nodes)
     if option.mfu_anchor is not None and option.mfu is not None:
         speed = "" if scaling.gbps_per_gpu is None else f" at {scaling.gbps_per_gpu:g} Gbit/s per GPU"
@@ -196,11 +224,15 @@ def option_notes(job: Job, catalog: Any, option: Option) -> list[str]:
         )
     out += [f"scaling: {n}" for n in scaling.notes]
     if not catalog.known_regions(inst):
-        out.append(f"{inst.instance_type}: availability in {job.region} is not recorded in the catalog; check the console before applying")
+        out.append(
+            f"{inst.instance_type}: availability in {job.region} is not recorded in the catalog; check the console before applying"
+        )
     if option.price_cny_per_hour is not None:
         region = getattr(inst, "price_region", None)
         date = getattr(inst, "price_date", None)
-        out.append(f"price: ¥{option.price_cny_per_hour:,.2f} per node-hour, pay-as-you-go list price ({region or 'region unknown'}, {date or 'date unknown'}); spot is cheaper but varies")
+        out.append(
+            f"price: ¥{option.price_cny_per_hour:,.2f} per node-hour, pay-as-you-go list price ({region or 'region unknown'}, {date or 'date unknown'}); spot is cheaper but varies"
+        )
     return out
 
 
@@ -208,7 +240,13 @@ def option_notes(job: Job, catalog: Any, option: Option) -> list[str]:
 
 
 def tier_reasons(
-    job: Job, catalog: Any, chosen: Option, tier: Tier, yearly: YearlyCost, tiers: Sequence[BudgetTier], alone: tuple[Tier, YearlyCost] | None = None
+    job: Job,
+    catalog: Any,
+    chosen: Option,
+    tier: Tier,
+    yearly: YearlyCost,
+    tiers: Sequence[BudgetTier],
+    alone: tuple[Tier, YearlyCost] | None = None,
 ) -> list[str]:
     """Why the tier's blueprint serves this job and the others do not, each reason with its numbers.
 
@@ -259,14 +297,15 @@ def tier_reasons(
 
 
 def _kept_up(items: Sequence[Any], jobs: int) -> str:
-    """"it keeps up all year: …, ¥X (¥X/N per job); unknown: …"."""
+    """ "it keeps up all year: …, ¥X (¥X/N per job); unknown: …"."""
     from blueprints.advisor.yearly import money, total_cny
 
     known = [i for i in items if i.amount is not None]
     unknown = [i.what for i in items if i.amount is None]
     total = total_cny(items)
     text = "the pool's cluster stays up all year and its cost is shared: " + (
-        " + ".join(f"{money(i.amount)} {i.what}" for i in known) + f" = {money(total)} a year, {money(total / jobs)} per job"
+        " + ".join(f"{money(i.amount)} {i.what}" for i in known)
+        + f" = {money(total)} a year, {money(total / jobs)} per job"
         if known
         else "nothing priced"
     )
@@ -282,7 +321,11 @@ def _against_alone(job: Job, pooled: YearlyCost, tier: Tier, year: YearlyCost) -
     shared = pooled.total()
     unknown = sorted({i.what for i in pooled.unknown()} | {i.what for i in year.unknown()})
     diff = apart - shared
-    verdict = f"the shared pool costs {money(-diff)} a year more" if diff < 0 else f"the shared pool saves {money(diff)} a year"
+    verdict = (
+        f"the shared pool costs {money(-diff)} a year more"
+        if diff < 0
+        else f"the shared pool saves {money(diff)} a year"
+    )
     return (
         f"against one stack per job: alone, each job gets {tier.blueprint} (tier '{tier.name}', {year.mode.name}) at {money(year.total())} a year; "
         f"{jobs} such stacks cost {money(apart)} (file system, bucket and NAT gateway {jobs} times) against {money(shared)} for the shared pool: {verdict}"

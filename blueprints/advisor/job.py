@@ -22,8 +22,18 @@ OPTIMIZERS = ("adam", "adamw", "sgd", "sgd_momentum")
 # Same rule as a profile's name, because the job name becomes the profile name (resource prefix).
 
 _NUMBER_FIELDS = (
-    "params", "tokens", "forward_gflops", "samples", "epochs", "dataset_tb", "ingest_tb_per_day",
-    "runs_per_year", "deadline_days", "budget_cny_per_run", "budget_cny_per_year", "mfu",
+    "params",
+    "tokens",
+    "forward_gflops",
+    "samples",
+    "epochs",
+    "dataset_tb",
+    "ingest_tb_per_day",
+    "runs_per_year",
+    "deadline_days",
+    "budget_cny_per_run",
+    "budget_cny_per_year",
+    "mfu",
 )
 _INT_FIELDS = ("max_nodes", "jobs_in_parallel")
 
@@ -33,32 +43,71 @@ class Job(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
-    name: str = Field(default="training-job", description="Job name, reused as the profile name (resource prefix): lowercase letters, digits, hyphens, 3–24 characters.")
+    name: str = Field(
+        default="training-job",
+        description="Job name, reused as the profile name (resource prefix): lowercase letters, digits, hyphens, 3–24 characters.",
+    )
     description: str = Field(default="", description="One line describing the job (free text).")
-    model_kind: ModelKind = Field(description="transformer (FLOPs = 6·N·D) or cnn / other (FLOPs = 3 × forward FLOPs per sample × samples × epochs); when omitted, 'transformer' if tokens are given.")
+    model_kind: ModelKind = Field(
+        description="transformer (FLOPs = 6·N·D) or cnn / other (FLOPs = 3 × forward FLOPs per sample × samples × epochs); when omitted, 'transformer' if tokens are given."
+    )
     params: float = Field(gt=0, description="Model parameters, count (e.g. 1.2e9).")
     tokens: float | None = Field(default=None, gt=0, description="Training tokens per run, count (transformer only).")
-    forward_gflops: float | None = Field(default=None, gt=0, description="Forward-pass compute per sample, GFLOP (cnn / other only).")
+    forward_gflops: float | None = Field(
+        default=None, gt=0, description="Forward-pass compute per sample, GFLOP (cnn / other only)."
+    )
     samples: float | None = Field(default=None, gt=0, description="Samples per epoch, count (cnn / other only).")
-    epochs: float = Field(default=1.0, gt=0, description="Passes over the dataset per run, count (also used for the data-path check).")
-    precision: Precision = Field(default="bf16", description="Training precision: fp32, tf32, bf16, fp16 or fp8; selects the GPU peak TFLOPS.")
-    optimizer: Optimizer = Field(default="adamw", description="Optimizer; sets the optimizer-state bytes per parameter.")
-    sharding: bool = Field(default=True, description="Weights, gradients and optimizer state may be sharded across all GPUs (ZeRO-3 / FSDP).")
-    dataset_tb: float | None = Field(default=None, gt=0, description="Training dataset size, TB (10^12 bytes); sizes storage and the read rate.")
-    ingest_tb_per_day: float | None = Field(default=None, gt=0, description="New data written to storage per day, TB/day (10^12 bytes); adds a write rate.")
-    runs_per_year: float = Field(default=1.0, gt=0, description="Training runs per year of this job, count (each of jobs_in_parallel jobs runs this often).")
-    deadline_days: float | None = Field(default=None, gt=0, description="Longest acceptable wall-clock time per run, days.")
-    budget_cny_per_run: float | None = Field(default=None, gt=0, description="Largest acceptable compute cost per run, CNY.")
-    budget_cny_per_year: float | None = Field(default=None, gt=0, description="Largest acceptable cost per year, CNY: all the parallel jobs' runs plus what stays up all year.")
+    epochs: float = Field(
+        default=1.0, gt=0, description="Passes over the dataset per run, count (also used for the data-path check)."
+    )
+    precision: Precision = Field(
+        default="bf16", description="Training precision: fp32, tf32, bf16, fp16 or fp8; selects the GPU peak TFLOPS."
+    )
+    optimizer: Optimizer = Field(
+        default="adamw", description="Optimizer; sets the optimizer-state bytes per parameter."
+    )
+    sharding: bool = Field(
+        default=True,
+        description="Weights, gradients and optimizer state may be sharded across all GPUs (ZeRO-3 / FSDP).",
+    )
+    dataset_tb: float | None = Field(
+        default=None, gt=0, description="Training dataset size, TB (10^12 bytes); sizes storage and the read rate."
+    )
+    ingest_tb_per_day: float | None = Field(
+        default=None, gt=0, description="New data written to storage per day, TB/day (10^12 bytes); adds a write rate."
+    )
+    runs_per_year: float = Field(
+        default=1.0,
+        gt=0,
+        description="Training runs per year of this job, count (each of jobs_in_parallel jobs runs this often).",
+    )
+    deadline_days: float | None = Field(
+        default=None, gt=0, description="Longest acceptable wall-clock time per run, days."
+    )
+    budget_cny_per_run: float | None = Field(
+        default=None, gt=0, description="Largest acceptable compute cost per run, CNY."
+    )
+    budget_cny_per_year: float | None = Field(
+        default=None,
+        gt=0,
+        description="Largest acceptable cost per year, CNY: all the parallel jobs' runs plus what stays up all year.",
+    )
     region: str = Field(default="cn-shanghai", description="Alibaba Cloud region ID, e.g. cn-shanghai.")
-    spot_allowed: bool = Field(default=False, description="The job checkpoints and tolerates preemption, so spot instances may be used.")
+    spot_allowed: bool = Field(
+        default=False, description="The job checkpoints and tolerates preemption, so spot instances may be used."
+    )
     max_nodes: int = Field(
         default=int(limits()["max_nodes_default"]),
         ge=1,
         le=int(limits()["max_nodes_hard"]),
         description="Most nodes (instances) to consider for one job, count (1–2000; default 100, one ECS instance set); a pool shared by jobs_in_parallel jobs holds that many per job.",
     )
-    mfu: float | None = Field(default=None, gt=0, le=1, description="Measured model FLOPs utilisation (fraction) to use instead of the published default.")
+    mfu: float | None = Field(
+        default=None,
+        gt=0,
+        le=1,
+        description="Measured model FLOPs utilisation (fraction) to use instead of the published default.",
+    )
     jobs_in_parallel: int = Field(
         default=1,
         ge=1,
@@ -108,13 +157,19 @@ class Job(BaseModel):
             if self.tokens is None:
                 raise ValueError("model_kind 'transformer' needs tokens (training tokens per run, e.g. 2e12)")
             if self.forward_gflops is not None or self.samples is not None:
-                raise ValueError("model_kind 'transformer' uses tokens; forward_gflops and samples are for cnn / other. Choose a single approach")
+                raise ValueError(
+                    "model_kind 'transformer' uses tokens; forward_gflops and samples are for cnn / other. Choose a single approach"
+                )
         else:
             missing = [f for f in ("forward_gflops", "samples") if getattr(self, f) is None]
             if missing:
-                raise ValueError(f"model_kind {self.model_kind!r} needs {' and '.join(missing)} (forward GFLOP per sample, samples per epoch)")
+                raise ValueError(
+                    f"model_kind {self.model_kind!r} needs {' and '.join(missing)} (forward GFLOP per sample, samples per epoch)"
+                )
             if self.tokens is not None:
-                raise ValueError(f"tokens is for model_kind 'transformer'; model_kind {self.model_kind!r} uses forward_gflops × samples × epochs")
+                raise ValueError(
+                    f"tokens is for model_kind 'transformer'; model_kind {self.model_kind!r} uses forward_gflops × samples × epochs"
+                )
         return self
 
     @property
@@ -127,9 +182,20 @@ JOB_FIELDS = tuple(Job.model_fields)
 
 # An example value for each number field, so that a bound error says what a good value looks like.
 _EXAMPLES = {
-    "params": "1.2e9", "tokens": "2e12", "forward_gflops": "7.6 (ResNet-50 at 224²)", "samples": "1.28e6", "epochs": "90",
-    "dataset_tb": "1.5", "ingest_tb_per_day": "0.5", "runs_per_year": "12", "deadline_days": "7", "budget_cny_per_run": "50000",
-    "budget_cny_per_year": "600000", "max_nodes": "100", "jobs_in_parallel": "3", "mfu": "0.4 (a measured fraction, 0 < mfu ≤ 1)",
+    "params": "1.2e9",
+    "tokens": "2e12",
+    "forward_gflops": "7.6 (ResNet-50 at 224²)",
+    "samples": "1.28e6",
+    "epochs": "90",
+    "dataset_tb": "1.5",
+    "ingest_tb_per_day": "0.5",
+    "runs_per_year": "12",
+    "deadline_days": "7",
+    "budget_cny_per_run": "50000",
+    "budget_cny_per_year": "600000",
+    "max_nodes": "100",
+    "jobs_in_parallel": "3",
+    "mfu": "0.4 (a measured fraction, 0 < mfu ≤ 1)",
 }
 
 
@@ -141,14 +207,18 @@ def _explain(problem: Problem) -> Problem:
     what = (field.description or "").rstrip(".")
     example = _EXAMPLES.get(problem.path)
     bound = problem.message.replace("Input should be", "must be", 1)
-    text = f"{bound}: {problem.path} is the {what[:1].lower() + what[1:]}" + (f"; e.g. {problem.path}: {example}" if example else "")
+    text = f"{bound}: {problem.path} is the {what[:1].lower() + what[1:]}" + (
+        f"; e.g. {problem.path}: {example}" if example else ""
+    )
     return Problem(problem.path, problem.value, text, problem.hint)
 
 
 def parse_job(data: Any, *, source: str = "job", regions: Mapping[str, Any] | None = None) -> Job:
     """Validate a plain dict into a Job; raise ``UserInputError`` listing every problem (path, value, allowed, hint)."""
     if not isinstance(data, dict):
-        raise UserInputError(f"invalid {source}", [Problem("", data, "a job must be a mapping of keys to values (see examples/*.yaml)")])
+        raise UserInputError(
+            f"invalid {source}", [Problem("", data, "a job must be a mapping of keys to values (see examples/*.yaml)")]
+        )
     if "model_kind" not in data and "tokens" in data:
         # Tokens only make sense for a transformer (FLOPs = 6·N·D), so the flag is implied.
         data = {**data, "model_kind": "transformer"}
@@ -161,7 +231,14 @@ def parse_job(data: Any, *, source: str = "job", regions: Mapping[str, Any] | No
         hint = did_you_mean(job.region, regions)
         raise UserInputError(
             f"invalid {source}",
-            [Problem("region", job.region, f"unknown region: region is the Alibaba Cloud region ID, e.g. cn-shanghai; the catalog knows {join_allowed(regions)}", hint)],
+            [
+                Problem(
+                    "region",
+                    job.region,
+                    f"unknown region: region is the Alibaba Cloud region ID, e.g. cn-shanghai; the catalog knows {join_allowed(regions)}",
+                    hint,
+                )
+            ],
         )
     return job
 
@@ -177,7 +254,10 @@ def load_job_dict(path: Path | None, overrides: Mapping[str, Any] | None = None)
         if loaded is None:
             loaded = {}
         if not isinstance(loaded, dict):
-            raise UserInputError("invalid job", [Problem("", loaded, "a job file must be a mapping of keys to values (see examples/*.yaml)")])
+            raise UserInputError(
+                "invalid job",
+                [Problem("", loaded, "a job file must be a mapping of keys to values (see examples/*.yaml)")],
+            )
         data = dict(loaded)
     for key, value in (overrides or {}).items():
         if value is not None:

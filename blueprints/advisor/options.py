@@ -133,15 +133,28 @@ def type_context(job: Job, catalog: Any, instance: Any) -> TypeContext:
             f"typical MFU {row.mfu:g} was measured on {row.anchor_setup}, where the scaling model gives "
             f"{sizing.anchor_scaling(row).efficiency:.3f}: {typical:.3f} on one NVLink node"
         )
-    gpu_mem = instance.gpu_memory_gib if instance.gpu_memory_gib is not None else (gpu.memory_gib if gpu is not None else None)
+    gpu_mem = (
+        instance.gpu_memory_gib
+        if instance.gpu_memory_gib is not None
+        else (gpu.memory_gib if gpu is not None else None)
+    )
     has_fp16 = gpu is not None and gpu.peak_tflops("fp16") is not None
     known = catalog.known_regions(instance)
     region_reason = None
     if known and job.region not in known:
         region_reason = Reason("region", f"not offered in {job.region}; sold in {', '.join(sorted(known))}")
     return TypeContext(
-        instance, instance.gpu_model, int(instance.gpu_count or 0), gpu_mem, peak, mfu_range, mfu, instance.price_cny_per_hour, has_fp16,
-        region_reason, anchor,
+        instance,
+        instance.gpu_model,
+        int(instance.gpu_count or 0),
+        gpu_mem,
+        peak,
+        mfu_range,
+        mfu,
+        instance.price_cny_per_hour,
+        has_fp16,
+        region_reason,
+        anchor,
     )
 
 
@@ -171,27 +184,47 @@ def evaluate(job: Job, ctx: TypeContext, nodes: int, flops: float | None = None)
     scaling = scaling_for(job, inst, nodes)
     hours = tuned = conservative = None
     if ctx.peak_tflops is not None and ctx.mfu is not None:
-        tuned, hours, conservative = (sizing.training_hours(flops, gpus, ctx.peak_tflops, m, scaling.efficiency) for m in ctx.mfu)
+        tuned, hours, conservative = (
+            sizing.training_hours(flops, gpus, ctx.peak_tflops, m, scaling.efficiency) for m in ctx.mfu
+        )
     mem = sizing.model_state_gib_per_gpu(job, gpus)
     if ctx.gpu_memory_gib is not None and mem > ctx.gpu_memory_gib:
         how = f"sharded over {gpus} GPUs" if job.sharding else "unsharded (sharding: false)"
-        reasons.append(Reason("memory", f"model state needs {mem:,.1f} GiB per GPU ({how}); {ctx.gpu_model} has {ctx.gpu_memory_gib:g} GiB"))
+        reasons.append(
+            Reason(
+                "memory",
+                f"model state needs {mem:,.1f} GiB per GPU ({how}); {ctx.gpu_model} has {ctx.gpu_memory_gib:g} GiB",
+            )
+        )
     per_run = costs.cost_cny_per_run(ctx.price, nodes, hours) if hours is not None else None
     # The year counts every parallel job's runs: they share one budget (Job.jobs_in_parallel).
     per_year = costs.cost_cny_per_year(per_run, job.runs_per_year * job.jobs_in_parallel)
     if ctx.peak_tflops is not None and ctx.mfu is None:
         # Unknown stays unknown: with no published anchor there is no time to rank on, and no guess stands in.
-        reasons.append(Reason("no_anchor", f"not chosen: no anchor: no published {job.model_kind} {sizing.precision_group(job.precision)} MFU for {ctx.gpu_model} (data/mfu.csv); set mfu: to a measured fraction (0 < mfu ≤ 1, e.g. 0.3) to consider it"))
+        reasons.append(
+            Reason(
+                "no_anchor",
+                f"not chosen: no anchor: no published {job.model_kind} {sizing.precision_group(job.precision)} MFU for {ctx.gpu_model} (data/mfu.csv); set mfu: to a measured fraction (0 < mfu ≤ 1, e.g. 0.3) to consider it",
+            )
+        )
     if ctx.price is None:
         reasons.append(Reason("unpriced", "can be planned but not priced (no list price in the catalog)"))
     if hours is not None and job.deadline_hours is not None and hours > job.deadline_hours:
         reasons.append(_deadline_reason(job, hours, tuned))
     if per_run is not None and job.budget_cny_per_run is not None and per_run > job.budget_cny_per_run:
-        reasons.append(Reason("budget_run", f"costs ¥{per_run:,.0f} per run; the budget is ¥{job.budget_cny_per_run:,.0f}"))
+        reasons.append(
+            Reason("budget_run", f"costs ¥{per_run:,.0f} per run; the budget is ¥{job.budget_cny_per_run:,.0f}")
+        )
     if per_year is not None and job.budget_cny_per_year is not None and per_year > job.budget_cny_per_year:
         plural = "" if job.runs_per_year == 1 else "s"
-        runs = "" if job.jobs_in_parallel == 1 else f" ({job.jobs_in_parallel} parallel jobs × {job.runs_per_year:g} run{plural})"
-        reasons.append(Reason("budget_year", f"costs ¥{per_year:,.0f} a year{runs}; the budget is ¥{job.budget_cny_per_year:,.0f}"))
+        runs = (
+            ""
+            if job.jobs_in_parallel == 1
+            else f" ({job.jobs_in_parallel} parallel jobs × {job.runs_per_year:g} run{plural})"
+        )
+        reasons.append(
+            Reason("budget_year", f"costs ¥{per_year:,.0f} a year{runs}; the budget is ¥{job.budget_cny_per_year:,.0f}")
+        )
     return Option(
         instance_type=inst.instance_type,
         gpu_model=ctx.gpu_model,
@@ -200,7 +233,9 @@ def evaluate(job: Job, ctx: TypeContext, nodes: int, flops: float | None = None)
         gpu_memory_gib=ctx.gpu_memory_gib,
         peak_tflops=ctx.peak_tflops,
         mfu=ctx.mfu[1] if ctx.mfu else None,
-        mfu_confidence=("from the job" if job.mfu is not None else (ctx.mfu_range.typical.confidence if ctx.mfu_range else None)),
+        mfu_confidence=(
+            "from the job" if job.mfu is not None else (ctx.mfu_range.typical.confidence if ctx.mfu_range else None)
+        ),
         scaling_efficiency=scaling.efficiency,
         estimated_hours=hours,
         price_cny_per_hour=ctx.price,
@@ -213,7 +248,9 @@ def evaluate(job: Job, ctx: TypeContext, nodes: int, flops: float | None = None)
         hours_tuned=tuned,
         hours_conservative=conservative,
         cost_cny_per_run_tuned=costs.cost_cny_per_run(ctx.price, nodes, tuned) if tuned is not None else None,
-        cost_cny_per_run_conservative=costs.cost_cny_per_run(ctx.price, nodes, conservative) if conservative is not None else None,
+        cost_cny_per_run_conservative=costs.cost_cny_per_run(ctx.price, nodes, conservative)
+        if conservative is not None
+        else None,
         gpu_model_confidence=getattr(inst, "gpu_model_confidence", None),
         mfu_anchor=ctx.mfu_anchor,
     )

@@ -125,8 +125,13 @@ def recommendation_dict(rec: Recommendation, catalog_version: str | None = None)
         "blueprint": tier.blueprint if tier else None,
         "tier": (
             {
-                "name": tier.name, "spot": tier.spot, "basis": tier.basis, "basis_cny_per_year": _r(tier.basis_cny_per_year, 2), "note": tier.note,
-                "min_jobs_in_parallel": tier.min_jobs_in_parallel, "reasons": list(rec.tier_reasons),
+                "name": tier.name,
+                "spot": tier.spot,
+                "basis": tier.basis,
+                "basis_cny_per_year": _r(tier.basis_cny_per_year, 2),
+                "note": tier.note,
+                "min_jobs_in_parallel": tier.min_jobs_in_parallel,
+                "reasons": list(rec.tier_reasons),
             }
             if tier
             else None
@@ -136,7 +141,9 @@ def recommendation_dict(rec: Recommendation, catalog_version: str | None = None)
         "training_flops": float(f"{sizing.training_flops(rec.job):.6g}"),
         "options_evaluated": rec.options_evaluated,
         "feasible_options": rec.feasible_count,
-        "considered": [dict(option_dict(c.option), chosen=c.chosen, status=status(c), why=c.why) for c in rec.considered],
+        "considered": [
+            dict(option_dict(c.option), chosen=c.chosen, status=status(c), why=c.why) for c in rec.considered
+        ],
         "relax": list(rec.relax),
         "findings": list(rec.findings),
         "profile": profile_dict(rec),
@@ -145,11 +152,20 @@ def recommendation_dict(rec: Recommendation, catalog_version: str | None = None)
 
 
 def estimate_dict(
-    job: Any, option: Option, storage: StorageChoice | None, findings: list[str], catalog_version: str | None = None, yearly: YearlyCost | None = None
+    job: Any,
+    option: Option,
+    storage: StorageChoice | None,
+    findings: list[str],
+    catalog_version: str | None = None,
+    yearly: YearlyCost | None = None,
 ) -> dict[str, Any]:
     """The ``aitrain.estimate/v1`` document for a fixed configuration."""
     return dict(
-        {"schema": ESTIMATE_SCHEMA, "catalog_version": catalog_version, "training_flops": float(f"{sizing.training_flops(job):.6g}")},
+        {
+            "schema": ESTIMATE_SCHEMA,
+            "catalog_version": catalog_version,
+            "training_flops": float(f"{sizing.training_flops(job):.6g}"),
+        },
         **option_dict(option),
         storage=storage_dict(storage),
         yearly_cost=yearly_dict(yearly),
@@ -179,13 +195,13 @@ def _days(option: Option) -> str:
 
 
 def _hours_range(option: Option) -> str:
-    """"120.0–190.0" (tuned–conservative hours), or "unknown"."""
+    """ "120.0–190.0" (tuned–conservative hours), or "unknown"."""
     found = option.hours_range
     return "unknown" if found is None else f"{found[0]:,.1f}–{found[1]:,.1f}"
 
 
 def hours_text(option: Option) -> str:
-    """"146.2 h, range 120.0–190.0 h (tuned–conservative)" — the typical time and its range."""
+    """ "146.2 h, range 120.0–190.0 h (tuned–conservative)" — the typical time and its range."""
     if option.estimated_hours is None:
         return "unknown"
     return f"{option.estimated_hours:,.1f} h, range {_hours_range(option)} h (tuned–conservative)"
@@ -214,14 +230,29 @@ def _rows(rec: Recommendation) -> list[list[str]]:
     return rows
 
 
-_HEADERS = ["", "GPU", "configuration", "GPUs", "hours", "tuned–cons. h", "days", "CNY/run", "CNY/year", "MFU", "scaling", "status"]
+_HEADERS = [
+    "",
+    "GPU",
+    "configuration",
+    "GPUs",
+    "hours",
+    "tuned–cons. h",
+    "days",
+    "CNY/run",
+    "CNY/year",
+    "MFU",
+    "scaling",
+    "status",
+]
 _NUMERIC = (3, 4, 5, 6, 7, 8, 9, 10)
 
 
 def _summary_lines(rec: Recommendation) -> list[str]:
     job = rec.job
     flops = sizing.training_flops(job)
-    lines = [f"Job {job.name}: {job.model_kind}, {job.params:.3g} parameters, {flops:.3g} training FLOPs, {job.precision}, region {job.region}"]
+    lines = [
+        f"Job {job.name}: {job.model_kind}, {job.params:.3g} parameters, {flops:.3g} training FLOPs, {job.precision}, region {job.region}"
+    ]
     limits = []
     if job.deadline_days is not None:
         limits.append(f"deadline {job.deadline_days:g} days")
@@ -240,17 +271,25 @@ def _summary_lines(rec: Recommendation) -> list[str]:
         f"CHOSEN: {c.nodes} × {c.instance_type} = {c.gpus} × {c.gpu_label}; {hours_text(c)} per run ({(c.estimated_hours or 0) / 24:,.1f} days); "
         f"{_money(c.cost_cny_per_run)} per run ({_money(c.cost_cny_per_run_tuned)}–{_money(c.cost_cny_per_run_conservative)}), {_money(c.cost_cny_per_year)} a year (pay-as-you-go)"
     )
-    lines.append(f"Why: MFU {c.mfu:.3f} ({c.mfu_confidence}), scaling efficiency {c.scaling_efficiency:.2f}; {rec.feasible_count:,} of {rec.options_evaluated:,} options feasible")
+    lines.append(
+        f"Why: MFU {c.mfu:.3f} ({c.mfu_confidence}), scaling efficiency {c.scaling_efficiency:.2f}; {rec.feasible_count:,} of {rec.options_evaluated:,} options feasible"
+    )
     if rec.tier is not None:
         t = rec.tier
         basis = "unknown" if t.basis_cny_per_year is None else f"¥{t.basis_cny_per_year:,.0f}"
-        lines.append(f"Blueprint: {t.blueprint} (tier '{t.name}', from {t.basis} {basis}; spot {'on' if t.spot else 'off'}): {t.note}")
+        lines.append(
+            f"Blueprint: {t.blueprint} (tier '{t.name}', from {t.basis} {basis}; spot {'on' if t.spot else 'off'}): {t.note}"
+        )
         if rec.tier_reasons:
             lines.append("Why this blueprint:")
             lines += [f"  - {r}" for r in rec.tier_reasons]
     if rec.storage is not None:
         s = rec.storage
-        price = "" if s.price_per_month is None else f", {s.price_per_month:,.0f} {s.price_currency}/month (not in the CNY totals)"
+        price = (
+            ""
+            if s.price_per_month is None
+            else f", {s.price_per_month:,.0f} {s.price_currency}/month (not in the CNY totals)"
+        )
         lines.append(f"Storage: {s.kind} {s.profile_tier}, {s.capacity_gib:,} GiB{price}")
     if rec.yearly is not None:
         lines += yearly_lines(rec.yearly)
@@ -263,9 +302,17 @@ def render_table(rec: Recommendation) -> str:
     # Cells are made plain before the table is laid out: plain() turns line breaks into spaces, so the table's
     # own lines must not pass through it.
     cells = [[plain(cell) for cell in row] for row in _rows(rec)]
-    lines += ["", "Considered (best option of each GPU model):", *table(_HEADERS, cells, right=_NUMERIC).split("\n"), "", "Why not chosen:"]
+    lines += [
+        "",
+        "Considered (best option of each GPU model):",
+        *table(_HEADERS, cells, right=_NUMERIC).split("\n"),
+        "",
+        "Why not chosen:",
+    ]
     for item in rec.considered:
-        lines.append(plain(f"  {item.option.gpu_label} — {item.option.nodes} × {item.option.instance_type}: {item.why}"))
+        lines.append(
+            plain(f"  {item.option.gpu_label} — {item.option.nodes} × {item.option.instance_type}: {item.why}")
+        )
     if rec.findings:
         lines += ["", "Findings:"] + [plain(f"  - {f}") for f in rec.findings]
     return "\n".join(lines)
@@ -274,10 +321,16 @@ def render_table(rec: Recommendation) -> str:
 def render_markdown(rec: Recommendation) -> str:
     """Markdown for a pull request or a doc: summary, considered table with a why column, findings."""
     lines = ["## aitrain recommendation", ""]
-    lines += [md_text(line) if not line.startswith("  - ") else "- " + md_text(line[4:]) for line in _summary_lines(rec)]
+    lines += [
+        md_text(line) if not line.startswith("  - ") else "- " + md_text(line[4:]) for line in _summary_lines(rec)
+    ]
     lines = [lines[0], lines[1]] + [line if line.startswith("- ") else line + "  " for line in lines[2:]]
     # A line right after a list item would continue it: a blank line ends each list.
-    lines = [x for i, line in enumerate(lines) for x in ([line] if i == 0 or lines[i - 1].startswith("- ") <= line.startswith("- ") else ["", line])]
+    lines = [
+        x
+        for i, line in enumerate(lines)
+        for x in ([line] if i == 0 or lines[i - 1].startswith("- ") <= line.startswith("- ") else ["", line])
+    ]
     lines += [
         "",
         "| | GPU | configuration | GPUs | hours | tuned–cons. h | days | CNY/run | CNY/year | MFU | scaling | why |",
@@ -293,29 +346,59 @@ def render_markdown(rec: Recommendation) -> str:
 
 
 def render_estimate_text(
-    job: Any, option: Option, storage: StorageChoice | None, findings: list[str], markdown: bool = False, yearly: YearlyCost | None = None
+    job: Any,
+    option: Option,
+    storage: StorageChoice | None,
+    findings: list[str],
+    markdown: bool = False,
+    yearly: YearlyCost | None = None,
 ) -> str:
     """Text (or Markdown) for ``aitrain estimate``."""
     flops = sizing.training_flops(job)
     rows = [
         ("configuration", f"{option.nodes} × {option.instance_type} = {option.gpus} × {option.gpu_label}"),
         ("training FLOPs", f"{flops:.3g}"),
-        ("peak per GPU", "unknown" if option.peak_tflops is None else f"{option.peak_tflops:g} TFLOPS ({job.precision})"),
-        ("MFU (one node)", "unknown" if option.mfu is None else f"{option.mfu:.3f} ({option.mfu_confidence}), range {option.mfu_tuned or 0:.3f}–{option.mfu_conservative or 0:.3f} (tuned–conservative)"),
+        (
+            "peak per GPU",
+            "unknown" if option.peak_tflops is None else f"{option.peak_tflops:g} TFLOPS ({job.precision})",
+        ),
+        (
+            "MFU (one node)",
+            "unknown"
+            if option.mfu is None
+            else f"{option.mfu:.3f} ({option.mfu_confidence}), range {option.mfu_tuned or 0:.3f}–{option.mfu_conservative or 0:.3f} (tuned–conservative)",
+        ),
         ("scaling efficiency", f"{option.scaling_efficiency:.3f}"),
-        ("estimated time", "unknown" if option.estimated_hours is None else f"{hours_text(option)}; {option.estimated_hours / 24:,.2f} days"),
+        (
+            "estimated time",
+            "unknown"
+            if option.estimated_hours is None
+            else f"{hours_text(option)}; {option.estimated_hours / 24:,.2f} days",
+        ),
         ("GPU-hours", _num(option.gpu_hours, ",.0f")),
         (
             "cost per run",
             _money(option.cost_cny_per_run)
-            + ("" if option.cost_cny_per_run is None else f", range {_money(option.cost_cny_per_run_tuned)}–{_money(option.cost_cny_per_run_conservative)} (pay-as-you-go list price)"),
+            + (
+                ""
+                if option.cost_cny_per_run is None
+                else f", range {_money(option.cost_cny_per_run_tuned)}–{_money(option.cost_cny_per_run_conservative)} (pay-as-you-go list price)"
+            ),
         ),
         ("cost per year", _money(option.cost_cny_per_year) + f" ({runs_text(job)})"),
-        ("model state per GPU", f"{option.memory_gib_per_gpu:,.2f} GiB of {option.gpu_memory_gib if option.gpu_memory_gib is not None else 'unknown'} GiB"),
+        (
+            "model state per GPU",
+            f"{option.memory_gib_per_gpu:,.2f} GiB of {option.gpu_memory_gib if option.gpu_memory_gib is not None else 'unknown'} GiB",
+        ),
         ("feasible", "yes" if option.feasible else "no: " + "; ".join(r.message for r in option.reasons)),
     ]
     if storage is not None:
-        rows.append(("storage", f"{storage.kind} {storage.profile_tier}, {storage.capacity_gib:,} GiB, {_num(storage.throughput_mb_s, ',.0f')} MB/s"))
+        rows.append(
+            (
+                "storage",
+                f"{storage.kind} {storage.profile_tier}, {storage.capacity_gib:,} GiB, {_num(storage.throughput_mb_s, ',.0f')} MB/s",
+            )
+        )
     if yearly is not None:
         rows += yearly_rows(yearly)
     if markdown:

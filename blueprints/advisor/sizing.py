@@ -70,7 +70,11 @@ def default_mfu(gpu_model: str | None, model_kind: str, precision: str) -> MfuRa
     """
     cls = gpu_class(gpu_model)
     group = precision_group(precision)
-    found = {r.level: r for r in mfu_rows() if r.gpu_class == cls and r.model_kind == model_kind and r.precision_group == group}
+    found = {
+        r.level: r
+        for r in mfu_rows()
+        if r.gpu_class == cls and r.model_kind == model_kind and r.precision_group == group
+    }
     if not found:
         return None
     missing = [level for level in LEVELS if level not in found]

@@ -51,7 +51,13 @@ def stack_config_text(rec: Recommendation, validate: Callable[[dict[str, Any]], 
     if profile is None:
         raise UserInputError(
             "nothing to write",
-            [Problem("--write", None, "no option meets the job's constraints, so there is no stack config; relax as suggested above")],
+            [
+                Problem(
+                    "--write",
+                    None,
+                    "no option meets the job's constraints, so there is no stack config; relax as suggested above",
+                )
+            ],
         )
     validate(profile)
     from blueprints.stackconfig import render_stack_config

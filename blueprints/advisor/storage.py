@@ -11,7 +11,14 @@ from blueprints.catalog import CnyPrice, price_cny, storage_price_key
 
 # Preference when several tiers are fast enough and none has a known price: Extreme NAS first because the
 # profile can encrypt it, CPFS only when it is needed (CPFS cannot be encrypted through the NAS API; profile.py).
-PREFERENCE = (("extreme_nas", "standard"), ("extreme_nas", "advance"), ("cpfs", "advance_100"), ("cpfs", "advance_200"), ("nas", "capacity"), ("nas", "performance"))
+PREFERENCE = (
+    ("extreme_nas", "standard"),
+    ("extreme_nas", "advance"),
+    ("cpfs", "advance_100"),
+    ("cpfs", "advance_200"),
+    ("nas", "capacity"),
+    ("nas", "performance"),
+)
 # The profile's capacity bounds (blueprints/profile.py Storage.capacity_gib: 100–1,048,576 GiB).
 PROFILE_MIN_GIB = 100
 PROFILE_MAX_GIB = 1_048_576
@@ -101,7 +108,9 @@ def choose_storage(catalog: Any, needed_mb_s: float | None, dataset_tb: float | 
         # The profile names a tier as the NAS API does (storage_type: Performance, advance_200, …).
         profile_tier = tier.storage_type or tier_name
         if capacity is not None:
-            choice = StorageChoice(kind, tier_name, profile_tier, capacity, tier.throughput_mb_s(capacity), needed_mb_s, price, None)
+            choice = StorageChoice(
+                kind, tier_name, profile_tier, capacity, tier.throughput_mb_s(capacity), needed_mb_s, price, None
+            )
             # Known CNY prices first, cheapest first; unknown prices after, by preference.
             key = (0 if price.cny is not None else 1, (price.cny or 0.0) * capacity, rank)
             fits.append((key, choice))
@@ -110,12 +119,23 @@ def choose_storage(catalog: Any, needed_mb_s: float | None, dataset_tb: float | 
         if top is not None:
             capacity_top = _smallest_capacity(tier, start, high, top) or high
             if fastest is None or top > fastest[0]:
-                fastest = (top, rank, StorageChoice(kind, tier_name, profile_tier, capacity_top, top, needed_mb_s, price, None))
+                fastest = (
+                    top,
+                    rank,
+                    StorageChoice(kind, tier_name, profile_tier, capacity_top, top, needed_mb_s, price, None),
+                )
     if fits:
         return min(fits, key=lambda item: item[0])[1]
     if fastest is not None:
         top, _, choice = fastest
         return StorageChoice(
-            choice.kind, choice.tier, choice.profile_tier, choice.capacity_gib, top, needed_mb_s, choice.price, need - top
+            choice.kind,
+            choice.tier,
+            choice.profile_tier,
+            choice.capacity_gib,
+            top,
+            needed_mb_s,
+            choice.price,
+            need - top,
         )
     raise LookupError("the catalog has no storage tier with a known throughput")

@@ -42,7 +42,9 @@ def served(job: Job, tiers: Sequence[BudgetTier]) -> list[BudgetTier]:
     return [t for t in reached if t.min_jobs_in_parallel == level]
 
 
-def tier_for(job: Job, chosen: Option | None, tiers: Sequence[BudgetTier], yearly_cny: float | None, basis: str) -> Tier | None:
+def tier_for(
+    job: Job, chosen: Option | None, tiers: Sequence[BudgetTier], yearly_cny: float | None, basis: str
+) -> Tier | None:
     """Map the article's budget tiers to the blueprint that declares them (boundaries in data/limits.csv).
 
     Only the tiers ``served`` for the job's ``jobs_in_parallel`` count. Basis: ``yearly_cny`` (described by ``basis``),
@@ -57,17 +59,34 @@ def tier_for(job: Job, chosen: Option | None, tiers: Sequence[BudgetTier], yearl
     if chosen is None or not level:
         return None
     ordered = sorted(level, key=lambda t: -t.min_cny_per_year)
-    tier = ordered[0] if yearly_cny is None else next((t for t in ordered if yearly_cny >= t.min_cny_per_year), ordered[-1])
+    tier = (
+        ordered[0]
+        if yearly_cny is None
+        else next((t for t in ordered if yearly_cny >= t.min_cny_per_year), ordered[-1])
+    )
     if tier.min_jobs_in_parallel > 1:
         # The level, not the cost, picked the blueprint; the year then chooses within the level.
         basis = f"jobs_in_parallel {job.jobs_in_parallel} (tiers for jobs sharing one pool), then {basis}"
     spot = job.spot_allowed and tier.spot_when_allowed
     note = tier.note
     if tier.single_node:
-        note += ", spot (preemptible, price capped at pay-as-you-go)" if job.spot_allowed else ", on-demand (the job does not allow spot)"
+        note += (
+            ", spot (preemptible, price capped at pay-as-you-go)"
+            if job.spot_allowed
+            else ", on-demand (the job does not allow spot)"
+        )
         if chosen.nodes > 1:
             note += f"; the article's under-¥100k tier is one node, but this job needs {chosen.nodes} nodes to meet its constraints"
     return Tier(
-        tier.name, tier.blueprint, spot, yearly_cny, basis, note, tier.compute(chosen.instance_type, chosen.nodes, job.jobs_in_parallel),
-        tier.scales_to_zero, tier.min_jobs_in_parallel, tier.standing, tier.why_parallel,
+        tier.name,
+        tier.blueprint,
+        spot,
+        yearly_cny,
+        basis,
+        note,
+        tier.compute(chosen.instance_type, chosen.nodes, job.jobs_in_parallel),
+        tier.scales_to_zero,
+        tier.min_jobs_in_parallel,
+        tier.standing,
+        tier.why_parallel,
     )

@@ -112,9 +112,23 @@ def standing_items(job: Job, catalog: Any, storage: StorageChoice | None) -> tup
     region = job.region
     items.append(_priced("NAT gateway instance fee", hours, "h", price_cny(catalog, "nat_instance", None, region)))
     # Usage-billed: even a known unit price gives no amount without the traffic, so it is listed as unknown.
-    items.append(CostItem("NAT gateway CU fee (usage)", None, "unknown", "billed on connections and traffic, which the job does not state"))
+    items.append(
+        CostItem(
+            "NAT gateway CU fee (usage)",
+            None,
+            "unknown",
+            "billed on connections and traffic, which the job does not state",
+        )
+    )
     items.append(_priced("EIP configuration fee", hours, "h", price_cny(catalog, "eip_config", None, region)))
-    items.append(_priced("EIP association fee (bound to the NAT gateway)", hours, "h", price_cny(catalog, "eip_association", None, region)))
+    items.append(
+        _priced(
+            "EIP association fee (bound to the NAT gateway)",
+            hours,
+            "h",
+            price_cny(catalog, "eip_association", None, region),
+        )
+    )
     return tuple(items)
 
 
@@ -138,21 +152,31 @@ def tier_standing_items(job: Job, catalog: Any, declared: Iterable[StandingCost]
             items.append(_priced(cost.what, quantity, cost.unit, CnyPrice(price, "list", source, inst.price_date)))
         else:
             assert cost.item is not None, f"standing cost {cost.what!r} names neither a price item nor an instance type"
-            items.append(_priced(cost.what, quantity, cost.unit, price_cny(catalog, cost.item, cost.price_tier, job.region)))
+            items.append(
+                _priced(cost.what, quantity, cost.unit, price_cny(catalog, cost.item, cost.price_tier, job.region))
+            )
     return tuple(items)
 
 
 def _bucket_item(job: Job, catalog: Any) -> CostItem:
     """The OSS bucket: at least the dataset at the catalog's Standard price; checkpoints add to it."""
     if job.dataset_tb is None:
-        return CostItem("OSS bucket", None, "unknown", "the job gives no dataset size, so what the bucket holds is unknown")
+        return CostItem(
+            "OSS bucket", None, "unknown", "the job gives no dataset size, so what the bucket holds is unknown"
+        )
     gib = math.ceil(job.dataset_tb * TB / GIB)
-    item = _priced("OSS bucket (estimate)", gib * 12, "GiB-months", price_cny(catalog, "oss", "Standard", job.region), "; the dataset alone, checkpoints add to it")
+    item = _priced(
+        "OSS bucket (estimate)",
+        gib * 12,
+        "GiB-months",
+        price_cny(catalog, "oss", "Standard", job.region),
+        "; the dataset alone, checkpoints add to it",
+    )
     return item if item.amount is None else CostItem(item.what, item.amount, "estimate", item.basis)
 
 
 def runs_text(job: Job) -> str:
-    """"12 runs", or "3 parallel jobs × 12 runs" when jobs share a pool."""
+    """ "12 runs", or "3 parallel jobs × 12 runs" when jobs share a pool."""
     runs = f"{job.runs_per_year:g} run{'' if job.runs_per_year == 1 else 's'}"
     return runs if job.jobs_in_parallel == 1 else f"{job.jobs_in_parallel} parallel jobs × {runs}"
 
@@ -175,7 +199,9 @@ def _modes(job: Job, option: Option, pool_shape: str) -> dict[str, Mode]:
     return {
         PARKED: Mode(PARKED, FIXED, CostItem(label, option.cost_cny_per_year, status, runs_basis), run_node_hours),
         POOL: Mode(POOL, pool_shape, CostItem(label, option.cost_cny_per_year, status, runs_basis), run_node_hours),
-        ALWAYS_ON: Mode(ALWAYS_ON, FIXED, CostItem("compute (all year)", always, status, always_basis), year * option.nodes * jobs),
+        ALWAYS_ON: Mode(
+            ALWAYS_ON, FIXED, CostItem("compute (all year)", always, status, always_basis), year * option.nodes * jobs
+        ),
     }
 
 
@@ -206,9 +232,13 @@ def yearly_cost(
     elif chosen_parked(modes[PARKED], year_node_hours):
         chosen = modes[PARKED]
         used = modes[PARKED].node_hours
-        share = "" if used is None else (
-            f"the runs need {used:,.0f} node-hours a year ({_runs_factor(job)}{option.estimated_hours or 0:,.1f} h × {option.nodes} node{'' if option.nodes == 1 else 's'}), "
-            f"{used / year_node_hours:.0%} of the {year_node_hours:,.0f} an always-on cluster bills; "
+        share = (
+            ""
+            if used is None
+            else (
+                f"the runs need {used:,.0f} node-hours a year ({_runs_factor(job)}{option.estimated_hours or 0:,.1f} h × {option.nodes} node{'' if option.nodes == 1 else 's'}), "
+                f"{used / year_node_hours:.0%} of the {year_node_hours:,.0f} an always-on cluster bills; "
+            )
         )
         why = share + (
             "parking between runs (compute.nodes: 0 / aitrain park) removes the nodes and keeps the file system, bucket and network; "
@@ -223,12 +253,18 @@ def yearly_cost(
     )
     alternatives = tuple(m for name, m in modes.items() if name != chosen.name)
     own = tier_standing_items(job, catalog, tier_standing)
-    return YearlyCost(chosen, why, alternatives, standing_items(job, catalog, storage), job.budget_cny_per_year, notes, own)
+    return YearlyCost(
+        chosen, why, alternatives, standing_items(job, catalog, storage), job.budget_cny_per_year, notes, own
+    )
 
 
 def _runs_factor(job: Job) -> str:
-    """"12 × " or "3 jobs × 12 × " (the factors of the runs' node-hours)."""
-    return f"{job.runs_per_year:g} × " if job.jobs_in_parallel == 1 else f"{job.jobs_in_parallel} jobs × {job.runs_per_year:g} × "
+    """ "12 × " or "3 jobs × 12 × " (the factors of the runs' node-hours)."""
+    return (
+        f"{job.runs_per_year:g} × "
+        if job.jobs_in_parallel == 1
+        else f"{job.jobs_in_parallel} jobs × {job.runs_per_year:g} × "
+    )
 
 
 def chosen_parked(parked: Mode, year_node_hours: float) -> bool:
@@ -243,7 +279,9 @@ def breakdown(yc: YearlyCost, mode: Mode | None = None) -> str:
     """``¥1,464,123 a year = ¥1,330,011 compute (12 runs) + ¥134,112 OSS bucket (estimate) + …; unknown: …``."""
     items = yc.items(mode)
     known = [i for i in items if i.amount is not None]
-    text = f"{money(yc.total(mode))} a year = " + (" + ".join(f"{money(i.amount or 0.0)} {i.what}" for i in known) or "nothing priced")
+    text = f"{money(yc.total(mode))} a year = " + (
+        " + ".join(f"{money(i.amount or 0.0)} {i.what}" for i in known) or "nothing priced"
+    )
     converted = [i.what for i in known if i.status == "converted"]
     if converted:
         text += f"; converted from a USD list price at the catalog's cited rate: {', '.join(converted)}"
@@ -273,15 +311,34 @@ def verdict(yc: YearlyCost, mode: Mode | None = None) -> str:
 
 def rows(yc: YearlyCost) -> list[tuple[str, str]]:
     """(label, text) pairs: the mode and why, the breakdown, the verdict, one per alternative."""
-    out = [("operating mode", f"{yc.mode.name} ({yc.mode.shape}): {yc.why}"), ("yearly cost", breakdown(yc)), ("budget", verdict(yc))]
-    same = "the same standing costs" if not yc.own else f"the same standing costs without {', '.join(i.what for i in yc.own)}"
+    out = [
+        ("operating mode", f"{yc.mode.name} ({yc.mode.shape}): {yc.why}"),
+        ("yearly cost", breakdown(yc)),
+        ("budget", verdict(yc)),
+    ]
+    same = (
+        "the same standing costs"
+        if not yc.own
+        else f"the same standing costs without {', '.join(i.what for i in yc.own)}"
+    )
     for alt in yc.alternatives:
         if alt.compute.amount is None:
             out.append(("alternative", f"{alt.name} ({alt.shape}): compute price unknown, plus {same}"))
             continue
         over = yc.over_by_cny(alt)
-        fit = "" if over is None else (f", over the budget by {money(over)}" if over > 0 else f", within the budget ({money(-over)} to spare)")
-        out.append(("alternative", f"{alt.name} ({alt.shape}): {money(yc.total(alt))} a year ({money(alt.compute.amount)} compute + {same}){fit}"))
+        fit = (
+            ""
+            if over is None
+            else (
+                f", over the budget by {money(over)}" if over > 0 else f", within the budget ({money(-over)} to spare)"
+            )
+        )
+        out.append(
+            (
+                "alternative",
+                f"{alt.name} ({alt.shape}): {money(yc.total(alt))} a year ({money(alt.compute.amount)} compute + {same}){fit}",
+            )
+        )
     return out
 
 
@@ -291,7 +348,12 @@ def lines(yc: YearlyCost) -> list[str]:
 
 
 def _item_dict(item: CostItem) -> dict[str, Any]:
-    return {"what": item.what, "cny_per_year": None if item.amount is None else round(item.amount, 2), "status": item.status, "basis": item.basis}
+    return {
+        "what": item.what,
+        "cny_per_year": None if item.amount is None else round(item.amount, 2),
+        "status": item.status,
+        "basis": item.basis,
+    }
 
 
 def _mode_dict(yc: YearlyCost, mode: Mode) -> dict[str, Any]:

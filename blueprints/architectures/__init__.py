@@ -17,7 +17,9 @@ if TYPE_CHECKING:
     from blueprints.catalog import Catalog
 
 # Adding a blueprint: write its module (profile model + Blueprint subclass) and list it here.
-BLUEPRINTS: dict[str, type[Blueprint]] = {cls.name: cls for cls in (FixedClusterBlueprint, AutoscalingPoolBlueprint, KubernetesPoolBlueprint)}
+BLUEPRINTS: dict[str, type[Blueprint]] = {
+    cls.name: cls for cls in (FixedClusterBlueprint, AutoscalingPoolBlueprint, KubernetesPoolBlueprint)
+}
 
 
 def profile_models() -> dict[str, type[ProfileBase]]:

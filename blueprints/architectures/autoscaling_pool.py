@@ -29,10 +29,29 @@ class AutoscalingCompute(ComputeBase):
 
     min_nodes: int = Field(ge=0, le=ESS_MAX_SIZE, description="Scaling-group minimum size (instances), 0–2000.")
     max_nodes: int = Field(ge=1, le=ESS_MAX_SIZE, description="Scaling-group maximum size (instances), 1–2000.")
-    desired_nodes: int | None = Field(default=None, ge=0, le=ESS_MAX_SIZE, description="Desired size (instances) during working hours; defaults to min_nodes.")
-    scale_out_cpu_percent: float = Field(default=70.0, gt=0, lt=100, allow_inf_nan=False, description="Scale out by one node when average CpuUtilization (%) stays at or above this.")
-    scale_in_gpu_percent: float = Field(default=40.0, gt=0, lt=100, allow_inf_nan=False, description="Scale in by one node when average GpuUtilizationAgent (%) stays below this.")
-    allow_scale_out_outside_article_band: bool = Field(default=False, description="Permit scale_out_cpu_percent outside the 65–75 % band.")
+    desired_nodes: int | None = Field(
+        default=None,
+        ge=0,
+        le=ESS_MAX_SIZE,
+        description="Desired size (instances) during working hours; defaults to min_nodes.",
+    )
+    scale_out_cpu_percent: float = Field(
+        default=70.0,
+        gt=0,
+        lt=100,
+        allow_inf_nan=False,
+        description="Scale out by one node when average CpuUtilization (%) stays at or above this.",
+    )
+    scale_in_gpu_percent: float = Field(
+        default=40.0,
+        gt=0,
+        lt=100,
+        allow_inf_nan=False,
+        description="Scale in by one node when average GpuUtilizationAgent (%) stays below this.",
+    )
+    allow_scale_out_outside_article_band: bool = Field(
+        default=False, description="Permit scale_out_cpu_percent outside the 65–75 % band."
+    )
     erdma_pool: bool = Field(
         default=False,
         description="eRDMA types only: build the pool from an ESS scaling configuration with an ERI (eRDMA) instead of a launch template; "
@@ -42,9 +61,13 @@ class AutoscalingCompute(ComputeBase):
     @model_validator(mode="after")
     def _bounds(self) -> "AutoscalingCompute":
         if self.min_nodes > self.max_nodes:
-            raise ValueError(f"min_nodes ({self.min_nodes}) is greater than max_nodes ({self.max_nodes}); need min_nodes ≤ desired_nodes ≤ max_nodes")
+            raise ValueError(
+                f"min_nodes ({self.min_nodes}) is greater than max_nodes ({self.max_nodes}); need min_nodes ≤ desired_nodes ≤ max_nodes"
+            )
         if self.desired_nodes is not None and not self.min_nodes <= self.desired_nodes <= self.max_nodes:
-            raise ValueError(f"desired_nodes ({self.desired_nodes}) is outside [min_nodes, max_nodes] = [{self.min_nodes}, {self.max_nodes}]")
+            raise ValueError(
+                f"desired_nodes ({self.desired_nodes}) is outside [min_nodes, max_nodes] = [{self.min_nodes}, {self.max_nodes}]"
+            )
         low, high = ARTICLE_SCALE_OUT_BAND
         if not self.allow_scale_out_outside_article_band and not low <= self.scale_out_cpu_percent <= high:
             raise ValueError(
@@ -133,7 +156,9 @@ class AutoscalingPoolBlueprint(EcsBlueprint):
             "off_hours": off.enabled,
         }
         if off.enabled:
-            summary["off_hours_start_date"] = off.first_day(self.today).isoformat() + ("" if off.start_date else " (tomorrow by the run's clock; pin cost.off_hours.start_date)")
+            summary["off_hours_start_date"] = off.first_day(self.today).isoformat() + (
+                "" if off.start_date else " (tomorrow by the run's clock; pin cost.off_hours.start_date)"
+            )
         return summary
 
     def cost_context(self) -> CostContext:
@@ -146,7 +171,9 @@ class AutoscalingPoolBlueprint(EcsBlueprint):
         # 365 days / 12 a month; weekdays only: 5 of 7 (public holidays are not modelled).
         days = 365 / 12 * (5 / 7 if off.weekdays_only else 1)
         hours = round(days * (end - start) / 60, 1)
-        when = f"{off.work_start}–{off.work_end} {off.timezone}" + (", Monday–Friday" if off.weekdays_only else ", every day")
+        when = f"{off.work_start}–{off.work_end} {off.timezone}" + (
+            ", Monday–Friday" if off.weekdays_only else ", every day"
+        )
         return CostContext(run_hours=base.run_hours, working_hours_per_month=hours, schedule=when)
 
     def price_basis(self) -> tuple[int, str]:
@@ -158,7 +185,13 @@ class AutoscalingPoolBlueprint(EcsBlueprint):
         """The article's mixed pool (¥100k–300k), extended over its ¥300k–500k gap."""
         return (
             BudgetTier(
-                "pool", cls.name, limits["tier_pool_min_cny_per_year"], "autoscaling pool that scales to zero between runs", cls.compute_from_choice, spot_when_allowed=True, scales_to_zero=True
+                "pool",
+                cls.name,
+                limits["tier_pool_min_cny_per_year"],
+                "autoscaling pool that scales to zero between runs",
+                cls.compute_from_choice,
+                spot_when_allowed=True,
+                scales_to_zero=True,
             ),
         )
 
@@ -177,7 +210,18 @@ class AutoscalingPoolBlueprint(EcsBlueprint):
 
         p, compute = self.profile, self.compute
         off = p.cost.off_hours
-        schedule = off_hours_tasks(off.first_day(self.today), off.timezone, off.work_start, off.work_end, off.weekdays_only, created=self.today) if off.enabled else None
+        schedule = (
+            off_hours_tasks(
+                off.first_day(self.today),
+                off.timezone,
+                off.work_start,
+                off.work_end,
+                off.weekdays_only,
+                created=self.today,
+            )
+            if off.enabled
+            else None
+        )
         pool = AutoscalingGpuPool(
             self.compute_unit_name,
             AutoscalingGpuPoolArgs(

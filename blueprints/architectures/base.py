@@ -126,7 +126,9 @@ class Blueprint(ABC):
                 admin_cidr=None if p.access.login_node else p.network.admin_cidr,
                 tags=p.tags,
                 flow_log=(p.security.flow_log.project, p.security.flow_log.logstore) if p.security.flow_log else None,
-                egress_allow=tuple(EgressAllow(r.cidr, r.ports, r.description) for r in p.security.egress.allow) if p.security.egress else None,
+                egress_allow=tuple(EgressAllow(r.cidr, r.ports, r.description) for r in p.security.egress.allow)
+                if p.security.egress
+                else None,
                 login_vswitch=self.wants_login_node,
             ),
             opts=self.opts,
@@ -172,7 +174,13 @@ class Blueprint(ABC):
         if trail is not None:
             AccountTrail(
                 f"{p.name}-audit",
-                AccountTrailArgs(trail.name, trail.sls_project_arn, trail.sls_write_role_arn, trail.oss_bucket, trail.oss_write_role_arn),
+                AccountTrailArgs(
+                    trail.name,
+                    trail.sls_project_arn,
+                    trail.sls_write_role_arn,
+                    trail.oss_bucket,
+                    trail.oss_write_role_arn,
+                ),
                 opts=self.opts,
             )
         outputs: dict[str, object] = {
@@ -280,7 +288,9 @@ class Blueprint(ABC):
             opts=self.invoke_opts,
         )
         if not found.ids:
-            raise LayoutError(f"no system image matching {row.name_regex!r} in {self.profile.region}; set compute.image_id")
+            raise LayoutError(
+                f"no system image matching {row.name_regex!r} in {self.profile.region}; set compute.image_id"
+            )
         return ResolvedImage(found.ids[0], package)
 
     # --- cost ---
@@ -326,7 +336,9 @@ class Blueprint(ABC):
             storage_throughput_mb_s=round(throughput) if throughput is not None else "unknown (not in the catalog)",
             bucket=profile.bucket_name,
             bucket_managed=not profile.bucket.existing,
-            login_node=f"{profile.access.login_instance_type} with an EIP, SSH from {profile.network.admin_cidr} only" if profile.access.login_node else "none: reach nodes with Cloud Assistant",
+            login_node=f"{profile.access.login_instance_type} with an EIP, SSH from {profile.network.admin_cidr} only"
+            if profile.access.login_node
+            else "none: reach nodes with Cloud Assistant",
             spot=profile.cost.spot,
             admin_cidr=profile.network.admin_cidr,
         )

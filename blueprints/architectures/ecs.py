@@ -6,7 +6,15 @@ from abc import abstractmethod
 from typing import TYPE_CHECKING, Any
 
 from blueprints.architectures.base import FABRIC_SUMMARY, Blueprint, Foundation
-from blueprints.bootstrap import LAUNCHER_PATH, TORCH_VENV, BootSpec, Fabric, GpuSoftware, boot_downloads, render_user_data
+from blueprints.bootstrap import (
+    LAUNCHER_PATH,
+    TORCH_VENV,
+    BootSpec,
+    Fabric,
+    GpuSoftware,
+    boot_downloads,
+    render_user_data,
+)
 from blueprints.layout import check_vswitch_room
 
 if TYPE_CHECKING:  # components load with the Pulumi SDK, only when resources are built (see base.py)
@@ -35,23 +43,27 @@ class EcsBlueprint(Blueprint):
         check_vswitch_room(p.network.vpc_cidr, self.most_nodes(), len(network.compute_zone_ids))
         scratch = p.compute.scratch(self.catalog)
         # A parked cluster (no nodes) boots nothing, so there is no user data to render.
-        user_data = pulumi.Output.from_input("") if self.expected_nodes() == 0 else storage.mount_source.apply(
-            lambda source: render_user_data(
-                BootSpec(
-                    cluster=p.name,
-                    region=p.region,
-                    gpus_per_node=self.instance.gpu_count,
-                    storage_kind=p.storage.kind,
-                    mount_source=source,
-                    mount_options=storage.mount_options,
-                    nfs_package=image.nfs_package,
-                    gpu=self.gpu_software(),
-                    fabric=Fabric(self.fabric_link),  # type: ignore[arg-type]  # FABRIC_LINKS
-                    scratch_gib=scratch.gib,
-                    scratch_local_nvme=scratch.local_nvme,
-                    bucket=p.bucket_name,
-                    role_name=self.node_role_name,
-                    registry_cidrs=tuple(network.compute_cidrs[zone] for zone in network.compute_zone_ids),
+        user_data = (
+            pulumi.Output.from_input("")
+            if self.expected_nodes() == 0
+            else storage.mount_source.apply(
+                lambda source: render_user_data(
+                    BootSpec(
+                        cluster=p.name,
+                        region=p.region,
+                        gpus_per_node=self.instance.gpu_count,
+                        storage_kind=p.storage.kind,
+                        mount_source=source,
+                        mount_options=storage.mount_options,
+                        nfs_package=image.nfs_package,
+                        gpu=self.gpu_software(),
+                        fabric=Fabric(self.fabric_link),  # type: ignore[arg-type]  # FABRIC_LINKS
+                        scratch_gib=scratch.gib,
+                        scratch_local_nvme=scratch.local_nvme,
+                        bucket=p.bucket_name,
+                        role_name=self.node_role_name,
+                        registry_cidrs=tuple(network.compute_cidrs[zone] for zone in network.compute_zone_ids),
+                    )
                 )
             )
         )
@@ -72,7 +84,11 @@ class EcsBlueprint(Blueprint):
         )
         outputs: dict[str, object] = {"launcher": LAUNCHER_PATH}
         if login is not None:
-            outputs.update(login_node_public_ip=login.public_ip, login_node_private_ip=login.private_ip, login_node_instance_id=login.instance_id)
+            outputs.update(
+                login_node_public_ip=login.public_ip,
+                login_node_private_ip=login.private_ip,
+                login_node_instance_id=login.instance_id,
+            )
         outputs.update(self.build_compute(network, node))
         return outputs
 
@@ -106,12 +122,20 @@ class EcsBlueprint(Blueprint):
         if software is None:
             out["gpu_software"] = f"none: the catalog has no driver path for family {instance.family}"
         else:
-            how = "preinstalled in the image" if software.method == "driver_image" else "installed at first boot by Alibaba's auto-install script (then a reboot)"
+            how = (
+                "preinstalled in the image"
+                if software.method == "driver_image"
+                else "installed at first boot by Alibaba's auto-install script (then a reboot)"
+            )
             out["gpu_software"] = (
                 f"NVIDIA driver {software.driver_version}, CUDA {software.cuda_version}"
                 + (f", cuDNN {software.cudnn_version}" if software.cudnn_version else "")
                 + f", {how}"
-                + ("; NVIDIA Fabric Manager for the NVSwitch baseboard" if software.needs_fabric_manager(instance) else "")
+                + (
+                    "; NVIDIA Fabric Manager for the NVSwitch baseboard"
+                    if software.needs_fabric_manager(instance)
+                    else ""
+                )
                 + (
                     f"; PyTorch {software.pytorch_version} (torchrun, NCCL) in {TORCH_VENV}"
                     if self.profile.compute.install_pytorch and software.pytorch_version
@@ -120,7 +144,10 @@ class EcsBlueprint(Blueprint):
             )
         out["fabric"] = FABRIC_SUMMARY[self.fabric_link]
         # What each node downloads at boot and how it is checked; the unverified ones say so (blueprints/bootstrap).
-        out["boot_downloads"] = "; ".join(f"{what}: {check}" for what, check in boot_downloads(self.gpu_software(), Fabric(self.fabric_link)))  # type: ignore[arg-type]
+        out["boot_downloads"] = "; ".join(
+            f"{what}: {check}"
+            for what, check in boot_downloads(self.gpu_software(), Fabric(self.fabric_link))  # type: ignore[arg-type]
+        )
         scratch = self.profile.compute.scratch(catalog)
         out["scratch_gib_per_node"] = scratch.gib
         out["scratch"] = (
@@ -131,4 +158,3 @@ class EcsBlueprint(Blueprint):
             else f"{scratch.gib:,} GiB encrypted ESSD {scratch.performance_level} data disk per node at /mnt/scratch"
         )
         return out
-

@@ -26,7 +26,11 @@ ERI_CLUSTER_MAX_NODES = 256
 class FixedCompute(ComputeBase):
     """A fixed number of identical GPU nodes."""
 
-    nodes: int = Field(ge=0, le=2000, description=f"Number of nodes (instances), 0–2000 (eRDMA types: up to {ERI_CLUSTER_MAX_NODES}); 0 parks the cluster: compute removed, storage and bucket kept.")
+    nodes: int = Field(
+        ge=0,
+        le=2000,
+        description=f"Number of nodes (instances), 0–2000 (eRDMA types: up to {ERI_CLUSTER_MAX_NODES}); 0 parks the cluster: compute removed, storage and bucket kept.",
+    )
 
     @model_validator(mode="after")
     def _eri_cluster_size(self, info: ValidationInfo) -> "FixedCompute":
@@ -52,7 +56,9 @@ class FixedClusterProfile(ProfileBase):
     @model_validator(mode="after")
     def _no_off_hours(self) -> "FixedClusterProfile":
         if self.cost.off_hours.enabled:
-            raise ValueError("cost.off_hours is for the autoscaling-pool blueprint; a fixed cluster keeps its nodes (use blueprint 'autoscaling-pool' to sleep off-hours)")
+            raise ValueError(
+                "cost.off_hours is for the autoscaling-pool blueprint; a fixed cluster keeps its nodes (use blueprint 'autoscaling-pool' to sleep off-hours)"
+            )
         return self
 
 
@@ -82,7 +88,9 @@ class FixedClusterBlueprint(EcsBlueprint):
         nodes = self.nodes
         summary: dict[str, Any] = {"nodes": nodes, "gpus": nodes * self.instance.gpu_count}
         if nodes == 0:
-            summary["parked"] = "yes: no compute; the file system and the bucket are kept (set compute.nodes, or `aitrain park --resume N`, to run again)"
+            summary["parked"] = (
+                "yes: no compute; the file system and the bucket are kept (set compute.nodes, or `aitrain park --resume N`, to run again)"
+            )
         return summary
 
     def price_basis(self) -> tuple[int, str]:
@@ -93,8 +101,22 @@ class FixedClusterBlueprint(EcsBlueprint):
     def budget_tiers(cls, limits: dict[str, float]) -> tuple[BudgetTier, ...]:
         """Dedicated (≥ the dedicated minimum, or unpriced) and single node (below the pool minimum)."""
         return (
-            BudgetTier("dedicated", cls.name, limits["tier_dedicated_min_cny_per_year"], "dedicated training cluster", cls.compute_from_choice),
-            BudgetTier("single-node", cls.name, 0.0, "single node", cls.compute_from_choice, spot_when_allowed=True, single_node=True),
+            BudgetTier(
+                "dedicated",
+                cls.name,
+                limits["tier_dedicated_min_cny_per_year"],
+                "dedicated training cluster",
+                cls.compute_from_choice,
+            ),
+            BudgetTier(
+                "single-node",
+                cls.name,
+                0.0,
+                "single node",
+                cls.compute_from_choice,
+                spot_when_allowed=True,
+                single_node=True,
+            ),
         )
 
     @classmethod
@@ -120,4 +142,9 @@ class FixedClusterBlueprint(EcsBlueprint):
             GpuClusterArgs(node=node, nodes=nodes, zone_id=zone, vswitch_id=network.vswitch_id(zone)),
             opts=self.opts,
         )
-        return {**outputs, "deployment_set_id": cluster.deployment_set.id, "node_instance_ids": cluster.instance_ids, "node_private_ips": cluster.private_ips}
+        return {
+            **outputs,
+            "deployment_set_id": cluster.deployment_set.id,
+            "node_instance_ids": cluster.instance_ids,
+            "node_private_ips": cluster.private_ips,
+        }

@@ -7,7 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 from blueprints.advisor.budget import BudgetTier, StandingCost
 from blueprints.architectures.base import FABRIC_SUMMARY, Blueprint, Foundation
-from blueprints.architectures.kubernetes_profile import NODE_POOL_MAX_SIZE, KubernetesCompute, KubernetesProfile, KubernetesSettings
+from blueprints.architectures.kubernetes_profile import (
+    NODE_POOL_MAX_SIZE,
+    KubernetesCompute,
+    KubernetesProfile,
+    KubernetesSettings,
+)
 
 if TYPE_CHECKING:  # components load with the Pulumi SDK, only when resources are built (see base.py)
     from blueprints.catalog.kubernetes import AckAddon
@@ -20,6 +25,7 @@ ERDMA_SUMMARY = (
     "eRDMA: the ack-erdma-controller add-on (preferDriver ofed) gives GPU nodes ERIs; a job's pods request aliyun/erdma "
     "and their image needs the eRDMA user-space libraries (libibverbs1, ibverbs-providers, librdmacm1 from mirrors.aliyun.com/erdma)"
 )
+
 
 class KubernetesPoolBlueprint(Blueprint):
     """Kubernetes pool: an ACK Pro cluster with a GPU node pool that many training jobs share.
@@ -34,7 +40,9 @@ class KubernetesPoolBlueprint(Blueprint):
     profile_model = KubernetesProfile
     compute_unit = "k8s"
     compute_zone_count = 1
-    park_refusal = "a Kubernetes GPU pool parks itself: set compute.min_nodes 0 and the cluster autoscaler removes idle GPU nodes"
+    park_refusal = (
+        "a Kubernetes GPU pool parks itself: set compute.min_nodes 0 and the cluster autoscaler removes idle GPU nodes"
+    )
     job_engine = "kubernetes"
 
     @property
@@ -82,8 +90,12 @@ class KubernetesPoolBlueprint(Blueprint):
             "nodes_per_job": compute.job_nodes,
             "kubernetes_version": self.kubernetes_version,
             "cluster_spec": k8s.cluster_spec,
-            "api_endpoint": "public, open to the whole internet (no ACL the stack can set: see AIT033 and the notes)" if k8s.public_api_endpoint else "private (VPC only)",
-            "audit_log": f"API-server audit log to SLS project {k8s.audit_log_project}" if k8s.audit_log_project else "API-server audit log to the SLS project ACK creates (k8s-log-<cluster id>)",
+            "api_endpoint": "public, open to the whole internet (no ACL the stack can set: see AIT033 and the notes)"
+            if k8s.public_api_endpoint
+            else "private (VPC only)",
+            "audit_log": f"API-server audit log to SLS project {k8s.audit_log_project}"
+            if k8s.audit_log_project
+            else "API-server audit log to the SLS project ACK creates (k8s-log-<cluster id>)",
             "node_pools": f"system: {k8s.system_nodes} × {k8s.system_instance_type}; gpu: {compute.min_nodes}–{compute.max_nodes} × {self.instance.instance_type} (cluster autoscaler)",
             "addons": ", ".join(f"{name}@{version or 'ACK default'}" for name, version, _ in self.addons()),
         }
@@ -93,7 +105,11 @@ class KubernetesPoolBlueprint(Blueprint):
         driver = self.settings.nvidia_driver_version
         return {
             "gpu_software": "installed by ACK on GPU nodes (NVIDIA driver and device plugin)"
-            + (f"; driver pinned to {driver} for nodes added after the label is set" if driver else "; driver: ACK's default for the node image")
+            + (
+                f"; driver pinned to {driver} for nodes added after the label is set"
+                if driver
+                else "; driver: ACK's default for the node image"
+            )
             + "; PyTorch comes from each job's container image",
             "fabric": ERDMA_SUMMARY if self.fabric_link == "erdma" else FABRIC_SUMMARY[self.fabric_link],
         }
@@ -110,8 +126,15 @@ class KubernetesPoolBlueprint(Blueprint):
         standing = (
             # Billed per cluster per hour of use (https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/product-overview/cluster-management-fee);
             # the price is the catalog's prices.csv row ack/pro-cluster-fee (unknown while absent, never 0).
-            StandingCost("ACK Pro cluster management fee", 1, "cluster-hours", item="ack", price_tier="pro-cluster-fee"),
-            StandingCost(f"system node pool ({system_nodes} × {system_type})", system_nodes, "node-hours", instance_type=system_type),
+            StandingCost(
+                "ACK Pro cluster management fee", 1, "cluster-hours", item="ack", price_tier="pro-cluster-fee"
+            ),
+            StandingCost(
+                f"system node pool ({system_nodes} × {system_type})",
+                system_nodes,
+                "node-hours",
+                instance_type=system_type,
+            ),
             # "A Classic Load Balancer (CLB) instance is required for the API server" (ACK Pro billing page, prices.csv clb_api_server).
             StandingCost("API server load balancer (CLB)", 1, "hours", item="clb_api_server"),
         )
@@ -123,8 +146,16 @@ class KubernetesPoolBlueprint(Blueprint):
         )
         return (
             BudgetTier(
-                "shared-pool", cls.name, 0.0, "Kubernetes GPU pool shared by parallel jobs", cls.compute_from_choice,
-                spot_when_allowed=True, scales_to_zero=True, min_jobs_in_parallel=2, standing=standing, why_parallel=why,
+                "shared-pool",
+                cls.name,
+                0.0,
+                "Kubernetes GPU pool shared by parallel jobs",
+                cls.compute_from_choice,
+                spot_when_allowed=True,
+                scales_to_zero=True,
+                min_jobs_in_parallel=2,
+                standing=standing,
+                why_parallel=why,
                 # The pool's own bound (compute.max_nodes), so a recommended pool is always one the profile accepts.
                 pool_max_nodes=NODE_POOL_MAX_SIZE,
             ),
@@ -133,7 +164,12 @@ class KubernetesPoolBlueprint(Blueprint):
     @classmethod
     def compute_from_choice(cls, instance_type: str, nodes: int, jobs_in_parallel: int = 1) -> dict[str, Any]:
         """Empty between jobs; the pool holds every parallel job at once (max_nodes = nodes × jobs), each job spans ``nodes``."""
-        return {"instance_type": instance_type, "min_nodes": 0, "max_nodes": nodes * jobs_in_parallel, "nodes_per_job": nodes}
+        return {
+            "instance_type": instance_type,
+            "min_nodes": 0,
+            "max_nodes": nodes * jobs_in_parallel,
+            "nodes_per_job": nodes,
+        }
 
     def expected_nodes(self) -> int:
         """A job spans nodes_per_job nodes (one worker each)."""
@@ -167,8 +203,11 @@ class KubernetesPoolBlueprint(Blueprint):
             f"The jobs' namespace {k8s.namespace} is default-deny (NetworkPolicy, enforced by Terway: the terway-eniip add-on with NetworkPolicy on): "
             "its pods reach only each other and the cluster DNS, not the internet, the API server or the metadata service (100.100.100.200). "
             "NetworkPolicy does not govern hostNetwork pods: "
-            + ("the eRDMA job pods use the node's own network, so for them only the node's security group and the node-egress rules apply."
-               if self.fabric_link == "erdma" else "a job that sets hostNetwork escapes it (aitrain launch sets it only on eRDMA types).")
+            + (
+                "the eRDMA job pods use the node's own network, so for them only the node's security group and the node-egress rules apply."
+                if self.fabric_link == "erdma"
+                else "a job that sets hostNetwork escapes it (aitrain launch sets it only on eRDMA types)."
+            )
         )
         notes.append(
             f"Instance metadata: every node requires IMDSv2 tokens. A hostNetwork pod{' (every eRDMA job pod)' if self.fabric_link == 'erdma' else ''} is on the node's network "
@@ -177,25 +216,36 @@ class KubernetesPoolBlueprint(Blueprint):
             "it holds only the bucket's one-bucket policy, which the job needs for the bucket volume."
         )
         if self.profile.security.kms_key_id:
-            notes.append(f"Kubernetes Secrets are encrypted at rest in etcd with KMS key {self.profile.security.kms_key_id} (cs.ManagedKubernetes encryption_provider_key).")
+            notes.append(
+                f"Kubernetes Secrets are encrypted at rest in etcd with KMS key {self.profile.security.kms_key_id} (cs.ManagedKubernetes encryption_provider_key)."
+            )
         else:
             notes.append(
                 "Kubernetes Secrets are NOT encrypted with a key of yours: without security.kms_key_id the cluster gets no encryption_provider_key, so Secrets "
                 "(the operator's webhook certificate, any a job creates) sit in etcd under ACK's own protection only. Set security.kms_key_id to encrypt them with KMS."
             )
         if self.fabric_link == "erdma":
-            notes.append("eRDMA: the ack-erdma-controller add-on creates and attaches ERIs itself (ecs:CreateNetworkInterface, AttachNetworkInterface); check it has those permissions on this cluster before the first job.")
+            notes.append(
+                "eRDMA: the ack-erdma-controller add-on creates and attaches ERIs itself (ecs:CreateNetworkInterface, AttachNetworkInterface); check it has those permissions on this cluster before the first job."
+            )
         if self.compute.scratch(self.catalog).local_nvme:
             notes.append(
                 f"{self.instance.instance_type} brings local NVMe, so the GPU pool gets no scratch data disk; on ACK nothing formats or mounts the NVMe, "
                 "so /mnt/scratch does not exist on these nodes (use an emptyDir or a local volume in the job)."
             )
-        notes.append("The cluster has no deletion protection: it holds no data (the file system and the bucket live outside it and are retained), so `pulumi destroy` may remove it.")
+        notes.append(
+            "The cluster has no deletion protection: it holds no data (the file system and the bucket live outside it and are retained), so `pulumi destroy` may remove it."
+        )
         return notes
 
     def build_nodes(self, foundation: Foundation) -> dict[str, object]:
         """The login node (optional), the ACK cluster with its system and GPU node pools, and the seam's outputs."""
-        from blueprints.components.kubernetes_cluster import GPU_POOL_LABEL, GPU_TAINT, KubernetesCluster, KubernetesClusterArgs
+        from blueprints.components.kubernetes_cluster import (
+            GPU_POOL_LABEL,
+            GPU_TAINT,
+            KubernetesCluster,
+            KubernetesClusterArgs,
+        )
         from blueprints.components.kubernetes_workloads import KubernetesWorkloads, KubernetesWorkloadsArgs
         from blueprints.layout import check_vswitch_room
 
@@ -204,7 +254,9 @@ class KubernetesPoolBlueprint(Blueprint):
         login = self.build_login_node(network, self.image().image_id) if p.access.login_node else None
         # Every node of both pools (and the login node) must fit the compute zone's vSwitch, or the autoscaler fails later.
         zones = set(network.compute_zone_ids) | ({p.storage_zone} if login is not None else set())
-        check_vswitch_room(p.network.vpc_cidr, compute.max_nodes + k8s.system_nodes + (1 if login is not None else 0), len(zones))
+        check_vswitch_room(
+            p.network.vpc_cidr, compute.max_nodes + k8s.system_nodes + (1 if login is not None else 0), len(zones)
+        )
         scratch = compute.scratch(self.catalog)
         cluster = KubernetesCluster(
             self.compute_unit_name,
@@ -238,7 +290,11 @@ class KubernetesPoolBlueprint(Blueprint):
         )
         outputs: dict[str, object] = {}
         if login is not None:
-            outputs.update(login_node_public_ip=login.public_ip, login_node_private_ip=login.private_ip, login_node_instance_id=login.instance_id)
+            outputs.update(
+                login_node_public_ip=login.public_ip,
+                login_node_private_ip=login.private_ip,
+                login_node_instance_id=login.instance_id,
+            )
         # Inside the cluster, through its own kubeconfig: the jobs' namespace, the file system as a static volume, and
         # the Kubeflow training operator; all after both node pools exist (the operator needs a node to run on).
         workloads = KubernetesWorkloads(

@@ -142,7 +142,11 @@ BOOT_MINUTES: dict[str, tuple[int, int, str]] = {
         "Alibaba's auto-install doc (v3.1, AlibabaCloudDocs/ecs 'Create an NVIDIA GPU-accelerated instance'): 10-20 min, "
         "then the instance reboots; the GPU is unusable meanwhile. v4.0 timing UNVERIFIED.",
     ),
-    "driver_image": (2, 5, "UNVERIFIED estimate (no Alibaba figure found): an ordinary boot plus cloud-init; the driver is in the image."),
+    "driver_image": (
+        2,
+        5,
+        "UNVERIFIED estimate (no Alibaba figure found): an ordinary boot plus cloud-init; the driver is in the image.",
+    ),
     "none": (2, 5, "UNVERIFIED estimate: an ordinary boot plus cloud-init, no GPU software."),
 }
 
@@ -183,7 +187,9 @@ def _environment() -> jinja2.Environment:
     env.filters["num"] = _num
     env.filters["dq"] = lambda value: re.sub(r'([\\$`"])', r"\\\1", str(value))
     env.filters["oneline"] = lambda value: _LINE_BREAKS.sub("?", str(value))
-    env.filters["indent_block"] = lambda text, n: "".join(" " * n + line if line.strip() else line for line in str(text).splitlines(True))
+    env.filters["indent_block"] = lambda text, n: "".join(
+        " " * n + line if line.strip() else line for line in str(text).splitlines(True)
+    )
     return env
 
 
@@ -201,10 +207,16 @@ def _check_values(spec: BootSpec) -> None:
                     "carry verbatim; use printable text"
                 )
     if spec.gpu.method not in ("driver_image", "install_script", "none"):
-        raise ValueError(f"GpuSoftware.method: {spec.gpu.method!r} is not allowed; use driver_image, install_script or none")
+        raise ValueError(
+            f"GpuSoftware.method: {spec.gpu.method!r} is not allowed; use driver_image, install_script or none"
+        )
     if spec.fabric.link not in NCCL_ENV:
         raise ValueError(f"Fabric.link: {spec.fabric.link!r} is not allowed; use {', '.join(NCCL_ENV)}")
-    for name, number in (("gpus_per_node", spec.gpus_per_node), ("scratch_gib", spec.scratch_gib), ("mtu", spec.fabric.mtu or 0)):
+    for name, number in (
+        ("gpus_per_node", spec.gpus_per_node),
+        ("scratch_gib", spec.scratch_gib),
+        ("mtu", spec.fabric.mtu or 0),
+    ):
         if isinstance(number, bool) or not isinstance(number, int):
             raise ValueError(f"BootSpec.{name}: {number!r} is not allowed; use a whole number")
 
@@ -217,21 +229,37 @@ def _check(spec: BootSpec) -> None:
     _check_values(spec)
     gpu = spec.gpu
     if gpu.cuda_repo_key is not None and not _FINGERPRINT_RE.match(gpu.cuda_repo_key):
-        raise ValueError(f"GpuSoftware.cuda_repo_key: {gpu.cuda_repo_key!r} is not allowed; use a 40-digit upper-case hex OpenPGP fingerprint")
+        raise ValueError(
+            f"GpuSoftware.cuda_repo_key: {gpu.cuda_repo_key!r} is not allowed; use a 40-digit upper-case hex OpenPGP fingerprint"
+        )
     if gpu.fabric_manager and gpu.cuda_repo_key is None:
-        raise ValueError("GpuSoftware: fabric_manager needs cuda_repo_key (the fingerprint the CUDA repository keyring is checked against)")
-    if not isinstance(gpu.pytorch_sha256, tuple) or not all(isinstance(h, str) and _SHA256_RE.match(h) for h in gpu.pytorch_sha256):
-        raise ValueError(f"GpuSoftware.pytorch_sha256: {gpu.pytorch_sha256!r} is not allowed; use a tuple of 64-digit lower-case hex sha256 digests")
+        raise ValueError(
+            "GpuSoftware: fabric_manager needs cuda_repo_key (the fingerprint the CUDA repository keyring is checked against)"
+        )
+    if not isinstance(gpu.pytorch_sha256, tuple) or not all(
+        isinstance(h, str) and _SHA256_RE.match(h) for h in gpu.pytorch_sha256
+    ):
+        raise ValueError(
+            f"GpuSoftware.pytorch_sha256: {gpu.pytorch_sha256!r} is not allowed; use a tuple of 64-digit lower-case hex sha256 digests"
+        )
     if gpu.pytorch_sha256 and not gpu.pytorch_version:
         raise ValueError("GpuSoftware: pytorch_sha256 needs pytorch_version (the wheels it checks)")
     if spec.gpus_per_node < 1:
-        raise ValueError(f"BootSpec.gpus_per_node: {spec.gpus_per_node} is not allowed; use 1 or more (torchrun --nproc-per-node)")
+        raise ValueError(
+            f"BootSpec.gpus_per_node: {spec.gpus_per_node} is not allowed; use 1 or more (torchrun --nproc-per-node)"
+        )
     if spec.scratch_gib < 0:
-        raise ValueError(f"BootSpec.scratch_gib: {spec.scratch_gib} is not allowed; use 0 (no scratch) or a size in GiB")
+        raise ValueError(
+            f"BootSpec.scratch_gib: {spec.scratch_gib} is not allowed; use 0 (no scratch) or a size in GiB"
+        )
     if bool(spec.gpu.pytorch_version) != bool(spec.gpu.pytorch_index_url):
         raise ValueError("GpuSoftware: pytorch_version and pytorch_index_url go together")
-    if spec.gpu.method == "install_script" and not (spec.gpu.driver_version and spec.gpu.cuda_version and spec.gpu.cudnn_version):
-        raise ValueError("GpuSoftware: method 'install_script' needs driver_version, cuda_version and cudnn_version (the script's arguments)")
+    if spec.gpu.method == "install_script" and not (
+        spec.gpu.driver_version and spec.gpu.cuda_version and spec.gpu.cudnn_version
+    ):
+        raise ValueError(
+            "GpuSoftware: method 'install_script' needs driver_version, cuda_version and cudnn_version (the script's arguments)"
+        )
 
 
 def _values(spec: BootSpec) -> dict[str, object]:
@@ -267,32 +295,42 @@ def boot_downloads(gpu: GpuSoftware, fabric: Fabric) -> list[tuple[str, str]]:
     saying why (no published checksum or signature that we found, or a mirror documented only over plain HTTP)."""
     out = [("distribution packages (cloud-init packages, apt/dnf)", "signed: the image's own repositories and keys")]
     if gpu.method == "install_script":
-        out.append((
-            "Alibaba's auto_install_v4.0.sh (from the metadata source-address mirror) and what it fetches",
-            "UNVERIFIED: Alibaba publishes no checksum or signature for the script; it runs as root",
-        ))
+        out.append(
+            (
+                "Alibaba's auto_install_v4.0.sh (from the metadata source-address mirror) and what it fetches",
+                "UNVERIFIED: Alibaba publishes no checksum or signature for the script; it runs as root",
+            )
+        )
     if fabric.link == "erdma":
-        out.append((
-            "eRDMA env_setup.sh and installer (http://mirrors.cloud.aliyuncs.com/erdma/)",
-            "UNVERIFIED: no published checksum; plain HTTP, the only scheme Alibaba documents for this VPC-internal mirror",
-        ))
+        out.append(
+            (
+                "eRDMA env_setup.sh and installer (http://mirrors.cloud.aliyuncs.com/erdma/)",
+                "UNVERIFIED: no published checksum; plain HTTP, the only scheme Alibaba documents for this VPC-internal mirror",
+            )
+        )
     if gpu.fabric_manager:
-        out.append((
-            "NVIDIA cuda-keyring .deb (https://developer.download.nvidia.com), then nvidia-fabricmanager from that repository",
-            f"the keyring is installed only if its one key is NVIDIA's {gpu.cuda_repo_key} (else state=failed); "
-            "the packages after it are signed by that key (apt); on dnf images the image's configured repository",
-        ))
+        out.append(
+            (
+                "NVIDIA cuda-keyring .deb (https://developer.download.nvidia.com), then nvidia-fabricmanager from that repository",
+                f"the keyring is installed only if its one key is NVIDIA's {gpu.cuda_repo_key} (else state=failed); "
+                "the packages after it are signed by that key (apt); on dnf images the image's configured repository",
+            )
+        )
     if gpu.pytorch_version:
-        out.append((
-            f"PyTorch {gpu.pytorch_version} wheel ({gpu.pytorch_index_url})",
-            f"pip --require-hashes against {len(gpu.pytorch_sha256)} sha256 digests from the catalog"
-            if gpu.pytorch_sha256
-            else "UNVERIFIED: the catalog has no sha256 for this wheel; HTTPS only",
-        ))
-        out.append((
-            "PyTorch's dependencies (nvidia-*, triton, sympy, ...)",
-            "UNVERIFIED: HTTPS only; hashing them all (pip --require-hashes) needs a lock of every dependency, which aitrain does not ship",
-        ))
+        out.append(
+            (
+                f"PyTorch {gpu.pytorch_version} wheel ({gpu.pytorch_index_url})",
+                f"pip --require-hashes against {len(gpu.pytorch_sha256)} sha256 digests from the catalog"
+                if gpu.pytorch_sha256
+                else "UNVERIFIED: the catalog has no sha256 for this wheel; HTTPS only",
+            )
+        )
+        out.append(
+            (
+                "PyTorch's dependencies (nvidia-*, triton, sympy, ...)",
+                "UNVERIFIED: HTTPS only; hashing them all (pip --require-hashes) needs a lock of every dependency, which aitrain does not ship",
+            )
+        )
     return out
 
 

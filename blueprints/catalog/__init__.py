@@ -9,10 +9,30 @@ Pulumi mocks all read it, and none of them may need ``pulumi`` to be importable.
 
 from __future__ import annotations
 
-from blueprints.catalog.loader import CATALOG_DIR, CATALOG_DIR_ENV, GPU_FAMILY_RE, CatalogError, catalog_directory, load_catalog
+from blueprints.catalog.loader import (
+    CATALOG_DIR,
+    CATALOG_DIR_ENV,
+    GPU_FAMILY_RE,
+    CatalogError,
+    catalog_directory,
+    load_catalog,
+)
 from blueprints.catalog.pricing import CnyPrice, price_cny, storage_price_key
 from blueprints.catalog.queries import Catalog
-from blueprints.catalog.records import FABRIC_LINKS, PRECISIONS, Alias, DiskLimits, GpuModel, GpuSoftware, Image, InstanceType, LocalDisk, PriceRow, Region, StorageTier
+from blueprints.catalog.records import (
+    FABRIC_LINKS,
+    PRECISIONS,
+    Alias,
+    DiskLimits,
+    GpuModel,
+    GpuSoftware,
+    Image,
+    InstanceType,
+    LocalDisk,
+    PriceRow,
+    Region,
+    StorageTier,
+)
 from blueprints.catalog.schema import PRICE_CONFIDENCES, PRICE_STATUSES, RDMA_KINDS
 
 __all__ = [

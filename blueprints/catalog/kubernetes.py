@@ -112,7 +112,13 @@ VERSION_SCHEMA: dict[str, Callable[[str], Any]] = {
     "source": _text,
     "source_date": _date,
 }
-GPU_FAMILY_SCHEMA: dict[str, Callable[[str], Any]] = {"family": _text, "listed_as": _text, "source": _text, "source_date": _date, "notes": str}
+GPU_FAMILY_SCHEMA: dict[str, Callable[[str], Any]] = {
+    "family": _text,
+    "listed_as": _text,
+    "source": _text,
+    "source_date": _date,
+    "notes": str,
+}
 ADDON_SCHEMA: dict[str, Callable[[str], Any]] = {
     "name": _text,
     "version": _opt,
@@ -139,7 +145,9 @@ def load_kubernetes(directory: pathlib.Path) -> KubernetesFacts:
     _unique("kubernetes_versions.csv", "version", version_rows)
     for line, v in version_rows:
         if not v["version"].startswith(v["minor"] + "."):
-            raise ValueError(f"kubernetes_versions.csv line {line}, column 'minor': {v['minor']!r} is not the minor of {v['version']!r}")
+            raise ValueError(
+                f"kubernetes_versions.csv line {line}, column 'minor': {v['minor']!r} is not the minor of {v['version']!r}"
+            )
     defaults = [line for line, v in version_rows if v["is_default"]]
     if len(defaults) != 1:
         raise ValueError(f"kubernetes_versions.csv: exactly one row must have is_default true (found {len(defaults)})")

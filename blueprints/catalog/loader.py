@@ -10,7 +10,19 @@ from typing import Any, Mapping
 
 from blueprints.catalog.kubernetes import load_kubernetes
 from blueprints.catalog.queries import Catalog
-from blueprints.catalog.records import Alias, DiskLimits, GpuModel, GpuSoftware, Image, InstanceType, InstanceZones, LocalDisk, PriceRow, Region, StorageTier
+from blueprints.catalog.records import (
+    Alias,
+    DiskLimits,
+    GpuModel,
+    GpuSoftware,
+    Image,
+    InstanceType,
+    InstanceZones,
+    LocalDisk,
+    PriceRow,
+    Region,
+    StorageTier,
+)
 from blueprints.catalog.schema import (
     ALIAS_SCHEMA,
     DISK_SCHEMA,
@@ -105,33 +117,62 @@ def _load(directory: pathlib.Path) -> Catalog:
         except re.error as exc:
             raise _fail("images.csv", line, "name_regex", f"not a valid regex: {exc}") from None
         if not re.match(v["name_regex"], v["image_id"]):
-            raise _fail("images.csv", line, "image_id", f"{v['image_id']!r} does not match name_regex {v['name_regex']!r}")
+            raise _fail(
+                "images.csv", line, "image_id", f"{v['image_id']!r} does not match name_regex {v['name_regex']!r}"
+            )
     images = [Image(**v) for _, v in image_rows]
 
     zone_rows = read_rows(directory / "instance_zones.csv", ZONES_SCHEMA)
     for line, v in zone_rows:
         _check_zones("instance_zones.csv", line, v, instance_types, regions)
-    _unique("instance_zones.csv", "zones", [(line, {"zones": (v["instance_type"], v["region"])}) for line, v in zone_rows], what="row for")
+    _unique(
+        "instance_zones.csv",
+        "zones",
+        [(line, {"zones": (v["instance_type"], v["region"])}) for line, v in zone_rows],
+        what="row for",
+    )
     instance_zones = [InstanceZones(**v) for _, v in zone_rows]
 
     software_rows = read_rows(directory / "gpu_software.csv", GPU_SOFTWARE_SCHEMA)
     _unique("gpu_software.csv", "family", software_rows)
     for line, v in software_rows:
         if (v["method"] == "driver_image") != bool(v["image_name_regex"]):
-            raise _fail("gpu_software.csv", line, "image_name_regex", "is required for method driver_image and only for it")
+            raise _fail(
+                "gpu_software.csv", line, "image_name_regex", "is required for method driver_image and only for it"
+            )
         if bool(v["pytorch_version"]) != bool(v["pytorch_index_url"]):
-            raise _fail("gpu_software.csv", line, "pytorch_index_url", "pytorch_version and pytorch_index_url go together (both empty: nodes get no PyTorch)")
+            raise _fail(
+                "gpu_software.csv",
+                line,
+                "pytorch_index_url",
+                "pytorch_version and pytorch_index_url go together (both empty: nodes get no PyTorch)",
+            )
         if v["pytorch_wheel_sha256"] and not v["pytorch_version"]:
-            raise _fail("gpu_software.csv", line, "pytorch_wheel_sha256", "needs pytorch_version (the wheels these digests check)")
+            raise _fail(
+                "gpu_software.csv",
+                line,
+                "pytorch_wheel_sha256",
+                "needs pytorch_version (the wheels these digests check)",
+            )
         if v["fabric_manager_min_gpus"] and not v["cuda_repo_key_fingerprint"]:
-            raise _fail("gpu_software.csv", line, "cuda_repo_key_fingerprint", "is required with fabric_manager_min_gpus (nodes check NVIDIA's CUDA keyring against it)")
+            raise _fail(
+                "gpu_software.csv",
+                line,
+                "cuda_repo_key_fingerprint",
+                "is required with fabric_manager_min_gpus (nodes check NVIDIA's CUDA keyring against it)",
+            )
     gpu_software = {v["family"]: GpuSoftware(**v) for _, v in software_rows}
     missing = sorted({it.family for it in instance_types.values() if it.is_gpu} - set(gpu_software))
     if missing:
         raise ValueError(f"gpu_software.csv: no row for GPU families {missing}; every GPU family needs its driver path")
 
     disk_rows = read_rows(directory / "disks.csv", DISK_SCHEMA)
-    _unique("disks.csv", "level", [(line, {"level": (v["category"], v["performance_level"])}) for line, v in disk_rows], what="row for")
+    _unique(
+        "disks.csv",
+        "level",
+        [(line, {"level": (v["category"], v["performance_level"])}) for line, v in disk_rows],
+        what="row for",
+    )
     for line, v in disk_rows:
         if v["min_gib"] > v["max_gib"]:
             raise _fail("disks.csv", line, "max_gib", f"{v['max_gib']} is below min_gib {v['min_gib']}")
@@ -141,7 +182,9 @@ def _load(directory: pathlib.Path) -> Catalog:
     _unique("local_disks.csv", "instance_type", local_rows)
     for line, v in local_rows:
         if v["instance_type"] not in instance_types:
-            raise _fail("local_disks.csv", line, "instance_type", f"{v['instance_type']!r} is not in instance_types.csv")
+            raise _fail(
+                "local_disks.csv", line, "instance_type", f"{v['instance_type']!r} is not in instance_types.csv"
+            )
     local_disks = {v["instance_type"]: LocalDisk(**v) for _, v in local_rows}
 
     prices = _load_prices(directory)
@@ -171,15 +214,27 @@ def _load_prices(directory: pathlib.Path) -> list[PriceRow]:
     for line, v in rows:
         if (v["amount"] is None) != (v["status"] == "unknown"):
             # Unknown is an empty amount, never 0; a number always says how trustworthy it is.
-            raise _fail("prices.csv", line, "amount", "must be empty exactly when status is unknown (an unknown price is never 0)")
+            raise _fail(
+                "prices.csv",
+                line,
+                "amount",
+                "must be empty exactly when status is unknown (an unknown price is never 0)",
+            )
         if v["status"] == "converted" and v["currency"] != "CNY":
-            raise _fail("prices.csv", line, "currency", "a converted price is in CNY (notes say from what and at which rate)")
+            raise _fail(
+                "prices.csv", line, "currency", "a converted price is in CNY (notes say from what and at which rate)"
+            )
         if v["item"] == "usd_cny" and v["amount"] is not None and v["amount"] <= 0:
             raise _fail("prices.csv", line, "amount", "an exchange rate must be > 0")
         for region in v["region_scope"]:
             key = (v["item"], v["tier"], region)
             if key in seen:
-                raise _fail("prices.csv", line, "region_scope", f"duplicate {v['item']}/{v['tier'] or '-'} for {region} (first on line {seen[key]})")
+                raise _fail(
+                    "prices.csv",
+                    line,
+                    "region_scope",
+                    f"duplicate {v['item']}/{v['tier'] or '-'} for {region} (first on line {seen[key]})",
+                )
             seen[key] = line
     return [PriceRow(**v) for _, v in rows]
 
@@ -202,13 +257,22 @@ def _check_instance(file: str, line: int, v: dict[str, Any], gpus: Mapping[str, 
     if (v["gpu_count"] > 0) != (v["gpu_model"] is not None or is_gpu_family):
         raise _fail(file, line, "gpu_count", "must be > 0 exactly when gpu_model is set or the family is a GPU family")
     if (v["gpu_model_confidence"] is None) != (v["gpu_model"] is None):
-        raise _fail(file, line, "gpu_model_confidence", "must be set (stated or inferred) exactly when gpu_model is set")
+        raise _fail(
+            file, line, "gpu_model_confidence", "must be set (stated or inferred) exactly when gpu_model is set"
+        )
     # An inferred model is a judgement, so the row must show its working (README "Inferred GPU models").
     if v["gpu_model_confidence"] == "inferred" and "inferred" not in v["notes"].lower():
-        raise _fail(file, line, "notes", "an inferred gpu_model needs notes that say 'inferred' and give the figures it rests on")
+        raise _fail(
+            file,
+            line,
+            "notes",
+            "an inferred gpu_model needs notes that say 'inferred' and give the figures it rests on",
+        )
     if v["rdma_gbps"] is not None and v["rdma"] not in ("erdma", "roce"):
         raise _fail(file, line, "rdma_gbps", "an RDMA bandwidth needs rdma erdma or roce")
-    _check_price(file, line, v, "price_cny_per_hour", ("price_region", "price_date", "price_source", "price_confidence"))
+    _check_price(
+        file, line, v, "price_cny_per_hour", ("price_region", "price_date", "price_source", "price_confidence")
+    )
 
 
 def _check_alias(
@@ -244,7 +308,9 @@ def _check_zones(
     # A row names one real type or a whole family; a zone list for anything else would never be read.
     key = v["instance_type"]
     if key not in instance_types and not any(it.family == key for it in instance_types.values()):
-        raise _fail(file, line, "instance_type", f"{key!r} is neither an instance type nor a family in instance_types.csv")
+        raise _fail(
+            file, line, "instance_type", f"{key!r} is neither an instance type nor a family in instance_types.csv"
+        )
     region = regions.get(v["region"])
     if region is None:
         raise _fail(file, line, "region", f"{v['region']!r} is not a region_id in regions.csv")

@@ -33,10 +33,18 @@ def price_cny(catalog: Catalog, item: str, tier: str | None, region: str) -> Cny
     if row.amount is None:
         return CnyPrice(None, "unknown", row.source + where, row.date, row.unit)
     if row.currency == "CNY":
-        return CnyPrice(row.amount, "list" if row.status == "official" else row.status, row.source + where, row.date, row.unit)
+        return CnyPrice(
+            row.amount, "list" if row.status == "official" else row.status, row.source + where, row.date, row.unit
+        )
     rate = catalog.price("usd_cny", None, region)
     if rate is None or rate[0].amount is None:
-        return CnyPrice(None, "unknown", f"USD {row.amount:g}/{row.unit} ({row.source}) and no USD→CNY rate in prices.csv", row.date, row.unit)
+        return CnyPrice(
+            None,
+            "unknown",
+            f"USD {row.amount:g}/{row.unit} ({row.source}) and no USD→CNY rate in prices.csv",
+            row.date,
+            row.unit,
+        )
     fx = rate[0]
     assert fx.amount is not None
     basis = f"USD {row.amount:g}/{row.unit} ({row.source}){where} × {fx.amount:g} CNY/USD ({fx.source}, {fx.date})"

@@ -7,7 +7,19 @@ from types import MappingProxyType
 from typing import Iterable, Mapping
 
 from blueprints.catalog.kubernetes import KubernetesFacts
-from blueprints.catalog.records import Alias, DiskLimits, GpuModel, GpuSoftware, Image, InstanceType, InstanceZones, LocalDisk, PriceRow, Region, StorageTier
+from blueprints.catalog.records import (
+    Alias,
+    DiskLimits,
+    GpuModel,
+    GpuSoftware,
+    Image,
+    InstanceType,
+    InstanceZones,
+    LocalDisk,
+    PriceRow,
+    Region,
+    StorageTier,
+)
 
 __all__ = ["Catalog"]
 
@@ -70,7 +82,11 @@ class Catalog:
         scope is returned with False, so the caller can say the price was quoted for elsewhere. None: no row at all.
         """
         rows = [p for p in self.prices if p.item == item and p.tier == tier]
-        for scope_rank in (lambda r: region in r.region_scope, lambda r: "*" not in r.region_scope and r.applies_to(region), lambda r: r.applies_to(region)):
+        for scope_rank in (
+            lambda r: region in r.region_scope,
+            lambda r: "*" not in r.region_scope and r.applies_to(region),
+            lambda r: r.applies_to(region),
+        ):
             for row in rows:
                 if scope_rank(row):
                     return row, True
@@ -141,7 +157,9 @@ class Catalog:
 
     def disk_limits(self, category: str, performance_level: str) -> DiskLimits | None:
         """Size range of a cloud-disk category and level; None when the catalog does not record it."""
-        return next((d for d in self.disks if d.category == category and d.performance_level == performance_level), None)
+        return next(
+            (d for d in self.disks if d.category == category and d.performance_level == performance_level), None
+        )
 
     def local_nvme_gib(self, instance: InstanceType) -> int:
         """Local NVMe GiB that comes with ``instance`` (0 when it has none or the catalog records none)."""

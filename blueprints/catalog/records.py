@@ -4,7 +4,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["FABRIC_LINKS", "GPU_SOFTWARE_METHODS", "PRECISIONS", "Alias", "DiskLimits", "GpuModel", "GpuSoftware", "Image", "InstanceType", "InstanceZones", "LocalDisk", "PriceRow", "Region", "StorageTier"]
+__all__ = [
+    "FABRIC_LINKS",
+    "GPU_SOFTWARE_METHODS",
+    "PRECISIONS",
+    "Alias",
+    "DiskLimits",
+    "GpuModel",
+    "GpuSoftware",
+    "Image",
+    "InstanceType",
+    "InstanceZones",
+    "LocalDisk",
+    "PriceRow",
+    "Region",
+    "StorageTier",
+]
 
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8")
 """Precisions that ``GpuModel.peak_tflops`` understands (dense peaks)."""

@@ -33,7 +33,9 @@ _TABLE_COLUMNS: tuple[tuple[str, str, bool], ...] = (
 )
 
 
-def catalog_rows(catalog: Catalog, gpu: str | None = None, min_gpus: int | None = None, region: str | None = None) -> list[dict[str, Any]]:
+def catalog_rows(
+    catalog: Catalog, gpu: str | None = None, min_gpus: int | None = None, region: str | None = None
+) -> list[dict[str, Any]]:
     """Instance types as dicts keyed by the instance_types.csv columns (typed; None = unknown; regions a list).
 
     ``gpu`` matches a GPU model or a model prefix (``A100`` covers both A100 sizes), and ``region`` keeps the types

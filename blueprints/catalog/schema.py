@@ -127,7 +127,9 @@ _FINGERPRINT_RE = re.compile(r"^[0-9A-F]{40}$")
 def _sha256_list(raw: str) -> tuple[str, ...]:
     digests = tuple(raw.split())
     if not all(_SHA256_RE.match(d) for d in digests):
-        raise _CellError("must be sha256 digests (64 lower-case hex digits) separated by spaces, or empty (not checked)")
+        raise _CellError(
+            "must be sha256 digests (64 lower-case hex digits) separated by spaces, or empty (not checked)"
+        )
     return digests
 
 
@@ -289,9 +291,7 @@ def read_rows(path: pathlib.Path, schema: Schema) -> list[tuple[int, dict[str, A
             detail = f"missing {missing}" if missing else ""
             if extra:
                 detail += ("; " if detail else "") + f"unexpected {extra}"
-            raise ValueError(
-                f"{name} line 1: header must be exactly {','.join(expected)} ({detail or 'wrong order'})"
-            )
+            raise ValueError(f"{name} line 1: header must be exactly {','.join(expected)} ({detail or 'wrong order'})")
         rows = []
         for cells in reader:
             line = reader.line_num
@@ -307,6 +307,7 @@ def read_rows(path: pathlib.Path, schema: Schema) -> list[tuple[int, dict[str, A
                     raise ValueError(f"{name} line {line}, column {column!r}: {exc} (got {raw!r})") from None
             rows.append((line, values))
     return rows
+
 
 def _nonempty_list(raw: str) -> tuple[str, ...]:
     items = _list(_text(raw))

@@ -44,7 +44,9 @@ class StackOutcome:
     blocking: tuple[tuple[str, str], ...] = ()  # the head plan's error-level findings: (rule id, resource)
 
 
-def compare_stacks(base: Path, head: Path, stacks: str, today: dt.date, *, base_plans: Path | None = None) -> list[StackOutcome]:
+def compare_stacks(
+    base: Path, head: Path, stacks: str, today: dt.date, *, base_plans: Path | None = None
+) -> list[StackOutcome]:
     """Plan every ``Pulumi.<stack>.yaml`` under ``stacks`` (relative to each checkout) on both sides and diff them.
 
     ``base_plans`` (optional) is a folder of ``<stack>.plan.json`` written by the base's own aitrain, read instead
@@ -52,25 +54,48 @@ def compare_stacks(base: Path, head: Path, stacks: str, today: dt.date, *, base_
     """
     for option, root in (("--base", base), ("--head", head)):
         if not root.is_dir():
-            raise UserInputError("no checkout", [Problem(option, str(root), "is not a directory; give the folder of a checkout of the repository")])
+            raise UserInputError(
+                "no checkout",
+                [Problem(option, str(root), "is not a directory; give the folder of a checkout of the repository")],
+            )
     head_files, base_files = _stack_files(head / stacks), _stack_files(base / stacks)
     if base_plans is not None:
         if not base_plans.is_dir():
-            raise UserInputError("no base plans", [Problem("--base-plans", str(base_plans), "is not a directory of <stack>.plan.json files")])
+            raise UserInputError(
+                "no base plans",
+                [Problem("--base-plans", str(base_plans), "is not a directory of <stack>.plan.json files")],
+            )
         base_files = {p.name[: -len(".plan.json")]: p for p in base_plans.glob("*.plan.json")}
     if not head_files and not base_files:
-        raise UserInputError("no stack files", [Problem("--stacks", stacks, f"neither {head / stacks} nor {base / stacks} holds a Pulumi.<stack>.yaml")])
+        raise UserInputError(
+            "no stack files",
+            [Problem("--stacks", stacks, f"neither {head / stacks} nor {base / stacks} holds a Pulumi.<stack>.yaml")],
+        )
     outcomes = []
     for stack in sorted(set(head_files) | set(base_files)):
         try:
-            old = _base_plan(base_files[stack], today, from_json=base_plans is not None) if stack in base_files else empty_plan()
+            old = (
+                _base_plan(base_files[stack], today, from_json=base_plans is not None)
+                if stack in base_files
+                else empty_plan()
+            )
             new = json.loads(plan_stack_json(head_files[stack], today)) if stack in head_files else empty_plan()
         except UserInputError as exc:
             outcomes.append(StackOutcome(stack, "error", None, error=exc.render()))
             continue
         diff = diff_plans(old, new)
-        status = "new" if stack not in base_files else "removed" if stack not in head_files else "changed" if diff.summary or diff.changes else "unchanged"
-        outcomes.append(StackOutcome(stack, status, diff, (_totals(old), _totals(new)), blocking=blocking_findings(new)))
+        status = (
+            "new"
+            if stack not in base_files
+            else "removed"
+            if stack not in head_files
+            else "changed"
+            if diff.summary or diff.changes
+            else "unchanged"
+        )
+        outcomes.append(
+            StackOutcome(stack, status, diff, (_totals(old), _totals(new)), blocking=blocking_findings(new))
+        )
     return outcomes
 
 
@@ -79,7 +104,11 @@ def blocking_findings(plan: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     findings = plan.get("findings")
     if not isinstance(findings, list):
         return ()
-    return tuple((str(f.get("rule")), str(f.get("resource"))) for f in findings if isinstance(f, dict) and f.get("level") == "error")
+    return tuple(
+        (str(f.get("rule")), str(f.get("resource")))
+        for f in findings
+        if isinstance(f, dict) and f.get("level") == "error"
+    )
 
 
 def exit_code(outcomes: list[StackOutcome], fail_on: str) -> int:
@@ -88,7 +117,9 @@ def exit_code(outcomes: list[StackOutcome], fail_on: str) -> int:
     if any(o.status == "error" for o in outcomes):
         return EXIT_INVALID
     blocked = any(o.blocking for o in outcomes)
-    return EXIT_FAIL_ON if blocked or any(o.diff is not None and o.diff.fails_on(fail_on) for o in outcomes) else EXIT_OK
+    return (
+        EXIT_FAIL_ON if blocked or any(o.diff is not None and o.diff.fails_on(fail_on) for o in outcomes) else EXIT_OK
+    )
 
 
 def _blocked_line(outcomes: list[StackOutcome], limit: int = 12) -> str:
@@ -99,15 +130,26 @@ def _blocked_line(outcomes: list[StackOutcome], limit: int = 12) -> str:
         for rule, resource in o.blocking:
             by_rule.setdefault(rule, []).append(resource)
         for rule, names in by_rule.items():
-            shown = ", ".join(md_code(n) for n in names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
+            shown = ", ".join(md_code(n) for n in names[:limit]) + (
+                f" and {len(names) - limit} more" if len(names) > limit else ""
+            )
             parts.append(f"{md_code(rule)} on {shown} in {md_code(o.stack)}")
     count = sum(len(o.blocking) for o in outcomes)
-    return (f"**Blocked: {count} error-level guardrail finding(s) in the head's plan** (`aitrain plan` exits 1 on them; fix them or "
-            f"skip a rule with a reason in the stack file): blocked: {'; '.join(parts)}.")
+    return (
+        f"**Blocked: {count} error-level guardrail finding(s) in the head's plan** (`aitrain plan` exits 1 on them; fix them or "
+        f"skip a rule with a reason in the stack file): blocked: {'; '.join(parts)}."
+    )
 
 
-def comment_body(outcomes: list[StackOutcome], *, stacks: str, fail_on: str, today: dt.date, limit: int = COMMENT_BUDGET,
-                 base_source: str = BASE_PLANNED) -> str:
+def comment_body(
+    outcomes: list[StackOutcome],
+    *,
+    stacks: str,
+    fail_on: str,
+    today: dt.date,
+    limit: int = COMMENT_BUDGET,
+    base_source: str = BASE_PLANNED,
+) -> str:
     """The Markdown comment: marker, verdict, one summary row per stack, then one section per stack (as many as fit).
 
     ``base_source`` says where the base side came from (BASE_PLANNED or BASE_COMMITTED), in the comment's last line.
@@ -116,7 +158,9 @@ def comment_body(outcomes: list[StackOutcome], *, stacks: str, fail_on: str, tod
     errors = [o.stack for o in outcomes if o.status == "error"]
     lines = []
     if errors:
-        lines.append(f"**Cannot plan {len(errors)} stack(s)**: {', '.join(md_code(s) for s in errors)} — see their sections.")
+        lines.append(
+            f"**Cannot plan {len(errors)} stack(s)**: {', '.join(md_code(s) for s in errors)} — see their sections."
+        )
     if any(o.blocking for o in outcomes):
         lines.append(_blocked_line(outcomes))
     if failing:
@@ -128,10 +172,14 @@ def comment_body(outcomes: list[StackOutcome], *, stacks: str, fail_on: str, tod
     rows += [_summary_row(o) for o in outcomes]
     head = "\n".join([MARKER, "## aitrain plan", "", verdict, "", *rows, "", ""])
     sections = [_section(o, stacks) for o in outcomes]
-    base = {BASE_COMMITTED: f"the base commit's committed plans ({md_code((stacks or '.') + '/plans/')}, written by the base's own aitrain)",
-            BASE_PLANNED: "the base's stack files planned with the head's aitrain (no committed plans on the base: commit them with `aitrain plan --update` so the base is planned by its own code)"}[base_source]
-    tail = (f"\n---\n_Head planned offline (Pulumi mocks) with `--today {today.isoformat()}` from the stack files in {md_code(stacks or '.')}; "
-            f"base: {base}._\n")
+    base = {
+        BASE_COMMITTED: f"the base commit's committed plans ({md_code((stacks or '.') + '/plans/')}, written by the base's own aitrain)",
+        BASE_PLANNED: "the base's stack files planned with the head's aitrain (no committed plans on the base: commit them with `aitrain plan --update` so the base is planned by its own code)",
+    }[base_source]
+    tail = (
+        f"\n---\n_Head planned offline (Pulumi mocks) with `--today {today.isoformat()}` from the stack files in {md_code(stacks or '.')}; "
+        f"base: {base}._\n"
+    )
 
     def omitted(n: int) -> str:
         return f"\n_{n} stack section(s) left out to stay under GitHub's comment limit; their rows are in the table above. Run `aitrain ci comment` locally (or read the job log) for all of them._\n"
@@ -142,7 +190,9 @@ def comment_body(outcomes: list[StackOutcome], *, stacks: str, fail_on: str, tod
 def _stack_files(directory: Path) -> dict[str, Path]:
     if not directory.is_dir():
         return {}
-    return {m.group("stack"): p for p in sorted(directory.iterdir()) if p.is_file() and (m := STACK_FILE_RE.match(p.name))}
+    return {
+        m.group("stack"): p for p in sorted(directory.iterdir()) if p.is_file() and (m := STACK_FILE_RE.match(p.name))
+    }
 
 
 def _base_plan(path: Path, today: dt.date, *, from_json: bool) -> dict[str, Any]:
@@ -206,7 +256,10 @@ def _section(o: StackOutcome, stacks: str) -> str:
         text = f"<details><summary>{len(o.diff.changes)} resources</summary>\n\n{text}\n\n</details>"
     if o.blocking:
         listed = "\n".join(f"- {md_code(rule)} {md_code(resource)}" for rule, resource in o.blocking)
-        note = f"**Error-level findings in the head's plan** (`aitrain plan` exits 1; they block this pull request):\n\n{listed}\n\n" + note
+        note = (
+            f"**Error-level findings in the head's plan** (`aitrain plan` exits 1; they block this pull request):\n\n{listed}\n\n"
+            + note
+        )
     return title + note + text + "\n\n"
 
 

@@ -23,9 +23,36 @@ EXAMPLES = (
     "(a repository you control, at a commit), or --install 'python -m pip install ./vendor/aitrain' (a copy in your repository)"
 )
 # pip options that take the next word as their value (the rest are flags); -e's value is a requirement and checked.
-_VALUED = {"-r", "--requirement", "-c", "--constraint", "-i", "--index-url", "--extra-index-url", "-f", "--find-links", "-t", "--target",
-           "--prefix", "--root", "--src", "--upgrade-strategy", "--python-version", "--platform", "--implementation", "--abi",
-           "--only-binary", "--no-binary", "--progress-bar", "--log", "--cache-dir", "--trusted-host", "--proxy", "--timeout", "--retries"}
+_VALUED = {
+    "-r",
+    "--requirement",
+    "-c",
+    "--constraint",
+    "-i",
+    "--index-url",
+    "--extra-index-url",
+    "-f",
+    "--find-links",
+    "-t",
+    "--target",
+    "--prefix",
+    "--root",
+    "--src",
+    "--upgrade-strategy",
+    "--python-version",
+    "--platform",
+    "--implementation",
+    "--abi",
+    "--only-binary",
+    "--no-binary",
+    "--progress-bar",
+    "--log",
+    "--cache-dir",
+    "--trusted-host",
+    "--proxy",
+    "--timeout",
+    "--retries",
+}
 _SHA = re.compile(r"[0-9a-f]{40}")
 # A release tag: v1.2.3, 1.0.0rc1, v0.4.0-beta.1 — at least major.minor, so a moving "v1" or a branch name is refused.
 _TAG = re.compile(r"v?\d+(\.\d+)+([.+-]?[A-Za-z0-9]+)*")
@@ -35,7 +62,11 @@ _REQUIREMENT = re.compile(r"(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?
 def check_install(command: str) -> list[Problem]:
     """Problems with the install command: an unpinned ``aitrain``, a git URL without a commit or tag, an unhashed archive."""
     if not command.strip():
-        return [Problem(OPTION, command, f"must be a shell command that installs aitrain from a source you pin, e.g. {EXAMPLES}")]
+        return [
+            Problem(
+                OPTION, command, f"must be a shell command that installs aitrain from a source you pin, e.g. {EXAMPLES}"
+            )
+        ]
     try:
         words = shlex.split(command.replace("\\\n", " "), comments=True)
     except ValueError as exc:
@@ -89,16 +120,18 @@ def _unpinned(requirement: str, index: bool) -> str | None:
     spec = match["spec"].strip()
     if index and re.fullmatch(r"===?\s*[A-Za-z0-9.+!-]+", spec):
         return None  # an exact version from the one index the command names (-i / --index-url)
-    return (f"installs aitrain by name{' ' + spec if spec else ''} from a package index, but no package of that name is published: "
-            "the job fails, or installs whatever someone later publishes under the name (an exact version is accepted only "
-            "with --index-url naming your own index)")
+    return (
+        f"installs aitrain by name{' ' + spec if spec else ''} from a package index, but no package of that name is published: "
+        "the job fails, or installs whatever someone later publishes under the name (an exact version is accepted only "
+        "with --index-url naming your own index)"
+    )
 
 
 def _unpinned_url(url: str) -> str | None:
     if url.startswith("file:"):
         return None
     if url.startswith("git+"):
-        path = urlsplit(url[len("git+"):]).path
+        path = urlsplit(url[len("git+") :]).path
         ref = path.rsplit("@", 1)[1] if "@" in path else ""
         if _SHA.fullmatch(ref) or _TAG.fullmatch(ref):
             return None

@@ -156,14 +156,22 @@ jobs:
 """
 
 
-def workflow_yaml(*, install: str, stacks: str = DEFAULT_STACKS, fail_on: str = "data-risk", python: str = PYTHON_VERSION) -> str:
+def workflow_yaml(
+    *, install: str, stacks: str = DEFAULT_STACKS, fail_on: str = "data-risk", python: str = PYTHON_VERSION
+) -> str:
     """The workflow text for a repository whose stack files are under ``stacks`` and which installs aitrain with ``install``.
 
     ``install`` has no default: it must install a source the user pins (``ci.install.check_install``).
     """
     problems = []
     if not stacks.strip() or "\n" in stacks:
-        problems.append(Problem("--stacks", stacks, "must be one folder path relative to the repository root (e.g. examples/stacks or .)"))
+        problems.append(
+            Problem(
+                "--stacks",
+                stacks,
+                "must be one folder path relative to the repository root (e.g. examples/stacks or .)",
+            )
+        )
     if fail_on not in FAIL_ON:
         problems.append(Problem("--fail-on", fail_on, f"must be one of {', '.join(FAIL_ON)}"))
     problems.extend(check_install(install))
@@ -171,6 +179,16 @@ def workflow_yaml(*, install: str, stacks: str = DEFAULT_STACKS, fail_on: str = 
         raise UserInputError("invalid workflow settings", problems)
     install_lines = "".join(f"          {line}\n" if line.strip() else "\n" for line in install.strip("\n").split("\n"))
     # JSON strings are valid YAML double-quoted scalars: any folder name stays one string.
-    checkout, setup_python = (f"{repo}@{sha} # {tag}" for repo, sha, tag in (ACTIONS["checkout"], ACTIONS["setup-python"]))
-    return _TEMPLATE.format(stacks=json.dumps(stacks), fail_on=json.dumps(fail_on), python=python, install=install_lines, marker=MARKER, author=COMMENT_AUTHOR,
-                            checkout=checkout, setup_python=setup_python)
+    checkout, setup_python = (
+        f"{repo}@{sha} # {tag}" for repo, sha, tag in (ACTIONS["checkout"], ACTIONS["setup-python"])
+    )
+    return _TEMPLATE.format(
+        stacks=json.dumps(stacks),
+        fail_on=json.dumps(fail_on),
+        python=python,
+        install=install_lines,
+        marker=MARKER,
+        author=COMMENT_AUTHOR,
+        checkout=checkout,
+        setup_python=setup_python,
+    )

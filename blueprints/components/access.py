@@ -61,14 +61,31 @@ class LoginNode(pulumi.ComponentResource):
             tags=tags,
             opts=child(self),
         )
-        ssh_ingress(self, f"{name}-sg-admin-ssh", self.security_group.id, "SSH to the login node from the configured admin range only", cidr_ip=args.admin_cidr)
+        ssh_ingress(
+            self,
+            f"{name}-sg-admin-ssh",
+            self.security_group.id,
+            "SSH to the login node from the configured admin range only",
+            cidr_ip=args.admin_cidr,
+        )
         # A bastion only forwards SSH: to the nodes (TCP 22 into the VPC) and to Alibaba Cloud's service range for its
         # own metadata, DNS, NTP and OS mirrors (the same range the nodes' list accepts). Nothing else: with its public
         # address it would otherwise be the one host that can send the share's data anywhere, past the nodes' list.
-        egress_rules(self, f"{name}-sg", self.security_group.id, [
-            ("ssh-vpc", "tcp", "22/22", args.vpc_cidr, "SSH from the login node to the training nodes"),
-            ("alibaba-services", "all", "-1/-1", ALIBABA_SERVICE_CIDR, "Alibaba Cloud services: metadata, DNS, NTP, OS mirrors"),
-        ])
+        egress_rules(
+            self,
+            f"{name}-sg",
+            self.security_group.id,
+            [
+                ("ssh-vpc", "tcp", "22/22", args.vpc_cidr, "SSH from the login node to the training nodes"),
+                (
+                    "alibaba-services",
+                    "all",
+                    "-1/-1",
+                    ALIBABA_SERVICE_CIDR,
+                    "Alibaba Cloud services: metadata, DNS, NTP, OS mirrors",
+                ),
+            ],
+        )
         self.instance = alicloud.ecs.Instance(
             f"{name}-instance",
             instance_name=f"{args.name}-login",
@@ -91,7 +108,13 @@ class LoginNode(pulumi.ComponentResource):
             opts=child(self),
         )
         self.eip, _ = attached_eip(
-            self, name, address_name=f"{args.name}-login", bandwidth_mbps=LOGIN_EIP_BANDWIDTH_MBPS, instance_id=self.instance.id, instance_type="EcsInstance", tags=tags
+            self,
+            name,
+            address_name=f"{args.name}-login",
+            bandwidth_mbps=LOGIN_EIP_BANDWIDTH_MBPS,
+            instance_id=self.instance.id,
+            instance_type="EcsInstance",
+            tags=tags,
         )
 
         self.security_group_id = self.security_group.id

@@ -12,6 +12,7 @@ import pulumi_alicloud as alicloud
 # Where every node sees the shared storage pool, whatever its kind.
 SHARED_MOUNT_PATH = "/mnt/shared"
 
+
 def child(parent: pulumi.Resource, **extra: Any) -> pulumi.ResourceOptions:
     """Options for a child resource: parented to the component (so it inherits the provider)."""
     return pulumi.ResourceOptions(parent=parent, **extra)

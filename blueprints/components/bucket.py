@@ -86,12 +86,16 @@ class DataBucket(pulumi.ComponentResource):
                 tags=tags,
                 # With oss.BucketLogging the bucket must ignore its own ``logging`` input, "otherwise oss.Bucket will keep
                 # disabling the logging configuration set by this resource on every apply" (BucketLogging docstring, SDK 4.0.0).
-                opts=pulumi.ResourceOptions.merge(stateful(self), pulumi.ResourceOptions(ignore_changes=["logging"])) if args.access_log_bucket else stateful(self),
+                opts=pulumi.ResourceOptions.merge(stateful(self), pulumi.ResourceOptions(ignore_changes=["logging"]))
+                if args.access_log_bucket
+                else stateful(self),
             )
             # The bucket's own ``bucket`` output (its name), so every setting waits for the bucket.
             bucket_name: pulumi.Input[str] = self.bucket_resource.bucket
             alicloud.oss.BucketAcl(f"{name}-acl", bucket=bucket_name, acl="private", opts=child(self))
-            alicloud.oss.BucketPublicAccessBlock(f"{name}-public-access-block", bucket=bucket_name, block_public_access=True, opts=child(self))
+            alicloud.oss.BucketPublicAccessBlock(
+                f"{name}-public-access-block", bucket=bucket_name, block_public_access=True, opts=child(self)
+            )
             # Versioning can be suspended but never turned off again (BucketVersioning docstring): the
             # lifecycle rule above is what bounds the cost of old checkpoint versions.
             alicloud.oss.BucketVersioning(f"{name}-versioning", bucket=bucket_name, status="Enabled", opts=child(self))
@@ -102,8 +106,15 @@ class DataBucket(pulumi.ComponentResource):
                 kms_master_key_id=args.kms_key_id,
                 opts=child(self),
             )
-            alicloud.oss.BucketHttpsConfig(f"{name}-tls", bucket=bucket_name, enable=True, tls_versions=list(TLS_VERSIONS), opts=child(self))
-            alicloud.oss.BucketPolicy(f"{name}-https-only", bucket=bucket_name, policy=objectstore.https_only_policy(args.bucket), opts=child(self))
+            alicloud.oss.BucketHttpsConfig(
+                f"{name}-tls", bucket=bucket_name, enable=True, tls_versions=list(TLS_VERSIONS), opts=child(self)
+            )
+            alicloud.oss.BucketPolicy(
+                f"{name}-https-only",
+                bucket=bucket_name,
+                policy=objectstore.https_only_policy(args.bucket),
+                opts=child(self),
+            )
             self.log_bucket = self._access_log(name, args, bucket_name)
         else:
             self.bucket_resource = None
@@ -119,15 +130,26 @@ class DataBucket(pulumi.ComponentResource):
         self.bucket = args.bucket
         self.access_log_bucket = args.access_log_bucket if self.log_bucket is not None else None
         self.policy_name = self.policy.policy_name
-        self.register_outputs({"bucket": self.bucket, "internal_endpoint": self.internal_endpoint, "policy_name": self.policy_name, "access_log_bucket": self.access_log_bucket})
+        self.register_outputs(
+            {
+                "bucket": self.bucket,
+                "internal_endpoint": self.internal_endpoint,
+                "policy_name": self.policy_name,
+                "access_log_bucket": self.access_log_bucket,
+            }
+        )
 
-    def _access_log(self, name: str, args: DataBucketArgs, data_bucket: pulumi.Input[str]) -> alicloud.oss.Bucket | None:
+    def _access_log(
+        self, name: str, args: DataBucketArgs, data_bucket: pulumi.Input[str]
+    ) -> alicloud.oss.Bucket | None:
         """The access-log bucket, its settings, and the data bucket's ``oss.BucketLogging`` into it (None: logging off)."""
         if args.access_log_bucket is None:
             return None
         log_name = objectstore.check_bucket_name(args.access_log_bucket)
         if log_name == args.bucket:
-            raise ValueError(f"access-log bucket {log_name!r} is the data bucket itself; OSS would log its own log writes in a loop")
+            raise ValueError(
+                f"access-log bucket {log_name!r} is the data bucket itself; OSS would log its own log writes in a loop"
+            )
         log_bucket = alicloud.oss.Bucket(
             f"{name}-log-bucket",
             bucket=log_name,
@@ -139,13 +161,27 @@ class DataBucket(pulumi.ComponentResource):
         )
         target: pulumi.Input[str] = log_bucket.bucket
         alicloud.oss.BucketAcl(f"{name}-log-acl", bucket=target, acl="private", opts=child(self))
-        alicloud.oss.BucketPublicAccessBlock(f"{name}-log-public-access-block", bucket=target, block_public_access=True, opts=child(self))
+        alicloud.oss.BucketPublicAccessBlock(
+            f"{name}-log-public-access-block", bucket=target, block_public_access=True, opts=child(self)
+        )
         # Versioned like the data: a deleted or overwritten log object stays recoverable for noncurrent_days.
         alicloud.oss.BucketVersioning(f"{name}-log-versioning", bucket=target, status="Enabled", opts=child(self))
-        alicloud.oss.BucketServerSideEncryption(f"{name}-log-encryption", bucket=target, sse_algorithm=SSE_ALGORITHM, opts=child(self))
-        alicloud.oss.BucketHttpsConfig(f"{name}-log-tls", bucket=target, enable=True, tls_versions=list(TLS_VERSIONS), opts=child(self))
-        alicloud.oss.BucketPolicy(f"{name}-log-https-only", bucket=target, policy=objectstore.https_only_policy(log_name), opts=child(self))
-        alicloud.oss.BucketLogging(f"{name}-logging", bucket=data_bucket, target_bucket=target, target_prefix=ACCESS_LOG_PREFIX, opts=child(self))
+        alicloud.oss.BucketServerSideEncryption(
+            f"{name}-log-encryption", bucket=target, sse_algorithm=SSE_ALGORITHM, opts=child(self)
+        )
+        alicloud.oss.BucketHttpsConfig(
+            f"{name}-log-tls", bucket=target, enable=True, tls_versions=list(TLS_VERSIONS), opts=child(self)
+        )
+        alicloud.oss.BucketPolicy(
+            f"{name}-log-https-only", bucket=target, policy=objectstore.https_only_policy(log_name), opts=child(self)
+        )
+        alicloud.oss.BucketLogging(
+            f"{name}-logging",
+            bucket=data_bucket,
+            target_bucket=target,
+            target_prefix=ACCESS_LOG_PREFIX,
+            opts=child(self),
+        )
         return log_bucket
 
 
@@ -165,7 +201,9 @@ def _lifecycle_rules(checkpoint_prefix: str, noncurrent_days: int) -> list[alicl
             id="checkpoint-noncurrent-versions",
             enabled=True,
             prefix=checkpoint_prefix,
-            noncurrent_version_expirations=[alicloud.oss.BucketLifecycleRuleNoncurrentVersionExpirationArgs(days=noncurrent_days)],
+            noncurrent_version_expirations=[
+                alicloud.oss.BucketLifecycleRuleNoncurrentVersionExpirationArgs(days=noncurrent_days)
+            ],
             # Remove delete markers once no version is left behind them ("cannot be specified with Days, Date
             # or CreatedBeforeDate", pulumi_alicloud 4.0.0 oss/_inputs.py), so deleted checkpoints leave nothing.
             expirations=[alicloud.oss.BucketLifecycleRuleExpirationArgs(expired_object_delete_marker=True)],
@@ -183,13 +221,17 @@ def _log_lifecycle_rules(log_days: int, noncurrent_days: int) -> list[alicloud.o
             enabled=True,
             prefix=ACCESS_LOG_PREFIX,
             expirations=[alicloud.oss.BucketLifecycleRuleExpirationArgs(days=log_days)],
-            noncurrent_version_expirations=[alicloud.oss.BucketLifecycleRuleNoncurrentVersionExpirationArgs(days=noncurrent_days)],
+            noncurrent_version_expirations=[
+                alicloud.oss.BucketLifecycleRuleNoncurrentVersionExpirationArgs(days=noncurrent_days)
+            ],
         ),
         _abort_multipart_uploads(),
     ]
 
 
-def attach_bucket_policy(parent: pulumi.Resource, name: str, role: alicloud.ram.Role, policy: pulumi.Input[str]) -> alicloud.ram.RolePolicyAttachment:
+def attach_bucket_policy(
+    parent: pulumi.Resource, name: str, role: alicloud.ram.Role, policy: pulumi.Input[str]
+) -> alicloud.ram.RolePolicyAttachment:
     """Attach the bucket policy ``policy`` (its name) to a compute unit's node ``role``, parented to ``parent``.
 
     Call it from the compute component, so parking or replacing compute removes only this attachment and

@@ -9,7 +9,14 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from blueprints.components.base import base64_text, child, with_tags
-from blueprints.components.node import ERI_TRAFFIC_MODE, SCRATCH_DISK_NAME, NodeSpec, node_identity, node_launch_template, scratch_disk_fields
+from blueprints.components.node import (
+    ERI_TRAFFIC_MODE,
+    SCRATCH_DISK_NAME,
+    NodeSpec,
+    node_identity,
+    node_launch_template,
+    scratch_disk_fields,
+)
 from blueprints.layout import instance_batches
 
 
@@ -60,16 +67,35 @@ class GpuCluster(pulumi.ComponentResource):
             }
         )
 
-    def _instance_sets(self, name: str, args: GpuClusterArgs) -> tuple[pulumi.Output[list[str]], pulumi.Output[list[str]]]:
+    def _instance_sets(
+        self, name: str, args: GpuClusterArgs
+    ) -> tuple[pulumi.Output[list[str]], pulumi.Output[list[str]]]:
         node = args.node
         self.launch_template = node_launch_template(
-            self, name, node, role_name=self.role.role_name, user_data=self.user_data, tags=self.tags, with_scratch=False,
-            vswitch_id=args.vswitch_id, zone_id=args.zone_id, deployment_set_id=self.deployment_set.id,
+            self,
+            name,
+            node,
+            role_name=self.role.role_name,
+            user_data=self.user_data,
+            tags=self.tags,
+            with_scratch=False,
+            vswitch_id=args.vswitch_id,
+            zone_id=args.zone_id,
+            deployment_set_id=self.deployment_set.id,
         )
         # The instance set launches the nodes, so the scratch disk is asked for here (an instance set's data disks
         # are deleted with the instance: RunInstances' DataDisk.N.DeleteWithInstance defaults to true).
         scratch = (
-            [alicloud.ecs.EcsInstanceSetDataDiskArgs(disk_size=node.scratch_disk_gib, disk_category="cloud_essd", performance_level=node.scratch_performance_level, encrypted=True, kms_key_id=node.kms_key_id, disk_name=SCRATCH_DISK_NAME)]
+            [
+                alicloud.ecs.EcsInstanceSetDataDiskArgs(
+                    disk_size=node.scratch_disk_gib,
+                    disk_category="cloud_essd",
+                    performance_level=node.scratch_performance_level,
+                    encrypted=True,
+                    kms_key_id=node.kms_key_id,
+                    disk_name=SCRATCH_DISK_NAME,
+                )
+            ]
             if node.scratch_disk_gib
             else None
         )
@@ -107,13 +133,11 @@ class GpuCluster(pulumi.ComponentResource):
         ips = pulumi.Output.all(ids, found.instances).apply(lambda pair: _ips_in_order(pair[0], pair[1]))
         return ids, ips
 
-    def _one_instance_per_node(self, name: str, args: GpuClusterArgs) -> tuple[pulumi.Output[list[str]], pulumi.Output[list[str]]]:
+    def _one_instance_per_node(
+        self, name: str, args: GpuClusterArgs
+    ) -> tuple[pulumi.Output[list[str]], pulumi.Output[list[str]]]:
         node = args.node
-        scratch = (
-            [alicloud.ecs.InstanceDataDiskArgs(**scratch_disk_fields(node))]
-            if node.scratch_disk_gib
-            else None
-        )
+        scratch = [alicloud.ecs.InstanceDataDiskArgs(**scratch_disk_fields(node))] if node.scratch_disk_gib else None
         self.instances: list[alicloud.ecs.Instance] = []
         for index in range(args.nodes):
             self.instances.append(

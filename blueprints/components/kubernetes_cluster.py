@@ -96,7 +96,11 @@ class KubernetesCluster(pulumi.ComponentResource):
         self.system_role = node_role(self, f"{name}-system")
         self.system_pool = self._system_pool(name, args)
         self.gpu_role = node_role(self, f"{name}-gpu")
-        self.bucket_attachment = attach_bucket_policy(self, f"{name}-gpu", self.gpu_role, args.bucket_policy_name) if args.bucket_policy_name is not None else None
+        self.bucket_attachment = (
+            attach_bucket_policy(self, f"{name}-gpu", self.gpu_role, args.bucket_policy_name)
+            if args.bucket_policy_name is not None
+            else None
+        )
         self.gpu_pool = self._gpu_pool(name, args)
         # The cluster autoscaler's settings (one per cluster): scale in a GPU node below the profile's GPU use, and
         # scale the GPU pool up from zero nodes when a job is pending (ACK's defaults are 0.5 and true).
@@ -110,9 +114,19 @@ class KubernetesCluster(pulumi.ComponentResource):
         )
         # What the volumes and the job engine must wait for: both pools (add-ons are installed with the cluster).
         self.ready: list[pulumi.Resource] = [self.system_pool, self.gpu_pool, self.autoscaler]
-        credential = alicloud.cs.get_cluster_credential_output(cluster_id=self.cluster.id, temporary_duration_minutes=KUBECONFIG_MINUTES, opts=pulumi.InvokeOutputOptions(parent=self))
+        credential = alicloud.cs.get_cluster_credential_output(
+            cluster_id=self.cluster.id,
+            temporary_duration_minutes=KUBECONFIG_MINUTES,
+            opts=pulumi.InvokeOutputOptions(parent=self),
+        )
         self.kubeconfig: pulumi.Output[str] = pulumi.Output.secret(credential.kube_config)
-        self.register_outputs({"cluster_id": self.cluster.id, "gpu_node_pool_id": self.gpu_pool.node_pool_id, "gpu_role_name": self.gpu_role.role_name})
+        self.register_outputs(
+            {
+                "cluster_id": self.cluster.id,
+                "gpu_node_pool_id": self.gpu_pool.node_pool_id,
+                "gpu_role_name": self.gpu_role.role_name,
+            }
+        )
 
     def _cluster(self, name: str, args: KubernetesClusterArgs) -> alicloud.cs.ManagedKubernetes:
         project = args.audit_log_project
@@ -149,7 +163,10 @@ class KubernetesCluster(pulumi.ComponentResource):
             skip_set_certificate_authority=True,
             # No deletion protection: the cluster holds no data (storage and bucket are separate and retained).
             deletion_protection=False,
-            addons=[alicloud.cs.ManagedKubernetesAddonArgs(name=n, version=v or None, config=c or None) for n, v, c in args.addons],
+            addons=[
+                alicloud.cs.ManagedKubernetesAddonArgs(name=n, version=v or None, config=c or None)
+                for n, v, c in args.addons
+            ],
             tags=self.tags,
             opts=child(self),
             **extra,
@@ -173,7 +190,9 @@ class KubernetesCluster(pulumi.ComponentResource):
             management=alicloud.cs.NodePoolManagementArgs(
                 enable=True,
                 auto_repair=True,
-                auto_repair_policy=alicloud.cs.NodePoolManagementAutoRepairPolicyArgs(restart_node=AUTO_REPAIR_RESTARTS_NODE),
+                auto_repair_policy=alicloud.cs.NodePoolManagementAutoRepairPolicyArgs(
+                    restart_node=AUTO_REPAIR_RESTARTS_NODE
+                ),
                 auto_upgrade=False,
                 auto_vul_fix=False,
                 max_unavailable=REPAIR_MAX_UNAVAILABLE,
@@ -224,7 +243,9 @@ class KubernetesCluster(pulumi.ComponentResource):
             node_pool_name=f"{name}-gpu",
             instance_types=[args.instance_type],
             # The cluster autoscaler adds nodes for pending GPU pods and removes idle ones, down to min_size.
-            scaling_config=alicloud.cs.NodePoolScalingConfigArgs(enable=True, min_size=args.min_nodes, max_size=args.max_nodes, type="gpu"),
+            scaling_config=alicloud.cs.NodePoolScalingConfigArgs(
+                enable=True, min_size=args.min_nodes, max_size=args.max_nodes, type="gpu"
+            ),
             spot_strategy="SpotAsPriceGo" if args.spot else "NoSpot",
             ram_role_name=self.gpu_role.role_name,
             labels=labels,

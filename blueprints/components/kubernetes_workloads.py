@@ -17,7 +17,9 @@ from blueprints.components.base import child
 TRAINING_OPERATOR_VERSION = "v1.9.0"
 # Vendored from github.com/kubeflow/training-operator v1.9.0: the PyTorchJob CRD as released (PYTORCHJOB_CRD.md) and
 # the standalone install rendered by scan/render_training_operator.py (PyTorchJob scheme only; see its header).
-OPERATOR_DIR = Path(__file__).resolve().parents[1] / "data" / "kubeflow" / f"training-operator-{TRAINING_OPERATOR_VERSION}"
+OPERATOR_DIR = (
+    Path(__file__).resolve().parents[1] / "data" / "kubeflow" / f"training-operator-{TRAINING_OPERATOR_VERSION}"
+)
 OPERATOR_FILES = ("kubeflow.org_pytorchjobs.yaml", "operator.yaml")
 OPERATOR_IMAGE = "kubeflow/training-operator:v1-5170a36"  # manifests/overlays/standalone/kustomization.yaml of v1.9.0
 
@@ -55,7 +57,10 @@ NAMESPACE_LABEL = "kubernetes.io/metadata.name"  # set by Kubernetes on every na
 def network_policies(namespace: str) -> dict[str, dict[str, Any]]:
     """The namespace's NetworkPolicy specs by name: deny everything, then admit the namespace itself and DNS."""
     same_namespace: list[dict[str, Any]] = [{"pod_selector": {}}]
-    dns = {"to": [{"namespace_selector": {"match_labels": {NAMESPACE_LABEL: "kube-system"}}}], "ports": [{"protocol": proto, "port": port} for proto, port in DNS_PORTS]}
+    dns = {
+        "to": [{"namespace_selector": {"match_labels": {NAMESPACE_LABEL: "kube-system"}}}],
+        "ports": [{"protocol": proto, "port": port} for proto, port in DNS_PORTS],
+    }
     return {
         "default-deny": {"pod_selector": {}, "policy_types": ["Ingress", "Egress"]},
         "allow-namespace-and-dns": {
@@ -93,7 +98,9 @@ def operator_objects() -> tuple[dict[str, Any], ...]:
     """The vendored training-operator objects (CRD first), parsed once per process (the CRD alone is 600 KB)."""
     docs: list[dict[str, Any]] = []
     for name in OPERATOR_FILES:
-        docs.extend(d for d in yaml.load_all((OPERATOR_DIR / name).read_text(encoding="utf-8"), Loader=yaml.CSafeLoader) if d)
+        docs.extend(
+            d for d in yaml.load_all((OPERATOR_DIR / name).read_text(encoding="utf-8"), Loader=yaml.CSafeLoader) if d
+        )
     return tuple(docs)
 
 
@@ -105,7 +112,14 @@ def oss_volume_attributes(bucket: str, endpoint: str, role_name: str) -> dict[st
     HTTPS (the ossfs 2.0 guide mounts ``https://oss-cn-hangzhou-internal.aliyuncs.com``).
     """
     url = endpoint if endpoint.startswith(("https://", "http://")) else f"https://{endpoint}"
-    return {"bucket": bucket, "url": url, "path": "/", "authType": OSS_AUTH_TYPE, "roleName": role_name, "otherOpts": OSS_OTHER_OPTS}
+    return {
+        "bucket": bucket,
+        "url": url,
+        "path": "/",
+        "authType": OSS_AUTH_TYPE,
+        "roleName": role_name,
+        "otherOpts": OSS_OTHER_OPTS,
+    }
 
 
 def nas_volume_attributes(mount_source: str) -> dict[str, str]:
@@ -126,35 +140,59 @@ class KubernetesWorkloads(pulumi.ComponentResource):
     def __init__(self, name: str, args: KubernetesWorkloadsArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("aitrain:kubernetes:KubernetesWorkloads", name, None, opts)
         if args.storage_kind not in ("nas", "extreme_nas"):
-            raise ValueError(f"storage.kind {args.storage_kind!r} has no static-volume recipe for ACK here; allowed: nas, extreme_nas")
+            raise ValueError(
+                f"storage.kind {args.storage_kind!r} has no static-volume recipe for ACK here; allowed: nas, extreme_nas"
+            )
         bucket_parts = (args.bucket, args.bucket_endpoint, args.node_role_name)
         if any(part is None for part in bucket_parts) and any(part is not None for part in bucket_parts):
-            raise ValueError("bucket, bucket_endpoint and node_role_name come together (the bucket volume needs all three) or not at all")
+            raise ValueError(
+                "bucket, bucket_endpoint and node_role_name come together (the bucket volume needs all three) or not at all"
+            )
         # delete_unreachable: once the cluster is gone its objects are gone too, so a destroy or a cluster replacement
         # drops them from the state instead of failing on an API server that no longer answers.
-        self.provider = k8s.Provider(f"{name}-kubeconfig", kubeconfig=args.kubeconfig, delete_unreachable=True, opts=child(self))
+        self.provider = k8s.Provider(
+            f"{name}-kubeconfig", kubeconfig=args.kubeconfig, delete_unreachable=True, opts=child(self)
+        )
         on_cluster = child(self, provider=self.provider, depends_on=list(args.depends_on))
         labels = {"app.kubernetes.io/managed-by": "aitrain", "aitrain.io/profile": args.name}
-        namespace = k8s.core.v1.Namespace(f"{name}-namespace", metadata={"name": args.namespace, "labels": labels}, opts=on_cluster)
+        namespace = k8s.core.v1.Namespace(
+            f"{name}-namespace", metadata={"name": args.namespace, "labels": labels}, opts=on_cluster
+        )
         in_namespace = pulumi.ResourceOptions.merge(on_cluster, pulumi.ResourceOptions(depends_on=[namespace]))
         self.network_policies = [
             k8s.networking.v1.NetworkPolicy(
-                f"{name}-netpol-{policy}", metadata={"name": policy, "namespace": args.namespace, "labels": labels}, spec=cast(Any, spec), opts=in_namespace
+                f"{name}-netpol-{policy}",
+                metadata={"name": policy, "namespace": args.namespace, "labels": labels},
+                spec=cast(Any, spec),
+                opts=in_namespace,
             )
             for policy, spec in network_policies(args.namespace).items()
         ]
 
         self.shared_claim = self._static_volume(
-            name, "shared", args, labels, namespace,
-            csi={"driver": NAS_CSI_DRIVER, "volume_attributes": pulumi.Output.from_input(args.mount_source).apply(nas_volume_attributes)},
+            name,
+            "shared",
+            args,
+            labels,
+            namespace,
+            csi={
+                "driver": NAS_CSI_DRIVER,
+                "volume_attributes": pulumi.Output.from_input(args.mount_source).apply(nas_volume_attributes),
+            },
             mount_options=NAS_MOUNT_OPTIONS,
         )
         self.bucket_claim = (
             self._static_volume(
-                name, "data", args, labels, namespace,
+                name,
+                "data",
+                args,
+                labels,
+                namespace,
                 csi={
                     "driver": OSS_CSI_DRIVER,
-                    "volume_attributes": pulumi.Output.all(args.bucket, args.bucket_endpoint, args.node_role_name).apply(lambda parts: oss_volume_attributes(*parts)),
+                    "volume_attributes": pulumi.Output.all(
+                        args.bucket, args.bucket_endpoint, args.node_role_name
+                    ).apply(lambda parts: oss_volume_attributes(*parts)),
                 },
             )
             if args.bucket is not None
@@ -164,11 +202,24 @@ class KubernetesWorkloads(pulumi.ComponentResource):
         self.training_operator_version = TRAINING_OPERATOR_VERSION
         self._training_operator(name, args, on_cluster)
         self.register_outputs(
-            {"shared_claim": self.shared_claim, "bucket_claim": self.bucket_claim, "namespace": self.namespace, "training_operator_version": self.training_operator_version}
+            {
+                "shared_claim": self.shared_claim,
+                "bucket_claim": self.bucket_claim,
+                "namespace": self.namespace,
+                "training_operator_version": self.training_operator_version,
+            }
         )
 
     def _static_volume(
-        self, name: str, use: str, args: KubernetesWorkloadsArgs, labels: dict[str, str], namespace: k8s.core.v1.Namespace, *, csi: dict[str, Any], mount_options: Sequence[str] = ()
+        self,
+        name: str,
+        use: str,
+        args: KubernetesWorkloadsArgs,
+        labels: dict[str, str],
+        namespace: k8s.core.v1.Namespace,
+        *,
+        csi: dict[str, Any],
+        mount_options: Sequence[str] = (),
     ) -> str:
         """A static PersistentVolume ``<profile>-<use>`` through ``csi`` and its claim bound to it by name; returns the claim's name.
 
@@ -212,12 +263,22 @@ class KubernetesWorkloads(pulumi.ComponentResource):
         for obj in operator_objects():
             kind, meta = obj["kind"], obj["metadata"]
             resource_type = OPERATOR_KINDS[(obj["apiVersion"], kind)]
-            fields = {_snake(key): value for key, value in _with_image(obj, args.operator_image).items() if key not in ("apiVersion", "kind")}
+            fields = {
+                _snake(key): value
+                for key, value in _with_image(obj, args.operator_image).items()
+                if key not in ("apiVersion", "kind")
+            }
             owned = OPERATOR_OWNED_FIELDS.get(kind)
             # Deleting a CRD deletes every object of its kind: removing or replacing the operator must never delete
             # the PyTorchJobs that are running, so the CRD is left in the cluster.
-            extra = pulumi.ResourceOptions(ignore_changes=owned, retain_on_delete=kind == "CustomResourceDefinition" or None)
-            resource_type(f"{name}-operator-{kind.lower()}-{meta['name']}", opts=pulumi.ResourceOptions.merge(opts, extra), **fields)
+            extra = pulumi.ResourceOptions(
+                ignore_changes=owned, retain_on_delete=kind == "CustomResourceDefinition" or None
+            )
+            resource_type(
+                f"{name}-operator-{kind.lower()}-{meta['name']}",
+                opts=pulumi.ResourceOptions.merge(opts, extra),
+                **fields,
+            )
 
 
 # Every kind the vendored operator install contains (apiVersion, kind) → its pulumi_kubernetes resource.
@@ -230,7 +291,10 @@ OPERATOR_KINDS: dict[tuple[str, str], Any] = {
     ("rbac.authorization.k8s.io/v1", "ClusterRole"): k8s.rbac.v1.ClusterRole,
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): k8s.rbac.v1.ClusterRoleBinding,
     ("apps/v1", "Deployment"): k8s.apps.v1.Deployment,
-    ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration"): k8s.admissionregistration.v1.ValidatingWebhookConfiguration,
+    (
+        "admissionregistration.k8s.io/v1",
+        "ValidatingWebhookConfiguration",
+    ): k8s.admissionregistration.v1.ValidatingWebhookConfiguration,
 }
 
 
@@ -245,4 +309,7 @@ def _with_image(obj: dict[str, Any], image: str) -> dict[str, Any]:
         return obj
     template = obj["spec"]["template"]
     containers = [{**c, "image": image} for c in template["spec"]["containers"]]
-    return {**obj, "spec": {**obj["spec"], "template": {**template, "spec": {**template["spec"], "containers": containers}}}}
+    return {
+        **obj,
+        "spec": {**obj["spec"], "template": {**template, "spec": {**template["spec"], "containers": containers}}},
+    }

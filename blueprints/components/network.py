@@ -102,7 +102,9 @@ class TrainingNetwork(pulumi.ComponentResource):
             )
 
         # The compute vSwitches' CIDRs by zone: what the share admits and what the launcher takes as a node address.
-        self.compute_cidrs: dict[str, str] = {zone: vswitch_cidr(args.vpc_cidr, zone, args.region_zones) for zone in self.compute_zone_ids}
+        self.compute_cidrs: dict[str, str] = {
+            zone: vswitch_cidr(args.vpc_cidr, zone, args.region_zones) for zone in self.compute_zone_ids
+        }
         self.login_vswitch = (
             alicloud.vpc.Switch(
                 f"{name}-vsw-login",
@@ -144,7 +146,13 @@ class TrainingNetwork(pulumi.ComponentResource):
         if args.egress_allow is not None:
             self._egress_allow_list(name, args)
         if args.admin_cidr:
-            ssh_ingress(self, f"{name}-sg-admin-ssh", self.security_group.id, "SSH from the configured admin range only", cidr_ip=args.admin_cidr)
+            ssh_ingress(
+                self,
+                f"{name}-sg-admin-ssh",
+                self.security_group.id,
+                "SSH from the configured admin range only",
+                cidr_ip=args.admin_cidr,
+            )
 
         self.nat_gateway = alicloud.vpc.NatGateway(
             f"{name}-nat",
@@ -161,7 +169,13 @@ class TrainingNetwork(pulumi.ComponentResource):
             opts=child(self),
         )
         self.nat_eip, association = attached_eip(
-            self, f"{name}-nat", address_name=f"{name}-nat", bandwidth_mbps=NAT_EIP_BANDWIDTH_MBPS, instance_id=self.nat_gateway.id, instance_type="Nat", tags=tags
+            self,
+            f"{name}-nat",
+            address_name=f"{name}-nat",
+            bandwidth_mbps=NAT_EIP_BANDWIDTH_MBPS,
+            instance_id=self.nat_gateway.id,
+            instance_type="Nat",
+            tags=tags,
         )
         for zone, vswitch in self.vswitches.items():
             alicloud.vpc.SnatEntry(
@@ -207,14 +221,29 @@ class TrainingNetwork(pulumi.ComponentResource):
         """Egress accepts (VPC, Alibaba Cloud services, the profile's entries) and, last, a drop of everything else."""
         accepts = [
             ("vpc", "all", "-1/-1", args.vpc_cidr, "the training VPC (nodes, NAS mount targets)"),
-            ("alibaba-services", "all", "-1/-1", ALIBABA_SERVICE_CIDR, "Alibaba Cloud services: metadata, DNS, mirrors, OSS internal"),
+            (
+                "alibaba-services",
+                "all",
+                "-1/-1",
+                ALIBABA_SERVICE_CIDR,
+                "Alibaba Cloud services: metadata, DNS, mirrors, OSS internal",
+            ),
         ]
-        accepts += [(f"allow-{i}", "tcp", rule.ports, rule.cidr, rule.description or f"allow-list entry {i}") for i, rule in enumerate(args.egress_allow or ())]
+        accepts += [
+            (f"allow-{i}", "tcp", rule.ports, rule.cidr, rule.description or f"allow-list entry {i}")
+            for i, rule in enumerate(args.egress_allow or ())
+        ]
         egress_rules(self, f"{name}-sg", self.security_group.id, accepts)
 
     def admit_ssh_from(self, security_group_id: pulumi.Input[str]) -> alicloud.ecs.SecurityGroupRule:
         """Let members of another security group (the login node's) SSH into the training nodes, and nobody else."""
-        return ssh_ingress(self, f"{self.prefix}-sg-ssh-from-login", self.security_group.id, "SSH from the login node only", source_security_group_id=security_group_id)
+        return ssh_ingress(
+            self,
+            f"{self.prefix}-sg-ssh-from-login",
+            self.security_group.id,
+            "SSH from the login node only",
+            source_security_group_id=security_group_id,
+        )
 
     @property
     def login_vswitch_id(self) -> pulumi.Output[str]:
@@ -228,7 +257,12 @@ class TrainingNetwork(pulumi.ComponentResource):
         return self.vswitches[zone].id
 
 
-def egress_rules(parent: pulumi.Resource, prefix: str, security_group_id: pulumi.Input[str], accepts: list[tuple[str, str, str, str, str]]) -> None:
+def egress_rules(
+    parent: pulumi.Resource,
+    prefix: str,
+    security_group_id: pulumi.Input[str],
+    accepts: list[tuple[str, str, str, str, str]],
+) -> None:
     """Egress accepts ``(suffix, protocol, ports, cidr, description)`` into one group and, last, a drop of everything else.
 
     The rules are named ``<prefix>-egress-<suffix>`` and ``<prefix>-egress-drop-all``: the training nodes' group and

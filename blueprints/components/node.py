@@ -101,7 +101,9 @@ def node_launch_template(
             kms_key_id=node.kms_key_id,
             delete_with_instance=True,
         ),
-        data_disks=[alicloud.ecs.EcsLaunchTemplateDataDiskArgs(**scratch_disk_fields(node))] if with_scratch and node.scratch_disk_gib else None,
+        data_disks=[alicloud.ecs.EcsLaunchTemplateDataDiskArgs(**scratch_disk_fields(node))]
+        if with_scratch and node.scratch_disk_gib
+        else None,
         user_data=user_data,
         tags=tags,
         template_tags=tags,

@@ -9,7 +9,13 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from blueprints.components.base import base64_text, child, with_tags
-from blueprints.components.node import ERI_TRAFFIC_MODE, NodeSpec, node_identity, node_launch_template, scratch_disk_fields
+from blueprints.components.node import (
+    ERI_TRAFFIC_MODE,
+    NodeSpec,
+    node_identity,
+    node_launch_template,
+    scratch_disk_fields,
+)
 from blueprints.layout import RecurringTask
 
 # Alarm evaluation: 3 consecutive 5-minute periods (the ESS defaults: period 300 s, evaluation_count 3).
@@ -57,7 +63,9 @@ class AutoscalingGpuPool(pulumi.ComponentResource):
         if self.launch_template is not None:
             # A group created from a launch template is enabled automatically (pulumi_alicloud 4.0.0
             # ess.ScalingGroup ``launch_template_id``); "Latest" makes a template change reach new nodes.
-            group_args.update(launch_template_id=self.launch_template.id, launch_template_version=LAUNCH_TEMPLATE_VERSION)
+            group_args.update(
+                launch_template_id=self.launch_template.id, launch_template_version=LAUNCH_TEMPLATE_VERSION
+            )
         self.group = alicloud.ess.ScalingGroup(
             f"{name}-group",
             scaling_group_name=f"{name}-gpu",
@@ -81,13 +89,19 @@ class AutoscalingGpuPool(pulumi.ComponentResource):
         self.launch_source: pulumi.Resource = source
         scale_out = self._step_rule(name, "scale-out", +1)
         scale_in = self._step_rule(name, "scale-in", -1)
-        self.scale_out_alarm = self._alarm(name, "cpu-busy", "CpuUtilization", ">=", args.scale_out_cpu_percent, scale_out)
-        self.scale_in_alarm = self._alarm(name, "gpu-idle", "GpuUtilizationAgent", "<", args.scale_in_gpu_percent, scale_in)
+        self.scale_out_alarm = self._alarm(
+            name, "cpu-busy", "CpuUtilization", ">=", args.scale_out_cpu_percent, scale_out
+        )
+        self.scale_in_alarm = self._alarm(
+            name, "gpu-idle", "GpuUtilizationAgent", "<", args.scale_in_gpu_percent, scale_in
+        )
 
         self.scheduled_tasks: list[alicloud.ess.ScheduledTask] = []
         if args.off_hours is not None:
             wake, sleep = args.off_hours
-            self.scheduled_tasks.append(self._schedule(name, "wake", wake, args.min_nodes, args.max_nodes, args.working_hours_nodes))
+            self.scheduled_tasks.append(
+                self._schedule(name, "wake", wake, args.min_nodes, args.max_nodes, args.working_hours_nodes)
+            )
             self.scheduled_tasks.append(self._schedule(name, "sleep", sleep, 0, 0, 0))
 
         self.register_outputs({"scaling_group_id": self.group.id, "role_name": self.role.role_name})
@@ -95,7 +109,16 @@ class AutoscalingGpuPool(pulumi.ComponentResource):
     def _launch_template(self, name: str, node: NodeSpec, tags: dict[str, str]) -> alicloud.ecs.EcsLaunchTemplate:
         """Every pool node's settings, IMDSv2 required: ESS enforces IMDSv2 only through a launch template."""
         user_data = pulumi.Output.from_input(node.user_data).apply(base64_text)
-        return node_launch_template(self, name, node, role_name=self.role.role_name, user_data=user_data, tags=tags, with_scratch=True, instance_name=f"{name}-node")
+        return node_launch_template(
+            self,
+            name,
+            node,
+            role_name=self.role.role_name,
+            user_data=user_data,
+            tags=tags,
+            with_scratch=True,
+            instance_name=f"{name}-node",
+        )
 
     def _eri_configuration(self, name: str, node: NodeSpec, tags: dict[str, str]) -> alicloud.ess.ScalingConfiguration:
         """The opt-in eRDMA path: an ERI needs a scaling configuration, which has no http_tokens (IMDSv2 not enforced)."""
@@ -108,7 +131,11 @@ class AutoscalingGpuPool(pulumi.ComponentResource):
             # A configuration with network_interfaces takes its security groups there and not in security_group_id
             # (pulumi-alicloud 4.0.0, ready-to-train.md §2b).
             network_interfaces=[
-                alicloud.ess.ScalingConfigurationNetworkInterfaceArgs(instance_type="Primary", network_interface_traffic_mode=ERI_TRAFFIC_MODE, security_group_ids=[node.security_group_id])
+                alicloud.ess.ScalingConfigurationNetworkInterfaceArgs(
+                    instance_type="Primary",
+                    network_interface_traffic_mode=ERI_TRAFFIC_MODE,
+                    security_group_ids=[node.security_group_id],
+                )
             ],
             role_name=self.role.role_name,
             system_disk_category="cloud_essd",
@@ -116,7 +143,9 @@ class AutoscalingGpuPool(pulumi.ComponentResource):
             system_disk_performance_level=node.system_disk_performance_level,
             system_disk_encrypted=True,
             system_disk_kms_key_id=node.kms_key_id,
-            data_disks=[alicloud.ess.ScalingConfigurationDataDiskArgs(**scratch_disk_fields(node))] if node.scratch_disk_gib else None,
+            data_disks=[alicloud.ess.ScalingConfigurationDataDiskArgs(**scratch_disk_fields(node))]
+            if node.scratch_disk_gib
+            else None,
             internet_max_bandwidth_out=0,
             spot_strategy=node.spot_strategy,
             user_data=pulumi.Output.from_input(node.user_data).apply(base64_text),
@@ -140,7 +169,9 @@ class AutoscalingGpuPool(pulumi.ComponentResource):
             opts=child(self, depends_on=[self.launch_source]),
         )
 
-    def _alarm(self, name: str, suffix: str, metric: str, operator: str, threshold: float, rule: alicloud.ess.ScalingRule) -> alicloud.ess.Alarm:
+    def _alarm(
+        self, name: str, suffix: str, metric: str, operator: str, threshold: float, rule: alicloud.ess.ScalingRule
+    ) -> alicloud.ess.Alarm:
         return alicloud.ess.Alarm(
             f"{name}-{suffix}",
             name=f"{name}-{suffix}",
@@ -157,7 +188,9 @@ class AutoscalingGpuPool(pulumi.ComponentResource):
             opts=child(self),
         )
 
-    def _schedule(self, name: str, suffix: str, task: RecurringTask, min_value: int, max_value: int, desired: int) -> alicloud.ess.ScheduledTask:
+    def _schedule(
+        self, name: str, suffix: str, task: RecurringTask, min_value: int, max_value: int, desired: int
+    ) -> alicloud.ess.ScheduledTask:
         return alicloud.ess.ScheduledTask(
             f"{name}-{suffix}",
             scheduled_task_name=f"{name}-{suffix}",

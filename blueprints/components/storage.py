@@ -83,7 +83,11 @@ class SharedStorage(pulumi.ComponentResource):
                 recycle_bin=alicloud.nas.FileSystemRecycleBinArgs(status="Enable", reserved_days=args.recycle_bin_days),
             )
         elif args.kind == "extreme_nas":
-            key = dict(encrypt_type=CUSTOMER_MANAGED_KEY, kms_key_id=args.kms_key_id) if args.kms_key_id else dict(encrypt_type=NAS_MANAGED_KEY)
+            key = (
+                dict(encrypt_type=CUSTOMER_MANAGED_KEY, kms_key_id=args.kms_key_id)
+                if args.kms_key_id
+                else dict(encrypt_type=NAS_MANAGED_KEY)
+            )
             fs_args.update(capacity=args.capacity_gib, **key)
         else:
             fs_args.update(capacity=args.capacity_gib, vpc_id=args.vpc_id, vswitch_id=args.vswitch_id)
@@ -120,7 +124,9 @@ class SharedStorage(pulumi.ComponentResource):
                 opts=child(self),
             )
             if not args.client_cidrs:
-                raise ValueError("SharedStorageArgs.client_cidrs is empty: the share would admit nobody; pass the compute vSwitch CIDRs by zone")
+                raise ValueError(
+                    "SharedStorageArgs.client_cidrs is empty: the share would admit nobody; pass the compute vSwitch CIDRs by zone"
+                )
             # One rule per compute vSwitch, named by its zone: resizing compute changes none, moving zones adds or drops
             # rules only; the group (and the mount target and file system bound to it) keep their names and inputs.
             for zone, cidr in sorted(args.client_cidrs.items()):

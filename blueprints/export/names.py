@@ -89,6 +89,8 @@ def tf_identifiers(names: Iterable[str]) -> dict[str, str]:
     for name in names:
         ident = tf_identifier(name)
         if seen.setdefault(ident, name) != name:
-            raise ValueError(f"logical names {seen[ident]!r} and {name!r} both become the Terraform identifier {ident!r}")
+            raise ValueError(
+                f"logical names {seen[ident]!r} and {name!r} both become the Terraform identifier {ident!r}"
+            )
         result[name] = ident
     return result

@@ -15,10 +15,38 @@ from blueprints.guardrails.model import LEVELS, Finding, Rule, Skip, at_or_above
 from blueprints.guardrails.network import LOGIN_TAG
 from blueprints.plan import Plan
 
-__all__ = ["LEVELS", "LOGIN_TAG", "NODE_TYPES", "PUBLIC_CIDRS", "RULES", "STATEFUL_TYPES", "Finding", "Rule", "Skip", "at_or_above", "check", "rule_ids", "with_findings"]
+__all__ = [
+    "LEVELS",
+    "LOGIN_TAG",
+    "NODE_TYPES",
+    "PUBLIC_CIDRS",
+    "RULES",
+    "STATEFUL_TYPES",
+    "Finding",
+    "Rule",
+    "Skip",
+    "at_or_above",
+    "check",
+    "rule_ids",
+    "with_findings",
+]
 
 # Every module contributes its own rules; the registry orders them by id, so adding a rule touches one module.
-RULES: tuple[Rule, ...] = tuple(sorted((*network.RULES, *access.RULES, *compute.RULES, *storage.RULES, *identity.RULES, *bucket.RULES, *account.RULES, *kubernetes.RULES), key=lambda rule: rule.id))
+RULES: tuple[Rule, ...] = tuple(
+    sorted(
+        (
+            *network.RULES,
+            *access.RULES,
+            *compute.RULES,
+            *storage.RULES,
+            *identity.RULES,
+            *bucket.RULES,
+            *account.RULES,
+            *kubernetes.RULES,
+        ),
+        key=lambda rule: rule.id,
+    )
+)
 
 
 def rule_ids() -> tuple[str, ...]:
@@ -37,7 +65,12 @@ def _skipped_ids(skip: Iterable[str | Skip]) -> set[str]:
 def check(plan: Plan, skip: Iterable[str | Skip] = ()) -> list[Finding]:
     """Every finding of every rule not skipped (by id or by ``Skip``), in rule order."""
     skipped = _skipped_ids(skip)
-    return [Finding(rule.id, rule.level, name, message) for rule in RULES if rule.id not in skipped for name, message in rule.check(plan)]
+    return [
+        Finding(rule.id, rule.level, name, message)
+        for rule in RULES
+        if rule.id not in skipped
+        for name, message in rule.check(plan)
+    ]
 
 
 def with_findings(plan: Plan, skip: Iterable[Skip] = ()) -> Plan:

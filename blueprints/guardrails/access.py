@@ -25,7 +25,10 @@ def key_pair_login(plan: Plan) -> Iterator[tuple[str, str]]:
     """AIT023: no node type carries a password; the login node logs in with a key pair."""
     for r in of_types(plan, NODE_TYPES):
         if r.inputs.get("password") or r.inputs.get("kmsEncryptedPassword"):
-            yield r.name, "a login password is set: passwords are guessed and shared; log in with a key pair (keyName / keyPairName) only"
+            yield (
+                r.name,
+                "a login password is set: passwords are guessed and shared; log in with a key pair (keyName / keyPairName) only",
+            )
     for r in of_types(plan, ("ecs.Instance",)):
         if _component(r) == LOGIN_COMPONENT and not r.inputs.get("keyName"):
             yield r.name, "the login node has no keyName: set access.key_pair_name to an existing ECS key pair"
@@ -58,24 +61,37 @@ def egress_allow_list(plan: Plan) -> Iterator[tuple[str, str]]:
     outside the VPC and Alibaba Cloud's service range).
     """
     rules = [r for r in of_types(plan, ("ecs.SecurityGroupRule",)) if r.inputs.get("type") == "egress"]
-    vpcs = [ipaddress.ip_network(r.inputs["cidrBlock"], strict=False) for r in of_types(plan, ("vpc.Network",)) if isinstance(r.inputs.get("cidrBlock"), str)]
+    vpcs = [
+        ipaddress.ip_network(r.inputs["cidrBlock"], strict=False)
+        for r in of_types(plan, ("vpc.Network",))
+        if isinstance(r.inputs.get("cidrBlock"), str)
+    ]
     for group in of_types(plan, ("ecs.SecurityGroup",)):
         mine = [r for r in rules if referenced(r.inputs.get("securityGroupId")) == group.name]
         drops = [r for r in mine if _drops_everything(r)]
         accepts = [r for r in mine if r.inputs.get("policy", "accept") == "accept"]
         if not drops:
-            yield group.name, "egress unrestricted: no egress drop-all rule (all, -1/-1, 0.0.0.0/0, policy drop); a node can send data anywhere. Turn on the profile's egress allow-list"
+            yield (
+                group.name,
+                "egress unrestricted: no egress drop-all rule (all, -1/-1, 0.0.0.0/0, policy drop); a node can send data anywhere. Turn on the profile's egress allow-list",
+            )
             continue
         # A lower number is evaluated first, and on equal priority a drop applies before an accept (ECS security
         # group rule priority; verify against the ECS docs), so the drop-all must have the larger number.
         lowest = max(_priority(d) for d in drops)
         shadowed = [a.name for a in accepts if _priority(a) >= lowest]
         if shadowed:
-            yield group.name, f"the egress drop-all (priority {lowest}) is not below the accept rule(s) {', '.join(shadowed)}: give it a larger priority number than every accept"
+            yield (
+                group.name,
+                f"the egress drop-all (priority {lowest}) is not below the accept rule(s) {', '.join(shadowed)}: give it a larger priority number than every accept",
+            )
         for a in accepts:
             problem = _too_wide(a, vpcs)
             if problem:
-                yield a.name, f"egress accept {a.inputs.get('ipProtocol')} {a.inputs.get('portRange')} to {a.inputs.get('cidrIp')} {problem}: the drop-all after it keeps little in; name the destination's own range and port"
+                yield (
+                    a.name,
+                    f"egress accept {a.inputs.get('ipProtocol')} {a.inputs.get('portRange')} to {a.inputs.get('cidrIp')} {problem}: the drop-all after it keeps little in; name the destination's own range and port",
+                )
 
 
 def _too_wide(r: PlannedResource, vpcs: list[Any]) -> str | None:
@@ -106,7 +122,12 @@ def _too_wide(r: PlannedResource, vpcs: list[Any]) -> str | None:
 
 
 def _drops_everything(r: PlannedResource) -> bool:
-    return (r.inputs.get("policy"), r.inputs.get("ipProtocol"), r.inputs.get("portRange"), r.inputs.get("cidrIp")) == ("drop", "all", "-1/-1", "0.0.0.0/0")
+    return (r.inputs.get("policy"), r.inputs.get("ipProtocol"), r.inputs.get("portRange"), r.inputs.get("cidrIp")) == (
+        "drop",
+        "all",
+        "-1/-1",
+        "0.0.0.0/0",
+    )
 
 
 # ---- vSwitch capacity (AIT030) ----
@@ -127,7 +148,11 @@ def vswitch_capacity(plan: Plan) -> Iterator[tuple[str, str]]:
     # An ACK node pool holds up to scalingConfig.maxSize nodes when it scales, else desiredSize (older: nodeCount).
     for r in of_types(plan, ("cs.NodePool",)):
         scaling = r.inputs.get("scalingConfig") or {}
-        nodes += _count(scaling.get("maxSize") if scaling.get("enable") else r.inputs.get("desiredSize") or r.inputs.get("nodeCount"))
+        nodes += _count(
+            scaling.get("maxSize")
+            if scaling.get("enable")
+            else r.inputs.get("desiredSize") or r.inputs.get("nodeCount")
+        )
         ids = as_list(r.inputs.get("vswitchIds"))
         used += ids
         if scaling.get("enable") and len(ids) < 2:
@@ -141,11 +166,18 @@ def vswitch_capacity(plan: Plan) -> Iterator[tuple[str, str]]:
     if not names or not all(n in switches and "cidrBlock" in switches[n].inputs for n in names):
         return  # an adopted vSwitch (an ID, not a resource of the plan) has a CIDR the plan cannot see
     known = [switches[n] for n in names if n]
-    free = sum(max(ipaddress.ip_network(s.inputs["cidrBlock"], strict=False).num_addresses - RESERVED_PER_VSWITCH, 0) for s in known)
+    free = sum(
+        max(ipaddress.ip_network(s.inputs["cidrBlock"], strict=False).num_addresses - RESERVED_PER_VSWITCH, 0)
+        for s in known
+    )
     headroom = vswitch_headroom(nodes)
     if free < nodes + headroom:
         cidrs = ", ".join(f"{s.name} {s.inputs['cidrBlock']}" for s in known)
-        spread = f"; {', '.join(single_zone_groups)} also uses one vSwitch only: spread it over two zones or more" if single_zone_groups else ""
+        spread = (
+            f"; {', '.join(single_zone_groups)} also uses one vSwitch only: spread it over two zones or more"
+            if single_zone_groups
+            else ""
+        )
         yield (
             known[0].name,
             f"compute vSwitches ({cidrs}) have {free} free addresses ({RESERVED_PER_VSWITCH} reserved per vSwitch), below {nodes} nodes"
@@ -178,32 +210,54 @@ def tags(plan: Plan) -> Iterator[tuple[str, str]]:
             yield r.name, f"tags lack {MANAGED_BY}: a reviewer cannot tell this resource is managed by aitrain"
     if not plan.summary.get("blueprint") or plan.summary.get("blueprint") == "component":
         return  # a component tested alone has no profile to add the tags to
-    missing = [what for what, names in (("an owner (owner or team)", OWNER_KEYS), ("a data classification (data-classification)", CLASSIFICATION_KEYS)) if not keys & set(names)]
+    missing = [
+        what
+        for what, names in (
+            ("an owner (owner or team)", OWNER_KEYS),
+            ("a data classification (data-classification)", CLASSIFICATION_KEYS),
+        )
+        if not keys & set(names)
+    ]
     if missing:
-        yield "tags", f"no resource carries {' or '.join(missing)} tag; add them to the profile's tags so the owner and the data's sensitivity are on every resource"
+        yield (
+            "tags",
+            f"no resource carries {' or '.join(missing)} tag; add them to the profile's tags so the owner and the data's sensitivity are on every resource",
+        )
 
 
 RULES: tuple[Rule, ...] = (
     Rule(
-        "AIT023", "error", "key-pair login only", key_pair_login,
+        "AIT023",
+        "error",
+        "key-pair login only",
+        key_pair_login,
         rationale="Passwords are guessed and shared, key pairs are not; infraguard ecs-instance-login-use-keypair.",
         fix="Remove password inputs; set access.key_pair_name for the login node.",
         references=(19,),
     ),
     Rule(
-        "AIT027", "warning", "every security group's egress is an allow-list of narrow accepts", egress_allow_list,
+        "AIT027",
+        "warning",
+        "every security group's egress is an allow-list of narrow accepts",
+        egress_allow_list,
         rationale="Open egress lets a compromised node (or the login node) copy the dataset anywhere, and an accept of 0.0.0.0/0 before the drop-all is open egress; infraguard ecs-security-group-egress-not-all-access; CIS 3.5.",
         fix="Turn on the profile's egress allow-list (accepts for the VPC, Alibaba internal services and listed CIDRs, then a drop-all); list each destination's own range (/8 or narrower) and at most 16 TCP ports.",
         references=(22,),
     ),
     Rule(
-        "AIT030", "error", "compute vSwitches have addresses for every node", vswitch_capacity,
+        "AIT030",
+        "error",
+        "compute vSwitches have addresses for every node",
+        vswitch_capacity,
         rationale="A pool that cannot get addresses fails to scale mid-run; infraguard vswitch-available-ip-count, ess-scaling-group-attach-multi-switch.",
         fix="Widen network.vpc_cidr (larger vSwitches) or lower the node count; spread pools over two zones or more.",
         references=(25,),
     ),
     Rule(
-        "AIT031", "info", "resources carry managed-by, owner and data-classification tags", tags,
+        "AIT031",
+        "info",
+        "resources carry managed-by, owner and data-classification tags",
+        tags,
         rationale="Untagged resources cannot be attributed or audited; infraguard ecs-instance-tags-required.",
         fix="Add owner (or team) and data-classification to the profile's tags; keep the components' managed-by tag.",
         references=(26,),

@@ -12,7 +12,13 @@ from blueprints.plan import Plan, PlannedResource
 # ---- the dataset and checkpoint bucket (AIT010, AIT011) ----
 
 # Split resources that configure a bucket, keyed by their ``bucket`` input (the bucket's name).
-_BUCKET_SETTINGS = ("oss.BucketAcl", "oss.BucketPublicAccessBlock", "oss.BucketVersioning", "oss.BucketServerSideEncryption", "oss.BucketPolicy")
+_BUCKET_SETTINGS = (
+    "oss.BucketAcl",
+    "oss.BucketPublicAccessBlock",
+    "oss.BucketVersioning",
+    "oss.BucketServerSideEncryption",
+    "oss.BucketPolicy",
+)
 SSE_ALGORITHMS = ("AES256", "KMS")  # oss.BucketServerSideEncryption ``sse_algorithm`` values (SDK 4.0.0)
 
 
@@ -28,21 +34,34 @@ def bucket_safety(plan: Plan) -> Iterator[tuple[str, str]]:
             yield r.name, f"bucket {name} has no private ACL (oss.BucketAcl acl=private)"
         block = settings.get(("oss.BucketPublicAccessBlock", name))
         if not (block and block.inputs.get("blockPublicAccess") is True):
-            yield r.name, f"bucket {name} does not block public access (oss.BucketPublicAccessBlock block_public_access=True)"
+            yield (
+                r.name,
+                f"bucket {name} does not block public access (oss.BucketPublicAccessBlock block_public_access=True)",
+            )
         versioning = settings.get(("oss.BucketVersioning", name))
         status = versioning.inputs.get("status") if versioning else (r.inputs.get("versioning") or {}).get("status")
         if status != "Enabled":
-            yield r.name, f"bucket {name} is not versioned (oss.BucketVersioning status=Enabled); an overwritten checkpoint would be lost"
+            yield (
+                r.name,
+                f"bucket {name} is not versioned (oss.BucketVersioning status=Enabled); an overwritten checkpoint would be lost",
+            )
         sse = settings.get(("oss.BucketServerSideEncryption", name))
-        algorithm = sse.inputs.get("sseAlgorithm") if sse else (r.inputs.get("serverSideEncryptionRule") or {}).get("sseAlgorithm")
+        algorithm = (
+            sse.inputs.get("sseAlgorithm")
+            if sse
+            else (r.inputs.get("serverSideEncryptionRule") or {}).get("sseAlgorithm")
+        )
         if algorithm not in SSE_ALGORITHMS:
             yield r.name, f"bucket {name} has no server-side encryption (oss.BucketServerSideEncryption AES256 or KMS)"
         if r.inputs.get("forceDestroy"):
             yield r.name, f"bucket {name} has force_destroy, which deletes every object with the bucket"
         if not _expires_noncurrent_versions(r):
-            yield r.name, (
-                f"bucket {name} keeps noncurrent versions forever (no enabled lifecycleRules entry with noncurrentVersionExpirations);"
-                " every overwritten checkpoint stays billed"
+            yield (
+                r.name,
+                (
+                    f"bucket {name} keeps noncurrent versions forever (no enabled lifecycleRules entry with noncurrentVersionExpirations);"
+                    " every overwritten checkpoint stays billed"
+                ),
             )
         policy = settings.get(("oss.BucketPolicy", name))
         document = json_document(policy.inputs.get("policy") if policy else r.inputs.get("policy"))
@@ -53,14 +72,20 @@ def bucket_safety(plan: Plan) -> Iterator[tuple[str, str]]:
         if any(s.get("Effect") == "Allow" and "*" in as_list(s.get("Principal")) for s in policy_statements):
             yield r.name, f'bucket {name} policy allows Principal "*", which opens the bucket to everyone'
         if not any(_denies_plain_http(s, name) for s in policy_statements):
-            yield r.name, f"bucket {name} policy does not deny plain HTTP on the bucket and its objects (acs:SecureTransport false)"
+            yield (
+                r.name,
+                f"bucket {name} policy does not deny plain HTTP on the bucket and its objects (acs:SecureTransport false)",
+            )
 
 
 def _expires_noncurrent_versions(bucket: PlannedResource) -> bool:
     """An enabled lifecycle rule deletes noncurrent versions after some days (versioning alone keeps them all)."""
     for rule in as_list(bucket.inputs.get("lifecycleRules")):
         if isinstance(rule, dict) and rule.get("enabled") is not False:
-            if any(isinstance(e, dict) and isinstance(e.get("days"), int) and e["days"] > 0 for e in as_list(rule.get("noncurrentVersionExpirations"))):
+            if any(
+                isinstance(e, dict) and isinstance(e.get("days"), int) and e["days"] > 0
+                for e in as_list(rule.get("noncurrentVersionExpirations"))
+            ):
                 return True
     return False
 
@@ -94,7 +119,10 @@ def bucket_tls(plan: Plan) -> Iterator[tuple[str, str]]:
         name = str(r.inputs.get("bucket"))
         config = configs.get(name)
         if config is None or config.inputs.get("enable") is not True:
-            yield r.name, f"bucket {name} accepts TLS 1.0 and 1.1: add an oss.BucketHttpsConfig with enable true and tlsVersions [TLSv1.2, TLSv1.3]"
+            yield (
+                r.name,
+                f"bucket {name} accepts TLS 1.0 and 1.1: add an oss.BucketHttpsConfig with enable true and tlsVersions [TLSv1.2, TLSv1.3]",
+            )
             continue
         versions = as_list(config.inputs.get("tlsVersions"))
         if not versions or set(versions) - set(SAFE_TLS):
@@ -104,21 +132,35 @@ def bucket_tls(plan: Plan) -> Iterator[tuple[str, str]]:
 def log_buckets(plan: Plan) -> set[str]:
     """The buckets that receive another bucket's access logs (``oss.BucketLogging`` or inline ``logging``)."""
     pairs = [(r.inputs.get("bucket"), r.inputs.get("targetBucket")) for r in of_types(plan, ("oss.BucketLogging",))]
-    pairs += [(r.inputs.get("bucket"), (r.inputs.get("logging") or {}).get("targetBucket")) for r in of_types(plan, ("oss.Bucket",))]
+    pairs += [
+        (r.inputs.get("bucket"), (r.inputs.get("logging") or {}).get("targetBucket"))
+        for r in of_types(plan, ("oss.Bucket",))
+    ]
     return {str(target) for source, target in pairs if target and target != source}
 
 
 def _log_target_problems(plan: Plan, target: str) -> list[str]:
     """Why ``target`` is no place for audit logs: not private, public access not blocked, or not encrypted at rest."""
-    settings = {short: _by_bucket(plan, short).get(target) for short in ("oss.BucketAcl", "oss.BucketPublicAccessBlock", "oss.BucketServerSideEncryption")}
+    settings = {
+        short: _by_bucket(plan, short).get(target)
+        for short in ("oss.BucketAcl", "oss.BucketPublicAccessBlock", "oss.BucketServerSideEncryption")
+    }
     bucket = _by_bucket(plan, "oss.Bucket")[target]
-    acl, block, sse = settings["oss.BucketAcl"], settings["oss.BucketPublicAccessBlock"], settings["oss.BucketServerSideEncryption"]
+    acl, block, sse = (
+        settings["oss.BucketAcl"],
+        settings["oss.BucketPublicAccessBlock"],
+        settings["oss.BucketServerSideEncryption"],
+    )
     problems = []
     if (acl.inputs.get("acl") if acl else bucket.inputs.get("acl")) != "private":
         problems.append("is not private")
     if not (block and block.inputs.get("blockPublicAccess") is True):
         problems.append("does not block public access")
-    if (sse.inputs.get("sseAlgorithm") if sse else (bucket.inputs.get("serverSideEncryptionRule") or {}).get("sseAlgorithm")) not in SSE_ALGORITHMS:
+    if (
+        sse.inputs.get("sseAlgorithm")
+        if sse
+        else (bucket.inputs.get("serverSideEncryptionRule") or {}).get("sseAlgorithm")
+    ) not in SSE_ALGORITHMS:
         problems.append("is not encrypted")
     return problems
 
@@ -137,24 +179,40 @@ def bucket_logging(plan: Plan) -> Iterator[tuple[str, str]]:
         target = logging.inputs.get("targetBucket") if logging else (r.inputs.get("logging") or {}).get("targetBucket")
         if not target:
             if name not in receiving:
-                yield r.name, (
-                    f"bucket {name} has no access logging: set bucket.access_logging true (aitrain then writes the logs to a separate"
-                    " log bucket it creates), or add an oss.BucketLogging with targetBucket a separate private, encrypted log bucket,"
-                    " so reads of the data can be audited"
+                yield (
+                    r.name,
+                    (
+                        f"bucket {name} has no access logging: set bucket.access_logging true (aitrain then writes the logs to a separate"
+                        " log bucket it creates), or add an oss.BucketLogging with targetBucket a separate private, encrypted log bucket,"
+                        " so reads of the data can be audited"
+                    ),
                 )
         elif target == name:
-            yield r.name, f"bucket {name} logs access to itself; log to a separate bucket so the log cannot be changed with the data"
+            yield (
+                r.name,
+                f"bucket {name} logs access to itself; log to a separate bucket so the log cannot be changed with the data",
+            )
         elif target not in created:
-            yield r.name, f"bucket {name} logs access to {target}, which this plan does not create: check that it is private, blocks public access and is encrypted"
+            yield (
+                r.name,
+                f"bucket {name} logs access to {target}, which this plan does not create: check that it is private, blocks public access and is encrypted",
+            )
         else:
             problems = _log_target_problems(plan, str(target))
             if problems:
-                yield r.name, f"bucket {name} logs access to {target}, which {', '.join(problems)}: the audit trail of the data would be readable or unprotected"
+                yield (
+                    r.name,
+                    f"bucket {name} logs access to {target}, which {', '.join(problems)}: the audit trail of the data would be readable or unprotected",
+                )
 
 
 RULES: tuple[Rule, ...] = (
     Rule(
-        "AIT010", "error", "OSS buckets are private, versioned, encrypted and HTTPS-only", bucket_safety, rationale=(
+        "AIT010",
+        "error",
+        "OSS buckets are private, versioned, encrypted and HTTPS-only",
+        bucket_safety,
+        rationale=(
             "a public, unversioned or plain-HTTP bucket leaks or loses the dataset and checkpoints; CKV_ALI_1, CKV_ALI_10;"
             " KICS 62232513, 70919c0b, 7db8bd7e, c01d10de, ec62a32c; CIS 5.1, 5.4"
         ),
@@ -162,13 +220,19 @@ RULES: tuple[Rule, ...] = (
         references=(4, 12, 13, 15, 16),
     ),
     Rule(
-        "AIT021", "warning", "OSS buckets accept only TLS 1.2 or later", bucket_tls,
+        "AIT021",
+        "warning",
+        "OSS buckets accept only TLS 1.2 or later",
+        bucket_tls,
         rationale="TLS 1.0/1.1 are broken and OSS accepts them by default; infraguard oss-bucket-tls-version-check; CIS 5.4",
         fix="add oss.BucketHttpsConfig(bucket, enable=True, tls_versions=['TLSv1.2', 'TLSv1.3'])",
         references=(15,),
     ),
     Rule(
-        "AIT022", "info", "OSS access is logged to another bucket", bucket_logging,
+        "AIT022",
+        "info",
+        "OSS access is logged to another bucket",
+        bucket_logging,
         rationale="without access logs nobody can say who read the training data; CKV_ALI_12; KICS 05db341e; CIS 5.3",
         fix="keep bucket.access_logging true (the default: a separate private, encrypted log bucket), or add oss.BucketLogging(bucket, target_bucket=<such a bucket>)",
         references=(17,),

@@ -34,7 +34,11 @@ def beyond_ecs(document: dict[str, Any]) -> list[Any]:
     wider = []
     for statement in statements(document):
         principal = statement.get("Principal", {})
-        if not isinstance(principal, dict) or set(as_list(principal.get("Service"))) != {ECS_SERVICE} or set(principal) - {"Service"}:
+        if (
+            not isinstance(principal, dict)
+            or set(as_list(principal.get("Service"))) != {ECS_SERVICE}
+            or set(principal) - {"Service"}
+        ):
             wider.append(principal)
     return wider
 
@@ -62,7 +66,10 @@ def bucket_policy_scope(plan: Plan) -> Iterator[tuple[str, str]]:
                 if bucket is None:
                     yield r.name, f"Resource {resource!r} is not one named OSS bucket (no wildcards in the bucket name)"
                 elif buckets and bucket not in buckets:
-                    yield r.name, f"Resource {resource!r} names bucket {bucket}, not this plan's ({', '.join(sorted(buckets))})"
+                    yield (
+                        r.name,
+                        f"Resource {resource!r} names bucket {bucket}, not this plan's ({', '.join(sorted(buckets))})",
+                    )
                 else:
                     named.add(bucket)
         if not buckets and len(named) > 1:
@@ -100,13 +107,22 @@ def least_privilege(plan: Plan) -> Iterator[tuple[str, str]]:
         for s in statements(document) if document else []:
             wild = sorted({str(a) for a in as_list(s.get("Action")) if str(a) in ("*", "*:*")})
             if s.get("Effect") == "Allow" and wild:
-                yield r.name, f"policy allows Action {', '.join(repr(a) for a in wild)}: every action on every service; list the actions the nodes need"
+                yield (
+                    r.name,
+                    f"policy allows Action {', '.join(repr(a) for a in wild)}: every action on every service; list the actions the nodes need",
+                )
     for r in of_types(plan, tuple(_NO_USERS)):
-        yield r.name, f"{_NO_USERS[r.short_type]} in the plan: attach policies to roles only and let nodes use their instance role"
+        yield (
+            r.name,
+            f"{_NO_USERS[r.short_type]} in the plan: attach policies to roles only and let nodes use their instance role",
+        )
     for r in of_types(plan, NODE_TYPES):
         text = _user_data_text(r.inputs.get("userData"))
         if text and _ACCESS_KEY.search(text):
-            yield r.name, "userData holds an AccessKey ID (LTAI…): use the node's RAM role (STS tokens from the metadata service) instead"
+            yield (
+                r.name,
+                "userData holds an AccessKey ID (LTAI…): use the node's RAM role (STS tokens from the metadata service) instead",
+            )
 
 
 def _user_data_text(value: object) -> str:
@@ -122,19 +138,28 @@ def _user_data_text(value: object) -> str:
 
 RULES: tuple[Rule, ...] = (
     Rule(
-        "AIT007", "error", "node roles trust only the ECS service", role_trust,
+        "AIT007",
+        "error",
+        "node roles trust only the ECS service",
+        role_trust,
         rationale="A role another service or account can assume leaks the nodes' data access; CIS 1.15/1.16; infraguard ecs-instance-ram-role-attached.",
         fix="Keep the node role's trust policy to Principal Service ecs.aliyuncs.com only.",
         references=(14,),
     ),
     Rule(
-        "AIT011", "error", "node OSS policies name only the plan's bucket", bucket_policy_scope,
+        "AIT011",
+        "error",
+        "node OSS policies name only the plan's bucket",
+        bucket_policy_scope,
         rationale="A node policy on oss:* or every bucket lets one compromised node read every dataset; KICS e8e62026, 66505003.",
         fix="Scope node policies to acs:oss:*:*:<bucket> and <bucket>/* of the plan's bucket (storage.bucket), without wildcards.",
         references=(14,),
     ),
     Rule(
-        "AIT020", "error", "RAM least privilege: no Action *, no RAM users or keys, no AccessKey in user data", least_privilege,
+        "AIT020",
+        "error",
+        "RAM least privilege: no Action *, no RAM users or keys, no AccessKey in user data",
+        least_privilege,
         rationale="Action * or a long-lived AccessKey turns one leaked node into the whole account; CIS 1.15/1.16; KICS e8e62026, 66505003.",
         fix="List the needed actions in role policies and let nodes use their instance role; remove ram.User / AccessKey / user and group attachments.",
         references=(14,),

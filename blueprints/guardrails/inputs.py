@@ -24,9 +24,17 @@ PRIVATE_RANGES = tuple(ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0
 def private(net: ipaddress.IPv4Network | ipaddress.IPv6Network) -> bool:
     """Inside one private range (so never the whole internet)."""
     for private in PRIVATE_RANGES:
-        if isinstance(net, ipaddress.IPv4Network) and isinstance(private, ipaddress.IPv4Network) and net.subnet_of(private):
+        if (
+            isinstance(net, ipaddress.IPv4Network)
+            and isinstance(private, ipaddress.IPv4Network)
+            and net.subnet_of(private)
+        ):
             return True
-        if isinstance(net, ipaddress.IPv6Network) and isinstance(private, ipaddress.IPv6Network) and net.subnet_of(private):
+        if (
+            isinstance(net, ipaddress.IPv6Network)
+            and isinstance(private, ipaddress.IPv6Network)
+            and net.subnet_of(private)
+        ):
             return True
     return False
 

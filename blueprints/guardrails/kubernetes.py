@@ -33,16 +33,26 @@ def api_server_private(plan: Plan) -> Iterator[tuple[str, str]]:
     setting that access control by hand) silences a public endpoint.
     """
     admin = plan.summary.get("admin_cidr")
-    unapplied = f"; network.admin_cidr {admin} is not applied to it: {UNRESTRICTABLE}" if isinstance(admin, str) and admin else ""
+    unapplied = (
+        f"; network.admin_cidr {admin} is not applied to it: {UNRESTRICTABLE}"
+        if isinstance(admin, str) and admin
+        else ""
+    )
     for r in of_types(plan, (CLUSTER,)):
         # slb_internet_enabled defaults to true ("Whether to create internet load balancer for API Server. Default to
         # true", ManagedKubernetes docstring, SDK 4.0.0): only an explicit false keeps the endpoint private.
         if r.inputs.get("slbInternetEnabled") is not False:
-            yield r.name, f"slbInternetEnabled={r.inputs.get('slbInternetEnabled')!r} (the API default is true) puts the API server on the internet{unapplied}; set it false, or {SKIP_HOW}"
+            yield (
+                r.name,
+                f"slbInternetEnabled={r.inputs.get('slbInternetEnabled')!r} (the API default is true) puts the API server on the internet{unapplied}; set it false, or {SKIP_HOW}",
+            )
         endpoints = (r.inputs.get("controlPlaneEndpointsConfig") or {}).get("loadBalancersConfigs")
         for index, endpoint in enumerate(as_list(endpoints)):
             if isinstance(endpoint, dict) and endpoint.get("endpointType") == "public":
-                yield r.name, f"controlPlaneEndpointsConfig.loadBalancersConfigs[{index}].endpointType is 'public': the API server is reachable from the internet{unapplied}; use 'private', or {SKIP_HOW}"
+                yield (
+                    r.name,
+                    f"controlPlaneEndpointsConfig.loadBalancersConfigs[{index}].endpointType is 'public': the API server is reachable from the internet{unapplied}; use 'private', or {SKIP_HOW}",
+                )
 
 
 # Why admin_cidr cannot restrict the endpoint, and what a reviewer may do instead (both in AIT033's message).
@@ -58,7 +68,10 @@ def audit_log(plan: Plan) -> Iterator[tuple[str, str]]:
     for r in of_types(plan, (CLUSTER,)):
         config = r.inputs.get("auditLogConfig") or {}
         if not isinstance(config, dict) or config.get("enabled") is not True:
-            yield r.name, "auditLogConfig.enabled is not true: nobody can say who created, read or deleted what in the cluster; set auditLogConfig {enabled: true}"
+            yield (
+                r.name,
+                "auditLogConfig.enabled is not true: nobody can say who created, read or deleted what in the cluster; set auditLogConfig {enabled: true}",
+            )
 
 
 def node_pool_role(plan: Plan) -> Iterator[tuple[str, str]]:
@@ -71,18 +84,27 @@ def node_pool_role(plan: Plan) -> Iterator[tuple[str, str]]:
     for pool in of_types(plan, (NODE_POOL,)):
         name = pool.inputs.get("ramRoleName")
         if not name:
-            yield pool.name, "ramRoleName is not set: ACK gives the nodes its shared worker role (KubernetesWorkerRole-*), whose policies the plan does not control; create a ram.Role for the pool"
+            yield (
+                pool.name,
+                "ramRoleName is not set: ACK gives the nodes its shared worker role (KubernetesWorkerRole-*), whose policies the plan does not control; create a ram.Role for the pool",
+            )
             continue
         role = roles.get(str(name))
         if role is None:
-            yield pool.name, f"ramRoleName {name!r} is not a ram.Role created in this plan: its trust and policies cannot be checked"
+            yield (
+                pool.name,
+                f"ramRoleName {name!r} is not a ram.Role created in this plan: its trust and policies cannot be checked",
+            )
             continue
         for problem in _trust_problems(role):
             yield pool.name, f"node role {name!r}: {problem}"
         for a in attached.get(str(name), []):
             policy, kind = a.inputs.get("policyName"), a.inputs.get("policyType")
             if kind != "Custom" or str(policy) not in own_policies:
-                yield pool.name, f"node role {name!r} holds {kind} policy {policy!r} ({a.name}), not one of the plan's own policies ({', '.join(sorted(own_policies)) or 'none'})"
+                yield (
+                    pool.name,
+                    f"node role {name!r} holds {kind} policy {policy!r} ({a.name}), not one of the plan's own policies ({', '.join(sorted(own_policies)) or 'none'})",
+                )
 
 
 def _role_name(role: PlannedResource) -> str:
@@ -103,11 +125,17 @@ def volumes_retained(plan: Plan) -> Iterator[tuple[str, str]]:
     for r in of_types(plan, (PERSISTENT_VOLUME,)):
         policy = (r.inputs.get("spec") or {}).get("persistentVolumeReclaimPolicy")
         if policy != "Retain":
-            yield r.name, f"spec.persistentVolumeReclaimPolicy is {policy!r}, not 'Retain': deleting the claim may delete the NAS/OSS data behind it; set it 'Retain' explicitly"
+            yield (
+                r.name,
+                f"spec.persistentVolumeReclaimPolicy is {policy!r}, not 'Retain': deleting the claim may delete the NAS/OSS data behind it; set it 'Retain' explicitly",
+            )
     # A StorageClass's reclaimPolicy defaults to Delete (Kubernetes API, StorageClass.reclaimPolicy): its volumes go with their claims.
     for r in of_types(plan, (STORAGE_CLASS,)):
         if r.inputs.get("reclaimPolicy") != "Retain":
-            yield r.name, f"reclaimPolicy is {r.inputs.get('reclaimPolicy')!r} (default Delete), not 'Retain': the volumes it provisions are deleted with their claims"
+            yield (
+                r.name,
+                f"reclaimPolicy is {r.inputs.get('reclaimPolicy')!r} (default Delete), not 'Retain': the volumes it provisions are deleted with their claims",
+            )
 
 
 # ACK's auto repair acts on what these add-ons detect and run (NodePoolManagementArgs.auto_repair, pulumi-alicloud 4.0.0).
@@ -117,22 +145,35 @@ REPAIR_ADDONS = ("ack-node-problem-detector", "node-lifecycle-controller")
 def node_pool_repair(plan: Plan) -> Iterator[tuple[str, str]]:
     """AIT037: every node pool is a managed pool with auto repair, on a cluster that installs the add-ons repair needs."""
     clusters = {r.name: r for r in of_types(plan, (CLUSTER,))}
-    installed: dict[str, set[str]] = {name: {str(a.get("name")) for a in as_list(r.inputs.get("addons")) if isinstance(a, dict)} for name, r in clusters.items()}
+    installed: dict[str, set[str]] = {
+        name: {str(a.get("name")) for a in as_list(r.inputs.get("addons")) if isinstance(a, dict)}
+        for name, r in clusters.items()
+    }
     for addon in of_types(plan, ("cs.KubernetesAddon",)):
         installed.setdefault(str(referenced(addon.inputs.get("clusterId"))), set()).add(str(addon.inputs.get("name")))
     for pool in of_types(plan, (NODE_POOL,)):
         management = pool.inputs.get("management") or {}
-        if not isinstance(management, dict) or management.get("enable") is not True or management.get("autoRepair") is not True:
-            yield pool.name, (
-                f"management is {_management_shown(management)}: a node whose kubelet, runtime or GPU fails stays in the pool and stalls the job;"
-                " set management {enable: true, autoRepair: true}"
+        if (
+            not isinstance(management, dict)
+            or management.get("enable") is not True
+            or management.get("autoRepair") is not True
+        ):
+            yield (
+                pool.name,
+                (
+                    f"management is {_management_shown(management)}: a node whose kubelet, runtime or GPU fails stays in the pool and stalls the job;"
+                    " set management {enable: true, autoRepair: true}"
+                ),
             )
             continue
         cluster = referenced(pool.inputs.get("clusterId"))
         if cluster in clusters:
             missing = [a for a in REPAIR_ADDONS if a not in installed.get(cluster, set())]
             if missing:
-                yield pool.name, f"auto repair is on but cluster {cluster} does not install {', '.join(missing)}, which repair needs: add them to its addons"
+                yield (
+                    pool.name,
+                    f"auto repair is on but cluster {cluster} does not install {', '.join(missing)}, which repair needs: add them to its addons",
+                )
 
 
 def _management_shown(management: Any) -> str:
@@ -148,9 +189,12 @@ def images_pinned(plan: Plan) -> Iterator[tuple[str, str]]:
         for container in as_list(containers):
             image = container.get("image") if isinstance(container, dict) else None
             if isinstance(image, str) and not DIGEST_RE.search(image):
-                yield r.name, (
-                    f"container {container.get('name')!r} runs image {image!r}, a mutable tag: whoever controls the registry can change what the cluster runs;"
-                    " pin it as <image>@sha256:<64 hex> (kubernetes.operator_image), from a registry the cluster reaches (ACR)"
+                yield (
+                    r.name,
+                    (
+                        f"container {container.get('name')!r} runs image {image!r}, a mutable tag: whoever controls the registry can change what the cluster runs;"
+                        " pin it as <image>@sha256:<64 hex> (kubernetes.operator_image), from a registry the cluster reaches (ACR)"
+                    ),
                 )
 
 
@@ -169,7 +213,10 @@ def _get(inputs: dict[str, Any], *path: str) -> Any:
 
 RULES: tuple[Rule, ...] = (
     Rule(
-        "AIT033", "error", "the ACK API server is private (a public one needs a reasoned skip)", api_server_private,
+        "AIT033",
+        "error",
+        "the ACK API server is private (a public one needs a reasoned skip)",
+        api_server_private,
         rationale=(
             "an API server on the internet is one leaked kubeconfig from the whole cluster; slb_internet_enabled defaults to true"
             " (pulumi-alicloud 4.0.0 cs.ManagedKubernetes docstring), and the only restriction ACK documents is the access control of the"
@@ -184,13 +231,19 @@ RULES: tuple[Rule, ...] = (
         references=(8,),
     ),
     Rule(
-        "AIT034", "error", "ACK API-server audit logging is on", audit_log,
+        "AIT034",
+        "error",
+        "ACK API-server audit logging is on",
+        audit_log,
         rationale="without audit logs nobody can say who read a Secret or deleted a volume; cs.ManagedKubernetes audit_log_config (SDK 4.0.0); docs/sources/security-and-data-safety.md §7 rule 27 (an audit record of changes) applied to the cluster",
         fix="set auditLogConfig {enabled: true} (optionally slsProjectName) on the cluster",
         references=(27,),
     ),
     Rule(
-        "AIT035", "error", "ACK node pools run as the plan's own ECS-only role with the plan's own policies", node_pool_role,
+        "AIT035",
+        "error",
+        "ACK node pools run as the plan's own ECS-only role with the plan's own policies",
+        node_pool_role,
         rationale=(
             "without ramRoleName the nodes use ACK's shared worker role, whose policies nobody reviews; a node role another"
             " principal can assume or that holds system policies widens what one compromised pod can reach; CIS 1.15/1.16"
@@ -199,13 +252,19 @@ RULES: tuple[Rule, ...] = (
         references=(14,),
     ),
     Rule(
-        "AIT036", "error", "Kubernetes volumes retain their data", volumes_retained,
+        "AIT036",
+        "error",
+        "Kubernetes volumes retain their data",
+        volumes_retained,
         rationale="a Delete reclaim policy removes the data behind a volume when its claim is deleted (Kubernetes persistent volumes, Reclaiming); the default for provisioned volumes is Delete",
         fix="set spec.persistentVolumeReclaimPolicy Retain on every PersistentVolume and reclaimPolicy Retain on StorageClasses",
         references=(1,),
     ),
     Rule(
-        "AIT037", "warning", "ACK node pools repair their nodes (managed node pool, auto repair)", node_pool_repair,
+        "AIT037",
+        "warning",
+        "ACK node pools repair their nodes (managed node pool, auto repair)",
+        node_pool_repair,
         rationale=(
             "without auto repair a NotReady or GPU-faulty node stays in the pool and a multi-node job waits on it; CKV_ALI_31;"
             " ACK auto repair needs ack-node-problem-detector and node-lifecycle-controller (cs.NodePool management, SDK 4.0.0)"
@@ -213,7 +272,10 @@ RULES: tuple[Rule, ...] = (
         fix="set management {enable: true, autoRepair: true} on every cs.NodePool and install both add-ons on the cluster",
     ),
     Rule(
-        "AIT038", "warning", "cluster workloads run images pinned by digest", images_pinned,
+        "AIT038",
+        "warning",
+        "cluster workloads run images pinned by digest",
+        images_pinned,
         rationale=(
             "a tag is a pointer the registry owner can move: the training operator runs cluster-wide with RBAC over pods and jobs,"
             " so what it runs should be fixed by content (image digest, OCI image spec); Kubeflow publishes the v1.9.0 image by tag only"

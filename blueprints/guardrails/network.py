@@ -19,7 +19,10 @@ def node_public_ip(plan: Plan) -> Iterator[tuple[str, str]]:
     for r in of_types(plan, NODE_TYPES):
         bandwidth = r.inputs.get("internetMaxBandwidthOut", 0)
         if bandwidth:
-            yield r.name, f"internetMaxBandwidthOut={bandwidth} gives training nodes a public IP; use 0 and the NAT gateway"
+            yield (
+                r.name,
+                f"internetMaxBandwidthOut={bandwidth} gives training nodes a public IP; use 0 and the NAT gateway",
+            )
     for r in of_types(plan, ("cs.NodePool",)):
         for message in node_pool_public_ip(r):
             yield r.name, message
@@ -33,13 +36,20 @@ def node_public_ip(plan: Plan) -> Iterator[tuple[str, str]]:
         if kind == "EcsInstance" and target is not None and target.short_type == "ecs.Instance" and _is_login(target):
             continue
         shown = target.name if target is not None else r.inputs.get("instanceId")
-        yield r.name, f"EIP bound to {shown!r} ({kind}): only the login node and the NAT gateway may have a public address"
+        yield (
+            r.name,
+            f"EIP bound to {shown!r} ({kind}): only the login node and the NAT gateway may have a public address",
+        )
 
 
 def public_ingress(plan: Plan) -> Iterator[tuple[str, str]]:
     """AIT002: no security-group ingress from the internet."""
     for r in of_types(plan, ("ecs.SecurityGroupRule",)):
-        if r.inputs.get("type") == "ingress" and "sourceSecurityGroupId" not in r.inputs and r.inputs.get("cidrIp", "") in PUBLIC_CIDRS:
+        if (
+            r.inputs.get("type") == "ingress"
+            and "sourceSecurityGroupId" not in r.inputs
+            and r.inputs.get("cidrIp", "") in PUBLIC_CIDRS
+        ):
             yield r.name, f"ingress {r.inputs.get('ipProtocol')} {r.inputs.get('portRange')} is open to the internet"
 
 
@@ -66,7 +76,10 @@ def ssh_only_via_login(plan: Plan) -> Iterator[tuple[str, str]]:
             elif isinstance(admin, str) and source != admin:
                 yield r.name, f"login node admits SSH from {source}, not from network.admin_cidr {admin}"
         elif _admits_port(protocol, ports, 22):
-            yield r.name, f"ingress {protocol} {ports} from {source} reaches SSH on training nodes; with a login node they admit SSH only from its security group"
+            yield (
+                r.name,
+                f"ingress {protocol} {ports} from {source} reaches SSH on training nodes; with a login node they admit SSH only from its security group",
+            )
 
 
 def _admits_port(protocol: Any, ports: Any, port: int) -> bool:
@@ -89,8 +102,19 @@ def _is_login(r: PlannedResource) -> bool:
 
 # Ports scanners and worms try first: telnet, RDP, databases and caches, Jupyter, TensorBoard, the Docker API
 # (infraguard sg-risky-ports-check; KICS 60587dbd, 2ae9d554, dd706080; CIS 4.3/4.4).
-RISKY_PORTS = {23: "telnet", 3389: "RDP", 3306: "MySQL", 1433: "SQL Server", 5432: "PostgreSQL", 27017: "MongoDB",
-               6379: "Redis", 8888: "Jupyter", 6006: "TensorBoard", 2375: "Docker API", 2376: "Docker API (TLS)"}
+RISKY_PORTS = {
+    23: "telnet",
+    3389: "RDP",
+    3306: "MySQL",
+    1433: "SQL Server",
+    5432: "PostgreSQL",
+    27017: "MongoDB",
+    6379: "Redis",
+    8888: "Jupyter",
+    6006: "TensorBoard",
+    2375: "Docker API",
+    2376: "Docker API (TLS)",
+}
 _PORTED = ("tcp", "udp")  # icmp and gre take -1/-1 as their only range: it does not mean "every port"
 
 
@@ -129,7 +153,10 @@ def risky_ingress(plan: Plan) -> Iterator[tuple[str, str]]:
                 continue
             problem = _risk(protocol, ports)
             if problem:
-                yield r.name, f"ingress {protocol} {ports} from {source}, outside the private ranges, {problem}; from an admin range admit only TCP 22"
+                yield (
+                    r.name,
+                    f"ingress {protocol} {ports} from {source}, outside the private ranges, {problem}; from an admin range admit only TCP 22",
+                )
 
 
 def _risk(protocol: Any, ports: Any) -> str | None:
@@ -150,25 +177,37 @@ def _risk(protocol: Any, ports: Any) -> str | None:
 
 RULES: tuple[Rule, ...] = (
     Rule(
-        "AIT001", "error", "training nodes have no public IP (EIPs only on the login node and the NAT)", node_public_ip,
+        "AIT001",
+        "error",
+        "training nodes have no public IP (EIPs only on the login node and the NAT)",
+        node_public_ip,
         rationale="A node with a public address is reachable by the whole internet; infraguard ecs-instance-no-public-ip, ess-scaling-configuration-enabled-internet-check.",
         fix="Keep internetMaxBandwidthOut=0 on nodes; reach the internet through the NAT gateway and admins through the login node.",
         references=(10,),
     ),
     Rule(
-        "AIT002", "error", "no security-group ingress from the internet", public_ingress,
+        "AIT002",
+        "error",
+        "no security-group ingress from the internet",
+        public_ingress,
         rationale="0.0.0.0/0, ::/0 or an empty source admits everyone; CKV_ALI_2/3; CIS 4.3/4.4.",
         fix="Set network.admin_cidr to your office or VPN range, or reach the nodes through the login node.",
         references=(8,),
     ),
     Rule(
-        "AIT012", "error", "SSH from an address range reaches only the login node", ssh_only_via_login,
+        "AIT012",
+        "error",
+        "SSH from an address range reaches only the login node",
+        ssh_only_via_login,
         rationale="One audited entry point (a bastion) instead of SSH on every node; infraguard ecs-instance-no-public-ip; CIS 4.3.",
         fix="Admit TCP 22 from network.admin_cidr on the login node only; nodes admit SSH from the login node's security group.",
         references=(8,),
     ),
     Rule(
-        "AIT018", "error", "no all-protocol, all-port or risky-port ingress from non-private ranges", risky_ingress,
+        "AIT018",
+        "error",
+        "no all-protocol, all-port or risky-port ingress from non-private ranges",
+        risky_ingress,
         rationale="Open databases, Jupyter, TensorBoard and Docker APIs are the first things scanned; infraguard sg-risky-ports-check; KICS 60587dbd, 2ae9d554, dd706080.",
         fix="Admit only TCP 22 from network.admin_cidr (IPv4 in cidrIp); reach other services through an SSH tunnel via the login node.",
         references=(8, 9),

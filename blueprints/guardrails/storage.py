@@ -59,7 +59,11 @@ def _vswitch_nets(plan: Plan) -> tuple[list[Any], list[Any]]:
     NAT gateway and mount target (no host that could mount the share).
     """
     switches = {r.name: r.inputs.get("cidrBlock") for r in of_types(plan, ("vpc.Switch",))}
-    login_names = {referenced(r.inputs.get("vswitchId")) for r in of_types(plan, ("ecs.Instance",)) if (r.inputs.get("tags") or {}).get("aitrain-component") == _LOGIN_TAG}
+    login_names = {
+        referenced(r.inputs.get("vswitchId"))
+        for r in of_types(plan, ("ecs.Instance",))
+        if (r.inputs.get("tags") or {}).get("aitrain-component") == _LOGIN_TAG
+    }
     nets: tuple[list[Any], list[Any]] = ([], [])
     for name, cidr in switches.items():
         if isinstance(cidr, str):
@@ -75,7 +79,9 @@ def nas_access_vpc_only(plan: Plan) -> Iterator[tuple[str, str]]:
     component tested alone) a rule is held to a VPC of the plan, and without a VPC to private ranges; without vSwitches
     in the plan, only to the VPC.
     """
-    vpcs = [ipaddress.ip_network(r.inputs["cidrBlock"]) for r in of_types(plan, ("vpc.Network",)) if "cidrBlock" in r.inputs]
+    vpcs = [
+        ipaddress.ip_network(r.inputs["cidrBlock"]) for r in of_types(plan, ("vpc.Network",)) if "cidrBlock" in r.inputs
+    ]
     compute, login = _vswitch_nets(plan)
     for r in of_types(plan, ("nas.AccessRule",)):
         source = r.inputs.get("sourceCidrIp", "")
@@ -89,13 +95,22 @@ def nas_access_vpc_only(plan: Plan) -> Iterator[tuple[str, str]]:
                 yield r.name, f"access rule admits {source}, outside the VPC"
                 continue
         elif not private(net):
-            yield r.name, f"access rule admits {source}, which is not a private range (no VPC in this plan to compare with)"
+            yield (
+                r.name,
+                f"access rule admits {source}, which is not a private range (no VPC in this plan to compare with)",
+            )
             continue
         hit = [str(n) for n in login if n.version == net.version and net.overlaps(n)]
         if hit:
-            yield r.name, f"access rule admits {source}, which includes the login node's vSwitch {', '.join(hit)} (the one host with a public address); admit the compute vSwitches only"
+            yield (
+                r.name,
+                f"access rule admits {source}, which includes the login node's vSwitch {', '.join(hit)} (the one host with a public address); admit the compute vSwitches only",
+            )
         elif compute and not any(net.version == c.version and net.subnet_of(c) for c in compute):
-            yield r.name, f"access rule admits {source}, wider than any compute vSwitch ({', '.join(map(str, compute))}); give each compute vSwitch its own rule"
+            yield (
+                r.name,
+                f"access rule admits {source}, wider than any compute vSwitch ({', '.join(map(str, compute))}); give each compute vSwitch its own rule",
+            )
     for r in of_types(plan, ("nas.MountTarget",)):
         if r.inputs.get("accessGroupName") in (None, "DEFAULT_VPC_GROUP_NAME"):
             yield r.name, "mount target uses the default access group"
@@ -116,7 +131,10 @@ def deletion_protection(plan: Plan) -> Iterator[tuple[str, str]]:
     for kind, field, protected in DELETION_PROTECTION:
         for r in of_types(plan, (kind,)):
             if r.inputs.get(field) is not protected:
-                yield r.name, f"{kind} has no deletion protection ({field}={r.inputs.get(field)!r}, wanted {protected!r}); the console or API can release it"
+                yield (
+                    r.name,
+                    f"{kind} has no deletion protection ({field}={r.inputs.get(field)!r}, wanted {protected!r}); the console or API can release it",
+                )
 
 
 # ---- deleted data stays recoverable (AIT016) ----
@@ -126,39 +144,58 @@ MIN_RECOVERY_DAYS = 7  # infraguard ecs-snapshot-retention-days default; NAS rec
 
 def recoverable(plan: Plan) -> Iterator[tuple[str, str]]:
     """AIT016: general-purpose NAS keeps deletes in its recycle bin, Extreme NAS has an auto-snapshot policy, CPFS is said to have neither."""
-    bins = {referenced(r.inputs.get("fileSystemId")): r.inputs.get("reservedDays") for r in of_types(plan, ("nas.RecycleBin",))}
-    snapshot_days = [r.inputs.get("retentionDays", -1) for r in of_types(plan, ("nas.AutoSnapshotPolicy",)) if r.inputs.get("fileSystemType") == "extreme"]
+    bins = {
+        referenced(r.inputs.get("fileSystemId")): r.inputs.get("reservedDays")
+        for r in of_types(plan, ("nas.RecycleBin",))
+    }
+    snapshot_days = [
+        r.inputs.get("retentionDays", -1)
+        for r in of_types(plan, ("nas.AutoSnapshotPolicy",))
+        if r.inputs.get("fileSystemType") == "extreme"
+    ]
     for r in of_types(plan, ("nas.FileSystem",)):
         kind = r.inputs.get("fileSystemType", "standard")  # the API's default type
         if kind == "standard":
             inline = r.inputs.get("recycleBin") or {}
             days = bins.get(r.name, inline.get("reservedDays") if inline.get("status") == "Enable" else None)
             if not _days_at_least(days, MIN_RECOVERY_DAYS):
-                yield r.name, (
-                    f"recycle bin is off or keeps deleted files under {MIN_RECOVERY_DAYS} days (recycleBin status Enable,"
-                    f" reservedDays {MIN_RECOVERY_DAYS}-180, or a nas.RecycleBin); a deleted file is gone at once"
+                yield (
+                    r.name,
+                    (
+                        f"recycle bin is off or keeps deleted files under {MIN_RECOVERY_DAYS} days (recycleBin status Enable,"
+                        f" reservedDays {MIN_RECOVERY_DAYS}-180, or a nas.RecycleBin); a deleted file is gone at once"
+                    ),
                 )
         elif kind == "extreme":
             if not any(d == -1 or _days_at_least(d, MIN_RECOVERY_DAYS) for d in snapshot_days):
-                yield r.name, (
-                    f"no Extreme NAS auto-snapshot policy keeps snapshots {MIN_RECOVERY_DAYS} days or more"
-                    f" (nas.AutoSnapshotPolicy fileSystemType extreme, retentionDays >= {MIN_RECOVERY_DAYS} or -1)"
+                yield (
+                    r.name,
+                    (
+                        f"no Extreme NAS auto-snapshot policy keeps snapshots {MIN_RECOVERY_DAYS} days or more"
+                        f" (nas.AutoSnapshotPolicy fileSystemType extreme, retentionDays >= {MIN_RECOVERY_DAYS} or -1)"
+                    ),
                 )
             else:
                 # A policy alone takes no snapshot: pulumi-alicloud 4.0.0 has no resource that applies one (nas/ holds
                 # AutoSnapshotPolicy with no file-system argument, no attachment resource; nas.FileSystem's only snapshot
                 # input is snapshot_id, to create FROM a snapshot; ecs.EcsAutoSnapshotPolicyAttachment is for ECS disks).
-                yield r.name, (
-                    "the auto-snapshot policy is created but nothing in the plan applies it to this file system (pulumi-alicloud"
-                    " 4.0.0 has no NAS policy attachment): until `aliyun nas ApplyAutoSnapshotPolicy` runs after `pulumi up`"
-                    " (the command in the plan's notes; check with DescribeAutoSnapshotPolicies, FileSystemNums 1), no snapshot"
-                    " is taken; once applied, skip AIT016 with that reason"
+                yield (
+                    r.name,
+                    (
+                        "the auto-snapshot policy is created but nothing in the plan applies it to this file system (pulumi-alicloud"
+                        " 4.0.0 has no NAS policy attachment): until `aliyun nas ApplyAutoSnapshotPolicy` runs after `pulumi up`"
+                        " (the command in the plan's notes; check with DescribeAutoSnapshotPolicies, FileSystemNums 1), no snapshot"
+                        " is taken; once applied, skip AIT016 with that reason"
+                    ),
                 )
         elif kind in CPFS_TYPES:
-            yield r.name, (
-                f"{kind} file system has no snapshot or recycle-bin API in the provider (nas.Snapshot and AutoSnapshotPolicy are"
-                " Extreme-only, the recycle bin general-purpose-only): a deleted or overwritten file cannot be recovered; keep the"
-                " only copy of data in OSS (versioned) and treat CPFS as a cache"
+            yield (
+                r.name,
+                (
+                    f"{kind} file system has no snapshot or recycle-bin API in the provider (nas.Snapshot and AutoSnapshotPolicy are"
+                    " Extreme-only, the recycle bin general-purpose-only): a deleted or overwritten file cannot be recovered; keep the"
+                    " only copy of data in OSS (versioned) and treat CPFS as a cache"
+                ),
             )
 
 
@@ -176,9 +213,12 @@ def root_squash(plan: Plan) -> Iterator[tuple[str, str]]:
     for r in of_types(plan, ("nas.AccessRule",)):
         access = r.inputs.get("userAccessType", "no_squash")  # the API's default is no_squash
         if access not in SQUASHING:
-            yield r.name, (
-                f"access rule userAccessType {access}: root on any host in {r.inputs.get('sourceCidrIp')} is root on the share;"
-                " use root_squash (storage.nfs_squash), or skip AIT024 with a reason"
+            yield (
+                r.name,
+                (
+                    f"access rule userAccessType {access}: root on any host in {r.inputs.get('sourceCidrIp')} is root on the share;"
+                    " use root_squash (storage.nfs_squash), or skip AIT024 with a reason"
+                ),
             )
 
 
@@ -187,28 +227,40 @@ def cpfs_controls(plan: Plan) -> Iterator[tuple[str, str]]:
     for r in of_types(plan, ("nas.FileSystem",)):
         kind = r.inputs.get("fileSystemType")
         if kind in CPFS_TYPES:
-            yield r.name, (
-                f"{kind} is reached without a NAS access group and is not encrypted at rest (the NAS API offers neither for CPFS):"
-                " any host in its vSwitch can mount it; accept this only for data that may sit unencrypted in the VPC"
-                " (storage.allow_unencrypted_cpfs), or use NAS extreme"
+            yield (
+                r.name,
+                (
+                    f"{kind} is reached without a NAS access group and is not encrypted at rest (the NAS API offers neither for CPFS):"
+                    " any host in its vSwitch can mount it; accept this only for data that may sit unencrypted in the VPC"
+                    " (storage.allow_unencrypted_cpfs), or use NAS extreme"
+                ),
             )
 
 
 RULES: tuple[Rule, ...] = (
     Rule(
-        "AIT004", "error", "stateful storage is protected and retained", storage_protected,
+        "AIT004",
+        "error",
+        "stateful storage is protected and retained",
+        storage_protected,
         rationale="retain_on_delete only counts when set before a replace, and delete-first replaces lose data; https://github.com/pulumi/pulumi/issues/13428, https://github.com/pulumi/pulumi/issues/16179, https://github.com/pulumi/pulumi/issues/16629",
         fix="create NAS, OSS, EcsDisk, KMS keys and the ActionTrail trail with protect=True and retain_on_delete=True; never delete_before_replace",
         references=(1, 7),
     ),
     Rule(
-        "AIT005", "error", "NAS standard and extreme file systems are encrypted", storage_encrypted,
+        "AIT005",
+        "error",
+        "NAS standard and extreme file systems are encrypted",
+        storage_encrypted,
         rationale="an unencrypted file system exposes training data on the provider's media; KICS 67bfdff1; infraguard nas-filesystem-encrypt-type-check",
         fix="set encryptType 1 (NAS-managed key) or 2 with kmsKeyId (Extreme NAS) at creation: it is ForceNew",
         references=(20,),
     ),
     Rule(
-        "AIT006", "error", "NAS access is limited to the compute vSwitches", nas_access_vpc_only,
+        "AIT006",
+        "error",
+        "NAS access is limited to the compute vSwitches",
+        nas_access_vpc_only,
         rationale=(
             "a default or public access group lets any network reach the share, and a VPC-wide rule admits the login node (the one"
             " host with a public address) to the host registry; infraguard nas-filesystem-mount-target-access-group-check, nas-access-group-public-access-check"
@@ -217,13 +269,20 @@ RULES: tuple[Rule, ...] = (
         references=(20,),
     ),
     Rule(
-        "AIT009", "warning", "all stored data is encrypted at rest", unencrypted_storage,
+        "AIT009",
+        "warning",
+        "all stored data is encrypted at rest",
+        unencrypted_storage,
         rationale="data the API cannot encrypt (CPFS) or left unencrypted (EcsDisk) must be a visible choice; CKV_ALI_7; KICS 39750e32; CIS 4.1",
         fix="set encrypted=true on disks; keep regulated data off CPFS or use NAS extreme",
         references=(11, 20),
     ),
     Rule(
-        "AIT015", "error", "deletion protection is on where the API has it", deletion_protection, rationale=(
+        "AIT015",
+        "error",
+        "deletion protection is on where the API has it",
+        deletion_protection,
+        rationale=(
             "protect/retain_on_delete stop only Pulumi; the console and API can still release a group, NAT or EIP;"
             " infraguard ecs-instance-deletion-protection-enabled; provider docs group_deletion_protection, deletion_protection"
         ),
@@ -231,7 +290,11 @@ RULES: tuple[Rule, ...] = (
         references=(3,),
     ),
     Rule(
-        "AIT016", "warning", "shared file systems have a recycle bin or an auto-snapshot policy", recoverable, rationale=(
+        "AIT016",
+        "warning",
+        "shared file systems have a recycle bin or an auto-snapshot policy",
+        recoverable,
+        rationale=(
             "a deleted or overwritten dataset has no undo without a recycle bin or snapshots; NAS recycle bin (general-purpose,"
             " 1-180 days) and snapshots (Extreme only) per SDK 4.0.0 nas.RecycleBin, nas.Snapshot; infraguard ecs-snapshot-retention-days"
         ),
@@ -242,13 +305,19 @@ RULES: tuple[Rule, ...] = (
         references=(5, 6),
     ),
     Rule(
-        "AIT024", "error", "NAS access rules squash root", root_squash,
+        "AIT024",
+        "error",
+        "NAS access rules squash root",
+        root_squash,
         rationale="with no_squash, root on any VPC host is root on the share (the security review); infraguard NAS rules; docs/sources/security-and-data-safety.md §7 rule 20",
         fix="set userAccessType root_squash (the default of storage.nfs_squash), or skip AIT024 with a reason",
         references=(20,),
     ),
     Rule(
-        "AIT025", "warning", "CPFS is reached through an access group and is encrypted", cpfs_controls,
+        "AIT025",
+        "warning",
+        "CPFS is reached through an access group and is encrypted",
+        cpfs_controls,
         rationale=(
             "the NAS API has neither access rules nor encrypt_type for CPFS (SDK 4.0.0 nas.AccessRule file_system_type: standard,"
             " extreme; nas.FileSystem encrypt_type: standard, extreme); KICS 67bfdff1"

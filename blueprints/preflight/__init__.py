@@ -10,6 +10,16 @@ from blueprints.preflight.needs import ComputeNeed, Needs, StorageNeed, needs_fr
 from blueprints.preflight.report import SCHEMA, Report, render_text
 
 __all__ = [
-    "SCHEMA", "Check", "CloudError", "CloudReader", "ComputeNeed", "Needs", "Report", "StorageNeed",
-    "find_credentials", "needs_from_plan", "render_text", "run_checks",
+    "SCHEMA",
+    "Check",
+    "CloudError",
+    "CloudReader",
+    "ComputeNeed",
+    "Needs",
+    "Report",
+    "StorageNeed",
+    "find_credentials",
+    "needs_from_plan",
+    "render_text",
+    "run_checks",
 ]

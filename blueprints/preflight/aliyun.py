@@ -42,29 +42,53 @@ def build_request(api: str, params: Mapping[str, Any]) -> tuple[str, str, Any]:
     if api == ACCOUNT_ATTRIBUTES:
         from alibabacloud_ecs20140526 import models as ecs
 
-        return "ecs", "describe_account_attributes", ecs.DescribeAccountAttributesRequest(region_id=params["RegionId"], attribute_name=list(params["AttributeName"]))
+        return (
+            "ecs",
+            "describe_account_attributes",
+            ecs.DescribeAccountAttributesRequest(
+                region_id=params["RegionId"], attribute_name=list(params["AttributeName"])
+            ),
+        )
     if api == AVAILABLE_RESOURCE:
         from alibabacloud_ecs20140526 import models as ecs
 
-        return "ecs", "describe_available_resource", ecs.DescribeAvailableResourceRequest(
-            region_id=params["RegionId"],
-            zone_id=params.get("ZoneId"),
-            destination_resource=params["DestinationResource"],
-            io_optimized=params.get("IoOptimized"),
-            instance_type=params.get("InstanceType"),
-            instance_charge_type=params.get("InstanceChargeType"),
-            spot_strategy=params.get("SpotStrategy"),
+        return (
+            "ecs",
+            "describe_available_resource",
+            ecs.DescribeAvailableResourceRequest(
+                region_id=params["RegionId"],
+                zone_id=params.get("ZoneId"),
+                destination_resource=params["DestinationResource"],
+                io_optimized=params.get("IoOptimized"),
+                instance_type=params.get("InstanceType"),
+                instance_charge_type=params.get("InstanceChargeType"),
+                spot_strategy=params.get("SpotStrategy"),
+            ),
         )
     if api == NAS_ZONES:
         from alibabacloud_nas20170626 import models as nas
 
-        return "nas", "describe_zones", nas.DescribeZonesRequest(region_id=params["RegionId"], file_system_type=params.get("FileSystemType"))
+        return (
+            "nas",
+            "describe_zones",
+            nas.DescribeZonesRequest(region_id=params["RegionId"], file_system_type=params.get("FileSystemType")),
+        )
     if api == PRODUCT_QUOTAS:
         from alibabacloud_quotas20200510 import models as quotas
 
-        dimensions = [quotas.ListProductQuotasRequestDimensions(key=d["Key"], value=d["Value"]) for d in params.get("Dimensions", [])]
-        return "quotas", "list_product_quotas", quotas.ListProductQuotasRequest(
-            product_code=params["ProductCode"], quota_action_code=params.get("QuotaActionCode"), dimensions=dimensions or None, max_results=params.get("MaxResults"),
+        dimensions = [
+            quotas.ListProductQuotasRequestDimensions(key=d["Key"], value=d["Value"])
+            for d in params.get("Dimensions", [])
+        ]
+        return (
+            "quotas",
+            "list_product_quotas",
+            quotas.ListProductQuotasRequest(
+                product_code=params["ProductCode"],
+                quota_action_code=params.get("QuotaActionCode"),
+                dimensions=dimensions or None,
+                max_results=params.get("MaxResults"),
+            ),
         )
     raise ValueError(f"unknown API {api}")
 
@@ -72,7 +96,9 @@ def build_request(api: str, params: Mapping[str, Any]) -> tuple[str, str, Any]:
 class SdkReader:
     """CloudReader over the SDK clients of one region; clients are built on first use and reused."""
 
-    def __init__(self, region: str, *, client_classes: Mapping[str, Callable[[Any], Any]] | None = None, credential: Any = None):
+    def __init__(
+        self, region: str, *, client_classes: Mapping[str, Callable[[Any], Any]] | None = None, credential: Any = None
+    ):
         self.region = region
         self._classes = client_classes
         self._credential = credential
@@ -85,7 +111,12 @@ class SdkReader:
             classes = self._classes if self._classes is not None else sdk_client_classes()
             if self._credential is None:
                 self._credential = credential_client(resolve_credentials())
-            config = open_api.Config(credential=self._credential, region_id=self.region, connect_timeout=CONNECT_TIMEOUT_MS, read_timeout=READ_TIMEOUT_MS)
+            config = open_api.Config(
+                credential=self._credential,
+                region_id=self.region,
+                connect_timeout=CONNECT_TIMEOUT_MS,
+                read_timeout=READ_TIMEOUT_MS,
+            )
             self._clients[product] = classes[product](config)
         return self._clients[product]
 
@@ -103,17 +134,32 @@ class SdkReader:
 def credential_client(source: CredentialSource | None) -> Any:
     """The SDK credential client for ``source``: a static key, an STS token, a named CLI profile, or the default chain."""
     from alibabacloud_credentials.client import Client as CredentialClient
-    from alibabacloud_credentials.provider import CLIProfileCredentialsProvider, StaticAKCredentialsProvider, StaticSTSCredentialsProvider
+    from alibabacloud_credentials.provider import (
+        CLIProfileCredentialsProvider,
+        StaticAKCredentialsProvider,
+        StaticSTSCredentialsProvider,
+    )
 
     if source is None or source.kind == "default_chain":
         return CredentialClient()  # the SDK's default chain (env, OIDC, CLI profile, file, RAM role)
     if source.kind == "access_key":
-        return CredentialClient(provider=StaticAKCredentialsProvider(access_key_id=source.access_key_id, access_key_secret=source.access_key_secret))
+        return CredentialClient(
+            provider=StaticAKCredentialsProvider(
+                access_key_id=source.access_key_id, access_key_secret=source.access_key_secret
+            )
+        )
     if source.kind == "sts":
-        return CredentialClient(provider=StaticSTSCredentialsProvider(
-            access_key_id=source.access_key_id, access_key_secret=source.access_key_secret, security_token=source.security_token))
+        return CredentialClient(
+            provider=StaticSTSCredentialsProvider(
+                access_key_id=source.access_key_id,
+                access_key_secret=source.access_key_secret,
+                security_token=source.security_token,
+            )
+        )
     if source.kind == "cli_profile":
-        return CredentialClient(provider=CLIProfileCredentialsProvider(profile_name=source.profile, profile_file=source.profile_file))
+        return CredentialClient(
+            provider=CLIProfileCredentialsProvider(profile_name=source.profile, profile_file=source.profile_file)
+        )
     raise ValueError(f"unknown credential kind {source.kind}")
 
 

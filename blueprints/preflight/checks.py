@@ -31,7 +31,12 @@ OK, WARN, SHORT, UNKNOWN = "ok", "warn", "short", "unknown"
 STATUSES = (OK, WARN, SHORT, UNKNOWN)
 
 # The kinds of check, by the prefix of their id: the names `--accept-unanswered` takes, in run order.
-KINDS = {"quota.vcpu.": "vcpu-quota", "quota.instance_type.": "instance-type-quota", "stock.": "stock", "storage.": "storage-zone"}
+KINDS = {
+    "quota.vcpu.": "vcpu-quota",
+    "quota.instance_type.": "instance-type-quota",
+    "stock.": "stock",
+    "storage.": "storage-zone",
+}
 KIND_NAMES = tuple(KINDS.values())
 
 
@@ -72,8 +77,17 @@ class Check:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (part of ``aitrain.preflight/v1``)."""
-        return {"id": self.id, "kind": self.kind, "subject": self.subject, "status": self.status, "needed": self.needed,
-                "available": self.available, "unit": self.unit, "detail": self.detail, "api": self.api}
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "subject": self.subject,
+            "status": self.status,
+            "needed": self.needed,
+            "available": self.available,
+            "unit": self.unit,
+            "detail": self.detail,
+            "api": self.api,
+        }
 
 
 def run_checks(needs: Needs, reader: CloudReader) -> list[Check]:
@@ -84,7 +98,9 @@ def run_checks(needs: Needs, reader: CloudReader) -> list[Check]:
         if wanted:
             checks.append(vcpu_quota(needs.region, wanted, spot, reader))
     for instance_type in dict.fromkeys(c.instance_type for c in needs.compute):
-        checks.extend(instance_type_quota(needs.region, [c for c in needs.compute if c.instance_type == instance_type], reader))
+        checks.extend(
+            instance_type_quota(needs.region, [c for c in needs.compute if c.instance_type == instance_type], reader)
+        )
     for group in needs.compute:
         checks.extend(stock(needs.region, group, reader))
     if needs.storage is not None:
@@ -105,7 +121,16 @@ def vcpu_quota(region: str, needed: int, spot: bool, reader: CloudReader) -> Che
     limit, used = values.get(max_name), values.get(used_name)
     if limit is None or used is None:
         missing = ", ".join(n for n, v in ((max_name, limit), (used_name, used)) if v is None)
-        return Check(check_id, subject, UNKNOWN, needed, None, "vCPUs", f"the response has no value for {missing}", ACCOUNT_ATTRIBUTES)
+        return Check(
+            check_id,
+            subject,
+            UNKNOWN,
+            needed,
+            None,
+            "vCPUs",
+            f"the response has no value for {missing}",
+            ACCOUNT_ATTRIBUTES,
+        )
     free = limit - used
     status = OK if needed <= free else SHORT
     detail = f"quota {limit}, in use {used}, free {free}; the plan starts {needed}"
@@ -125,37 +150,91 @@ def _attribute_values(body: Mapping[str, Any]) -> dict[str, int]:
 
 
 # Quota units as Quota Center spells them (English or Chinese), mapped to the plan quantity they count.
-_UNIT_WORDS = (("vcpu", "vCPUs"), ("核", "vCPUs"), ("gpu", "GPUs"), ("卡", "GPUs"), ("instance", "instances"), ("台", "instances"))
+_UNIT_WORDS = (
+    ("vcpu", "vCPUs"),
+    ("核", "vCPUs"),
+    ("gpu", "GPUs"),
+    ("卡", "GPUs"),
+    ("instance", "instances"),
+    ("台", "instances"),
+)
 
 
 def instance_type_quota(region: str, groups: list[ComputeNeed], reader: CloudReader) -> list[Check]:
     """Quota Center's per-instance-type quota (ecs-spec) for one type, compared in the unit the quota states."""
     instance_type = groups[0].instance_type
     check_id, subject = f"quota.instance_type.{instance_type}", f"{instance_type} quota in {region}"
-    params = {"ProductCode": INSTANCE_TYPE_QUOTA_PRODUCT, "QuotaActionCode": instance_type, "Dimensions": [{"Key": "regionId", "Value": region}], "MaxResults": 100}
+    params = {
+        "ProductCode": INSTANCE_TYPE_QUOTA_PRODUCT,
+        "QuotaActionCode": instance_type,
+        "Dimensions": [{"Key": "regionId", "Value": region}],
+        "MaxResults": 100,
+    }
     try:
         body = reader.call(PRODUCT_QUOTAS, params)
     except CloudError as exc:
         return [Check(check_id, subject, UNKNOWN, None, None, "", str(exc), PRODUCT_QUOTAS)]
     zones = {z for g in groups for z in g.zones}
-    quotas = [q for q in body.get("Quotas") or [] if q.get("QuotaActionCode") in (None, instance_type) and _dimensions_match(q.get("Dimensions"), region, zones)]
+    quotas = [
+        q
+        for q in body.get("Quotas") or []
+        if q.get("QuotaActionCode") in (None, instance_type) and _dimensions_match(q.get("Dimensions"), region, zones)
+    ]
     if not quotas:
-        return [Check(check_id, subject, UNKNOWN, None, None, "", f"Quota Center lists no {INSTANCE_TYPE_QUOTA_PRODUCT} quota for this type in {region}", PRODUCT_QUOTAS)]
-    wanted = {"vCPUs": sum(g.vcpus or 0 for g in groups), "GPUs": sum(g.gpus or 0 for g in groups), "instances": sum(g.nodes for g in groups)}
+        return [
+            Check(
+                check_id,
+                subject,
+                UNKNOWN,
+                None,
+                None,
+                "",
+                f"Quota Center lists no {INSTANCE_TYPE_QUOTA_PRODUCT} quota for this type in {region}",
+                PRODUCT_QUOTAS,
+            )
+        ]
+    wanted = {
+        "vCPUs": sum(g.vcpus or 0 for g in groups),
+        "GPUs": sum(g.gpus or 0 for g in groups),
+        "instances": sum(g.nodes for g in groups),
+    }
     checks = []
     for q in quotas:
         dims = q.get("Dimensions") or {}
-        where = ", ".join(f"{k}={v}" for k, v in sorted(dims.items()) if k != "regionId") if isinstance(dims, dict) else ""
+        where = (
+            ", ".join(f"{k}={v}" for k, v in sorted(dims.items()) if k != "regionId") if isinstance(dims, dict) else ""
+        )
         suffix = f" ({where})" if where else ""
         total, usage, unit_text = q.get("TotalQuota"), q.get("TotalUsage"), str(q.get("QuotaUnit") or "")
         unit = next((u for word, u in _UNIT_WORDS if word in unit_text.lower()), None)
         if total is None:
-            checks.append(Check(check_id, subject + suffix, UNKNOWN, None, None, unit_text, "the quota has no TotalQuota", PRODUCT_QUOTAS))
+            checks.append(
+                Check(
+                    check_id,
+                    subject + suffix,
+                    UNKNOWN,
+                    None,
+                    None,
+                    unit_text,
+                    "the quota has no TotalQuota",
+                    PRODUCT_QUOTAS,
+                )
+            )
             continue
         free = int(float(total) - float(usage or 0))
         if unit is None:
-            checks.append(Check(check_id, subject + suffix, UNKNOWN, None, free, unit_text,
-                                f"quota {total:g}, in use {float(usage or 0):g} {unit_text}; unit not understood, so not compared", PRODUCT_QUOTAS))
+            checks.append(
+                Check(
+                    check_id,
+                    subject + suffix,
+                    UNKNOWN,
+                    None,
+                    free,
+                    unit_text,
+                    f"quota {total:g}, in use {float(usage or 0):g} {unit_text}; unit not understood, so not compared",
+                    PRODUCT_QUOTAS,
+                )
+            )
             continue
         needed = wanted[unit]
         status = OK if needed <= free else SHORT
@@ -183,8 +262,14 @@ def stock(region: str, group: ComputeNeed, reader: CloudReader) -> list[Check]:
     for zone in group.zones:
         # IoOptimized=optimized with InstanceType is what the API reference recommends for this query:
         # https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-describeavailableresource
-        params = {"RegionId": region, "ZoneId": zone, "DestinationResource": "InstanceType", "IoOptimized": "optimized",
-                  "InstanceType": group.instance_type, "InstanceChargeType": group.charge_type}
+        params = {
+            "RegionId": region,
+            "ZoneId": zone,
+            "DestinationResource": "InstanceType",
+            "IoOptimized": "optimized",
+            "InstanceType": group.instance_type,
+            "InstanceChargeType": group.charge_type,
+        }
         if group.charge_type == "PostPaid":
             params["SpotStrategy"] = group.spot_strategy
         try:
@@ -199,8 +284,18 @@ def stock(region: str, group: ComputeNeed, reader: CloudReader) -> list[Check]:
         if status == SHORT and any_ok and len(group.zones) > 1:
             status, detail = WARN, detail + "; the other zones of the group have stock"
         kind = "spot " if group.spot else ""
-        checks.append(Check(f"stock.{group.instance_type}.{zone}", f"{kind}{group.instance_type} in {zone} ({group.resource})", status,
-                            group.nodes, None, "nodes", detail, AVAILABLE_RESOURCE))
+        checks.append(
+            Check(
+                f"stock.{group.instance_type}.{zone}",
+                f"{kind}{group.instance_type} in {zone} ({group.resource})",
+                status,
+                group.nodes,
+                None,
+                "nodes",
+                detail,
+                AVAILABLE_RESOURCE,
+            )
+        )
     return checks
 
 
@@ -255,8 +350,20 @@ def storage_zone(region: str, need: StorageNeed, reader: CloudReader) -> Check:
     zone = zones.get(need.zone)
     if zone is None:
         offered = ", ".join(sorted(zones)) or "none"
-        return Check(check_id, subject, SHORT, None, None, "", f"{need.file_system_type} file systems are not offered in {need.zone}; zones that offer them: {offered}", NAS_ZONES)
-    pairs = {(str(t.get("StorageType", "")).lower(), str(t.get("ProtocolType", "")).lower()) for t in (zone.get("InstanceTypes") or {}).get("InstanceType") or []}
+        return Check(
+            check_id,
+            subject,
+            SHORT,
+            None,
+            None,
+            "",
+            f"{need.file_system_type} file systems are not offered in {need.zone}; zones that offer them: {offered}",
+            NAS_ZONES,
+        )
+    pairs = {
+        (str(t.get("StorageType", "")).lower(), str(t.get("ProtocolType", "")).lower())
+        for t in (zone.get("InstanceTypes") or {}).get("InstanceType") or []
+    }
     if not pairs:
         # Older answers list protocols under Performance / Capacity only (General-purpose NAS; the 2019 reference,
         # https://www.alibabacloud.com/help/doc-detail/94146.htm); the current one calls them reserved.
@@ -267,4 +374,13 @@ def storage_zone(region: str, need: StorageNeed, reader: CloudReader) -> Check:
     if wanted in pairs:
         return Check(check_id, subject, OK, None, None, "", "offered", NAS_ZONES)
     listed = ", ".join(f"{s}/{p}" for s, p in sorted(pairs)) or "nothing"
-    return Check(check_id, subject, SHORT, None, None, "", f"{need.zone} offers {listed}, not {need.storage_type}/{need.protocol_type}", NAS_ZONES)
+    return Check(
+        check_id,
+        subject,
+        SHORT,
+        None,
+        None,
+        "",
+        f"{need.zone} offers {listed}, not {need.storage_type}/{need.protocol_type}",
+        NAS_ZONES,
+    )

@@ -81,7 +81,9 @@ def resolve_credentials(env: Mapping[str, str] | None = None, home: Path | None 
         kind = "sts" if token else "access_key"
         return CredentialSource(f"environment ({key_name})", kind, key, secret, token)
     if env.get(PULUMI_PROFILE):
-        return _named_profile(env[PULUMI_PROFILE], Path(env.get(PULUMI_PROFILE_FILE) or home / ".aliyun" / "config.json"))
+        return _named_profile(
+            env[PULUMI_PROFILE], Path(env.get(PULUMI_PROFILE_FILE) or home / ".aliyun" / "config.json")
+        )
     found = _default_chain(env, home)
     return None if found is None else CredentialSource(found, "default_chain")
 
@@ -98,7 +100,9 @@ def _named_profile(name: str, path: Path) -> CredentialSource:
     try:
         config = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise CredentialsProblem(f"{where}, but {path} does not exist; create the profile with `aliyun configure --profile {name}`") from None
+        raise CredentialsProblem(
+            f"{where}, but {path} does not exist; create the profile with `aliyun configure --profile {name}`"
+        ) from None
     except (OSError, ValueError) as exc:
         raise CredentialsProblem(f"{where}, but {path} cannot be read as JSON ({exc})") from None
     profiles = config.get("profiles") if isinstance(config, dict) else None
@@ -106,7 +110,9 @@ def _named_profile(name: str, path: Path) -> CredentialSource:
     if name not in names:
         listed = ", ".join(names) or "none"
         raise CredentialsProblem(f"{where}, but {path} has no profile of that name (its profiles: {listed})")
-    return CredentialSource(f"aliyun CLI profile '{name}' ({PULUMI_PROFILE}, {path})", "cli_profile", profile=name, profile_file=str(path))
+    return CredentialSource(
+        f"aliyun CLI profile '{name}' ({PULUMI_PROFILE}, {path})", "cli_profile", profile=name, profile_file=str(path)
+    )
 
 
 def _default_chain(env: Mapping[str, str], home: Path) -> str | None:

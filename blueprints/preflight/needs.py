@@ -51,9 +51,16 @@ class ComputeNeed:
     def to_dict(self) -> dict[str, Any]:
         """JSON form (part of ``aitrain.preflight/v1``)."""
         return {
-            "resource": self.resource, "instance_type": self.instance_type, "nodes": self.nodes, "zones": list(self.zones),
-            "charge_type": self.charge_type, "spot_strategy": self.spot_strategy,
-            "vcpus_per_node": self.vcpus_per_node, "gpus_per_node": self.gpus_per_node, "vcpus": self.vcpus, "gpus": self.gpus,
+            "resource": self.resource,
+            "instance_type": self.instance_type,
+            "nodes": self.nodes,
+            "zones": list(self.zones),
+            "charge_type": self.charge_type,
+            "spot_strategy": self.spot_strategy,
+            "vcpus_per_node": self.vcpus_per_node,
+            "gpus_per_node": self.gpus_per_node,
+            "vcpus": self.vcpus,
+            "gpus": self.gpus,
         }
 
 
@@ -71,8 +78,12 @@ class StorageNeed:
     def to_dict(self) -> dict[str, Any]:
         """JSON form (part of ``aitrain.preflight/v1``)."""
         return {
-            "resource": self.resource, "kind": self.kind, "file_system_type": self.file_system_type,
-            "storage_type": self.storage_type, "protocol_type": self.protocol_type, "zone": self.zone,
+            "resource": self.resource,
+            "kind": self.kind,
+            "file_system_type": self.file_system_type,
+            "storage_type": self.storage_type,
+            "protocol_type": self.protocol_type,
+            "zone": self.zone,
         }
 
 
@@ -100,7 +111,11 @@ class Needs:
         return {
             "compute": [c.to_dict() for c in self.compute],
             "storage": self.storage.to_dict() if self.storage else None,
-            "totals": {"postpaid_vcpus": self.vcpus(spot=False), "spot_vcpus": self.vcpus(spot=True), "gpus": self.gpus},
+            "totals": {
+                "postpaid_vcpus": self.vcpus(spot=False),
+                "spot_vcpus": self.vcpus(spot=True),
+                "gpus": self.gpus,
+            },
         }
 
 
@@ -124,7 +139,9 @@ def needs_from_plan(plan: Plan, catalog: Catalog) -> Needs:
     return Needs(plan.profile_name, plan.blueprint, plan.region, tuple(compute), storage)
 
 
-def _group(r: PlannedResource, inputs: dict[str, Any], nodes: int, zones: tuple[str, ...], catalog: Catalog) -> ComputeNeed:
+def _group(
+    r: PlannedResource, inputs: dict[str, Any], nodes: int, zones: tuple[str, ...], catalog: Catalog
+) -> ComputeNeed:
     name = str(inputs.get("instanceType"))
     known = catalog.instance_types.get(name)
     return ComputeNeed(
@@ -145,9 +162,16 @@ def _node_pool_groups(r: PlannedResource, by_name: dict[str, PlannedResource], c
     A pool that lists several types may launch any of them, so each is checked for the whole pool (an upper bound).
     """
     scaling = r.inputs.get("scalingConfig") or {}
-    nodes = int(scaling.get("maxSize", 0)) if scaling.get("enable") else int(r.inputs.get("desiredSize") or r.inputs.get("nodeCount") or 0)
+    nodes = (
+        int(scaling.get("maxSize", 0))
+        if scaling.get("enable")
+        else int(r.inputs.get("desiredSize") or r.inputs.get("nodeCount") or 0)
+    )
     zones = _zones(r, by_name)
-    return [_group(r, {**r.inputs, "instanceType": name}, nodes, zones, catalog) for name in r.inputs.get("instanceTypes") or ()]
+    return [
+        _group(r, {**r.inputs, "instanceType": name}, nodes, zones, catalog)
+        for name in r.inputs.get("instanceTypes") or ()
+    ]
 
 
 def _zones(r: PlannedResource, by_name: dict[str, PlannedResource]) -> tuple[str, ...]:
@@ -165,13 +189,19 @@ def _launch_source(group: PlannedResource, plan: Plan, by_name: dict[str, Planne
         if name in by_name:
             return by_name[name]
     # A scaling configuration points at its group (scalingGroupId), not the other way round.
-    configs = [r for r in plan.find("ess.ScalingConfiguration") if group.name in referenced_names(r.inputs.get("scalingGroupId"))]
+    configs = [
+        r
+        for r in plan.find("ess.ScalingConfiguration")
+        if group.name in referenced_names(r.inputs.get("scalingGroupId"))
+    ]
     return configs[0] if configs else None
 
 
 def _storage(r: PlannedResource, plan: Plan, by_name: dict[str, PlannedResource]) -> StorageNeed:
     fs_type = str(r.inputs.get("fileSystemType") or "standard")
-    kind = str(plan.summary.get("storage_kind") or next((k for k, v in FILE_SYSTEM_TYPES.items() if v == fs_type), fs_type))
+    kind = str(
+        plan.summary.get("storage_kind") or next((k for k, v in FILE_SYSTEM_TYPES.items() if v == fs_type), fs_type)
+    )
     zones = _zones(r, by_name)
     return StorageNeed(
         resource=r.name,

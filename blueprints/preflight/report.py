@@ -62,7 +62,10 @@ class Report:
             "counts": {s: self.count(s) for s in STATUSES},
             "short": self.count(SHORT) > 0,
             "accepted_unanswered": list(self.accepted),
-            "unanswered": {"accepted": [c.id for c in self.unanswered(accepted=True)], "blocking": [c.id for c in self.unanswered(accepted=False)]},
+            "unanswered": {
+                "accepted": [c.id for c in self.unanswered(accepted=True)],
+                "blocking": [c.id for c in self.unanswered(accepted=False)],
+            },
             "verdict": self.verdict,
             "exit_code": self.exit_code,
         }
@@ -78,14 +81,22 @@ _MARK = {OK: "ok", WARN: "WARN", SHORT: "SHORT", UNKNOWN: "??"}
 def render_text(report: Report) -> str:
     """A terminal report: the needs, one line per check, and a verdict line."""
     n = report.needs
-    lines = [f"preflight {n.profile_name} ({n.blueprint}) in {n.region}; credentials: {report.credentials}", "", "needs:"]
+    lines = [
+        f"preflight {n.profile_name} ({n.blueprint}) in {n.region}; credentials: {report.credentials}",
+        "",
+        "needs:",
+    ]
     for g in n.compute:
         spot = f", {g.spot_strategy}" if g.spot else ""
-        lines.append(f"  {g.instance_type} × {g.nodes} nodes in {', '.join(g.zones) or '(no zone)'} ({g.charge_type}{spot}): "
-                     f"{_num(g.vcpus)} vCPUs, {_num(g.gpus)} GPUs  [{g.resource}]")
+        lines.append(
+            f"  {g.instance_type} × {g.nodes} nodes in {', '.join(g.zones) or '(no zone)'} ({g.charge_type}{spot}): "
+            f"{_num(g.vcpus)} vCPUs, {_num(g.gpus)} GPUs  [{g.resource}]"
+        )
     if n.storage is not None:
         s = n.storage
-        lines.append(f"  {s.kind} file system ({s.file_system_type} {s.storage_type}, {s.protocol_type}) in {s.zone}  [{s.resource}]")
+        lines.append(
+            f"  {s.kind} file system ({s.file_system_type} {s.storage_type}, {s.protocol_type}) in {s.zone}  [{s.resource}]"
+        )
     lines.append(f"  totals: {n.vcpus(spot=False)} pay-as-you-go vCPUs, {n.vcpus(spot=True)} spot vCPUs, {n.gpus} GPUs")
     lines += ["", "checks:"]
     width = max((len(c.subject) for c in report.checks), default=0)
@@ -98,13 +109,17 @@ def render_text(report: Report) -> str:
         lines.append(f"SHORT: {short} check(s) fall short (exit 1); {warn} warning(s), {unknown} unanswered.")
     elif blocking:
         kinds = ",".join(k for k in KIND_NAMES if any(c.kind == k for c in blocking))
-        lines.append(f"UNANSWERED: {len(blocking)} check(s) the cloud did not answer (exit 4), so nothing proves the plan fits; "
-                     f"{report.count(OK)} ok, {warn} warning(s). Fix the cause on each ?? line, or accept them by name: --accept-unanswered {kinds}")
+        lines.append(
+            f"UNANSWERED: {len(blocking)} check(s) the cloud did not answer (exit 4), so nothing proves the plan fits; "
+            f"{report.count(OK)} ok, {warn} warning(s). Fix the cause on each ?? line, or accept them by name: --accept-unanswered {kinds}"
+        )
     else:
         tail = f", accepted by name ({', '.join(report.accepted)})" if accepted else ""
         lines.append(f"nothing short: {report.count(OK)} ok, {warn} warning(s), {unknown} unanswered{tail}.")
     if unknown:
-        lines.append("Unanswered checks are not proof of capacity: see their message (often a missing RAM permission or no network).")
+        lines.append(
+            "Unanswered checks are not proof of capacity: see their message (often a missing RAM permission or no network)."
+        )
     return "\n".join(lines) + "\n"
 
 

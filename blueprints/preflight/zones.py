@@ -91,7 +91,9 @@ def parse(region: str, body: Mapping[str, Any], wanted: frozenset[str]) -> tuple
         for item in items:
             name = str(item.get("Value") or "")
             if name in wanted:
-                offers.append(Offer(name, zone_id, str(item.get("Status") or ""), str(item.get("StatusCategory") or "")))
+                offers.append(
+                    Offer(name, zone_id, str(item.get("Status") or ""), str(item.get("StatusCategory") or ""))
+                )
     return tuple(sorted(zones)), tuple(offers)
 
 
@@ -100,14 +102,20 @@ def render_text(answers: Iterable[RegionAnswer], day: str, total: int) -> str:
     lines: list[str] = []
     for answer in answers:
         if answer.error is not None:
-            lines.append(f"{answer.region}: not answered ({answer.error.code}: {answer.error.message}); nothing recorded for this region")
+            lines.append(
+                f"{answer.region}: not answered ({answer.error.code}: {answer.error.message}); nothing recorded for this region"
+            )
             continue
         offered = answer.offered()
-        lines.append(f"{answer.region} ({source_text(answer.region, day)}, {CHARGE_TYPE}): {len(answer.zones)} zones answered, "
-                     f"{len(offered)} of {total} catalog GPU types offered")
+        lines.append(
+            f"{answer.region} ({source_text(answer.region, day)}, {CHARGE_TYPE}): {len(answer.zones)} zones answered, "
+            f"{len(offered)} of {total} catalog GPU types offered"
+        )
         width = max((len(t) for t in offered), default=0)
         for instance_type in offered:
-            sold_out = sorted({o.zone for o in answer.offers if o.instance_type == instance_type and o.status != "Available"})
+            sold_out = sorted(
+                {o.zone for o in answer.offers if o.instance_type == instance_type and o.status != "Available"}
+            )
             note = f"  (sold out now: {', '.join(sold_out)})" if sold_out else ""
             lines.append(f"  {instance_type.ljust(width)}  {', '.join(answer.zones_of(instance_type))}{note}")
     return "\n".join(lines) + "\n"

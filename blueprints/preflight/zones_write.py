@@ -36,9 +36,27 @@ class WriteResult:
 def check_copy(directory: Path) -> None:
     """Refuse the shipped catalog and anything that is not a valid catalog directory (exit 2 through UserInputError)."""
     if not directory.is_dir():
-        raise UserInputError("invalid catalog directory", [Problem("--catalog-dir", str(directory), "must be an existing folder holding a copy of the catalog (cp -r blueprints/catalog/data DIR)")])
+        raise UserInputError(
+            "invalid catalog directory",
+            [
+                Problem(
+                    "--catalog-dir",
+                    str(directory),
+                    "must be an existing folder holding a copy of the catalog (cp -r blueprints/catalog/data DIR)",
+                )
+            ],
+        )
     if directory.resolve() == CATALOG_DIR.resolve():
-        raise UserInputError("refusing to write the shipped catalog", [Problem("--catalog-dir", str(directory), "must be a copy (cp -r blueprints/catalog/data DIR), then point AITRAIN_CATALOG_DIR at it")])
+        raise UserInputError(
+            "refusing to write the shipped catalog",
+            [
+                Problem(
+                    "--catalog-dir",
+                    str(directory),
+                    "must be a copy (cp -r blueprints/catalog/data DIR), then point AITRAIN_CATALOG_DIR at it",
+                )
+            ],
+        )
     load_catalog(directory)  # a CatalogError (exit 2) names the file, line and column
 
 
@@ -51,14 +69,23 @@ def write(directory: Path, answers: Iterable[RegionAnswer], surveyed: Iterable[s
     """
     answered = [a for a in answers if a.answered]
     types = set(surveyed)
-    texts = {name: (directory / name).read_text(encoding="utf-8") for name in ("regions.csv", "instance_zones.csv", "instance_types.csv", "VERSION")}
+    texts = {
+        name: (directory / name).read_text(encoding="utf-8")
+        for name in ("regions.csv", "instance_zones.csv", "instance_types.csv", "VERSION")
+    }
 
     region_rows = _rows(texts["regions.csv"])
     new_zones: dict[str, tuple[str, ...]] = {}
     by_region = {row[0]: row for row in region_rows[1:]}
     missing = [a.region for a in answered if a.region not in by_region]
     if missing:
-        raise UserInputError("region not in the catalog", [Problem("--region", r, f"add a row for it to {directory / 'regions.csv'} first (zones may be empty)") for r in missing])
+        raise UserInputError(
+            "region not in the catalog",
+            [
+                Problem("--region", r, f"add a row for it to {directory / 'regions.csv'} first (zones may be empty)")
+                for r in missing
+            ],
+        )
     for answer in answered:
         row = by_region[answer.region]
         known = [z for z in row[2].split(";") if z]
@@ -72,7 +99,9 @@ def write(directory: Path, answers: Iterable[RegionAnswer], surveyed: Iterable[s
     zone_rows = _rows(texts["instance_zones.csv"])
     done = {a.region for a in answered}
     kept = [r for r in zone_rows[1:] if not (r[0] in types and r[1] in done)]
-    fresh = [[t, a.region, ";".join(a.zones_of(t)), source_text(a.region, day), day] for a in answered for t in a.offered()]
+    fresh = [
+        [t, a.region, ";".join(a.zones_of(t)), source_text(a.region, day), day] for a in answered for t in a.offered()
+    ]
     texts["instance_zones.csv"] = _text([zone_rows[0]] + sorted(kept + fresh, key=lambda r: (r[0], r[1])))
 
     it_rows = _rows(texts["instance_types.csv"])

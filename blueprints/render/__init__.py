@@ -41,8 +41,24 @@ KEY_PROPERTIES: dict[str, tuple[str, ...]] = {
     "ram.Role": ("roleName",),
     "ecs.EcsDeploymentSet": ("strategy",),
     "ecs.EcsLaunchTemplate": ("instanceType", "systemDisk", "internetMaxBandwidthOut", "httpTokens", "spotStrategy"),
-    "ecs.EcsInstanceSet": ("amount", "instanceType", "zoneId", "internetMaxBandwidthOut", "deletionProtection", "spotStrategy", "dataDisks"),
-    "ecs.Instance": ("instanceType", "availabilityZone", "networkInterfaceTrafficMode", "internetMaxBandwidthOut", "httpTokens", "systemDiskEncrypted", "dataDisks"),
+    "ecs.EcsInstanceSet": (
+        "amount",
+        "instanceType",
+        "zoneId",
+        "internetMaxBandwidthOut",
+        "deletionProtection",
+        "spotStrategy",
+        "dataDisks",
+    ),
+    "ecs.Instance": (
+        "instanceType",
+        "availabilityZone",
+        "networkInterfaceTrafficMode",
+        "internetMaxBandwidthOut",
+        "httpTokens",
+        "systemDiskEncrypted",
+        "dataDisks",
+    ),
     "oss.Bucket": ("bucket", "storageClass", "forceDestroy"),
     "oss.BucketAcl": ("acl",),
     "oss.BucketPublicAccessBlock": ("blockPublicAccess",),
@@ -51,7 +67,14 @@ KEY_PROPERTIES: dict[str, tuple[str, ...]] = {
     "ram.Policy": ("policyName",),
     "ram.RolePolicyAttachment": ("policyName", "policyType"),
     "ess.ScalingGroup": ("minSize", "maxSize", "desiredCapacity", "multiAzPolicy", "groupDeletionProtection"),
-    "ess.ScalingConfiguration": ("instanceType", "systemDiskEncrypted", "internetMaxBandwidthOut", "spotStrategy", "dataDisks", "networkInterfaces"),
+    "ess.ScalingConfiguration": (
+        "instanceType",
+        "systemDiskEncrypted",
+        "internetMaxBandwidthOut",
+        "spotStrategy",
+        "dataDisks",
+        "networkInterfaces",
+    ),
     "ess.ScalingRule": ("adjustmentType", "adjustmentValue"),
     "ess.Alarm": ("metricName", "comparisonOperator", "threshold", "period", "evaluationCount"),
     "ess.ScheduledTask": ("launchTime", "recurrenceType", "recurrenceValue", "minValue", "desiredCapacity"),
@@ -90,7 +113,15 @@ def markdown_cell(value: Any) -> str:
 
 def safety_flags(resource: PlannedResource) -> str:
     """Short text for the data-safety options set on a resource."""
-    flags = [name for name, on in (("protect", resource.protect), ("retain-on-delete", resource.retain_on_delete), ("delete-before-replace", resource.delete_before_replace)) if on]
+    flags = [
+        name
+        for name, on in (
+            ("protect", resource.protect),
+            ("retain-on-delete", resource.retain_on_delete),
+            ("delete-before-replace", resource.delete_before_replace),
+        )
+        if on
+    ]
     if resource.ignore_changes:
         flags.append("ignore-changes: " + ",".join(resource.ignore_changes))
     return " ".join(flags)
@@ -132,7 +163,11 @@ def render_table(plan: Plan, width: int = 160) -> str:
     ``width`` is the terminal's width; every line fits it and nothing is cut, only wrapped.
     """
     console = Console(file=io.StringIO(), width=width, color_system=None, force_terminal=False, record=True)
-    summary = Table(title=Text(plain(f"aitrain plan: {plan.profile_name} ({plan.blueprint}, {plan.region})")), box=box.SIMPLE, show_header=False)
+    summary = Table(
+        title=Text(plain(f"aitrain plan: {plan.profile_name} ({plan.blueprint}, {plan.region})")),
+        box=box.SIMPLE,
+        show_header=False,
+    )
     summary.add_column("key", style="bold")
     summary.add_column("value", overflow="fold")
     for key, value in plan.summary.items():
@@ -144,9 +179,13 @@ def render_table(plan: Plan, width: int = 160) -> str:
     console.print(Text(cost_text(plan.costs, width)))
     console.print(Text(f"guardrail findings: {level_counts(plan)}"))
     for finding in ordered_findings(plan):
-        console.print(Text(plain(f"{finding['level']}: [{finding['rule']}] {finding['resource']}: {finding['message']}")))
+        console.print(
+            Text(plain(f"{finding['level']}: [{finding['rule']}] {finding['resource']}: {finding['message']}"))
+        )
     # Name only the guardrails that hold: a finding removes its claim from the summary, a skip lists it apart.
-    console.print("guardrails: all passed" if not plan.findings and not plan.skipped else "guardrails holding:", markup=False)
+    console.print(
+        "guardrails: all passed" if not plan.findings and not plan.skipped else "guardrails holding:", markup=False
+    )
     for rule_id, claim in guardrails_holding(plan):
         console.print(Text(f"  {rule_id} {claim}"))
     for rule_id, title, reason in skipped_rules(plan):
@@ -159,7 +198,15 @@ def _resource_tree(console: Console, plan: Plan, width: int) -> None:
     """The resources in tree order with their key properties and safety flags: a table when it fits, else a list."""
     title = f"{sum(1 for r in plan.resources if r.custom)} resources in {sum(1 for r in plan.resources if not r.custom)} components"
     depths = depth_of(plan)
-    rows = [("  " * depths[r.name] + plain(r.name), plain(r.short_type), plain(", ".join(f"{k}={format_value(v)}" for k, v in key_properties(r).items())), plain(safety_flags(r))) for r in plan.resources]
+    rows = [
+        (
+            "  " * depths[r.name] + plain(r.name),
+            plain(r.short_type),
+            plain(", ".join(f"{k}={format_value(v)}" for k, v in key_properties(r).items())),
+            plain(safety_flags(r)),
+        )
+        for r in plan.resources
+    ]
     if width < TREE_AS_TABLE_WIDTH:
         console.print(Text(title))
         for name, kind, props, safety in rows:
@@ -215,7 +262,13 @@ def render_markdown(plan: Plan) -> str:
     leave out the cloud-init blocks; fold rows (and cost lines) of one type beyond the first few into one "… and N
     more" row; keep only the first rows of every list. Each step is named at the top of the comment.
     """
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATE_DIR), undefined=jinja2.StrictUndefined, keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     env.filters["value"] = markdown_cell
     env.filters["text"] = md_text
     env.filters["cell"] = md_cell
@@ -223,7 +276,9 @@ def render_markdown(plan: Plan) -> str:
     env.filters["html"] = html_text
     template = env.get_template("plan.md.j2")
     depths = depth_of(plan)
-    all_rows: list[dict[str, Any]] = [{"r": r, "depth": depths[r.name], "props": key_properties(r), "safety": safety_flags(r)} for r in plan.resources]
+    all_rows: list[dict[str, Any]] = [
+        {"r": r, "depth": depths[r.name], "props": key_properties(r), "safety": safety_flags(r)} for r in plan.resources
+    ]
     # One block per distinct cloud-init: per-node instances share theirs, and 256 copies would say nothing more.
     same: dict[str, list[str]] = {}
     for name, text in user_data_blocks(plan):
@@ -233,10 +288,21 @@ def render_markdown(plan: Plan) -> str:
     diagram = mermaid_flowchart(plan.to_dict()["resources"], plan.region)
     counts = plan.count_by_type()
     context: dict[str, Any] = {
-        "plan": plan, "holding": guardrails_holding(plan), "diagram": diagram, "fence": md_fence(diagram),
-        "total": sum(counts.values()), "components": sum(1 for r in plan.resources if not r.custom),
-        "counts": list(counts.items()), "rows": all_rows, "user_data": user_data, "findings": ordered_findings(plan), "level_counts": level_counts(plan), "skipped": skipped_rules(plan),
-        "cost": cost_section(plan.costs)[0], "summarised": [], "cut": {"rows": 0, "counts": 0, "findings": 0},
+        "plan": plan,
+        "holding": guardrails_holding(plan),
+        "diagram": diagram,
+        "fence": md_fence(diagram),
+        "total": sum(counts.values()),
+        "components": sum(1 for r in plan.resources if not r.custom),
+        "counts": list(counts.items()),
+        "rows": all_rows,
+        "user_data": user_data,
+        "findings": ordered_findings(plan),
+        "level_counts": level_counts(plan),
+        "skipped": skipped_rules(plan),
+        "cost": cost_section(plan.costs)[0],
+        "summarised": [],
+        "cut": {"rows": 0, "counts": 0, "findings": 0},
     }
     text = template.render(**context)
     if _fits(text):
@@ -253,7 +319,7 @@ def render_markdown(plan: Plan) -> str:
     cost, folded_lines = cost_section(plan.costs, collapse=True)
     context.update(rows=rows, cost=cost)
     if folded:
-        context["summarised"] = context["summarised"] + [f"{folded} resource rows are folded into \"… and N more\" rows"]
+        context["summarised"] = context["summarised"] + [f'{folded} resource rows are folded into "… and N more" rows']
     if folded_lines:
         context["summarised"] = context["summarised"] + [f"{folded_lines} cost lines are folded into summed rows"]
     if user_data:  # folded rows may leave room for the cloud-init after all: show it then
@@ -276,12 +342,47 @@ def render_markdown(plan: Plan) -> str:
     if best:
         return best
     # Even empty lists do not fit (a summary or notes of tens of thousands of characters): keep whole lines.
-    lines = [line + "\n" for line in _truncated(template, context, notices, rows, counts, context["findings"], 0).splitlines()]
-    return fit_blocks("", lines, "", lambda n: f"\n_… {n} more lines are not shown (one GitHub comment holds 65,536 characters); run `aitrain plan --format json` for the whole plan._\n")
+    lines = [
+        line + "\n"
+        for line in _truncated(template, context, notices, rows, counts, context["findings"], 0).splitlines()
+    ]
+    return fit_blocks(
+        "",
+        lines,
+        "",
+        lambda n: (
+            f"\n_… {n} more lines are not shown (one GitHub comment holds 65,536 characters); run `aitrain plan --format json` for the whole plan._\n"
+        ),
+    )
 
 
-def _truncated(template: jinja2.Template, context: dict[str, Any], notices: list[str], rows: list[dict[str, Any]], counts: dict[str, int], findings: list[dict[str, Any]], k: int) -> str:
+def _truncated(
+    template: jinja2.Template,
+    context: dict[str, Any],
+    notices: list[str],
+    rows: list[dict[str, Any]],
+    counts: dict[str, int],
+    findings: list[dict[str, Any]],
+    k: int,
+) -> str:
     """The plan with every list cut to its first ``k`` entries, and the cut named."""
     cut = {"rows": len(rows) - k, "counts": len(counts) - k, "findings": len(findings) - k}
-    said = [f"only the first {k} {what} are shown ({n} more)" for what, n in (("resource rows", cut["rows"]), ("resource types", cut["counts"]), ("findings", cut["findings"])) if n > 0]
-    return template.render(**{**context, "rows": rows[:k], "counts": list(counts.items())[:k], "findings": list(findings[:k]), "summarised": notices + said, "cut": {key: max(0, n) for key, n in cut.items()}})
+    said = [
+        f"only the first {k} {what} are shown ({n} more)"
+        for what, n in (
+            ("resource rows", cut["rows"]),
+            ("resource types", cut["counts"]),
+            ("findings", cut["findings"]),
+        )
+        if n > 0
+    ]
+    return template.render(
+        **{
+            **context,
+            "rows": rows[:k],
+            "counts": list(counts.items())[:k],
+            "findings": list(findings[:k]),
+            "summarised": notices + said,
+            "cut": {key: max(0, n) for key, n in cut.items()},
+        }
+    )

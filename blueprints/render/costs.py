@@ -51,7 +51,9 @@ def _sum(values: Sequence[Any]) -> float | None:
     return cents(sum((exact(v) for v in values), Decimal(0)))
 
 
-def collapse_lines(lines: Sequence[Mapping[str, Any]], keep: int = KEEP_PER_TYPE) -> tuple[list[Mapping[str, Any]], int]:
+def collapse_lines(
+    lines: Sequence[Mapping[str, Any]], keep: int = KEEP_PER_TYPE
+) -> tuple[list[Mapping[str, Any]], int]:
     """Lines with those beyond the first ``keep`` of each type folded into one summed line per type; and how many
     lines were folded. The folded line's amounts are unknown if any folded amount is."""
     by_type: dict[str, list[Mapping[str, Any]]] = {}
@@ -64,14 +66,16 @@ def collapse_lines(lines: Sequence[Mapping[str, Any]], keep: int = KEEP_PER_TYPE
         rest = group[keep:]
         if rest:
             folded += len(rest)
-            out.append({
-                "resource": f"… and {len(rest)} more {kind}",
-                "item": "summed",
-                "cny_per_hour": _sum([x.get("cny_per_hour") for x in rest]),
-                "cny_per_month": _sum([x.get("cny_per_month") for x in rest]),
-                "status": ", ".join(sorted({str(x.get("status") or "unknown") for x in rest})),
-                "source": "see the JSON plan",
-            })
+            out.append(
+                {
+                    "resource": f"… and {len(rest)} more {kind}",
+                    "item": "summed",
+                    "cny_per_hour": _sum([x.get("cny_per_hour") for x in rest]),
+                    "cny_per_month": _sum([x.get("cny_per_month") for x in rest]),
+                    "status": ", ".join(sorted({str(x.get("status") or "unknown") for x in rest})),
+                    "source": "see the JSON plan",
+                }
+            )
     return out, folded
 
 
@@ -83,24 +87,42 @@ def cost_section(costs: Mapping[str, Any], collapse: bool = False) -> tuple[str,
     folded = 0
     if collapse:
         lines, folded = collapse_lines(lines)
-    out = ["### Cost", "", f"Amounts in {md_text(costs.get('currency', 'CNY'))}; {costs.get('hours_per_month', 730)} hours a month.", ""]
+    out = [
+        "### Cost",
+        "",
+        f"Amounts in {md_text(costs.get('currency', 'CNY'))}; {costs.get('hours_per_month', 730)} hours a month.",
+        "",
+    ]
     out += ["| resource | item | ¥/hour | ¥/month | status | source (date) |", "|---|---|--:|--:|---|---|"]
     out += [line_row(line) for line in lines]
     totals = costs.get("totals", {}) or {}
     run_hours = totals.get("run_hours")
-    per_run = f"{money(totals.get('cny_per_run'))} per run of {run_hours} hours" if run_hours is not None else "per run: no run length given"
-    out += ["", f"**{_total_label(totals)}:** {money(totals.get('cny_per_hour'))} per hour, {money(totals.get('cny_per_month'))} per month, {per_run}."]
+    per_run = (
+        f"{money(totals.get('cny_per_run'))} per run of {run_hours} hours"
+        if run_hours is not None
+        else "per run: no run length given"
+    )
+    out += [
+        "",
+        f"**{_total_label(totals)}:** {money(totals.get('cny_per_hour'))} per hour, {money(totals.get('cny_per_month'))} per month, {per_run}.",
+    ]
     if not totals.get("complete", False):
         unknown = totals.get("unknown") or []
         what = "; ".join(md_text(u) for u in unknown) if unknown else "the totals are not marked complete"
         out += ["", f"**Incomplete:** unknown prices are not counted (never as 0): {what}."]
     # What a profile switch would add (a customer key's KMS instance), so the reviewer sees what the default saves.
     for option in costs.get("not_in_plan") or []:
-        out += ["", f"**Not in this plan:** {md_text(option.get('item', '?'))}: {money(option.get('cny_per_month'))} per month ({md_text(option.get('status') or 'unknown')}; {md_text(_source(option))})."]
+        out += [
+            "",
+            f"**Not in this plan:** {md_text(option.get('item', '?'))}: {money(option.get('cny_per_month'))} per month ({md_text(option.get('status') or 'unknown')}; {md_text(_source(option))}).",
+        ]
     scenarios = costs.get("scenarios") or []
     if scenarios:
         out += ["", "| scenario | nodes | ¥/month | not priced |", "|---|--:|--:|---|"]
-        out += [f"| {md_cell(s.get('name', '?'))} | {md_cell(s.get('nodes', '?'))} | {_scenario_amount(s)} | {md_cell(_scenario_unknown(s, totals))} |" for s in scenarios]
+        out += [
+            f"| {md_cell(s.get('name', '?'))} | {md_cell(s.get('nodes', '?'))} | {_scenario_amount(s)} | {md_cell(_scenario_unknown(s, totals))} |"
+            for s in scenarios
+        ]
     return "\n".join(out) + "\n", folded
 
 
@@ -137,7 +159,16 @@ def cost_text(costs: Mapping[str, Any], width: int = 160) -> str:
     if not costs or not costs.get("lines"):
         return "cost: not priced (this plan carries no cost lines)\n"
     lines, _ = collapse_lines(list(costs["lines"]))
-    rows = [[plain(str(x.get("resource", "?"))), plain(str(x.get("item", ""))), money(x.get("cny_per_hour")), money(x.get("cny_per_month")), plain(str(x.get("status") or "unknown"))] for x in lines]
+    rows = [
+        [
+            plain(str(x.get("resource", "?"))),
+            plain(str(x.get("item", ""))),
+            money(x.get("cny_per_hour")),
+            money(x.get("cny_per_month")),
+            plain(str(x.get("status") or "unknown")),
+        ]
+        for x in lines
+    ]
     out = [f"cost ({plain(costs.get('currency', 'CNY'))}, {costs.get('hours_per_month', 730)} hours a month)"]
     grid = table(["resource", "item", "¥/hour", "¥/month", "status"], rows, right=(2, 3))
     if width >= COST_AS_TABLE_WIDTH and max(len(line) for line in grid.splitlines()) <= width:
@@ -149,12 +180,23 @@ def cost_text(costs: Mapping[str, Any], width: int = 160) -> str:
             out.append(f"    {item}: {hour}/h, {month}/month ({status})")
     totals = costs.get("totals", {}) or {}
     run_hours = totals.get("run_hours")
-    per_run = f"{money(totals.get('cny_per_run'))} per run of {run_hours} h" if run_hours is not None else "per run: no run length given (cost.run_hours)"
-    out.append(f"{_total_label(totals).lower()}: {money(totals.get('cny_per_hour'))} per hour, {money(totals.get('cny_per_month'))} per month, {per_run}")
+    per_run = (
+        f"{money(totals.get('cny_per_run'))} per run of {run_hours} h"
+        if run_hours is not None
+        else "per run: no run length given (cost.run_hours)"
+    )
+    out.append(
+        f"{_total_label(totals).lower()}: {money(totals.get('cny_per_hour'))} per hour, {money(totals.get('cny_per_month'))} per month, {per_run}"
+    )
     if not totals.get("complete", False):
-        out.append("not priced (never counted as 0): " + "; ".join(plain(u) for u in totals.get("unknown") or ["the totals are not marked complete"]))
+        out.append(
+            "not priced (never counted as 0): "
+            + "; ".join(plain(u) for u in totals.get("unknown") or ["the totals are not marked complete"])
+        )
     for option in costs.get("not_in_plan") or []:
-        out.append(f"not in this plan: {plain(option.get('item', '?'))}: {money(option.get('cny_per_month'))} per month ({plain(option.get('status') or 'unknown')})")
+        out.append(
+            f"not in this plan: {plain(option.get('item', '?'))}: {money(option.get('cny_per_month'))} per month ({plain(option.get('status') or 'unknown')})"
+        )
     for scenario in costs.get("scenarios") or []:
         out.append(f"  {plain(scenario.get('name', '?'))}: {_scenario_amount(scenario)} per month")
         if not scenario.get("complete", False):

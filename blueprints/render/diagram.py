@@ -43,7 +43,14 @@ _ID_RE = re.compile(r"[^A-Za-z0-9_]")
 def label(text: str) -> str:
     """Text safe inside a Mermaid ``"..."`` label: quotes, angle brackets, ``#`` and backticks as entity codes."""
     # ``#`` first: the entity codes added next start with it.
-    return plain(text).replace("#", "#35;").replace('"', "#quot;").replace("<", "#lt;").replace(">", "#gt;").replace("`", "#96;")
+    return (
+        plain(text)
+        .replace("#", "#35;")
+        .replace('"', "#quot;")
+        .replace("<", "#lt;")
+        .replace(">", "#gt;")
+        .replace("`", "#96;")
+    )
 
 
 def node_id(prefix: str, key: str, taken: set[str]) -> str:
@@ -110,7 +117,9 @@ def _group_label(key: tuple[str, str, str], members: Sequence[Mapping[str, Any]]
     return "<br/>".join(label(line) for line in lines)
 
 
-def _edges(groups: _Groups, resources: Sequence[Mapping[str, Any]]) -> list[tuple[tuple[str, str, str], tuple[str, str, str]]]:
+def _edges(
+    groups: _Groups, resources: Sequence[Mapping[str, Any]]
+) -> list[tuple[tuple[str, str, str], tuple[str, str, str]]]:
     """Group pairs (from, to) along the network → compute → storage path, in a fixed order."""
     kinds = {name: key[1] for name, key in groups.of.items()}
     edges: list[tuple[tuple[str, str, str], tuple[str, str, str]]] = []
@@ -155,7 +164,9 @@ def _is_training(r: Mapping[str, Any], groups: _Groups) -> bool:
     return not groups.owner_type[str(r["name"])].startswith("aitrain:access:")
 
 
-def mermaid_flowchart(resources: Sequence[Mapping[str, Any]], region: str, marks: Mapping[str, str] | None = None) -> str:
+def mermaid_flowchart(
+    resources: Sequence[Mapping[str, Any]], region: str, marks: Mapping[str, str] | None = None
+) -> str:
     """Mermaid ``flowchart TD`` text for plan resources (their JSON form); ``marks`` maps a resource name to its diff
     action (create, update, replace, replace-delete-first, delete, refused) to highlight changed resources."""
     groups = _Groups(resources, 0)
@@ -175,7 +186,9 @@ def mermaid_flowchart(resources: Sequence[Mapping[str, Any]], region: str, marks
         if not comp:
             lines += ["  " + line for line in inner]
             continue
-        lines.append(f'  subgraph {node_id("c", comp, taken)}["{label(comp_types.get(comp, "component"))}<br/>{label(comp)}"]')
+        lines.append(
+            f'  subgraph {node_id("c", comp, taken)}["{label(comp_types.get(comp, "component"))}<br/>{label(comp)}"]'
+        )
         lines += ["    " + line for line in inner]
         lines.append("  end")
     if hidden:

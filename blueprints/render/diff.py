@@ -47,7 +47,10 @@ def why(change: ResourceChange, limit: int = 60) -> list[str]:
         if key in change.text_diffs:
             parts.append(f"{key} changed (decoded diff below)" + (f", {forcing}" if key in change.replacing else ""))
         else:
-            parts.append(f"{key} {_short(old, limit)} → {_short(new, limit)}" + (f" {forcing}" if key in change.replacing else ""))
+            parts.append(
+                f"{key} {_short(old, limit)} → {_short(new, limit)}"
+                + (f" {forcing}" if key in change.replacing else "")
+            )
     parts += [f"{k} {_short(old, limit)} → {_short(new, limit)}" for k, (old, new) in change.options.items()]
     parts += list(change.reasons)
     if change.action == "update" and "userData" in change.inputs and change.short_type in _NODE_TEMPLATES:
@@ -92,20 +95,33 @@ def render_diff_markdown(diff: PlanDiff, limit: int = COMMENT_BUDGET) -> str:
         return head + "No changes.\n"
     head += f"**Verdict:** {md_text(verdict(diff))}\n\n"
     if diff.summary:
-        rows = [f"| {md_cell(k)} | {md_code(_short(o))} | {md_code(_short(n))} |\n" for k, (o, n) in diff.summary.items()]
+        rows = [
+            f"| {md_cell(k)} | {md_code(_short(o))} | {md_code(_short(n))} |\n" for k, (o, n) in diff.summary.items()
+        ]
         head += "### Summary\n\n| Field | Before | After |\n|---|---|---|\n" + "".join(rows) + "\n"
     head += _cost_markdown(diff.costs)
     tail = _risks_markdown(diff) + _guardrails_markdown(diff) + _diagram_markdown(diff)
     if not diff.changes:
         return head + tail
     head += "### Changes\n\n| Action | Resource | Type | What changes and why |\n|---|---|---|---|\n"
-    rows = [f"| {c.action} | {md_code(c.name)} | {md_code(c.short_type)} | {'; '.join(md_cell(p) for p in why(c))} |\n" for c in diff.changes]
+    rows = [
+        f"| {c.action} | {md_code(c.name)} | {md_code(c.short_type)} | {'; '.join(md_cell(p) for p in why(c))} |\n"
+        for c in diff.changes
+    ]
     details = [_details(c) for c in diff.changes if c.inputs or c.options or c.text_diffs]
     # Rows first: the details of a resource are worth less than knowing that it changes at all.
     reserve = min(sum(len(d) for d in details), 4_000) + len(_omitted(len(details), "detail blocks"))
-    table_text = fit_blocks("", rows, "\n", lambda n: f"\n_{n:,} more changed resources not shown: run {SEE_ALL} to see all._\n", limit - len(head) - len(tail) - reserve)
+    table_text = fit_blocks(
+        "",
+        rows,
+        "\n",
+        lambda n: f"\n_{n:,} more changed resources not shown: run {SEE_ALL} to see all._\n",
+        limit - len(head) - len(tail) - reserve,
+    )
     room = limit - len(head) - len(table_text) - len(tail)
-    detail_text = fit_blocks("### Details\n\n", details, "", lambda n: _omitted(n, "detail blocks"), room) if details else ""
+    detail_text = (
+        fit_blocks("### Details\n\n", details, "", lambda n: _omitted(n, "detail blocks"), room) if details else ""
+    )
     if len(detail_text) > room:  # not even the heading and the note fit
         detail_text = ""
     return head + table_text + detail_text + tail
@@ -114,7 +130,12 @@ def render_diff_markdown(diff: PlanDiff, limit: int = COMMENT_BUDGET) -> str:
 def _unchanged(diff: PlanDiff) -> bool:
     """Nothing to show: no summary, resource, cost or guardrail change (a price update or a new skip alone is shown)."""
     guardrails_changed = diff.guardrails is not None and diff.guardrails.changed
-    return not diff.summary and not diff.changes and not (diff.costs and (diff.costs.lines or diff.costs.delta)) and not guardrails_changed
+    return (
+        not diff.summary
+        and not diff.changes
+        and not (diff.costs and (diff.costs.lines or diff.costs.delta))
+        and not guardrails_changed
+    )
 
 
 def guardrail_lines(diff: PlanDiff, escape: Callable[[str], str]) -> list[str]:
@@ -124,11 +145,22 @@ def guardrail_lines(diff: PlanDiff, escape: Callable[[str], str]) -> list[str]:
     if g is None:
         return []
     lines: list[str] = []
-    lines += [f"- new {f['level']}: [{f['rule']}] {escape(f['resource'])}: {escape(f['message'])}" for f in g.new_findings]
-    lines += [f"- resolved {f['level']}: [{f['rule']}] {escape(f['resource'])}: {escape(f['message'])}" for f in g.resolved_findings]
+    lines += [
+        f"- new {f['level']}: [{f['rule']}] {escape(f['resource'])}: {escape(f['message'])}" for f in g.new_findings
+    ]
+    lines += [
+        f"- resolved {f['level']}: [{f['rule']}] {escape(f['resource'])}: {escape(f['message'])}"
+        for f in g.resolved_findings
+    ]
     new_skip_rules = {s["rule"] for s in g.new_skips}
-    lines += [f"- {'newly ' if s['rule'] in new_skip_rules else ''}skipped: [{s['rule']}] {escape(s.get('title', ''))}: {escape(s.get('reason', ''))}" for s in g.skipped]
-    lines += [f"- no longer skipped (the rule runs again): [{s['rule']}] {escape(s.get('title', ''))}" for s in g.restored_skips]
+    lines += [
+        f"- {'newly ' if s['rule'] in new_skip_rules else ''}skipped: [{s['rule']}] {escape(s.get('title', ''))}: {escape(s.get('reason', ''))}"
+        for s in g.skipped
+    ]
+    lines += [
+        f"- no longer skipped (the rule runs again): [{s['rule']}] {escape(s.get('title', ''))}"
+        for s in g.restored_skips
+    ]
     if not lines:
         return []
     return ["", f"Guardrails ({g.kept_findings} unchanged findings):", *lines]
@@ -139,7 +171,9 @@ def _details(c: ResourceChange) -> str:
     plain_inputs = [(k, o, n) for k, (o, n) in {**c.inputs, **c.options}.items() if k not in c.text_diffs]
     if plain_inputs:
         out.append("| Input | Before | After |\n|---|---|---|\n")
-        out += [f"| {md_code(k)} | {md_code(_short(o, 300))} | {md_code(_short(n, 300))} |\n" for k, o, n in plain_inputs]
+        out += [
+            f"| {md_code(k)} | {md_code(_short(o, 300))} | {md_code(_short(n, 300))} |\n" for k, o, n in plain_inputs
+        ]
         out.append("\n")
     for key, text in c.text_diffs.items():
         body = plain_block(text).rstrip("\n") + "\n"
@@ -157,7 +191,13 @@ def _risks_markdown(diff: PlanDiff) -> str:
     if not diff.risks:
         return "### Data risks\n\nNone.\n\n"
     items = [f"- {md_text(risk)}\n" for risk in diff.risks]
-    return fit_blocks("### Data risks\n\n", items, "\n", lambda n: f"\n_{n:,} more data risks not shown: run {SEE_ALL} to see all._\n", _RISKS_BUDGET)
+    return fit_blocks(
+        "### Data risks\n\n",
+        items,
+        "\n",
+        lambda n: f"\n_{n:,} more data risks not shown: run {SEE_ALL} to see all._\n",
+        _RISKS_BUDGET,
+    )
 
 
 def _guardrails_markdown(diff: PlanDiff) -> str:
@@ -165,7 +205,13 @@ def _guardrails_markdown(diff: PlanDiff) -> str:
     if not lines:
         return ""
     items = [line + "\n" for line in lines[2:]]
-    return fit_blocks(f"### {lines[1].rstrip(':')}\n\n", items, "\n", lambda n: f"\n_{n:,} more guardrail changes not shown: run {SEE_ALL} to see all._\n", _RISKS_BUDGET)
+    return fit_blocks(
+        f"### {lines[1].rstrip(':')}\n\n",
+        items,
+        "\n",
+        lambda n: f"\n_{n:,} more guardrail changes not shown: run {SEE_ALL} to see all._\n",
+        _RISKS_BUDGET,
+    )
 
 
 def _diagram_markdown(diff: PlanDiff) -> str:
@@ -181,19 +227,32 @@ def _cost_text(costs: CostDiff | None) -> str:
     if costs is None:
         return "Cost: not priced (a plan has no costs block)"
     lines = [f"Cost: {_money(costs.old_total)} → {_money(costs.new_total)} per month ({_change(costs)})"]
-    lines += [f"  {plain(c.resource)}: {_money(c.old, c.old_partial)} → {_money(c.new, c.new_partial)} ({_line_change(c)})" for c in costs.lines]
+    lines += [
+        f"  {plain(c.resource)}: {_money(c.old, c.old_partial)} → {_money(c.new, c.new_partial)} ({_line_change(c)})"
+        for c in costs.lines
+    ]
     return "\n".join(lines)
 
 
 def _cost_markdown(costs: CostDiff | None) -> str:
     if costs is None:
         return "**Cost:** not priced (a plan has no costs block).\n\n"
-    rows = [f"| {md_code(c.resource)} | {_money(c.old, c.old_partial)} | {_money(c.new, c.new_partial)} | {_line_change(c)} |\n" for c in costs.lines]
+    rows = [
+        f"| {md_code(c.resource)} | {_money(c.old, c.old_partial)} | {_money(c.new, c.new_partial)} | {_line_change(c)} |\n"
+        for c in costs.lines
+    ]
     shown = rows[:_COST_ROWS]
     more = f"| _{len(rows) - _COST_ROWS:,} more resources_ | | | |\n" if len(rows) > _COST_ROWS else ""
     total = f"| **Total** | {_money(costs.old_total)} | {_money(costs.new_total)} | {md_cell(_change(costs))} |\n"
     note = "" if costs.complete else f"\nIncomplete: {md_text('; '.join(costs.unknown) or 'a price is unknown')}.\n"
-    return "### Cost (¥/month)\n\n| Resource | Before | After | Change |\n|---|--:|--:|--:|\n" + "".join(shown) + more + total + note + "\n"
+    return (
+        "### Cost (¥/month)\n\n| Resource | Before | After | Change |\n|---|--:|--:|--:|\n"
+        + "".join(shown)
+        + more
+        + total
+        + note
+        + "\n"
+    )
 
 
 def _change(costs: CostDiff) -> str:

@@ -10,7 +10,9 @@ GITHUB_COMMENT_LIMIT = 65_536
 COMMENT_BUDGET = 60_000
 
 
-def fit_blocks(head: str, blocks: Sequence[str], tail: str, omitted: Callable[[int], str], limit: int = COMMENT_BUDGET) -> str:
+def fit_blocks(
+    head: str, blocks: Sequence[str], tail: str, omitted: Callable[[int], str], limit: int = COMMENT_BUDGET
+) -> str:
     """``head`` + as many whole ``blocks`` as fit + ``omitted(n)`` when n blocks were left out + ``tail``.
 
     Blocks are never cut in the middle (a table row, a code fence), so what is shown renders as written; the

@@ -10,24 +10,67 @@ A100 = GpuModel("A100-SXM4-80GB", 80, "HBM2e", 2039, 19.5, 156, 312, 312, None, 
 V100 = GpuModel("V100-SXM2-32GB", 32, "HBM2", 900, 15.7, None, 125, None, None, 300, 300, "test", "2026-01-01")
 
 
-def instance(name: str, gpu: GpuModel | None, count: int, price: float | None, network: float | None, nvlink: bool | None = True, rdma: str | None = "none", rdma_gbps: float | None = None) -> InstanceType:
+def instance(
+    name: str,
+    gpu: GpuModel | None,
+    count: int,
+    price: float | None,
+    network: float | None,
+    nvlink: bool | None = True,
+    rdma: str | None = "none",
+    rdma_gbps: float | None = None,
+) -> InstanceType:
     """A GPU instance type with only the fields the advisor reads set to meaningful values."""
     return InstanceType(
-        instance_type=name, family=name.split(".")[1], vcpus=8 * count, memory_gib=64.0 * count,
-        gpu_model=gpu.gpu_model if gpu else None, gpu_model_confidence="stated" if gpu else None, gpu_count=count, gpu_memory_gib=gpu.memory_gib if gpu else 80.0,
-        network_gbps=network, rdma=rdma, rdma_gbps=rdma_gbps, nvlink=nvlink, price_cny_per_hour=price, price_region="cn-shanghai" if price else None,
-        price_date="2023-06" if price else None, price_source="test" if price else None, price_confidence="medium" if price else None,
-        spec_source="test", spec_date="2026-01-01", regions=(), notes="",
+        instance_type=name,
+        family=name.split(".")[1],
+        vcpus=8 * count,
+        memory_gib=64.0 * count,
+        gpu_model=gpu.gpu_model if gpu else None,
+        gpu_model_confidence="stated" if gpu else None,
+        gpu_count=count,
+        gpu_memory_gib=gpu.memory_gib if gpu else 80.0,
+        network_gbps=network,
+        rdma=rdma,
+        rdma_gbps=rdma_gbps,
+        nvlink=nvlink,
+        price_cny_per_hour=price,
+        price_region="cn-shanghai" if price else None,
+        price_date="2023-06" if price else None,
+        price_source="test" if price else None,
+        price_confidence="medium" if price else None,
+        spec_source="test",
+        spec_date="2026-01-01",
+        regions=(),
+        notes="",
     )
 
 
 def storage() -> list[StorageTier]:
     """Extreme NAS standard (step table, USD price) and CPFS advance_200 (200 MB/s per TiB, capped at 45,000)."""
-    common = dict(file_system_type=None, storage_type=None, protocol_type=None, source="test", source_date="2026-01-01", notes="")
-    nas = StorageTier(kind="extreme_nas", tier="standard", min_capacity_gib=100, max_capacity_gib=262144, throughput_mb_s_per_tib=None, throughput_mb_s_max=1200,
-                      throughput_steps=((100, 150), (500, 300), (2048, 600), (4096, 900), (8192, 1200)), **common)
-    cpfs = StorageTier(kind="cpfs", tier="advance_200", min_capacity_gib=None, max_capacity_gib=None, throughput_mb_s_per_tib=200, throughput_mb_s_max=45000,
-                       throughput_steps=(), **common)
+    common = dict(
+        file_system_type=None, storage_type=None, protocol_type=None, source="test", source_date="2026-01-01", notes=""
+    )
+    nas = StorageTier(
+        kind="extreme_nas",
+        tier="standard",
+        min_capacity_gib=100,
+        max_capacity_gib=262144,
+        throughput_mb_s_per_tib=None,
+        throughput_mb_s_max=1200,
+        throughput_steps=((100, 150), (500, 300), (2048, 600), (4096, 900), (8192, 1200)),
+        **common,
+    )
+    cpfs = StorageTier(
+        kind="cpfs",
+        tier="advance_200",
+        min_capacity_gib=None,
+        max_capacity_gib=None,
+        throughput_mb_s_per_tib=200,
+        throughput_mb_s_max=45000,
+        throughput_steps=(),
+        **common,
+    )
     return [nas, cpfs]
 
 

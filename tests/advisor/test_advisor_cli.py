@@ -18,7 +18,18 @@ app = typer.Typer()
 register(app)
 runner = CliRunner()
 
-FLAGS = ["--name", "cli-job", "--model-kind", "transformer", "--params", "1.2e9", "--tokens", "2e10", "--deadline-days", "7"]
+FLAGS = [
+    "--name",
+    "cli-job",
+    "--model-kind",
+    "transformer",
+    "--params",
+    "1.2e9",
+    "--tokens",
+    "2e10",
+    "--deadline-days",
+    "7",
+]
 
 
 def run(*args: str):
@@ -38,11 +49,24 @@ def test_recommend_json_schema():
     assert result.exit_code == 0, result.output
     doc = json.loads(result.output)
     assert doc["schema"] == "aitrain.recommendation/v1"
-    for key in ("instance_type", "nodes", "gpus", "estimated_hours", "cost_cny_per_run", "cost_cny_per_year", "blueprint", "considered", "relax", "profile"):
+    for key in (
+        "instance_type",
+        "nodes",
+        "gpus",
+        "estimated_hours",
+        "cost_cny_per_run",
+        "cost_cny_per_year",
+        "blueprint",
+        "considered",
+        "relax",
+        "profile",
+    ):
         assert key in doc
     assert doc["blueprint"] in ("fixed-cluster", "autoscaling-pool")
     assert sum(1 for c in doc["considered"] if c["chosen"]) == 1
-    assert {"instance_type", "nodes", "estimated_hours", "cost_cny_per_run", "status", "why"} <= set(doc["considered"][0])
+    assert {"instance_type", "nodes", "estimated_hours", "cost_cny_per_run", "status", "why"} <= set(
+        doc["considered"][0]
+    )
 
 
 def test_recommend_is_deterministic():
@@ -60,7 +84,9 @@ def test_recommend_markdown_and_out_file(tmp_path):
 
 
 def test_flags_override_the_file():
-    result = run("recommend", str(EXAMPLES / "tier-pool.yaml"), "--objective", "time", "--max-nodes", "4", "--format", "json")
+    result = run(
+        "recommend", str(EXAMPLES / "tier-pool.yaml"), "--objective", "time", "--max-nodes", "4", "--format", "json"
+    )
     doc = json.loads(result.output)
     assert doc["objective"] == "time" and doc["job"]["max_nodes"] == 4 and doc["nodes"] <= 4
 
@@ -88,8 +114,20 @@ def test_numeric_flags_are_typed_as_numbers_in_help(command):
     cmd = typer.main.get_command(app).commands[command]  # type: ignore[attr-defined]
     ctx = cmd.make_context(command, [], resilient_parsing=True)
     shown_type = {p.opts[0]: p.display_type(ctx) for p in cmd.params if p.opts}  # what --help prints
-    for flag in ("--params", "--tokens", "--forward-gflops", "--samples", "--epochs", "--dataset-tb", "--ingest-tb-per-day",
-                 "--runs-per-year", "--deadline-days", "--budget-cny-per-run", "--budget-cny-per-year", "--mfu"):
+    for flag in (
+        "--params",
+        "--tokens",
+        "--forward-gflops",
+        "--samples",
+        "--epochs",
+        "--dataset-tb",
+        "--ingest-tb-per-day",
+        "--runs-per-year",
+        "--deadline-days",
+        "--budget-cny-per-run",
+        "--budget-cny-per-year",
+        "--mfu",
+    ):
         assert shown_type[flag] == "<float>", flag
     assert shown_type["--max-nodes"] == "<int>"
     shown = " ".join(run(command, "--help").output.replace("│", " ").split())
@@ -129,7 +167,9 @@ def test_estimate_json_fields():
     hours = doc["estimated_hours"]
     assert doc["estimated_hours_range"]["tuned"] == pytest.approx(hours * node_mfu / tuned, abs=2e-3)
     assert doc["estimated_hours_range"]["conservative"] == pytest.approx(hours * node_mfu / conservative, abs=2e-3)
-    assert doc["cost_cny_per_run_range"]["tuned"] < doc["cost_cny_per_run"] < doc["cost_cny_per_run_range"]["conservative"]
+    assert (
+        doc["cost_cny_per_run_range"]["tuned"] < doc["cost_cny_per_run"] < doc["cost_cny_per_run_range"]["conservative"]
+    )
 
 
 def test_estimate_accepts_article_alias():

@@ -48,4 +48,8 @@ def test_every_example_is_a_case():
     from blueprints.advisor.casestudies import load_cases
 
     jobs = {c["job"] for c in load_cases()["cases"]}
-    assert jobs == {f"examples/{p.name}" for p in (ROOT / "examples").glob("*.yaml") if yaml.safe_load(p.read_text()).get("model_kind")}
+    assert jobs == {
+        f"examples/{p.name}"
+        for p in (ROOT / "examples").glob("*.yaml")
+        if yaml.safe_load(p.read_text()).get("model_kind")
+    }

@@ -14,7 +14,10 @@ def _calls_of_load_catalog(path: Path) -> set[tuple[str, str]]:
     found = set()
     for node in ast.parse(path.read_text(encoding="utf-8")).body:
         for inner in ast.walk(node):
-            if isinstance(inner, ast.Call) and getattr(inner.func, "id", getattr(inner.func, "attr", None)) == "load_catalog":
+            if (
+                isinstance(inner, ast.Call)
+                and getattr(inner.func, "id", getattr(inner.func, "attr", None)) == "load_catalog"
+            ):
                 found.add((path.name, getattr(node, "name", "<module>")))
     return found
 
@@ -26,5 +29,7 @@ def test_nothing_in_the_advisor_loads_the_catalog():
 
 def test_the_walk_sees_a_call_where_there_is_one(tmp_path):
     sample = tmp_path / "x.py"
-    sample.write_text("from blueprints.catalog import load_catalog\n\ndef f():\n    return load_catalog().version\n", encoding="utf-8")
+    sample.write_text(
+        "from blueprints.catalog import load_catalog\n\ndef f():\n    return load_catalog().version\n", encoding="utf-8"
+    )
     assert _calls_of_load_catalog(sample) == {("x.py", "f")}

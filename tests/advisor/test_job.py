@@ -68,7 +68,9 @@ def test_bool_is_not_a_number():
 
 
 def test_unknown_region_with_hint():
-    probs, text = problems({"model_kind": "transformer", "params": 1e9, "tokens": 1e9, "region": "cn-shangai"}, regions=REGIONS)
+    probs, text = problems(
+        {"model_kind": "transformer", "params": 1e9, "tokens": 1e9, "region": "cn-shangai"}, regions=REGIONS
+    )
     assert probs[0].path == "region" and "did you mean 'cn-shanghai'?" in text
 
 

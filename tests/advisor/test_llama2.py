@@ -29,7 +29,14 @@ from blueprints.catalog import load_catalog
 
 PUBLISHED_GPU_HOURS = 1_720_320
 TOLERANCE = 0.15
-LLAMA2 = {"name": "llama2-70b", "model_kind": "transformer", "params": 70e9, "tokens": 2e12, "precision": "bf16", "max_nodes": 2000}
+LLAMA2 = {
+    "name": "llama2-70b",
+    "model_kind": "transformer",
+    "params": 70e9,
+    "tokens": 2e12,
+    "precision": "bf16",
+    "max_nodes": 2000,
+}
 SCC = "ecs.sccgn7ex.32xlarge"
 # ≥ 100 Gbit/s per GPU RDMA row: loss per doubling (1 − 0.9416) / log2(32) = 0.01168
 FAST_LOSS = 0.0584 / 5
@@ -39,7 +46,13 @@ def catalog_with_inferred_scc():
     """The shipped catalog, whose sccgn7ex row carries the inferred A100-SXM4-80GB."""
     catalog = load_catalog()
     row = catalog.instance_types[SCC]
-    assert (row.gpu_model, row.gpu_model_confidence, row.rdma, row.rdma_gbps, row.nvlink) == ("A100-SXM4-80GB", "inferred", "roce", 800, True)
+    assert (row.gpu_model, row.gpu_model_confidence, row.rdma, row.rdma_gbps, row.nvlink) == (
+        "A100-SXM4-80GB",
+        "inferred",
+        "roce",
+        800,
+        True,
+    )
     return catalog
 
 
@@ -55,7 +68,9 @@ def test_llama2_70b_on_2000_gpus_of_the_best_rdma_type_matches_the_paper():
     tuned, conservative = (h * option.gpus for h in option.hours_range)
     # tuned: LLaMA-65B 0.477 at 256 nodes → × (eff at 250 / eff at 256); conservative: BLOOM 0.318 at 48 nodes on 50 Gbit/s per GPU
     assert tuned == pytest.approx(8.4e23 / (312e12 * 0.477 * anchor_eff / (1 - FAST_LOSS * 8)) / 3600, rel=1e-9)
-    assert conservative == pytest.approx(8.4e23 / (312e12 * 0.318 * anchor_eff / (1 - 0.32 / 7 * math.log2(48))) / 3600, rel=1e-9)
+    assert conservative == pytest.approx(
+        8.4e23 / (312e12 * 0.318 * anchor_eff / (1 - 0.32 / 7 * math.log2(48))) / 3600, rel=1e-9
+    )
     assert tuned < PUBLISHED_GPU_HOURS < conservative
     assert any("0.480 on one NVLink node" in f and "scales at 0.907" in f for f in findings)
 
@@ -77,7 +92,9 @@ def test_llama2_70b_on_2048_gn7e_gpus_pays_for_slow_networking():
     option, _, findings = estimate(parse_job(LLAMA2), load_catalog(), "ecs.gn7e-c16g1.32xlarge", 256)
     anchor_eff = 1 - FAST_LOSS * math.log2(250)
     assert option.scaling_efficiency == pytest.approx(1 - 0.32 / 7 * 8)
-    assert option.gpu_hours == pytest.approx(8.4e23 / (312e12 * 0.435) / 3600 * anchor_eff / (1 - 0.32 / 7 * 8), rel=1e-9)
+    assert option.gpu_hours == pytest.approx(
+        8.4e23 / (312e12 * 0.435) / 3600 * anchor_eff / (1 - 0.32 / 7 * 8), rel=1e-9
+    )
     assert any("below the 100 Gbit/s" in f for f in findings)
     why = next(f for f in findings if f.startswith("MFU:"))
     assert "tcp at 8 Gbit/s per GPU" in why and "scales at 0.634" in why and "200 Gbit/s per GPU" in why

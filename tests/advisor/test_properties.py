@@ -68,7 +68,9 @@ def test_chosen_is_optimal_and_meets_constraints(data, objective):
     c = rec.chosen
     if objective == "cost":
         assert all(c.cost_cny_per_run <= o.cost_cny_per_run + 1e-9 for o in feasible)
-        assert all(c.cost_cny_per_run <= item.option.cost_cny_per_run + 1e-9 for item in rec.considered if item.option.feasible)
+        assert all(
+            c.cost_cny_per_run <= item.option.cost_cny_per_run + 1e-9 for item in rec.considered if item.option.feasible
+        )
     else:
         assert all(c.estimated_hours <= o.estimated_hours + 1e-9 for o in feasible)
     if job.deadline_hours is not None:
@@ -122,4 +124,6 @@ def test_the_tier_serves_the_jobs_in_parallel_and_its_year_counts_them_all(data)
     c = rec.chosen
     assert c.cost_cny_per_year == pytest.approx(c.cost_cny_per_run * job.runs_per_year * job.jobs_in_parallel)
     if rec.yearly.mode.node_hours is not None and rec.yearly.mode.name != "always on":
-        assert rec.yearly.mode.node_hours == pytest.approx(c.estimated_hours * job.runs_per_year * job.jobs_in_parallel * c.nodes)
+        assert rec.yearly.mode.node_hours == pytest.approx(
+            c.estimated_hours * job.runs_per_year * job.jobs_in_parallel * c.nodes
+        )

@@ -62,7 +62,9 @@ def test_8_a100_beat_8_v100_by_the_ratio_of_their_published_throughputs():
     # 2.63e18 FLOPs ÷ (8 × 312e12 × 0.238) ÷ 3600 = 1.23 h on 8 × A100; range 1.20 (0.244) – 1.92 h (0.152)
     flops = 3 * 7.6e9 * 1281167 * 90
     assert a100.estimated_hours == pytest.approx(flops / (8 * 312e12 * 0.238) / 3600, rel=1e-9)
-    assert a100.hours_range == pytest.approx((flops / (8 * 312e12 * 0.244) / 3600, flops / (8 * 312e12 * 0.152) / 3600), rel=1e-9)
+    assert a100.hours_range == pytest.approx(
+        (flops / (8 * 312e12 * 0.244) / 3600, flops / (8 * 312e12 * 0.152) / 3600), rel=1e-9
+    )
 
 
 def test_estimate_text_and_json_carry_the_range():
@@ -70,7 +72,12 @@ def test_estimate_text_and_json_carry_the_range():
     assert result.exit_code == 0, result.output
     # V100: typical 2.63e18 / (8 × 125e12 × 0.244) / 3600 = 2.99 h; tuned (0.253) 2.89 h; conservative (0.190) 3.84 h
     assert "3.0 h, range 2.9–3.8 h (tuned–conservative)" in result.output
-    doc = json.loads(runner.invoke(app, ["estimate", str(EXAMPLES / "ecommerce-resnet50.yaml"), "--instance-type", V100_NODE, "--format", "json"]).output)
+    doc = json.loads(
+        runner.invoke(
+            app,
+            ["estimate", str(EXAMPLES / "ecommerce-resnet50.yaml"), "--instance-type", V100_NODE, "--format", "json"],
+        ).output
+    )
     assert set(doc["estimated_hours_range"]) == {"tuned", "conservative"}
     assert doc["estimated_hours_range"]["tuned"] < doc["estimated_hours"] < doc["estimated_hours_range"]["conservative"]
 
@@ -84,12 +91,27 @@ def test_job_mfu_collapses_the_range():
 def test_deadline_reason_says_when_only_the_tuned_end_meets_it():
     # Fake ecs.a8 (8 × A100) × 1, 6e20 FLOPs: typical 6e20 / (8 × 312e12 × 0.435/0.906960) / 3600 = 139.2 h = 5.8 days;
     # tuned 0.477/0.906430 → 126.9 h = 5.3 days. A 5.5-day deadline sits between them.
-    job = parse_job({"name": "range-job", "model_kind": "transformer", "params": 1e9, "tokens": 1e11, "max_nodes": 1, "deadline_days": 5.5})
+    job = parse_job(
+        {
+            "name": "range-job",
+            "model_kind": "transformer",
+            "params": 1e9,
+            "tokens": 1e11,
+            "max_nodes": 1,
+            "deadline_days": 5.5,
+        }
+    )
     options = {(o.instance_type, o.nodes): o for o in enumerate_options(job, fake_catalog())}
     reason = next(r for r in options[("ecs.a8.32xlarge", 1)].reasons if r.code == "deadline")
     assert reason.message == "typical 5.8 days misses the 5.5-day deadline; only the tuned end (5.3 days) meets it"
-    tight = {(o.instance_type, o.nodes): o for o in enumerate_options(job.model_copy(update={"deadline_days": 5.0}), fake_catalog())}
-    assert next(r for r in tight[("ecs.a8.32xlarge", 1)].reasons if r.code == "deadline").message == "takes 5.8 days (tuned end 5.3 days); the deadline is 5 days"
+    tight = {
+        (o.instance_type, o.nodes): o
+        for o in enumerate_options(job.model_copy(update={"deadline_days": 5.0}), fake_catalog())
+    }
+    assert (
+        next(r for r in tight[("ecs.a8.32xlarge", 1)].reasons if r.code == "deadline").message
+        == "takes 5.8 days (tuned end 5.3 days); the deadline is 5 days"
+    )
 
 
 def test_no_anchor_is_shown_not_chosen():
@@ -101,7 +123,16 @@ def test_no_anchor_is_shown_not_chosen():
 
 def test_a_type_sold_elsewhere_gets_a_region_reason():
     catalog = fake_catalog(sold_in={"ecs.v8.24xlarge": ("cn-hangzhou", "cn-beijing")})
-    job = parse_job({"name": "region-job", "model_kind": "transformer", "params": 1e9, "tokens": 1e11, "max_nodes": 2, "precision": "fp16"})
+    job = parse_job(
+        {
+            "name": "region-job",
+            "model_kind": "transformer",
+            "params": 1e9,
+            "tokens": 1e11,
+            "max_nodes": 2,
+            "precision": "fp16",
+        }
+    )
     options = {(o.instance_type, o.nodes): o for o in enumerate_options(job, catalog)}
     v100 = options[("ecs.v8.24xlarge", 1)]
     assert v100.reasons[0].code == "region"
@@ -116,7 +147,20 @@ def test_recommend_table_keeps_its_lines():
     lines = render_table(rec).split("\n")
     start = lines.index("Considered (best option of each GPU model):")
     header, rule = lines[start + 1], lines[start + 2]
-    assert header.split() == ["GPU", "configuration", "GPUs", "hours", "tuned–cons.", "h", "days", "CNY/run", "CNY/year", "MFU", "scaling", "status"]
+    assert header.split() == [
+        "GPU",
+        "configuration",
+        "GPUs",
+        "hours",
+        "tuned–cons.",
+        "h",
+        "days",
+        "CNY/run",
+        "CNY/year",
+        "MFU",
+        "scaling",
+        "status",
+    ]
     assert set(rule.replace(" ", "")) == {"-"}
     body = lines[start + 3 : start + 3 + len(rec.considered)]
     assert [line.lstrip("* ").split()[0] for line in body] == [c.option.gpu_label.split()[0] for c in rec.considered]

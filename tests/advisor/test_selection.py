@@ -28,7 +28,14 @@ LOSS = 0.32 / 7
 def job(**kw):
     # mfu 0.40 from the job keeps the hand arithmetic below independent of data/mfu.csv (a job's mfu applies
     # to every GPU and collapses the range); test_ranges.py covers the anchored defaults.
-    base = {"name": "test-job", "model_kind": "transformer", "params": 1e9, "tokens": 1e11, "max_nodes": 32, "mfu": 0.40}
+    base = {
+        "name": "test-job",
+        "model_kind": "transformer",
+        "params": 1e9,
+        "tokens": 1e11,
+        "max_nodes": 32,
+        "mfu": 0.40,
+    }
     base.update(kw)
     return parse_job(base)
 
@@ -62,7 +69,9 @@ def test_objective_time_takes_the_most_nodes_within_budget():
 
 
 def test_reasons_are_specific():
-    options = {(o.instance_type, o.nodes): o for o in enumerate_options(job(deadline_days=3, budget_cny_per_run=42000), CAT)}
+    options = {
+        (o.instance_type, o.nodes): o for o in enumerate_options(job(deadline_days=3, budget_cny_per_run=42000), CAT)
+    }
     assert [r.code for r in options[("ecs.x8.32xlarge", 1)].reasons] == ["unpriced", "deadline"]
     assert "can be planned but not priced" in options[("ecs.x8.32xlarge", 1)].reasons[0].message
     assert [r.code for r in options[("ecs.a8.32xlarge", 3)].reasons] == ["budget_run"]
@@ -135,7 +144,13 @@ def test_budget_tiers(yearly, spot, tier, blueprint, spot_out):
     """The tier follows the year's cost (``blueprints.advisor.yearly``), boundaries from data/limits.csv."""
     rec = recommend(job(spot_allowed=spot), CAT)
     t = tier_for(rec.job, rec.chosen, TIERS, yearly, "a test year")
-    assert (t.name, t.blueprint, t.spot, t.basis_cny_per_year, t.basis) == (tier, blueprint, spot_out, yearly, "a test year")
+    assert (t.name, t.blueprint, t.spot, t.basis_cny_per_year, t.basis) == (
+        tier,
+        blueprint,
+        spot_out,
+        yearly,
+        "a test year",
+    )
 
 
 def test_storage_grows_capacity_for_throughput():

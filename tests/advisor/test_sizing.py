@@ -27,7 +27,10 @@ def job(**kw):
         # Llama-2-70B: 6 × 70e9 × 2e12 = 8.4e23 (training-performance.md §4)
         ({"model_kind": "transformer", "params": 70e9, "tokens": 2e12}, 8.4e23),
         # ResNet-50 ImageNet 90 epochs: 3 × 7.6e9 × 1,281,167 × 90 = 2.6289e18
-        ({"model_kind": "cnn", "params": 25e6, "forward_gflops": 7.6, "samples": 1281167, "epochs": 90}, 3 * 7.6e9 * 1281167 * 90),
+        (
+            {"model_kind": "cnn", "params": 25e6, "forward_gflops": 7.6, "samples": 1281167, "epochs": 90},
+            3 * 7.6e9 * 1281167 * 90,
+        ),
         # other: 3 × 0.1e9 × 2e9 × 10 = 6e18
         ({"model_kind": "other", "params": 5e7, "forward_gflops": 0.1, "samples": 2e9, "epochs": 10}, 6e18),
     ],
@@ -45,23 +48,62 @@ def test_training_flops(fields, expected):
         ("A100-SXM4-40GB", "transformer", "tf32", 0.521, 0.474, 0.347),  # × 2505/4591 × 312/156
         ("V100-SXM2-16GB", "transformer", "fp16", 0.453, 0.413, 0.302),  # × (1746/125)/(4591/312)
         ("H100-SXM5-80GB", "transformer", "bf16", 0.43, 0.405, 0.38),  # Llama 3 405B 38–43%
-        ("A100-SXM4-80GB", "cnn", "bf16", 0.244, 0.238, 0.152),  # DLE MXNet 26,674 img/s; MLPerf v2.0 3,260.2/GPU; DLE PyTorch 16,621
-        ("V100-SXM2-32GB", "cnn", "fp16", 0.253, 0.244, 0.190),  # MLPerf v0.7 1,384.6/GPU; DLE MXNet 10,723; DLE PyTorch 8,322
+        (
+            "A100-SXM4-80GB",
+            "cnn",
+            "bf16",
+            0.244,
+            0.238,
+            0.152,
+        ),  # DLE MXNet 26,674 img/s; MLPerf v2.0 3,260.2/GPU; DLE PyTorch 16,621
+        (
+            "V100-SXM2-32GB",
+            "cnn",
+            "fp16",
+            0.253,
+            0.244,
+            0.190,
+        ),  # MLPerf v0.7 1,384.6/GPU; DLE MXNet 10,723; DLE PyTorch 8,322
         ("V100-SXM2-32GB", "cnn", "fp32", 0.545, 0.518, 0.518),
         ("A30", "cnn", "fp16", 0.220, 0.216, 0.172),  # MLPerf 1,589.6 / 1,561.3 / 1,247.2 img/s/GPU ÷ 165
         ("L40S", "cnn", "bf16", 0.138, 0.116, 0.103),  # MLPerf 2,191.0 / 1,841.4 / 1,637.9 img/s/GPU ÷ 362
         ("H100-SXM5-80GB", "cnn", "fp16", 0.159, 0.159, 0.159),  # MLPerf v3.1 6,909.2 img/s/GPU ÷ 989, the only anchor
-        ("H100-SXM5-80GB", "transformer", "fp8", 0.407, 0.358, 0.173),  # MLPerf GPT-3 767.43 / 674.45 tok/s/GPU; DeepSeek-V3
-        ("A30", "transformer", "bf16", 0.363, 0.298, 0.163),  # A100 levels × MLPerf BERT per-peak ratios 0.760 / 0.685 / 0.512
+        (
+            "H100-SXM5-80GB",
+            "transformer",
+            "fp8",
+            0.407,
+            0.358,
+            0.173,
+        ),  # MLPerf GPT-3 767.43 / 674.45 tok/s/GPU; DeepSeek-V3
+        (
+            "A30",
+            "transformer",
+            "bf16",
+            0.363,
+            0.298,
+            0.163,
+        ),  # A100 levels × MLPerf BERT per-peak ratios 0.760 / 0.685 / 0.512
     ],
 )
 def test_default_mfu_range(gpu, kind, precision, tuned, typical, conservative):
     found = sizing.default_mfu(gpu, kind, precision)
     assert found is not None
-    assert (found.tuned.mfu, found.typical.mfu, found.conservative.mfu) == pytest.approx((tuned, typical, conservative), abs=1e-9)
+    assert (found.tuned.mfu, found.typical.mfu, found.conservative.mfu) == pytest.approx(
+        (tuned, typical, conservative), abs=1e-9
+    )
 
 
-@pytest.mark.parametrize("gpu, kind, precision", [("A10", "transformer", "bf16"), ("L20", "other", "fp16"), (None, "cnn", "fp32"), ("T4", "cnn", "fp16"), ("A100-SXM4-80GB", "other", "bf16")])
+@pytest.mark.parametrize(
+    "gpu, kind, precision",
+    [
+        ("A10", "transformer", "bf16"),
+        ("L20", "other", "fp16"),
+        (None, "cnn", "fp32"),
+        ("T4", "cnn", "fp16"),
+        ("A100-SXM4-80GB", "other", "bf16"),
+    ],
+)
 def test_no_anchor_means_no_default(gpu, kind, precision):
     # No '*' fallback rows any more: a GPU class nobody measured has no MFU.
     assert sizing.default_mfu(gpu, kind, precision) is None
@@ -109,7 +151,9 @@ def test_normalised_levels_stay_ordered():
     for row in mfu_rows():
         if row.level != "typical":
             continue
-        found = sizing.default_mfu(row.gpu_class, row.model_kind, {"mixed": "bf16"}.get(row.precision_group, row.precision_group))
+        found = sizing.default_mfu(
+            row.gpu_class, row.model_kind, {"mixed": "bf16"}.get(row.precision_group, row.precision_group)
+        )
         assert found is not None
         tuned, typical, conservative = (sizing.node_mfu(r) for r in found.levels())
         assert tuned >= typical >= conservative > 0, (row.gpu_class, row.model_kind, row.precision_group)
@@ -126,17 +170,83 @@ def test_mfu_derivation_evaluator_reads_the_units():
     "kwargs, expected",
     [
         # one NVLink node: 1.0 by definition (the MFU anchors were measured on NVLink nodes)
-        (dict(nodes=1, gpus_per_node=8, nvlink=True, fabric_link="tcp", rdma_gbps_per_node=None, network_gbps=64, comm="heavy"), 1.0),
+        (
+            dict(
+                nodes=1,
+                gpus_per_node=8,
+                nvlink=True,
+                fabric_link="tcp",
+                rdma_gbps_per_node=None,
+                network_gbps=64,
+                comm="heavy",
+            ),
+            1.0,
+        ),
         # 2 nodes, TCP, heavy: loss = 0.32 / log2(128) = 0.045714; 1 − 0.045714 × 1 = 0.954286
-        (dict(nodes=2, gpus_per_node=8, nvlink=True, fabric_link="tcp", rdma_gbps_per_node=None, network_gbps=64, comm="heavy"), 1 - 0.32 / 7),
+        (
+            dict(
+                nodes=2,
+                gpus_per_node=8,
+                nvlink=True,
+                fabric_link="tcp",
+                rdma_gbps_per_node=None,
+                network_gbps=64,
+                comm="heavy",
+            ),
+            1 - 0.32 / 7,
+        ),
         # 32 nodes, TCP, light (Goyal): 1 − (0.10 / 5) × 5 = 0.90
-        (dict(nodes=32, gpus_per_node=8, nvlink=True, fabric_link="tcp", rdma_gbps_per_node=None, network_gbps=50, comm="light"), 0.90),
+        (
+            dict(
+                nodes=32,
+                gpus_per_node=8,
+                nvlink=True,
+                fabric_link="tcp",
+                rdma_gbps_per_node=None,
+                network_gbps=50,
+                comm="light",
+            ),
+            0.90,
+        ),
         # RoCE 800 Gbit/s per node = 100 per GPU → DLE BERT row: 1 − (1 − 0.9416)/5 × log2(32) = 0.9416
-        (dict(nodes=32, gpus_per_node=8, nvlink=True, fabric_link="roce", rdma_gbps_per_node=800, network_gbps=64, comm="heavy"), 0.9416),
+        (
+            dict(
+                nodes=32,
+                gpus_per_node=8,
+                nvlink=True,
+                fabric_link="roce",
+                rdma_gbps_per_node=800,
+                network_gbps=64,
+                comm="heavy",
+            ),
+            0.9416,
+        ),
         # eRDMA with unknown bandwidth and unknown VPC bandwidth → slowest rdma heavy row: 1 − 0.045714 × 2 = 0.908571
-        (dict(nodes=4, gpus_per_node=8, nvlink=True, fabric_link="erdma", rdma_gbps_per_node=None, network_gbps=None, comm="heavy"), 1 - 2 * 0.32 / 7),
+        (
+            dict(
+                nodes=4,
+                gpus_per_node=8,
+                nvlink=True,
+                fabric_link="erdma",
+                rdma_gbps_per_node=None,
+                network_gbps=None,
+                comm="heavy",
+            ),
+            1 - 2 * 0.32 / 7,
+        ),
         # 4 GPUs on PCIe, one node: pcie row 1 − (0.0584/5) × log2(4) = 0.97664
-        (dict(nodes=1, gpus_per_node=4, nvlink=False, fabric_link="tcp", rdma_gbps_per_node=None, network_gbps=64, comm="heavy"), 1 - (1 - 0.9416) / 5 * 2),
+        (
+            dict(
+                nodes=1,
+                gpus_per_node=4,
+                nvlink=False,
+                fabric_link="tcp",
+                rdma_gbps_per_node=None,
+                network_gbps=64,
+                comm="heavy",
+            ),
+            1 - (1 - 0.9416) / 5 * 2,
+        ),
     ],
 )
 def test_scaling_efficiency(kwargs, expected):
@@ -144,7 +254,9 @@ def test_scaling_efficiency(kwargs, expected):
 
 
 def test_scaling_flags_bandwidth_bound_links():
-    notes = sizing.scaling_efficiency(nodes=4, gpus_per_node=8, nvlink=True, fabric_link="tcp", rdma_gbps_per_node=None, network_gbps=64, comm="heavy").notes
+    notes = sizing.scaling_efficiency(
+        nodes=4, gpus_per_node=8, nvlink=True, fabric_link="tcp", rdma_gbps_per_node=None, network_gbps=64, comm="heavy"
+    ).notes
     assert any("8 Gbit/s per GPU is below the 100 Gbit/s" in n for n in notes)
 
 
@@ -155,7 +267,15 @@ def test_training_hours():
 
 @pytest.mark.parametrize(
     "precision, optimizer, expected",
-    [("bf16", "adamw", 16), ("fp16", "adam", 16), ("fp32", "adam", 16), ("bf16", "sgd_momentum", 12), ("fp32", "sgd", 8), ("tf32", "sgd_momentum", 12), ("fp8", "adam", 16)],
+    [
+        ("bf16", "adamw", 16),
+        ("fp16", "adam", 16),
+        ("fp32", "adam", 16),
+        ("bf16", "sgd_momentum", 12),
+        ("fp32", "sgd", 8),
+        ("tf32", "sgd_momentum", 12),
+        ("fp8", "adam", 16),
+    ],
 )
 def test_bytes_per_param(precision, optimizer, expected):
     assert sizing.bytes_per_param(precision, optimizer) == expected
@@ -177,7 +297,18 @@ def test_data_rates():
     assert sizing.read_rate_mb_s(job(), 10) is None
 
 
-@pytest.mark.parametrize("model, cls", [("A100-SXM4-80GB", "A100"), ("A800-PCIe-80GB", "A100"), ("H800-SXM5-80GB", "H100"), ("A10", "A10"), ("L40S", "L40S"), (None, None), ("mystery", None)])
+@pytest.mark.parametrize(
+    "model, cls",
+    [
+        ("A100-SXM4-80GB", "A100"),
+        ("A800-PCIe-80GB", "A100"),
+        ("H800-SXM5-80GB", "H100"),
+        ("A10", "A10"),
+        ("L40S", "L40S"),
+        (None, None),
+        ("mystery", None),
+    ],
+)
 def test_gpu_class(model, cls):
     assert sizing.gpu_class(model) == cls
 
@@ -192,7 +323,11 @@ def test_cost_functions():
 
 def test_an_anchor_is_normalised_with_its_own_models_communication_class():
     """BLOOM-176B (48 nodes, 50 Gbit/s per GPU) lost what a heavy model loses there, whatever job is estimated."""
-    bloom = next(r for r in mfu_rows() if (r.gpu_class, r.model_kind, r.precision_group, r.level) == ("A100", "transformer", "mixed", "conservative"))
+    bloom = next(
+        r
+        for r in mfu_rows()
+        if (r.gpu_class, r.model_kind, r.precision_group, r.level) == ("A100", "transformer", "mixed", "conservative")
+    )
     assert (bloom.anchor_nodes, bloom.anchor_gbps_per_gpu, bloom.anchor_comm) == (48, 50, "heavy")
     assert sizing.node_mfu(bloom) == pytest.approx(bloom.mfu / (1 - 0.32 / 7 * math.log2(48)))
     resnet = next(r for r in mfu_rows() if (r.gpu_class, r.model_kind, r.level) == ("A100", "cnn", "typical"))
@@ -201,18 +336,45 @@ def test_an_anchor_is_normalised_with_its_own_models_communication_class():
 
 
 def test_unknown_bandwidths_are_said_and_use_the_slowest_rows():
-    erdma = sizing.scaling_efficiency(nodes=4, gpus_per_node=8, nvlink=True, fabric_link="erdma", rdma_gbps_per_node=None, network_gbps=800, comm="heavy")
+    erdma = sizing.scaling_efficiency(
+        nodes=4,
+        gpus_per_node=8,
+        nvlink=True,
+        fabric_link="erdma",
+        rdma_gbps_per_node=None,
+        network_gbps=800,
+        comm="heavy",
+    )
     assert "erdma bandwidth not published: the VPC bandwidth is used as the RDMA bandwidth" in erdma.notes
     assert erdma.gbps_per_gpu == 100 and erdma.link == "rdma"
-    unknown = sizing.scaling_efficiency(nodes=4, gpus_per_node=8, nvlink=True, fabric_link="tcp", rdma_gbps_per_node=None, network_gbps=None, comm="light")
+    unknown = sizing.scaling_efficiency(
+        nodes=4,
+        gpus_per_node=8,
+        nvlink=True,
+        fabric_link="tcp",
+        rdma_gbps_per_node=None,
+        network_gbps=None,
+        comm="light",
+    )
     assert "network bandwidth unknown: the slowest scaling anchor is used" in unknown.notes
     assert unknown.efficiency == pytest.approx(1 - 0.10 / 5 * 2)  # tcp light: Goyal 0.90 at 32 nodes
-    known = sizing.scaling_efficiency(nodes=4, gpus_per_node=8, nvlink=True, fabric_link="roce", rdma_gbps_per_node=800, network_gbps=64, comm="heavy")
+    known = sizing.scaling_efficiency(
+        nodes=4, gpus_per_node=8, nvlink=True, fabric_link="roce", rdma_gbps_per_node=800, network_gbps=64, comm="heavy"
+    )
     assert not any("not published" in n or "unknown" in n for n in known.notes)
 
 
 def test_a_class_with_an_incomplete_range_is_a_data_error(monkeypatch):
-    rows = tuple(r for r in mfu_rows() if not (r.gpu_class == "A100" and r.model_kind == "cnn" and r.precision_group == "mixed" and r.level == "conservative"))
+    rows = tuple(
+        r
+        for r in mfu_rows()
+        if not (
+            r.gpu_class == "A100"
+            and r.model_kind == "cnn"
+            and r.precision_group == "mixed"
+            and r.level == "conservative"
+        )
+    )
     monkeypatch.setattr(sizing, "mfu_rows", lambda: rows)
     with pytest.raises(LookupError, match="data/mfu.csv: A100 cnn/mixed lacks the conservative row"):
         sizing.default_mfu("A100-SXM4-80GB", "cnn", "bf16")

@@ -21,7 +21,9 @@ def read_profile(path):
     return read_settings(engine_config(path), source=str(path)).profile
 
 
-@pytest.mark.parametrize("example", ["medical-imaging", "tier-pool", "tier-single-node", "tier-dedicated", "ecommerce-resnet50"])
+@pytest.mark.parametrize(
+    "example", ["medical-imaging", "tier-pool", "tier-single-node", "tier-dedicated", "ecommerce-resnet50"]
+)
 def test_written_stack_config_parses(tmp_path, example):
     import datetime as dt
 
@@ -41,7 +43,9 @@ def test_pool_profile_scales_from_zero(tmp_path):
     target = tmp_path / "Pulumi.pool.yaml"
     CliRunner().invoke(app, ["recommend", str(EXAMPLES / "tier-pool.yaml"), "--write", str(target)])
     data = read_profile(target)
-    assert data["blueprint"] == "autoscaling-pool" and data["compute"]["min_nodes"] == 0 and data["cost"]["spot"] is True
+    assert (
+        data["blueprint"] == "autoscaling-pool" and data["compute"]["min_nodes"] == 0 and data["cost"]["spot"] is True
+    )
 
 
 def test_written_config_plans_offline(tmp_path):
@@ -85,11 +89,15 @@ def test_write_refuses_to_replace_other_aitrain_settings_without_force(tmp_path)
     existing = EXISTING + "  aitrain:preset: medical-imaging\n"
     target.write_text(existing)
     out = tmp_path / "rec.md"
-    result = CliRunner().invoke(app, ["recommend", str(EXAMPLES / "tier-single-node.yaml"), "--write", str(target), "--out", str(out)])
+    result = CliRunner().invoke(
+        app, ["recommend", str(EXAMPLES / "tier-single-node.yaml"), "--write", str(target), "--out", str(out)]
+    )
     assert result.exit_code == 2
     assert "config.aitrain:preset" in result.output and "--force" in result.output
     assert target.read_text() == existing and not out.exists()
-    forced = CliRunner().invoke(app, ["recommend", str(EXAMPLES / "tier-single-node.yaml"), "--write", str(target), "--force"])
+    forced = CliRunner().invoke(
+        app, ["recommend", str(EXAMPLES / "tier-single-node.yaml"), "--write", str(target), "--force"]
+    )
     assert forced.exit_code == 0, forced.output
     text = target.read_text()
     assert text.startswith(EXISTING) and "aitrain:preset" not in text and "aitrain:profile:" in text
@@ -98,7 +106,17 @@ def test_write_refuses_to_replace_other_aitrain_settings_without_force(tmp_path)
 def test_write_and_out_on_the_same_file_is_an_error(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "sub").mkdir()
-    result = CliRunner().invoke(app, ["recommend", str(EXAMPLES / "tier-single-node.yaml"), "--write", "Pulumi.dev.yaml", "--out", "sub/../Pulumi.dev.yaml"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "recommend",
+            str(EXAMPLES / "tier-single-node.yaml"),
+            "--write",
+            "Pulumi.dev.yaml",
+            "--out",
+            "sub/../Pulumi.dev.yaml",
+        ],
+    )
     assert result.exit_code == 2
     assert "--write and --out name the same file" in result.output
     assert not (tmp_path / "Pulumi.dev.yaml").exists()

@@ -16,5 +16,7 @@ def test_recommend_does_not_import_pulumi():
         "r = CliRunner().invoke(app, ['recommend', 'examples/medical-imaging.yaml']); "
         "print(r.exit_code, sorted(m for m in sys.modules if m.split('.')[0] in ('pulumi', 'pulumi_alicloud')))"
     )
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert out == "0 []"

@@ -16,7 +16,17 @@ from blueprints.advisor import choice
 from blueprints.advisor.data import limits
 from blueprints.advisor.job import load_job_dict, parse_job
 from blueprints.advisor.render import recommendation_dict, render_markdown, render_table
-from blueprints.advisor.yearly import ALWAYS_ON, PARKED, POOL, CostItem, rows, standing_items, total_cny, verdict, yearly_cost
+from blueprints.advisor.yearly import (
+    ALWAYS_ON,
+    PARKED,
+    POOL,
+    CostItem,
+    rows,
+    standing_items,
+    total_cny,
+    verdict,
+    yearly_cost,
+)
 from blueprints.architectures import budget_tiers
 from blueprints.catalog import load_catalog, price_cny
 from blueprints.cli_advisor import register
@@ -56,10 +66,21 @@ def expected_medical():
     compute = price * c.nodes * c.estimated_hours * 12
     bucket = math.ceil(100e12 / 2**30) * 12 * cny("oss", "Standard")
     nat = HOURS * cny("nat_instance")
-    fs = None if rec.storage.price_per_gib_month is None else rec.storage.capacity_gib * 12 * rec.storage.price_per_gib_month
+    fs = (
+        None
+        if rec.storage.price_per_gib_month is None
+        else rec.storage.capacity_gib * 12 * rec.storage.price_per_gib_month
+    )
     eip = [HOURS * p for p in (cny("eip_config"), cny("eip_association")) if p is not None]
     standing = bucket + nat + (fs or 0.0) + sum(eip)
-    return {"compute": compute, "bucket": bucket, "nat": nat, "fs": fs, "standing": standing, "always_on": price * c.nodes * HOURS}
+    return {
+        "compute": compute,
+        "bucket": bucket,
+        "nat": nat,
+        "fs": fs,
+        "standing": standing,
+        "always_on": price * c.nodes * HOURS,
+    }
 
 
 def test_medical_imaging_is_parked_between_runs_within_budget():
@@ -109,12 +130,21 @@ def test_medical_imaging_text_states_mode_breakdown_and_verdict():
     total = rec.yearly.total()
     assert "Operating mode: parked between runs (fixed cluster)" in text
     assert "compute.nodes: 0 / aitrain park" in text and "aitrain preflight" in text
-    assert f"Yearly cost: ¥{total:,.0f} a year = ¥{want['compute']:,.0f} compute (12 runs) + ¥{want['bucket']:,.0f} OSS bucket (estimate)" in text
+    assert (
+        f"Yearly cost: ¥{total:,.0f} a year = ¥{want['compute']:,.0f} compute (12 runs) + ¥{want['bucket']:,.0f} OSS bucket (estimate)"
+        in text
+    )
     assert f"¥{want['nat']:,.0f} NAT gateway instance fee" in text
     assert "; converted from a USD list price at the catalog's cited rate: NAT gateway instance fee" in text
-    assert f"Budget: within the ¥2,000,000 budget: ¥{total:,.0f}, of which ¥{want['bucket']:,.0f} is an estimate (¥{2_000_000 - total:,.0f} to spare)" in text
+    assert (
+        f"Budget: within the ¥2,000,000 budget: ¥{total:,.0f}, of which ¥{want['bucket']:,.0f} is an estimate (¥{2_000_000 - total:,.0f} to spare)"
+        in text
+    )
     always = want["always_on"] + want["standing"]
-    assert f"Alternative: always on (fixed cluster): ¥{always:,.0f} a year (¥{want['always_on']:,.0f} compute + the same standing costs), over the budget by ¥{always - 2_000_000:,.0f}" in text
+    assert (
+        f"Alternative: always on (fixed cluster): ¥{always:,.0f} a year (¥{want['always_on']:,.0f} compute + the same standing costs), over the budget by ¥{always - 2_000_000:,.0f}"
+        in text
+    )
     assert f"tier 'dedicated', from its yearly cost with nodes only during runs ¥{total:,.0f}" in text
     markdown = render_markdown(rec)
     assert "Operating mode: parked between runs" in markdown and "Budget: within the ¥2,000,000 budget" in markdown
@@ -129,7 +159,12 @@ def test_medical_imaging_json_has_one_cny_total():
     by_what = {i["what"]: i for i in yearly["items"]}
     assert by_what["compute (12 runs)"]["status"] == "list"
     assert by_what["NAT gateway instance fee"]["status"] == "converted"
-    assert by_what["NAT gateway CU fee (usage)"] == {"what": "NAT gateway CU fee (usage)", "cny_per_year": None, "status": "unknown", "basis": "billed on connections and traffic, which the job does not state"}
+    assert by_what["NAT gateway CU fee (usage)"] == {
+        "what": "NAT gateway CU fee (usage)",
+        "cny_per_year": None,
+        "status": "unknown",
+        "basis": "billed on connections and traffic, which the job does not state",
+    }
     assert yearly["unknown"] == [i["what"] for i in yearly["items"] if i["cny_per_year"] is None]
     assert {a["mode"]: a["over_budget_cny"] > 0 for a in yearly["alternatives"]} == {POOL: False, ALWAYS_ON: True}
     json.dumps(doc)  # plain data
@@ -148,7 +183,12 @@ def test_what_stays_up_counts_against_the_yearly_budget():
         f"costs ¥{first.cost_cny_per_year:,.0f} a year in compute + ¥{standing:,.0f} for what stays up all year (file system, "
         f"bucket, NAT gateway) = ¥{total:,.0f}; the budget is ¥{total - 1:,.0f}"
     )
-    assert any(r.endswith(f"the budget is ¥{total - 1:,.0f}: raise the yearly budget, or size the job's data (dataset_tb) down") for r in rec.relax)
+    assert any(
+        r.endswith(
+            f"the budget is ¥{total - 1:,.0f}: raise the yearly budget, or size the job's data (dataset_tb) down"
+        )
+        for r in rec.relax
+    )
     # With the whole catalog the advisor moves on to an option whose year fits.
     rec = recommend(medical_job(budget_cny_per_year=total - 1), CATALOG)
     assert rec.chosen is None or rec.yearly.total() <= total - 1
@@ -161,19 +201,30 @@ def test_totals_skip_unknowns():
 
 
 def test_nat_fee_is_the_sourced_row_per_region():
-    job = parse_job({"name": "sg-job", "model_kind": "transformer", "params": 1e9, "tokens": 1e11, "region": "ap-southeast-1"})
+    job = parse_job(
+        {"name": "sg-job", "model_kind": "transformer", "params": 1e9, "tokens": 1e11, "region": "ap-southeast-1"}
+    )
     nat = next(i for i in standing_items(job, CATALOG, None) if i.what == "NAT gateway instance fee")
     assert nat.amount == pytest.approx(HOURS * cny("nat_instance", region="ap-southeast-1"), rel=1e-9)
     assert nat.amount != pytest.approx(HOURS * cny("nat_instance"), rel=1e-3)  # not the mainland price
     assert "applied to" not in nat.basis
     # A region no row covers gets the first row's price, and says where it was quoted.
-    job = parse_job({"name": "far-job", "model_kind": "transformer", "params": 1e9, "tokens": 1e11, "region": "me-central-1"})
+    job = parse_job(
+        {"name": "far-job", "model_kind": "transformer", "params": 1e9, "tokens": 1e11, "region": "me-central-1"}
+    )
     nat = next(i for i in standing_items(job, CATALOG, None) if i.what == "NAT gateway instance fee")
     assert "applied to me-central-1" in nat.basis
 
 
 def small_job(**kw):
-    base = {"name": "test-job", "model_kind": "transformer", "params": 1e9, "tokens": 1e11, "max_nodes": 32, "mfu": 0.40}
+    base = {
+        "name": "test-job",
+        "model_kind": "transformer",
+        "params": 1e9,
+        "tokens": 1e11,
+        "max_nodes": 32,
+        "mfu": 0.40,
+    }
     base.update(kw)
     return parse_job(base)
 
@@ -234,12 +285,16 @@ def test_unpriced_compute_has_no_verdict():
 
 
 def test_estimate_cli_shows_mode_and_yearly_cost():
-    result = CliRunner().invoke(app, ["estimate", str(MEDICAL), "--instance-type", "ecs.gn7-c13g1.26xlarge", "--nodes", "3"])
+    result = CliRunner().invoke(
+        app, ["estimate", str(MEDICAL), "--instance-type", "ecs.gn7-c13g1.26xlarge", "--nodes", "3"]
+    )
     assert result.exit_code == 0, result.output
     want = expected_medical()
     assert "operating mode       parked between runs (fixed cluster)" in result.stdout
     assert f"¥{want['compute']:,.0f} compute (12 runs)" in result.stdout
-    result = CliRunner().invoke(app, ["estimate", str(MEDICAL), "--instance-type", "ecs.gn7-c13g1.26xlarge", "--nodes", "3", "--format", "json"])
+    result = CliRunner().invoke(
+        app, ["estimate", str(MEDICAL), "--instance-type", "ecs.gn7-c13g1.26xlarge", "--nodes", "3", "--format", "json"]
+    )
     doc = json.loads(result.stdout)
     assert doc["yearly_cost"]["mode"] == PARKED
     assert doc["yearly_cost"]["total_cny_per_year"] == pytest.approx(want["compute"] + want["standing"], abs=0.01)
@@ -262,7 +317,9 @@ def test_over_budget_verdict_says_by_how_much():
     over = yc.total() - 1_000_000
     assert tight.over_by_cny() == pytest.approx(over, rel=1e-9)
     estimate = next(i.amount for i in yc.items() if i.status == "estimate")
-    assert verdict(tight).startswith(f"over the ¥1,000,000 budget by ¥{over:,.0f}: ¥{yc.total():,.0f}, of which ¥{estimate:,.0f} is an estimate; unknown")
+    assert verdict(tight).startswith(
+        f"over the ¥1,000,000 budget by ¥{over:,.0f}: ¥{yc.total():,.0f}, of which ¥{estimate:,.0f} is an estimate; unknown"
+    )
 
 
 def test_nothing_chosen_has_no_tier_and_no_year():
@@ -278,7 +335,9 @@ def test_single_node_tier_says_when_the_job_needs_more_nodes():
     # A deadline one node cannot meet, on a year under ¥100k: the tier keeps the nodes and says so.
     rec = recommend(small_job(runs_per_year=1, deadline_days=4), fake_catalog())
     assert rec.chosen.nodes > 1 and rec.tier.name == "single-node"
-    assert rec.tier.note.endswith(f"; the article's under-¥100k tier is one node, but this job needs {rec.chosen.nodes} nodes to meet its constraints")
+    assert rec.tier.note.endswith(
+        f"; the article's under-¥100k tier is one node, but this job needs {rec.chosen.nodes} nodes to meet its constraints"
+    )
     rec = recommend(small_job(runs_per_year=1, deadline_days=30), fake_catalog())
     assert rec.chosen.nodes == 1 and "tier is one node" not in rec.tier.note
 

@@ -103,10 +103,22 @@ def test_no_row_cites_notes_outside_the_repository():
 
 def test_required_instance_types_are_present(catalog):
     for name in (
-        "ecs.gn7e-c16g1.32xlarge", "ecs.ebmgn7ex.32xlarge", "ecs.sccgn7ex.32xlarge", "ecs.gn8v-8x.48xlarge",
-        "ecs.gn6v-c8g1.16xlarge", "ecs.gn6e-c12g1.24xlarge", "ecs.gn7i-8x.16xlarge", "ecs.gn8is-8x.32xlarge",
-        "ecs.gn7s-c32g1.32xlarge", "ecs.gn6i-c4g1.xlarge", "ecs.g7.8xlarge", "ecs.g8i.48xlarge",
-        "ecs.c7.8xlarge", "ecs.r7.8xlarge", "ecs.g6.4xlarge", "ecs.g6.8xlarge",
+        "ecs.gn7e-c16g1.32xlarge",
+        "ecs.ebmgn7ex.32xlarge",
+        "ecs.sccgn7ex.32xlarge",
+        "ecs.gn8v-8x.48xlarge",
+        "ecs.gn6v-c8g1.16xlarge",
+        "ecs.gn6e-c12g1.24xlarge",
+        "ecs.gn7i-8x.16xlarge",
+        "ecs.gn8is-8x.32xlarge",
+        "ecs.gn7s-c32g1.32xlarge",
+        "ecs.gn6i-c4g1.xlarge",
+        "ecs.g7.8xlarge",
+        "ecs.g8i.48xlarge",
+        "ecs.c7.8xlarge",
+        "ecs.r7.8xlarge",
+        "ecs.g6.4xlarge",
+        "ecs.g6.8xlarge",
     ):
         assert name in catalog.instance_types, name
 
@@ -148,8 +160,20 @@ def test_hand_checked_rows(catalog):
 def test_gpus_table():
     rows = {r["gpu_model"]: r for r in raw_rows("gpus.csv")}
     for key in (
-        "A100-SXM4-80GB", "A100-SXM4-40GB", "V100-SXM2-16GB", "V100-SXM2-32GB", "A10", "A30", "T4", "L20",
-        "H20", "H100-SXM5-80GB", "H800-SXM5-80GB", "A800-SXM4-80GB", "P100-SXM2-16GB", "L40S",
+        "A100-SXM4-80GB",
+        "A100-SXM4-40GB",
+        "V100-SXM2-16GB",
+        "V100-SXM2-32GB",
+        "A10",
+        "A30",
+        "T4",
+        "L20",
+        "H20",
+        "H100-SXM5-80GB",
+        "H800-SXM5-80GB",
+        "A800-SXM4-80GB",
+        "P100-SXM2-16GB",
+        "L40S",
     ):
         assert key in rows, key
     for key, row in rows.items():
@@ -177,8 +201,14 @@ def test_aliases_resolve_to_real_rows_with_matching_gpu_totals():
     types = {r["instance_type"]: r for r in INSTANCE_ROWS}
     rows = raw_rows("aliases.csv")
     assert {r["alias"] for r in rows} == {
-        "m6i.96xlarge", "m6i.64xlarge", "m6i.48xlarge", "m6i.32xlarge",
-        "m6i.8xlarge", "m6i.4xlarge", "c6i.8xlarge", "g6.4xlarge",
+        "m6i.96xlarge",
+        "m6i.64xlarge",
+        "m6i.48xlarge",
+        "m6i.32xlarge",
+        "m6i.8xlarge",
+        "m6i.4xlarge",
+        "c6i.8xlarge",
+        "g6.4xlarge",
     }
     for row in rows:
         target = types[row["instance_type"]]
@@ -307,8 +337,13 @@ def test_storage_throughput_formulas(catalog):
 
 def test_storage_lookups(catalog):
     assert {(s.kind, s.tier) for s in catalog.storage} >= {
-        ("nas", "capacity"), ("nas", "performance"), ("extreme_nas", "standard"), ("extreme_nas", "advance"),
-        ("cpfs", "advance_100"), ("cpfs", "advance_200"), ("oss", "standard"),
+        ("nas", "capacity"),
+        ("nas", "performance"),
+        ("extreme_nas", "standard"),
+        ("extreme_nas", "advance"),
+        ("cpfs", "advance_100"),
+        ("cpfs", "advance_200"),
+        ("oss", "standard"),
     }
     assert [s.tier for s in catalog.storage_tiers("cpfs")] == ["advance_100", "advance_200"]
     assert catalog.storage_tiers("tape") == ()
@@ -346,8 +381,13 @@ def test_query_filters(catalog):
 def test_query_region_filter_uses_known_regions(catalog):
     only_sh = dataclasses.replace(catalog.instance_types["ecs.g7.large"], regions=("cn-shanghai",))
     view = Catalog(
-        version="t", instance_types={only_sh.instance_type: only_sh}, gpus={}, regions={},
-        storage=(), aliases={}, images=(),
+        version="t",
+        instance_types={only_sh.instance_type: only_sh},
+        gpus={},
+        regions={},
+        storage=(),
+        aliases={},
+        images=(),
     )
     assert view.query(region="cn-shanghai") == [only_sh]
     assert view.query(region="cn-beijing") == []
@@ -453,7 +493,14 @@ def test_render_catalog_table(catalog):
     text = render_catalog_table(rows)
     lines = text.splitlines()
     assert lines[0].split() == [
-        "instance_type", "gpu", "#gpu", "vcpus", "memory_gib", "network_gbps", "rdma", "price_cny_per_hour",
+        "instance_type",
+        "gpu",
+        "#gpu",
+        "vcpus",
+        "memory_gib",
+        "network_gbps",
+        "rdma",
+        "price_cny_per_hour",
     ]
     assert len(lines) == len(rows) + 2
     gn7e = next(line for line in lines if line.startswith("ecs.gn7e-c16g1.32xlarge "))
@@ -461,7 +508,17 @@ def test_render_catalog_table(catalog):
     gn8v = next(line for line in lines if line.startswith("ecs.gn8v-8x.48xlarge "))
     assert gn8v.split()[1] == "?"  # a GPU type whose model no source names or identifies
     scc = next(line for line in lines if line.startswith("ecs.sccgn7ex.32xlarge "))
-    assert scc.split() == ["ecs.sccgn7ex.32xlarge", "A100-SXM4-80GB", "(inferred)", "8", "128", "1024", "64", "roce", "?"]
+    assert scc.split() == [
+        "ecs.sccgn7ex.32xlarge",
+        "A100-SXM4-80GB",
+        "(inferred)",
+        "8",
+        "128",
+        "1024",
+        "64",
+        "roce",
+        "?",
+    ]
     c7 = next(r for r in catalog_rows(catalog) if r["instance_type"] == "ecs.c7.8xlarge")
     cpu = render_catalog_table([c7])
     assert cpu.splitlines()[2].split() == ["ecs.c7.8xlarge", "-", "0", "32", "64", "?", "?", "?"]
@@ -521,7 +578,10 @@ def test_cli_reports_a_bad_catalog_dir_in_one_line_with_exit_2(tmp_path):
     env = dict(os.environ, AITRAIN_CATALOG_DIR=str(tmp_path / "missing"))
     done = subprocess.run(
         [sys.executable, "-m", "blueprints.cli", "catalog", "--min-gpus", "8"],
-        capture_output=True, text=True, env=env, cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=Path(__file__).resolve().parents[2],
     )
     assert done.returncode == 2 and done.stdout == ""
     assert "AITRAIN_CATALOG_DIR=" in done.stderr and "not a directory" in done.stderr
@@ -572,7 +632,9 @@ def test_catalog_region_option_filters_on_known_regions(data_copy, monkeypatch):
 
     from blueprints.cli import app
 
-    index = next(i for i, r in enumerate(raw_rows("instance_types.csv")) if r["instance_type"] == "ecs.gn7e-c16g1.32xlarge")
+    index = next(
+        i for i, r in enumerate(raw_rows("instance_types.csv")) if r["instance_type"] == "ecs.gn7e-c16g1.32xlarge"
+    )
     _edit_cell(data_copy, "instance_types.csv", index, "regions", "cn-beijing")
     monkeypatch.setenv("AITRAIN_CATALOG_DIR", str(data_copy))
     runner = CliRunner()

@@ -99,8 +99,19 @@ CELLS = list(source_cells())
 
 def test_the_cell_walk_sees_every_kind_of_data_file():
     files = {where.split(" line ")[0].split(".yaml")[0] for where, _ in CELLS}
-    for name in ("gpus.csv", "instance_types.csv", "regions.csv", "storage.csv", "aliases.csv", "images.csv",
-                 "mfu.csv", "scaling.csv", "memory.csv", "limits.csv", "case_studies"):
+    for name in (
+        "gpus.csv",
+        "instance_types.csv",
+        "regions.csv",
+        "storage.csv",
+        "aliases.csv",
+        "images.csv",
+        "mfu.csv",
+        "scaling.csv",
+        "memory.csv",
+        "limits.csv",
+        "case_studies",
+    ):
         assert any(f.endswith(name) for f in files), name
     assert len(CELLS) > 150
 
@@ -127,4 +138,7 @@ def test_checker_refuses_paths_outside_the_repository():
     assert problems_in("NVIDIA L40S datasheet", [ROOT], need_citation=True)
     assert problems_in("docs/sources/training-performance.md#no-such-heading", [ROOT], need_citation=True)
     assert not problems_in("https://arxiv.org/abs/1910.02054 §3.1", [ROOT], need_citation=True)
-    assert slug("4a. ESS scaling group (`alicloud_ess_scaling_group`) (S5)") == "4a-ess-scaling-group-alicloud_ess_scaling_group-s5"
+    assert (
+        slug("4a. ESS scaling group (`alicloud_ess_scaling_group`) (S5)")
+        == "4a-ess-scaling-group-alicloud_ess_scaling_group-s5"
+    )

@@ -51,7 +51,14 @@ def test_default_addons_add_the_erdma_controller_only_for_erdma():
     ack = load_catalog().kubernetes
     plain = [a.name for a in ack.default_addons(erdma=False)]
     # The node problem detector and lifecycle controller run the node pools' auto repair (management.auto_repair).
-    assert plain == ["terway-eniip", "csi-plugin", "csi-provisioner", "logtail-ds", "ack-node-problem-detector", "node-lifecycle-controller"]
+    assert plain == [
+        "terway-eniip",
+        "csi-plugin",
+        "csi-provisioner",
+        "logtail-ds",
+        "ack-node-problem-detector",
+        "node-lifecycle-controller",
+    ]
     assert [a.name for a in ack.default_addons(erdma=True)] == [*plain, "ack-erdma-controller"]
     assert all(a.version == "" for a in ack.addons)
     (erdma,) = [a for a in ack.addons if a.name == "ack-erdma-controller"]
@@ -60,39 +67,72 @@ def test_default_addons_add_the_erdma_controller_only_for_erdma():
 
 def test_a_repeated_addon_is_refused(data):
     path = data / "kubernetes_addons.csv"
-    path.write_text(path.read_text(encoding="utf-8") + "csi-plugin,,,always,https://example.com/a,2026-11-30,\n", encoding="utf-8")
+    path.write_text(
+        path.read_text(encoding="utf-8") + "csi-plugin,,,always,https://example.com/a,2026-11-30,\n", encoding="utf-8"
+    )
     assert "kubernetes_addons.csv line 9, column 'name': duplicate 'csi-plugin' (first on line 3)" in message(data)
 
 
 def test_two_defaults_are_refused(data):
-    replace_line(data, "kubernetes_versions.csv", "1.35.1-aliyun.1,", "1.35.1-aliyun.1,1.35,2026-02,2027-02-28,true,https://example.com/v,2026-10-06")
+    replace_line(
+        data,
+        "kubernetes_versions.csv",
+        "1.35.1-aliyun.1,",
+        "1.35.1-aliyun.1,1.35,2026-02,2027-02-28,true,https://example.com/v,2026-10-06",
+    )
     assert message(data) == "kubernetes_versions.csv: exactly one row must have is_default true (found 2)"
 
 
 def test_a_version_outside_its_minor_is_refused(data):
-    replace_line(data, "kubernetes_versions.csv", "1.35.1-aliyun.1,", "1.34.1-aliyun.1,1.35,2026-02,2027-02-28,false,https://example.com/v,2026-10-06")
-    assert "kubernetes_versions.csv line 5, column 'minor': '1.35' is not the minor of '1.34.1-aliyun.1'" in message(data)
+    replace_line(
+        data,
+        "kubernetes_versions.csv",
+        "1.35.1-aliyun.1,",
+        "1.34.1-aliyun.1,1.35,2026-02,2027-02-28,false,https://example.com/v,2026-10-06",
+    )
+    assert "kubernetes_versions.csv line 5, column 'minor': '1.35' is not the minor of '1.34.1-aliyun.1'" in message(
+        data
+    )
 
 
 def test_a_repeated_version_is_refused(data):
-    replace_line(data, "kubernetes_versions.csv", "1.35.1-aliyun.1,", "1.35.2-aliyun.1,1.35,2026-02,2027-02-28,false,https://example.com/v,2026-10-06")
+    replace_line(
+        data,
+        "kubernetes_versions.csv",
+        "1.35.1-aliyun.1,",
+        "1.35.2-aliyun.1,1.35,2026-02,2027-02-28,false,https://example.com/v,2026-10-06",
+    )
     assert "kubernetes_versions.csv line 5, column 'version': duplicate '1.35.2-aliyun.1'" in message(data)
 
 
 def test_is_default_must_be_a_boolean(data):
-    replace_line(data, "kubernetes_versions.csv", "1.35.1-aliyun.1,", "1.35.1-aliyun.1,1.35,2026-02,2027-02-28,yes,https://example.com/v,2026-10-06")
+    replace_line(
+        data,
+        "kubernetes_versions.csv",
+        "1.35.1-aliyun.1,",
+        "1.35.1-aliyun.1,1.35,2026-02,2027-02-28,yes,https://example.com/v,2026-10-06",
+    )
     assert "column 'is_default': must be true or false" in message(data)
 
 
 def test_addon_config_must_be_a_json_object(data):
-    replace_line(data, "kubernetes_addons.csv", "terway-eniip,", "terway-eniip,,not-json,always,https://example.com/a,2026-11-30,")
+    replace_line(
+        data,
+        "kubernetes_addons.csv",
+        "terway-eniip,",
+        "terway-eniip,,not-json,always,https://example.com/a,2026-11-30,",
+    )
     assert "kubernetes_addons.csv line 2, column 'config': must be a JSON object or empty" in message(data)
-    replace_line(data, "kubernetes_addons.csv", "terway-eniip,", "terway-eniip,,[1],always,https://example.com/a,2026-11-30,")
+    replace_line(
+        data, "kubernetes_addons.csv", "terway-eniip,", "terway-eniip,,[1],always,https://example.com/a,2026-11-30,"
+    )
     assert "kubernetes_addons.csv line 2, column 'config': must be a JSON object or empty (got '[1]')" in message(data)
 
 
 def test_addon_when_is_a_known_condition(data):
-    replace_line(data, "kubernetes_addons.csv", "terway-eniip,", "terway-eniip,,,sometimes,https://example.com/a,2026-11-30,")
+    replace_line(
+        data, "kubernetes_addons.csv", "terway-eniip,", "terway-eniip,,,sometimes,https://example.com/a,2026-11-30,"
+    )
     assert "column 'when': must be one of always, erdma" in message(data)
 
 

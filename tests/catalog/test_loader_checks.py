@@ -77,7 +77,21 @@ def test_empty_version_file(data):
     assert message(data) == "VERSION line 1: must hold the catalog version, e.g. 2026-11-30.1"
 
 
-@pytest.mark.parametrize("file", ["gpus.csv", "instance_types.csv", "regions.csv", "storage.csv", "aliases.csv", "images.csv", "instance_zones.csv", "gpu_software.csv", "disks.csv", "local_disks.csv"])
+@pytest.mark.parametrize(
+    "file",
+    [
+        "gpus.csv",
+        "instance_types.csv",
+        "regions.csv",
+        "storage.csv",
+        "aliases.csv",
+        "images.csv",
+        "instance_zones.csv",
+        "gpu_software.csv",
+        "disks.csv",
+        "local_disks.csv",
+    ],
+)
 def test_missing_file(data, file):
     (data / file).unlink()
     assert message(data) == f"{file}: catalog file missing at {data / file}"
@@ -90,7 +104,13 @@ def test_missing_file(data, file):
 
 @pytest.mark.parametrize(
     "file, column",
-    [("gpus.csv", "gpu_model"), ("instance_types.csv", "instance_type"), ("regions.csv", "region_id"), ("aliases.csv", "alias"), ("gpu_software.csv", "family")],
+    [
+        ("gpus.csv", "gpu_model"),
+        ("instance_types.csv", "instance_type"),
+        ("regions.csv", "region_id"),
+        ("aliases.csv", "alias"),
+        ("gpu_software.csv", "family"),
+    ],
 )
 def test_duplicate_key(data, file, column):
     first = rows(data, file)[0][column]
@@ -101,7 +121,10 @@ def test_duplicate_key(data, file, column):
 def test_duplicate_storage_tier(data):
     first = rows(data, "storage.csv")[0]
     line = edit(data, "storage.csv", 1, kind=first["kind"], tier=first["tier"])
-    assert message(data) == f"storage.csv line {line}, column 'tier': duplicate {first['kind']}/{first['tier']} (first on line 2)"
+    assert (
+        message(data)
+        == f"storage.csv line {line}, column 'tier': duplicate {first['kind']}/{first['tier']} (first on line 2)"
+    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -116,7 +139,10 @@ def test_instance_type_without_ecs_prefix(data):
 
 def test_instance_gpu_model_not_in_gpus(data):
     line = edit(data, "instance_types.csv", 0, gpu_model="A100-SXM9")
-    assert message(data) == f"instance_types.csv line {line}, column 'gpu_model': 'A100-SXM9' is not a gpu_model in gpus.csv"
+    assert (
+        message(data)
+        == f"instance_types.csv line {line}, column 'gpu_model': 'A100-SXM9' is not a gpu_model in gpus.csv"
+    )
 
 
 def test_cpu_family_with_gpus(data):
@@ -130,12 +156,18 @@ def test_cpu_family_with_gpus(data):
 @pytest.mark.parametrize("column", ["price_region", "price_date", "price_source", "price_confidence"])
 def test_instance_price_without_its_provenance(data, column):
     line = edit(data, "instance_types.csv", 0, **{column: ""})
-    assert message(data) == f"instance_types.csv line {line}, column {column!r}: required because price_cny_per_hour is set"
+    assert (
+        message(data)
+        == f"instance_types.csv line {line}, column {column!r}: required because price_cny_per_hour is set"
+    )
 
 
 @pytest.mark.parametrize(
     "instance_type, confidence",
-    [("ecs.gn7e-c16g1.32xlarge", ""), ("ecs.gn8v-8x.48xlarge", "inferred")],  # a model without confidence; confidence without a model
+    [
+        ("ecs.gn7e-c16g1.32xlarge", ""),
+        ("ecs.gn8v-8x.48xlarge", "inferred"),
+    ],  # a model without confidence; confidence without a model
 )
 def test_confidence_is_set_exactly_with_a_gpu_model(data, instance_type, confidence):
     i = index_of(data, "instance_types.csv", "instance_type", instance_type)
@@ -164,7 +196,13 @@ def test_inferred_model_without_its_working_in_notes(data):
 def test_inferred_model_with_its_working_loads(data):
     # A stated model may carry the same notes; only "inferred" rows must explain themselves.
     i = index_of(data, "instance_types.csv", "instance_type", "ecs.gn7e-c16g1.32xlarge")
-    edit(data, "instance_types.csv", i, gpu_model_confidence="inferred", notes="GPU model inferred from 80 GB and 312 TFLOPS TF32")
+    edit(
+        data,
+        "instance_types.csv",
+        i,
+        gpu_model_confidence="inferred",
+        notes="GPU model inferred from 80 GB and 312 TFLOPS TF32",
+    )
     assert load_catalog(data).instance_type("ecs.gn7e-c16g1.32xlarge").gpu_inferred
 
 
@@ -172,7 +210,10 @@ def test_inferred_model_with_its_working_loads(data):
 def test_rdma_bandwidth_without_rdma(data, rdma):
     i = index_of(data, "instance_types.csv", "instance_type", "ecs.ebmgn7ex.32xlarge")
     line = edit(data, "instance_types.csv", i, rdma=rdma)
-    assert message(data) == f"instance_types.csv line {line}, column 'rdma_gbps': an RDMA bandwidth needs rdma erdma or roce"
+    assert (
+        message(data)
+        == f"instance_types.csv line {line}, column 'rdma_gbps': an RDMA bandwidth needs rdma erdma or roce"
+    )
 
 
 def test_rdma_bandwidth_that_is_not_a_number(data):
@@ -209,7 +250,9 @@ def test_zone_outside_its_region(data):
 
 def test_image_regex_that_does_not_compile(data):
     line = edit(data, "images.csv", 0, name_regex="^ubuntu_(22")
-    assert message(data).startswith(f"images.csv line {line}, column 'name_regex': not a valid regex: missing ), unterminated subpattern")
+    assert message(data).startswith(
+        f"images.csv line {line}, column 'name_regex': not a valid regex: missing ), unterminated subpattern"
+    )
 
 
 def test_image_id_that_its_regex_does_not_match(data):
@@ -227,7 +270,10 @@ def test_image_id_that_its_regex_does_not_match(data):
 
 def test_alias_target_not_a_real_type(data):
     line = edit(data, "aliases.csv", 0, instance_type="ecs.gn99.large")
-    assert message(data) == f"aliases.csv line {line}, column 'instance_type': 'ecs.gn99.large' is not in instance_types.csv"
+    assert (
+        message(data)
+        == f"aliases.csv line {line}, column 'instance_type': 'ecs.gn99.large' is not in instance_types.csv"
+    )
 
 
 def test_alias_shadowing_a_real_type(data):
@@ -262,23 +308,38 @@ def test_zone_row_for_an_unknown_type_or_family(data):
 
 def test_zone_row_for_an_unknown_region(data):
     line = zone_rows(data, {"instance_type": "gn7e", "region": "mars-north-1", "zones": "mars-north-1a"})
-    assert message(data) == f"instance_zones.csv line {line}, column 'region': 'mars-north-1' is not a region_id in regions.csv"
+    assert (
+        message(data)
+        == f"instance_zones.csv line {line}, column 'region': 'mars-north-1' is not a region_id in regions.csv"
+    )
 
 
 def test_zone_row_naming_a_zone_of_another_region(data):
-    line = zone_rows(data, {"instance_type": "ecs.gn7e-c16g1.32xlarge", "region": "cn-shanghai", "zones": "cn-shanghai-e;cn-beijing-c"})
-    assert message(data) == f"instance_zones.csv line {line}, column 'zones': cn-beijing-c not among the zones of cn-shanghai in regions.csv"
+    line = zone_rows(
+        data,
+        {"instance_type": "ecs.gn7e-c16g1.32xlarge", "region": "cn-shanghai", "zones": "cn-shanghai-e;cn-beijing-c"},
+    )
+    assert (
+        message(data)
+        == f"instance_zones.csv line {line}, column 'zones': cn-beijing-c not among the zones of cn-shanghai in regions.csv"
+    )
 
 
 def test_zone_row_listed_twice(data):
     row = {"instance_type": "gn7e", "region": "cn-shanghai", "zones": "cn-shanghai-e"}
     line = zone_rows(data, row, {**row, "zones": "cn-shanghai-f"})
-    assert message(data) == f"instance_zones.csv line {line}, column 'zones': duplicate row for ('gn7e', 'cn-shanghai') (first on line 2)"
+    assert (
+        message(data)
+        == f"instance_zones.csv line {line}, column 'zones': duplicate row for ('gn7e', 'cn-shanghai') (first on line 2)"
+    )
 
 
 @pytest.mark.parametrize(
     "zones, problem",
-    [("", "must not be empty (got '')"), ("cn-shanghai-e;cn-shanghai-e", "must not list a zone twice (got 'cn-shanghai-e;cn-shanghai-e')")],
+    [
+        ("", "must not be empty (got '')"),
+        ("cn-shanghai-e;cn-shanghai-e", "must not list a zone twice (got 'cn-shanghai-e;cn-shanghai-e')"),
+    ],
 )
 def test_zone_list_empty_or_repeated(data, zones, problem):
     line = zone_rows(data, {"instance_type": "gn7e", "region": "cn-shanghai", "zones": zones})
@@ -328,22 +389,34 @@ def test_every_gpu_family_needs_a_driver_path(data):
 
 def test_driver_image_needs_its_image_pattern(data):
     line = edit(data, "gpu_software.csv", 0, method="driver_image")
-    assert message(data) == f"gpu_software.csv line {line}, column 'image_name_regex': is required for method driver_image and only for it"
+    assert (
+        message(data)
+        == f"gpu_software.csv line {line}, column 'image_name_regex': is required for method driver_image and only for it"
+    )
 
 
 def test_install_script_takes_no_image_pattern(data):
     line = edit(data, "gpu_software.csv", 0, image_name_regex="^ubuntu_22_04_x64_100G_with_gpu_driver")
-    assert message(data) == f"gpu_software.csv line {line}, column 'image_name_regex': is required for method driver_image and only for it"
+    assert (
+        message(data)
+        == f"gpu_software.csv line {line}, column 'image_name_regex': is required for method driver_image and only for it"
+    )
 
 
 def test_pytorch_version_and_index_go_together(data):
     line = edit(data, "gpu_software.csv", 0, pytorch_index_url="")
-    assert message(data) == f"gpu_software.csv line {line}, column 'pytorch_index_url': pytorch_version and pytorch_index_url go together (both empty: nodes get no PyTorch)"
+    assert (
+        message(data)
+        == f"gpu_software.csv line {line}, column 'pytorch_index_url': pytorch_version and pytorch_index_url go together (both empty: nodes get no PyTorch)"
+    )
 
 
 def test_unknown_driver_method(data):
     line = edit(data, "gpu_software.csv", 0, method="magic")
-    assert message(data) == f"gpu_software.csv line {line}, column 'method': must be one of driver_image, install_script or empty (got 'magic')"
+    assert (
+        message(data)
+        == f"gpu_software.csv line {line}, column 'method': must be one of driver_image, install_script or empty (got 'magic')"
+    )
 
 
 def test_disk_range_must_be_ordered(data):
@@ -354,18 +427,27 @@ def test_disk_range_must_be_ordered(data):
 def test_duplicate_disk_level(data):
     first = rows(data, "disks.csv")[0]
     line = edit(data, "disks.csv", 1, performance_level=first["performance_level"])
-    assert message(data) == f"disks.csv line {line}, column 'level': duplicate row for ('cloud_essd', 'PL0') (first on line 2)"
+    assert (
+        message(data)
+        == f"disks.csv line {line}, column 'level': duplicate row for ('cloud_essd', 'PL0') (first on line 2)"
+    )
 
 
 def test_duplicate_local_disk(data):
     table = rows(data, "local_disks.csv")
     write(data, "local_disks.csv", table + table[:1])
-    assert message(data) == f"local_disks.csv line {len(table) + 2}, column 'instance_type': duplicate {table[0]['instance_type']!r} (first on line 2)"
+    assert (
+        message(data)
+        == f"local_disks.csv line {len(table) + 2}, column 'instance_type': duplicate {table[0]['instance_type']!r} (first on line 2)"
+    )
 
 
 def test_local_disk_of_an_unknown_type(data):
     line = edit(data, "local_disks.csv", 0, instance_type="ecs.gn5-nope")
-    assert message(data) == f"local_disks.csv line {line}, column 'instance_type': 'ecs.gn5-nope' is not in instance_types.csv"
+    assert (
+        message(data)
+        == f"local_disks.csv line {line}, column 'instance_type': 'ecs.gn5-nope' is not in instance_types.csv"
+    )
 
 
 def test_fabric_manager_only_on_the_nvswitch_types():

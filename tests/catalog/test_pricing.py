@@ -19,14 +19,31 @@ def _replaced(rows):
 
 
 def row(item, amount, currency="CNY", status="official", scope=("*",), unit="hour", tier=None):
-    return PriceRow(item=item, tier=tier, region_scope=scope, amount=amount, currency=currency, unit=unit, status=status, source=f"src-{item}", date="2026-01-01", notes="")
+    return PriceRow(
+        item=item,
+        tier=tier,
+        region_scope=scope,
+        amount=amount,
+        currency=currency,
+        unit=unit,
+        status=status,
+        source=f"src-{item}",
+        date="2026-01-01",
+        notes="",
+    )
 
 
 @pytest.mark.parametrize("currency", ["CNY", "USD"])
 def test_unknown_amount_stays_unknown_with_its_source(currency):
     rows = [row("eip_config", None, currency=currency, status="unknown"), row("usd_cny", 7.0, unit="CNY per USD")]
     price = price_cny(_replaced(rows), "eip_config", None, "cn-shanghai")
-    assert (price.cny, price.status, price.source, price.date, price.unit) == (None, "unknown", "src-eip_config", "2026-01-01", "hour")
+    assert (price.cny, price.status, price.source, price.date, price.unit) == (
+        None,
+        "unknown",
+        "src-eip_config",
+        "2026-01-01",
+        "hour",
+    )
 
 
 def test_usd_converts_only_through_the_rate_row():

@@ -35,8 +35,11 @@ def test_ebmgn7ex_network_and_erdma_from_the_instance_family_page(catalog):
 
 
 def test_rdma_bandwidths_of_the_multi_node_types(catalog):
-    expected = {"ecs.sccgn7ex.32xlarge": ("roce", 800.0), "ecs.ebmgn8v.48xlarge": ("erdma", 160.0),
-                "ecs.ebmgn7ex.32xlarge": ("erdma", 160.0)}
+    expected = {
+        "ecs.sccgn7ex.32xlarge": ("roce", 800.0),
+        "ecs.ebmgn8v.48xlarge": ("erdma", 160.0),
+        "ecs.ebmgn7ex.32xlarge": ("erdma", 160.0),
+    }
     for name, (kind, gbps) in expected.items():
         it = catalog.instance_type(name)
         assert it.rdma == kind and it.rdma_gbps == pytest.approx(gbps), name
@@ -111,8 +114,14 @@ def test_cny_prices_from_alibaba_pages(catalog):
 
 def test_t4_and_a30_rows_from_the_family_tables(catalog):
     # Network baselines the S2-only rows lacked, from S1's gn6i table and S24's ebmgn6i table; no ERI listed.
-    expected = {"ecs.gn6i-c8g1.2xlarge": 5.0, "ecs.gn6i-c16g1.4xlarge": 6.0, "ecs.gn6i-c24g1.6xlarge": 7.5,
-                "ecs.gn6i-c40g1.10xlarge": 10.0, "ecs.gn6i-c24g1.12xlarge": 15.0, "ecs.ebmgn6i.24xlarge": 30.0}
+    expected = {
+        "ecs.gn6i-c8g1.2xlarge": 5.0,
+        "ecs.gn6i-c16g1.4xlarge": 6.0,
+        "ecs.gn6i-c24g1.6xlarge": 7.5,
+        "ecs.gn6i-c40g1.10xlarge": 10.0,
+        "ecs.gn6i-c24g1.12xlarge": 15.0,
+        "ecs.ebmgn6i.24xlarge": 30.0,
+    }
     for name, gbps in expected.items():
         it = catalog.instance_type(name)
         assert it.network_gbps == pytest.approx(gbps) and it.rdma == "none" and it.fabric_link == "tcp", name

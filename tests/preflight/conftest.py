@@ -18,7 +18,11 @@ def plan_of(preset: str, *assignments: str) -> Plan:
     """The plan `aitrain plan PRESET --set ...` shows."""
     from blueprints.architectures import profile_models
 
-    return preview(with_cli_inputs({}, preset, parse_overrides(list(assignments), profile_models())), catalog=load_catalog(), today=DAY)
+    return preview(
+        with_cli_inputs({}, preset, parse_overrides(list(assignments), profile_models())),
+        catalog=load_catalog(),
+        today=DAY,
+    )
 
 
 @pytest.fixture(scope="session")

@@ -16,10 +16,25 @@ from tests.preflight.replay import DATA
 
 REGION = "cn-shanghai"
 REQUESTS = {
-    ACCOUNT_ATTRIBUTES: {"RegionId": REGION, "AttributeName": ["max-postpaid-instance-vcpu-count", "used-postpaid-instance-vcpu-count"]},
-    PRODUCT_QUOTAS: {"ProductCode": "ecs-spec", "QuotaActionCode": "ecs.gn7e-c16g1.32xlarge", "Dimensions": [{"Key": "regionId", "Value": REGION}], "MaxResults": 100},
-    AVAILABLE_RESOURCE: {"RegionId": REGION, "ZoneId": "cn-shanghai-b", "DestinationResource": "InstanceType", "IoOptimized": "optimized",
-                         "InstanceType": "ecs.gn7e-c16g1.32xlarge", "InstanceChargeType": "PostPaid", "SpotStrategy": "NoSpot"},
+    ACCOUNT_ATTRIBUTES: {
+        "RegionId": REGION,
+        "AttributeName": ["max-postpaid-instance-vcpu-count", "used-postpaid-instance-vcpu-count"],
+    },
+    PRODUCT_QUOTAS: {
+        "ProductCode": "ecs-spec",
+        "QuotaActionCode": "ecs.gn7e-c16g1.32xlarge",
+        "Dimensions": [{"Key": "regionId", "Value": REGION}],
+        "MaxResults": 100,
+    },
+    AVAILABLE_RESOURCE: {
+        "RegionId": REGION,
+        "ZoneId": "cn-shanghai-b",
+        "DestinationResource": "InstanceType",
+        "IoOptimized": "optimized",
+        "InstanceType": "ecs.gn7e-c16g1.32xlarge",
+        "InstanceChargeType": "PostPaid",
+        "SpotStrategy": "NoSpot",
+    },
     NAS_ZONES: {"RegionId": REGION, "FileSystemType": "extreme"},
 }
 
@@ -30,7 +45,9 @@ class _Credential:
     def get_credential(self) -> Any:
         from alibabacloud_credentials.models import CredentialModel
 
-        return CredentialModel(access_key_id="id", access_key_secret="secret", type="access_key", provider_name="static_ak")
+        return CredentialModel(
+            access_key_id="id", access_key_secret="secret", type="access_key", provider_name="static_ak"
+        )
 
 
 def record() -> dict[str, Any]:
@@ -51,14 +68,21 @@ def record() -> dict[str, Any]:
                 getattr(reader._client(product), method)(request)
             except Exception as exc:  # the SDK's own wrapping, kept as recorded text
                 inner = exc.inner_exception  # type: ignore[attr-defined]
-                failures.append({"api": api, "request": params, "exception": f"{type(exc).__module__}.{type(exc).__name__}",
-                                 "inner": f"{type(inner).__module__}.{type(inner).__name__}", "inner_message": inner.message})
+                failures.append(
+                    {
+                        "api": api,
+                        "request": params,
+                        "exception": f"{type(exc).__module__}.{type(exc).__name__}",
+                        "inner": f"{type(inner).__module__}.{type(inner).__name__}",
+                        "inner_message": inner.message,
+                    }
+                )
     finally:
         socket.getaddrinfo = real
     return {
         "_source": "Recorded by tests/preflight/record_unreachable.py with alibabacloud-tea-openapi 0.4.6, darabonba-core 1.0.9 and "
-                   "alibabacloud-ecs20140526 7.11.8, nas20170626 3.7.5, quotas20200510 1.2.2: the real SDK clients, with name "
-                   "resolution failing (no DNS, no network), so each endpoint is unreachable.",
+        "alibabacloud-ecs20140526 7.11.8, nas20170626 3.7.5, quotas20200510 1.2.2: the real SDK clients, with name "
+        "resolution failing (no DNS, no network), so each endpoint is unreachable.",
         "failures": failures,
     }
 

@@ -54,7 +54,10 @@ def sdk_exception(failure: Mapping[str, Any]) -> Exception:
     from darabonba.exceptions import RetryError, UnretryableException
     from darabonba.policy.retry import RetryPolicyContext
 
-    assert (failure["exception"], failure["inner"]) == ("darabonba.exceptions.UnretryableException", "darabonba.exceptions.RetryError")
+    assert (failure["exception"], failure["inner"]) == (
+        "darabonba.exceptions.UnretryableException",
+        "darabonba.exceptions.RetryError",
+    )
     return UnretryableException(RetryPolicyContext(retries_attempted=0, exception=RetryError(failure["inner_message"])))
 
 

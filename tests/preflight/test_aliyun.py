@@ -21,19 +21,57 @@ from alibabacloud_quotas20200510 import models as quotas
 
 
 def test_requests_are_sdk_models_with_the_api_parameters() -> None:
-    product, method, req = build_request(AVAILABLE_RESOURCE, {"RegionId": "cn-shanghai", "ZoneId": "cn-shanghai-a", "DestinationResource": "InstanceType",
-                                                              "IoOptimized": "optimized", "InstanceType": "ecs.gn7i-c32g1.8xlarge", "InstanceChargeType": "PostPaid", "SpotStrategy": "SpotAsPriceGo"})
-    assert (product, method) == ("ecs", "describe_available_resource") and isinstance(req, ecs.DescribeAvailableResourceRequest)
-    assert req.to_map() == {"RegionId": "cn-shanghai", "ZoneId": "cn-shanghai-a", "DestinationResource": "InstanceType", "IoOptimized": "optimized",
-                            "InstanceType": "ecs.gn7i-c32g1.8xlarge", "InstanceChargeType": "PostPaid", "SpotStrategy": "SpotAsPriceGo"}
-    _, method, req = build_request(ACCOUNT_ATTRIBUTES, {"RegionId": "cn-shanghai", "AttributeName": ("max-spot-instance-vcpu-count",)})
+    product, method, req = build_request(
+        AVAILABLE_RESOURCE,
+        {
+            "RegionId": "cn-shanghai",
+            "ZoneId": "cn-shanghai-a",
+            "DestinationResource": "InstanceType",
+            "IoOptimized": "optimized",
+            "InstanceType": "ecs.gn7i-c32g1.8xlarge",
+            "InstanceChargeType": "PostPaid",
+            "SpotStrategy": "SpotAsPriceGo",
+        },
+    )
+    assert (product, method) == ("ecs", "describe_available_resource") and isinstance(
+        req, ecs.DescribeAvailableResourceRequest
+    )
+    assert req.to_map() == {
+        "RegionId": "cn-shanghai",
+        "ZoneId": "cn-shanghai-a",
+        "DestinationResource": "InstanceType",
+        "IoOptimized": "optimized",
+        "InstanceType": "ecs.gn7i-c32g1.8xlarge",
+        "InstanceChargeType": "PostPaid",
+        "SpotStrategy": "SpotAsPriceGo",
+    }
+    _, method, req = build_request(
+        ACCOUNT_ATTRIBUTES, {"RegionId": "cn-shanghai", "AttributeName": ("max-spot-instance-vcpu-count",)}
+    )
     assert method == "describe_account_attributes" and isinstance(req, ecs.DescribeAccountAttributesRequest)
     assert req.to_map() == {"RegionId": "cn-shanghai", "AttributeName": ["max-spot-instance-vcpu-count"]}
     product, method, req = build_request(NAS_ZONES, {"RegionId": "cn-shanghai", "FileSystemType": "cpfs"})
-    assert (product, method) == ("nas", "describe_zones") and isinstance(req, nas.DescribeZonesRequest) and req.to_map() == {"RegionId": "cn-shanghai", "FileSystemType": "cpfs"}
-    product, method, req = build_request(PRODUCT_QUOTAS, {"ProductCode": "ecs-spec", "QuotaActionCode": "ecs.g7.large", "Dimensions": [{"Key": "regionId", "Value": "cn-shanghai"}], "MaxResults": 100})
+    assert (
+        (product, method) == ("nas", "describe_zones")
+        and isinstance(req, nas.DescribeZonesRequest)
+        and req.to_map() == {"RegionId": "cn-shanghai", "FileSystemType": "cpfs"}
+    )
+    product, method, req = build_request(
+        PRODUCT_QUOTAS,
+        {
+            "ProductCode": "ecs-spec",
+            "QuotaActionCode": "ecs.g7.large",
+            "Dimensions": [{"Key": "regionId", "Value": "cn-shanghai"}],
+            "MaxResults": 100,
+        },
+    )
     assert (product, method) == ("quotas", "list_product_quotas") and isinstance(req, quotas.ListProductQuotasRequest)
-    assert req.to_map() == {"ProductCode": "ecs-spec", "QuotaActionCode": "ecs.g7.large", "Dimensions": [{"Key": "regionId", "Value": "cn-shanghai"}], "MaxResults": 100}
+    assert req.to_map() == {
+        "ProductCode": "ecs-spec",
+        "QuotaActionCode": "ecs.g7.large",
+        "Dimensions": [{"Key": "regionId", "Value": "cn-shanghai"}],
+        "MaxResults": 100,
+    }
     with pytest.raises(ValueError, match="unknown API"):
         build_request("ecs.RunInstances", {})
 
@@ -73,19 +111,36 @@ def test_reader_builds_one_client_per_product_with_region_and_credential() -> No
     FakeEcs.instances.clear()
     credential = object()
     reader = SdkReader("cn-shanghai", client_classes={"ecs": FakeEcs}, credential=credential)
-    body = reader.call(ACCOUNT_ATTRIBUTES, {"RegionId": "cn-shanghai", "AttributeName": ["max-postpaid-instance-vcpu-count"]})
+    body = reader.call(
+        ACCOUNT_ATTRIBUTES, {"RegionId": "cn-shanghai", "AttributeName": ["max-postpaid-instance-vcpu-count"]}
+    )
     reader.call(ACCOUNT_ATTRIBUTES, {"RegionId": "cn-shanghai", "AttributeName": ["used-postpaid-instance-vcpu-count"]})
     assert body == {"RequestId": "x", "AccountAttributeItems": {"AccountAttributeItem": []}}
     (client,) = FakeEcs.instances  # reused, not rebuilt per call
     assert client.config.region_id == "cn-shanghai" and client.config.credential is credential
-    assert [r.attribute_name for r in client.requests] == [["max-postpaid-instance-vcpu-count"], ["used-postpaid-instance-vcpu-count"]]
+    assert [r.attribute_name for r in client.requests] == [
+        ["max-postpaid-instance-vcpu-count"],
+        ["used-postpaid-instance-vcpu-count"],
+    ]
 
 
 def test_sdk_failure_becomes_cloud_error() -> None:
     reader = SdkReader("cn-shanghai", client_classes={"ecs": FakeEcs}, credential=object())
     with pytest.raises(CloudError) as info:
-        reader.call(AVAILABLE_RESOURCE, {"RegionId": "cn-shanghai", "ZoneId": "cn-shanghai-a", "DestinationResource": "InstanceType", "InstanceType": "ecs.g7.large"})
-    assert info.value.api == AVAILABLE_RESOURCE and info.value.code == "RuntimeError" and "Forbidden.RAM" in info.value.message
+        reader.call(
+            AVAILABLE_RESOURCE,
+            {
+                "RegionId": "cn-shanghai",
+                "ZoneId": "cn-shanghai-a",
+                "DestinationResource": "InstanceType",
+                "InstanceType": "ecs.g7.large",
+            },
+        )
+    assert (
+        info.value.api == AVAILABLE_RESOURCE
+        and info.value.code == "RuntimeError"
+        and "Forbidden.RAM" in info.value.message
+    )
 
 
 def test_real_clients_build_offline_with_regional_endpoints(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -94,20 +149,31 @@ def test_real_clients_build_offline_with_regional_endpoints(monkeypatch: pytest.
     monkeypatch.setenv("ALIBABA_CLOUD_ACCESS_KEY_SECRET", "secret")
     reader = SdkReader("cn-shanghai")
     endpoints = {p: reader._client(p)._endpoint for p in ("ecs", "nas", "quotas")}
-    assert endpoints == {"ecs": "ecs.cn-shanghai.aliyuncs.com", "nas": "nas.cn-shanghai.aliyuncs.com", "quotas": "quotas.aliyuncs.com"}
+    assert endpoints == {
+        "ecs": "ecs.cn-shanghai.aliyuncs.com",
+        "nas": "nas.cn-shanghai.aliyuncs.com",
+        "quotas": "quotas.aliyuncs.com",
+    }
 
 
 def test_recorded_unreachable_failures_read_as_one_line_each() -> None:
     """tests/data/preflight/unreachable.json: the SDK's own exceptions (a repr inside a repr) become code + reason."""
     failures = unreachable_failures()
     assert {f["api"] for f in failures} == {ACCOUNT_ATTRIBUTES, AVAILABLE_RESOURCE, NAS_ZONES, PRODUCT_QUOTAS}
-    hosts = {ACCOUNT_ATTRIBUTES: "ecs.cn-shanghai.aliyuncs.com", AVAILABLE_RESOURCE: "ecs.cn-shanghai.aliyuncs.com",
-             NAS_ZONES: "nas.cn-shanghai.aliyuncs.com", PRODUCT_QUOTAS: "quotas.aliyuncs.com"}
+    hosts = {
+        ACCOUNT_ATTRIBUTES: "ecs.cn-shanghai.aliyuncs.com",
+        AVAILABLE_RESOURCE: "ecs.cn-shanghai.aliyuncs.com",
+        NAS_ZONES: "nas.cn-shanghai.aliyuncs.com",
+        PRODUCT_QUOTAS: "quotas.aliyuncs.com",
+    }
     for failure in failures:
         exc = sdk_exception(failure)
         assert "RetryError(" in exc.message  # type: ignore[attr-defined]  # what the SDK hands over: a Python repr
         host = hosts[failure["api"]]
-        assert describe_failure(exc) == ("Unreachable", f"cannot reach {host}:443: Failed to resolve '{host}' ([Errno -2] Name or service not known)")
+        assert describe_failure(exc) == (
+            "Unreachable",
+            f"cannot reach {host}:443: Failed to resolve '{host}' ([Errno -2] Name or service not known)",
+        )
 
 
 def test_a_refused_connection_through_the_real_client_is_one_line() -> None:
@@ -124,10 +190,19 @@ def test_a_refused_connection_through_the_real_client_is_one_line() -> None:
             config.endpoint = f"127.0.0.1:{port}"
             super().__init__(config)
 
-    reader = SdkReader("cn-shanghai", client_classes={"ecs": LocalEcs}, credential=credential_client(CredentialSource("test", "access_key", "id", "secret")))
+    reader = SdkReader(
+        "cn-shanghai",
+        client_classes={"ecs": LocalEcs},
+        credential=credential_client(CredentialSource("test", "access_key", "id", "secret")),
+    )
     with pytest.raises(CloudError) as info:
-        reader.call(ACCOUNT_ATTRIBUTES, {"RegionId": "cn-shanghai", "AttributeName": ["max-postpaid-instance-vcpu-count"]})
-    assert (info.value.code, info.value.message) == ("Unreachable", f"cannot reach 127.0.0.1:{port}: Failed to establish a new connection: [Errno 111] Connection refused")
+        reader.call(
+            ACCOUNT_ATTRIBUTES, {"RegionId": "cn-shanghai", "AttributeName": ["max-postpaid-instance-vcpu-count"]}
+        )
+    assert (info.value.code, info.value.message) == (
+        "Unreachable",
+        f"cannot reach 127.0.0.1:{port}: Failed to establish a new connection: [Errno 111] Connection refused",
+    )
     assert str(info.value) == f"ecs.DescribeAccountAttributes: Unreachable: {info.value.message}"
 
 
@@ -135,20 +210,38 @@ def test_api_and_credential_errors_are_one_line() -> None:
     from alibabacloud_credentials.exceptions import CredentialException
     from alibabacloud_tea_openapi.exceptions import ClientException
 
-    denied = ClientException(status_code=403, code="Forbidden.RAM", message="code: 403, User not authorized to operate on the specified resource.\nrequest id: 1A2B",
-                             data={"Code": "Forbidden.RAM"}, request_id="1A2B")
-    assert describe_failure(denied) == ("Forbidden.RAM", "code: 403, User not authorized to operate on the specified resource. request id: 1A2B")
-    chain = CredentialException("unable to load credentials from any of the providers in the chain: "
-                                "['EnvironmentVariableCredentialsProvider: the access key id is empty', 'EcsRamRoleCredentialsProvider: timed out']")
-    assert describe_failure(chain) == ("CredentialException", "unable to load credentials from any of the providers in the chain: "
-                                       "EnvironmentVariableCredentialsProvider: the access key id is empty; EcsRamRoleCredentialsProvider: timed out")
+    denied = ClientException(
+        status_code=403,
+        code="Forbidden.RAM",
+        message="code: 403, User not authorized to operate on the specified resource.\nrequest id: 1A2B",
+        data={"Code": "Forbidden.RAM"},
+        request_id="1A2B",
+    )
+    assert describe_failure(denied) == (
+        "Forbidden.RAM",
+        "code: 403, User not authorized to operate on the specified resource. request id: 1A2B",
+    )
+    chain = CredentialException(
+        "unable to load credentials from any of the providers in the chain: "
+        "['EnvironmentVariableCredentialsProvider: the access key id is empty', 'EcsRamRoleCredentialsProvider: timed out']"
+    )
+    assert describe_failure(chain) == (
+        "CredentialException",
+        "unable to load credentials from any of the providers in the chain: "
+        "EnvironmentVariableCredentialsProvider: the access key id is empty; EcsRamRoleCredentialsProvider: timed out",
+    )
     code, message = describe_failure(RuntimeError("x" * 1000))
     assert code == "RuntimeError" and len(message) == 300 and message.endswith("…")
 
 
 def test_reader_signs_with_the_credentials_pulumi_up_uses(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """ALICLOUD_ACCESS_KEY/SECRET_KEY (+ SECURITY_TOKEN) and ALICLOUD_PROFILE reach the SDK client; read offline."""
-    for name in ("ALIBABA_CLOUD_ACCESS_KEY_ID", "ALIBABA_CLOUD_ACCESS_KEY_SECRET", "ALIBABA_CLOUD_SECURITY_TOKEN", "ALICLOUD_PROFILE"):
+    for name in (
+        "ALIBABA_CLOUD_ACCESS_KEY_ID",
+        "ALIBABA_CLOUD_ACCESS_KEY_SECRET",
+        "ALIBABA_CLOUD_SECURITY_TOKEN",
+        "ALICLOUD_PROFILE",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("ALICLOUD_ACCESS_KEY", "pulumi-id")
     monkeypatch.setenv("ALICLOUD_SECRET_KEY", "pulumi-secret")
@@ -156,17 +249,32 @@ def test_reader_signs_with_the_credentials_pulumi_up_uses(monkeypatch: pytest.Mo
     FakeEcs.instances.clear()
     SdkReader("cn-shanghai", client_classes={"ecs": FakeEcs})._client("ecs")
     credential = FakeEcs.instances[-1].config.credential.get_credential()
-    assert (credential.access_key_id, credential.access_key_secret, credential.security_token) == ("pulumi-id", "pulumi-secret", "pulumi-token")
+    assert (credential.access_key_id, credential.access_key_secret, credential.security_token) == (
+        "pulumi-id",
+        "pulumi-secret",
+        "pulumi-token",
+    )
 
     for name in ("ALICLOUD_ACCESS_KEY", "ALICLOUD_SECRET_KEY", "ALICLOUD_SECURITY_TOKEN"):
         monkeypatch.delenv(name)
     config = tmp_path / ".aliyun" / "config.json"
     config.parent.mkdir()
-    config.write_text(json.dumps({"current": "dev", "profiles": [
-        {"name": "dev", "mode": "AK", "access_key_id": "dev-id", "access_key_secret": "dev-secret"},
-        {"name": "prod", "mode": "AK", "access_key_id": "prod-id", "access_key_secret": "prod-secret"}]}))
+    config.write_text(
+        json.dumps(
+            {
+                "current": "dev",
+                "profiles": [
+                    {"name": "dev", "mode": "AK", "access_key_id": "dev-id", "access_key_secret": "dev-secret"},
+                    {"name": "prod", "mode": "AK", "access_key_id": "prod-id", "access_key_secret": "prod-secret"},
+                ],
+            }
+        )
+    )
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("ALICLOUD_PROFILE", "prod")
     SdkReader("cn-shanghai", client_classes={"ecs": FakeEcs})._client("ecs")
     credential = FakeEcs.instances[-1].config.credential.get_credential()
-    assert (credential.access_key_id, credential.access_key_secret) == ("prod-id", "prod-secret")  # the named profile, not `current`
+    assert (credential.access_key_id, credential.access_key_secret) == (
+        "prod-id",
+        "prod-secret",
+    )  # the named profile, not `current`

@@ -56,11 +56,23 @@ def test_requests_carry_the_documented_parameters(imaging_plan: Plan, catalog: C
     reader = ReplayReader()
     run_checks(needs_from_plan(imaging_plan, catalog), reader)
     calls = dict(reader.calls)
-    assert calls[ACCOUNT_ATTRIBUTES] == {"RegionId": "cn-shanghai", "AttributeName": ["max-postpaid-instance-vcpu-count", "used-postpaid-instance-vcpu-count"]}
-    assert calls[AVAILABLE_RESOURCE] == {"RegionId": "cn-shanghai", "ZoneId": "cn-shanghai-a", "DestinationResource": "InstanceType", "IoOptimized": "optimized",
-                                         "InstanceType": "ecs.gn7e-c16g1.32xlarge", "InstanceChargeType": "PostPaid", "SpotStrategy": "NoSpot"}
+    assert calls[ACCOUNT_ATTRIBUTES] == {
+        "RegionId": "cn-shanghai",
+        "AttributeName": ["max-postpaid-instance-vcpu-count", "used-postpaid-instance-vcpu-count"],
+    }
+    assert calls[AVAILABLE_RESOURCE] == {
+        "RegionId": "cn-shanghai",
+        "ZoneId": "cn-shanghai-a",
+        "DestinationResource": "InstanceType",
+        "IoOptimized": "optimized",
+        "InstanceType": "ecs.gn7e-c16g1.32xlarge",
+        "InstanceChargeType": "PostPaid",
+        "SpotStrategy": "NoSpot",
+    }
     assert calls[NAS_ZONES] == {"RegionId": "cn-shanghai", "FileSystemType": "extreme"}
-    assert calls[PRODUCT_QUOTAS]["ProductCode"] == "ecs-spec" and calls[PRODUCT_QUOTAS]["Dimensions"] == [{"Key": "regionId", "Value": "cn-shanghai"}]
+    assert calls[PRODUCT_QUOTAS]["ProductCode"] == "ecs-spec" and calls[PRODUCT_QUOTAS]["Dimensions"] == [
+        {"Key": "regionId", "Value": "cn-shanghai"}
+    ]
 
 
 def test_pool_with_one_sold_out_zone_is_not_short(pool_plan: Plan, catalog: Catalog) -> None:
@@ -79,7 +91,9 @@ def test_pool_with_one_sold_out_zone_is_not_short(pool_plan: Plan, catalog: Cata
     assert report.to_dict()["counts"] == {OK: 3, WARN: 2, SHORT: 0, UNKNOWN: 1}
     accepted = Report(report.needs, report.checks, "test", ("instance-type-quota",))
     assert (accepted.exit_code, accepted.verdict) == (0, "ok")
-    assert Report(report.needs, report.checks, "test", ("stock",)).exit_code == 4  # accepting another kind does not cover it
+    assert (
+        Report(report.needs, report.checks, "test", ("stock",)).exit_code == 4
+    )  # accepting another kind does not cover it
 
 
 def test_short_wins_over_unanswered(imaging_plan: Plan, catalog: Catalog) -> None:
@@ -97,20 +111,54 @@ def test_cloud_error_is_one_line() -> None:
 
 def test_single_zone_sold_out_is_short(imaging_plan: Plan, catalog: Catalog) -> None:
     needs = needs_from_plan(imaging_plan, catalog)
-    sold_out = {"AvailableZones": {"AvailableZone": [{"ZoneId": "cn-shanghai-a", "AvailableResources": {"AvailableResource": [
-        {"Type": "InstanceType", "SupportedResources": {"SupportedResource": [{"Value": "ecs.gn7e-c16g1.32xlarge", "Status": "SoldOut", "StatusCategory": "WithoutStock"}]}}]}}]}}
+    sold_out = {
+        "AvailableZones": {
+            "AvailableZone": [
+                {
+                    "ZoneId": "cn-shanghai-a",
+                    "AvailableResources": {
+                        "AvailableResource": [
+                            {
+                                "Type": "InstanceType",
+                                "SupportedResources": {
+                                    "SupportedResource": [
+                                        {
+                                            "Value": "ecs.gn7e-c16g1.32xlarge",
+                                            "Status": "SoldOut",
+                                            "StatusCategory": "WithoutStock",
+                                        }
+                                    ]
+                                },
+                            }
+                        ]
+                    },
+                }
+            ]
+        }
+    }
     (stock,) = by_id(run_checks(needs, ReplayReader({AVAILABLE_RESOURCE: sold_out})), "stock.")
     assert stock.status == SHORT and "none to start now" in stock.detail
-    (absent,) = by_id(run_checks(needs, ReplayReader({AVAILABLE_RESOURCE: {"AvailableZones": {"AvailableZone": []}}})), "stock.")
+    (absent,) = by_id(
+        run_checks(needs, ReplayReader({AVAILABLE_RESOURCE: {"AvailableZones": {"AvailableZone": []}}})), "stock."
+    )
     assert absent.status == SHORT and "not offered in this zone" in absent.detail
 
 
 def test_storage_zone_not_offered_lists_the_zones_that_are(imaging_plan: Plan, catalog: Catalog) -> None:
     needs = needs_from_plan(imaging_plan, catalog)
     assert needs.storage is not None
-    cpfs = dataclasses.replace(needs, storage=dataclasses.replace(needs.storage, kind="cpfs", file_system_type="cpfs", storage_type="advance_100", protocol_type="cpfs"))
+    cpfs = dataclasses.replace(
+        needs,
+        storage=dataclasses.replace(
+            needs.storage, kind="cpfs", file_system_type="cpfs", storage_type="advance_100", protocol_type="cpfs"
+        ),
+    )
     (storage,) = by_id(run_checks(cpfs, ReplayReader()), "storage.")
-    assert storage.status == SHORT and "not offered in cn-shanghai-a" in storage.detail and "cn-shanghai-b" in storage.detail
+    assert (
+        storage.status == SHORT
+        and "not offered in cn-shanghai-a" in storage.detail
+        and "cn-shanghai-b" in storage.detail
+    )
     advance = dataclasses.replace(needs, storage=dataclasses.replace(needs.storage, storage_type="premium"))
     (wrong_type,) = by_id(run_checks(advance, ReplayReader()), "storage.")
     assert wrong_type.status == SHORT and "offers advance/nfs, standard/nfs, not premium/NFS" in wrong_type.detail
@@ -118,11 +166,19 @@ def test_storage_zone_not_offered_lists_the_zones_that_are(imaging_plan: Plan, c
 
 def test_failed_call_is_unanswered_not_short(imaging_plan: Plan, catalog: Catalog) -> None:
     needs = needs_from_plan(imaging_plan, catalog)
-    denied = CloudError(ACCOUNT_ATTRIBUTES, "Forbidden.RAM", "User not authorized to operate on the specified resource.")
+    denied = CloudError(
+        ACCOUNT_ATTRIBUTES, "Forbidden.RAM", "User not authorized to operate on the specified resource."
+    )
     (vcpu,) = by_id(run_checks(needs, ReplayReader({ACCOUNT_ATTRIBUTES: denied})), "quota.vcpu.")
     assert vcpu.status == UNKNOWN and vcpu.needed == 1536
-    assert vcpu.detail == "ecs.DescribeAccountAttributes: Forbidden.RAM: User not authorized to operate on the specified resource."
-    (missing,) = by_id(run_checks(needs, ReplayReader({ACCOUNT_ATTRIBUTES: {"AccountAttributeItems": {"AccountAttributeItem": []}}})), "quota.vcpu.")
+    assert (
+        vcpu.detail
+        == "ecs.DescribeAccountAttributes: Forbidden.RAM: User not authorized to operate on the specified resource."
+    )
+    (missing,) = by_id(
+        run_checks(needs, ReplayReader({ACCOUNT_ATTRIBUTES: {"AccountAttributeItems": {"AccountAttributeItem": []}}})),
+        "quota.vcpu.",
+    )
     assert missing.status == UNKNOWN and "max-postpaid-instance-vcpu-count" in missing.detail
 
 
@@ -130,15 +186,40 @@ def test_instance_type_quota_compares_in_the_stated_unit(imaging_plan: Plan, cat
     needs = needs_from_plan(imaging_plan, catalog)
 
     def quota(unit: str, total: float, usage: float) -> dict:  # type: ignore[type-arg]
-        return {"Quotas": [{"QuotaActionCode": "ecs.gn7e-c16g1.32xlarge", "QuotaUnit": unit, "TotalQuota": total, "TotalUsage": usage, "Dimensions": {"regionId": "cn-shanghai"}}]}
+        return {
+            "Quotas": [
+                {
+                    "QuotaActionCode": "ecs.gn7e-c16g1.32xlarge",
+                    "QuotaUnit": unit,
+                    "TotalQuota": total,
+                    "TotalUsage": usage,
+                    "Dimensions": {"regionId": "cn-shanghai"},
+                }
+            ]
+        }
 
     (gpus,) = by_id(run_checks(needs, ReplayReader({PRODUCT_QUOTAS: quota("GPU", 64, 0)})), "quota.instance_type.")
-    assert (gpus.status, gpus.needed, gpus.available, gpus.unit) == (SHORT, 96, 64, "GPUs") and "short by 32" in gpus.detail
+    assert (gpus.status, gpus.needed, gpus.available, gpus.unit) == (
+        SHORT,
+        96,
+        64,
+        "GPUs",
+    ) and "short by 32" in gpus.detail
     (nodes,) = by_id(run_checks(needs, ReplayReader({PRODUCT_QUOTAS: quota("台", 20, 4)})), "quota.instance_type.")
     assert (nodes.status, nodes.needed, nodes.available) == (OK, 12, 16)
     (odd,) = by_id(run_checks(needs, ReplayReader({PRODUCT_QUOTAS: quota("furlongs", 5, 0)})), "quota.instance_type.")
     assert odd.status == UNKNOWN and "not compared" in odd.detail
-    other_region = {"Quotas": [{"QuotaActionCode": "ecs.gn7e-c16g1.32xlarge", "QuotaUnit": "vCPU", "TotalQuota": 1, "TotalUsage": 0, "Dimensions": {"regionId": "cn-beijing"}}]}
+    other_region = {
+        "Quotas": [
+            {
+                "QuotaActionCode": "ecs.gn7e-c16g1.32xlarge",
+                "QuotaUnit": "vCPU",
+                "TotalQuota": 1,
+                "TotalUsage": 0,
+                "Dimensions": {"regionId": "cn-beijing"},
+            }
+        ]
+    }
     (ignored,) = by_id(run_checks(needs, ReplayReader({PRODUCT_QUOTAS: other_region})), "quota.instance_type.")
     assert ignored.status == UNKNOWN
 

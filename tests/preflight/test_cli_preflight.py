@@ -15,9 +15,19 @@ from blueprints.preflight import aliyun
 from tests.preflight.replay import ReplayReader, unreachable_client_classes
 
 runner = CliRunner()
-NO_CREDS = {"ALIBABA_CLOUD_ACCESS_KEY_ID": "", "ALIBABA_CLOUD_ACCESS_KEY_SECRET": "", "ALIBABA_CLOUD_ROLE_ARN": "", "ALIBABA_CLOUD_ECS_METADATA": "",
-            "ALIBABA_CLOUD_CREDENTIALS_FILE": "", "ALIBABA_CLOUD_CREDENTIALS_URI": "", "ALIBABA_CLOUD_CLI_PROFILE_DISABLED": "true",
-            "ALICLOUD_ACCESS_KEY": "", "ALICLOUD_SECRET_KEY": "", "ALICLOUD_SECURITY_TOKEN": "", "ALICLOUD_PROFILE": ""}
+NO_CREDS = {
+    "ALIBABA_CLOUD_ACCESS_KEY_ID": "",
+    "ALIBABA_CLOUD_ACCESS_KEY_SECRET": "",
+    "ALIBABA_CLOUD_ROLE_ARN": "",
+    "ALIBABA_CLOUD_ECS_METADATA": "",
+    "ALIBABA_CLOUD_CREDENTIALS_FILE": "",
+    "ALIBABA_CLOUD_CREDENTIALS_URI": "",
+    "ALIBABA_CLOUD_CLI_PROFILE_DISABLED": "true",
+    "ALICLOUD_ACCESS_KEY": "",
+    "ALICLOUD_SECRET_KEY": "",
+    "ALICLOUD_SECURITY_TOKEN": "",
+    "ALICLOUD_PROFILE": "",
+}
 CREDS = {**NO_CREDS, "ALIBABA_CLOUD_ACCESS_KEY_ID": "id", "ALIBABA_CLOUD_ACCESS_KEY_SECRET": "secret"}
 PULUMI_CREDS = {**NO_CREDS, "ALICLOUD_ACCESS_KEY": "pulumi-id", "ALICLOUD_SECRET_KEY": "pulumi-secret"}
 ALL_KINDS = "vcpu-quota,instance-type-quota,stock,storage-zone"
@@ -51,7 +61,12 @@ def test_short_plan_exits_1_with_numbers(replay: ReplayReader) -> None:
     assert result.exit_code == 1, result.output
     assert "quota 1000, in use 200, free 800; the plan starts 1536 (short by 736" in result.output
     assert "credentials: environment (ALIBABA_CLOUD_ACCESS_KEY_ID)" in result.output
-    assert [api for api, _ in replay.calls] == ["ecs.DescribeAccountAttributes", "quotas.ListProductQuotas", "ecs.DescribeAvailableResource", "nas.DescribeZones"]
+    assert [api for api, _ in replay.calls] == [
+        "ecs.DescribeAccountAttributes",
+        "quotas.ListProductQuotas",
+        "ecs.DescribeAvailableResource",
+        "nas.DescribeZones",
+    ]
 
 
 def test_fitting_plan_exits_0_and_json_schema(replay: ReplayReader, tmp_path: Path) -> None:
@@ -68,14 +83,20 @@ def test_fitting_plan_exits_0_and_json_schema(replay: ReplayReader, tmp_path: Pa
     result = runner.invoke(app, [*args, "--accept-unanswered", "instance-type-quota"], env=CREDS)
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
-    assert data["schema"] == preflight.SCHEMA and data["short"] is False and (data["verdict"], data["exit_code"]) == ("ok", 0)
+    assert (
+        data["schema"] == preflight.SCHEMA
+        and data["short"] is False
+        and (data["verdict"], data["exit_code"]) == ("ok", 0)
+    )
     assert data["accepted_unanswered"] == ["instance-type-quota"]
     assert data["unanswered"] == {"accepted": ["quota.instance_type.ecs.gn7i-c32g1.8xlarge"], "blocking": []}
     assert data["needs"]["compute"][0]["nodes"] == 8 and data["needs"]["totals"]["postpaid_vcpus"] == 256
     assert {c["status"] for c in data["checks"]} == {"ok", "warn", "unknown"}
 
 
-def test_unreachable_api_exits_4_with_one_readable_line_per_check(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_unreachable_api_exits_4_with_one_readable_line_per_check(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     """Credentials as `pulumi up` takes them, every endpoint unreachable (the recorded SDK failures): the gate does not pass."""
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setattr(aliyun, "sdk_client_classes", unreachable_client_classes)
@@ -86,37 +107,82 @@ def test_unreachable_api_exits_4_with_one_readable_line_per_check(monkeypatch: p
     assert len(unanswered) == 4
     for line in unanswered:
         assert "Unreachable: cannot reach " in line and "Name or service not known" in line, line
-        assert not any(noise in line for noise in ("RetryError", "{'message'", "HTTPSConnectionPool", "Caused by", "Traceback")), line
-    assert "ecs.DescribeAccountAttributes: Unreachable: cannot reach ecs.cn-shanghai.aliyuncs.com:443: Failed to resolve 'ecs.cn-shanghai.aliyuncs.com' ([Errno -2] Name or service not known)" in result.output
+        assert not any(
+            noise in line for noise in ("RetryError", "{'message'", "HTTPSConnectionPool", "Caused by", "Traceback")
+        ), line
+    assert (
+        "ecs.DescribeAccountAttributes: Unreachable: cannot reach ecs.cn-shanghai.aliyuncs.com:443: Failed to resolve 'ecs.cn-shanghai.aliyuncs.com' ([Errno -2] Name or service not known)"
+        in result.output
+    )
     assert "quotas.ListProductQuotas: Unreachable: cannot reach quotas.aliyuncs.com:443:" in result.output
     assert "nothing short" not in result.output
     assert "UNANSWERED: 4 check(s) the cloud did not answer (exit 4)" in result.output
     assert f"--accept-unanswered {ALL_KINDS}" in result.output
-    accepted = runner.invoke(app, ["preflight", "medical-imaging", "--today", "2026-11-30", "--accept-unanswered", ALL_KINDS], env=PULUMI_CREDS)
+    accepted = runner.invoke(
+        app,
+        ["preflight", "medical-imaging", "--today", "2026-11-30", "--accept-unanswered", ALL_KINDS],
+        env=PULUMI_CREDS,
+    )
     assert accepted.exit_code == 0, accepted.output
     assert "4 unanswered, accepted by name (vcpu-quota, instance-type-quota, stock, storage-zone)" in accepted.output
-    partly = runner.invoke(app, ["preflight", "medical-imaging", "--today", "2026-11-30", "--accept-unanswered", "stock", "--accept-unanswered", "storage-zone"], env=PULUMI_CREDS)
+    partly = runner.invoke(
+        app,
+        [
+            "preflight",
+            "medical-imaging",
+            "--today",
+            "2026-11-30",
+            "--accept-unanswered",
+            "stock",
+            "--accept-unanswered",
+            "storage-zone",
+        ],
+        env=PULUMI_CREDS,
+    )
     assert partly.exit_code == 4, partly.output
-    assert "UNANSWERED: 2 check(s) the cloud did not answer (exit 4)" in partly.output and "--accept-unanswered vcpu-quota,instance-type-quota" in partly.output
+    assert (
+        "UNANSWERED: 2 check(s) the cloud did not answer (exit 4)" in partly.output
+        and "--accept-unanswered vcpu-quota,instance-type-quota" in partly.output
+    )
 
 
 def test_unknown_accept_name_exits_2_listing_the_names(replay: ReplayReader) -> None:
     result = runner.invoke(app, ["preflight", "medical-imaging", "--accept-unanswered", "stock,quota"], env=CREDS)
     assert result.exit_code == 2, result.output
     text = " ".join(result.output.split())
-    assert "--accept-unanswered" in text and "'quota'" in text and "vcpu-quota, instance-type-quota, stock, storage-zone" in text
+    assert (
+        "--accept-unanswered" in text
+        and "'quota'" in text
+        and "vcpu-quota, instance-type-quota, stock, storage-zone" in text
+    )
     assert "Traceback" not in result.output and replay.calls == []
 
 
 def test_pulumi_profile_is_used_or_exit_3_says_why(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setattr(aliyun, "SdkReader", lambda *_, **__: (_ for _ in ()).throw(AssertionError("no call without credentials")))
-    missing = runner.invoke(app, ["preflight", "medical-imaging"], env={**NO_CREDS, "ALICLOUD_PROFILE": "prod", "ALIBABA_CLOUD_CLI_PROFILE_DISABLED": ""})
+    monkeypatch.setattr(
+        aliyun, "SdkReader", lambda *_, **__: (_ for _ in ()).throw(AssertionError("no call without credentials"))
+    )
+    missing = runner.invoke(
+        app,
+        ["preflight", "medical-imaging"],
+        env={**NO_CREDS, "ALICLOUD_PROFILE": "prod", "ALIBABA_CLOUD_CLI_PROFILE_DISABLED": ""},
+    )
     assert missing.exit_code == 3, missing.output
-    assert "ALICLOUD_PROFILE=prod" in missing.output and "does not exist" in missing.output and "aliyun configure --profile prod" in missing.output
+    assert (
+        "ALICLOUD_PROFILE=prod" in missing.output
+        and "does not exist" in missing.output
+        and "aliyun configure --profile prod" in missing.output
+    )
     (tmp_path / ".aliyun").mkdir()
-    (tmp_path / ".aliyun" / "config.json").write_text(json.dumps({"current": "dev", "profiles": [{"name": "dev", "mode": "AK"}]}))
-    other = runner.invoke(app, ["preflight", "medical-imaging"], env={**NO_CREDS, "ALICLOUD_PROFILE": "prod", "ALIBABA_CLOUD_CLI_PROFILE_DISABLED": ""})
+    (tmp_path / ".aliyun" / "config.json").write_text(
+        json.dumps({"current": "dev", "profiles": [{"name": "dev", "mode": "AK"}]})
+    )
+    other = runner.invoke(
+        app,
+        ["preflight", "medical-imaging"],
+        env={**NO_CREDS, "ALICLOUD_PROFILE": "prod", "ALIBABA_CLOUD_CLI_PROFILE_DISABLED": ""},
+    )
     assert other.exit_code == 3 and "has no profile of that name (its profiles: dev)" in other.output
 
 
@@ -145,5 +211,12 @@ def test_help_documents_exit_codes() -> None:
     result = runner.invoke(app, ["preflight", "--help"], terminal_width=200)
     assert result.exit_code == 0
     text = " ".join(result.output.split())
-    for phrase in ("0 nothing short", "1 something is short", "2 invalid input", "3 no credentials found", "4 a check went unanswered", "--accept-unanswered"):
+    for phrase in (
+        "0 nothing short",
+        "1 something is short",
+        "2 invalid input",
+        "3 no credentials found",
+        "4 a check went unanswered",
+        "--accept-unanswered",
+    ):
         assert phrase in text

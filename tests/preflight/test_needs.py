@@ -17,8 +17,13 @@ def test_fixed_cluster_needs(imaging_plan: Plan, catalog: Catalog) -> None:
     assert (group.vcpus, group.gpus) == (12 * 128, 96)
     assert needs.vcpus(spot=False) == 1536 and needs.vcpus(spot=True) == 0 and needs.gpus == 96
     assert needs.storage is not None
-    assert (needs.storage.kind, needs.storage.file_system_type, needs.storage.storage_type, needs.storage.protocol_type, needs.storage.zone) == (
-        "extreme_nas", "extreme", "standard", "NFS", "cn-shanghai-a")
+    assert (
+        needs.storage.kind,
+        needs.storage.file_system_type,
+        needs.storage.storage_type,
+        needs.storage.protocol_type,
+        needs.storage.zone,
+    ) == ("extreme_nas", "extreme", "standard", "NFS", "cn-shanghai-a")
 
 
 def test_pool_counts_at_max_nodes_over_its_vswitch_zones(pool_plan: Plan, catalog: Catalog) -> None:
@@ -28,11 +33,20 @@ def test_pool_counts_at_max_nodes_over_its_vswitch_zones(pool_plan: Plan, catalo
     assert group.nodes == 8  # max_nodes, not min or desired
     assert group.zones == ("cn-shanghai-a", "cn-shanghai-b", "cn-shanghai-c")
     assert (group.vcpus, group.gpus) == (256, 8)
-    assert needs.storage is not None and (needs.storage.file_system_type, needs.storage.storage_type) == ("standard", "Performance")
+    assert needs.storage is not None and (needs.storage.file_system_type, needs.storage.storage_type) == (
+        "standard",
+        "Performance",
+    )
 
 
 def test_login_node_and_spot_are_separate_needs(catalog: Catalog) -> None:
-    plan = plan_of("autoscaling-training", "access.login_node=true", "network.admin_cidr=203.0.113.0/24", "access.key_pair_name=kp-train", "cost.spot=true")
+    plan = plan_of(
+        "autoscaling-training",
+        "access.login_node=true",
+        "network.admin_cidr=203.0.113.0/24",
+        "access.key_pair_name=kp-train",
+        "cost.spot=true",
+    )
     needs = needs_from_plan(plan, catalog)
     by_type = {c.instance_type: c for c in needs.compute}
     login = by_type["ecs.g7.large"]
@@ -48,8 +62,18 @@ def test_needs_json_has_totals(imaging_plan: Plan, catalog: Catalog) -> None:
     assert data["totals"] == {"postpaid_vcpus": 1536, "spot_vcpus": 0, "gpus": 96}
     assert data["compute"][0]["zones"] == ["cn-shanghai-a"]
     storage = data["storage"]
-    assert (storage["kind"], storage["file_system_type"], storage["storage_type"], storage["protocol_type"], storage["zone"]) == (
-        "extreme_nas", "extreme", "standard", "NFS", "cn-shanghai-a",
+    assert (
+        storage["kind"],
+        storage["file_system_type"],
+        storage["storage_type"],
+        storage["protocol_type"],
+        storage["zone"],
+    ) == (
+        "extreme_nas",
+        "extreme",
+        "standard",
+        "NFS",
+        "cn-shanghai-a",
     )
 
 
@@ -58,8 +82,18 @@ def _node_pool(name: str, inputs: dict) -> PlannedResource:
 
 
 def test_ack_node_pools_count_at_max_size_when_autoscaling_else_desired(catalog: Catalog) -> None:
-    switch = PlannedResource(type="alicloud:vpc/switch:Switch", name="sw-a", parent=None, custom=True, inputs={"zoneId": "cn-shanghai-b"})
-    gpu = _node_pool("gpu", {"instanceTypes": ["ecs.gn7i-c32g1.8xlarge"], "scalingConfig": {"enable": True, "minSize": 0, "maxSize": 6}, "vswitchIds": ["${sw-a.id}"], "spotStrategy": "SpotAsPriceGo"})
+    switch = PlannedResource(
+        type="alicloud:vpc/switch:Switch", name="sw-a", parent=None, custom=True, inputs={"zoneId": "cn-shanghai-b"}
+    )
+    gpu = _node_pool(
+        "gpu",
+        {
+            "instanceTypes": ["ecs.gn7i-c32g1.8xlarge"],
+            "scalingConfig": {"enable": True, "minSize": 0, "maxSize": 6},
+            "vswitchIds": ["${sw-a.id}"],
+            "spotStrategy": "SpotAsPriceGo",
+        },
+    )
     system = _node_pool("system", {"instanceTypes": ["ecs.g7.large"], "desiredSize": 2, "vswitchIds": ["${sw-a.id}"]})
     plan = Plan("kubernetes", "cn-shanghai", "k8s", {}, (), (switch, gpu, system))
     by_type = {c.instance_type: c for c in needs_from_plan(plan, catalog).compute}

@@ -17,8 +17,15 @@ from tests.zones.replay import ZonesReplay
 
 runner = CliRunner()
 CREDS = {"ALIBABA_CLOUD_ACCESS_KEY_ID": "id", "ALIBABA_CLOUD_ACCESS_KEY_SECRET": "secret", "AITRAIN_CATALOG_DIR": ""}
-NO_CREDS = {"ALIBABA_CLOUD_ACCESS_KEY_ID": "", "ALIBABA_CLOUD_ACCESS_KEY_SECRET": "", "ALIBABA_CLOUD_ROLE_ARN": "", "ALIBABA_CLOUD_ECS_METADATA": "",
-            "ALIBABA_CLOUD_CREDENTIALS_FILE": "", "ALIBABA_CLOUD_CREDENTIALS_URI": "", "ALIBABA_CLOUD_CLI_PROFILE_DISABLED": "true"}
+NO_CREDS = {
+    "ALIBABA_CLOUD_ACCESS_KEY_ID": "",
+    "ALIBABA_CLOUD_ACCESS_KEY_SECRET": "",
+    "ALIBABA_CLOUD_ROLE_ARN": "",
+    "ALIBABA_CLOUD_ECS_METADATA": "",
+    "ALIBABA_CLOUD_CREDENTIALS_FILE": "",
+    "ALIBABA_CLOUD_CREDENTIALS_URI": "",
+    "ALIBABA_CLOUD_CLI_PROFILE_DISABLED": "true",
+}
 GN7E = "ecs.gn7e-c16g1.32xlarge"
 GPU_TYPES = sum(1 for it in load_catalog(CATALOG_DIR).instance_types.values() if it.is_gpu)
 
@@ -51,10 +58,15 @@ def test_no_credentials_exits_3_before_any_call(monkeypatch: pytest.MonkeyPatch,
 
 
 def test_prints_the_answer_and_exits_0(replay: ZonesReplay) -> None:
-    result = runner.invoke(app, ["zones", "--region", "cn-beijing", "--region", "cn-shanghai", "--today", "2026-11-30"], env=CREDS)
+    result = runner.invoke(
+        app, ["zones", "--region", "cn-beijing", "--region", "cn-shanghai", "--today", "2026-11-30"], env=CREDS
+    )
     assert result.exit_code == 0, result.output
     assert f"{GN7E}  cn-beijing-b, cn-beijing-h  (sold out now: cn-beijing-b)" in result.output
-    assert f"cn-shanghai (DescribeAvailableResource, cn-shanghai, 2026-11-30, PostPaid): 2 zones answered, 1 of {GPU_TYPES} catalog GPU types offered" in result.output
+    assert (
+        f"cn-shanghai (DescribeAvailableResource, cn-shanghai, 2026-11-30, PostPaid): 2 zones answered, 1 of {GPU_TYPES} catalog GPU types offered"
+        in result.output
+    )
     assert f"not offered in any region asked ({GPU_TYPES - 2}; the catalog keeps them as unknown)" in result.output
     assert replay.readers_built == ["cn-beijing", "cn-shanghai"]
     assert result.output.startswith("credentials: environment (ALIBABA_CLOUD_ACCESS_KEY_ID)\n")
@@ -68,7 +80,10 @@ def test_missing_sdk_exits_2_with_the_install_hint(monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("HOME", str(tmp_path))
     result = runner.invoke(app, ["zones", "--region", "cn-beijing"], env=CREDS)
     assert result.exit_code == 2, result.output
-    assert "aitrain zones needs the Alibaba Cloud SDKs" in result.output and "pip install 'aitrain[preflight]'" in result.output
+    assert (
+        "aitrain zones needs the Alibaba Cloud SDKs" in result.output
+        and "pip install 'aitrain[preflight]'" in result.output
+    )
 
 
 def test_default_asks_every_catalog_region(replay: ZonesReplay) -> None:
@@ -93,14 +108,18 @@ def test_bad_input_exits_2_with_one_message(replay: ZonesReplay, args: list[str]
     assert replay.calls == []
 
 
-def test_write_refuses_the_shipped_catalog(replay: ZonesReplay, catalog_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_write_refuses_the_shipped_catalog(
+    replay: ZonesReplay, catalog_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # The copy stands in for the shipped folder: if the guard were ever lost (a mutation run deletes lines),
     # only the temporary copy could be written, never blueprints/catalog/data.
     from blueprints.preflight import zones_write
 
     monkeypatch.setattr(zones_write, "CATALOG_DIR", catalog_copy)
     before = {p.name: p.read_bytes() for p in catalog_copy.iterdir()}
-    result = runner.invoke(app, ["zones", "--region", "cn-beijing", "--write", "--catalog-dir", str(catalog_copy)], env=CREDS)
+    result = runner.invoke(
+        app, ["zones", "--region", "cn-beijing", "--write", "--catalog-dir", str(catalog_copy)], env=CREDS
+    )
     assert result.exit_code == 2, result.output
     assert "refusing to write the shipped catalog" in result.output and replay.calls == []
     assert {p.name: p.read_bytes() for p in catalog_copy.iterdir()} == before
@@ -113,7 +132,18 @@ def test_unknown_region_lists_the_allowed_ones(replay: ZonesReplay) -> None:
 
 
 def test_write_fills_the_copy_and_the_filter_follows(replay: ZonesReplay, catalog_copy: Path) -> None:
-    args = ["zones", "--region", "cn-beijing", "--region", "cn-shanghai", "--catalog-dir", str(catalog_copy), "--write", "--today", "2026-11-30"]
+    args = [
+        "zones",
+        "--region",
+        "cn-beijing",
+        "--region",
+        "cn-shanghai",
+        "--catalog-dir",
+        str(catalog_copy),
+        "--write",
+        "--today",
+        "2026-11-30",
+    ]
     result = runner.invoke(app, args, env=CREDS)
     assert result.exit_code == 0, result.output
     assert "3 instance_zones.csv rows, 2 regions cells changed" in result.output
@@ -125,16 +155,33 @@ def test_write_fills_the_copy_and_the_filter_follows(replay: ZonesReplay, catalo
 
 
 def test_failed_region_exits_1_and_writes_the_others(replay: ZonesReplay, catalog_copy: Path) -> None:
-    replay.failing["cn-shanghai"] = CloudError("ecs.DescribeAvailableResource", "Forbidden.RAM", "User not authorized to operate on the specified resource.")
-    args = ["zones", "--region", "cn-beijing", "--region", "cn-shanghai", "--catalog-dir", str(catalog_copy), "--write", "--today", "2026-11-30"]
+    replay.failing["cn-shanghai"] = CloudError(
+        "ecs.DescribeAvailableResource", "Forbidden.RAM", "User not authorized to operate on the specified resource."
+    )
+    args = [
+        "zones",
+        "--region",
+        "cn-beijing",
+        "--region",
+        "cn-shanghai",
+        "--catalog-dir",
+        str(catalog_copy),
+        "--write",
+        "--today",
+        "2026-11-30",
+    ]
     result = runner.invoke(app, args, env=CREDS)
     assert result.exit_code == 1, result.output
     assert "cn-shanghai: not answered (Forbidden.RAM: User not authorized" in result.output
-    assert "cn-shanghai (DescribeAvailableResource" not in result.output  # no zone count for a region that did not answer
+    assert (
+        "cn-shanghai (DescribeAvailableResource" not in result.output
+    )  # no zone count for a region that did not answer
     assert {z.region for z in load_catalog(catalog_copy).instance_zones} == {"cn-beijing"}
 
 
 def test_invalid_catalog_copy_exits_2(replay: ZonesReplay, catalog_copy: Path) -> None:
     (catalog_copy / "VERSION").write_text("")
-    result = runner.invoke(app, ["zones", "--region", "cn-beijing", "--catalog-dir", str(catalog_copy), "--write"], env=CREDS)
+    result = runner.invoke(
+        app, ["zones", "--region", "cn-beijing", "--catalog-dir", str(catalog_copy), "--write"], env=CREDS
+    )
     assert result.exit_code == 2 and "VERSION" in result.output

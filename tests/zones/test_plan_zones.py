@@ -18,6 +18,8 @@ def test_plan_places_compute_in_the_zones_the_answer_listed(catalog_copy: Path) 
     reader = ZonesReplay()
     write(catalog_copy, ask(["cn-beijing", "cn-shanghai"], types, lambda _: reader), types, "2026-11-30")
     # autoscaling-training: ecs.gn7i-c32g1.8xlarge in cn-shanghai; the recording lists it in cn-shanghai-b and -e.
-    plan = preview(with_cli_inputs({}, "autoscaling-training", []), catalog=load_catalog(catalog_copy), today=dt.date(2026, 11, 30))
+    plan = preview(
+        with_cli_inputs({}, "autoscaling-training", []), catalog=load_catalog(catalog_copy), today=dt.date(2026, 11, 30)
+    )
     assert plan.outputs["compute_zone_ids"] == ["cn-shanghai-b", "cn-shanghai-e"]
     assert not any("does not say which zones" in note for note in plan.notes)

@@ -47,12 +47,23 @@ def test_answer_keeps_catalog_gpu_types_with_zones_and_stock() -> None:
     # Sold out is still "offered in the zone": stock is preflight's question, not the catalog's.
     assert beijing.zones_of(GN7E) == ("cn-beijing-b", "cn-beijing-h")
     assert {(o.zone, o.status, o.stock) for o in beijing.offers if o.instance_type == GN7E} == {
-        ("cn-beijing-b", "SoldOut", "WithoutStock"), ("cn-beijing-h", "Available", "WithStock")}
+        ("cn-beijing-b", "SoldOut", "WithoutStock"),
+        ("cn-beijing-h", "Available", "WithStock"),
+    }
 
 
 def test_a_failed_call_is_kept_as_the_regions_error() -> None:
-    answer = ask_region("cn-beijing", gpu_types(), ZonesReplay({"cn-beijing": CloudError("ecs.DescribeAvailableResource", "Forbidden.RAM", "no permission")}))
-    assert not answer.answered and answer.offers == () and answer.error is not None and answer.error.code == "Forbidden.RAM"
+    answer = ask_region(
+        "cn-beijing",
+        gpu_types(),
+        ZonesReplay({"cn-beijing": CloudError("ecs.DescribeAvailableResource", "Forbidden.RAM", "no permission")}),
+    )
+    assert (
+        not answer.answered
+        and answer.offers == ()
+        and answer.error is not None
+        and answer.error.code == "Forbidden.RAM"
+    )
 
 
 def test_a_zone_of_another_region_is_an_error_not_data() -> None:
@@ -67,8 +78,17 @@ def test_a_zone_of_another_region_is_an_error_not_data() -> None:
 def test_only_instance_type_resources_count() -> None:
     class OtherResource:
         def call(self, api: str, params: object) -> dict[str, object]:
-            resource = {"Type": "DedicatedHost", "SupportedResources": {"SupportedResource": [{"Value": GN7E, "Status": "Available"}]}}
-            return {"AvailableZones": {"AvailableZone": [{"ZoneId": "cn-beijing-h", "AvailableResources": {"AvailableResource": [resource]}}]}}
+            resource = {
+                "Type": "DedicatedHost",
+                "SupportedResources": {"SupportedResource": [{"Value": GN7E, "Status": "Available"}]},
+            }
+            return {
+                "AvailableZones": {
+                    "AvailableZone": [
+                        {"ZoneId": "cn-beijing-h", "AvailableResources": {"AvailableResource": [resource]}}
+                    ]
+                }
+            }
 
     answer = ask_region("cn-beijing", gpu_types(), OtherResource())
     assert answer.zones == ("cn-beijing-h",) and answer.offers == ()
@@ -76,7 +96,10 @@ def test_only_instance_type_resources_count() -> None:
 
 def test_text_report_lists_zones_and_sold_out() -> None:
     text = render_text(survey("cn-beijing"), DAY, 58)
-    assert "cn-beijing (DescribeAvailableResource, cn-beijing, 2026-11-30, PostPaid): 3 zones answered, 2 of 58 catalog GPU types offered" in text
+    assert (
+        "cn-beijing (DescribeAvailableResource, cn-beijing, 2026-11-30, PostPaid): 3 zones answered, 2 of 58 catalog GPU types offered"
+        in text
+    )
     assert f"{GN7E}  cn-beijing-b, cn-beijing-h  (sold out now: cn-beijing-b)" in text
 
 
@@ -100,7 +123,9 @@ def test_write_makes_the_region_filter_exclude_a_type_offered_only_elsewhere(cat
     assert (row.source, row.source_date) == ("DescribeAvailableResource, cn-beijing, 2026-11-30", DAY)
     # cn-beijing-b was not in the ECI-based zone list: the answer adds it (the loader requires it).
     assert "cn-beijing-b" in after.regions["cn-beijing"].zones and result.new_zones == {"cn-beijing": ("cn-beijing-b",)}
-    assert after.regions["cn-beijing"].source.endswith("; zones cn-beijing-b from DescribeAvailableResource, cn-beijing, 2026-11-30")
+    assert after.regions["cn-beijing"].source.endswith(
+        "; zones cn-beijing-b from DescribeAvailableResource, cn-beijing, 2026-11-30"
+    )
     assert after.regions["cn-shanghai"].source == before.regions["cn-shanghai"].source  # no new zone: source unchanged
     assert after.version == f"{before.version}+zones.{DAY}" and result.rows == 3 and result.regions_cells == 2
 
@@ -124,12 +149,22 @@ def test_a_later_answer_replaces_the_regions_rows_and_cells(catalog_copy: Path) 
     write(catalog_copy, survey("cn-beijing", "cn-shanghai"), gpu_types(), DAY)
     # cn-hangzhou answers with no zones: nothing changes for it. Then cn-shanghai is asked again and lists nothing.
     empty = ZonesReplay()
-    empty.recorded = [{"request": {"RegionId": "cn-shanghai", "DestinationResource": "InstanceType", "InstanceChargeType": "PostPaid"},
-                       "body": {"AvailableZones": {"AvailableZone": []}}}]
+    empty.recorded = [
+        {
+            "request": {
+                "RegionId": "cn-shanghai",
+                "DestinationResource": "InstanceType",
+                "InstanceChargeType": "PostPaid",
+            },
+            "body": {"AvailableZones": {"AvailableZone": []}},
+        }
+    ]
     write(catalog_copy, survey("cn-shanghai", reader=empty), gpu_types(), "2026-12-01")
     after = load_catalog(catalog_copy)
     assert after.instance_types[GN7I].regions == ("cn-beijing",)
-    assert after.zones_offering(GN7I, "cn-shanghai") is None and after.zones_offering(GN7I, "cn-beijing") == ("cn-beijing-i",)
+    assert after.zones_offering(GN7I, "cn-shanghai") is None and after.zones_offering(GN7I, "cn-beijing") == (
+        "cn-beijing-i",
+    )
     assert after.version.endswith("+zones.2026-12-01") and after.version.count("+zones.") == 1
 
 
@@ -181,10 +216,16 @@ def test_the_sdk_request_carries_the_same_parameters() -> None:
 
     product, method, sdk_request = build_request(AVAILABLE_RESOURCE, request("cn-beijing"))
     assert (product, method) == ("ecs", "describe_available_resource")
-    assert sdk_request.to_map() == {"RegionId": "cn-beijing", "DestinationResource": "InstanceType", "InstanceChargeType": "PostPaid"}
+    assert sdk_request.to_map() == {
+        "RegionId": "cn-beijing",
+        "DestinationResource": "InstanceType",
+        "InstanceChargeType": "PostPaid",
+    }
 
 
-def test_a_result_that_fails_the_catalog_checks_leaves_the_copy_as_it_was(catalog_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_result_that_fails_the_catalog_checks_leaves_the_copy_as_it_was(
+    catalog_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from blueprints.preflight import zones_write
 
     before = {p.name: p.read_bytes() for p in catalog_copy.iterdir()}
