@@ -61,7 +61,7 @@ regen: $(STAMP)
 	$(BIN)/aitrain plan --update examples/stacks --today 2026-12-01
 	$(BIN)/python tests/test_readme_figures.py
 	$(BIN)/aitrain case-studies --write docs/case-studies.md
-	$(BIN)/python -c "from blueprints.render.findings import rules_document; open('docs/guardrails.md', 'w', encoding='utf-8').write(rules_document())"
+	$(BIN)/python -c "from blueprints.review.render.findings import rules_document; open('docs/guardrails.md', 'w', encoding='utf-8').write(rules_document())"
 
 golden: regen
 

@@ -18,12 +18,12 @@ from pathlib import Path
 
 
 def aitrain_command() -> list[str]:
-    """The installed console script next to this interpreter, else `python -m blueprints.cli`."""
+    """The installed console script next to this interpreter, else `python -m blueprints.cli.main`."""
     script = Path(sys.executable).with_name("aitrain")
     if script.exists():
         return [str(script)]
     found = shutil.which("aitrain")
-    return [found] if found else [sys.executable, "-m", "blueprints.cli"]
+    return [found] if found else [sys.executable, "-m", "blueprints.cli.main"]
 
 
 def median_seconds(args: list[str], runs: int) -> float:
@@ -45,7 +45,7 @@ def main() -> None:
     print(f"aitrain plan medical-imaging (12 nodes, 96 GPUs):      median {small:.3f} s over {runs} runs")
     print(f"aitrain plan medical-imaging --set compute.nodes=128:  median {large:.3f} s over {runs} runs")
     print(f"ratio 128-node / 12-node plan time: {large / small:.2f}")
-    from blueprints.stackconfig import preset_names
+    from blueprints.profile.stackconfig import preset_names
 
     for preset in (name for name in preset_names() if name != "medical-imaging"):
         seconds = median_seconds(["plan", preset], runs)

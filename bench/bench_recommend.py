@@ -1,5 +1,5 @@
 """Benchmark: time `recommend` over the full catalog and print the median and options evaluated per second, then the
-whole CLI (`python -m blueprints.cli recommend`, imports included) against its 0.5 s target.
+whole CLI (`python -m blueprints.cli.main recommend`, imports included) against its 0.5 s target.
 
 Usage: python bench/bench_recommend.py [--repeat N] [--max-nodes M] [--cli-repeat K]
 """
@@ -23,7 +23,7 @@ def cli_wall_time(repeat: int) -> None:
 
     CPU time (user + system of the child) is printed too: on a shared machine the wall time includes waiting for a core.
     """
-    command = [sys.executable, "-m", "blueprints.cli", "recommend", "examples/medical-imaging.yaml"]
+    command = [sys.executable, "-m", "blueprints.cli.main", "recommend", "examples/medical-imaging.yaml"]
     walls, cpus = [], []
     for _ in range(repeat):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -45,10 +45,10 @@ import fuzzgen  # noqa: E402
 import fuzzpool  # noqa: E402
 from fuzzgen import TODAY, Case  # noqa: E402
 
-from blueprints import guardrails  # noqa: E402
-from blueprints.errors import UserInputError  # noqa: E402
-from blueprints.plan import Plan  # noqa: E402
-from blueprints.profile import RESERVED_TAG_KEYS, tag_problems  # noqa: E402
+from blueprints.core.errors import UserInputError  # noqa: E402
+from blueprints.profile.model import RESERVED_TAG_KEYS, tag_problems  # noqa: E402
+from blueprints.review import guardrails  # noqa: E402
+from blueprints.review.plan import Plan  # noqa: E402
 
 ENGINE_MAX_TAGS = 20
 NODE_RANGE = (1, 2000)
@@ -184,7 +184,7 @@ def _ess(plan: Plan, today: dt.date) -> list[str]:
 
 def render_violations(plan: Plan) -> list[str]:
     """The terminal form carries no control characters (escape sequences, carriage returns) from user text."""
-    from blueprints.render import render_markdown, render_table
+    from blueprints.review.render import render_markdown, render_table
 
     out = []
     if _CONTROL.search(render_table(plan).replace("\t", "")):
@@ -200,8 +200,8 @@ def render_violations(plan: Plan) -> list[str]:
 def run_case(case: Case, catalog: Any, workdir: Path, *, render: bool = True) -> tuple[str, str, list[str]]:
     """``(outcome, detail, violations)`` for one draw: outcome is accepted | rejected | crash."""
     from blueprints.architectures import profile_models
-    from blueprints.preview import preview
-    from blueprints.stackconfig import engine_config, parse_overrides, with_cli_inputs
+    from blueprints.engine.preview import preview
+    from blueprints.profile.stackconfig import engine_config, parse_overrides, with_cli_inputs
 
     text, sets = case.stack_text(), case.sets()  # outside the try: a fault of the fuzzer itself must stop the run
     if case.preset is None and text is None:
@@ -404,7 +404,7 @@ def fuzz(
         getattr(results, "close", lambda: None)()
     wall = time.perf_counter() - began
     from blueprints.architectures import profile_models
-    from blueprints.profile_parse import leaf_paths
+    from blueprints.profile.parse import leaf_paths
 
     return {
         "seed": seed,

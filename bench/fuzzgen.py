@@ -21,8 +21,8 @@ from pydantic import BaseModel
 
 from blueprints.architectures import profile_models
 from blueprints.catalog import Catalog
-from blueprints.profile_parse import leaf_paths
-from blueprints.stackconfig import PRESET_KEY, PROFILE_KEY, preset_names
+from blueprints.profile.parse import leaf_paths
+from blueprints.profile.stackconfig import PRESET_KEY, PROFILE_KEY, preset_names
 
 TODAY = dt.date(2026, 11, 30)  # the suite's clock (tests/conftest.py); passed to preview as today=
 

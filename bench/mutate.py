@@ -3,7 +3,7 @@
     python bench/mutate.py                    # every statement of the default targets (make mutate)
     python bench/mutate.py --must-kill-only   # only the safety-critical mutants
     python bench/mutate.py --list             # print the mutants, run nothing
-    python bench/mutate.py blueprints/plandiff.py --jobs 2 --timeout 120
+    python bench/mutate.py blueprints/review/diff/compare.py --jobs 2 --timeout 120
 
 Each mutant replaces one statement with ``pass`` (docstrings and imports are left alone), drops
 one keyword argument (``protect``, ``retain_on_delete``, ``depends_on``, ``delete_before_replace``,
@@ -53,9 +53,12 @@ MUST_KILL_KEYWORDS = ("protect", "retain_on_delete", "depends_on", *NODE_AND_BUC
 
 # Focused tests per target (first match wins); fastest and most sensitive first, so -x stops early.
 TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("blueprints/guardrails/kubernetes.py", ("tests/test_guardrails_kubernetes.py", "tests/test_cli_guardrails.py")),
     (
-        "blueprints/guardrails/",
+        "blueprints/review/guardrails/kubernetes.py",
+        ("tests/test_guardrails_kubernetes.py", "tests/test_cli_guardrails.py"),
+    ),
+    (
+        "blueprints/review/guardrails/",
         (
             "tests/test_guardrails_kubernetes.py",
             "tests/test_guardrails.py",
@@ -69,7 +72,7 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "tests/test_program.py",
         ),
     ),
-    ("blueprints/plandiff_guardrails.py", ("tests/test_plandiff_guardrails.py",)),
+    ("blueprints/review/diff/guardrails.py", ("tests/test_plandiff_guardrails.py",)),
     (
         "blueprints/export/",
         ("tests/test_export_terraform.py", "tests/test_export_kubernetes.py", "tests/test_scan_compare.py"),
@@ -78,10 +81,10 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "blueprints/policy_",
         ("tests/test_policy_pack.py", "tests/test_policy_config.py", "tests/test_policy_analyzer.py"),
     ),
-    ("blueprints/layout.py", ("tests/test_layout.py", "tests/test_properties.py")),
-    ("blueprints/profile_guardrails.py", ("tests/test_cli_guardrails.py",)),
+    ("blueprints/core/layout.py", ("tests/test_layout.py", "tests/test_properties.py")),
+    ("blueprints/profile/guardrails.py", ("tests/test_cli_guardrails.py",)),
     (
-        "blueprints/profile_security.py",
+        "blueprints/profile/security.py",
         ("tests/test_profile.py", "tests/test_ready_security.py", "tests/test_components.py"),
     ),
     (
@@ -94,7 +97,7 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ),
     ),
     (
-        "blueprints/replacement.py",
+        "blueprints/review/diff/replacement.py",
         ("tests/test_replacement.py", "tests/test_replacement_kubernetes.py", "tests/test_plandiff.py"),
     ),
     (
@@ -106,14 +109,14 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "tests/test_money.py",
         ),
     ),
-    ("blueprints/render/diff.py", ("tests/test_render_diff.py", "tests/test_plandiff.py")),
+    ("blueprints/review/render/diff.py", ("tests/test_render_diff.py", "tests/test_plandiff.py")),
     (
-        "blueprints/render/",
+        "blueprints/review/render/",
         ("tests/test_render_fit.py", "tests/test_render_structure.py", "tests/test_render.py", "tests/test_diagram.py"),
     ),
-    ("blueprints/goldenplans.py", ("tests/test_goldenplans.py", "tests/test_ci_comment.py")),
+    ("blueprints/ci/goldenplans.py", ("tests/test_goldenplans.py", "tests/test_ci_comment.py")),
     ("blueprints/ci/", ("tests/test_ci_comment.py", "tests/test_ci_workflow.py")),
-    ("blueprints/objectstore.py", ("tests/test_objectstore.py", "tests/test_ready_plan.py")),
+    ("blueprints/core/objectstore.py", ("tests/test_objectstore.py", "tests/test_ready_plan.py")),
     ("blueprints/components/kubernetes_cluster.py", ("tests/test_kubernetes_cluster.py",)),
     (
         "blueprints/components/kubernetes_workloads.py",
@@ -157,10 +160,10 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("blueprints/advisor/", ("tests/advisor",)),
     ("blueprints/preflight/zones", ("tests/zones",)),
     ("blueprints/preflight/", ("tests/preflight", "tests/zones")),
-    ("blueprints/files.py", ("tests/test_stackfile.py", "tests/zones")),
-    ("blueprints/cli_zones.py", ("tests/zones",)),
-    ("blueprints/cli_preflight.py", ("tests/preflight",)),
-    ("blueprints/launch_kubernetes.py", ("tests/test_launch_kubernetes.py",)),
+    ("blueprints/core/files.py", ("tests/test_stackfile.py", "tests/zones")),
+    ("blueprints/cli/zones.py", ("tests/zones",)),
+    ("blueprints/cli/preflight.py", ("tests/preflight",)),
+    ("blueprints/launch/kubernetes.py", ("tests/test_launch_kubernetes.py",)),
     ("", ("tests",)),
 )
 
@@ -175,17 +178,17 @@ def default_targets() -> list[str]:
     components = sorted(
         str(p.relative_to(ROOT)) for p in (ROOT / "blueprints/components").glob("*.py") if p.name != "__init__.py"
     )
-    rules = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "blueprints/guardrails").glob("*.py"))
+    rules = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "blueprints/review/guardrails").glob("*.py"))
     return [
         *rules,
-        "blueprints/profile_guardrails.py",
-        "blueprints/plandiff_guardrails.py",
+        "blueprints/profile/guardrails.py",
+        "blueprints/review/diff/guardrails.py",
         *components,
-        "blueprints/objectstore.py",
-        "blueprints/plandiff.py",
-        "blueprints/plandiff_costs.py",
-        "blueprints/replacement.py",
-        "blueprints/costing.py",
+        "blueprints/core/objectstore.py",
+        "blueprints/review/diff/compare.py",
+        "blueprints/review/diff/costs.py",
+        "blueprints/review/diff/replacement.py",
+        "blueprints/review/costing.py",
         loader,
     ]
 

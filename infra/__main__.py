@@ -1,5 +1,5 @@
 """aitrain's Pulumi program (Pulumi.yaml `main: infra/`): reads the aitrain:* stack config and builds the blueprint."""
 
-from blueprints.program import run
+from blueprints.engine.program import run
 
 run()

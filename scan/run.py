@@ -2,7 +2,7 @@
 scan/not-applicable.csv does not list with a reason; a canary with known violations must fail, proving the scan ran.
 
 Usage: python scan/run.py [--checkov .venv-scan/bin/checkov] [--out build/scan] [--today 2026-12-01]
-Run it with the project's Python (it calls `python -m blueprints.cli export terraform`); checkov lives in its own
+Run it with the project's Python (it calls `python -m blueprints.cli.main export terraform`); checkov lives in its own
 virtualenv because it pins many libraries. Exit codes: 0 clean and the canary caught; 1 an unlisted failure, a scan
 that ran no checks, or a canary that got through; 2 setup problem (checkov missing, bad not-applicable.csv).
 """
@@ -142,7 +142,7 @@ def _export(preset: str, directory: Path, today: str) -> tuple[dict[str, Any], s
     cmd = [
         sys.executable,
         "-m",
-        "blueprints.cli",
+        "blueprints.cli.main",
         "export",
         "terraform",
         preset,
@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--canary-preset", default="medical-imaging")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
-    from blueprints.stackconfig import preset_names
+    from blueprints.profile.stackconfig import preset_names
 
     sys.path.insert(0, str(HERE))
     from canary import EXPECTED_FAILURES, inject

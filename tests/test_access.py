@@ -6,8 +6,8 @@ import base64
 
 from conftest import beyond_opt_in
 
-from blueprints import guardrails
 from blueprints.components.access import LoginNode, LoginNodeArgs
+from blueprints.review import guardrails
 from blueprints.testing import as_plan, offline_mocks, record_program
 
 ZONES = ["cn-shanghai-a"]

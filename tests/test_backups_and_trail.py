@@ -10,9 +10,9 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from blueprints import guardrails
-from blueprints.cli import app
-from blueprints.plandiff import diff_plans
+from blueprints.cli.main import app
+from blueprints.review import guardrails
+from blueprints.review.diff.compare import diff_plans
 from blueprints.testing import offline_plan
 
 MED, AUTO = "medical-imaging", "autoscaling-training"

@@ -8,7 +8,7 @@ import socket
 import subprocess
 import time
 
-from blueprints import runs
+from blueprints.launch import runs
 from tests.test_bootstrap_launcher import Node
 
 

@@ -8,9 +8,9 @@ import pulumi
 import pytest
 from conftest import beyond_opt_in
 
-from blueprints import guardrails
 from blueprints.components.base import node_role
 from blueprints.components.bucket import DataBucket, DataBucketArgs, attach_bucket_policy
+from blueprints.review import guardrails
 from blueprints.testing import as_plan, offline_mocks, record_program
 
 ZONES = ["cn-shanghai-a"]

@@ -10,9 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from blueprints.ci.comment import MARKER, StackOutcome, comment_body, compare_stacks, exit_code
-from blueprints.cli import app
-from blueprints.errors import UserInputError
-from blueprints.plandiff import PlanDiff, ResourceChange
+from blueprints.cli.main import app
+from blueprints.core.errors import UserInputError
+from blueprints.review.diff.compare import PlanDiff, ResourceChange
 
 TODAY = dt.date(2026, 12, 1)
 STACK = "config:\n  aitrain:preset: medical-imaging\n"
@@ -228,7 +228,7 @@ def test_the_base_from_its_committed_plans_shows_protect_switched_off(tmp_path, 
     base = _checkout(tmp_path / "base", train=STACK)
     plans = base / "stacks" / "plans"
     plans.mkdir()
-    from blueprints.goldenplans import plan_stack_json
+    from blueprints.ci.goldenplans import plan_stack_json
 
     (plans / "train.plan.json").write_text(plan_stack_json(base / "stacks" / "Pulumi.train.yaml", TODAY))
     _strip_protect(monkeypatch)

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from blueprints.ci.comment import MARKER
 from blueprints.ci.workflow import ACTIONS, workflow_yaml
-from blueprints.cli import app
+from blueprints.cli.main import app
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOW = ROOT / ".github" / "workflows" / "aitrain-plan.yml"
@@ -238,7 +238,7 @@ class Runner:
         bin_dir = tmp / "bin"
         bin_dir.mkdir()
         (bin_dir / "gh").write_text(FAKE_GH.format(python=sys.executable))
-        (bin_dir / "aitrain").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m blueprints.cli "$@"\n')
+        (bin_dir / "aitrain").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m blueprints.cli.main "$@"\n')
         for tool in ("gh", "aitrain"):
             (bin_dir / tool).chmod(0o755)
         (tmp / "event.json").write_text(json.dumps(event))
@@ -467,7 +467,7 @@ def test_the_base_side_is_the_base_commits_committed_plans_when_it_has_them(tmp_
             [
                 sys.executable,
                 "-m",
-                "blueprints.cli",
+                "blueprints.cli.main",
                 "plan",
                 "--stack-config",
                 str(stacks / "Pulumi.train.yaml"),

@@ -9,7 +9,7 @@ import yaml
 from conftest import beyond_opt_in
 from typer.testing import CliRunner
 
-from blueprints.cli import app
+from blueprints.cli.main import app
 
 runner = CliRunner()
 
@@ -154,13 +154,13 @@ def test_table_prints_brackets_literally():
 
 
 def test_markdown_cells_escape_pipes_and_newlines():
-    from blueprints.render import markdown_cell
+    from blueprints.review.render import markdown_cell
 
     assert markdown_cell("a|b\nc") == "a\\|b c"
     assert markdown_cell({"k": "x|y"}) == "{k: x\\|y}"
 
 
-# Every command through the real app (`blueprints.cli.app`), so a command that is not registered fails here.
+# Every command through the real app (`blueprints.cli.main.app`), so a command that is not registered fails here.
 COMMANDS = ("plan", "presets", "catalog", "diff", "recommend", "estimate")
 EXAMPLE_JOB = str(__import__("pathlib").Path(__file__).resolve().parents[1] / "examples" / "medical-imaging.yaml")
 

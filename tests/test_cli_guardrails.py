@@ -8,8 +8,8 @@ from pathlib import Path
 import yaml
 from typer.testing import CliRunner
 
-from blueprints import guardrails
-from blueprints.cli import app
+from blueprints.cli.main import app
+from blueprints.review import guardrails
 
 runner = CliRunner()
 SCRATCH_WARNING = ("--set", "compute.scratch_gib=100")  # 100 GiB < 3 × 1,000 GiB memory: AIT013, a warning
@@ -109,7 +109,7 @@ def test_guardrails_command_lists_every_rule_in_every_format():
 
 
 def test_the_rules_document_is_current_and_covers_every_section_7_rule():
-    from blueprints.render.findings import rules_document
+    from blueprints.review.render.findings import rules_document
 
     doc = (Path(__file__).resolve().parent.parent / "docs" / "guardrails.md").read_text(encoding="utf-8")
     assert doc == rules_document(), "docs/guardrails.md is stale: run make regen"

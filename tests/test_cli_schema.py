@@ -15,10 +15,10 @@ from typer.testing import CliRunner
 from blueprints.advisor.job import parse_job
 from blueprints.architectures import parse, profile_models
 from blueprints.catalog import load_catalog
-from blueprints.cli import app
-from blueprints.errors import UserInputError
-from blueprints.stackconfig import load_preset, preset_names
-from blueprints.yamlsafe import load
+from blueprints.cli.main import app
+from blueprints.core.errors import UserInputError
+from blueprints.core.yamlsafe import load
+from blueprints.profile.stackconfig import load_preset, preset_names
 
 ROOT = Path(__file__).resolve().parents[1]
 runner = CliRunner()

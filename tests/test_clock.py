@@ -6,8 +6,8 @@ import datetime as dt
 
 import pytest
 
-from blueprints import clock
-from blueprints.errors import UserInputError
+from blueprints.core import clock
+from blueprints.core.errors import UserInputError
 
 
 @pytest.mark.parametrize("text", ["20261201", "2026-12-01\n", " 2026-12-01", "2026-W49-1", "2026-12-01T00:00"])

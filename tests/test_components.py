@@ -13,8 +13,8 @@ from blueprints.components.network import TrainingNetwork, TrainingNetworkArgs
 from blueprints.components.node import NodeSpec
 from blueprints.components.pool import AutoscalingGpuPool, AutoscalingGpuPoolArgs
 from blueprints.components.storage import NFS_MOUNT_OPTIONS, SharedStorage, SharedStorageArgs
-from blueprints.layout import LayoutError, off_hours_tasks
-from blueprints.preview import OfflineMocks
+from blueprints.core.layout import LayoutError, off_hours_tasks
+from blueprints.engine.preview import OfflineMocks
 from blueprints.testing import record_program
 
 ZONES = ["cn-shanghai-a", "cn-shanghai-b", "cn-shanghai-e"]

@@ -8,8 +8,8 @@ import pytest
 
 from blueprints.catalog import CATALOG_DIR, load_catalog
 from blueprints.catalog.loader import _load
-from blueprints.costing import HOURS_PER_MONTH, CostContext, price_plan
-from blueprints.plan import PlannedResource
+from blueprints.review.costing import HOURS_PER_MONTH, CostContext, price_plan
+from blueprints.review.plan import PlannedResource
 
 CATALOG = load_catalog()
 GN7E = CATALOG.instance_types["ecs.gn7e-c16g1.32xlarge"].price_cny_per_hour
@@ -405,6 +405,6 @@ def test_run_hours_come_from_the_blueprints_context_when_not_given():
 
 
 def test_the_summary_has_no_storage_cost_without_a_file_system():
-    from blueprints.costing import storage_summary
+    from blueprints.review.costing import storage_summary
 
     assert storage_summary(price_plan(cluster(1), CATALOG, "cn-shanghai")) == {}

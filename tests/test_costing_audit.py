@@ -5,8 +5,8 @@ from __future__ import annotations
 from decimal import Decimal
 
 from blueprints.catalog import load_catalog
-from blueprints.costing import HOURS_PER_MONTH, CostContext, price_plan
-from blueprints.plan import PlannedResource
+from blueprints.review.costing import HOURS_PER_MONTH, CostContext, price_plan
+from blueprints.review.plan import PlannedResource
 from blueprints.testing import offline_plan
 
 CATALOG = load_catalog()
@@ -131,7 +131,7 @@ def test_the_presets_price_the_key_only_when_it_is_set():
 
 
 def test_every_format_shows_what_the_key_would_cost():
-    from blueprints.render import render_markdown, render_table
+    from blueprints.review.render import render_markdown, render_table
 
     default = offline_plan("autoscaling-training")
     assert (

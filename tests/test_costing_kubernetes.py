@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from blueprints.catalog import load_catalog
-from blueprints.costing import HOURS_PER_MONTH, price_plan
-from blueprints.plan import PlannedResource
+from blueprints.review.costing import HOURS_PER_MONTH, price_plan
+from blueprints.review.plan import PlannedResource
 
 CATALOG = load_catalog()
 GN7E = "ecs.gn7e-c16g1.32xlarge"
@@ -132,7 +132,7 @@ def test_kubernetes_objects_cost_nothing() -> None:
 
 def test_the_kubernetes_presets_gpu_pool_is_a_line_and_its_max_says_incomplete_in_every_format() -> None:
     """The preset's 0–8 × ebmgn7ex pool (no catalog price) was neither a line nor "not priced": at max read ¥37,396."""
-    from blueprints.render import render_markdown, render_table
+    from blueprints.review.render import render_markdown, render_table
     from blueprints.testing import offline_plan
 
     plan = offline_plan("kubernetes-training")

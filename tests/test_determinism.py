@@ -1,7 +1,7 @@
 """Plans are byte-identical across processes: two fresh interpreters with different PYTHONHASHSEED.
 
 Running twice in one process would share every cache and the hash seed, so it proves nothing about set or
-dict ordering; each process here runs the real CLI (``python -m blueprints.cli plan``) from a clean start.
+dict ordering; each process here runs the real CLI (``python -m blueprints.cli.main plan``) from a clean start.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ FORMATS = ("json", "markdown")
 # four commands in one interpreter keep the test fast, while the two seeds still run in separate processes.
 _SCRIPT = """
 import sys
-from blueprints.cli import app
+from blueprints.cli.main import app
 out = sys.argv[1]
 for preset in {presets!r}:
     for fmt in {formats!r}:

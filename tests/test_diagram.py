@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from blueprints.plan import short_type
-from blueprints.render.diagram import MAX_NODES, label, mermaid_flowchart
+from blueprints.review.plan import short_type
+from blueprints.review.render.diagram import MAX_NODES, label, mermaid_flowchart
 
 NODE_RE = re.compile(r'^(?P<id>[A-Za-z0-9_]+)\["(?P<label>[^"]*)"\]$')
 SUBGRAPH_RE = re.compile(r'^subgraph (?P<id>[A-Za-z0-9_]+)\["(?P<label>[^"]*)"\]$')

@@ -73,9 +73,9 @@ def cited_paths(doc: Path) -> list[str]:
 
 
 def test_the_documents_checked_are_the_repositorys():
-    assert "components" in PACKAGE_DIRS and cited_paths_of("`components/storage.py` and `render/`") == [
+    assert "components" in PACKAGE_DIRS and cited_paths_of("`components/storage.py` and `review/render/`") == [
         "blueprints/components/storage.py",
-        "blueprints/render/",
+        "blueprints/review/render/",
     ]
     assert ROOT / "README.md" in DOCS and ROOT / "docs" / "case-studies.md" in DOCS and len(DOCS) >= 8
 

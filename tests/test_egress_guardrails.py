@@ -7,9 +7,9 @@ import dataclasses
 
 import pytest
 
-from blueprints import guardrails
 from blueprints.components.access import LoginNode, LoginNodeArgs
-from blueprints.plan import Plan, PlannedResource
+from blueprints.review import guardrails
+from blueprints.review.plan import Plan, PlannedResource
 from blueprints.testing import as_plan, record_program
 
 MED = "medical-imaging"

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from blueprints.cli import app
+from blueprints.cli.main import app
 from blueprints.export import ExportError, kubernetes_objects, left_out, to_terraform, to_terraform_json
 from blueprints.export.names import tf_identifier
 from tests.test_export_terraform import DOCUMENTED, _attribute_names, managed, plan_of, resource, runner, tiny_plan
@@ -70,10 +70,10 @@ def test_kubernetes_objects_are_refused_naming_the_kinds():
 
 
 def test_cli_refuses_a_plan_with_kubernetes_objects_with_exit_2_and_writes_nothing(tmp_path, monkeypatch):
-    import blueprints.preview
+    import blueprints.engine.preview
 
     pv = resource("kubernetes:core/v1:PersistentVolume", "train-shared", {"spec": {}})
-    monkeypatch.setattr(blueprints.preview, "preview", lambda *args, **kwargs: tiny_plan(pv))
+    monkeypatch.setattr(blueprints.engine.preview, "preview", lambda *args, **kwargs: tiny_plan(pv))
     result = runner.invoke(app, ["export", "terraform", "autoscaling-training", "--out", str(tmp_path / "tf")])
     assert result.exit_code == 2
     assert (
@@ -90,7 +90,7 @@ def test_the_kubernetes_preset_is_refused_with_exit_2_and_nothing_written(tmp_pa
 
     out = tmp_path / "tf"
     done = subprocess.run(
-        [sys.executable, "-m", "blueprints.cli", "export", "terraform", "kubernetes-training", "--out", str(out)],
+        [sys.executable, "-m", "blueprints.cli.main", "export", "terraform", "kubernetes-training", "--out", str(out)],
         capture_output=True,
         text=True,
     )

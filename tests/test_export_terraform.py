@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from blueprints.cli import app
+from blueprints.cli.main import app
 from blueprints.export import ExportError, load_terraform_names, snake, to_terraform, to_terraform_json
 from blueprints.export.names import parse_terraform_names, tf_identifier, tf_identifiers
-from blueprints.plan import Plan, PlannedResource
-from blueprints.stackconfig import preset_names
+from blueprints.profile.stackconfig import preset_names
+from blueprints.review.plan import Plan, PlannedResource
 from tests.test_golden import ERDMA_LOGIN  # the golden variant with ecs.Instance nodes, eRDMA and a login node
 
 _TF_REFERENCE = re.compile(r"\$\{([a-z0-9_]+)\.([A-Za-z0-9_-]+)\.([a-z0-9_.]+)\}")
@@ -420,14 +420,14 @@ def test_cli_unmapped_type_exits_1_and_writes_nothing(tmp_path, monkeypatch):
 
 
 def test_cli_reads_a_stack_file_as_pulumi_up_would(tmp_path):
-    from blueprints.preview import preview
-    from blueprints.stackconfig import engine_config, with_cli_inputs
+    from blueprints.engine.preview import preview
+    from blueprints.profile.stackconfig import engine_config, with_cli_inputs
 
     stack = ROOT / "examples" / "stacks" / "Pulumi.pool.yaml"
     result = runner.invoke(app, ["export", "terraform", "--stack-config", str(stack), "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
-    from blueprints import clock
     from blueprints.catalog import load_catalog
+    from blueprints.core import clock
 
     plan = preview(with_cli_inputs(engine_config(stack), None, []), catalog=load_catalog(), today=clock.today())
     assert (tmp_path / "main.tf.json").read_text(encoding="utf-8") == to_terraform_json(plan)

@@ -7,11 +7,11 @@ import ipaddress
 
 import pytest
 
-from blueprints import yamlsafe
 from blueprints.architectures import profile_models
-from blueprints.errors import UserInputError
-from blueprints.layout import off_hours_tasks, vswitch_cidr
-from blueprints.stackconfig import parse_overrides
+from blueprints.core import yamlsafe
+from blueprints.core.errors import UserInputError
+from blueprints.core.layout import off_hours_tasks, vswitch_cidr
+from blueprints.profile.stackconfig import parse_overrides
 from blueprints.testing import offline_plan
 
 TODAY = dt.date(2026, 11, 30)

@@ -1,7 +1,7 @@
 """A fuzz draw that hangs is killed from outside its worker and reported; the run finishes (``bench/fuzz.py``).
 
 The hang is injected with a ``sitecustomize`` module on PYTHONPATH, which every process of the run (the parent and
-each spawned worker) imports at start-up: it replaces ``blueprints.preview.preview`` so that the first two stack
+each spawned worker) imports at start-up: it replaces ``blueprints.engine.preview.preview`` so that the first two stack
 configs previewed in the run (one per worker, both hung at once as in the incident) sleep forever, each time they
 are previewed, swallowing every exception an alarm could raise and ignoring SIGTERM; in "slow" mode only on their
 first try, in "exit" mode they take their worker down. The fuzzer runs in a subprocess of its own session with a hard timeout,
@@ -24,9 +24,9 @@ HOOK = textwrap.dedent(
     """
     import hashlib, json, os, signal, time
 
-    import blueprints.preview
+    import blueprints.engine.preview
 
-    _real = blueprints.preview.preview
+    _real = blueprints.engine.preview.preview
     _dir = os.environ["AITRAIN_FUZZ_HANG_DIR"]
 
 
@@ -70,7 +70,7 @@ HOOK = textwrap.dedent(
                 pass
 
 
-    blueprints.preview.preview = preview
+    blueprints.engine.preview.preview = preview
     """
 )
 

@@ -47,7 +47,7 @@ def kubernetes_plan():
 
 def golden_text(plan, kind: str) -> str:
     """The committed form of a plan: its JSON, or its Markdown rendering."""
-    from blueprints.render import render_markdown
+    from blueprints.review.render import render_markdown
 
     return plan.to_json() if kind == "json" else render_markdown(plan)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from blueprints.cli import app
+from blueprints.cli.main import app
 
 STACK = "config:\n  aitrain:preset: medical-imaging\n"
 POOL = "config:\n  aitrain:preset: autoscaling-training\n"

@@ -12,8 +12,8 @@ import re
 
 import pytest
 
-from blueprints import guardrails
-from blueprints.guardrails import Finding
+from blueprints.review import guardrails
+from blueprints.review.guardrails import Finding
 
 MED = "medical-imaging"
 AUTO = "autoscaling-training"
@@ -248,7 +248,7 @@ SCALING_CONFIG = {  # the pool's configuration as the eRDMA opt-in builds it (ER
 @pytest.fixture
 def erdma_plan(autoscaling_plan):
     """autoscaling-training whose pool uses an ess.ScalingConfiguration instead of its launch template."""
-    from blueprints.plan import PlannedResource
+    from blueprints.review.plan import PlannedResource
 
     config = PlannedResource(
         "alicloud:ess/scalingConfiguration:ScalingConfiguration",
@@ -462,8 +462,8 @@ def test_preview_records_findings_in_the_plan():
     import pulumi_alicloud as alicloud
 
     from blueprints.catalog import load_catalog
-    from blueprints.preview import preview
-    from blueprints.stackconfig import PRESET_KEY
+    from blueprints.engine.preview import preview
+    from blueprints.profile.stackconfig import PRESET_KEY
 
     def program():
         return alicloud.ecs.Instance(
@@ -482,7 +482,7 @@ def test_preview_records_findings_in_the_plan():
 
 def with_resource(plan, short_type: str, name: str, inputs: dict, **options):
     """The plan plus one resource of ``short_type`` (e.g. ``oss.Bucket``), protected unless told otherwise."""
-    from blueprints.plan import PlannedResource
+    from blueprints.review.plan import PlannedResource
 
     module, kind = short_type.split(".")
     token = f"alicloud:{module}/{kind[0].lower() + kind[1:]}:{kind}"
@@ -534,7 +534,7 @@ def test_a_bare_bucket_is_an_ait010_error_not_an_ait009_warning(medical_plan):
 )
 def test_an_access_rule_without_a_vpc_in_the_plan_must_admit_a_private_range(source, fires):
     """A storage component tested alone has no VPC to compare with: its rule must at least stay private."""
-    from blueprints.plan import Plan, PlannedResource
+    from blueprints.review.plan import Plan, PlannedResource
 
     rule = PlannedResource(
         "alicloud:nas/accessRule:AccessRule",

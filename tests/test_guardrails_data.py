@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from blueprints import guardrails
-from blueprints.guardrails import Finding, account, bucket, storage
-from blueprints.plan import Plan, PlannedResource
+from blueprints.review import guardrails
+from blueprints.review.guardrails import Finding, account, bucket, storage
+from blueprints.review.plan import Plan, PlannedResource
 
 MED = "medical-imaging"
 AUTO = "autoscaling-training"

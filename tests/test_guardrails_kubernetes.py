@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from blueprints import guardrails
-from blueprints.plan import Plan, PlannedResource
+from blueprints.review import guardrails
+from blueprints.review.plan import Plan, PlannedResource
 
 OWNED = (
     "AIT033",
@@ -362,7 +362,7 @@ def test_the_policy_pack_reports_the_same_kubernetes_findings_with_or_without_ad
     """The new rules run in the Pulumi policy pack too: same (rule, resource, message) as the offline plan."""
     from test_policy_pack import engine_records, run_pack
 
-    from blueprints.policy_config import pack_config
+    from blueprints.policy.config import pack_config
 
     broken = plan(
         *secure(

@@ -15,9 +15,9 @@ import re
 
 import pytest
 
-from blueprints import guardrails
-from blueprints.guardrails import Finding
-from blueprints.plan import Plan, PlannedResource
+from blueprints.review import guardrails
+from blueprints.review.guardrails import Finding
+from blueprints.review.plan import Plan, PlannedResource
 
 MED, AUTO = "medical-imaging", "autoscaling-training"
 OWNED = (

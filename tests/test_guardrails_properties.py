@@ -10,9 +10,9 @@ from hypothesis import HealthCheck, Phase, given, reject, settings
 from hypothesis import strategies as st
 from test_properties import profiles  # the suite's strategy of valid profiles (tests/ is on sys.path under pytest)
 
-from blueprints import guardrails
-from blueprints.errors import UserInputError
-from blueprints.guardrails.inputs import NODE_TYPES, referenced
+from blueprints.core.errors import UserInputError
+from blueprints.review import guardrails
+from blueprints.review.guardrails.inputs import NODE_TYPES, referenced
 from blueprints.testing import offline_plan
 
 NODE_RULES = {

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from blueprints import guardrails
 from blueprints.components.kubernetes_cluster import KubernetesCluster, KubernetesClusterArgs
+from blueprints.review import guardrails
 from blueprints.testing import offline_mocks, offline_plan
 
 PRESET = "kubernetes-training"
@@ -332,7 +332,7 @@ def test_an_optional_login_node_joins_the_stack_and_its_outputs():
 
 
 def test_the_kubeconfig_invoke_runs_on_the_region_provider(monkeypatch):
-    from blueprints import preview
+    from blueprints.engine import preview
 
     calls = []
     answer = preview.OfflineMocks.call

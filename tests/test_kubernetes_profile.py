@@ -8,8 +8,8 @@ import pytest
 from typer.testing import CliRunner
 
 from blueprints.catalog import CATALOG_DIR, CATALOG_DIR_ENV
-from blueprints.cli import app
-from blueprints.errors import UserInputError
+from blueprints.cli.main import app
+from blueprints.core.errors import UserInputError
 from blueprints.testing import offline_plan
 
 runner = CliRunner()

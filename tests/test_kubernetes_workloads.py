@@ -216,7 +216,7 @@ def test_cpfs_is_refused_for_kubernetes_pool_with_the_allowed_kinds():
         [
             sys.executable,
             "-m",
-            "blueprints.cli",
+            "blueprints.cli.main",
             "plan",
             PRESET,
             "--set",
@@ -269,7 +269,7 @@ def test_the_component_refuses_a_storage_kind_without_a_volume_recipe():
 )
 def test_namespaces_the_stack_cannot_create_and_bad_images_are_refused(setting, message):
     result = subprocess.run(
-        [sys.executable, "-m", "blueprints.cli", "plan", PRESET, "--set", setting],
+        [sys.executable, "-m", "blueprints.cli.main", "plan", PRESET, "--set", setting],
         capture_output=True,
         text=True,
         cwd=ROOT,

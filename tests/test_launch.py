@@ -10,8 +10,8 @@ import textwrap
 import pytest
 from typer.testing import CliRunner
 
-from blueprints import launch as lc
-from blueprints.cli import app
+from blueprints.cli.main import app
+from blueprints.launch import torchrun as lc
 
 runner = CliRunner()
 RUN = "20261201T093000Z"

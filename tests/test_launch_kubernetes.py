@@ -16,17 +16,17 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from blueprints import launch as lc
-from blueprints import launch_kubernetes as lk
 from blueprints.architectures import BLUEPRINTS
 from blueprints.bootstrap import nccl_env
-from blueprints.cli import app
-from blueprints.errors import UserInputError
+from blueprints.cli.main import app
+from blueprints.core.errors import UserInputError
+from blueprints.launch import kubernetes as lk
+from blueprints.launch import torchrun as lc
 
 runner = CliRunner()
 RUN = "20261201T093000Z"
 DATA = Path(__file__).parent / "data" / "launch"
-CRD_DIR = Path(lk.__file__).parent / "data" / "kubeflow" / "training-operator-v1.9.0"
+CRD_DIR = Path(lk.__file__).parents[1] / "data" / "kubeflow" / "training-operator-v1.9.0"
 CRD = CRD_DIR / "kubeflow.org_pytorchjobs.yaml"
 IMAGE = "registry.cn-wulanchabu.aliyuncs.com/team/train:2026-11"
 ENGINES = {name: bp.job_engine for name, bp in BLUEPRINTS.items()}

@@ -8,7 +8,7 @@ import socket
 import subprocess
 import time
 
-from blueprints import launch as lc
+from blueprints.launch import torchrun as lc
 from tests.test_launch import LINE, RUN, fixed_outputs
 
 # Records who runs what (its options), then runs it; the job's view of the share is what setpriv was asked for.

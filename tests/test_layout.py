@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from blueprints.layout import (
+from blueprints.core.layout import (
     LayoutError,
     choose_compute_zones,
     instance_batches,
@@ -118,7 +118,7 @@ def test_off_hours_weekday_shift_when_utc_is_the_previous_day():
 
 
 def test_vswitch_room_counts_reserved_addresses_and_headroom():
-    from blueprints.layout import LayoutError, check_vswitch_room
+    from blueprints.core.layout import LayoutError, check_vswitch_room
 
     # 192.168.0.0/20 → /24 vSwitches: 256 - 4 reserved = 252 free; 230 nodes + 23 headroom = 253 do not fit, 229 + 23 do.
     check_vswitch_room("192.168.0.0/20", 229, 1)
@@ -137,7 +137,7 @@ def test_vswitch_room_counts_reserved_addresses_and_headroom():
 def test_a_profile_with_more_nodes_than_its_vswitch_holds_is_refused_in_plan_and_program():
     from typer.testing import CliRunner
 
-    from blueprints.cli import app
+    from blueprints.cli.main import app
 
     result = CliRunner().invoke(
         app, ["plan", "medical-imaging", "--set", "network.vpc_cidr=192.168.0.0/20", "--set", "compute.nodes=370"]

@@ -70,7 +70,7 @@ def test_the_case_studies_page_is_identical_under_3_12s_float_summation(monkeypa
 
 def test_folded_cost_rows_add_up_exactly():
     """The Markdown's "… and N more" row sums its lines like costing does, not with sum() of floats."""
-    from blueprints.render.costs import collapse_lines
+    from blueprints.review.render.costs import collapse_lines
 
     lines = [
         {"resource": f"n{i}", "type": "ecs.Instance", "cny_per_hour": 0.1, "cny_per_month": 0.1, "status": "list"}

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from blueprints import objectstore
+from blueprints.core import objectstore
 
 
 @pytest.mark.parametrize("name", ["abc", "examplebucket1", "test-bucket-2021", "0-9", "a" * 63, "medical-imaging-data"])

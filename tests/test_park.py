@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from blueprints.architectures.autoscaling_pool import AutoscalingPoolBlueprint
 from blueprints.architectures.fixed_cluster import FixedClusterBlueprint
-from blueprints.cli import app
+from blueprints.cli.main import app
 
 runner = CliRunner()
 
@@ -76,10 +76,10 @@ def test_park_write_sets_nodes_zero_and_keeps_every_other_byte(stack):
     assert non_aitrain_lines(text) == non_aitrain_lines(STACK)
     assert "Next: `pulumi up` (compute is removed; the file system and bucket are kept)" in result.stdout
     # The parked file is what `aitrain plan --stack-config` reads: zero nodes.
-    from blueprints import clock
     from blueprints.architectures import profile_models
     from blueprints.catalog import load_catalog
-    from blueprints.stackconfig import engine_config, read_settings, resolve
+    from blueprints.core import clock
+    from blueprints.profile.stackconfig import engine_config, read_settings, resolve
 
     _, profile = resolve(
         read_settings(engine_config(stack), source="t"), profile_models(), catalog=load_catalog(), today=clock.today()

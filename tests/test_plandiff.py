@@ -14,10 +14,10 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from blueprints.cli import app
-from blueprints.errors import UserInputError
-from blueprints.plandiff import FAIL_ON, diff_plans, empty_plan, load_plan_json, render_diff
-from blueprints.render.diff import why
+from blueprints.cli.main import app
+from blueprints.core.errors import UserInputError
+from blueprints.review.diff.compare import FAIL_ON, diff_plans, empty_plan, load_plan_json, render_diff
+from blueprints.review.render.diff import why
 from blueprints.testing import offline_plan
 
 FS = "medical-imaging-storage-fs"
@@ -558,7 +558,7 @@ def test_an_ignored_input_neither_changes_nor_carries_a_replacement():
 
 
 def test_a_cost_change_from_nothing_or_without_a_total_has_no_percent():
-    from blueprints.plandiff_costs import cost_diff
+    from blueprints.review.diff.costs import cost_diff
 
     fresh = cost_diff(_costs({NODES: 0.0}, complete=True), _costs({NODES: 100.0}, complete=True))
     assert (fresh.delta, fresh.percent) == (100.0, None)  # from ¥0: a change, but no percentage of nothing

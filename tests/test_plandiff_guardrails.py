@@ -8,9 +8,9 @@ from pathlib import Path
 import yaml
 from typer.testing import CliRunner
 
-from blueprints.cli import app
-from blueprints.plandiff import diff_plans, render_diff
-from blueprints.plandiff_guardrails import guardrail_diff
+from blueprints.cli.main import app
+from blueprints.review.diff.compare import diff_plans, render_diff
+from blueprints.review.diff.guardrails import guardrail_diff
 
 runner = CliRunner()
 REASON = "scratch lives on the shared file system in this test"

@@ -17,11 +17,11 @@ from pulumi_policy.policy import _PolicyAnalyzerServicer
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
 from test_guardrails import MED, tamper
 
-from blueprints import guardrails
-from blueprints.guardrails import Skip
-from blueprints.plan import Plan, PlannedResource, referenced_names
-from blueprints.policy_config import pack_config
-from blueprints.policy_pack import PACK_NAME, policies
+from blueprints.policy.config import pack_config
+from blueprints.policy.pack import PACK_NAME, policies
+from blueprints.review import guardrails
+from blueprints.review.guardrails import Skip
+from blueprints.review.plan import Plan, PlannedResource, referenced_names
 
 LEVELS = {"mandatory": proto.MANDATORY, "advisory": proto.ADVISORY, "disabled": proto.DISABLED}
 

@@ -10,10 +10,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from blueprints import guardrails
-from blueprints.cli import app
-from blueprints.guardrails import Skip
-from blueprints.policy_config import (
+from blueprints.cli.main import app
+from blueprints.policy.config import (
     FACTS_KEY,
     REASON_KEY,
     SUMMARY_FACTS,
@@ -22,9 +20,11 @@ from blueprints.policy_config import (
     pack_config_json,
     policy_name,
 )
+from blueprints.review import guardrails
+from blueprints.review.guardrails import Skip
 
 ROOT = Path(__file__).resolve().parents[1]
-GUARDRAILS = ROOT / "blueprints" / "guardrails"
+GUARDRAILS = ROOT / "blueprints" / "review" / "guardrails"
 
 
 def test_summary_facts_are_every_summary_key_a_rule_reads():
@@ -161,7 +161,7 @@ def test_the_pack_folder_is_a_python_pack_of_the_same_rules():
 
 
 def test_the_pinned_sdk_is_the_tested_one():
-    """blueprints.policy_pack reads past a private proxy of this version: the pin, the test extra and the install agree."""
+    """blueprints.policy.pack reads past a private proxy of this version: the pin, the test extra and the install agree."""
     from importlib.metadata import version
 
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")

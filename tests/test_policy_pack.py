@@ -45,11 +45,11 @@ from test_guardrails_nodes import CASES as NODE_CASES
 from test_guardrails_nodes import added as node_added
 from test_guardrails_nodes import login_and_bucket, med, pool  # noqa: F401  (fixtures)
 
-from blueprints import guardrails
-from blueprints.guardrails import Skip
-from blueprints.plan import Plan, PlannedResource, referenced_names
-from blueprints.policy_config import pack_config, policy_name
-from blueprints.policy_pack import BLIND_SPOTS, UNKNOWN_REFERENCE, planned, policies, stack_plan
+from blueprints.policy.config import pack_config, policy_name
+from blueprints.policy.pack import BLIND_SPOTS, UNKNOWN_REFERENCE, planned, policies, stack_plan
+from blueprints.review import guardrails
+from blueprints.review.guardrails import Skip
+from blueprints.review.plan import Plan, PlannedResource, referenced_names
 
 STACK_URN = "urn:pulumi:dev::aitrain::pulumi:pulumi:Stack::aitrain-dev"
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from blueprints.render import render_markdown
+from blueprints.review.render import render_markdown
 from blueprints.testing import offline_plan
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,7 +25,7 @@ def test_the_example_stack_with_two_nodes_does_not_claim_the_presets_twelve():
     """Pulumi.example.yaml (compute.nodes: 2): the PR comment's first line said "12 × …: the same 96 A100 GPUs"."""
     from typer.testing import CliRunner
 
-    from blueprints.cli import app
+    from blueprints.cli.main import app
 
     result = CliRunner().invoke(
         app, ["plan", "--stack-config", str(ROOT / "Pulumi.example.yaml"), "--format", "markdown"]

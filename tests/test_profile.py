@@ -12,9 +12,9 @@ from blueprints import architectures
 from blueprints.architectures.autoscaling_pool import AutoscalingProfile
 from blueprints.architectures.fixed_cluster import FixedClusterProfile
 from blueprints.catalog import load_catalog
-from blueprints.errors import UserInputError
-from blueprints.guardrails import rule_ids
-from blueprints.stackconfig import load_preset, parse_overrides, resolve, with_cli_inputs
+from blueprints.core.errors import UserInputError
+from blueprints.profile.stackconfig import load_preset, parse_overrides, resolve, with_cli_inputs
+from blueprints.review.guardrails import rule_ids
 
 CATALOG = load_catalog()
 TODAY = dt.date(2026, 11, 30)
@@ -323,7 +323,7 @@ def test_set_overrides_are_typed_and_applied_after_the_preset():
     config = with_cli_inputs(
         {}, "medical-imaging", parse_overrides(["compute.nodes=128", "network.admin_cidr=203.0.113.0/24"], MODELS)
     )
-    from blueprints.stackconfig import read_settings
+    from blueprints.profile.stackconfig import read_settings
 
     data, profile = resolve(read_settings(config, source="t"), MODELS, catalog=CATALOG, today=TODAY)
     assert profile.compute.nodes == 128 and data["compute"]["nodes"] == 128

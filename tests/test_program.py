@@ -11,8 +11,8 @@ import pytest
 from conftest import beyond_opt_in
 
 from blueprints.catalog import load_catalog
-from blueprints.preview import record
-from blueprints.stackconfig import PRESET_KEY, PROFILE_KEY
+from blueprints.engine.preview import record
+from blueprints.profile.stackconfig import PRESET_KEY, PROFILE_KEY
 from blueprints.testing import assert_guardrails, offline_plan
 
 PROGRAM = Path(__file__).resolve().parents[1] / "infra" / "__main__.py"
@@ -136,7 +136,7 @@ def test_plan_is_deterministic(medical_plan):
 def test_guardrails_catch_a_public_node(medical_plan):
     import dataclasses
 
-    from blueprints import guardrails
+    from blueprints.review import guardrails
 
     tampered = tuple(
         dataclasses.replace(r, inputs={**r.inputs, "internetMaxBandwidthOut": 100})
@@ -184,8 +184,8 @@ def test_node_cloud_init_mounts_the_shared_storage_at_one_path(medical_plan, aut
 
 
 def test_every_resource_and_lookup_uses_the_region_pinned_provider():
-    from blueprints.preview import OfflineMocks, run_program
-    from blueprints.program import run
+    from blueprints.engine.preview import OfflineMocks, run_program
+    from blueprints.engine.program import run
 
     calls = []
 
@@ -232,7 +232,7 @@ def test_pulumi_up_and_the_plan_refuse_miskeyed_config_with_the_same_message(con
     import yaml
     from typer.testing import CliRunner
 
-    from blueprints.cli import app
+    from blueprints.cli.main import app
 
     with pytest.raises(pulumi.RunError) as info:
         run_infra_main(config)
@@ -259,7 +259,7 @@ def test_a_preset_argument_that_contradicts_the_stack_preset_is_an_error(tmp_pat
     import yaml
     from typer.testing import CliRunner
 
-    from blueprints.cli import app
+    from blueprints.cli.main import app
 
     stack = tmp_path / "Pulumi.dev.yaml"
     stack.write_text(yaml.safe_dump({"config": {"aitrain:preset": "medical-imaging"}}), encoding="utf-8")
@@ -311,7 +311,7 @@ def storage_view(plan):
 
 @pytest.mark.parametrize("pinned", [(), ("cn-shanghai-e", "cn-shanghai-f", "cn-shanghai-a", "cn-shanghai-m")])
 def test_changing_compute_never_changes_any_storage_input(pinned):
-    from blueprints.stackconfig import load_preset
+    from blueprints.profile.stackconfig import load_preset
 
     catalog = ZonedCatalog()
     computes = [
@@ -338,9 +338,9 @@ def test_changing_compute_never_changes_any_storage_input(pinned):
 def test_the_plan_refuses_a_duplicate_urn_as_the_engine_would():
     import pulumi_alicloud as alicloud
 
-    from blueprints.errors import UserInputError
-    from blueprints.layout import LayoutError
-    from blueprints.preview import preview
+    from blueprints.core.errors import UserInputError
+    from blueprints.core.layout import LayoutError
+    from blueprints.engine.preview import preview
 
     def twice():
         alicloud.vpc.Network("dup", cidr_block="10.0.0.0/16")
@@ -356,8 +356,8 @@ def test_the_program_reads_the_config_the_language_host_passes_in_pulumi_config(
     """`pulumi up` hands the program its config as PULUMI_CONFIG (JSON, objects as JSON text): every key is seen."""
     from pulumi.runtime.config import CONFIG
 
-    from blueprints.program import current_config
-    from blueprints.stackconfig import read_settings
+    from blueprints.engine.program import current_config
+    from blueprints.profile.stackconfig import read_settings
 
     monkeypatch.setenv(
         "PULUMI_CONFIG",
@@ -369,7 +369,7 @@ def test_the_program_reads_the_config_the_language_host_passes_in_pulumi_config(
     finally:
         CONFIG.reset(token)
     assert config["aitrain:profile.compute.nodes"] == "4" and config["alicloud:region"] == "x"
-    from blueprints.errors import UserInputError
+    from blueprints.core.errors import UserInputError
 
     with pytest.raises(UserInputError, match="is a key named with a dot, not a path into 'aitrain:profile'"):
         read_settings(config, source="(pulumi config)")

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from blueprints.catalog import load_catalog
-from blueprints.errors import UserInputError
+from blueprints.core.errors import UserInputError
 from blueprints.testing import assert_guardrails, offline_plan
 
 CATALOG = load_catalog()

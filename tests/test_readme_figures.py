@@ -90,8 +90,8 @@ def user_data_bytes(name: str) -> str:
 
 def markdown_sizes() -> str:
     """The presets' Markdown plans, in thousands of characters (min–max), and a 256-node eRDMA cluster's."""
-    from blueprints.render import render_markdown
-    from blueprints.stackconfig import preset_names
+    from blueprints.profile.stackconfig import preset_names
+    from blueprints.review.render import render_markdown
 
     sizes = [len(render_markdown(plan(name))) for name in preset_names()]
     big = len(render_markdown(plan("medical-imaging-erdma-login", **{"compute.nodes": 256})))
@@ -110,7 +110,7 @@ def kubernetes_counts() -> str:
 
 
 def rule_count() -> str:
-    from blueprints.guardrails import RULES
+    from blueprints.review.guardrails import RULES
 
     return f"{len(RULES)} rules"
 
@@ -183,7 +183,7 @@ def test_the_medical_imaging_preset_prices_a_run_as_long_as_aitrain_estimate_say
 
     from typer.testing import CliRunner
 
-    from blueprints.cli import app
+    from blueprints.cli.main import app
 
     preset = (ROOT / "blueprints" / "presets" / "medical-imaging.yaml").read_text(encoding="utf-8")
     command = re.search(r"`aitrain (estimate [^`]+)`", preset)

@@ -12,7 +12,7 @@ import yaml
 
 from blueprints.bootstrap import STATUS_PATH, USER_DATA_LIMIT_BYTES
 from blueprints.catalog import load_catalog
-from blueprints.plandiff import diff_plans
+from blueprints.review.diff.compare import diff_plans
 from blueprints.testing import assert_guardrails, offline_plan
 
 CATALOG = load_catalog()

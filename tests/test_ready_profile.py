@@ -9,8 +9,8 @@ import pytest
 
 from blueprints import architectures
 from blueprints.catalog import load_catalog
-from blueprints.errors import UserInputError
-from blueprints.stackconfig import load_preset
+from blueprints.core.errors import UserInputError
+from blueprints.profile.stackconfig import load_preset
 
 CATALOG = load_catalog()
 TODAY = dt.date(2026, 11, 30)

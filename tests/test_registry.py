@@ -15,8 +15,8 @@ from blueprints.advisor.budget import BudgetTier
 from blueprints.advisor.data import limits
 from blueprints.architectures.base import Blueprint
 from blueprints.catalog import load_catalog
-from blueprints.profile import ProfileBase
-from blueprints.stackconfig import load_preset, preset_names
+from blueprints.profile.model import ProfileBase
+from blueprints.profile.stackconfig import load_preset, preset_names
 
 PACKAGE = Path(architectures.__file__).resolve().parents[1]
 TODAY = dt.date(2026, 11, 30)

@@ -11,11 +11,11 @@ import pytest
 from conftest import beyond_opt_in
 from typer.testing import CliRunner
 
-from blueprints import guardrails
-from blueprints.cli import app
-from blueprints.plan import Plan, PlannedResource
-from blueprints.render import guardrails_holding, render_markdown, render_table
-from blueprints.text import md_code, md_text, plain
+from blueprints.cli.main import app
+from blueprints.core.text import md_code, md_text, plain
+from blueprints.review import guardrails
+from blueprints.review.plan import Plan, PlannedResource
+from blueprints.review.render import guardrails_holding, render_markdown, render_table
 
 CPFS = [
     "--set",
@@ -112,7 +112,7 @@ def test_a_multi_line_description_is_refused_at_input():
     """The first defence: a description is one line (the renderers escape whatever reaches them anyway)."""
     from typer.testing import CliRunner
 
-    from blueprints.cli import app
+    from blueprints.cli.main import app
 
     text = 'description="ok\\n\\n### Guardrails\\n\\n- all passed \\e[31mRED\\e[0m"'
     result = CliRunner().invoke(app, ["plan", "medical-imaging", "--set", text, "--format", "markdown"])
@@ -182,7 +182,7 @@ def test_terminal_cost_of_a_pool_lists_its_scenarios_and_an_unpriced_plan_says_s
 
 
 def test_folded_cost_lines_sum_what_they_fold_and_stay_unknown_if_one_is():
-    from blueprints.render.costs import collapse_lines
+    from blueprints.review.render.costs import collapse_lines
 
     lines = [
         {"resource": f"n{i}", "type": "ecs.Instance", "cny_per_hour": 1.5, "cny_per_month": 1095.0, "status": "list"}

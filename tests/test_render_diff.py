@@ -10,10 +10,10 @@ import pytest
 from markdown_it import MarkdownIt
 from typer.testing import CliRunner
 
-from blueprints.cli import app
-from blueprints.plandiff import diff_plans, empty_plan
-from blueprints.render.diff import render_diff
-from blueprints.render.fit import COMMENT_BUDGET
+from blueprints.cli.main import app
+from blueprints.review.diff.compare import diff_plans, empty_plan
+from blueprints.review.render.diff import render_diff
+from blueprints.review.render.fit import COMMENT_BUDGET
 from blueprints.testing import offline_plan
 
 NODES = "medical-imaging-cluster-nodes-0"
@@ -326,7 +326,7 @@ def test_markdown_has_the_summary_table_each_inputs_table_and_says_when_nothing_
 
 
 def test_why_says_new_and_removed_resources():
-    from blueprints.render.diff import why
+    from blueprints.review.render.diff import why
 
     created = diff_plans(
         empty_plan(),
@@ -349,7 +349,7 @@ def test_why_says_new_and_removed_resources():
 
 
 def test_a_summary_only_change_has_no_changes_table_and_a_diagram_too_big_is_named(medical, monkeypatch):
-    import blueprints.render.diff as render
+    import blueprints.review.render.diff as render
 
     relabelled = copy.deepcopy(medical)
     relabelled["summary"]["profile_note"] = "changed"
@@ -361,7 +361,7 @@ def test_a_summary_only_change_has_no_changes_table_and_a_diagram_too_big_is_nam
 
 
 def test_why_names_a_carried_replacement_and_a_changed_safety_option(medical, storage_kind_diff):
-    from blueprints.render.diff import why
+    from blueprints.review.render.diff import why
 
     mount = next(c for c in storage_kind_diff.changes if c.name == "medical-imaging-storage-mount-target")
     assert why(mount) == [

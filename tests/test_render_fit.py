@@ -8,9 +8,9 @@ import re
 
 from markdown_it import MarkdownIt
 
-from blueprints.plan import Plan, PlannedResource
-from blueprints.render import render_markdown
-from blueprints.render.fit import COMMENT_BUDGET, GITHUB_COMMENT_LIMIT
+from blueprints.review.plan import Plan, PlannedResource
+from blueprints.review.render import render_markdown
+from blueprints.review.render.fit import COMMENT_BUDGET, GITHUB_COMMENT_LIMIT
 
 PARSER = MarkdownIt("commonmark").enable("table")
 CLOUD_INIT = "#cloud-config\nhostname: {}\nruncmd:\n" + "  - echo step\n" * 40
@@ -122,7 +122,7 @@ def test_a_huge_summary_is_cut_at_whole_lines():
 
 
 def test_fit_blocks_keeps_every_block_that_fits_and_counts_the_rest():
-    from blueprints.render.fit import fit_blocks
+    from blueprints.review.render.fit import fit_blocks
 
     def omitted(n: int) -> str:
         return f"[{n} left out]"

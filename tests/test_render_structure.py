@@ -11,9 +11,9 @@ import pytest
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from blueprints.plan import Plan
-from blueprints.render import format_value, key_properties, render_markdown, user_data_blocks
-from blueprints.render.diagram import mermaid_flowchart
+from blueprints.review.plan import Plan
+from blueprints.review.render import format_value, key_properties, render_markdown, user_data_blocks
+from blueprints.review.render.diagram import mermaid_flowchart
 from tests.test_golden import ERDMA_LOGIN
 
 PARSER = MarkdownIt("commonmark").enable("table")

@@ -7,8 +7,8 @@ import re
 import pytest
 from typer.testing import CliRunner
 
-from blueprints.cli import app
-from blueprints.render import render_table
+from blueprints.cli.main import app
+from blueprints.review.render import render_table
 
 
 def flat(text: str) -> str:
@@ -55,7 +55,7 @@ def test_the_width_option_reaches_the_table():
 
 def test_a_cost_table_wider_than_the_terminal_becomes_the_list():
     """The access-log bucket's long item made the 160-column cost table wrap every row in two."""
-    from blueprints.render.costs import cost_text
+    from blueprints.review.render.costs import cost_text
 
     long_item = {
         "resource": "r",

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from blueprints.errors import UserInputError
-from blueprints.replacement import load_replacement_table, replacement_table
-from blueprints.stackconfig import preset_names
+from blueprints.core.errors import UserInputError
+from blueprints.profile.stackconfig import preset_names
+from blueprints.review.diff.replacement import load_replacement_table, replacement_table
 from blueprints.testing import offline_plan
 
 VARIANTS = [(name, {}) for name in preset_names()] + [

@@ -1,7 +1,7 @@
 """Replace-aware diff of a kubernetes-pool plan: the ACK types' ForceNew marks (terraform-provider-alicloud docs) and
 the Kubernetes kinds' replace lists (pulumi-kubernetes forceNewProperties), read as data with their sources.
 
-Plans here are dicts with the engine input names; the diff is ``blueprints.plandiff.diff_plans``.
+Plans here are dicts with the engine input names; the diff is ``blueprints.review.diff.compare.diff_plans``.
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from blueprints.plandiff import diff_plans, empty_plan
-from blueprints.replacement import replacement_table
+from blueprints.review.diff.compare import diff_plans, empty_plan
+from blueprints.review.diff.replacement import replacement_table
 
 PV = "kubernetes:core/v1:PersistentVolume"
 PVC = "kubernetes:core/v1:PersistentVolumeClaim"

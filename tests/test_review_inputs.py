@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from blueprints.plandiff_shape import MAX_DEPTH
+from blueprints.review.diff.shape import MAX_DEPTH
 
-AITRAIN = [sys.executable, "-m", "blueprints.cli"]
+AITRAIN = [sys.executable, "-m", "blueprints.cli.main"]
 ENV = {**os.environ, "AITRAIN_TODAY": "2026-11-30"}
 
 

@@ -14,9 +14,9 @@ import textwrap
 import pytest
 from typer.testing import CliRunner
 
-from blueprints import launch as lc
-from blueprints import runs
-from blueprints.cli import app
+from blueprints.cli.main import app
+from blueprints.launch import runs
+from blueprints.launch import torchrun as lc
 from tests.test_launch import fixed_outputs, pool_outputs
 from tests.test_launch_kubernetes import llama
 
@@ -249,7 +249,7 @@ def test_runs_through_cloud_assistant_polls_until_finished_and_prints_the_table(
     )
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", str(bin_dir))
-    monkeypatch.setattr("blueprints.cli_runs.POLL_SECONDS", 0.0)
+    monkeypatch.setattr("blueprints.cli.runs.POLL_SECONDS", 0.0)
     result = invoke("runs", "--stack", stack(fixed_outputs(2)))
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[0] == f"run {RUN}: running (2 nodes)"

@@ -13,9 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from blueprints import bootstrap as b
-from blueprints import guardrails
-from blueprints.layout import LayoutError, login_vswitch_cidr, vswitch_cidr, vswitch_prefix
-from blueprints.plan import Plan
+from blueprints.core.layout import LayoutError, login_vswitch_cidr, vswitch_cidr, vswitch_prefix
+from blueprints.review import guardrails
+from blueprints.review.plan import Plan
 from blueprints.testing import offline_plan
 from tests.test_bootstrap import spec
 from tests.test_bootstrap_launcher import Node, head

@@ -10,11 +10,11 @@ from typer.main import get_command
 from typer.testing import CliRunner
 
 from blueprints.architectures import profile_models
-from blueprints.cli import app
-from blueprints.errors import UserInputError
-from blueprints.profile_paths import PathError, check_path, format_path, parse_path, set_path
-from blueprints.stackconfig import PROFILE_KEY, engine_config, parse_overrides, read_settings, with_cli_inputs
-from blueprints.yamlsafe import load
+from blueprints.cli.main import app
+from blueprints.core.errors import UserInputError
+from blueprints.core.yamlsafe import load
+from blueprints.profile.paths import PathError, check_path, format_path, parse_path, set_path
+from blueprints.profile.stackconfig import PROFILE_KEY, engine_config, parse_overrides, read_settings, with_cli_inputs
 
 runner = CliRunner()
 MODELS = profile_models()
@@ -155,8 +155,8 @@ def test_pulumi_up_refuses_a_key_the_engine_marks_secret():
 def test_the_program_passes_the_engines_secret_keys(monkeypatch):
     import pulumi
 
-    from blueprints.preview import record
-    from blueprints.program import run
+    from blueprints.engine.preview import record
+    from blueprints.engine.program import run
 
     monkeypatch.setenv("PULUMI_CONFIG_SECRET_KEYS", json.dumps([PROFILE_KEY]))
     config = {"aitrain:preset": "medical-imaging", PROFILE_KEY: '{"tags": {"owner": "alice"}}'}

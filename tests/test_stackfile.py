@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from blueprints.errors import UserInputError
-from blueprints.stackfile import merge_stack_text, write_stack_file
-from blueprints.yamlsafe import load
+from blueprints.core.errors import UserInputError
+from blueprints.core.yamlsafe import load
+from blueprints.profile.stackfile import merge_stack_text, write_stack_file
 
 HEAD = """# Production stack for the imaging team.
 encryptionsalt: v1:ZW5jcnlwdGlvbnNhbHQ=:v1:AAAAAAAAAAAAAAAA:BBBBBBBBBBBBBBBBBBBBBBBBBBBBBB==
@@ -108,7 +108,7 @@ def test_new_file_is_written_whole(tmp_path):
 def test_failed_plan_leaves_an_existing_out_file_intact(tmp_path):
     from typer.testing import CliRunner
 
-    from blueprints.cli import app
+    from blueprints.cli.main import app
 
     out = tmp_path / "plan.md"
     out.write_text("previous plan\n")
@@ -120,7 +120,8 @@ def test_failed_plan_leaves_an_existing_out_file_intact(tmp_path):
 
 
 def test_a_crash_while_writing_keeps_the_old_file_and_no_temporary(tmp_path, monkeypatch):
-    from blueprints import cli_support, files
+    from blueprints.cli import support as cli_support
+    from blueprints.core import files
 
     out = tmp_path / "plan.json"
     out.write_text("old\n")
@@ -136,7 +137,7 @@ def test_a_crash_while_writing_keeps_the_old_file_and_no_temporary(tmp_path, mon
 
 
 def test_unencodable_text_never_truncates(tmp_path):
-    from blueprints.cli_support import emit
+    from blueprints.cli.support import emit
 
     out = tmp_path / "plan.md"
     out.write_text("old\n")
@@ -146,7 +147,7 @@ def test_unencodable_text_never_truncates(tmp_path):
 
 
 def test_emit_replaces_atomically_and_keeps_the_mode(tmp_path):
-    from blueprints.cli_support import emit
+    from blueprints.cli.support import emit
 
     out = tmp_path / "plan.json"
     out.write_text("old\n")
@@ -156,7 +157,7 @@ def test_emit_replaces_atomically_and_keeps_the_mode(tmp_path):
 
 
 def test_emit_to_a_missing_directory_is_a_user_error(tmp_path):
-    from blueprints.cli_support import emit
+    from blueprints.cli.support import emit
 
     with pytest.raises(UserInputError, match="--out"):
         emit("x", tmp_path / "missing" / "plan.json")

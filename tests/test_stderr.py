@@ -17,7 +17,7 @@ RUNS = 30
 
 def _run(_: int) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "blueprints.cli", "plan", "medical-imaging", "--format", "json"],
+        [sys.executable, "-m", "blueprints.cli.main", "plan", "medical-imaging", "--format", "json"],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from blueprints.components.storage import SharedStorage, SharedStorageArgs
-from blueprints.plan import PlannedResource
+from blueprints.review.plan import PlannedResource
 from blueprints.testing import assert_guardrails, mocked, offline_mocks, record_program  # noqa: F401  (mocked: fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -181,7 +181,7 @@ def test_the_plugin_is_registered_as_a_pytest11_entry_point():
     from importlib.metadata import entry_points
 
     (plugin,) = [e for e in entry_points(group="pytest11") if e.name == "aitrain"]
-    assert plugin.value == "blueprints.testing_plugin"
+    assert plugin.value == "blueprints.testing.plugin"
 
 
 def test_is_pulumi_test_recognises_only_pulumi_s_wrapper():
@@ -189,7 +189,7 @@ def test_is_pulumi_test_recognises_only_pulumi_s_wrapper():
 
     import pulumi
 
-    from blueprints.testing_plugin import is_pulumi_test
+    from blueprints.testing.plugin import is_pulumi_test
 
     def plain() -> None:
         pass
@@ -320,8 +320,8 @@ def test_offline_mocks_records_what_the_plan_records():
 
 
 def test_assert_guardrails_fails_at_its_level_and_names_the_level():
-    from blueprints import guardrails
-    from blueprints.plan import PlannedResource
+    from blueprints.review import guardrails
+    from blueprints.review.plan import PlannedResource
 
     # A launch template without IMDSv2 tokens: AIT008 fires, at its rule's level.
     template = PlannedResource(

@@ -1,4 +1,4 @@
-"""blueprints.text: Markdown escaping that cannot forge structure, terminal text without control codes, one table writer."""
+"""blueprints.core.text: Markdown escaping that cannot forge structure, terminal text without control codes, one table writer."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from blueprints.text import md_cell, md_table, md_text, plain, table
+from blueprints.core.text import md_cell, md_table, md_text, plain, table
 
 
 def test_plain_strips_ansi_and_control_characters():

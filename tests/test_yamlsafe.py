@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from blueprints.errors import UserInputError
-from blueprints.yamlsafe import MAX_DEPTH, load, load_scalar
+from blueprints.core.errors import UserInputError
+from blueprints.core.yamlsafe import MAX_DEPTH, load, load_scalar
 
 
 def _error(text: str, source: str = "Pulumi.dev.yaml") -> str:
@@ -143,7 +143,7 @@ def test_lone_surrogate_escape_is_refused():
 def _command(exc: BaseException):
     import typer
 
-    from blueprints.cli_support import reports_user_errors
+    from blueprints.cli.support import reports_user_errors
 
     @reports_user_errors
     def command() -> None:
@@ -178,7 +178,7 @@ def test_other_exceptions_are_not_swallowed():
 
 
 def test_reading_turns_shape_errors_into_exit_2():
-    from blueprints.cli_support import reading
+    from blueprints.cli.support import reading
 
     with pytest.raises(UserInputError) as info, reading("new.json", "a plan from `aitrain plan --format json`"):
         {"resources": 5}["resources"][0]

@@ -18,7 +18,7 @@ from blueprints.advisor.data import DATA_DIR, scaling_rows
 from blueprints.advisor.job import Job, load_job_dict, parse_job
 from blueprints.advisor.options import Option
 from blueprints.advisor.render import render_markdown
-from blueprints.text import md_cell, md_text
+from blueprints.core.text import md_cell, md_text
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DOC = REPO_ROOT / "docs" / "case-studies.md"

@@ -7,9 +7,9 @@ from typing import Any, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from blueprints import yamlsafe
 from blueprints.advisor.data import limits
-from blueprints.errors import Problem, UserInputError, did_you_mean, join_allowed, problems_from_validation_error
+from blueprints.core import yamlsafe
+from blueprints.core.errors import Problem, UserInputError, did_you_mean, join_allowed, problems_from_validation_error
 
 ModelKind = Literal["transformer", "cnn", "other"]
 Precision = Literal["fp32", "tf32", "bf16", "fp16", "fp8"]
@@ -146,8 +146,8 @@ class Job(BaseModel):
     @field_validator("name")
     @classmethod
     def _name(cls, value: str) -> str:
-        # Imported here: blueprints.profile loads every profile section, which `recommend` otherwise never needs.
-        from blueprints.profile import check_resource_name
+        # Imported here: blueprints.profile.model loads every profile section, which `recommend` otherwise never needs.
+        from blueprints.profile.model import check_resource_name
 
         return check_resource_name(value)
 
@@ -245,7 +245,7 @@ def parse_job(data: Any, *, source: str = "job", regions: Mapping[str, Any] | No
 
 def load_job_dict(path: Path | None, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Read a job YAML file (or start empty) and apply flag overrides (None means "not given")."""
-    from blueprints.errors import read_text_file
+    from blueprints.core.errors import read_text_file
 
     data: dict[str, Any] = {}
     if path is not None:

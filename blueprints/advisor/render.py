@@ -13,7 +13,7 @@ from blueprints.advisor.storage import StorageChoice
 from blueprints.advisor.yearly import YearlyCost, runs_text, yearly_dict
 from blueprints.advisor.yearly import lines as yearly_lines
 from blueprints.advisor.yearly import rows as yearly_rows
-from blueprints.text import md_cell, md_text, plain, table
+from blueprints.core.text import md_cell, md_text, plain, table
 
 RECOMMENDATION_SCHEMA = "aitrain.recommendation/v1"
 ESTIMATE_SCHEMA = "aitrain.estimate/v1"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from blueprints.advisor.choice import Recommendation
-from blueprints.errors import Problem, UserInputError
+from blueprints.core.errors import Problem, UserInputError
 
 
 def profile_dict(rec: Recommendation) -> dict[str, Any] | None:
@@ -60,6 +60,6 @@ def stack_config_text(rec: Recommendation, validate: Callable[[dict[str, Any]], 
             ],
         )
     validate(profile)
-    from blueprints.stackconfig import render_stack_config
+    from blueprints.profile.stackconfig import render_stack_config
 
     return render_stack_config(profile)

@@ -19,7 +19,7 @@ PREFERENCE = (
     ("nas", "capacity"),
     ("nas", "performance"),
 )
-# The profile's capacity bounds (blueprints/profile.py Storage.capacity_gib: 100–1,048,576 GiB).
+# The profile's capacity bounds (blueprints/profile/model.py Storage.capacity_gib: 100–1,048,576 GiB).
 PROFILE_MIN_GIB = 100
 PROFILE_MAX_GIB = 1_048_576
 

@@ -9,8 +9,8 @@ from blueprints.architectures.autoscaling_pool import AutoscalingPoolBlueprint
 from blueprints.architectures.base import Blueprint
 from blueprints.architectures.fixed_cluster import FixedClusterBlueprint
 from blueprints.architectures.kubernetes_pool import KubernetesPoolBlueprint
-from blueprints.profile import ProfileBase
-from blueprints.profile_parse import parse_profile
+from blueprints.profile.model import ProfileBase
+from blueprints.profile.parse import parse_profile
 
 if TYPE_CHECKING:
     from blueprints.advisor.budget import BudgetTier

@@ -8,10 +8,10 @@ from pydantic import Field, model_validator
 
 from blueprints.advisor.budget import BudgetTier
 from blueprints.architectures.ecs import EcsBlueprint
-from blueprints.costing import CostContext
-from blueprints.errors import FieldError
-from blueprints.layout import off_hours_tasks
-from blueprints.profile import ESS_MAX_SIZE, ComputeBase, ProfileBase
+from blueprints.core.errors import FieldError
+from blueprints.core.layout import off_hours_tasks
+from blueprints.profile.model import ESS_MAX_SIZE, ComputeBase, ProfileBase
+from blueprints.review.costing import CostContext
 
 if TYPE_CHECKING:  # components load with the Pulumi SDK, only when resources are built (see base.py)
     from blueprints.components.network import TrainingNetwork

@@ -6,9 +6,9 @@ import datetime as dt
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
-from blueprints.launch import OUTPUTS_VERSION
-from blueprints.layout import LayoutError
-from blueprints.profile import ProfileBase
+from blueprints.core.layout import LayoutError
+from blueprints.launch.torchrun import OUTPUTS_VERSION
+from blueprints.profile.model import ProfileBase
 
 # The Pulumi SDK and the components are imported where resources are built (build, build_login_node, image), not
 # here: what a blueprint means — its profile, budget tiers, summary — is read without them by `aitrain recommend`,
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from blueprints.components.bucket import DataBucket
     from blueprints.components.network import TrainingNetwork
     from blueprints.components.storage import SharedStorage
-    from blueprints.costing import CostContext
+    from blueprints.review.costing import CostContext
 
 
 # What the plan says about the link NCCL uses between nodes (the catalog's ``InstanceType.fabric_link``).
@@ -247,7 +247,7 @@ class Blueprint(ABC):
 
     def security_notes(self) -> list[str]:
         """Plan notes on the safety choices this profile's storage implies (what the reviewer must do or accept)."""
-        from blueprints.profile_security import storage_notes
+        from blueprints.profile.security import storage_notes
 
         return storage_notes(self.profile)
 
@@ -297,7 +297,7 @@ class Blueprint(ABC):
 
     def cost_context(self) -> "CostContext":
         """What pricing the plan needs that only the blueprint knows: the profile's run hours (a pool adds its schedule)."""
-        from blueprints.costing import CostContext
+        from blueprints.review.costing import CostContext
 
         return CostContext(run_hours=self.profile.cost.run_hours)
 

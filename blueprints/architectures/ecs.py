@@ -15,7 +15,7 @@ from blueprints.bootstrap import (
     boot_downloads,
     render_user_data,
 )
-from blueprints.layout import check_vswitch_room
+from blueprints.core.layout import check_vswitch_room
 
 if TYPE_CHECKING:  # components load with the Pulumi SDK, only when resources are built (see base.py)
     from blueprints.components.network import TrainingNetwork

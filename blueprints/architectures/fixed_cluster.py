@@ -8,9 +8,9 @@ from pydantic import Field, ValidationInfo, model_validator
 
 from blueprints.advisor.budget import BudgetTier
 from blueprints.architectures.ecs import EcsBlueprint
-from blueprints.errors import FieldError
-from blueprints.profile import ComputeBase, ProfileBase
-from blueprints.profile_context import context_of
+from blueprints.core.errors import FieldError
+from blueprints.profile.context import context_of
+from blueprints.profile.model import ComputeBase, ProfileBase
 
 if TYPE_CHECKING:  # components load with the Pulumi SDK, only when resources are built (see base.py)
     from blueprints.components.network import TrainingNetwork

@@ -177,7 +177,7 @@ class KubernetesPoolBlueprint(Blueprint):
 
     def security_notes(self) -> list[str]:
         """The storage notes (no host registry on Kubernetes), and what a reviewer of an ACK stack must know."""
-        from blueprints.profile_security import storage_notes
+        from blueprints.profile.security import storage_notes
 
         notes = storage_notes(self.profile, host_registry=False)
         k8s = self.settings
@@ -247,7 +247,7 @@ class KubernetesPoolBlueprint(Blueprint):
             KubernetesClusterArgs,
         )
         from blueprints.components.kubernetes_workloads import KubernetesWorkloads, KubernetesWorkloadsArgs
-        from blueprints.layout import check_vswitch_room
+        from blueprints.core.layout import check_vswitch_room
 
         network, storage, bucket = foundation
         p, compute, k8s = self.profile, self.compute, self.settings

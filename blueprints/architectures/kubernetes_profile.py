@@ -9,10 +9,10 @@ from typing import ClassVar, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from blueprints.errors import FieldError, did_you_mean, join_allowed
-from blueprints.profile import ComputeBase, ProfileBase
-from blueprints.profile_context import context_of
-from blueprints.profile_strict import Strict, parse_ipv4_cidr
+from blueprints.core.errors import FieldError, did_you_mean, join_allowed
+from blueprints.profile.context import context_of
+from blueprints.profile.model import ComputeBase, ProfileBase
+from blueprints.profile.strict import Strict, parse_ipv4_cidr
 
 # Namespaces the stack must not create: it creates the jobs' namespace itself.
 RESERVED_NAMESPACES = {"default": "every cluster already has it", "kubeflow": "the training operator's own namespace"}

@@ -10,7 +10,7 @@ from typing import Literal
 
 import jinja2
 
-from blueprints.objectstore import internal_endpoint
+from blueprints.core.objectstore import internal_endpoint
 
 # ECS user data: "实例自定义数据需要Base64编码后传入，且编码前的自定义数据不能超过16 KB" (Base64-encoded, at most
 # 16 KB before encoding): https://help.aliyun.com/knowledge_detail/49121.html (and the zh-TW copy

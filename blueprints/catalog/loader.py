@@ -37,7 +37,7 @@ from blueprints.catalog.schema import (
     ZONES_SCHEMA,
     read_rows,
 )
-from blueprints.errors import UserInputError
+from blueprints.core.errors import UserInputError
 
 __all__ = ["CATALOG_DIR", "CATALOG_DIR_ENV", "GPU_FAMILY_RE", "CatalogError", "catalog_directory", "load_catalog"]
 

@@ -6,7 +6,7 @@ import dataclasses
 from typing import Any, Sequence
 
 from blueprints.catalog.queries import Catalog
-from blueprints.text import md_table, table
+from blueprints.core.text import md_table, table
 
 UNKNOWN = "?"
 """Shown for a value the catalog does not know."""

@@ -14,7 +14,7 @@ import shlex
 from typing import Any, Mapping
 from urllib.parse import urlsplit
 
-from blueprints.errors import Problem
+from blueprints.core.errors import Problem
 
 OPTION = "--install"
 NAME = "aitrain"

@@ -13,8 +13,8 @@ import json
 
 from blueprints.ci.comment import MARKER
 from blueprints.ci.install import check_install
-from blueprints.errors import Problem, UserInputError
-from blueprints.plandiff import FAIL_ON
+from blueprints.core.errors import Problem, UserInputError
+from blueprints.review.diff.compare import FAIL_ON
 
 # The author of comments posted with the job's GITHUB_TOKEN: the only author whose marked comment is updated.
 COMMENT_AUTHOR = "github-actions[bot]"

@@ -11,7 +11,7 @@ from blueprints.components.base import attached_eip, base64_text, child, ssh_ing
 from blueprints.components.network import ALIBABA_SERVICE_CIDR, egress_rules
 
 # The tag that tells guardrails the login node's security group and instance from training nodes'.
-from blueprints.guardrails import LOGIN_TAG
+from blueprints.review.guardrails import LOGIN_TAG
 
 # Bandwidth cap (Mbit/s) of the login node's EIP: SSH and the odd scp of a script, not dataset traffic
 # (datasets go to OSS through the internal endpoint).

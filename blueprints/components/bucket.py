@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_alicloud as alicloud
 
-from blueprints import objectstore
 from blueprints.components.base import child, stateful, with_tags
+from blueprints.core import objectstore
 
 # Unfinished multipart uploads (a checkpoint write killed mid-way) keep billing until aborted; 7 days leaves
 # time to resume one (ready-to-train.md §3a, "Old checkpoint versions").

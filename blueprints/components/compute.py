@@ -17,7 +17,7 @@ from blueprints.components.node import (
     node_launch_template,
     scratch_disk_fields,
 )
-from blueprints.layout import instance_batches
+from blueprints.core.layout import instance_batches
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from blueprints.components.base import attached_eip, child, ssh_ingress, with_tags
-from blueprints.layout import choose_compute_zones, login_vswitch_cidr, network_zones, vswitch_cidr
+from blueprints.core.layout import choose_compute_zones, login_vswitch_cidr, network_zones, vswitch_cidr
 
 # The NAT gateway's EIP bandwidth cap (Mbit/s) for outbound traffic (package mirrors, container registries).
 NAT_EIP_BANDWIDTH_MBPS = "200"

@@ -16,7 +16,7 @@ from blueprints.components.node import (
     node_launch_template,
     scratch_disk_fields,
 )
-from blueprints.layout import RecurringTask
+from blueprints.core.layout import RecurringTask
 
 # Alarm evaluation: 3 consecutive 5-minute periods (the ESS defaults: period 300 s, evaluation_count 3).
 ALARM_PERIOD_SECONDS = 300

@@ -25,9 +25,9 @@ from blueprints.export.names import (
     tf_identifier,
     tf_identifiers,
 )
-from blueprints.plan import Plan, PlannedResource
+from blueprints.review.plan import Plan, PlannedResource
 
-# The plan's marker for a value known only after deployment (blueprints.preview.reference).
+# The plan's marker for a value known only after deployment (blueprints.engine.preview.reference).
 _REFERENCE = re.compile(r"\$\{([^.}]+)\.([^}]+)\}")
 _PROVIDER_TOKEN = "pulumi:providers:alicloud"
 # The Terraform provider the bridge wraps (registry address); the metadata's commit pins aliyun/terraform-provider-alicloud

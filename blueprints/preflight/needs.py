@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from blueprints.catalog import Catalog
-from blueprints.plan import Plan, PlannedResource, referenced_names
+from blueprints.review.plan import Plan, PlannedResource, referenced_names
 
 # ECS SpotStrategy values (DescribeAvailableResource / RunInstances): NoSpot is a regular pay-as-you-go instance.
 NO_SPOT = "NoSpot"

@@ -16,8 +16,8 @@ from typing import Iterable
 
 from blueprints.catalog import load_catalog
 from blueprints.catalog.loader import CATALOG_DIR
-from blueprints.errors import Problem, UserInputError
-from blueprints.files import replace_atomically
+from blueprints.core.errors import Problem, UserInputError
+from blueprints.core.files import replace_atomically
 from blueprints.preflight.zones import RegionAnswer, source_text
 
 VERSION_TAG = "+zones."

@@ -6,7 +6,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from blueprints.cli_advisor import register
+from blueprints.cli.advisor import register
 
 app = typer.Typer()
 register(app)

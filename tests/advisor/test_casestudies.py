@@ -11,7 +11,7 @@ from blueprints.advisor.casestudies import DEFAULT_DOC
 from blueprints.advisor.data import limits
 from blueprints.architectures import budget_tiers
 from blueprints.catalog import load_catalog
-from blueprints.cli import app
+from blueprints.cli.main import app
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -15,7 +15,7 @@ from blueprints.advisor.data import limits
 from blueprints.advisor.job import load_job_dict, parse_job
 from blueprints.architectures import budget_tiers, parse
 from blueprints.catalog import load_catalog
-from blueprints.cli_advisor import register
+from blueprints.cli.advisor import register
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 LIMITS = limits()
@@ -70,7 +70,7 @@ def test_each_example_gets_its_blueprint_for_its_reason(name):
 
 
 def test_team_llm_pool_writes_a_kubernetes_pool_stack(tmp_path):
-    from blueprints.stackconfig import engine_config, read_settings
+    from blueprints.profile.stackconfig import engine_config, read_settings
 
     app = typer.Typer()
     register(app)

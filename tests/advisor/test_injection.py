@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 ADVISOR = Path(__file__).resolve().parents[2] / "blueprints" / "advisor"
-ALLOWED: set[tuple[str, str]] = set()  # recommend/estimate load it in blueprints/cli_advisor.py, case studies in cli.py
+ALLOWED: set[tuple[str, str]] = set()  # recommend/estimate load it in blueprints/cli/advisor.py, case studies in cli.py
 
 
 def _calls_of_load_catalog(path: Path) -> set[tuple[str, str]]:

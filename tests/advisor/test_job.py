@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from blueprints.advisor.job import load_job_dict, parse_job
-from blueprints.errors import UserInputError
+from blueprints.core.errors import UserInputError
 
 REGIONS = {"cn-shanghai": None, "cn-beijing": None}
 

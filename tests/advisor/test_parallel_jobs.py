@@ -18,7 +18,7 @@ from blueprints.advisor.yearly import tier_standing_items
 from blueprints.architectures import BLUEPRINTS, budget_tiers
 from blueprints.catalog import load_catalog
 from blueprints.catalog.records import PriceRow
-from blueprints.cli_advisor import register
+from blueprints.cli.advisor import register
 from tests.advisor.fakes import fake_catalog
 
 TIERS = budget_tiers(limits())

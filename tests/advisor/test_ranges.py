@@ -19,7 +19,7 @@ from blueprints.advisor.options import enumerate_options
 from blueprints.advisor.render import render_table, status
 from blueprints.architectures import budget_tiers
 from blueprints.catalog import load_catalog
-from blueprints.cli_advisor import register
+from blueprints.cli.advisor import register
 
 from .fakes import fake_catalog
 

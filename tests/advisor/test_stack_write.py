@@ -8,7 +8,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from blueprints.cli_advisor import register
+from blueprints.cli.advisor import register
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 app = typer.Typer()
@@ -16,7 +16,7 @@ register(app)
 
 
 def read_profile(path):
-    from blueprints.stackconfig import engine_config, read_settings
+    from blueprints.profile.stackconfig import engine_config, read_settings
 
     return read_settings(engine_config(path), source=str(path)).profile
 
@@ -50,7 +50,7 @@ def test_pool_profile_scales_from_zero(tmp_path):
 
 def test_written_config_plans_offline(tmp_path):
     """The real `aitrain plan --stack-config` (the lead's CLI) accepts the written file."""
-    cli = pytest.importorskip("blueprints.cli")
+    cli = pytest.importorskip("blueprints.cli.main")
     target = tmp_path / "Pulumi.dev.yaml"
     CliRunner().invoke(app, ["recommend", str(EXAMPLES / "tier-single-node.yaml"), "--write", str(target)])
     result = CliRunner().invoke(cli.app, ["plan", "--stack-config", str(target), "--format", "json"])

@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_recommend_does_not_import_pulumi():
     # The Pulumi SDK alone costs about 0.3 s to import; the recommend table never needs it (only --write does).
     code = (
-        "import sys; from typer.testing import CliRunner; from blueprints.cli import app; "
+        "import sys; from typer.testing import CliRunner; from blueprints.cli.main import app; "
         "r = CliRunner().invoke(app, ['recommend', 'examples/medical-imaging.yaml']); "
         "print(r.exit_code, sorted(m for m in sys.modules if m.split('.')[0] in ('pulumi', 'pulumi_alicloud')))"
     )

@@ -29,7 +29,7 @@ from blueprints.advisor.yearly import (
 )
 from blueprints.architectures import budget_tiers
 from blueprints.catalog import load_catalog, price_cny
-from blueprints.cli_advisor import register
+from blueprints.cli.advisor import register
 
 from .fakes import fake_catalog
 
@@ -302,7 +302,7 @@ def test_estimate_cli_shows_mode_and_yearly_cost():
 
 def test_recommend_write_keeps_the_node_count(tmp_path):
     # Parking is the user's step (aitrain park); the written config still runs the recommended nodes.
-    from blueprints.stackconfig import engine_config, read_settings
+    from blueprints.profile.stackconfig import engine_config, read_settings
 
     target = tmp_path / "Pulumi.dev.yaml"
     result = CliRunner().invoke(app, ["recommend", str(MEDICAL), "--write", str(target)])

@@ -577,7 +577,7 @@ def test_cli_reports_a_bad_catalog_dir_in_one_line_with_exit_2(tmp_path):
 
     env = dict(os.environ, AITRAIN_CATALOG_DIR=str(tmp_path / "missing"))
     done = subprocess.run(
-        [sys.executable, "-m", "blueprints.cli", "catalog", "--min-gpus", "8"],
+        [sys.executable, "-m", "blueprints.cli.main", "catalog", "--min-gpus", "8"],
         capture_output=True,
         text=True,
         env=env,
@@ -613,7 +613,7 @@ def test_render_catalog_escapes_values_from_a_users_catalog(catalog):
 def test_cli_catalog_markdown_and_typed_help():
     from typer.testing import CliRunner
 
-    from blueprints.cli import app
+    from blueprints.cli.main import app
 
     runner = CliRunner()
     done = runner.invoke(app, ["catalog", "--min-gpus", "8", "--gpu", "A100", "--format", "markdown"])
@@ -630,7 +630,7 @@ def test_cli_catalog_markdown_and_typed_help():
 def test_catalog_region_option_filters_on_known_regions(data_copy, monkeypatch):
     from typer.testing import CliRunner
 
-    from blueprints.cli import app
+    from blueprints.cli.main import app
 
     index = next(
         i for i, r in enumerate(raw_rows("instance_types.csv")) if r["instance_type"] == "ecs.gn7e-c16g1.32xlarge"

@@ -7,9 +7,9 @@ import datetime as dt
 import pytest
 
 from blueprints.catalog import Catalog, load_catalog
-from blueprints.plan import Plan
-from blueprints.preview import preview
-from blueprints.stackconfig import parse_overrides, with_cli_inputs
+from blueprints.engine.preview import preview
+from blueprints.profile.stackconfig import parse_overrides, with_cli_inputs
+from blueprints.review.plan import Plan
 
 DAY = dt.date(2026, 11, 30)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 
 from blueprints.catalog import Catalog
-from blueprints.plan import Plan
 from blueprints.preflight.checks import (
     ACCOUNT_ATTRIBUTES,
     AVAILABLE_RESOURCE,
@@ -20,6 +19,7 @@ from blueprints.preflight.checks import (
 )
 from blueprints.preflight.needs import needs_from_plan
 from blueprints.preflight.report import SCHEMA, Report, render_text
+from blueprints.review.plan import Plan
 from tests.preflight.replay import FIXTURES, ReplayReader, load
 
 

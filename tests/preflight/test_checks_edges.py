@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from blueprints.catalog import Catalog
+from blueprints.engine.preview import preview
 from blueprints.preflight.checks import (
     AVAILABLE_RESOURCE,
     NAS_ZONES,
@@ -20,8 +21,7 @@ from blueprints.preflight.checks import (
 )
 from blueprints.preflight.credentials import find_credentials
 from blueprints.preflight.needs import ComputeNeed, StorageNeed, needs_from_plan
-from blueprints.preview import preview
-from blueprints.stackconfig import with_cli_inputs
+from blueprints.profile.stackconfig import with_cli_inputs
 from tests.preflight.conftest import DAY
 from tests.preflight.replay import ReplayReader
 

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from blueprints import preflight
-from blueprints.cli import app
+from blueprints.cli.main import app
 from blueprints.preflight import aliyun
 from tests.preflight.replay import ReplayReader, unreachable_client_classes
 
@@ -49,7 +49,7 @@ def test_no_credentials_exits_3_before_any_plan_or_call(monkeypatch: pytest.Monk
     def explode(*_: Any, **__: Any) -> Any:
         raise AssertionError("must not be reached without credentials")
 
-    monkeypatch.setattr("blueprints.preview.preview", explode)
+    monkeypatch.setattr("blueprints.engine.preview.preview", explode)
     monkeypatch.setattr(aliyun, "SdkReader", explode)
     result = runner.invoke(app, ["preflight", "medical-imaging"], env=NO_CREDS)
     assert result.exit_code == 3, result.output

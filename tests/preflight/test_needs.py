@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from blueprints.catalog import Catalog
-from blueprints.plan import Plan, PlannedResource
 from blueprints.preflight.needs import needs_from_plan
+from blueprints.review.plan import Plan, PlannedResource
 from tests.preflight.conftest import plan_of
 
 

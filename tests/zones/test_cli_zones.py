@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from blueprints.catalog import load_catalog
 from blueprints.catalog.loader import CATALOG_DIR
-from blueprints.cli import app
+from blueprints.cli.main import app
 from blueprints.preflight import aliyun
 from blueprints.preflight.checks import CloudError
 from tests.zones.replay import ZonesReplay

@@ -6,10 +6,10 @@ import datetime as dt
 from pathlib import Path
 
 from blueprints.catalog import load_catalog
+from blueprints.engine.preview import preview
 from blueprints.preflight.zones import ask
 from blueprints.preflight.zones_write import write
-from blueprints.preview import preview
-from blueprints.stackconfig import with_cli_inputs
+from blueprints.profile.stackconfig import with_cli_inputs
 from tests.zones.replay import ZonesReplay
 
 

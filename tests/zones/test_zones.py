@@ -10,7 +10,7 @@ import pytest
 
 from blueprints.catalog import load_catalog
 from blueprints.catalog.loader import CATALOG_DIR
-from blueprints.errors import UserInputError
+from blueprints.core.errors import UserInputError
 from blueprints.preflight.checks import CloudError
 from blueprints.preflight.zones import RegionAnswer, ask, ask_region, render_text
 from blueprints.preflight.zones_write import check_copy, write
@@ -242,8 +242,8 @@ def test_a_result_that_fails_the_catalog_checks_leaves_the_copy_as_it_was(
 
 
 def test_a_failed_write_never_truncates_a_catalog_file(monkeypatch, tmp_path):
-    """The catalog copy's files are replaced whole (blueprints.files): a crash mid-write keeps the old text."""
-    from blueprints import files
+    """The catalog copy's files are replaced whole (blueprints.core.files): a crash mid-write keeps the old text."""
+    from blueprints.core import files
     from blueprints.preflight import zones_write
 
     target = tmp_path / "instance_zones.csv"

@@ -1,0 +1,425 @@
+"""The ``launch`` and ``park`` commands: start ``aitrain-torchrun`` on every node; park or resume a fixed cluster."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import difflib
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Annotated, Any, Callable, Optional
+
+import typer
+
+from blueprints.cli.support import reports_user_errors
+from blueprints.core.errors import MISSING, Problem, UserInputError
+from blueprints.launch.torchrun import Via
+
+# How each binary is installed, for the message when it is missing.
+_INSTALL = {
+    "aliyun": "install the Alibaba Cloud CLI (https://www.alibabacloud.com/help/en/cli/) and run `aliyun configure`",
+    "ssh": "install an OpenSSH client",
+}
+Runner = Callable[[list[str]], "subprocess.CompletedProcess[str]"]
+
+
+def _run(argv: list[str]) -> "subprocess.CompletedProcess[str]":
+    """Run one printed argv list (no shell: the list is exactly what was printed, word for word)."""
+    return subprocess.run(argv, capture_output=True, text=True, check=False)
+
+
+def launch(
+    stack: Annotated[
+        Path,
+        typer.Option("--stack", help="The stack's outputs, saved with `pulumi stack output --json > outputs.json`."),
+    ],
+    cmd: Annotated[
+        Optional[list[str]],
+        typer.Argument(
+            help="The training command, after --: e.g. -- python train.py --epochs 10. Each node runs it under torchrun.",
+            show_default=False,
+        ),
+    ] = None,
+    via: Annotated[
+        Via,
+        typer.Option(
+            "--via",
+            help="cloud-assistant: ECS RunCommand, keyless (default). ssh: through the login node (fixed clusters with access.login_node).",
+        ),
+    ] = Via.cloud_assistant,
+    run_id: Annotated[
+        Optional[str],
+        typer.Option(
+            "--run-id",
+            help="Names the run's log directory <shared>/.aitrain/runs/<run-id>/; default: the UTC time, e.g. 20261201T093000Z.",
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print exactly what would run, run nothing, exit 0.")
+    ] = False,
+    kubernetes: Annotated[
+        bool,
+        typer.Option(
+            "--kubernetes",
+            help="Kubernetes stacks (kubernetes-pool): write a PyTorchJob (kubeflow.org/v1), one pod per GPU node.",
+        ),
+    ] = False,
+    image: Annotated[
+        Optional[str],
+        typer.Option(
+            "--image",
+            help="--kubernetes: the training container image (with torchrun), e.g. registry.cn-shanghai.aliyuncs.com/team/train:2026-11.",
+        ),
+    ] = None,
+    name: Annotated[
+        Optional[str],
+        typer.Option(
+            "--name", help="--kubernetes: the PyTorchJob's name (DNS-1035 label); default <profile>-<run-id>."
+        ),
+    ] = None,
+    nodes: Annotated[
+        Optional[int],
+        typer.Option(
+            "--nodes",
+            help="--kubernetes: nodes (pods) of the job, 1 to max_nodes; default: the outputs' nodes_per_job.",
+        ),
+    ] = None,
+    out: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--out", help="--kubernetes: write the manifest to this file (atomically) instead of printing it."
+        ),
+    ] = None,
+    apply: Annotated[
+        bool, typer.Option("--apply", help="--kubernetes: run `kubectl apply -f` on the manifest (printed first).")
+    ] = False,
+) -> None:
+    """Start aitrain-torchrun on every node at once, or (--kubernetes) write and apply a PyTorchJob; print exactly what runs first.
+
+    Exit status: 0 started (or --dry-run), 1 a cloud, ssh or kubectl call failed (its stderr is shown), 2 invalid
+    input (nothing run, nothing written).
+    """
+    from blueprints.architectures import BLUEPRINTS
+    from blueprints.launch import kubernetes as lk
+    from blueprints.launch import torchrun as lc
+
+    data = lc.load_outputs(stack)
+    engines = {key: blueprint.job_engine for key, blueprint in BLUEPRINTS.items()}
+    if kubernetes:
+        if via is Via.ssh:
+            raise UserInputError(
+                "--via is for torchrun launches",
+                [
+                    Problem(
+                        "--via",
+                        via.value,
+                        "a PyTorchJob is started by the training operator, not over ssh: drop --via with --kubernetes",
+                    )
+                ],
+            )
+        _launch_kubernetes(
+            data,
+            str(stack),
+            engines,
+            run_id,
+            cmd or [],
+            image=image,
+            name=name,
+            nodes=nodes,
+            out=out,
+            apply=apply,
+            dry_run=dry_run,
+        )
+        return
+    k8s_only = {"--image": image, "--name": name, "--nodes": nodes, "--out": out, "--apply": apply or None}
+    given = [option for option, value in k8s_only.items() if value is not None]
+    if given:
+        raise UserInputError(
+            "options for --kubernetes only",
+            [
+                Problem(
+                    given[0],
+                    str(k8s_only[given[0]]),
+                    "applies to `aitrain launch --kubernetes` (a PyTorchJob); add --kubernetes or drop it",
+                )
+            ],
+        )
+    if lk.job_engine_of(data, str(stack), engines) == lk.KUBERNETES_ENGINE:
+        raise lk.refuse_torchrun_launch(data["blueprint"], str(stack))
+    outputs = lc.parse_outputs(data, str(stack), BLUEPRINTS)
+    rid = lc.check_run_id(run_id) if run_id is not None else lc.default_run_id(lc.utc_now())
+    plan = lc.plan_launch(outputs, via, rid, cmd or [])
+    binary = "ssh" if via is Via.ssh else "aliyun"
+    if not dry_run and shutil.which(binary) is None:
+        raise UserInputError(
+            f"cannot launch: `{binary}` is not on PATH",
+            [
+                Problem(
+                    "--via",
+                    via.value,
+                    f"{_INSTALL[binary]}, or use --dry-run to print the commands and run them elsewhere",
+                )
+            ],
+        )
+    typer.echo(lc.render_plan(outputs, via, rid, plan))
+    if dry_run:
+        typer.echo("dry run: nothing was run")
+        return
+    commands = plan.commands
+    if plan.discovery is not None:
+        commands = _pool_commands(outputs, rid, cmd or [], _run)
+    if via is Via.ssh:
+        # One ssh per node, all at once: each returns as soon as its node has the launcher in the background.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=min(32, len(commands))) as pool:
+            results = list(pool.map(_run, commands))
+    else:
+        results = [_run(argv) for argv in commands]
+    failed = [(argv, r) for argv, r in zip(commands, results, strict=True) if r.returncode != 0]
+    for argv, result in failed:
+        typer.echo(f"failed (exit {result.returncode}): {shlex.join(argv[:4])} ...\n{result.stderr.strip()}", err=True)
+    if failed:
+        raise typer.Exit(code=1)
+    for result in results:
+        invoke = _invoke_id(result.stdout)
+        if invoke:
+            typer.echo(
+                f"started: InvokeId {invoke} (results: aliyun ecs DescribeInvocationResults --RegionId {outputs.region} --InvokeId {invoke})"
+            )
+    typer.echo(
+        f"started on every node; follow with: tail -f {outputs.shared_mount_path.rstrip('/')}/.aitrain/runs/{rid}/*.log"
+    )
+
+
+def _launch_kubernetes(
+    data: Any,
+    source: str,
+    engines: dict[str, str],
+    run_id: Optional[str],
+    cmd: list[str],
+    *,
+    image: Optional[str],
+    name: Optional[str],
+    nodes: Optional[int],
+    out: Optional[Path],
+    apply: bool,
+    dry_run: bool,
+) -> None:
+    """Build the PyTorchJob; print it (or write --out); with --apply run `kubectl apply` on it, printing the command first."""
+    from blueprints.core.files import write_atomic
+    from blueprints.launch import kubernetes as lk
+    from blueprints.launch import torchrun as lc
+
+    outputs = lk.parse_kubernetes_outputs(data, source, engines)
+    rid = lc.check_run_id(run_id) if run_id is not None else lc.default_run_id(lc.utc_now())
+    if image is None:
+        raise UserInputError(
+            "no image",
+            [
+                Problem(
+                    "--image",
+                    MISSING,
+                    "give the training container image (it must have torchrun), e.g. --image registry.cn-shanghai.aliyuncs.com/team/train:2026-11",
+                )
+            ],
+        )
+    job_name = lk.check_job_name(name if name is not None else lk.default_job_name(outputs.profile_name, rid))
+    job = lk.build_job(outputs, name=job_name, image=image, run_id=rid, command=cmd, nodes=nodes)
+    manifest = lk.render_job(job)
+    argv = lk.apply_argv(str(out) if out is not None else None)
+    if apply and not dry_run and shutil.which("kubectl") is None:
+        raise UserInputError(
+            "cannot apply: `kubectl` is not on PATH",
+            [
+                Problem(
+                    "--apply",
+                    "kubectl",
+                    "install kubectl (https://kubernetes.io/docs/tasks/tools/) with the cluster's kubeconfig, or drop --apply and apply the manifest elsewhere",
+                )
+            ],
+        )
+    typer.echo(lk.describe(outputs, job), err=out is None and not dry_run)
+    if dry_run:
+        typer.echo(manifest.rstrip("\n"))
+        if apply:
+            typer.echo(f"would run: {shlex.join(argv)}" + (" (manifest on stdin)" if out is None else ""))
+        typer.echo("dry run: nothing was written or applied")
+        return
+    if out is not None:
+        write_atomic(out, manifest)
+        typer.echo(f"wrote {out}")
+    elif not apply:
+        typer.echo(manifest.rstrip("\n"))
+    if not apply:
+        if out is not None:
+            typer.echo(f"next: {shlex.join(argv)}")
+        return
+    typer.echo(f"running: {shlex.join(argv)}" + (" (manifest on stdin)" if out is None else ""))
+    result = subprocess.run(argv, input=manifest if out is None else None, capture_output=True, text=True, check=False)
+    if result.stdout.strip():
+        typer.echo(result.stdout.rstrip("\n"))
+    if result.returncode != 0:
+        typer.echo(f"failed (exit {result.returncode}): {shlex.join(argv)}\n{result.stderr.strip()}", err=True)
+        raise typer.Exit(code=1)
+    typer.echo(
+        f"follow with: kubectl -n {outputs.namespace} get pods -l {lk.RUN_LABEL}={rid}; kubectl -n {outputs.namespace} logs -f {job_name}-master-0"
+    )
+
+
+def _pool_commands(outputs: Any, run_id: str, command: list[str], run: Runner) -> list[list[str]]:
+    """Page through the pool's InService instances, then one RunCommand per 50 of them, each waiting for all of them."""
+    from blueprints.launch import torchrun as lc
+
+    ids = pool_instance_ids(outputs, run)
+    size = lc.RUN_COMMAND_MAX_INSTANCES
+    line = lc.node_line(outputs, run_id, command, nnodes=len(ids))
+    commands = [lc.run_command_argv(outputs, run_id, line, ids[i : i + size]) for i in range(0, len(ids), size)]
+    typer.echo(f"found {len(ids)} InService node{'s' if len(ids) != 1 else ''}; running:")
+    for argv in commands:
+        typer.echo(f"  {shlex.join(argv)}")
+    return commands
+
+
+def pool_instance_ids(outputs: Any, run: Runner) -> list[str]:
+    """The pool's InService instance IDs, page by page (exit 1 when a call fails or the pool has none)."""
+    from blueprints.launch import torchrun as lc
+
+    ids: list[str] = []
+    page = 1
+    while True:
+        argv = lc.describe_scaling_argv(outputs, page)
+        result = run(argv)
+        if result.returncode != 0:
+            typer.echo(f"failed (exit {result.returncode}): {shlex.join(argv)}\n{result.stderr.strip()}", err=True)
+            raise typer.Exit(code=1)
+        try:
+            found, total = lc.scaling_instance_ids(result.stdout)
+        except (ValueError, KeyError, TypeError) as exc:
+            typer.echo(f"cannot read the answer of {shlex.join(argv)}: {exc}", err=True)
+            raise typer.Exit(code=1) from None
+        ids += found
+        if not found or page * lc.SCALING_PAGE_SIZE >= total:
+            break
+        page += 1
+    if not ids:
+        typer.echo(
+            f"the pool {outputs.scaling_group_id} has no InService nodes: scale it out (desired capacity) and launch again",
+            err=True,
+        )
+        raise typer.Exit(code=1)
+    return ids
+
+
+def invoke_id(stdout: str) -> str | None:
+    """The InvokeId in a RunCommand answer, if any."""
+    return _invoke_id(stdout)
+
+
+def _invoke_id(stdout: str) -> str | None:
+    import json
+
+    try:
+        data = json.loads(stdout)
+    except (ValueError, RecursionError):
+        return None
+    value = data.get("InvokeId") if isinstance(data, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def park(
+    stack_config: Annotated[Path, typer.Option("--stack-config", help="The Pulumi.<stack>.yaml of a fixed cluster.")],
+    resume: Annotated[
+        Optional[int],
+        typer.Option("--resume", min=1, help="Bring the cluster back with this many nodes instead of parking it."),
+    ] = None,
+    write: Annotated[
+        bool,
+        typer.Option(
+            "--write",
+            help="Write the change into the stack file (atomically; every other byte kept). Without it, only show the change.",
+        ),
+    ] = False,
+) -> None:
+    """Park a fixed cluster (compute to zero; file system and bucket kept) or resume it, in the stack file.
+
+    Prints the change to the aitrain:* keys and the next command (`pulumi up`). What "parked" means is the
+    blueprint's: a fixed cluster sets compute.nodes to 0; an autoscaling pool cannot be parked (it scales to zero).
+    """
+    from blueprints.architectures import BLUEPRINTS, profile_models
+    from blueprints.catalog import load_catalog
+    from blueprints.core import clock
+    from blueprints.core.errors import read_text_file
+    from blueprints.core.files import write_atomic
+    from blueprints.profile.stackconfig import (
+        PRESET_KEY,
+        PROFILE_KEY,
+        StackSettings,
+        engine_config,
+        merge,
+        read_settings,
+        resolve,
+    )
+    from blueprints.profile.stackfile import merge_stack_text
+
+    source = str(stack_config)
+    existing = read_text_file(stack_config, "stack config")
+    settings = read_settings(engine_config(stack_config), source=source)
+    catalog, today = load_catalog(), clock.today()
+    old_data, profile = resolve(settings, profile_models(), catalog=catalog, today=today)
+    blueprint = BLUEPRINTS[profile.blueprint]
+    # What "parked" means is the blueprint's: the compute fields that park it and the one a resume sets back.
+    parked, field = blueprint.parked_compute, blueprint.resume_field
+    if parked is None or (resume is not None and field is None):
+        raise UserInputError(
+            f"cannot park {source}",
+            [
+                Problem(
+                    f"{source}: blueprint",
+                    profile.blueprint,
+                    f"'{profile.blueprint}' cannot be parked: {blueprint.park_refusal}",
+                )
+            ],
+        )
+    change = {field: resume} if resume is not None and field is not None else dict(parked)
+    new_profile = merge(settings.profile, {"compute": change})
+    new_data, _ = resolve(StackSettings(settings.preset, new_profile), profile_models(), catalog=catalog, today=today)
+    new_config: dict[str, Any] = {PROFILE_KEY: new_profile}
+    if settings.preset is not None:
+        new_config = {PRESET_KEY: settings.preset, **new_config}
+    merged, action = merge_stack_text(existing, new_config, force=True, source=source)
+    verb = "resume" if resume is not None else "park"
+    summary = [
+        f"compute.{key}: {old_data.get('compute', {}).get(key, MISSING)!r} -> {value!r}"
+        for key, value in change.items()
+    ]
+    if action == "unchanged" or merged == existing:
+        typer.echo(
+            f"{source}: already {'at ' + ', '.join(summary) if resume is not None else 'parked'}; nothing to change"
+        )
+        return
+    typer.echo(f"aitrain {verb}: {profile.name} ({profile.blueprint}) — " + "; ".join(summary))
+    diff = difflib.unified_diff(
+        existing.splitlines(keepends=True),
+        merged.splitlines(keepends=True),
+        fromfile=f"{source} (now)",
+        tofile=f"{source} ({verb}ed)",
+    )
+    typer.echo("".join(diff).rstrip("\n"))
+    if not write:
+        typer.echo(f"not written: add --write to change {source}")
+        return
+    write_atomic(stack_config, merged, option="--stack-config")
+    storage = (
+        "compute is removed; the file system and bucket are kept"
+        if resume is None
+        else f"{new_data['compute'].get(field)} nodes are created"
+    )
+    typer.echo(
+        f"wrote {source}. Next: `pulumi up` ({storage}); preview first with `aitrain plan --stack-config {source}`"
+    )
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``launch`` and ``park`` to ``app``."""
+    app.command("launch")(reports_user_errors(launch))
+    app.command("park")(reports_user_errors(park))

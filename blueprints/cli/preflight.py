@@ -1,0 +1,145 @@
+"""CLI: ``aitrain preflight`` asks Alibaba Cloud whether the plan fits: vCPU and instance-type quotas, stock, storage zone."""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Optional
+
+import typer
+
+from blueprints.cli.support import emit, reports_user_errors, require_credentials, sdk_classes
+from blueprints.preflight.checks import KIND_NAMES
+
+if TYPE_CHECKING:
+    from blueprints.catalog import Catalog
+    from blueprints.review.plan import Plan
+
+HELP = (
+    "Ask the cloud, before `pulumi up`, whether the plan fits: the account's pay-as-you-go (or spot) vCPU quota "
+    "(ECS DescribeAccountAttributes), the instance type's quota in Quota Center (ecs-spec), the type's stock in each zone "
+    "the nodes go to (ECS DescribeAvailableResource) and whether the zone offers the file system (NAS DescribeZones).\n\n"
+    "The needs come from the same offline plan as `aitrain plan` (a pool counts at max_nodes). Read-only: nothing is created.\n\n"
+    "Credentials: the ones `pulumi up` uses (ALICLOUD_ACCESS_KEY and ALICLOUD_SECRET_KEY, plus ALICLOUD_SECURITY_TOKEN; "
+    "or ALICLOUD_PROFILE, a profile of ~/.aliyun/config.json), else the SDK's default chain (ALIBABA_CLOUD_ACCESS_KEY_ID and "
+    "ALIBABA_CLOUD_ACCESS_KEY_SECRET, an OIDC role, the aliyun CLI's current profile, ~/.alibabacloud/credentials.ini, an ECS RAM role).\n\n"
+    "Exit codes: 0 nothing short and every check answered (or its kind accepted with --accept-unanswered); "
+    "1 something is short (listed with the numbers); "
+    "2 invalid input (no profile, no such file, an invalid profile, an unknown --accept-unanswered name) or the preflight extra is not installed; "
+    "3 no credentials found (checked before the plan is built and before any API call); "
+    "4 a check went unanswered (no network, a missing RAM permission, an answer without the number): nothing proves the plan fits."
+)
+
+
+class PreflightFormat(str, enum.Enum):
+    """How ``aitrain preflight`` prints its report."""
+
+    text = "text"
+    json = "json"
+
+
+def preflight(
+    preset: Annotated[
+        Optional[str], typer.Argument(help="A bundled preset, e.g. medical-imaging or autoscaling-training.")
+    ] = None,
+    stack_config: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--stack-config",
+            help="A Pulumi.<stack>.yaml: its aitrain:preset / aitrain:profile keys are read exactly as `pulumi up` reads them.",
+        ),
+    ] = None,
+    set_: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--set", help="Override one profile field, PATH=VALUE (e.g. compute.nodes=16); repeatable, applied last."
+        ),
+    ] = None,
+    today: Annotated[
+        Optional[str],
+        typer.Option(
+            "--today",
+            help="Plan as if today were this date (YYYY-MM-DD); default: $AITRAIN_TODAY, else the system date.",
+        ),
+    ] = None,
+    output_format: Annotated[
+        PreflightFormat,
+        typer.Option("--format", help="text for a terminal, json (schema aitrain.preflight/v1) for tools."),
+    ] = PreflightFormat.text,
+    out: Annotated[
+        Optional[Path], typer.Option("--out", help="Write the report to this file instead of standard output.")
+    ] = None,
+    accept_unanswered: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--accept-unanswered",
+            help=f"Let these kinds of check go unanswered without failing (exit 0 instead of 4): {', '.join(KIND_NAMES)}; comma-separated or repeated. Accepted checks are still listed and marked in the JSON.",
+        ),
+    ] = None,
+) -> None:
+    """Check the plan's needs against the account's quotas, the zones' stock and the file system's zone (see HELP)."""
+    from blueprints.core.errors import Problem, UserInputError
+    from blueprints.profile.stackconfig import preset_names
+
+    if preset is None and stack_config is None:
+        raise UserInputError(
+            "no profile given",
+            [Problem("preset", None, f"name a preset ({', '.join(preset_names())}) or give --stack-config")],
+        )
+    accepted = accepted_kinds(accept_unanswered or [])
+    source = require_credentials()
+    plan, catalog = _plan(preset, stack_config, set_ or [], today)
+
+    from blueprints.preflight.aliyun import SdkReader
+    from blueprints.preflight.checks import run_checks
+    from blueprints.preflight.needs import needs_from_plan
+    from blueprints.preflight.report import Report, render_text
+
+    classes = sdk_classes("aitrain preflight")
+    needs = needs_from_plan(plan, catalog)
+    report = Report(needs, tuple(run_checks(needs, SdkReader(needs.region, client_classes=classes))), source, accepted)
+    emit(report.to_json() if output_format is PreflightFormat.json else render_text(report), out)
+    if report.exit_code:
+        raise typer.Exit(code=report.exit_code)
+
+
+def accepted_kinds(values: list[str]) -> tuple[str, ...]:
+    """The kinds named by ``--accept-unanswered`` (comma-separated or repeated), in run order; exit 2 on an unknown name."""
+    from blueprints.core.errors import Problem, UserInputError
+
+    names = [n.strip() for v in values for n in v.split(",") if n.strip()]
+    unknown = [n for n in names if n not in KIND_NAMES]
+    if unknown:
+        raise UserInputError(
+            "unknown check name",
+            [
+                Problem(
+                    "--accept-unanswered",
+                    ", ".join(repr(n) for n in unknown),
+                    f"name kinds of check, comma-separated: {', '.join(KIND_NAMES)}",
+                )
+            ],
+        )
+    return tuple(k for k in KIND_NAMES if k in names)
+
+
+def _plan(
+    preset: str | None, stack_config: Path | None, assignments: list[str], today: str | None
+) -> "tuple[Plan, Catalog]":
+    """The offline plan and catalog, built exactly as `aitrain plan` / `aitrain export terraform` build them."""
+    from blueprints.architectures import profile_models
+    from blueprints.catalog import load_catalog
+    from blueprints.core import clock
+    from blueprints.engine.preview import preview
+    from blueprints.profile.stackconfig import engine_config, parse_overrides, with_cli_inputs
+
+    day = clock.parse_today(today, "--today") if today else clock.today()
+    overrides = parse_overrides(assignments, profile_models())
+    config = engine_config(stack_config) if stack_config else {}
+    catalog = load_catalog()
+    return preview(with_cli_inputs(config, preset, overrides), catalog=catalog, today=day), catalog
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``preflight`` command to the main app."""
+    app.command("preflight", help=HELP)(reports_user_errors(preflight))

@@ -1,0 +1,136 @@
+"""Shared plumbing for CLI commands: user errors become exit 2 with one message, output goes to stdout or a file."""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import functools
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable, Iterator, TypeVar
+
+import typer
+import yaml
+
+from blueprints.core.errors import MISSING, Problem, UserInputError
+from blueprints.core.files import write_atomic
+
+F = TypeVar("F", bound=Callable[..., object])
+
+
+class FailLevel(str, enum.Enum):
+    """The least severe guardrail finding that makes ``aitrain plan`` exit 1."""
+
+    error = "error"
+    warning = "warning"
+    info = "info"
+
+
+class OutputFormat(str, enum.Enum):
+    """How a command prints its result."""
+
+    table = "table"
+    markdown = "markdown"
+    json = "json"
+
+
+def reports_user_errors(fn: F) -> F:
+    """Wrap a typer command so a user-input error prints one message to stderr and exits 2, no traceback.
+
+    Besides ``UserInputError`` this catches only the parser errors that can come from nothing but user input
+    (YAML and JSON syntax, text that is not UTF-8); any other exception is a bug and keeps its traceback.
+    """
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except UserInputError as exc:
+            typer.echo(exc.render(), err=True)
+            raise typer.Exit(code=exc.exit_code) from None
+        except (yaml.YAMLError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+            error = UserInputError(
+                "invalid input", [Problem("(input)", MISSING, f"cannot be parsed: {_one_line(exc)}")]
+            )
+            typer.echo(error.render(), err=True)
+            raise typer.Exit(code=error.exit_code) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+@contextlib.contextmanager
+def reading(source: str, expected: str) -> Iterator[None]:
+    """Treat shape errors while interpreting user data (``KeyError``, ``TypeError``…) as that data's fault.
+
+    Wrap only code that walks a user-supplied document, e.g. ``with reading(str(path), "a plan from `aitrain plan
+    --format json`"): diff_plans(old, new)``; the error names the source and what was expected.
+    """
+    try:
+        yield
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError, RecursionError) as exc:
+        raise UserInputError(
+            f"cannot read {source}",
+            [
+                Problem(
+                    source,
+                    MISSING,
+                    f"has an unexpected shape ({type(exc).__name__}: {_one_line(exc)}); expected {expected}",
+                )
+            ],
+        ) from None
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:200]
+
+
+def emit(text: str, out: Path | None, *, option: str = "--out") -> None:
+    """Print ``text`` or write it to ``out`` atomically; the text always ends with one newline."""
+    if not text.endswith("\n"):
+        text += "\n"
+    if out is None:
+        sys.stdout.write(text)
+        return
+    write_atomic(out, text, option=option)
+
+
+def same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file (after symlinks, ``..`` and hard links), existing or not."""
+    try:
+        if a.exists() and b.exists():
+            return a.samefile(b)
+    except OSError:
+        pass
+    return a.resolve() == b.resolve()
+
+
+def require_credentials() -> str:
+    """Where the SDK will find credentials; exit 3 with how to set them when nothing is configured.
+
+    Credentials come first, found by looking only: no plan is built and no API is called without them.
+    """
+    from blueprints.preflight.credentials import HOW_TO, CredentialsProblem, find_credentials
+
+    try:
+        source = find_credentials()
+    except CredentialsProblem as exc:
+        typer.echo(f"error: the Alibaba Cloud credentials cannot be used: {exc}.", err=True)
+        raise typer.Exit(code=3) from None
+    if source is None:
+        typer.echo(f"error: no Alibaba Cloud credentials found; {HOW_TO}.", err=True)
+        raise typer.Exit(code=3)
+    return source
+
+
+def sdk_classes(command: str) -> Any:
+    """The SDK client classes, or one exit-2 message naming the extra to install (``command`` says who needs them)."""
+    from blueprints.core.errors import Problem, UserInputError
+    from blueprints.preflight.aliyun import SdkMissing, sdk_client_classes
+
+    try:
+        return sdk_client_classes()
+    except SdkMissing as exc:
+        raise UserInputError(
+            f"{command} needs the Alibaba Cloud SDKs", [Problem("(environment)", None, str(exc))]
+        ) from None

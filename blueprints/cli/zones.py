@@ -1,0 +1,121 @@
+"""CLI: ``aitrain zones`` asks ECS which catalog GPU types each region offers, and in which zones; ``--write`` records it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from blueprints.cli.support import reports_user_errors, require_credentials, sdk_classes
+
+HELP = (
+    "Ask ECS DescribeAvailableResource (DestinationResource InstanceType, pay-as-you-go; one read-only call per region) "
+    "which of the catalog's GPU instance types each region offers, and in which zones, for your account today. "
+    "Prints the answer; with --write it records it in a COPY of the catalog (--catalog-dir, never the shipped one): "
+    'instance_zones.csv rows (source "DescribeAvailableResource, <region>, <date>"), the types\' `regions` cells, '
+    "zones the region's row in regions.csv lacked, and VERSION (suffix +zones.<date>). Point AITRAIN_CATALOG_DIR at "
+    "that folder and the region filter of `aitrain recommend` / `catalog` and the plan's zone choice use it.\n\n"
+    "A type a surveyed region does not list leaves that region's `regions` cell; survey every region you plan in "
+    "(the default: all regions of the catalog), or the types found elsewhere are filtered out of the regions not asked.\n\n"
+    "Exit codes: 0 every region answered; 1 a region's call failed (listed; nothing recorded for it); 2 invalid input "
+    "(unknown region, --write without --catalog-dir, the shipped catalog, an invalid catalog folder) or the SDKs are "
+    "not installed; 3 no credentials found (checked before anything else)."
+)
+
+
+def zones(
+    region: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--region",
+            help="A region_id of the catalog's regions.csv; repeatable. Default: every region of the catalog.",
+        ),
+    ] = None,
+    catalog_dir: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--catalog-dir",
+            help="A copy of the catalog (cp -r blueprints/catalog/data DIR) to read, and with --write to update.",
+        ),
+    ] = None,
+    write_: Annotated[bool, typer.Option("--write", help="Record the answer in --catalog-dir.")] = False,
+    today: Annotated[
+        Optional[str],
+        typer.Option(
+            "--today", help="The date recorded in the rows (YYYY-MM-DD); default: $AITRAIN_TODAY, else the system date."
+        ),
+    ] = None,
+) -> None:
+    """Ask which zones offer the catalog's GPU types and optionally record it in a catalog copy (see HELP)."""
+    from blueprints.catalog import load_catalog
+    from blueprints.core import clock
+    from blueprints.core.errors import Problem, UserInputError, join_allowed
+
+    source = require_credentials()
+    day = (clock.parse_today(today, "--today") if today else clock.today()).isoformat()
+    if write_ and catalog_dir is None:
+        raise UserInputError(
+            "--write needs a catalog copy",
+            [
+                Problem(
+                    "--catalog-dir",
+                    None,
+                    "give the folder to write (cp -r blueprints/catalog/data DIR first); the shipped catalog is never written",
+                )
+            ],
+        )
+
+    from blueprints.preflight import zones_write
+
+    if write_ and catalog_dir is not None:
+        zones_write.check_copy(catalog_dir)
+    catalog = load_catalog(catalog_dir)
+    regions = list(dict.fromkeys(region or catalog.regions))
+    unknown = [r for r in regions if r not in catalog.regions]
+    if unknown:
+        where = (
+            f"{catalog_dir}/regions.csv" if catalog_dir else "the catalog's regions.csv (copy the catalog to add one)"
+        )
+        raise UserInputError(
+            "unknown region",
+            [
+                Problem("--region", r, f"must be a region_id in {where}: {join_allowed(sorted(catalog.regions))}")
+                for r in unknown
+            ],
+        )
+
+    from blueprints.preflight.aliyun import SdkReader
+    from blueprints.preflight.zones import SOURCE_PREFIX, ask, render_text
+
+    classes = sdk_classes("aitrain zones")
+    surveyed = sorted(it.instance_type for it in catalog.instance_types.values() if it.is_gpu)
+    answers = ask(regions, surveyed, lambda r: SdkReader(r, client_classes=classes))
+    typer.echo(f"credentials: {source}")
+    typer.echo(render_text(answers, day, len(surveyed)), nl=False)
+    nowhere = sorted(set(surveyed) - {t for a in answers for t in a.offered()})
+    if nowhere and any(a.answered for a in answers):
+        # The catalog has no way to say "nowhere": an empty `regions` cell means unknown, and unknown types stay in.
+        typer.echo(
+            f"not offered in any region asked ({len(nowhere)}; the catalog keeps them as unknown): {', '.join(nowhere)}"
+        )
+    if write_ and catalog_dir is not None:
+        result = zones_write.write(catalog_dir, answers, surveyed, day)
+        typer.echo(
+            f"wrote {catalog_dir}: {result.rows} instance_zones.csv rows, {result.regions_cells} regions cells changed, VERSION {result.version}"
+        )
+        for name, added in result.new_zones.items():
+            typer.echo(f"  regions.csv {name}: added zones {', '.join(added)}")
+        recorded = {z.region for z in load_catalog(catalog_dir).instance_zones if z.source.startswith(SOURCE_PREFIX)}
+        missing = sorted(set(catalog.regions) - set(regions) - recorded)
+        if missing:
+            typer.echo(
+                f"never asked: {', '.join(missing)}; the region filter now drops the types found above from these regions until you ask them too"
+            )
+    if any(not a.answered for a in answers):
+        raise typer.Exit(code=1)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``zones`` command to the main app."""
+    app.command("zones", help=HELP)(reports_user_errors(zones))

@@ -1,0 +1,1 @@
+"""Shared pure foundations: errors, the clock, files, text output, safe YAML, layout arithmetic, bucket rules."""

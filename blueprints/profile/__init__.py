@@ -1,0 +1,1 @@
+"""The profile: pydantic models of a job's stack, their parsing, checks and the stack-config resolution."""
