@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 
 from blueprints.cli.main import app
 from blueprints.core.errors import UserInputError
-from blueprints.review.diff.compare import FAIL_ON, diff_plans, empty_plan, load_plan_json, render_diff
-from blueprints.review.render.diff import why
+from blueprints.review.diff.compare import FAIL_ON, diff_plans, empty_plan, load_plan_json
+from blueprints.review.render.diff import render_diff, why
 from blueprints.testing import offline_plan
 
 FS = "medical-imaging-storage-fs"

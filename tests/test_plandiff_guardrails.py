@@ -9,8 +9,9 @@ import yaml
 from typer.testing import CliRunner
 
 from blueprints.cli.main import app
-from blueprints.review.diff.compare import diff_plans, render_diff
+from blueprints.review.diff.compare import diff_plans
 from blueprints.review.diff.guardrails import guardrail_diff
+from blueprints.review.render.diff import render_diff
 
 runner = CliRunner()
 REASON = "scratch lives on the shared file system in this test"

@@ -247,7 +247,7 @@ class Blueprint(ABC):
 
     def security_notes(self) -> list[str]:
         """Plan notes on the safety choices this profile's storage implies (what the reviewer must do or accept)."""
-        from blueprints.profile.security import storage_notes
+        from blueprints.profile.notes import storage_notes
 
         return storage_notes(self.profile)
 

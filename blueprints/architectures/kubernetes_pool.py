@@ -177,7 +177,7 @@ class KubernetesPoolBlueprint(Blueprint):
 
     def security_notes(self) -> list[str]:
         """The storage notes (no host registry on Kubernetes), and what a reviewer of an ACK stack must know."""
-        from blueprints.profile.security import storage_notes
+        from blueprints.profile.notes import storage_notes
 
         notes = storage_notes(self.profile, host_registry=False)
         k8s = self.settings

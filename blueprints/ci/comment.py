@@ -20,7 +20,8 @@ from typing import Any
 from blueprints.ci.goldenplans import STACK_FILE_RE, plan_stack_json
 from blueprints.core.errors import Problem, UserInputError
 from blueprints.core.text import md_cell, md_code, md_fence
-from blueprints.review.diff.compare import PlanDiff, diff_plans, empty_plan, load_plan_json, render_diff
+from blueprints.review.diff.compare import PlanDiff, diff_plans, empty_plan, load_plan_json
+from blueprints.review.render.diff import render_diff
 from blueprints.review.render.fit import COMMENT_BUDGET, fit_blocks
 
 # The hidden line the workflow looks for to update its own comment instead of adding another.

@@ -137,8 +137,9 @@ def check_plans(directory: Path, today: dt.date, *, update: bool = False) -> lis
 
 def explain_difference(committed: str, current: str, where: str) -> str:
     """What changed between the committed and the current plan, as the plan diff a reviewer reads."""
-    from blueprints.review.diff.compare import diff_plans, plan_shape_problems, render_diff
+    from blueprints.review.diff.compare import diff_plans, plan_shape_problems
     from blueprints.review.plan import PLAN_SCHEMA
+    from blueprints.review.render.diff import render_diff
 
     try:
         old = json.loads(committed)

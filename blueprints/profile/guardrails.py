@@ -33,7 +33,7 @@ class SkippedRule(Strict):
     @field_validator("reason")
     @classmethod
     def _reason(cls, value: str) -> str:
-        from blueprints.profile.model import check_one_line
+        from blueprints.profile.strict import check_one_line
 
         if not value.strip():
             raise ValueError("is empty: say why this stack may break the rule")

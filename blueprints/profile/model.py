@@ -20,7 +20,14 @@ from blueprints.profile.guardrails import Guardrails
 from blueprints.profile.schedule import OffHours
 from blueprints.profile.sections import Access, Bucket, Scratch, scratch_for
 from blueprints.profile.security import Security
-from blueprints.profile.strict import Strict, parse_cidr, parse_ipv4_cidr
+from blueprints.profile.strict import (
+    CONTROL_RE,
+    DESCRIPTION_MAX_LENGTH,
+    Strict,
+    check_one_line,
+    parse_cidr,
+    parse_ipv4_cidr,
+)
 
 if TYPE_CHECKING:
     from blueprints.catalog import Catalog
@@ -38,8 +45,6 @@ USER_TAG_LIMIT = 18
 RESERVED_TAG_KEYS = ("managed-by", "aitrain-component")
 
 _NAME_RE = re.compile(r"[a-z][a-z0-9-]{1,22}[a-z0-9]")
-_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-DESCRIPTION_MAX_LENGTH = 300
 _IMAGE_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
@@ -49,15 +54,6 @@ def check_resource_name(value: str) -> str:
         raise ValueError(
             "must be 3–24 characters: lowercase letters, digits and hyphens, starting with a letter and ending with a letter or digit"
         )
-    return value
-
-
-def check_one_line(value: str, limit: int = DESCRIPTION_MAX_LENGTH) -> str:
-    """Free text shown in plans: one line, no control characters, at most ``limit`` characters."""
-    if _CONTROL_RE.search(value):
-        raise ValueError("must be one line of text without control characters (no newlines, tabs or escape sequences)")
-    if len(value) > limit:
-        raise ValueError(f"is {len(value)} characters long; at most {limit} are allowed")
     return value
 
 
@@ -453,6 +449,6 @@ def tag_problems(key: str, value: str) -> list[str]:
     for text, what in ((key, "key"), (value, "value")):
         if "http://" in text.lower() or "https://" in text.lower():
             out.append(f"tag {what} {text!r} contains 'http://' or 'https://', which Alibaba Cloud rejects")
-        if _CONTROL_RE.search(text):
+        if CONTROL_RE.search(text):
             out.append(f"tag {what} {text!r} contains control characters")
     return out

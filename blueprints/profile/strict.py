@@ -78,3 +78,17 @@ def parse_ipv4_cidr(value: str, example: str) -> ipaddress.IPv4Network | ipaddre
     if net.version != 4:
         raise ValueError(f"{value} must be an IPv4 CIDR; the security group rule's cidrIp takes IPv4 only")
     return net
+
+
+# Free text a plan shows (descriptions, reasons): one line, so it can never forge a line of the plan.
+CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+DESCRIPTION_MAX_LENGTH = 300
+
+
+def check_one_line(value: str, limit: int = DESCRIPTION_MAX_LENGTH) -> str:
+    """Free text shown in plans: one line, no control characters, at most ``limit`` characters."""
+    if CONTROL_RE.search(value):
+        raise ValueError("must be one line of text without control characters (no newlines, tabs or escape sequences)")
+    if len(value) > limit:
+        raise ValueError(f"is {len(value)} characters long; at most {limit} are allowed")
+    return value

@@ -448,13 +448,6 @@ def _deletion(
     return ResourceChange(action, a["type"], a["name"], risks=tuple(risks), would=would)
 
 
-def render_diff(diff: PlanDiff, markdown: bool = False) -> str:
-    """Text or Markdown of a diff (kept here for callers of the old API; see blueprints.review.render.diff)."""
-    from blueprints.review.render.diff import render_diff as render
-
-    return render(diff, markdown=markdown)
-
-
 def _short_type(resource: Mapping[str, Any]) -> str:
     return short_type(resource["type"])
 
