@@ -50,7 +50,8 @@ def main() -> None:
     for preset in (name for name in preset_names() if name != "medical-imaging"):
         seconds = median_seconds(["plan", preset], runs)
         print(
-            f"aitrain plan {preset}: median {seconds:.3f} s over {runs} runs, ratio to medical-imaging {seconds / small:.2f}"
+            f"aitrain plan {preset}: median {seconds:.3f} s over {runs} "
+            f"runs, ratio to medical-imaging {seconds / small:.2f}"
         )
 
 

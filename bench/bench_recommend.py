@@ -34,7 +34,8 @@ def cli_wall_time(repeat: int) -> None:
         cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     wall, cpu = statistics.median(walls), statistics.median(cpus)
     print(
-        f"recommend CLI (examples/medical-imaging.yaml, table): median wall {wall:.3f} s (min {min(walls):.3f} s), CPU {cpu:.3f} s over {repeat} runs"
+        "recommend CLI (examples/medical-imaging.yaml, table): median wall "
+        f"{wall:.3f} s (min {min(walls):.3f} s), CPU {cpu:.3f} s over {repeat} runs"
     )
     print(f"target {CLI_TARGET_S} s: wall/target = {wall / CLI_TARGET_S:.2f}, CPU/target = {cpu / CLI_TARGET_S:.2f}")
 
@@ -84,7 +85,8 @@ def main() -> None:
     median = statistics.median(times)
     gpu_types = sum(1 for t in catalog.instance_types.values() if t.is_gpu)
     print(
-        f"recommend: catalog {catalog.version}, {gpu_types} GPU types × {args.max_nodes} node counts = {evaluated:,} options"
+        f"recommend: catalog {catalog.version}, {gpu_types} GPU types "
+        f"× {args.max_nodes} node counts = {evaluated:,} options"
     )
     print(f"median {median:.4f} s over {args.repeat} runs (min {min(times):.4f} s, max {max(times):.4f} s)")
     print(f"{evaluated / median:,.0f} options evaluated per second")

@@ -117,7 +117,8 @@ def _capacity(plan: Plan, catalog: Any) -> list[str]:
             tier.max_capacity_gib is not None and capacity > tier.max_capacity_gib
         ):
             out.append(
-                f"{r.name}: capacity {capacity} GiB outside {tier.kind}/{tier.tier}'s {tier.min_capacity_gib}–{tier.max_capacity_gib} GiB"
+                f"{r.name}: capacity {capacity} GiB outside {tier.kind}/{tier.tier}'s "
+                f"{tier.min_capacity_gib}–{tier.max_capacity_gib} GiB"
             )
     return out
 
@@ -177,7 +178,8 @@ def _ess(plan: Plan, today: dt.date) -> list[str]:
         end = dt.datetime.strptime(r.inputs["recurrenceEndTime"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc)
         if not launch < end <= start + dt.timedelta(days=RECURRENCE_WINDOW_DAYS):
             out.append(
-                f"{r.name}: recurrenceEndTime {r.inputs['recurrenceEndTime']} not after launch or beyond {today} + {RECURRENCE_WINDOW_DAYS} days"
+                f"{r.name}: recurrenceEndTime {r.inputs['recurrenceEndTime']} not "
+                f"after launch or beyond {today} + {RECURRENCE_WINDOW_DAYS} days"
             )
     return out
 
@@ -438,7 +440,10 @@ def main(argv: list[str] | None = None) -> int:
         "--timeout",
         type=float,
         default=20.0,
-        help="seconds one draw may take (measured by the parent) before its worker is killed and the draw counts as timed out",
+        help=(
+            "seconds one draw may take (measured by the parent) before "
+            "its worker is killed and the draw counts as timed out"
+        ),
     )
     parser.add_argument("--only", type=int, help="run the one draw with this index and print its reproduction")
     parser.add_argument("--json", type=Path, help="also write the full summary (with reproductions) to this file")
@@ -459,22 +464,28 @@ def main(argv: list[str] | None = None) -> int:
             print("    repro: " + json.dumps(entry["repro"], ensure_ascii=True)[:1500])
     for entry in summary["slow_details"]:
         print(
-            f"\nslow: draw {entry['index']} overran {args.timeout:g} s ({entry['first_try_seconds']} s, killed), then finished in {entry['seconds']} s on its retry; replay: {entry['replay']}"
+            f"\nslow: draw {entry['index']} overran {args.timeout:g} s ({entry['first_try_seconds']} s, killed), then "
+            f"finished in {entry['seconds']} s on its retry; replay: {entry['replay']}"
         )
     for entry in summary["timeout_details"]:
         print(
-            f"\ntimed out (a hang): draw {entry['index']} overran {args.timeout:g} s and, retried, {args.timeout * RETRY_FACTOR:g} s "
+            f"\ntimed out (a hang): draw {entry['index']} overran {args.timeout:g} s and, retried, "
+            f"{args.timeout * RETRY_FACTOR:g} s "
             f"({entry['first_try_seconds']} s and {entry['seconds']} s); its worker was killed each time"
         )
         print(f"    replay: {entry['replay']}")
         print("    repro: " + json.dumps(entry["repro"], ensure_ascii=True)[:1500])
     print(
-        f"\nfuzz seed {summary['seed']}: {summary['draws']:,} draws, {summary['accepted']:,} accepted, {summary['rejected']:,} rejected cleanly, "
-        f"{summary['crashes']:,} crashes ({summary['distinct_crashes']} distinct), {summary['timeouts']:,} timed out ({summary['slow']} slow but finished on a retry), {summary['unsafe']:,} unsafe acceptances "
-        f"({summary['distinct_unsafe']} distinct); {summary['wall_seconds']} s wall, {summary['draws_per_second']} draws/s"
+        f"\nfuzz seed {summary['seed']}: {summary['draws']:,} draws, {summary['accepted']:,} accepted, "
+        f"{summary['rejected']:,} rejected cleanly, "
+        f"{summary['crashes']:,} crashes ({summary['distinct_crashes']} distinct), {summary['timeouts']:,} timed out "
+        f"({summary['slow']} slow but finished on a retry), {summary['unsafe']:,} unsafe acceptances "
+        f"({summary['distinct_unsafe']} distinct); {summary['wall_seconds']} "
+        f"s wall, {summary['draws_per_second']} draws/s"
     )
     print(
-        f"slowest draw: {summary['slowest_draw']}; paths never mutated in an accepted draw: {summary['paths_never_accepted_mutated'] or 'none'}"
+        f"slowest draw: {summary['slowest_draw']}; paths never mutated in an accepted draw: "
+        f"{summary['paths_never_accepted_mutated'] or 'none'}"
     )
     return 1 if summary["crashes"] or summary["unsafe"] or summary["timeouts"] else 0
 

@@ -144,7 +144,9 @@ def emit_yaml(data: dict[str, Any], indent: int = 0) -> str:
 HOSTILE_YAML = [
     "&a [*a]",
     "&a {x: *a}",
-    "[&a [x, x, x, x, x, x, x, x, x], &b [*a, *a, *a, *a, *a, *a, *a, *a, *a], &c [*b, *b, *b, *b, *b, *b, *b, *b, *b], &d [*c, *c, *c, *c, *c, *c, *c, *c, *c], &e [*d, *d, *d, *d, *d, *d, *d, *d, *d], &f [*e, *e, *e, *e, *e, *e, *e, *e, *e], &g [*f, *f, *f, *f, *f, *f, *f, *f, *f]]",
+    "[&a [x, x, x, x, x, x, x, x, x], &b [*a, *a, *a, *a, *a, *a, *a, *a, *a], &c [*b, *b, *b, *b, *b, *b, *b, *b, "
+    "*b], &d [*c, *c, *c, *c, *c, *c, *c, *c, *c], &e [*d, *d, *d, *d, *d, *d, *d, *d, *d], &f [*e, *e, *e, *e, *e, "
+    "*e, *e, *e, *e], &g [*f, *f, *f, *f, *f, *f, *f, *f, *f]]",
     "19:00",
     "9:30",
     "24:00",
@@ -737,7 +739,8 @@ def odd_documents(rng: random.Random) -> list[str]:
         "config:\n  aitrain:profile: !!python/object/apply:os.system ['true']\n",
         "config:\n  aitrain:preset: medical-imaging\n---\nconfig: {}\n",
         "config:\n  aitrain:preset: medical-imaging\n  aitrain:profile:\n    tags: " + HOSTILE_YAML[2] + "\n",
-        "config:\n  aitrain:profile:\n    blueprint: fixed-cluster\n    compute: {nodes: 1}\n  aitrain:profile.compute.nodes: 4\n",
+        "config:\n  aitrain:profile:\n    blueprint: fixed-cluster\n    "
+        "compute: {nodes: 1}\n  aitrain:profile.compute.nodes: 4\n",
         "\x00",
         "config: {aitrain:preset: medical-imaging}\n",
         "config:\n  aitrain:preset: medical-imaging\n  aitrain:profile:\n    " + "a: {" * 40 + "}" * 40 + "\n",

@@ -227,7 +227,8 @@ def _rule_functions(tree: ast.Module) -> set[str]:
     return names
 
 
-# The functions that decide what `pulumi up` would do to a resource (create … refused): a wrong answer hides a replacement.
+# The functions that decide what `pulumi up` would do to a
+# resource (create … refused): a wrong answer hides a replacement.
 _DIFF_CLASSIFIERS = {"_own_changes", "_propagate", "_update_or_replace", "_deletion", "fails_on", "diff_plans"}
 
 
@@ -625,7 +626,8 @@ def report(results: list[Result], seconds: float) -> int:
         rs = [r for r in results if r.mutant.path == path]
         survived = [r for r in rs if not r.killed]
         print(
-            f"{path:38} {len(rs):7} {len(rs) - len(survived):7} {len(survived):9} {sum(1 for r in survived if r.mutant.must_kill):19}"
+            f"{path:38} {len(rs):7} {len(rs) - len(survived):7} {len(survived):9} "
+            f"{sum(1 for r in survived if r.mutant.must_kill):19}"
         )
     total = len(results)
     killed = sum(1 for r in results if r.killed)
@@ -633,7 +635,8 @@ def report(results: list[Result], seconds: float) -> int:
     must_survived = [r for r in must if not r.killed]
     ratio = f"{killed / total:.1%}" if total else "n/a"
     print(
-        f"\ntotal {total}, killed {killed} ({ratio}; {sum(1 for r in results if r.timed_out)} by timeout), survived {total - killed}"
+        f"\ntotal {total}, killed {killed} ({ratio}; "
+        f"{sum(1 for r in results if r.timed_out)} by timeout), survived {total - killed}"
     )
     print(f"must-kill {len(must)}, killed {len(must) - len(must_survived)}, survived {len(must_survived)}")
     print(f"wall time {seconds:.0f} s")

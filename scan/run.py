@@ -62,7 +62,8 @@ def load_waivers(path: Path) -> list[Waiver]:
             check_id, resource, reason = (row.get(k, "") or "" for k in ("check_id", "resource", "reason"))
             if not _CHECK_ID.match(check_id.strip()) or not resource.strip() or not reason.strip():
                 raise ValueError(
-                    f"{path}:{line}: needs check_id (e.g. CKV_ALI_6), resource (pattern over <tf_type>.<name>) and a reason; got {row}"
+                    f"{path}:{line}: needs check_id (e.g. CKV_ALI_6), resource "
+                    f"(pattern over <tf_type>.<name>) and a reason; got {row}"
                 )
             waivers.append(Waiver(check_id.strip(), resource.strip(), reason.strip()))
     return waivers
@@ -113,7 +114,8 @@ def line(label: str, summary: Summary) -> str:
     """The one-line figure per scanned directory."""
     return (
         f"{label}: checks ran {summary.ran} ({len(summary.check_ids)} distinct), passed {summary.passed}, "
-        f"failed {summary.failed}, not applicable (listed) {len(summary.listed)}, unlisted failures {len(summary.unlisted)}"
+        f"failed {summary.failed}, not applicable (listed) "
+        f"{len(summary.listed)}, unlisted failures {len(summary.unlisted)}"
     )
 
 

@@ -153,7 +153,10 @@ def build(metadata: dict[str, Any], commit: str) -> dict[str, Any]:
             "repository": "https://github.com/pulumi/pulumi-alicloud",
             "commit": commit,
             "path": "provider/cmd/pulumi-resource-alicloud/bridge-metadata.json",
-            "keys": "auto-aliasing.resources[].current, renames.resources, renames.renamedProperties, auto-aliasing.resources[].fields (maxItemsOne)",
+            "keys": (
+                "auto-aliasing.resources[].current, renames.resources, renames.renamedProperties, "
+                "auto-aliasing.resources[].fields (maxItemsOne)"
+            ),
         },
         "resources": resources,
     }

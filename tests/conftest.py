@@ -17,7 +17,10 @@ def pytest_addoption(parser):
         "--update-golden",
         action="store_true",
         default=False,
-        help="rewrite tests/golden/* from the current output, then fail the run (review and commit); `make regen` is the normal way",
+        help=(
+            "rewrite tests/golden/* from the current output, then fail "
+            "the run (review and commit); `make regen` is the normal way"
+        ),
     )
 
 

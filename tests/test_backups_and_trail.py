@@ -189,7 +189,8 @@ def test_removing_the_trail_setting_is_a_data_risk(with_trail, tmp_path):
     [change] = [c for c in diff_plans(unprotected, new).changes if c.type.endswith(":Trail")]
     assert change.action == "delete"
     assert change.risks == (
-        "removed without retain_on_delete: the account's ActionTrail trail would be deleted: API calls in every region stop being recorded",
+        "removed without retain_on_delete: the account's ActionTrail trail "
+        "would be deleted: API calls in every region stop being recorded",
     )
     a, b = tmp_path / "a.json", tmp_path / "b.json"
     a.write_text(json.dumps(unprotected))

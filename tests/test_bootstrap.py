@@ -275,8 +275,8 @@ def test_pytorch_is_installed_into_its_venv_and_the_launcher_uses_it():
     assert '$V/bin/pip install -q "torch==2.5.1" --index-url https://download.pytorch.org/whl/cu124' in node
     # Not ready without it: each boot retries the install, and a failure says so.
     assert (
-        '[ -x /opt/aitrain/venv/bin/torchrun ] || "$0" pytorch || { st failed "detail=PyTorch 2.5.1 could not be installed into /opt/aitrain/venv (pip)"; exit 1; }'
-        in node
+        '[ -x /opt/aitrain/venv/bin/torchrun ] || "$0" pytorch || { st failed "detail=PyTorch 2.5.1 could not be '
+        'installed into /opt/aitrain/venv (pip)"; exit 1; }' in node
     )
     assert "[ -d /opt/aitrain/venv/bin ] && PATH=/opt/aitrain/venv/bin:$PATH" in f[b.LAUNCHER_PATH]
 

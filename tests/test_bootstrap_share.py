@@ -20,11 +20,15 @@ FAKES = {
     # Records its options, then runs the command after them: the job user's view is the recorded --reuid. With DENY
     # set, the share refuses the job user's mkdir (a share root that only root may write, root being squashed).
     "setpriv": (
-        '#!/bin/sh\nopts=; while [ "${1#--}" != "$1" ]; do opts="$opts $1"; shift; done\necho "setpriv$opts: $*" >>"$LOG"\n'
+        '#!/bin/sh\nopts=; while [ "${1#--}" != "$1" ]; do opts="$opts '
+        '$1"; shift; done\necho "setpriv$opts: $*" >>"$LOG"\n'
         '[ -n "${DENY:-}" ] && [ "$1" = mkdir ] && { echo "mkdir: Permission denied" >&2; exit 1; }\nexec "$@"\n'
     ),
     "mountpoint": "#!/bin/sh\nexit 0\n",
-    "curl": "#!/bin/sh\nfor a; do last=$a; done\ncase $last in */instance-id) echo i-uf6node0001 ;; */private-ipv4) echo 10.20.0.11 ;; *) echo token ;; esac\n",
+    "curl": (
+        "#!/bin/sh\nfor a; do last=$a; done\ncase $last in */instance-id) echo i-uf6node0001 ;; */private-ipv4) echo "
+        "10.20.0.11 ;; *) echo token ;; esac\n"
+    ),
     "getent": "#!/bin/sh\nexit 2\n",
     "id": '#!/bin/sh\n[ -f "$STATE/user" ] || exit 1\necho 2000\n',
     "groupadd": '#!/bin/sh\necho "groupadd $*" >>"$LOG"\n',

@@ -167,7 +167,8 @@ def test_each_stack_row_shows_its_monthly_cost_before_and_after_and_new_stacks_f
     fresh = body.split("### `fresh` — new", 1)[1]
     created = next(o for o in outcomes if o.stack == "fresh").diff.changes
     assert fresh.startswith(
-        f"\n\nNew stack file: everything below would be created.\n\n<details><summary>{len(created)} resources</summary>"
+        "\n\nNew stack file: everything below would be "
+        f"created.\n\n<details><summary>{len(created)} resources</summary>"
     )
     assert (
         "<details><summary>"
@@ -212,14 +213,14 @@ def test_a_head_whose_code_strips_protect_is_blocked_with_ait004_named(tmp_path,
     verdict = body.split("\n| Stack |", 1)[0]
     assert "**Blocked: 3 error-level guardrail finding(s) in the head's plan**" in verdict
     assert (
-        "blocked: `AIT004` on `medical-imaging-data-bucket`, `medical-imaging-data-log-bucket`, `medical-imaging-storage-fs` in `train`."
-        in verdict
+        "blocked: `AIT004` on `medical-imaging-data-bucket`, `medical-imaging-data-log-bucket`, "
+        "`medical-imaging-storage-fs` in `train`." in verdict
     )
     assert "No change of class `data-risk`." in verdict  # the diff alone would have passed it
     assert "- `AIT004` `medical-imaging-storage-fs`" in body.split("### `train`", 1)[1]
     assert (
-        "blocked: error-level findings in the head's plan: AIT004 medical-imaging-data-bucket, AIT004 medical-imaging-data-log-bucket, AIT004 medical-imaging-storage-fs"
-        in result.output
+        "blocked: error-level findings in the head's plan: AIT004 medical-imaging-data-bucket, AIT004 "
+        "medical-imaging-data-log-bucket, AIT004 medical-imaging-storage-fs" in result.output
     )
 
 

@@ -28,7 +28,10 @@ THIS_REPO = {"stacks": "examples/stacks", "install": "python -m pip install ."}
 TODAY = "2026-12-01"
 
 TRAIN = "config:\n  aitrain:preset: medical-imaging\n  aitrain:profile:\n    compute:\n      nodes: {nodes}\n"
-DATA = "config:\n  aitrain:preset: medical-imaging\n  aitrain:profile:\n    storage:\n      kind: {kind}\n      throughput_tier: {tier}\n"
+DATA = (
+    "config:\n  aitrain:preset: medical-imaging\n  aitrain:profile:\n    "
+    "storage:\n      kind: {kind}\n      throughput_tier: {tier}\n"
+)
 POOL = "config:\n  aitrain:preset: autoscaling-training\n"
 
 FAKE_GH = """\

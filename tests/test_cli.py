@@ -76,7 +76,8 @@ def test_plan_from_stack_config_with_set_override(tmp_path):
         ),
         (
             ["plan", "medical-imaging", "--set", "bucket.name=Team_Data"],
-            "bucket.name = 'Team_Data': bucket name 'Team_Data' contains 'D', 'T', '_'; OSS allows only lowercase letters",
+            "bucket.name = 'Team_Data': bucket name 'Team_Data' "
+            "contains 'D', 'T', '_'; OSS allows only lowercase letters",
         ),
         (
             ["plan", "medical-imaging", "--set", "access.login_node=true"],

@@ -125,7 +125,8 @@ def test_the_presets_price_the_key_only_when_it_is_set():
     assert default.costs["not_in_plan"][0]["cny_per_month"] == 984.38 and keyed.costs["not_in_plan"] == []
     extra = keyed.costs["totals"]["cny_per_month"] - default.costs["totals"]["cny_per_month"]
     assert round(extra, 2) == 990.94  # ¥984.38 instance + ¥6.56 key
-    # The default plan's AIT019 infos point to it; the keyed plan has no AIT019 at all (the log bucket's OSS key is exempt).
+    # The default plan's AIT019 infos point to it; the keyed plan
+    # has no AIT019 at all (the log bucket's OSS key is exempt).
     assert all("not in this plan" in f["message"] for f in default.findings if f["rule"] == "AIT019")
     assert not [f for f in keyed.findings if f["rule"] == "AIT019"]
 
@@ -135,8 +136,8 @@ def test_every_format_shows_what_the_key_would_cost():
 
     default = offline_plan("autoscaling-training")
     assert (
-        "**Not in this plan:** KMS software key management instance (pay-as-you-go), which a customer-managed key (security.kms_key_id) lives in: ¥984.38 per month (converted;"
-        in render_markdown(default)
+        "**Not in this plan:** KMS software key management instance (pay-as-you-go), which a customer-managed key "
+        "(security.kms_key_id) lives in: ¥984.38 per month (converted;" in render_markdown(default)
     )
     assert "not in this plan: KMS software key management instance (pay-as-you-go)" in render_table(default, width=400)
     keyed = offline_plan("autoscaling-training", overrides={"security.kms_key_id": KEY})

@@ -45,7 +45,8 @@ def test_the_issue_case_every_port_to_anywhere_before_the_drop_all_warns(narrow)
         (
             ALLOW,
             "egress accept tcp 1/65535 to 0.0.0.0/0 reaches 4,294,967,296 addresses (wider than /8) outside the VPC and"
-            " Alibaba Cloud's 100.64.0.0/10: the drop-all after it keeps little in; name the destination's own range and port",
+            " Alibaba Cloud's 100.64.0.0/10: the drop-all after it "
+            "keeps little in; name the destination's own range and port",
         )
     ]
 

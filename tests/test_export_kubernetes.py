@@ -61,7 +61,10 @@ def test_kubernetes_objects_are_refused_naming_the_kinds():
     provider = resource("pulumi:providers:kubernetes", "train-k8s", {})
     with pytest.raises(
         ExportError,
-        match=r"Kubernetes objects \(kubernetes:core/v1:PersistentVolume, pulumi:providers:kubernetes\), which the Terraform export does not write",
+        match=(
+            r"Kubernetes objects \(kubernetes:core/v1:PersistentVolume, "
+            r"pulumi:providers:kubernetes\), which the Terraform export does not write"
+        ),
     ) as caught:
         to_terraform(tiny_plan(network, pv, provider))
     from blueprints.export import NotExportable
@@ -153,11 +156,12 @@ def test_cloud_only_export_of_the_kubernetes_preset_writes_its_alicloud_side_and
         "pulumi:providers:kubernetes",
     }
     assert (
-        "Cloud side only (--cloud-only): 16 Kubernetes objects left out: kubernetes:admissionregistration.k8s.io/v1:ValidatingWebhookConfiguration, "
-        in document["//"]
+        "Cloud side only (--cloud-only): 16 Kubernetes objects left out: "
+        "kubernetes:admissionregistration.k8s.io/v1:ValidatingWebhookConfiguration, " in document["//"]
     )
     assert document["//"].endswith(
-        "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding, and 1 pulumi:providers:kubernetes; they are deployed by Pulumi, not by this file."
+        "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding, and 1 pulumi:providers:kubernetes; they are "
+        "deployed by Pulumi, not by this file."
     )
     assert "kubernetes:core/v1:PersistentVolume (2)" in document["//"]
     text = json.dumps(document)
@@ -194,7 +198,7 @@ def test_cli_cloud_only_writes_the_cloud_side_and_says_what_it_left_out(tmp_path
     assert result.exit_code == 0, result.output
     assert (tmp_path / "main.tf.json").read_text(encoding="utf-8") == to_terraform_json(plan, cloud_only=True)
     assert (
-        f"wrote {tmp_path / 'main.tf.json'} ({len(managed(plan))} resources of kubernetes-training); cloud side only, 16 Kubernetes objects left out: "
-        in result.output
+        f"wrote {tmp_path / 'main.tf.json'} ({len(managed(plan))} resources of "
+        "kubernetes-training); cloud side only, 16 Kubernetes objects left out: " in result.output
     )
     assert len(managed(plan)) == 36

@@ -245,7 +245,10 @@ def test_unknown_resource_type_fails_with_the_token_and_the_remedy():
     )
     with pytest.raises(
         ExportError,
-        match=r"no Terraform mapping for resource type\(s\) alicloud:foo/bar:Bar: add the token to scan/terraform_names.py",
+        match=(
+            r"no Terraform mapping for resource type\(s\) "
+            r"alicloud:foo/bar:Bar: add the token to scan/terraform_names.py"
+        ),
     ):
         to_terraform(plan)
 
@@ -413,8 +416,8 @@ def test_cli_unmapped_type_exits_1_and_writes_nothing(tmp_path, monkeypatch):
     result = runner.invoke(app, ["export", "terraform", "medical-imaging", "--out", str(tmp_path / "tf")])
     assert result.exit_code == 1
     assert (
-        "cannot export medical-imaging to Terraform: no Terraform mapping for resource type(s) alicloud:vpc/network:Network"
-        in result.output
+        "cannot export medical-imaging to Terraform: no Terraform "
+        "mapping for resource type(s) alicloud:vpc/network:Network" in result.output
     )
     assert not (tmp_path / "tf").exists()
 

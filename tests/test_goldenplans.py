@@ -114,7 +114,10 @@ def test_check_names_each_current_stack_and_explains_an_unreadable_or_other_diff
     broken = _run("--check", str(folder), *TODAY)
     assert (
         broken.exit_code == 1
-        and "train.plan.json is not JSON (Expecting property name enclosed in double quotes, line 1); rewrite it with --update"
+        and (
+            "train.plan.json is not JSON (Expecting property name "
+            "enclosed in double quotes, line 1); rewrite it with --update"
+        )
         in broken.output
     )
     shapeless = json.loads(good)

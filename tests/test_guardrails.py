@@ -354,7 +354,8 @@ ALSO_CASES = [
             (
                 "AIT018",
                 "network-sg-intra-cluster",
-                "ingress all -1/-1 from 0.0.0.0/0, outside the private ranges, admits every protocol; from an admin range admit only TCP 22",
+                "ingress all -1/-1 from 0.0.0.0/0, outside the private ranges, "
+                "admits every protocol; from an admin range admit only TCP 22",
             ),
         ],
     ),
@@ -381,21 +382,27 @@ ALSO_CASES = [
             (
                 "AIT009",
                 "storage-fs",
-                "cpfs file system is not encrypted at rest: the NAS API encrypts only standard and extreme file systems, and the"
-                " profile accepts this with storage.allow_unencrypted_cpfs; keep regulated data off it or use NAS extreme",
+                "cpfs file system is not encrypted at rest: the NAS API "
+                "encrypts only standard and extreme file systems, and the"
+                " profile accepts this with storage.allow_unencrypted_cpfs; "
+                "keep regulated data off it or use NAS extreme",
             ),
             (
                 "AIT016",
                 "storage-fs",
-                "cpfs file system has no snapshot or recycle-bin API in the provider (nas.Snapshot and AutoSnapshotPolicy are"
-                " Extreme-only, the recycle bin general-purpose-only): a deleted or overwritten file cannot be recovered; keep the only copy of data in"
+                "cpfs file system has no snapshot or recycle-bin API in "
+                "the provider (nas.Snapshot and AutoSnapshotPolicy are"
+                " Extreme-only, the recycle bin general-purpose-only): a deleted or overwritten file cannot be "
+                "recovered; keep the only copy of data in"
                 " OSS (versioned) and treat CPFS as a cache",
             ),
             (
                 "AIT025",
                 "storage-fs",
-                "cpfs is reached without a NAS access group and is not encrypted at rest (the NAS API offers neither for CPFS):"
-                " any host in its vSwitch can mount it; accept this only for data that may sit unencrypted in the VPC (storage.allow_unencrypted_cpfs),"
+                "cpfs is reached without a NAS access group and is not "
+                "encrypted at rest (the NAS API offers neither for CPFS):"
+                " any host in its vSwitch can mount it; accept this only for data that may sit unencrypted in the VPC "
+                "(storage.allow_unencrypted_cpfs),"
                 " or use NAS extreme",
             ),
         ],
@@ -624,7 +631,8 @@ HTTPS_DENY = {
 DISK = {"category": "cloud_essd", "size": 500, "encrypted": False, "name": "aitrain-scratch"}
 TRAINING_SG_RULE = f"{MED}-network-sg-intra-cluster"
 
-# (case id, resource to change, change: tamper kwargs or "remove", rule, finding's resource or None = the changed one, message)
+# (case id, resource to change, change: tamper kwargs or "remove",
+# rule, finding's resource or None = the changed one, message)
 UNIT_CASES = [
     (
         "eip-on-a-training-instance",
@@ -632,7 +640,8 @@ UNIT_CASES = [
         dict(inputs={"tags": {"aitrain-component": "gpu-cluster", "managed-by": "aitrain"}}),
         "AIT001",
         "med-login-eip-association",
-        "EIP bound to 'med-login-instance' (EcsInstance): only the login node and the NAT gateway may have a public address",
+        "EIP bound to 'med-login-instance' (EcsInstance): only the "
+        "login node and the NAT gateway may have a public address",
     ),
     (
         "eip-to-an-unknown-instance",
@@ -648,7 +657,8 @@ UNIT_CASES = [
         dict(inputs={"instanceType": "EcsInstance"}),
         "AIT001",
         None,
-        f"EIP bound to '{MED}-network-nat' (EcsInstance): only the login node and the NAT gateway may have a public address",
+        f"EIP bound to '{MED}-network-nat' (EcsInstance): only the "
+        "login node and the NAT gateway may have a public address",
     ),
     (
         "eip-default-type-is-ecs",
@@ -656,7 +666,8 @@ UNIT_CASES = [
         dict(drop=("instanceType",)),
         "AIT001",
         None,
-        f"EIP bound to '{MED}-network-nat' (EcsInstance): only the login node and the NAT gateway may have a public address",
+        f"EIP bound to '{MED}-network-nat' (EcsInstance): only the "
+        "login node and the NAT gateway may have a public address",
     ),
     (
         "login-system-disk-unencrypted",
@@ -736,7 +747,8 @@ UNIT_CASES = [
         dict(inputs={"status": "Suspended"}),
         "AIT010",
         "med-data-bucket",
-        f"bucket {BUCKET} is not versioned (oss.BucketVersioning status=Enabled); an overwritten checkpoint would be lost",
+        f"bucket {BUCKET} is not versioned (oss.BucketVersioning "
+        "status=Enabled); an overwritten checkpoint would be lost",
     ),
     (
         "bucket-unencrypted",
@@ -838,7 +850,8 @@ UNIT_CASES = [
         dict(inputs={"cidrIp": "10.8.0.0/16"}, drop=("sourceSecurityGroupId",)),
         "AIT012",
         None,
-        "ingress all -1/-1 from 10.8.0.0/16 reaches SSH on training nodes; with a login node they admit SSH only from its security group",
+        "ingress all -1/-1 from 10.8.0.0/16 reaches SSH on training nodes; "
+        "with a login node they admit SSH only from its security group",
     ),
     (
         "cidr-port-range-over-22",
@@ -848,7 +861,8 @@ UNIT_CASES = [
         ),
         "AIT012",
         None,
-        "ingress tcp 20/30 from 10.8.0.0/16 reaches SSH on training nodes; with a login node they admit SSH only from its security group",
+        "ingress tcp 20/30 from 10.8.0.0/16 reaches SSH on training nodes; "
+        "with a login node they admit SSH only from its security group",
     ),
     (
         "cidr-unreadable-port-range",
@@ -858,7 +872,8 @@ UNIT_CASES = [
         ),
         "AIT012",
         None,
-        "ingress tcp ssh from 10.8.0.0/16 reaches SSH on training nodes; with a login node they admit SSH only from its security group",
+        "ingress tcp ssh from 10.8.0.0/16 reaches SSH on training nodes; "
+        "with a login node they admit SSH only from its security group",
     ),
     (
         "login-admits-more-than-ssh",

@@ -209,15 +209,16 @@ def test_secure_presets_carry_only_the_opt_in_infos(plans):
         ("AIT032", "info"),
     }
     messages = {f.rule: f.message for f in owned(auto)}
-    # The bucket's message counts the data bucket alone (the log bucket keeps an OSS key: OSS writes the logs) and points
-    # to the KMS instance's price in the cost block (costs.not_in_plan).
+    # The bucket's message counts the data bucket alone (the log bucket keeps an OSS key: OSS writes the logs) and
+    # points to the KMS instance's price in the cost block (costs.not_in_plan).
     assert [f.message for f in owned(auto) if f.rule == "AIT019" and f.resource == BUCKET_AUTO] == [
-        "OSS objects are encrypted with a service-managed key (1 resource(s)); set security.kms_key_id to use your own KMS key (SSE KMS + kmsMasterKeyId),"
+        "OSS objects are encrypted with a service-managed key (1 resource(s)); set "
+        "security.kms_key_id to use your own KMS key (SSE KMS + kmsMasterKeyId),"
         " which lives in a KMS instance billed apart (the cost block's 'not in this plan')"
     ]
-    assert (
-        messages["AIT029"]
-        == "VPC has no flow log: set security.flow_log {project, logstore} to record its traffic in Log Service (billed per GB)"
+    assert messages["AIT029"] == (
+        "VPC has no flow log: set security.flow_log {project, "
+        "logstore} to record its traffic in Log Service (billed per GB)"
     )
     assert messages["AIT032"].startswith(
         "no ActionTrail trail in this plan: set security.actiontrail to record every API call in all regions"
@@ -237,24 +238,37 @@ FS_MED, FS_AUTO, RULE_AUTO = f"{MED}-storage-fs", f"{AUTO}-storage-fs", f"{AUTO}
 BUCKET_AUTO, DATA_AUTO = f"{AUTO}-data-bucket", "autoscaling-training-cn-shanghai-data"
 LOG_AUTO = f"{DATA_AUTO}-logs"
 STD_RECYCLE = (
-    "recycle bin is off or keeps deleted files under 7 days (recycleBin status Enable, reservedDays 7-180, or a nas.RecycleBin);"
+    "recycle bin is off or keeps deleted files under 7 days (recycleBin "
+    "status Enable, reservedDays 7-180, or a nas.RecycleBin);"
     " a deleted file is gone at once"
 )
-NO_SNAPSHOTS = "no Extreme NAS auto-snapshot policy keeps snapshots 7 days or more (nas.AutoSnapshotPolicy fileSystemType extreme, retentionDays >= 7 or -1)"
+NO_SNAPSHOTS = (
+    "no Extreme NAS auto-snapshot policy keeps snapshots 7 days or more "
+    "(nas.AutoSnapshotPolicy fileSystemType extreme, retentionDays >= 7 or -1)"
+)
 NOT_EXPIRED = (
-    f"bucket {DATA_AUTO} keeps noncurrent versions forever (no enabled lifecycleRules entry with noncurrentVersionExpirations);"
+    f"bucket {DATA_AUTO} keeps noncurrent versions forever (no "
+    "enabled lifecycleRules entry with noncurrentVersionExpirations);"
     " every overwritten checkpoint stays billed"
 )
-NO_TLS = f"bucket {DATA_AUTO} accepts TLS 1.0 and 1.1: add an oss.BucketHttpsConfig with enable true and tlsVersions [TLSv1.2, TLSv1.3]"
+NO_TLS = (
+    f"bucket {DATA_AUTO} accepts TLS 1.0 and 1.1: add an "
+    "oss.BucketHttpsConfig with enable true and tlsVersions [TLSv1.2, TLSv1.3]"
+)
 CPFS_RECOVERY = (
-    "cpfs file system has no snapshot or recycle-bin API in the provider (nas.Snapshot and AutoSnapshotPolicy are Extreme-only,"
-    " the recycle bin general-purpose-only): a deleted or overwritten file cannot be recovered; keep the only copy of data in"
+    "cpfs file system has no snapshot or recycle-bin API in the "
+    "provider (nas.Snapshot and AutoSnapshotPolicy are Extreme-only,"
+    " the recycle bin general-purpose-only): a deleted or overwritten "
+    "file cannot be recovered; keep the only copy of data in"
     " OSS (versioned) and treat CPFS as a cache"
 )
 
 
 def squash(access: str) -> str:
-    return f"access rule userAccessType {access}: root on any host in 10.30.0.0/20 is root on the share; use root_squash (storage.nfs_squash), or skip AIT024 with a reason"
+    return (
+        f"access rule userAccessType {access}: root on any host in 10.30.0.0/20 is root on the share; use root_squash "
+        "(storage.nfs_squash), or skip AIT024 with a reason"
+    )
 
 
 def rotate(plan: Plan, **key: Any) -> Plan:
@@ -380,7 +394,8 @@ CASES: list[tuple[str, str, Any, str, str, str, str]] = [
         "AIT015",
         "error",
         GROUP,
-        "ess.ScalingGroup has no deletion protection (groupDeletionProtection=False, wanted True); the console or API can release it",
+        "ess.ScalingGroup has no deletion protection (groupDeletionProtection=False, "
+        "wanted True); the console or API can release it",
     ),
     (
         "nat-unprotected",
@@ -389,7 +404,8 @@ CASES: list[tuple[str, str, Any, str, str, str, str]] = [
         "AIT015",
         "error",
         NAT,
-        "vpc.NatGateway has no deletion protection (deletionProtection=None, wanted True); the console or API can release it",
+        "vpc.NatGateway has no deletion protection (deletionProtection=None, "
+        "wanted True); the console or API can release it",
     ),
     (
         "eip-unprotected",
@@ -398,7 +414,8 @@ CASES: list[tuple[str, str, Any, str, str, str, str]] = [
         "AIT015",
         "error",
         EIP,
-        "ecs.EipAddress has no deletion protection (deletionProtection=False, wanted True); the console or API can release it",
+        "ecs.EipAddress has no deletion protection (deletionProtection=False, "
+        "wanted True); the console or API can release it",
     ),
     (
         "recycle-bin-off",
@@ -482,7 +499,9 @@ CASES: list[tuple[str, str, Any, str, str, str, str]] = [
         "AIT019",
         "info",
         "d",
-        "disks are encrypted with a service-managed key (1 resource(s)); set security.kms_key_id to use your own KMS key (kmsKeyId on every disk), which lives in a KMS instance billed apart (the cost block's 'not in this plan')",
+        "disks are encrypted with a service-managed key (1 resource(s)); set "
+        "security.kms_key_id to use your own KMS key (kmsKeyId on every disk), which "
+        "lives in a KMS instance billed apart (the cost block's 'not in this plan')",
     ),
     (
         "template-system-disk-service-key",
@@ -491,7 +510,9 @@ CASES: list[tuple[str, str, Any, str, str, str, str]] = [
         "AIT019",
         "info",
         f"{MED}-cluster-template",
-        "disks are encrypted with a service-managed key (1 resource(s)); set security.kms_key_id to use your own KMS key (kmsKeyId on every disk), which lives in a KMS instance billed apart (the cost block's 'not in this plan')",
+        "disks are encrypted with a service-managed key (1 resource(s)); set "
+        "security.kms_key_id to use your own KMS key (kmsKeyId on every disk), which "
+        "lives in a KMS instance billed apart (the cost block's 'not in this plan')",
     ),
     (
         "scaling-config-system-disk-service-key",
@@ -507,7 +528,9 @@ CASES: list[tuple[str, str, Any, str, str, str, str]] = [
         "AIT019",
         "info",
         "cfg",
-        "disks are encrypted with a service-managed key (1 resource(s)); set security.kms_key_id to use your own KMS key (kmsKeyId on every disk), which lives in a KMS instance billed apart (the cost block's 'not in this plan')",
+        "disks are encrypted with a service-managed key (1 resource(s)); set "
+        "security.kms_key_id to use your own KMS key (kmsKeyId on every disk), which "
+        "lives in a KMS instance billed apart (the cost block's 'not in this plan')",
     ),
     (
         "extreme-nas-service-key",
@@ -516,7 +539,9 @@ CASES: list[tuple[str, str, Any, str, str, str, str]] = [
         "AIT019",
         "info",
         FS_MED,
-        "Extreme NAS is encrypted with a service-managed key (1 resource(s)); set security.kms_key_id to use your own KMS key (encryptType 2 + kmsKeyId), which lives in a KMS instance billed apart (the cost block's 'not in this plan')",
+        "Extreme NAS is encrypted with a service-managed key (1 resource(s)); set "
+        "security.kms_key_id to use your own KMS key (encryptType 2 + kmsKeyId), which "
+        "lives in a KMS instance billed apart (the cost block's 'not in this plan')",
     ),
     (
         "extreme-nas-type-2-without-key",
@@ -525,7 +550,9 @@ CASES: list[tuple[str, str, Any, str, str, str, str]] = [
         "AIT019",
         "info",
         FS_MED,
-        "Extreme NAS is encrypted with a service-managed key (1 resource(s)); set security.kms_key_id to use your own KMS key (encryptType 2 + kmsKeyId), which lives in a KMS instance billed apart (the cost block's 'not in this plan')",
+        "Extreme NAS is encrypted with a service-managed key (1 resource(s)); set "
+        "security.kms_key_id to use your own KMS key (encryptType 2 + kmsKeyId), which "
+        "lives in a KMS instance billed apart (the cost block's 'not in this plan')",
     ),
     (
         "oss-aes256",
@@ -534,7 +561,9 @@ CASES: list[tuple[str, str, Any, str, str, str, str]] = [
         "AIT019",
         "info",
         BUCKET_AUTO,
-        "OSS objects are encrypted with a service-managed key (1 resource(s)); set security.kms_key_id to use your own KMS key (SSE KMS + kmsMasterKeyId), which lives in a KMS instance billed apart (the cost block's 'not in this plan')",
+        "OSS objects are encrypted with a service-managed key (1 resource(s)); set "
+        "security.kms_key_id to use your own KMS key (SSE KMS + kmsMasterKeyId), which "
+        "lives in a KMS instance billed apart (the cost block's 'not in this plan')",
     ),
     (
         "oss-kms-without-key",
@@ -543,7 +572,9 @@ CASES: list[tuple[str, str, Any, str, str, str, str]] = [
         "AIT019",
         "info",
         BUCKET_AUTO,
-        "OSS objects are encrypted with a service-managed key (1 resource(s)); set security.kms_key_id to use your own KMS key (SSE KMS + kmsMasterKeyId), which lives in a KMS instance billed apart (the cost block's 'not in this plan')",
+        "OSS objects are encrypted with a service-managed key (1 resource(s)); set "
+        "security.kms_key_id to use your own KMS key (SSE KMS + kmsMasterKeyId), which "
+        "lives in a KMS instance billed apart (the cost block's 'not in this plan')",
     ),
     (
         "https-config-missing",
@@ -588,8 +619,10 @@ CASES: list[tuple[str, str, Any, str, str, str, str]] = [
         "AIT022",
         "info",
         BUCKET_AUTO,
-        f"bucket {DATA_AUTO} has no access logging: set bucket.access_logging true (aitrain then writes the logs to a separate log bucket it creates),"
-        " or add an oss.BucketLogging with targetBucket a separate private, encrypted log bucket, so reads of the data can be audited",
+        f"bucket {DATA_AUTO} has no access logging: set bucket.access_logging "
+        "true (aitrain then writes the logs to a separate log bucket it creates),"
+        " or add an oss.BucketLogging with targetBucket a separate private, "
+        "encrypted log bucket, so reads of the data can be audited",
     ),
     (
         "logging-to-itself",
@@ -598,7 +631,8 @@ CASES: list[tuple[str, str, Any, str, str, str, str]] = [
         "AIT022",
         "info",
         BUCKET_AUTO,
-        f"bucket {DATA_AUTO} logs access to itself; log to a separate bucket so the log cannot be changed with the data",
+        f"bucket {DATA_AUTO} logs access to itself; log to a "
+        "separate bucket so the log cannot be changed with the data",
     ),
     (
         "logging-to-a-public-bucket",
@@ -607,7 +641,8 @@ CASES: list[tuple[str, str, Any, str, str, str, str]] = [
         "AIT022",
         "info",
         BUCKET_AUTO,
-        f"bucket {DATA_AUTO} logs access to {LOG_AUTO}, which is not private: the audit trail of the data would be readable or unprotected",
+        f"bucket {DATA_AUTO} logs access to {LOG_AUTO}, which is not private: "
+        "the audit trail of the data would be readable or unprotected",
     ),
     (
         "logging-to-an-open-unencrypted-bucket",
@@ -616,7 +651,8 @@ CASES: list[tuple[str, str, Any, str, str, str, str]] = [
         "AIT022",
         "info",
         BUCKET_AUTO,
-        f"bucket {DATA_AUTO} logs access to {LOG_AUTO}, which does not block public access, is not encrypted: the audit trail of the data would be"
+        f"bucket {DATA_AUTO} logs access to {LOG_AUTO}, which does not block "
+        "public access, is not encrypted: the audit trail of the data would be"
         " readable or unprotected",
     ),
     (
@@ -626,7 +662,8 @@ CASES: list[tuple[str, str, Any, str, str, str, str]] = [
         "AIT022",
         "info",
         BUCKET_AUTO,
-        f"bucket {DATA_AUTO} logs access to team-audit-logs, which this plan does not create: check that it is private, blocks public access and is encrypted",
+        f"bucket {DATA_AUTO} logs access to team-audit-logs, which this plan does not create: check that it is "
+        "private, blocks public access and is encrypted",
     ),
     (
         "no-squash",
@@ -653,8 +690,10 @@ CASES: list[tuple[str, str, Any, str, str, str, str]] = [
         "AIT025",
         "warning",
         "cpfs",
-        "cpfsse is reached without a NAS access group and is not encrypted at rest (the NAS API offers neither for CPFS): any host in its vSwitch can"
-        " mount it; accept this only for data that may sit unencrypted in the VPC (storage.allow_unencrypted_cpfs), or use NAS extreme",
+        "cpfsse is reached without a NAS access group and is not encrypted at "
+        "rest (the NAS API offers neither for CPFS): any host in its vSwitch can"
+        " mount it; accept this only for data that may sit unencrypted "
+        "in the VPC (storage.allow_unencrypted_cpfs), or use NAS extreme",
     ),
     (
         "kms-no-rotation",
@@ -699,7 +738,8 @@ CASES: list[tuple[str, str, Any, str, str, str, str]] = [
         "AIT026",
         "error",
         "user-key",
-        "deletionProtection is Disabled; set Enabled so the key (and every disk it encrypts) cannot be scheduled for deletion",
+        "deletionProtection is Disabled; set Enabled so the key (and "
+        "every disk it encrypts) cannot be scheduled for deletion",
     ),
     (
         "kms-short-window",
@@ -726,7 +766,8 @@ CASES: list[tuple[str, str, Any, str, str, str, str]] = [
         "AIT028",
         "info",
         GROUP,
-        "no CloudMonitor alarm with contactGroups watches the 1 compute unit(s): add cms.Alarm resources to your stack (GPU utilisation, instance health,"
+        "no CloudMonitor alarm with contactGroups watches the 1 compute unit(s): "
+        "add cms.Alarm resources to your stack (GPU utilisation, instance health,"
         " NAS usage), each with a contact group; aitrain's ess.Alarms only drive scaling",
     ),
     (
@@ -754,7 +795,8 @@ CASES: list[tuple[str, str, Any, str, str, str, str]] = [
         "AIT029",
         "info",
         f"{AUTO}-network-vpc",
-        "VPC has no flow log: set security.flow_log {project, logstore} to record its traffic in Log Service (billed per GB)",
+        "VPC has no flow log: set security.flow_log {project, logstore} "
+        "to record its traffic in Log Service (billed per GB)",
     ),
     (
         "flow-log-of-a-vswitch",
@@ -763,7 +805,8 @@ CASES: list[tuple[str, str, Any, str, str, str, str]] = [
         "AIT029",
         "info",
         f"{AUTO}-network-vpc",
-        "VPC has no flow log: set security.flow_log {project, logstore} to record its traffic in Log Service (billed per GB)",
+        "VPC has no flow log: set security.flow_log {project, logstore} "
+        "to record its traffic in Log Service (billed per GB)",
     ),
     (
         "flow-log-accepts-only",
@@ -781,7 +824,8 @@ CASES: list[tuple[str, str, Any, str, str, str, str]] = [
         "AIT032",
         "info",
         f"{AUTO}-network-vpc",
-        "no ActionTrail trail in this plan: set security.actiontrail to record every API call in all regions, or confirm the account already has such a trail",
+        "no ActionTrail trail in this plan: set security.actiontrail to record every API call in all regions, or "
+        "confirm the account already has such a trail",
     ),
     (
         "trail-one-region",
@@ -842,7 +886,8 @@ def _cpfs(plan: Plan, kind: str) -> Plan:
 
 
 # Cases whose one change rightly breaks other rules too (a CPFS is unencrypted, unrecoverable and ungrouped at once).
-# A log bucket made public or unencrypted breaks the bucket safety rule (AIT010) too: it holds for the log bucket as well.
+# A log bucket made public or unencrypted breaks the bucket
+# safety rule (AIT010) too: it holds for the log bucket as well.
 ALSO = {
     "cpfs-unrecoverable": {"AIT025"},
     "cpfsse-controls": {"AIT009", "AIT016"},

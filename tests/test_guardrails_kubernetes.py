@@ -223,7 +223,8 @@ def test_a_pool_without_repair_is_one_finding_even_in_a_cluster_without_the_repa
             secure(cluster=cluster(addons=[{"name": "flannel"}, {"name": "ack-node-problem-detector"}])),
             "AIT037",
             "train-gpu",
-            "auto repair is on but cluster train-cluster does not install node-lifecycle-controller, which repair needs",
+            "auto repair is on but cluster train-cluster does not "
+            "install node-lifecycle-controller, which repair needs",
         ),
         # AIT001 / AIT003 / AIT008 / AIT014 on cs.NodePool
         (
@@ -318,7 +319,8 @@ def test_the_node_role_holds_only_the_plans_own_policies() -> None:
         (
             "AIT035",
             "train-gpu",
-            "node role 'train-gpu-node' holds System policy 'AliyunOSSFullAccess' (train-attach-1), not one of the plan's own policies (train-bucket)",
+            "node role 'train-gpu-node' holds System policy 'AliyunOSSFullAccess' (train-attach-1), not one of the "
+            "plan's own policies (train-bucket)",
         )
     ]
 
@@ -339,7 +341,8 @@ def test_a_storage_class_that_deletes_its_volumes_is_an_error() -> None:
         (
             "AIT036",
             "train-nas",
-            "reclaimPolicy is None (default Delete), not 'Retain': the volumes it provisions are deleted with their claims",
+            "reclaimPolicy is None (default Delete), not 'Retain': "
+            "the volumes it provisions are deleted with their claims",
         )
     ]
 

@@ -209,15 +209,18 @@ def test_presets_hold_the_node_rules(medical_plan, autoscaling_plan):
     """What the presets report: medical-imaging turns the egress allow-list on, autoscaling-training does not (AIT027);
     neither sets owner tags (AIT031). No node rule finds an error."""
     no_owner = (
-        "no resource carries an owner (owner or team) or a data classification (data-classification) tag; add them to the"
+        "no resource carries an owner (owner or team) or a data "
+        "classification (data-classification) tag; add them to the"
         " profile's tags so the owner and the data's sensitivity are on every resource"
     )
     egress_open = (
-        "egress unrestricted: no egress drop-all rule (all, -1/-1, 0.0.0.0/0, policy drop); a node can send data anywhere."
+        "egress unrestricted: no egress drop-all rule (all, -1/-1, "
+        "0.0.0.0/0, policy drop); a node can send data anywhere."
         " Turn on the profile's egress allow-list"
     )
     https_anywhere = (
-        "egress accept tcp 443/443 to 0.0.0.0/0 reaches 4,294,967,296 addresses (wider than /8) outside the VPC and Alibaba Cloud's"
+        "egress accept tcp 443/443 to 0.0.0.0/0 reaches 4,294,967,296 "
+        "addresses (wider than /8) outside the VPC and Alibaba Cloud's"
         " 100.64.0.0/10: the drop-all after it keeps little in; name the destination's own range and port"
     )
     assert owned(guardrails.check(medical_plan)) == [
@@ -352,7 +355,8 @@ CASES = [
         ),
         "AIT008",
         "eri-config",
-        "a scaling configuration cannot require metadata tokens (it has no httpTokens); build the pool from a launch template with httpTokens=required,"
+        "a scaling configuration cannot require metadata tokens (it has no "
+        "httpTokens); build the pool from a launch template with httpTokens=required,"
         " or skip AIT008 with a reason when eRDMA needs the configuration",
     ),
     (
@@ -361,7 +365,8 @@ CASES = [
         lambda p: tamper(p, NODES, remove=("launchTemplateId",)),
         "AIT008",
         NODES,
-        "an instance set without a launchTemplateId cannot require metadata tokens; build it from a launch template with httpTokens=required",
+        "an instance set without a launchTemplateId cannot require metadata "
+        "tokens; build it from a launch template with httpTokens=required",
     ),
     (
         "node-policy-every-bucket",
@@ -385,7 +390,8 @@ CASES = [
         lambda p: dataclasses.replace(p, summary={**p.summary, "scratch_gib_per_node": 100}),
         "AIT013",
         "summary.scratch_gib_per_node",
-        "scratch 100 GiB per node is below 3 × 1,000 GiB memory = 3,000 GiB (the article's memory : SSD = 1 : 3); raise compute.scratch_gib to at least 3,000",
+        "scratch 100 GiB per node is below 3 × 1,000 GiB memory = 3,000 GiB (the article's memory : SSD = 1 : 3); "
+        "raise compute.scratch_gib to at least 3,000",
     ),
     (
         "inline-disk-named-data",
@@ -401,7 +407,8 @@ CASES = [
         ),
         "AIT014",
         NODES,
-        "inline data disk 0 is named 'datasets', not 'aitrain-scratch': inline disks are scratch and are deleted with the node; keep persistent data on NAS, OSS or a separate ecs.EcsDisk",
+        "inline data disk 0 is named 'datasets', not 'aitrain-scratch': inline disks are scratch and are deleted with "
+        "the node; keep persistent data on NAS, OSS or a separate ecs.EcsDisk",
     ),
     (
         "inline-disk-unnamed",
@@ -411,7 +418,8 @@ CASES = [
         ),
         "AIT014",
         POOL_TEMPLATE,
-        "inline data disk 0 is named None, not 'aitrain-scratch': inline disks are scratch and are deleted with the node; keep persistent data on NAS, OSS or a separate ecs.EcsDisk",
+        "inline data disk 0 is named None, not 'aitrain-scratch': inline disks are scratch and are deleted with the "
+        "node; keep persistent data on NAS, OSS or a separate ecs.EcsDisk",
     ),
     (
         "inline-scratch-kept",
@@ -433,7 +441,8 @@ CASES = [
         ),
         "AIT014",
         POOL_TEMPLATE,
-        "inline scratch disk 0 has deleteWithInstance=false: it would outlive the node unmanaged; persistent data belongs on a separate ecs.EcsDisk",
+        "inline scratch disk 0 has deleteWithInstance=false: it would outlive "
+        "the node unmanaged; persistent data belongs on a separate ecs.EcsDisk",
     ),
     (
         "disk-deleted-with-node",
@@ -475,7 +484,8 @@ CASES = [
         lambda p: tamper(p, POOL_TEMPLATE, ignore_changes=("systemDisk.encrypted",)),
         "AIT017",
         POOL_TEMPLATE,
-        "ignore_changes lists 'systemDisk.encrypted', a encryption input: drift there would never be shown or corrected",
+        "ignore_changes lists 'systemDisk.encrypted', a encryption "
+        "input: drift there would never be shown or corrected",
     ),
     (
         "ignore-security-groups",
@@ -483,7 +493,8 @@ CASES = [
         lambda p: tamper(p, POOL_TEMPLATE, ignore_changes=("securityGroupIds[0]",)),
         "AIT017",
         POOL_TEMPLATE,
-        "ignore_changes lists 'securityGroupIds[0]', a security-group input: drift there would never be shown or corrected",
+        "ignore_changes lists 'securityGroupIds[0]', a security-group "
+        "input: drift there would never be shown or corrected",
     ),
     (
         "ignore-acl",
@@ -507,7 +518,8 @@ CASES = [
         lambda p: tamper(p, TEMPLATE, ignore_changes=("internetMaxBandwidthOut",)),
         "AIT017",
         TEMPLATE,
-        "ignore_changes lists 'internetMaxBandwidthOut', a public-IP input: drift there would never be shown or corrected",
+        "ignore_changes lists 'internetMaxBandwidthOut', a public-IP "
+        "input: drift there would never be shown or corrected",
     ),
     (
         "password-on-template",
@@ -539,7 +551,8 @@ CASES = [
         lambda p: drop(p, f"{AUTO}-network-sg-egress-drop-all"),
         "AIT027",
         f"{AUTO}-network-sg",
-        "egress unrestricted: no egress drop-all rule (all, -1/-1, 0.0.0.0/0, policy drop); a node can send data anywhere. Turn on the profile's egress allow-list",
+        "egress unrestricted: no egress drop-all rule (all, -1/-1, 0.0.0.0/0, policy drop); a node can send data "
+        "anywhere. Turn on the profile's egress allow-list",
     ),
     (
         "egress-drop-all-accepting",
@@ -547,7 +560,8 @@ CASES = [
         lambda p: tamper(p, f"{AUTO}-network-sg-egress-drop-all", inputs={"policy": "accept"}),
         "AIT027",
         f"{AUTO}-network-sg",
-        "egress unrestricted: no egress drop-all rule (all, -1/-1, 0.0.0.0/0, policy drop); a node can send data anywhere. Turn on the profile's egress allow-list",
+        "egress unrestricted: no egress drop-all rule (all, -1/-1, 0.0.0.0/0, policy drop); a node can send data "
+        "anywhere. Turn on the profile's egress allow-list",
     ),
     (
         "egress-drop-all-above-accepts",
@@ -559,7 +573,8 @@ CASES = [
         ),
         "AIT027",
         NODE_SG,
-        f"the egress drop-all (priority 2) is not below the accept rule(s) {NODE_SG}-egress-allow-0: give it a larger priority number than every accept",
+        "the egress drop-all (priority 2) is not below the accept rule(s) "
+        f"{NODE_SG}-egress-allow-0: give it a larger priority number than every accept",
     ),
     (
         "egress-drop-all-default-priority",
@@ -567,7 +582,8 @@ CASES = [
         lambda p: tamper(p, f"{NODE_SG}-egress-drop-all", remove=("priority",)),
         "AIT027",
         NODE_SG,
-        f"the egress drop-all (priority 1) is not below the accept rule(s) {NODE_SG}-egress-alibaba-services, {NODE_SG}-egress-allow-0, {NODE_SG}-egress-vpc:"
+        f"the egress drop-all (priority 1) is not below the accept rule(s) {NODE_SG}-egress-alibaba-services, "
+        f"{NODE_SG}-egress-allow-0, {NODE_SG}-egress-vpc:"
         " give it a larger priority number than every accept",
     ),
     (
@@ -576,7 +592,8 @@ CASES = [
         lambda p: shrink(p, "10.20.0.0/28"),
         "AIT030",
         VSW,
-        f"compute vSwitches ({VSW} 10.20.0.0/28) have 12 free addresses (4 reserved per vSwitch), below 12 nodes + 8 headroom = 20; use a larger network.vpc_cidr or fewer nodes",
+        f"compute vSwitches ({VSW} 10.20.0.0/28) have 12 free addresses (4 reserved per vSwitch), below 12 nodes + 8 "
+        "headroom = 20; use a larger network.vpc_cidr or fewer nodes",
     ),
     (
         "tags-without-managed-by",
@@ -809,14 +826,16 @@ USER_MESSAGE = "in the plan: attach policies to roles only and let nodes use the
         (
             lambda p: tamper(p, TEMPLATE, inputs={"userData": f"export ALIBABA_CLOUD_ACCESS_KEY_ID={LTAI}"}),
             TEMPLATE,
-            "userData holds an AccessKey ID (LTAI…): use the node's RAM role (STS tokens from the metadata service) instead",
+            "userData holds an AccessKey ID (LTAI…): use the node's "
+            "RAM role (STS tokens from the metadata service) instead",
         ),
         (
             lambda p: tamper(
                 p, TEMPLATE, inputs={"userData": base64.b64encode(f"#!/bin/sh\nAK={LTAI}\n".encode()).decode()}
             ),
             TEMPLATE,
-            "userData holds an AccessKey ID (LTAI…): use the node's RAM role (STS tokens from the metadata service) instead",
+            "userData holds an AccessKey ID (LTAI…): use the node's "
+            "RAM role (STS tokens from the metadata service) instead",
         ),
     ],
 )
@@ -876,8 +895,10 @@ def test_ait030_pool_counts_max_size_and_names_a_single_vswitch(pool):
             "AIT030",
             "error",
             switch,
-            f"compute vSwitches ({switch} 10.30.0.0/20) have 4092 free addresses (4 reserved per vSwitch), below 4093 nodes + 410 headroom = 4503;"
-            f" use a larger network.vpc_cidr or fewer nodes; {AUTO}-pool-group also uses one vSwitch only: spread it over two zones or more",
+            f"compute vSwitches ({switch} 10.30.0.0/20) have 4092 free addresses "
+            "(4 reserved per vSwitch), below 4093 nodes + 410 headroom = 4503;"
+            f" use a larger network.vpc_cidr or fewer nodes; {AUTO}-pool-group "
+            "also uses one vSwitch only: spread it over two zones or more",
         )
     ]
     # Three /20s hold it.
@@ -907,7 +928,8 @@ def test_ait031_names_what_is_missing(medical_plan, med):
             "AIT031",
             "info",
             "tags",
-            "no resource carries a data classification (data-classification) tag; add them to the profile's tags so the owner and the data's sensitivity are on every resource",
+            "no resource carries a data classification (data-classification) tag; add them to the profile's tags so "
+            "the owner and the data's sensitivity are on every resource",
         )
     ]
     # A component tested alone has no profile: only managed-by is asked of it.
@@ -941,7 +963,8 @@ def test_an_empty_inline_disk_entry_is_unencrypted_and_unnamed(pool):
         ("AIT003", "data disk 0 (disk, None GiB) is not encrypted"),
         (
             "AIT014",
-            "inline data disk 0 is named None, not 'aitrain-scratch': inline disks are scratch and are deleted with the node;"
+            "inline data disk 0 is named None, not 'aitrain-scratch': "
+            "inline disks are scratch and are deleted with the node;"
             " keep persistent data on NAS, OSS or a separate ecs.EcsDisk",
         ),
     ]

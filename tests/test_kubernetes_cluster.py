@@ -167,7 +167,8 @@ def test_outputs_are_the_seam(k8s_plan):
         and out["job_api"] == "kubeflow.org/v1"
         and out["training_operator_version"] == "v1.9.0"
     )
-    # The bucket is a keyless OSS volume (the CSI driver's authType sts with the GPU pool's role), next to the file system's.
+    # The bucket is a keyless OSS volume (the CSI driver's authType
+    # sts with the GPU pool's role), next to the file system's.
     assert (
         out["shared_volume_claim"] == "kubernetes-training-shared"
         and out["bucket_volume_claim"] == "kubernetes-training-data"
@@ -196,8 +197,8 @@ def test_options_reach_the_arguments():
     cluster = one(plan, f"{UNIT}-cluster").inputs
     assert cluster["encryptionProviderKey"] == KMS and cluster["slbInternetEnabled"] is True
     assert (
-        f"Kubernetes Secrets are encrypted at rest in etcd with KMS key {KMS} (cs.ManagedKubernetes encryption_provider_key)."
-        in plan.notes
+        "Kubernetes Secrets are encrypted at rest in etcd with KMS "
+        f"key {KMS} (cs.ManagedKubernetes encryption_provider_key)." in plan.notes
     )
     assert (
         cluster["auditLogConfig"] == {"enabled": True, "slsProjectName": "team-audit"}
@@ -215,8 +216,8 @@ def test_options_reach_the_arguments():
     assert {"key": "ack.aliyun.com/nvidia-driver-version", "value": "550.144.03"} in pool["labels"]
     assert pool["systemDiskKmsKey"] == KMS and pool["dataDisks"][0]["kmsKeyId"] == KMS
     assert any(
-        "network.admin_cidr (203.0.113.0/24) is not applied. AIT033 is an error until you set that access control by hand"
-        in n
+        "network.admin_cidr (203.0.113.0/24) is not applied. AIT033 "
+        "is an error until you set that access control by hand" in n
         for n in plan.notes
     )
     assert one(plan, f"{UNIT}-cluster").name in [
@@ -358,7 +359,8 @@ def test_the_notes_tell_a_reviewer_what_ack_changes(k8s_plan):
     assert any(n.startswith("eRDMA: the ack-erdma-controller add-on creates and attaches ERIs itself") for n in notes)
     assert any(n.startswith("The cluster has no deletion protection: it holds no data") for n in notes)
     assert not any("is not applied. AIT033 is an error" in n for n in notes)
-    # Without security.kms_key_id, the plan says Secrets are not KMS-encrypted; the metadata note names the node role's bound.
+    # Without security.kms_key_id, the plan says Secrets are not
+    # KMS-encrypted; the metadata note names the node role's bound.
     assert any(n.startswith("Kubernetes Secrets are NOT encrypted with a key of yours") for n in notes)
     assert any(
         n.startswith("Instance metadata: every node requires IMDSv2 tokens. A hostNetwork pod (every eRDMA job pod)")

@@ -125,7 +125,7 @@ def test_a_family_ack_does_not_list_is_refused_with_the_supported_types(tmp_path
     monkeypatch.setenv(CATALOG_DIR_ENV, str(data))
     out = refused()
     assert (
-        "compute.instance_type = 'ecs.ebmgn7ex.32xlarge': is of family ebmgn7ex, which ACK does not list as a GPU node-pool family"
-        in out
+        "compute.instance_type = 'ecs.ebmgn7ex.32xlarge': is of family "
+        "ebmgn7ex, which ACK does not list as a GPU node-pool family" in out
     )
     assert "'ecs.gn7e-c16g1.32xlarge'" in out and "'ecs.ebmgn7ex.32xlarge'" not in out.split("allowed:")[1]

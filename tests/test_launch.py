@@ -18,8 +18,10 @@ RUN = "20261201T093000Z"
 # Root is nobody on the share (root_squash): the run directory, the log and the launcher are the job user's (uid 2000).
 LINE = (
     "ulimit -l unlimited 2>/dev/null; setpriv --reuid=2000 --regid=2000 --init-groups sh -c "
-    '\'d=$1; shift; mkdir -p "$d" || exit; HOME=/home/aitrain USER=aitrain LOGNAME=aitrain setsid nohup "$@" < /dev/null > "$d/$(hostname).log" 2>&1 &\' '
-    "sh /mnt/shared/.aitrain/runs/{run} /usr/local/bin/aitrain-torchrun --run-dir /mnt/shared/.aitrain/runs/{run}{hosts} -- {cmd}"
+    '\'d=$1; shift; mkdir -p "$d" || exit; HOME=/home/aitrain USER=aitrain LOGNAME=aitrain setsid nohup "$@" < '
+    '/dev/null > "$d/$(hostname).log" 2>&1 &\' '
+    "sh /mnt/shared/.aitrain/runs/{run} /usr/local/bin/aitrain-torchrun --run-dir "
+    "/mnt/shared/.aitrain/runs/{run}{hosts} -- {cmd}"
 )
 LOGS = "logs: /mnt/shared/.aitrain/runs/{run}/<hostname>.log on the shared file system, written as aitrain (uid 2000)"
 
@@ -287,8 +289,8 @@ def test_real_run_executes_exactly_the_printed_commands(outputs_file, fake_bin):
         run=RUN, hosts=" --hosts 10.20.0.11,10.20.0.12", cmd="python train.py --epochs 10"
     )
     assert (
-        "started: InvokeId t-0001 (results: aliyun ecs DescribeInvocationResults --RegionId cn-shanghai --InvokeId t-0001)"
-        in result.stdout
+        "started: InvokeId t-0001 (results: aliyun ecs "
+        "DescribeInvocationResults --RegionId cn-shanghai --InvokeId t-0001)" in result.stdout
     )
 
 

@@ -306,7 +306,8 @@ def test_cli_writes_out_and_applies_the_file_with_kubectl(outputs_file, fake_kub
     assert written["metadata"]["name"] == "llama-sft"
     assert fake_kubectl() == [{"argv": ["apply", "-f", str(out)], "stdin": ""}]
     assert result.stdout.startswith(
-        "aitrain launch --kubernetes: PyTorchJob training/llama-sft on llama-pretrain (kubernetes-pool, cn-wulanchabu): 4 nodes × 8 GPUs, "
+        "aitrain launch --kubernetes: PyTorchJob training/llama-sft on "
+        "llama-pretrain (kubernetes-pool, cn-wulanchabu): 4 nodes × 8 GPUs, "
         f"fabric erdma, aliyun/erdma 1 per pod, shared at /mnt/shared, bucket at /mnt/data, run {RUN}\n"
     )
     assert result.stdout.index(f"running: kubectl apply -f {out}") < result.stdout.index(

@@ -12,7 +12,10 @@ from blueprints.launch import torchrun as lc
 from tests.test_launch import LINE, RUN, fixed_outputs
 
 # Records who runs what (its options), then runs it; the job's view of the share is what setpriv was asked for.
-FAKE_SETPRIV = '#!/bin/sh\nopts=; while [ "${1#--}" != "$1" ]; do opts="$opts $1"; shift; done\necho "setpriv$opts: $1 $2" >>"$LOG"\nexec "$@"\n'
+FAKE_SETPRIV = (
+    '#!/bin/sh\nopts=; while [ "${1#--}" != "$1" ]; do opts="$opts '
+    '$1"; shift; done\necho "setpriv$opts: $1 $2" >>"$LOG"\nexec "$@"\n'
+)
 FAKE_LAUNCHER = '#!/bin/sh\nprintf "%s\\n" "$@" >"$ARGS"\necho "HOME=$HOME USER=$USER"\necho started\n'
 
 

@@ -120,7 +120,8 @@ def test_off_hours_weekday_shift_when_utc_is_the_previous_day():
 def test_vswitch_room_counts_reserved_addresses_and_headroom():
     from blueprints.core.layout import LayoutError, check_vswitch_room
 
-    # 192.168.0.0/20 → /24 vSwitches: 256 - 4 reserved = 252 free; 230 nodes + 23 headroom = 253 do not fit, 229 + 23 do.
+    # 192.168.0.0/20 → /24 vSwitches: 256 - 4 reserved = 252 free;
+    # 230 nodes + 23 headroom = 253 do not fit, 229 + 23 do.
     check_vswitch_room("192.168.0.0/20", 229, 1)
     with pytest.raises(
         LayoutError,
@@ -144,6 +145,6 @@ def test_a_profile_with_more_nodes_than_its_vswitch_holds_is_refused_in_plan_and
     )
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert (
-        "network.vpc_cidr 192.168.0.0/20 gives each zone a /24 vSwitch: 1 × 256 addresses less 4 reserved per vSwitch = 252 free, below 370 nodes + 37 headroom = 407"
-        in result.stderr
+        "network.vpc_cidr 192.168.0.0/20 gives each zone a /24 vSwitch: 1 × 256 addresses less 4 reserved per vSwitch "
+        "= 252 free, below 370 nodes + 37 headroom = 407" in result.stderr
     )

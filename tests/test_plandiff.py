@@ -73,9 +73,8 @@ def test_nodes_12_to_16_replace_the_batch_delete_first(medical_plan):
     diff = diff_plans(as_dict(medical_plan), as_dict(offline_plan("medical-imaging", overrides={"compute.nodes": 16})))
     (change,) = diff.changes
     assert (change.action, change.name, change.replacing) == ("replace-delete-first", NODES, ("amount",))
-    assert (
-        change.downtime
-        == "the batch's 12 GPU nodes down ~10–20 min: the new nodes boot, install the GPU driver and CUDA, and reboot once"
+    assert change.downtime == (
+        "the batch's 12 GPU nodes down ~10–20 min: the new nodes boot, install the GPU driver and CUDA, and reboot once"
     )
     assert diff.risks == [] and diff.fails_on("replace") and not diff.fails_on("data-risk")
 
@@ -118,7 +117,8 @@ def test_storage_kind_change_is_refused_with_a_data_risk(medical_plan):
     assert fs.inputs["fileSystemType"] == ("extreme", "standard")
     assert (fs.action, fs.would, fs.replacing) == ("refused", "replace", ("fileSystemType", "storageType"))
     assert fs.risks == (
-        "replacing change of stored data (fileSystemType, storageType): the provider would replace it and its data with it; "
+        "replacing change of stored data (fileSystemType, storageType): "
+        "the provider would replace it and its data with it; "
         "protect makes `pulumi up` fail instead — move the data or create new storage on purpose",
         "would be replaced while protected: `pulumi up` will refuse until it is unprotected on purpose",
     )
@@ -172,7 +172,8 @@ def test_region_change_lists_every_resource(medical_plan):
     vpc = by_name["medical-imaging-network-vpc"]
     assert vpc.action == "replace" and vpc.inputs == {}  # nothing of its own changes: its provider does
     assert vpc.reasons == (
-        "its provider changes (medical-imaging-cn-shanghai → medical-imaging-cn-beijing): a new provider replaces every resource of it",
+        "its provider changes (medical-imaging-cn-shanghai → "
+        "medical-imaging-cn-beijing): a new provider replaces every resource of it",
     )
     assert {by_name[n].action for n in (FS, "medical-imaging-data-bucket")} == {"refused"}
     assert by_name[NODES].action == "replace-delete-first"
@@ -266,8 +267,8 @@ def test_vpc_cidr_change_replaces_the_vswitch_and_refuses_the_cpfs_bound_to_it(c
     storage = by_name["autoscaling-training-storage-fs"]
     assert storage.inputs == {} and storage.action == "refused"
     assert (
-        "vswitchId references autoscaling-training-network-vsw-cn-shanghai-a, which is replaced: a new ID forces replacement"
-        in storage.reasons
+        "vswitchId references autoscaling-training-network-vsw-cn-shanghai-a, "
+        "which is replaced: a new ID forces replacement" in storage.reasons
     )
     assert diff.fails_on("data-risk")
 

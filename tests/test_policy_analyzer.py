@@ -91,7 +91,8 @@ def analyze(
         PACK_NAME, "0.0.1", policies(), EnforcementLevel.ADVISORY, None, None, None, None, None, None, None
     )
     if config is not None:
-        # What the CLI sends for --policy-pack-config: each policy's level (its own unless the file sets one) and the rest.
+        # What the CLI sends for --policy-pack-config: each policy's
+        # level (its own unless the file sets one) and the rest.
         own = {p.name: p.enforcement_level.value for p in policies() if p.enforcement_level is not None}
         configs = {}
         for name, entry in config.items():
@@ -109,7 +110,8 @@ def expected(plan: Plan, skips: tuple[Skip, ...] = ()) -> list[tuple[str, str, s
     pols = {r.id: p for r, p in zip(guardrails.RULES, policies(), strict=True)}
     level = {"error": proto.MANDATORY, "warning": proto.ADVISORY, "info": proto.ADVISORY}
     names = {r.name for r in plan.resources}
-    # A finding on no resource (``tags``, ``summary.…``) is a stack-level diagnostic: no URN, its subject before the message.
+    # A finding on no resource (``tags``, ``summary.…``) is a
+    # stack-level diagnostic: no URN, its subject before the message.
     return [
         (pols[f.rule].name, f.resource, f"{pols[f.rule].description}\n{f.message}", level[f.level])
         if f.resource in names
@@ -122,8 +124,8 @@ def test_a_preset_through_the_analyzer_gives_its_advisories_only(medical_plan):
     """The preset's findings are info advisories (customer KMS key, alarms, flow log, tags, trail): nothing blocks."""
     result = analyze(medical_plan, pack_config(medical_plan))
     assert result == expected(medical_plan) != []
-    # ait016: the Extreme NAS snapshot policy no resource applies (an advisory warning until ApplyAutoSnapshotPolicy runs);
-    # ait027: the preset's HTTPS to any address.
+    # ait016: the Extreme NAS snapshot policy no resource applies (an advisory warning until ApplyAutoSnapshotPolicy
+    # runs); ait027: the preset's HTTPS to any address.
     assert {d[0][:6] for d in result} == {"ait016", "ait019", "ait027", "ait028", "ait029", "ait031", "ait032"}
     assert {d[3] for d in result} == {proto.ADVISORY}
 

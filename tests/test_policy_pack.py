@@ -266,7 +266,10 @@ def test_the_bucket_fact_lets_ait011_compare(full_plan):  # noqa: F811
         adopted,
         "med-data-node-policy",
         inputs={
-            "policyDocument": '{"Version": "1", "Statement": [{"Effect": "Allow", "Action": ["oss:GetObject"], "Resource": ["acs:oss:*:*:other-data/*"]}]}'
+            "policyDocument": (
+                '{"Version": "1", "Statement": [{"Effect": "Allow", "Action": '
+                '["oss:GetObject"], "Resource": ["acs:oss:*:*:other-data/*"]}]}'
+            )
         },
     )
     assert through_pack(other) == plan_findings(other) != []

@@ -45,7 +45,8 @@ def test_the_example_stack_with_two_nodes_does_not_claim_the_presets_twelve():
         ),
         (
             {"compute.instance_type": "ecs.gn7-c13g1.26xlarge"},
-            "The medical-imaging preset with compute.instance_type ecs.gn7e-c16g1.32xlarge → ecs.gn7-c13g1.26xlarge (its own description no longer applies).",
+            "The medical-imaging preset with compute.instance_type ecs.gn7e-c16g1.32xlarge → ecs.gn7-c13g1.26xlarge "
+            "(its own description no longer applies).",
         ),
     ],
 )

@@ -66,7 +66,8 @@ def preset_costs() -> str:
     ):
         totals = plan(name).costs["totals"]
         rows.append(
-            f"| {label} | {_money(totals['cny_per_hour'])} | {_money(totals['cny_per_month'])} | {_run(name)} | {_unpriced(name)} |"
+            f"| {label} | {_money(totals['cny_per_hour'])} | "
+            f"{_money(totals['cny_per_month'])} | {_run(name)} | {_unpriced(name)} |"
         )
     for name in ("autoscaling-training", "kubernetes-training"):
         for scenario in plan(name).costs["scenarios"]:
@@ -74,7 +75,8 @@ def preset_costs() -> str:
             state = "" if scenario["complete"] else " (incomplete)"
             missing = _items(scenario["unpriced_nodes"])
             rows.append(
-                f"| {name} {label} ({scenario['nodes']} GPU nodes) | | {_money(scenario['cny_per_month'])}{state} | | as above, and of the nodes: {missing} |"
+                f"| {name} {label} ({scenario['nodes']} GPU nodes) | | {_money(scenario['cny_per_month'])}{state} | | "
+                f"as above, and of the nodes: {missing} |"
             )
     return "\n" + "\n".join(rows) + "\n"
 
@@ -106,7 +108,10 @@ def kubernetes_counts() -> str:
     kubernetes = [r for r in custom if r.type.startswith("kubernetes:")]
     alicloud = [r for r in custom if r.type.startswith("alicloud:")]
     assert len(custom) == len(providers) + len(kubernetes) + len(alicloud)
-    return f"{len(custom)} resources ({len(alicloud)} Alibaba Cloud, {len(kubernetes)} Kubernetes objects, {len(providers)} providers; {len(resources)} with the components)"
+    return (
+        f"{len(custom)} resources ({len(alicloud)} Alibaba Cloud, {len(kubernetes)} Kubernetes objects, "
+        f"{len(providers)} providers; {len(resources)} with the components)"
+    )
 
 
 def rule_count() -> str:
@@ -133,7 +138,8 @@ def deploy_cost() -> str:
     running = plan("medical-imaging", **DEPLOY_EXAMPLE).costs["totals"]
     parked = plan("medical-imaging", **{**DEPLOY_EXAMPLE, "compute.nodes": 0}).costs["totals"]
     return (
-        f"¥{_money(running['cny_per_hour'])} an hour (¥{_money(running['cny_per_month'])} for a month left running); parked"
+        f"¥{_money(running['cny_per_hour'])} an hour "
+        f"(¥{_money(running['cny_per_month'])} for a month left running); parked"
         f" (`compute.nodes: 0`: no nodes, the storage, bucket and NAT kept) ¥{_money(parked['cny_per_month'])} a month."
         f" Not priced, so add them: {_items(running['unknown'])}."
     )

@@ -92,7 +92,8 @@ def test_login_node_needs_a_key_pair():
     data["access"] = {"login_node": True}
     assert problem(data) == (
         "access.key_pair_name",
-        "is empty but access.login_node is true: name the ECS key pair whose key may log in (create one with `aliyun ecs ImportKeyPair`)",
+        "is empty but access.login_node is true: name the ECS key pair "
+        "whose key may log in (create one with `aliyun ecs ImportKeyPair`)",
     )
 
 
@@ -132,7 +133,8 @@ def test_an_erdma_fixed_cluster_stops_at_aitrains_limit():
     path, message = problem(data)
     assert path == "compute.nodes"
     assert message.startswith(
-        "is more than 256, aitrain's limit for an eRDMA fixed cluster (ecs.ebmgn7ex.32xlarge gets one ecs.Instance per node"
+        "is more than 256, aitrain's limit for an eRDMA fixed cluster "
+        "(ecs.ebmgn7ex.32xlarge gets one ecs.Instance per node"
     )
     assert parse(medical(instance_type="ecs.ebmgn7ex.32xlarge", scratch_gib=3072, nodes=256)).compute.nodes == 256
     assert parse(medical(nodes=2000)).compute.nodes == 2000  # instance sets have no such limit

@@ -101,7 +101,8 @@ def test_extreme_nas_plan_says_how_to_apply_the_snapshot_policy():
     (note,) = [n for n in plan.notes if n.startswith("Extreme NAS snapshots")]
     assert "medical-imaging-storage-daily" in note and "kept 7 days" in note
     assert note.endswith(
-        "aliyun nas ApplyAutoSnapshotPolicy --AutoSnapshotPolicyId $(pulumi stack output snapshot_policy_id) --FileSystemIds $(pulumi stack output file_system_id)"
+        "aliyun nas ApplyAutoSnapshotPolicy --AutoSnapshotPolicyId $(pulumi stack output snapshot_policy_id) "
+        "--FileSystemIds $(pulumi stack output file_system_id)"
     )
 
 

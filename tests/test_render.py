@@ -25,7 +25,10 @@ CPFS = [
     "--set",
     "storage.allow_unencrypted_cpfs=true",
 ]
-FORGED = "ok\n\n### Guardrails\n\n- all passed\n\x1b[31mRED\x1b[0m \x1b]8;;http://evil\x07link\x1b]8;;\x07 | `x` <b>bold</b> \u202egnp.exe"
+FORGED = (
+    "ok\n\n### Guardrails\n\n- all passed\n\x1b[31mRED\x1b[0m "
+    "\x1b]8;;http://evil\x07link\x1b]8;;\x07 | `x` <b>bold</b> \u202egnp.exe"
+)
 
 
 def _plan(*args: str) -> str:
@@ -51,7 +54,8 @@ def test_unencrypted_cpfs_is_a_visible_warning_in_every_format(cpfs_markdown):
     import json
 
     findings = json.loads(_plan(*CPFS, "--format", "json"))["findings"]
-    # CPFS: not encrypted (AIT009), no snapshot or recycle bin (AIT016), no access group (AIT025); the rest are opt-in infos.
+    # CPFS: not encrypted (AIT009), no snapshot or recycle bin
+    # (AIT016), no access group (AIT025); the rest are opt-in infos.
     assert [(f["rule"], f["level"], f["resource"]) for f in beyond_opt_in(findings)] == [
         ("AIT009", "warning", "medical-imaging-storage-fs"),
         ("AIT016", "warning", "medical-imaging-storage-fs"),

@@ -66,7 +66,8 @@ def test_nodes_12_to_16_renders_one_row_and_a_details_block(medical):
             "replace-delete-first",
             f"`{NODES}`",
             "`ecs.EcsInstanceSet`",
-            "amount 12 → 16 forces replacement; delete-first: the batch's 12 GPU nodes down \\~10–20 min: the new nodes boot, install the GPU driver and CUDA, and reboot once",
+            "amount 12 → 16 forces replacement; delete-first: the batch's 12 GPU nodes down \\~10–20 min: the new "
+            "nodes boot, install the GPU driver and CUDA, and reboot once",
         ]
     ]
     assert "**Verdict:** 1 replace-delete-first; 0 data risks" in text

@@ -42,7 +42,8 @@ def synthetic_plan(n: int = 5000, components: int = 1, types: int = 1) -> Plan:
 
 def notice(markdown: str) -> str:
     match = re.search(
-        r"^\*\*Summarised to fit one GitHub comment:\*\* (.*)\. Run `aitrain plan --format json` for every resource and input\.$",
+        r"^\*\*Summarised to fit one GitHub comment:\*\* (.*)\. Run "
+        r"`aitrain plan --format json` for every resource and input\.$",
         markdown,
         re.M,
     )

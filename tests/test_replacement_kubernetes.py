@@ -102,7 +102,7 @@ def outcome(old: dict[str, Any], new: dict[str, Any]) -> dict[str, tuple[str, tu
 
 def test_ack_and_kubernetes_rows_load_with_their_sources() -> None:
     table = replacement_table()
-    assert table.forcing("cs.NodePool") >= {"clusterId", "ramRoleName", "instanceMetadataOptions", "securityGroupIds"}  # type: ignore[operator]
+    assert table.forcing("cs.NodePool") >= {"clusterId", "ramRoleName", "instanceMetadataOptions", ("securityGroupIds")}  # type: ignore[operator]
     assert "instanceTypes" not in table.forcing("cs.NodePool")  # type: ignore[operator]
     assert table.sources[("cs.NodePool", "ramRoleName")] == TF + "cs_kubernetes_node_pool.html.markdown#L751"
     assert table.sources[("cs.ManagedKubernetes", "serviceCidr")] == TF + "cs_managed_kubernetes.html.markdown#L501"

@@ -53,7 +53,8 @@ def fabricated(tmp_path):
     (base / RUN / "iZnode2.log").write_text("rank 1 says hi\n")
     (base / "old").mkdir()
     (base / "old" / "iZnode1.status").write_text(
-        "state=exited\nhost=iZnode1\npid=7\nstarted=2026-11-30T08:00:00Z\nexit=2\nfinished=2026-11-30T08:00:01Z\ndetail=this node (10.9.9.9) is not among the 2 nodes: 10.20.0.11,10.20.0.12\n"
+        "state=exited\nhost=iZnode1\npid=7\nstarted=2026-11-30T08:00:00Z\nexit=2\nfinished=2026-11-30T08:00:01Z\ndetail=this "
+        "node (10.9.9.9) is not among the 2 nodes: 10.20.0.11,10.20.0.12\n"
     )
     return tmp_path / "shared"
 
@@ -68,7 +69,10 @@ def sh(line: str) -> subprocess.CompletedProcess[str]:
 def test_runs_dry_run_reads_one_node_and_says_how_the_answer_is_fetched(stack):
     result = invoke("runs", "--stack", stack(fixed_outputs(2)), "--dry-run")
     assert result.exit_code == 0, result.output
-    line = 'cd /mnt/shared/.aitrain/runs 2>/dev/null || exit 0; for f in */*.status; do [ -f "$f" ] && { echo "== $f"; cat "$f"; }; done; exit 0'
+    line = (
+        "cd /mnt/shared/.aitrain/runs 2>/dev/null || exit 0; for f in "
+        '*/*.status; do [ -f "$f" ] && { echo "== $f"; cat "$f"; }; done; exit 0'
+    )
     assert result.stdout == textwrap.dedent(
         f"""\
         aitrain runs: medical-imaging (fixed-cluster, cn-shanghai), via cloud-assistant
@@ -93,9 +97,9 @@ def test_logs_dry_run_for_one_node_by_rank(stack):
         and "grep -lx rank=1 *.status" in line
         and line.endswith('tail -n 20 "${f%.status}.log"')
     )
-    assert (
-        lines[4]
-        == f"  aliyun ecs RunCommand --RegionId cn-shanghai --Type RunShellScript --Name aitrain-medical-imaging-{RUN}-logs --CommandContent {shlex.quote(line)} {READ}"
+    assert lines[4] == (
+        "  aliyun ecs RunCommand --RegionId cn-shanghai --Type RunShellScript --Name "
+        f"aitrain-medical-imaging-{RUN}-logs --CommandContent {shlex.quote(line)} {READ}"
     )
     assert lines[-1] == "dry run: nothing was run"
 
@@ -131,8 +135,8 @@ def test_pool_dry_run_lists_the_instances_first(stack):
     result = invoke("runs", "--stack", stack(pool_outputs()), RUN, "--dry-run")
     assert result.exit_code == 0, result.output
     assert (
-        "  aliyun ess DescribeScalingInstances --RegionId cn-shanghai --ScalingGroupId asg-uf6pool01 --LifecycleState InService --PageSize 50 --PageNumber 1"
-        in result.stdout
+        "  aliyun ess DescribeScalingInstances --RegionId cn-shanghai --ScalingGroupId asg-uf6pool01 --LifecycleState "
+        "InService --PageSize 50 --PageNumber 1" in result.stdout
     )
     assert "--InstanceId.1 <the first InService instance>" in result.stdout
 
@@ -280,7 +284,8 @@ def test_runs_through_cloud_assistant_polls_until_finished_and_prints_the_table(
         (
             ("cancel", "{stack}", RUN),
             llama(),
-            f"kubectl -n training delete pytorchjob <job> (find it with kubectl -n training get pytorchjobs -l aitrain.io/run-id={RUN})",
+            "kubectl -n training delete pytorchjob <job> (find it with "
+            f"kubectl -n training get pytorchjobs -l aitrain.io/run-id={RUN})",
         ),
     ],
 )

@@ -44,8 +44,8 @@ def test_recorded_preset_scan_is_clean_with_the_committed_not_applicable_list():
         for kind in ("", "log-")
     ]
     assert (
-        "medical-imaging: checks ran 13 (8 distinct), passed 5, failed 8, not applicable (listed) 8, unlisted failures 0"
-        == run.line("medical-imaging", summary)
+        "medical-imaging: checks ran 13 (8 distinct), passed 5, "
+        "failed 8, not applicable (listed) 8, unlisted failures 0" == run.line("medical-imaging", summary)
     )
 
 
@@ -53,8 +53,8 @@ def test_recorded_kubernetes_scan_passes_auto_repair_and_every_failure_is_listed
     raw, document = recorded("kubernetes_training")
     summary = run.summarize(raw, document, WAIVERS)
     assert (
-        "kubernetes-training: checks ran 14 (8 distinct), passed 6, failed 8, not applicable (listed) 8, unlisted failures 0"
-        == run.line("kubernetes-training", summary)
+        "kubernetes-training: checks ran 14 (8 distinct), passed 6, "
+        "failed 8, not applicable (listed) 8, unlisted failures 0" == run.line("kubernetes-training", summary)
     )
     passed = {(c["check_id"], run.address(c, document)) for c in raw["results"]["passed_checks"]}
     assert {
@@ -95,7 +95,10 @@ def test_every_not_applicable_row_matches_a_recorded_failure():
 
 
 def test_left_out_of_reads_the_exports_own_words():
-    said = "wrote build/scan/k/main.tf.json (36 resources of k); cloud side only, 16 Kubernetes objects left out: kubernetes:apps/v1:Deployment\n"
+    said = (
+        "wrote build/scan/k/main.tf.json (36 resources of k); cloud side "
+        "only, 16 Kubernetes objects left out: kubernetes:apps/v1:Deployment\n"
+    )
     assert run.left_out_of(said) == "16 Kubernetes objects left out: kubernetes:apps/v1:Deployment"
     assert run.left_out_of("wrote build/scan/m/main.tf.json (40 resources of m)\n") == ""
 

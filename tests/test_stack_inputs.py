@@ -69,13 +69,14 @@ def test_a_merge_key_override_is_not_a_duplicate():
 def test_plan_refuses_a_stack_file_with_a_duplicate_key(tmp_path):
     stack = write(
         tmp_path,
-        "config:\n  aitrain:preset: medical-imaging\n  aitrain:profile:\n    compute:\n      nodes: 4\n      nodes: 40\n",
+        "config:\n  aitrain:preset: medical-imaging\n  "
+        "aitrain:profile:\n    compute:\n      nodes: 4\n      nodes: 40\n",
     )
     result = invoke("plan", "--stack-config", str(stack))
     assert result.exit_code == 2 and result.stdout == ""
     assert (
-        "line 6, column 7: key 'nodes' is written twice in one mapping: 'nodes: 4' on line 5, then 'nodes: 40' on line 6"
-        in result.stderr
+        "line 6, column 7: key 'nodes' is written twice in one "
+        "mapping: 'nodes: 4' on line 5, then 'nodes: 40' on line 6" in result.stderr
     )
     assert "Traceback" not in result.stderr
 
@@ -104,7 +105,8 @@ def test_the_shipped_presets_and_examples_have_no_duplicate_key():
             "config.aitrain:profile.compute.nodes",
         ),
         (
-            "  aitrain:profile:\n    guardrails:\n      skip:\n        - rule: AIT031\n          reason:\n            secure: v1:AAAA\n",
+            "  aitrain:profile:\n    guardrails:\n      skip:\n        - "
+            "rule: AIT031\n          reason:\n            secure: v1:AAAA\n",
             "config.aitrain:profile.guardrails.skip[0].reason",
         ),
     ],
@@ -125,7 +127,8 @@ def test_a_secret_in_the_aitrain_profile_is_refused_with_what_it_is(tmp_path, pr
 def test_secrets_of_other_namespaces_are_ignored_as_before(tmp_path):
     stack = write(
         tmp_path,
-        "config:\n  alicloud:secretKey:\n    secure: v1:Zm9v\n  other:thing:\n    nested:\n      secure: v1:q\n  aitrain:preset: medical-imaging\n",
+        "config:\n  alicloud:secretKey:\n    secure: v1:Zm9v\n  other:thing:\n    "
+        "nested:\n      secure: v1:q\n  aitrain:preset: medical-imaging\n",
     )
     result = invoke("plan", "--stack-config", str(stack), "--format", "json")
     assert result.exit_code == 0, result.stderr
@@ -241,7 +244,8 @@ def test_set_a_tag_is_what_the_stack_file_holds(tmp_path):
     # `pulumi config set --path 'aitrain:profile.tags.owner' alice` stores exactly this mapping.
     stack = write(
         tmp_path,
-        "config:\n  aitrain:preset: medical-imaging\n  aitrain:profile:\n    tags:\n      owner: alice\n      cost.center: ml-42\n",
+        "config:\n  aitrain:preset: medical-imaging\n  aitrain:profile:\n    "
+        "tags:\n      owner: alice\n      cost.center: ml-42\n",
     )
     assert by_flag == _plan(stack=stack)
     vpc = next(r for r in by_flag["resources"] if r["type"] == "alicloud:vpc/network:Network")
@@ -253,7 +257,8 @@ def test_set_a_guardrail_skip_by_index_or_as_a_yaml_list(tmp_path):
     as_list = _plan("guardrails.skip=[{rule: AIT031, reason: tags come from the org policy}]")
     stack = write(
         tmp_path,
-        "config:\n  aitrain:preset: medical-imaging\n  aitrain:profile:\n    guardrails:\n      skip:\n        - rule: AIT031\n          reason: tags come from the org policy\n",
+        "config:\n  aitrain:preset: medical-imaging\n  aitrain:profile:\n    guardrails:\n      skip:\n        - rule: "
+        "AIT031\n          reason: tags come from the org policy\n",
     )
     assert by_index == as_list == _plan(stack=stack)
     assert [(s["rule"], s["reason"]) for s in by_index["skipped"]] == [("AIT031", "tags come from the org policy")]
@@ -264,7 +269,8 @@ def test_set_a_guardrail_skip_by_index_or_as_a_yaml_list(tmp_path):
     [
         (
             "guardrails.skip.rule=AIT031",
-            "guardrails.skip is a list: set one entry by its index, guardrails.skip[0].rule=… and guardrails.skip[0].reason=…",
+            "guardrails.skip is a list: set one entry by its index, "
+            "guardrails.skip[0].rule=… and guardrails.skip[0].reason=…",
         ),
         (
             "guardrails.skip[1].rule=AIT031",

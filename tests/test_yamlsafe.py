@@ -21,7 +21,8 @@ def _error(text: str, source: str = "Pulumi.dev.yaml") -> str:
 
 def test_times_and_dates_stay_strings():
     data = load(
-        "work_end: 19:00\nwork_start: 08:30\nstart_date: 2027-01-04\nstamp: 2001-12-14t21:59:43.10-05:00\nlong: 1:30:00",
+        "work_end: 19:00\nwork_start: 08:30\nstart_date: "
+        "2027-01-04\nstamp: 2001-12-14t21:59:43.10-05:00\nlong: 1:30:00",
         "f",
     )
     assert data == {

@@ -40,9 +40,11 @@ class BudgetTier:
     single_node: bool = False
     # The blueprint's nodes exist only while work keeps them busy (a pool at min 0): its yearly cost is the runs alone.
     scales_to_zero: bool = False
-    # The tier serves only jobs that share one pool with at least this many others running at once (Job.jobs_in_parallel).
+    # The tier serves only jobs that share one pool with at least
+    # this many others running at once (Job.jobs_in_parallel).
     min_jobs_in_parallel: int = 1
-    # What the blueprint keeps up all year on top of the shared foundation (file system, bucket, NAT), priced by the advisor.
+    # What the blueprint keeps up all year on top of the shared
+    # foundation (file system, bucket, NAT), priced by the advisor.
     standing: tuple[StandingCost, ...] = ()
     # The most nodes the tier's pool holds, all parallel jobs together (None: no limit beyond the job's max_nodes).
     pool_max_nodes: int | None = None

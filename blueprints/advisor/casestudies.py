@@ -108,7 +108,8 @@ def run_case(case: dict[str, Any], catalog: Any, root: Path, tiers: Sequence[Bud
         for label, other in compare:
             if other.gpu_hours:
                 flags.append(
-                    f"GPU-hours on {label} (scaling efficiency {other.scaling_efficiency:.3f}): {other.gpu_hours:,.0f} (ratio {other.gpu_hours / published:.3f})"
+                    f"GPU-hours on {label} (scaling efficiency {other.scaling_efficiency:.3f}): {other.gpu_hours:,.0f} "
+                    f"(ratio {other.gpu_hours / published:.3f})"
                 )
     rec = recommend(job, catalog, tiers=tiers)
     return CaseResult(case, job, illustrative, claim, tuple(compare), rec, tuple(flags))
@@ -123,7 +124,8 @@ def _check(check: dict[str, Any], job: Job, catalog: Any) -> str:
         ratio = float(check["claimed_tflops"]) / total if total else float("inf")
         verdict = "IMPLAUSIBLE" if ratio > IMPLAUSIBLE_FACTOR or ratio < 1 / IMPLAUSIBLE_FACTOR else "plausible"
         return (
-            f"{verdict}: “{check['claim']}” — {check['count']} × {gpu.gpu_model} at {peak:g} TFLOPS {check['precision']} = "
+            f"{verdict}: “{check['claim']}” — {check['count']} × "
+            f"{gpu.gpu_model} at {peak:g} TFLOPS {check['precision']} = "
             f"{total:,.0f} TFLOPS, so the claim is {ratio:.1%} of it ({check['verdict_source']})"
         )
     if kind == "throughput":
@@ -137,7 +139,8 @@ def _check(check: dict[str, Any], job: Job, catalog: Any) -> str:
         factor = ours / claimed
         verdict = "IMPLAUSIBLE" if factor > IMPLAUSIBLE_FACTOR or factor < 1 / IMPLAUSIBLE_FACTOR else "plausible"
         return (
-            f"{verdict}: “{check['claim']}” — {label} ({option.gpus} GPUs) should give about {ours:,.0f} samples/s from published "
+            f"{verdict}: “{check['claim']}” — {label} ({option.gpus} GPUs) "
+            f"should give about {ours:,.0f} samples/s from published "
             f"throughput, {factor:,.0f}× the claim ({check['verdict_source']})"
         )
     raise ValueError(f"unknown check kind {kind!r}")
@@ -151,7 +154,8 @@ def general_checks(claims: list[dict[str, Any]], catalog: Any) -> list[str]:
             values = sorted({g.nvlink_gb_s for g in catalog.gpus.values() if g.nvlink_gb_s})
             verdict = "IMPLAUSIBLE" if float(claim["claimed_gb_s"]) not in values else "plausible"
             out.append(
-                f"{verdict}: “{claim['claim']}” — per-GPU NVLink in the catalog is one of {', '.join(f'{v:g}' for v in values)} GB/s ({claim['verdict_source']})"
+                f"{verdict}: “{claim['claim']}” — per-GPU NVLink in the catalog is one of "
+                f"{', '.join(f'{v:g}' for v in values)} GB/s ({claim['verdict_source']})"
             )
         elif claim["kind"] == "network_gain":
             light = [r for r in scaling_rows() if r.comm == "light" and r.link in ("rdma", "tcp")]
@@ -159,7 +163,8 @@ def general_checks(claims: list[dict[str, Any]], catalog: Any) -> list[str]:
             headroom = 1.0 / worst - 1.0
             verdict = "UNSUPPORTED" if float(claim["claimed_gain"]) > headroom else "plausible"
             out.append(
-                f"{verdict}: “{claim['claim']}” — for compute-bound models the slowest published anchor already scales at {worst:.0%}, "
+                f"{verdict}: “{claim['claim']}” — for compute-bound models "
+                f"the slowest published anchor already scales at {worst:.0%}, "
                 f"so a faster network can add at most {headroom:.0%} ({claim['verdict_source']})"
             )
     return out
@@ -184,21 +189,25 @@ def render_document(results: list[CaseResult], general: list[str], catalog_versi
         "The article is the marketing article aitrain started from, [docs/sources/article.md](sources/article.md); "
         "its instance names are not Alibaba Cloud types and resolve to the real ones below.",
         "",
-        f"Catalog {catalog_version}. Times come from training FLOPs ÷ (GPUs × dense peak × MFU × scaling efficiency) with the "
-        "published anchors in `blueprints/advisor/data/` (MFU: `docs/sources/training-performance.md` sections 3–4; scaling: section 5). Costs are "
+        f"Catalog {catalog_version}. Times come from training FLOPs "
+        "÷ (GPUs × dense peak × MFU × scaling efficiency) with the "
+        "published anchors in `blueprints/advisor/data/` (MFU: "
+        "`docs/sources/training-performance.md` sections 3–4; scaling: section 5). Costs are "
         "pay-as-you-go list prices (cn-shanghai, 2023-06) for compute only. Inputs that the article does not give are "
         "**illustrative** and marked so; they are not the article's numbers.",
         "",
         "## Summary",
         "",
-        "| Case | Article claim | Article's hardware on Alibaba Cloud, as aitrain estimates it | aitrain recommends | Flags |",
+        "| Case | Article claim | Article's hardware on Alibaba Cloud, "
+        "as aitrain estimates it | aitrain recommends | Flags |",
         "|---|---|---|---|---|",
     ]
     for r in results:
         hardware = "—" if r.claim is None else f"{r.claim[0]}: {_option_line(r.claim[1])}"
         flags = "<br>".join(f.split(" — ")[0] for f in r.flags) or "—"
         lines.append(
-            f"| {md_cell(r.case['title'])} | {md_cell(r.case['article_claim'])} | {md_cell(hardware)} | {md_cell(_chosen_line(r.rec))} | {md_cell(flags)} |"
+            f"| {md_cell(r.case['title'])} | {md_cell(r.case['article_claim'])} | {md_cell(hardware)} | "
+            f"{md_cell(_chosen_line(r.rec))} | {md_cell(flags)} |"
         )
     if general:
         lines += ["", "## Other claims in the article", ""] + [f"- {md_text(g)}" for g in general]

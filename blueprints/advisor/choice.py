@@ -137,13 +137,15 @@ def recommend(
         findings += data_path_findings(job, chosen, storage)
         if storage.kind == "cpfs":
             findings.append(
-                "storage: only CPFS meets this capacity and throughput, and CPFS cannot be encrypted at rest through the NAS API; "
+                "storage: only CPFS meets this capacity and throughput, "
+                "and CPFS cannot be encrypted at rest through the NAS API; "
                 "the written profile sets storage.allow_unencrypted_cpfs: true so that choice is explicit in review"
             )
         findings += option_notes(job, catalog, chosen)
         if job.deadline_days is None and objective == "cost":
             findings.append(
-                "no deadline given: the cheapest option is usually the one with the fewest nodes, so it is also slow; add deadline_days"
+                "no deadline given: the cheapest option is usually the one "
+                "with the fewest nodes, so it is also slow; add deadline_days"
             )
     else:
         reasons = []

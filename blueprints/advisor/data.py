@@ -56,7 +56,10 @@ class MfuRow:
             if self.anchor_gbps_per_gpu is None
             else f"{self.anchor_gbps_per_gpu:g} Gbit/s per GPU"
         )
-        return f"{self.anchor_nodes:,} nodes × {self.anchor_gpus_per_node} GPUs ({gpus:,}, {inside} inside a node), {self.anchor_link} {speed}"
+        return (
+            f"{self.anchor_nodes:,} nodes × {self.anchor_gpus_per_node} GPUs "
+            f"({gpus:,}, {inside} inside a node), {self.anchor_link} {speed}"
+        )
 
 
 @dataclass(frozen=True)

@@ -50,19 +50,22 @@ def what_to_relax(job: Job, options: list[Option], objective: str) -> list[str]:
             if not job.sharding:
                 sharded = sizing.model_state_gib_per_gpu(job.model_copy(update={"sharding": True}), biggest.gpus)
                 out.append(
-                    f"model state needs {need:,.1f} GiB per GPU unsharded and the largest GPU has {biggest.gpu_memory_gib:g} GiB: "
+                    f"model state needs {need:,.1f} GiB per GPU unsharded and the largest GPU has "
+                    f"{biggest.gpu_memory_gib:g} GiB: "
                     f"set sharding: true (ZeRO-3/FSDP), which needs {sharded:,.1f} GiB per GPU on {biggest.gpus} GPUs"
                 )
             else:
                 total = job.params * sizing.bytes_per_param(job.precision, job.optimizer) / sizing.GIB
                 gpus_needed = math.ceil(total / (biggest.gpu_memory_gib or 1))
                 out.append(
-                    f"model state is {total:,.0f} GiB; even {biggest.gpus} × {biggest.gpu_label} ({biggest.gpu_memory_gib:g} GiB each) is too small: "
+                    f"model state is {total:,.0f} GiB; even {biggest.gpus} × {biggest.gpu_label} "
+                    f"({biggest.gpu_memory_gib:g} GiB each) is too small: "
                     f"raise max_nodes from {job.max_nodes} so that at least {gpus_needed} such GPUs are allowed"
                 )
         if any(o.has("precision") for o in options):
             out.append(
-                f"no GPU in the region has a published {job.precision} peak among the types that fit: choose another precision (bf16 is the common one)"
+                f"no GPU in the region has a published {job.precision} peak among the types that fit: choose another "
+                "precision (bf16 is the common one)"
             )
         return out or ["no instance type in the catalog can run this job"]
     priced = [o for o in runnable if not o.has("unpriced", "no_anchor")]
@@ -72,11 +75,13 @@ def what_to_relax(job: Job, options: list[Option], objective: str) -> list[str]:
         out = []
         if names:
             out.append(
-                f"no type that fits this job has a list price in the catalog; these can be planned but not priced: {', '.join(names)}"
+                "no type that fits this job has a list price in the catalog; "
+                f"these can be planned but not priced: {', '.join(names)}"
             )
         if guessed:
             out.append(
-                f"{', '.join(guessed)} have no published MFU anchor for {job.model_kind}: measure one and pass mfu: (a fraction 0 < mfu ≤ 1, e.g. 0.3) to consider them"
+                f"{', '.join(guessed)} have no published MFU anchor for {job.model_kind}: measure one and pass mfu: (a "
+                "fraction 0 < mfu ≤ 1, e.g. 0.3) to consider them"
             )
         return out
     fastest = min(priced, key=lambda o: o.key("time"))
@@ -93,8 +98,10 @@ def what_to_relax(job: Job, options: list[Option], objective: str) -> list[str]:
             )
         )
         out.append(
-            f"the {job.deadline_days:g}-day deadline cannot be met by any priced option within {within}: the fastest, {_cfg(fastest)}, "
-            f"takes {_days(fastest.estimated_hours or 0)}: extend the deadline to {math.ceil((fastest.estimated_hours or 0) / 24 * 10) / 10:g} days, "
+            f"the {job.deadline_days:g}-day deadline cannot be met by any "
+            f"priced option within {within}: the fastest, {_cfg(fastest)}, "
+            f"takes {_days(fastest.estimated_hours or 0)}: extend the deadline to "
+            f"{math.ceil((fastest.estimated_hours or 0) / 24 * 10) / 10:g} days, "
             f"cut the training work to {ratio:.0%} of the current value, or {more}"
         )
     on_time = [o for o in priced if not o.has("deadline")]
@@ -110,7 +117,8 @@ def what_to_relax(job: Job, options: list[Option], objective: str) -> list[str]:
         if job.budget_cny_per_run is not None and per_run > job.budget_cny_per_run:
             afford = _gpus_affordable(job.budget_cny_per_run, cheapest, job.deadline_hours)
             out.append(
-                f"{what} needs ≥ {cheapest.gpus} {cheapest.gpu_label} ({_cfg(cheapest)}) at ¥{per_run:,.0f} per run{afford}: "
+                f"{what} needs ≥ {cheapest.gpus} {cheapest.gpu_label} "
+                f"({_cfg(cheapest)}) at ¥{per_run:,.0f} per run{afford}: "
                 f"raise the per-run budget from ¥{job.budget_cny_per_run:,.0f} to ¥{math.ceil(per_run):,}"
             )
         if job.budget_cny_per_year is not None and per_year > job.budget_cny_per_year:
@@ -121,14 +129,16 @@ def what_to_relax(job: Job, options: list[Option], objective: str) -> list[str]:
             runs = f"{job.runs_per_year:g} runs" if jobs == 1 else f"{jobs} parallel jobs × {job.runs_per_year:g} runs"
             out.append(
                 f"{what} needs ≥ {cheapest.gpus} {cheapest.gpu_label} ({_cfg(cheapest)}) at ¥{per_year:,.0f} a year "
-                f"({runs}){afford}: raise the yearly budget from ¥{job.budget_cny_per_year:,.0f} to ¥{math.ceil(per_year):,}, "
-                f"or run {max(math.floor(job.budget_cny_per_year / per_run / jobs * 100) / 100, 0):g} times a year instead of {job.runs_per_year:g}"
-                + ("" if jobs == 1 else " (each job)")
+                f"({runs}){afford}: raise the yearly budget from "
+                f"¥{job.budget_cny_per_year:,.0f} to ¥{math.ceil(per_year):,}, "
+                f"or run {max(math.floor(job.budget_cny_per_year / per_run / jobs * 100) / 100, 0):g} times a year "
+                f"instead of {job.runs_per_year:g}" + ("" if jobs == 1 else " (each job)")
             )
         standing = _standing_reason(cheapest)
         if job.budget_cny_per_year is not None and standing is not None and per_year <= job.budget_cny_per_year:
             out.append(
-                f"{what} ({_cfg(cheapest)}) {standing}: raise the yearly budget, or size the job's data (dataset_tb) down"
+                f"{what} ({_cfg(cheapest)}) {standing}: raise the "
+                "yearly budget, or size the job's data (dataset_tb) down"
             )
     in_budget = [o for o in priced if not o.has("budget_run", "budget_year")]
     has_budget = job.budget_cny_per_run is not None or job.budget_cny_per_year is not None
@@ -136,21 +146,25 @@ def what_to_relax(job: Job, options: list[Option], objective: str) -> list[str]:
         quickest = min(in_budget, key=lambda o: o.key("time"))
         if (quickest.estimated_hours or INF) > job.deadline_hours:
             out.append(
-                f"within the budget the fastest option is {_cfg(quickest)}, {_days(quickest.estimated_hours or 0)} at ¥{quickest.cost_cny_per_run or 0:,.0f} per run: "
-                f"extend the deadline from {job.deadline_days:g} to {math.ceil((quickest.estimated_hours or 0) / 24 * 10) / 10:g} days"
+                f"within the budget the fastest option is {_cfg(quickest)}, {_days(quickest.estimated_hours or 0)} at "
+                f"¥{quickest.cost_cny_per_run or 0:,.0f} per run: "
+                f"extend the deadline from {job.deadline_days:g} to "
+                f"{math.ceil((quickest.estimated_hours or 0) / 24 * 10) / 10:g} days"
             )
     if not in_budget and on_time and has_budget:
         cheapest = min(priced, key=lambda o: o.key("cost"))
         standing = _standing_reason(cheapest)
         out.append(
-            f"no option fits the budget at any deadline: the cheapest, {_cfg(cheapest)}, costs ¥{cheapest.cost_cny_per_run or 0:,.0f} per run "
+            f"no option fits the budget at any deadline: the cheapest, {_cfg(cheapest)}, costs "
+            f"¥{cheapest.cost_cny_per_run or 0:,.0f} per run "
             f"(¥{cheapest.cost_cny_per_year or 0:,.0f} a year) and takes {_days(cheapest.estimated_hours or 0)}"
             + ("" if standing is None else f"; it {standing}")
         )
     if not in_budget and not on_time:
         cheapest = min(priced, key=lambda o: o.key("cost"))
         out.append(
-            f"even the cheapest option, {_cfg(cheapest)}, costs ¥{cheapest.cost_cny_per_run or 0:,.0f} per run (¥{cheapest.cost_cny_per_year or 0:,.0f} a year) "
+            f"even the cheapest option, {_cfg(cheapest)}, costs ¥{cheapest.cost_cny_per_run or 0:,.0f} per run "
+            f"(¥{cheapest.cost_cny_per_year or 0:,.0f} a year) "
             f"and takes {_days(cheapest.estimated_hours or 0)}: raise the budget to at least that, and the deadline too"
         )
     return out or ["no option meets every constraint; see the considered options for each one's reason"]
@@ -180,12 +194,16 @@ def data_path_findings(job: Job, option: Option, storage: StorageChoice | None) 
     out = []
     if read is None and ingest is None:
         out.append(
-            f"data path not checked: the job consumes {rate:,.0f} {unit} but gives no dataset_tb, so the bytes per second are unknown"
+            f"data path not checked: the job consumes {rate:,.0f} {unit} "
+            "but gives no dataset_tb, so the bytes per second are unknown"
         )
         return out
     parts = []
     if read is not None:
-        one = f"{job.dataset_tb:g} TB × {job.epochs:g} epoch{'' if job.epochs == 1 else 's'} over {option.estimated_hours:,.1f} h, {rate:,.0f} {unit}"
+        one = (
+            f"{job.dataset_tb:g} TB × {job.epochs:g} epoch{'' if job.epochs == 1 else 's'} over "
+            f"{option.estimated_hours:,.1f} h, {rate:,.0f} {unit}"
+        )
         jobs = job.jobs_in_parallel
         # Parallel jobs share the file system and read it at the same time.
         parts.append(
@@ -197,10 +215,14 @@ def data_path_findings(job: Job, option: Option, storage: StorageChoice | None) 
         parts.append(f"write {ingest:,.0f} MB/s ({job.ingest_tb_per_day:g} TB/day ingest)")
     if storage is not None:
         gives = "unknown" if storage.throughput_mb_s is None else f"{storage.throughput_mb_s:,.0f} MB/s"
-        head = f"data path: needs {' + '.join(parts)}; {storage.kind} {storage.profile_tier} at {storage.capacity_gib:,} GiB gives {gives}"
+        head = (
+            f"data path: needs {' + '.join(parts)}; {storage.kind} "
+            f"{storage.profile_tier} at {storage.capacity_gib:,} GiB gives {gives}"
+        )
         if storage.shortfall_mb_s is not None and storage.shortfall_mb_s > 0:
             head += (
-                f": SHORTFALL of {storage.shortfall_mb_s:,.0f} MB/s; the GPUs would wait on storage. Stage data on local disks, "
+                f": SHORTFALL of {storage.shortfall_mb_s:,.0f} MB/s; the "
+                "GPUs would wait on storage. Stage data on local disks, "
                 "split it across file systems, or ask for a raised CPFS limit (up to 100,000 MB/s by ticket)"
             )
         out.append(head)
@@ -213,25 +235,30 @@ def option_notes(job: Job, catalog: Any, option: Option) -> list[str]:
     out = []
     if option.gpu_model_confidence == "inferred":
         out.append(
-            f"GPU: {option.gpu_model} is inferred from the published peak and memory (the source does not name the model); its peak TFLOPS and MFU anchor are used as such"
+            f"GPU: {option.gpu_model} is inferred from the published peak and memory (the source does not name the "
+            "model); its peak TFLOPS and MFU anchor are used as such"
         )
     scaling = scaling_for(job, inst, option.nodes)
     if option.mfu_anchor is not None and option.mfu is not None:
         speed = "" if scaling.gbps_per_gpu is None else f" at {scaling.gbps_per_gpu:g} Gbit/s per GPU"
         out.append(
-            f"MFU: {option.mfu_anchor}; this configuration ({option.nodes:,} × {option.instance_type}, {scaling.link}{speed}) scales at "
-            f"{scaling.efficiency:.3f}, so it runs at {option.mfu:.3f} × {scaling.efficiency:.3f} = {option.mfu * scaling.efficiency:.3f} of peak"
+            f"MFU: {option.mfu_anchor}; this configuration ({option.nodes:,} × {option.instance_type}, "
+            f"{scaling.link}{speed}) scales at "
+            f"{scaling.efficiency:.3f}, so it runs at {option.mfu:.3f} × {scaling.efficiency:.3f} = "
+            f"{option.mfu * scaling.efficiency:.3f} of peak"
         )
     out += [f"scaling: {n}" for n in scaling.notes]
     if not catalog.known_regions(inst):
         out.append(
-            f"{inst.instance_type}: availability in {job.region} is not recorded in the catalog; check the console before applying"
+            f"{inst.instance_type}: availability in {job.region} is not "
+            "recorded in the catalog; check the console before applying"
         )
     if option.price_cny_per_hour is not None:
         region = getattr(inst, "price_region", None)
         date = getattr(inst, "price_date", None)
         out.append(
-            f"price: ¥{option.price_cny_per_hour:,.2f} per node-hour, pay-as-you-go list price ({region or 'region unknown'}, {date or 'date unknown'}); spot is cheaper but varies"
+            f"price: ¥{option.price_cny_per_hour:,.2f} per node-hour, pay-as-you-go list price "
+            f"({region or 'region unknown'}, {date or 'date unknown'}); spot is cheaper but varies"
         )
     return out
 
@@ -263,13 +290,15 @@ def tier_reasons(
         gpus = chosen.gpus * jobs
         used = yearly.mode.node_hours
         line = (
-            f"one pool for all {jobs} parallel jobs: up to {chosen.nodes * jobs} nodes ({gpus} GPUs), {chosen.nodes} per job, "
+            f"one pool for all {jobs} parallel jobs: up to {chosen.nodes * jobs} "
+            f"nodes ({gpus} GPUs), {chosen.nodes} per job, "
             "none while no job runs (min_nodes 0)"
         )
         always = next((m for m in yearly.alternatives if m.name == ALWAYS_ON), None)
         if used is not None and always is not None and always.node_hours:
             line += (
-                f": the runs bill {used:,.0f} node-hours a year ({used / always.node_hours:.0%} of the {always.node_hours:,.0f} "
+                f": the runs bill {used:,.0f} node-hours a year "
+                f"({used / always.node_hours:.0%} of the {always.node_hours:,.0f} "
                 f"a cluster holding all {jobs} jobs always on bills)"
             )
             if yearly.mode.compute.amount is not None and always.compute.amount is not None:
@@ -288,7 +317,8 @@ def tier_reasons(
         known = " + ".join(f"{money(i.amount)} {i.what}" for i in items if i.amount is not None)
         unknown = [i.what for i in items if i.amount is None]
         out.append(
-            f"not {other.blueprint} (tier '{other.name}'): it is for {other.min_jobs_in_parallel} or more jobs sharing one pool and this job "
+            f"not {other.blueprint} (tier '{other.name}'): it is for "
+            f"{other.min_jobs_in_parallel} or more jobs sharing one pool and this job "
             f"runs alone (jobs_in_parallel {jobs}), so its scheduler has nothing to share, and it would keep up "
             + (f"{money(total_cny(items))} a year more ({known})" if known else "more, unpriced")
             + (f"; unknown, not counted: {', '.join(unknown)}" if unknown else "")
@@ -327,7 +357,9 @@ def _against_alone(job: Job, pooled: YearlyCost, tier: Tier, year: YearlyCost) -
         else f"the shared pool saves {money(diff)} a year"
     )
     return (
-        f"against one stack per job: alone, each job gets {tier.blueprint} (tier '{tier.name}', {year.mode.name}) at {money(year.total())} a year; "
-        f"{jobs} such stacks cost {money(apart)} (file system, bucket and NAT gateway {jobs} times) against {money(shared)} for the shared pool: {verdict}"
+        f"against one stack per job: alone, each job gets {tier.blueprint} (tier "
+        f"'{tier.name}', {year.mode.name}) at {money(year.total())} a year; "
+        f"{jobs} such stacks cost {money(apart)} (file system, bucket and NAT gateway {jobs} times) against "
+        f"{money(shared)} for the shared pool: {verdict}"
         + (f"; unknown, not counted: {', '.join(unknown)}" if unknown else "")
     )

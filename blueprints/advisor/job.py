@@ -45,11 +45,17 @@ class Job(BaseModel):
 
     name: str = Field(
         default="training-job",
-        description="Job name, reused as the profile name (resource prefix): lowercase letters, digits, hyphens, 3–24 characters.",
+        description=(
+            "Job name, reused as the profile name (resource prefix): "
+            "lowercase letters, digits, hyphens, 3–24 characters."
+        ),
     )
     description: str = Field(default="", description="One line describing the job (free text).")
     model_kind: ModelKind = Field(
-        description="transformer (FLOPs = 6·N·D) or cnn / other (FLOPs = 3 × forward FLOPs per sample × samples × epochs); when omitted, 'transformer' if tokens are given."
+        description=(
+            "transformer (FLOPs = 6·N·D) or cnn / other (FLOPs = 3 × forward FLOPs per sample × samples × epochs); "
+            "when omitted, 'transformer' if tokens are given."
+        )
     )
     params: float = Field(gt=0, description="Model parameters, count (e.g. 1.2e9).")
     tokens: float | None = Field(default=None, gt=0, description="Training tokens per run, count (transformer only).")
@@ -100,7 +106,10 @@ class Job(BaseModel):
         default=int(limits()["max_nodes_default"]),
         ge=1,
         le=int(limits()["max_nodes_hard"]),
-        description="Most nodes (instances) to consider for one job, count (1–2000; default 100, one ECS instance set); a pool shared by jobs_in_parallel jobs holds that many per job.",
+        description=(
+            "Most nodes (instances) to consider for one job, count (1–2000; default 100, one ECS instance set); a pool "
+            "shared by jobs_in_parallel jobs holds that many per job."
+        ),
     )
     mfu: float | None = Field(
         default=None,
@@ -112,9 +121,12 @@ class Job(BaseModel):
         default=1,
         ge=1,
         le=int(limits()["max_nodes_hard"]),
-        description="How many jobs like this one run at the same time on one shared pool of GPUs, count (1–2000; default 1, a job on its own). "
-        "Each runs runs_per_year times, so the year counts jobs_in_parallel × runs_per_year runs; the jobs read the shared "
-        "storage at once (their read rates add up) and share one dataset of dataset_tb (give the total if they do not). "
+        description="How many jobs like this one run at the same time on one "
+        "shared pool of GPUs, count (1–2000; default 1, a job on its own). "
+        "Each runs runs_per_year times, so the year counts "
+        "jobs_in_parallel × runs_per_year runs; the jobs read the shared "
+        "storage at once (their read rates add up) and share one "
+        "dataset of dataset_tb (give the total if they do not). "
         "2 or more selects a blueprint that declares a tier for jobs sharing a pool.",
     )
 
@@ -158,17 +170,20 @@ class Job(BaseModel):
                 raise ValueError("model_kind 'transformer' needs tokens (training tokens per run, e.g. 2e12)")
             if self.forward_gflops is not None or self.samples is not None:
                 raise ValueError(
-                    "model_kind 'transformer' uses tokens; forward_gflops and samples are for cnn / other. Choose a single approach"
+                    "model_kind 'transformer' uses tokens; forward_gflops and "
+                    "samples are for cnn / other. Choose a single approach"
                 )
         else:
             missing = [f for f in ("forward_gflops", "samples") if getattr(self, f) is None]
             if missing:
                 raise ValueError(
-                    f"model_kind {self.model_kind!r} needs {' and '.join(missing)} (forward GFLOP per sample, samples per epoch)"
+                    f"model_kind {self.model_kind!r} needs {' and '.join(missing)} "
+                    "(forward GFLOP per sample, samples per epoch)"
                 )
             if self.tokens is not None:
                 raise ValueError(
-                    f"tokens is for model_kind 'transformer'; model_kind {self.model_kind!r} uses forward_gflops × samples × epochs"
+                    "tokens is for model_kind 'transformer'; model_kind "
+                    f"{self.model_kind!r} uses forward_gflops × samples × epochs"
                 )
         return self
 
@@ -235,7 +250,8 @@ def parse_job(data: Any, *, source: str = "job", regions: Mapping[str, Any] | No
                 Problem(
                     "region",
                     job.region,
-                    f"unknown region: region is the Alibaba Cloud region ID, e.g. cn-shanghai; the catalog knows {join_allowed(regions)}",
+                    "unknown region: region is the Alibaba Cloud region ID, e.g. "
+                    f"cn-shanghai; the catalog knows {join_allowed(regions)}",
                     hint,
                 )
             ],

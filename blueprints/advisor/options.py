@@ -164,7 +164,8 @@ def _deadline_reason(job: Job, hours: float, tuned: float | None) -> Reason:
     if tuned is not None and tuned <= job.deadline_hours:
         return Reason(
             "deadline",
-            f"typical {hours / 24:,.1f} days misses the {job.deadline_days:g}-day deadline; only the tuned end ({tuned / 24:,.1f} days) meets it",
+            f"typical {hours / 24:,.1f} days misses the {job.deadline_days:g}-day deadline; only the tuned end "
+            f"({tuned / 24:,.1f} days) meets it",
         )
     tuned_text = "" if tuned is None or tuned == hours else f" (tuned end {tuned / 24:,.1f} days)"
     return Reason("deadline", f"takes {hours / 24:,.1f} days{tuned_text}; the deadline is {job.deadline_days:g} days")
@@ -204,7 +205,9 @@ def evaluate(job: Job, ctx: TypeContext, nodes: int, flops: float | None = None)
         reasons.append(
             Reason(
                 "no_anchor",
-                f"not chosen: no anchor: no published {job.model_kind} {sizing.precision_group(job.precision)} MFU for {ctx.gpu_model} (data/mfu.csv); set mfu: to a measured fraction (0 < mfu ≤ 1, e.g. 0.3) to consider it",
+                f"not chosen: no anchor: no published {job.model_kind} "
+                f"{sizing.precision_group(job.precision)} MFU for {ctx.gpu_model} (data/mfu.csv); "
+                "set mfu: to a measured fraction (0 < mfu ≤ 1, e.g. 0.3) to consider it",
             )
         )
     if ctx.price is None:

@@ -251,7 +251,8 @@ def _summary_lines(rec: Recommendation) -> list[str]:
     job = rec.job
     flops = sizing.training_flops(job)
     lines = [
-        f"Job {job.name}: {job.model_kind}, {job.params:.3g} parameters, {flops:.3g} training FLOPs, {job.precision}, region {job.region}"
+        f"Job {job.name}: {job.model_kind}, {job.params:.3g} parameters, "
+        f"{flops:.3g} training FLOPs, {job.precision}, region {job.region}"
     ]
     limits = []
     if job.deadline_days is not None:
@@ -268,17 +269,22 @@ def _summary_lines(rec: Recommendation) -> list[str]:
         lines += [f"  - {r}" for r in rec.relax]
         return lines
     lines.append(
-        f"CHOSEN: {c.nodes} × {c.instance_type} = {c.gpus} × {c.gpu_label}; {hours_text(c)} per run ({(c.estimated_hours or 0) / 24:,.1f} days); "
-        f"{_money(c.cost_cny_per_run)} per run ({_money(c.cost_cny_per_run_tuned)}–{_money(c.cost_cny_per_run_conservative)}), {_money(c.cost_cny_per_year)} a year (pay-as-you-go)"
+        f"CHOSEN: {c.nodes} × {c.instance_type} = {c.gpus} × {c.gpu_label}; {hours_text(c)} per run "
+        f"({(c.estimated_hours or 0) / 24:,.1f} days); "
+        f"{_money(c.cost_cny_per_run)} per run "
+        f"({_money(c.cost_cny_per_run_tuned)}–{_money(c.cost_cny_per_run_conservative)}), "
+        f"{_money(c.cost_cny_per_year)} a year (pay-as-you-go)"
     )
     lines.append(
-        f"Why: MFU {c.mfu:.3f} ({c.mfu_confidence}), scaling efficiency {c.scaling_efficiency:.2f}; {rec.feasible_count:,} of {rec.options_evaluated:,} options feasible"
+        f"Why: MFU {c.mfu:.3f} ({c.mfu_confidence}), scaling efficiency {c.scaling_efficiency:.2f}; "
+        f"{rec.feasible_count:,} of {rec.options_evaluated:,} options feasible"
     )
     if rec.tier is not None:
         t = rec.tier
         basis = "unknown" if t.basis_cny_per_year is None else f"¥{t.basis_cny_per_year:,.0f}"
         lines.append(
-            f"Blueprint: {t.blueprint} (tier '{t.name}', from {t.basis} {basis}; spot {'on' if t.spot else 'off'}): {t.note}"
+            f"Blueprint: {t.blueprint} (tier '{t.name}', from {t.basis} "
+            f"{basis}; spot {'on' if t.spot else 'off'}): {t.note}"
         )
         if rec.tier_reasons:
             lines.append("Why this blueprint:")
@@ -366,7 +372,10 @@ def render_estimate_text(
             "MFU (one node)",
             "unknown"
             if option.mfu is None
-            else f"{option.mfu:.3f} ({option.mfu_confidence}), range {option.mfu_tuned or 0:.3f}–{option.mfu_conservative or 0:.3f} (tuned–conservative)",
+            else (
+                f"{option.mfu:.3f} ({option.mfu_confidence}), range "
+                f"{option.mfu_tuned or 0:.3f}–{option.mfu_conservative or 0:.3f} (tuned–conservative)"
+            ),
         ),
         ("scaling efficiency", f"{option.scaling_efficiency:.3f}"),
         (
@@ -382,13 +391,17 @@ def render_estimate_text(
             + (
                 ""
                 if option.cost_cny_per_run is None
-                else f", range {_money(option.cost_cny_per_run_tuned)}–{_money(option.cost_cny_per_run_conservative)} (pay-as-you-go list price)"
+                else (
+                    f", range {_money(option.cost_cny_per_run_tuned)}–{_money(option.cost_cny_per_run_conservative)} "
+                    "(pay-as-you-go list price)"
+                )
             ),
         ),
         ("cost per year", _money(option.cost_cny_per_year) + f" ({runs_text(job)})"),
         (
             "model state per GPU",
-            f"{option.memory_gib_per_gpu:,.2f} GiB of {option.gpu_memory_gib if option.gpu_memory_gib is not None else 'unknown'} GiB",
+            f"{option.memory_gib_per_gpu:,.2f} GiB of "
+            f"{option.gpu_memory_gib if option.gpu_memory_gib is not None else 'unknown'} GiB",
         ),
         ("feasible", "yes" if option.feasible else "no: " + "; ".join(r.message for r in option.reasons)),
     ]
@@ -396,7 +409,8 @@ def render_estimate_text(
         rows.append(
             (
                 "storage",
-                f"{storage.kind} {storage.profile_tier}, {storage.capacity_gib:,} GiB, {_num(storage.throughput_mb_s, ',.0f')} MB/s",
+                f"{storage.kind} {storage.profile_tier}, {storage.capacity_gib:,} GiB, "
+                f"{_num(storage.throughput_mb_s, ',.0f')} MB/s",
             )
         )
     if yearly is not None:

@@ -164,7 +164,8 @@ def scaling_efficiency(
         inter = log_scaling(nodes, row)
         if comm == "heavy" and (gbps_per_gpu is None or gbps_per_gpu < 100):
             notes.append(
-                f"{gbps_per_gpu:g} Gbit/s per GPU is below the 100 Gbit/s where large-model gradients stop being bandwidth-bound (training-performance.md §5); the efficiency is optimistic"
+                f"{gbps_per_gpu:g} Gbit/s per GPU is below the 100 Gbit/s where large-model gradients stop being "
+                "bandwidth-bound (training-performance.md §5); the efficiency is optimistic"
                 if gbps_per_gpu is not None
                 else "large-model gradients over a link of unknown bandwidth: the efficiency is optimistic"
             )

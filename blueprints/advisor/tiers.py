@@ -76,7 +76,10 @@ def tier_for(
             else ", on-demand (the job does not allow spot)"
         )
         if chosen.nodes > 1:
-            note += f"; the article's under-¥100k tier is one node, but this job needs {chosen.nodes} nodes to meet its constraints"
+            note += (
+                "; the article's under-¥100k tier is one node, but this "
+                f"job needs {chosen.nodes} nodes to meet its constraints"
+            )
     return Tier(
         tier.name,
         tier.blueprint,

@@ -228,7 +228,10 @@ def yearly_cost(
     year_node_hours = limits()["hours_per_year"] * option.nodes * job.jobs_in_parallel
     if scales_to_zero:
         chosen = modes[POOL]
-        why = f"the blueprint for this budget tier is a pool at min_nodes 0 ({pool_shape}): nodes exist only while a run scales it out"
+        why = (
+            "the blueprint for this budget tier is a pool at min_nodes 0 "
+            f"({pool_shape}): nodes exist only while a run scales it out"
+        )
     elif chosen_parked(modes[PARKED], year_node_hours):
         chosen = modes[PARKED]
         used = modes[PARKED].node_hours
@@ -236,17 +239,23 @@ def yearly_cost(
             ""
             if used is None
             else (
-                f"the runs need {used:,.0f} node-hours a year ({_runs_factor(job)}{option.estimated_hours or 0:,.1f} h × {option.nodes} node{'' if option.nodes == 1 else 's'}), "
+                f"the runs need {used:,.0f} node-hours a year ({_runs_factor(job)}{option.estimated_hours or 0:,.1f} h "
+                f"× {option.nodes} node{'' if option.nodes == 1 else 's'}), "
                 f"{used / year_node_hours:.0%} of the {year_node_hours:,.0f} an always-on cluster bills; "
             )
         )
         why = share + (
-            "parking between runs (compute.nodes: 0 / aitrain park) removes the nodes and keeps the file system, bucket and network; "
-            "the nodes are created again for each run, so run aitrain preflight first to check the zone still has them in stock"
+            "parking between runs (compute.nodes: 0 / aitrain park) removes "
+            "the nodes and keeps the file system, bucket and network; "
+            "the nodes are created again for each run, so run aitrain "
+            "preflight first to check the zone still has them in stock"
         )
     else:
         chosen = modes[ALWAYS_ON]
-        why = f"the runs fill the year ({modes[PARKED].node_hours or 0:,.0f} of {year_node_hours:,.0f} node-hours), so there is nothing to park"
+        why = (
+            f"the runs fill the year ({modes[PARKED].node_hours or 0:,.0f} of "
+            f"{year_node_hours:,.0f} node-hours), so there is nothing to park"
+        )
     notes = (
         "node boot and data staging around each run are not counted (nodes bill from creation to release)",
         "a login node (access.login_node), if enabled, also stays up while parked and is not counted",
@@ -336,7 +345,8 @@ def rows(yc: YearlyCost) -> list[tuple[str, str]]:
         out.append(
             (
                 "alternative",
-                f"{alt.name} ({alt.shape}): {money(yc.total(alt))} a year ({money(alt.compute.amount)} compute + {same}){fit}",
+                f"{alt.name} ({alt.shape}): {money(yc.total(alt))} a year "
+                f"({money(alt.compute.amount)} compute + {same}){fit}",
             )
         )
     return out

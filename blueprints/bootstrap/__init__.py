@@ -30,10 +30,11 @@ SHARED_MOUNT = "/mnt/shared"
 REGISTRY_DIR = f"{SHARED_MOUNT}/.aitrain/hosts"
 RUNS_DIR = f"{SHARED_MOUNT}/.aitrain/runs"
 # The job user. The file system's access rule squashes root (storage.nfs_squash root_squash: "All root users are treated
-# as nobody users", AlibabaCloudDocs/nas "User Guide/Manage the data access permissions of a file system.md"), so root on
-# a node can neither create nor chown anything on the share that nobody may not. Every write aitrain makes there (host registry, run directories, logs,
-# status) and the job itself run as this user, created at boot with the same uid and gid on every node, so the share
-# sees one owner everywhere. 2000: outside the distributions' system (<1000) and first-login (1000) ranges.
+# as nobody users", AlibabaCloudDocs/nas "User Guide/Manage the data access permissions of a file
+# system.md"), so root on a node can neither create nor chown anything on the share that nobody may
+# not. Every write aitrain makes there (host registry, run directories, logs, status) and the job
+# itself run as this user, created at boot with the same uid and gid on every node, so the share sees
+# one owner everywhere. 2000: outside the distributions' system (<1000) and first-login (1000) ranges.
 JOB_USER = "aitrain"
 JOB_UID = 2000
 JOB_HOME = "/home/aitrain"
@@ -43,7 +44,8 @@ RDZV_PORT = 29400
 # https://www.alibabacloud.com/help/en/ecs/user-guide/view-instance-metadata/ (updated 2026-05-15).
 METADATA_HOST = "100.100.100.200"
 # eRDMA without jumbo frames: "MTU must be 1400" with NCCL + LL128, else data consistency issues
-# (https://www.alibabacloud.com/help/id/ecs/user-guide/on-the-gpu-instance-configuration-erdma). We never enable jumbo frames.
+# (https://www.alibabacloud.com/help/id/ecs/user-guide/on-the-gpu-instance-configuration-erdma).
+# We never enable jumbo frames.
 ERDMA_MTU_NO_JUMBO = 1400
 # The NCCL environment per inter-node link: (name, value, note shown above it). One table for the node boot
 # (/etc/aitrain/nccl.env) and for Kubernetes pods (`aitrain launch --kubernetes`); sources in user-data.yaml.j2.
@@ -76,7 +78,8 @@ def nccl_env(link: str) -> dict[str, str]:
     return {key: value for key, value, _note in NCCL_ENV[link]}
 
 
-# Where nodes install PyTorch (a venv, so the image's system Python stays untouched); the launcher puts it first on PATH.
+# Where nodes install PyTorch (a venv, so the image's system
+# Python stays untouched); the launcher puts it first on PATH.
 TORCH_VENV = "/opt/aitrain/venv"
 
 _TEMPLATES = Path(__file__).parent / "templates"
@@ -96,7 +99,8 @@ class GpuSoftware:
     pytorch_index_url: str | None = None
     # The torch wheels' sha256 (one per Python build) pip must match before it installs torch; empty: not checked.
     pytorch_sha256: tuple[str, ...] = ()
-    # The OpenPGP fingerprint the CUDA repository keyring must hold before it is installed (Fabric Manager's apt source).
+    # The OpenPGP fingerprint the CUDA repository keyring must
+    # hold before it is installed (Fabric Manager's apt source).
     cuda_repo_key: str | None = None
 
 
@@ -126,7 +130,8 @@ class BootSpec:
     scratch_local_nvme: bool
     bucket: str
     role_name: str
-    # The compute vSwitches' CIDRs: aitrain-torchrun refuses a host (registry entry or --hosts) outside them. Empty: no check.
+    # The compute vSwitches' CIDRs: aitrain-torchrun refuses a host
+    # (registry entry or --hosts) outside them. Empty: no check.
     registry_cidrs: tuple[str, ...] = ()
 
 
@@ -139,7 +144,8 @@ BOOT_MINUTES: dict[str, tuple[int, int, str]] = {
     "install_script": (
         10,
         20,
-        "Alibaba's auto-install doc (v3.1, AlibabaCloudDocs/ecs 'Create an NVIDIA GPU-accelerated instance'): 10-20 min, "
+        "Alibaba's auto-install doc (v3.1, AlibabaCloudDocs/ecs "
+        "'Create an NVIDIA GPU-accelerated instance'): 10-20 min, "
         "then the instance reboots; the GPU is unusable meanwhile. v4.0 timing UNVERIFIED.",
     ),
     "driver_image": (
@@ -181,7 +187,8 @@ def _environment() -> jinja2.Environment:
     )
     # Every value that reaches a shell line goes through a filter: `q` (one shell word), `num` (an int, digits only),
     # `oneline` (comments: a line break would end the comment), `qy` (`q` inside a YAML block at 6 spaces: the
-    # continuation lines stay in the block), `dq` (inside "...": backslash before \\ $ ` and "). tests/test_injection.py renders each template with hostile values.
+    # continuation lines stay in the block), `dq` (inside "...": backslash before \\ $ ` and "). tests/test_injection.py
+    # renders each template with hostile values.
     env.filters["q"] = lambda value: shlex.quote(str(value))
     env.filters["qy"] = lambda value: shlex.quote(str(value)).replace("\n", "\n" + " " * 6)
     env.filters["num"] = _num
@@ -203,7 +210,8 @@ def _check_values(spec: BootSpec) -> None:
             value = getattr(record, field.name)
             if isinstance(value, str) and (bad := _NOT_IN_YAML.search(value)):
                 raise ValueError(
-                    f"{where}.{field.name}: {value!r} holds the character {bad.group()!r}, which cloud-config user data cannot "
+                    f"{where}.{field.name}: {value!r} holds the character "
+                    f"{bad.group()!r}, which cloud-config user data cannot "
                     "carry verbatim; use printable text"
                 )
     if spec.gpu.method not in ("driver_image", "install_script", "none"):
@@ -230,17 +238,20 @@ def _check(spec: BootSpec) -> None:
     gpu = spec.gpu
     if gpu.cuda_repo_key is not None and not _FINGERPRINT_RE.match(gpu.cuda_repo_key):
         raise ValueError(
-            f"GpuSoftware.cuda_repo_key: {gpu.cuda_repo_key!r} is not allowed; use a 40-digit upper-case hex OpenPGP fingerprint"
+            f"GpuSoftware.cuda_repo_key: {gpu.cuda_repo_key!r} is not "
+            "allowed; use a 40-digit upper-case hex OpenPGP fingerprint"
         )
     if gpu.fabric_manager and gpu.cuda_repo_key is None:
         raise ValueError(
-            "GpuSoftware: fabric_manager needs cuda_repo_key (the fingerprint the CUDA repository keyring is checked against)"
+            "GpuSoftware: fabric_manager needs cuda_repo_key (the "
+            "fingerprint the CUDA repository keyring is checked against)"
         )
     if not isinstance(gpu.pytorch_sha256, tuple) or not all(
         isinstance(h, str) and _SHA256_RE.match(h) for h in gpu.pytorch_sha256
     ):
         raise ValueError(
-            f"GpuSoftware.pytorch_sha256: {gpu.pytorch_sha256!r} is not allowed; use a tuple of 64-digit lower-case hex sha256 digests"
+            f"GpuSoftware.pytorch_sha256: {gpu.pytorch_sha256!r} is not "
+            "allowed; use a tuple of 64-digit lower-case hex sha256 digests"
         )
     if gpu.pytorch_sha256 and not gpu.pytorch_version:
         raise ValueError("GpuSoftware: pytorch_sha256 needs pytorch_version (the wheels it checks)")
@@ -258,7 +269,8 @@ def _check(spec: BootSpec) -> None:
         spec.gpu.driver_version and spec.gpu.cuda_version and spec.gpu.cudnn_version
     ):
         raise ValueError(
-            "GpuSoftware: method 'install_script' needs driver_version, cuda_version and cudnn_version (the script's arguments)"
+            "GpuSoftware: method 'install_script' needs driver_version, "
+            "cuda_version and cudnn_version (the script's arguments)"
         )
 
 
@@ -305,13 +317,15 @@ def boot_downloads(gpu: GpuSoftware, fabric: Fabric) -> list[tuple[str, str]]:
         out.append(
             (
                 "eRDMA env_setup.sh and installer (http://mirrors.cloud.aliyuncs.com/erdma/)",
-                "UNVERIFIED: no published checksum; plain HTTP, the only scheme Alibaba documents for this VPC-internal mirror",
+                "UNVERIFIED: no published checksum; plain HTTP, the only "
+                "scheme Alibaba documents for this VPC-internal mirror",
             )
         )
     if gpu.fabric_manager:
         out.append(
             (
-                "NVIDIA cuda-keyring .deb (https://developer.download.nvidia.com), then nvidia-fabricmanager from that repository",
+                "NVIDIA cuda-keyring .deb (https://developer.download.nvidia.com), "
+                "then nvidia-fabricmanager from that repository",
                 f"the keyring is installed only if its one key is NVIDIA's {gpu.cuda_repo_key} (else state=failed); "
                 "the packages after it are signed by that key (apt); on dnf images the image's configured repository",
             )
@@ -328,7 +342,8 @@ def boot_downloads(gpu: GpuSoftware, fabric: Fabric) -> list[tuple[str, str]]:
         out.append(
             (
                 "PyTorch's dependencies (nvidia-*, triton, sympy, ...)",
-                "UNVERIFIED: HTTPS only; hashing them all (pip --require-hashes) needs a lock of every dependency, which aitrain does not ship",
+                "UNVERIFIED: HTTPS only; hashing them all (pip --require-hashes) "
+                "needs a lock of every dependency, which aitrain does not ship",
             )
         )
     return out
@@ -366,9 +381,12 @@ def render_user_data(spec: BootSpec) -> str:
     size = len(text.encode("utf-8"))
     if size > USER_DATA_LIMIT_BYTES:
         raise UserDataTooLarge(
-            f"The node user data for cluster {spec.cluster!r} is {size} bytes, over the ECS limit of {USER_DATA_LIMIT_BYTES} bytes "
-            f"(16 KB before Base64) by {size - USER_DATA_LIMIT_BYTES}. ECS rejects it at launch. Shorten the long values "
-            f"(mount source {len(spec.mount_source)} chars, mount options {len(spec.mount_options)} chars, cluster name "
+            f"The node user data for cluster {spec.cluster!r} is {size} "
+            f"bytes, over the ECS limit of {USER_DATA_LIMIT_BYTES} bytes "
+            f"(16 KB before Base64) by {size - USER_DATA_LIMIT_BYTES}. "
+            "ECS rejects it at launch. Shorten the long values "
+            f"(mount source {len(spec.mount_source)} chars, mount "
+            f"options {len(spec.mount_options)} chars, cluster name "
             f"{len(spec.cluster)} chars) or move the extra setup into a custom image."
         )
     return text

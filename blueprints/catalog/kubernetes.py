@@ -146,7 +146,8 @@ def load_kubernetes(directory: pathlib.Path) -> KubernetesFacts:
     for line, v in version_rows:
         if not v["version"].startswith(v["minor"] + "."):
             raise ValueError(
-                f"kubernetes_versions.csv line {line}, column 'minor': {v['minor']!r} is not the minor of {v['version']!r}"
+                f"kubernetes_versions.csv line {line}, column 'minor': "
+                f"{v['minor']!r} is not the minor of {v['version']!r}"
             )
     defaults = [line for line, v in version_rows if v["is_default"]]
     if len(defaults) != 1:

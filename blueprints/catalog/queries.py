@@ -71,7 +71,8 @@ class Catalog:
         self.disks = tuple(disks)
         self.local_disks = MappingProxyType(dict(local_disks or {}))
         self.prices = tuple(prices)
-        # ACK versions, GPU node-pool families and add-ons (catalog/kubernetes.py); empty for a catalog built without them.
+        # ACK versions, GPU node-pool families and add-ons
+        # (catalog/kubernetes.py); empty for a catalog built without them.
         self.kubernetes = kubernetes or KubernetesFacts()
         self._zones_by_key = MappingProxyType({(z.instance_type, z.region): z.zones for z in self.instance_zones})
 

@@ -137,7 +137,8 @@ def _blocked_line(outcomes: list[StackOutcome], limit: int = 12) -> str:
             parts.append(f"{md_code(rule)} on {shown} in {md_code(o.stack)}")
     count = sum(len(o.blocking) for o in outcomes)
     return (
-        f"**Blocked: {count} error-level guardrail finding(s) in the head's plan** (`aitrain plan` exits 1 on them; fix them or "
+        f"**Blocked: {count} error-level guardrail finding(s) in the "
+        "head's plan** (`aitrain plan` exits 1 on them; fix them or "
         f"skip a rule with a reason in the stack file): blocked: {'; '.join(parts)}."
     )
 
@@ -174,16 +175,26 @@ def comment_body(
     head = "\n".join([MARKER, "## aitrain plan", "", verdict, "", *rows, "", ""])
     sections = [_section(o, stacks) for o in outcomes]
     base = {
-        BASE_COMMITTED: f"the base commit's committed plans ({md_code((stacks or '.') + '/plans/')}, written by the base's own aitrain)",
-        BASE_PLANNED: "the base's stack files planned with the head's aitrain (no committed plans on the base: commit them with `aitrain plan --update` so the base is planned by its own code)",
+        BASE_COMMITTED: (
+            f"the base commit's committed plans ({md_code((stacks or '.') + '/plans/')}, "
+            "written by the base's own aitrain)"
+        ),
+        BASE_PLANNED: (
+            "the base's stack files planned with the head's aitrain (no committed plans on the base: commit them with "
+            "`aitrain plan --update` so the base is planned by its own code)"
+        ),
     }[base_source]
     tail = (
-        f"\n---\n_Head planned offline (Pulumi mocks) with `--today {today.isoformat()}` from the stack files in {md_code(stacks or '.')}; "
+        "\n---\n_Head planned offline (Pulumi mocks) with `--today "
+        f"{today.isoformat()}` from the stack files in {md_code(stacks or '.')}; "
         f"base: {base}._\n"
     )
 
     def omitted(n: int) -> str:
-        return f"\n_{n} stack section(s) left out to stay under GitHub's comment limit; their rows are in the table above. Run `aitrain ci comment` locally (or read the job log) for all of them._\n"
+        return (
+            f"\n_{n} stack section(s) left out to stay under GitHub's comment limit; their rows are in the table "
+            "above. Run `aitrain ci comment` locally (or read the job log) for all of them._\n"
+        )
 
     return fit_blocks(head, sections, tail, omitted, limit)
 
@@ -239,7 +250,10 @@ def _summary_row(o: StackOutcome) -> str:
     if o.diff is None:
         return f"| {md_code(o.stack)} | error | — | — | — |"
     risks = len(o.diff.risks)
-    return f"| {md_code(o.stack)} | {o.status} | {md_cell(_counts(o.diff))} | {risks}{' ⚠' if risks else ''} | {md_cell(_cost_cell(o))} |"
+    return (
+        f"| {md_code(o.stack)} | {o.status} | {md_cell(_counts(o.diff))} "
+        f"| {risks}{' ⚠' if risks else ''} | {md_cell(_cost_cell(o))} |"
+    )
 
 
 def _section(o: StackOutcome, stacks: str) -> str:
@@ -249,7 +263,10 @@ def _section(o: StackOutcome, stacks: str) -> str:
         return f"{title}This stack could not be planned:\n\n{fence}\n{o.error}\n{fence}\n\n"
     note = {
         "new": "New stack file: everything below would be created.\n\n",
-        "removed": "Stack file removed: if this stack is destroyed, everything below is deleted (this workflow never runs `pulumi destroy`).\n\n",
+        "removed": (
+            "Stack file removed: if this stack is destroyed, everything below "
+            "is deleted (this workflow never runs `pulumi destroy`).\n\n"
+        ),
     }.get(o.status, "")
     text = _demote(render_diff(o.diff, markdown=True)).rstrip("\n")
     if note:
@@ -258,8 +275,8 @@ def _section(o: StackOutcome, stacks: str) -> str:
     if o.blocking:
         listed = "\n".join(f"- {md_code(rule)} {md_code(resource)}" for rule, resource in o.blocking)
         note = (
-            f"**Error-level findings in the head's plan** (`aitrain plan` exits 1; they block this pull request):\n\n{listed}\n\n"
-            + note
+            "**Error-level findings in the head's plan** (`aitrain plan` "
+            f"exits 1; they block this pull request):\n\n{listed}\n\n" + note
         )
     return title + note + text + "\n\n"
 

@@ -147,7 +147,10 @@ def explain_difference(committed: str, current: str, where: str) -> str:
         return f"{where} is not JSON ({exc.msg}, line {exc.lineno}); rewrite it with --update"
     if not isinstance(old, dict) or old.get("schema") != PLAN_SCHEMA:
         found = old.get("schema", "(no schema)") if isinstance(old, dict) else type(old).__name__
-        return f"{where} has schema {found!r}, this aitrain writes {PLAN_SCHEMA!r} (another version or another tool); rewrite it with --update"
+        return (
+            f"{where} has schema {found!r}, this aitrain writes {PLAN_SCHEMA!r} "
+            "(another version or another tool); rewrite it with --update"
+        )
     if plan_shape_problems(old, where):
         return f"{where} is not a plan this aitrain can read; rewrite it with --update"
     diff = diff_plans(old, json.loads(current))
@@ -184,7 +187,8 @@ def report(results: list[StackCheck], directory: Path, *, update: bool) -> tuple
         return "\n".join(lines), 0
     if bad:
         lines.append(
-            f"{len(bad)} of {len(results)} stacks differ from their committed plans ({', '.join(bad)}); if intended, run `aitrain plan --update {directory}` and commit"
+            f"{len(bad)} of {len(results)} stacks differ from their committed plans ({', '.join(bad)}); if intended, "
+            f"run `aitrain plan --update {directory}` and commit"
         )
         return "\n".join(lines), 1
     lines.append(f"all {len(results)} committed plans are current")

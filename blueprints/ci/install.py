@@ -20,7 +20,8 @@ OPTION = "--install"
 NAME = "aitrain"
 EXAMPLES = (
     "--install 'python -m pip install \"aitrain @ git+https://github.com/OWNER/aitrain@<40-hex commit>\"' "
-    "(a repository you control, at a commit), or --install 'python -m pip install ./vendor/aitrain' (a copy in your repository)"
+    "(a repository you control, at a commit), or --install 'python "
+    "-m pip install ./vendor/aitrain' (a copy in your repository)"
 )
 # pip options that take the next word as their value (the rest are flags); -e's value is a requirement and checked.
 _VALUED = {
@@ -121,7 +122,8 @@ def _unpinned(requirement: str, index: bool) -> str | None:
     if index and re.fullmatch(r"===?\s*[A-Za-z0-9.+!-]+", spec):
         return None  # an exact version from the one index the command names (-i / --index-url)
     return (
-        f"installs aitrain by name{' ' + spec if spec else ''} from a package index, but no package of that name is published: "
+        f"installs aitrain by name{' ' + spec if spec else ''} from "
+        "a package index, but no package of that name is published: "
         "the job fails, or installs whatever someone later publishes under the name (an exact version is accepted only "
         "with --index-url naming your own index)"
     )

@@ -26,7 +26,8 @@ PYTHON_VERSION = "3.11"
 # Each action at the commit its release tag points to, never a movable tag. Read from the actions' own repositories
 # (`git rev-parse <tag>^{commit}` in clones of github.com/actions/checkout and github.com/actions/setup-python):
 # checkout v7.0.1 is 3d3c42e5 "prep v7.0.1 release (#2531)" (2026-07-17); setup-python v7.0.0 is 5fda3b95
-# "Pin SHA commits and update docs with latest versions (#1338)" (2026-07-19). To update: the new tag's commit, and its tag.
+# "Pin SHA commits and update docs with latest versions (#1338)"
+# (2026-07-19). To update: the new tag's commit, and its tag.
 ACTIONS = {
     "checkout": ("actions/checkout", "3d3c42e5aac5ba805825da76410c181273ba90b1", "v7.0.1"),
     "setup-python": ("actions/setup-python", "5fda3b95a4ea91299a34e894583c3862153e4b97", "v7.0.0"),

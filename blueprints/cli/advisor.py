@@ -53,7 +53,10 @@ class OptimizerChoice(str, enum.Enum):
 JobFile = Annotated[
     Optional[Path],
     typer.Argument(
-        help="Job YAML file (see examples/*.yaml). Flags below override its values; without it, flags describe the whole job."
+        help=(
+            "Job YAML file (see examples/*.yaml). Flags below override "
+            "its values; without it, flags describe the whole job."
+        )
     ),
 ]
 Name = Annotated[
@@ -122,7 +125,10 @@ JobsInParallel = Annotated[
     Optional[int],
     typer.Option(
         "--jobs-in-parallel",
-        help="How many jobs like this one run at the same time on one shared GPU pool (default 1; 2 or more picks a shared-pool blueprint).",
+        help=(
+            "How many jobs like this one run at the same time on one shared "
+            "GPU pool (default 1; 2 or more picks a shared-pool blueprint)."
+        ),
     ),
 ]
 Mfu = Annotated[
@@ -214,14 +220,21 @@ def recommend(
         Optional[Path],
         typer.Option(
             "--write",
-            help="Also write the chosen configuration as a stack config (e.g. Pulumi.dev.yaml) that `aitrain plan --stack-config` and `pulumi up` accept. An existing file keeps every other key, secure value and comment; only its aitrain:* keys are added.",
+            help=(
+                "Also write the chosen configuration as a stack config (e.g. Pulumi.dev.yaml) that `aitrain plan "
+                "--stack-config` and `pulumi up` accept. An existing file keeps every other key, secure value and "
+                "comment; only its aitrain:* keys are added."
+            ),
         ),
     ] = None,
     force: Annotated[
         bool,
         typer.Option(
             "--force",
-            help="With --write: replace aitrain:* keys the existing stack file already sets to other values (other keys are kept either way).",
+            help=(
+                "With --write: replace aitrain:* keys the existing stack file "
+                "already sets to other values (other keys are kept either way)."
+            ),
         ),
     ] = False,
 ) -> None:
@@ -341,7 +354,9 @@ def estimate(
                 Problem(
                     "mfu",
                     MISSING,
-                    f"{option.gpu_model} has no published {job.model_kind} {group} MFU anchor (data/mfu.csv), so the time cannot be estimated; give a measured fraction 0 < mfu ≤ 1, e.g. --mfu 0.3 or mfu: 0.3 in the job file",
+                    f"{option.gpu_model} has no published {job.model_kind} {group} MFU "
+                    "anchor (data/mfu.csv), so the time cannot be estimated; give a measured "
+                    "fraction 0 < mfu ≤ 1, e.g. --mfu 0.3 or mfu: 0.3 in the job file",
                 )
             ],
         )

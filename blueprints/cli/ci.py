@@ -71,14 +71,19 @@ def comment(
         Optional[str],
         typer.Option(
             "--today",
-            help="Plan both sides as if today were this date (YYYY-MM-DD); default $AITRAIN_TODAY, else the system date.",
+            help=(
+                "Plan both sides as if today were this date (YYYY-MM-DD); default $AITRAIN_TODAY, else the system date."
+            ),
         ),
     ] = None,
     base_plans: Annotated[
         Optional[Path],
         typer.Option(
             "--base-plans",
-            help="Read the base side from this folder of <stack>.plan.json (written by the base's own aitrain) instead of planning the base's stack files.",
+            help=(
+                "Read the base side from this folder of <stack>.plan.json (written by the base's own aitrain) instead "
+                "of planning the base's stack files."
+            ),
         ),
     ] = None,
     out: Annotated[
@@ -126,21 +131,32 @@ def github(
         Optional[Path],
         typer.Option(
             "--out",
-            help="Write the workflow here, e.g. .github/workflows/aitrain-plan.yml, creating its folders (default: standard output).",
+            help=(
+                "Write the workflow here, e.g. .github/workflows/aitrain-plan.yml, "
+                "creating its folders (default: standard output)."
+            ),
         ),
     ] = None,
     stacks: Annotated[
         str,
         typer.Option(
             "--stacks",
-            help="The folder of your Pulumi.<stack>.yaml files, relative to the repository root: the folder `pulumi up` reads them from (next to Pulumi.yaml, or its stackConfigDir).",
+            help=(
+                "The folder of your Pulumi.<stack>.yaml files, relative to the repository root: the folder `pulumi up` "
+                "reads them from (next to Pulumi.yaml, or its stackConfigDir)."
+            ),
         ),
     ] = ".",
     install: Annotated[
         Optional[str],
         typer.Option(
             "--install",
-            help='The shell command that installs aitrain on the runner, from a source you pin: a git URL at a 40-hex commit or a release tag ("aitrain @ git+https://github.com/OWNER/aitrain@<commit>"), or a path in your repository (./vendor/aitrain). Default: the aitrain you are running, when pip recorded a git commit or a hashed archive for it.',
+            help=(
+                "The shell command that installs aitrain on the runner, from a source you pin: a git URL at a 40-hex "
+                'commit or a release tag ("aitrain @ git+https://github.com/OWNER/aitrain@<commit>"), or a path in '
+                "your repository (./vendor/aitrain). Default: the aitrain you are running, when pip recorded a git "
+                "commit or a hashed archive for it."
+            ),
         ),
     ] = None,
     fail_on: Annotated[
@@ -166,8 +182,10 @@ def github(
                         "--install",
                         MISSING,
                         (
-                            "is required: aitrain is not published on PyPI, so `pip install aitrain` would fail, or install whatever someone "
-                            "later publishes under that name, in a job that may write to pull requests; the aitrain you are running came from "
+                            "is required: aitrain is not published on PyPI, so `pip "
+                            "install aitrain` would fail, or install whatever someone "
+                            "later publishes under that name, in a job that may write "
+                            "to pull requests; the aitrain you are running came from "
                             f"a local folder, so no pinned source can be derived from it. Give {EXAMPLES}"
                         ),
                     )

@@ -37,7 +37,10 @@ def terraform(
         Optional[Path],
         typer.Option(
             "--stack-config",
-            help="A Pulumi.<stack>.yaml: its aitrain:preset / aitrain:profile keys are read exactly as `pulumi up` reads them.",
+            help=(
+                "A Pulumi.<stack>.yaml: its aitrain:preset / aitrain:profile "
+                "keys are read exactly as `pulumi up` reads them."
+            ),
         ),
     ] = None,
     set_: Annotated[
@@ -57,7 +60,10 @@ def terraform(
         bool,
         typer.Option(
             "--cloud-only",
-            help="For a plan with Kubernetes objects (kubernetes-pool): write its alicloud resources alone; the Kubernetes objects and their provider are left out and named.",
+            help=(
+                "For a plan with Kubernetes objects (kubernetes-pool): write its alicloud resources alone; the "
+                "Kubernetes objects and their provider are left out and named."
+            ),
         ),
     ] = False,
 ) -> None:

@@ -37,7 +37,9 @@ def launch(
     cmd: Annotated[
         Optional[list[str]],
         typer.Argument(
-            help="The training command, after --: e.g. -- python train.py --epochs 10. Each node runs it under torchrun.",
+            help=(
+                "The training command, after --: e.g. -- python train.py --epochs 10. Each node runs it under torchrun."
+            ),
             show_default=False,
         ),
     ] = None,
@@ -45,14 +47,20 @@ def launch(
         Via,
         typer.Option(
             "--via",
-            help="cloud-assistant: ECS RunCommand, keyless (default). ssh: through the login node (fixed clusters with access.login_node).",
+            help=(
+                "cloud-assistant: ECS RunCommand, keyless (default). ssh: "
+                "through the login node (fixed clusters with access.login_node)."
+            ),
         ),
     ] = Via.cloud_assistant,
     run_id: Annotated[
         Optional[str],
         typer.Option(
             "--run-id",
-            help="Names the run's log directory <shared>/.aitrain/runs/<run-id>/; default: the UTC time, e.g. 20261201T093000Z.",
+            help=(
+                "Names the run's log directory <shared>/.aitrain/runs/<run-id>/; "
+                "default: the UTC time, e.g. 20261201T093000Z."
+            ),
         ),
     ] = None,
     dry_run: Annotated[
@@ -69,7 +77,10 @@ def launch(
         Optional[str],
         typer.Option(
             "--image",
-            help="--kubernetes: the training container image (with torchrun), e.g. registry.cn-shanghai.aliyuncs.com/team/train:2026-11.",
+            help=(
+                "--kubernetes: the training container image (with torchrun), e.g. "
+                "registry.cn-shanghai.aliyuncs.com/team/train:2026-11."
+            ),
         ),
     ] = None,
     name: Annotated[
@@ -184,7 +195,8 @@ def launch(
         invoke = _invoke_id(result.stdout)
         if invoke:
             typer.echo(
-                f"started: InvokeId {invoke} (results: aliyun ecs DescribeInvocationResults --RegionId {outputs.region} --InvokeId {invoke})"
+                f"started: InvokeId {invoke} (results: aliyun ecs DescribeInvocationResults --RegionId "
+                f"{outputs.region} --InvokeId {invoke})"
             )
     typer.echo(
         f"started on every node; follow with: tail -f {outputs.shared_mount_path.rstrip('/')}/.aitrain/runs/{rid}/*.log"
@@ -219,7 +231,8 @@ def _launch_kubernetes(
                 Problem(
                     "--image",
                     MISSING,
-                    "give the training container image (it must have torchrun), e.g. --image registry.cn-shanghai.aliyuncs.com/team/train:2026-11",
+                    "give the training container image (it must have torchrun), e.g. --image "
+                    "registry.cn-shanghai.aliyuncs.com/team/train:2026-11",
                 )
             ],
         )
@@ -234,7 +247,8 @@ def _launch_kubernetes(
                 Problem(
                     "--apply",
                     "kubectl",
-                    "install kubectl (https://kubernetes.io/docs/tasks/tools/) with the cluster's kubeconfig, or drop --apply and apply the manifest elsewhere",
+                    "install kubectl (https://kubernetes.io/docs/tasks/tools/) with the cluster's kubeconfig, or drop "
+                    "--apply and apply the manifest elsewhere",
                 )
             ],
         )
@@ -262,7 +276,8 @@ def _launch_kubernetes(
         typer.echo(f"failed (exit {result.returncode}): {shlex.join(argv)}\n{result.stderr.strip()}", err=True)
         raise typer.Exit(code=1)
     typer.echo(
-        f"follow with: kubectl -n {outputs.namespace} get pods -l {lk.RUN_LABEL}={rid}; kubectl -n {outputs.namespace} logs -f {job_name}-master-0"
+        f"follow with: kubectl -n {outputs.namespace} get pods -l {lk.RUN_LABEL}={rid}; "
+        f"kubectl -n {outputs.namespace} logs -f {job_name}-master-0"
     )
 
 
@@ -303,7 +318,8 @@ def pool_instance_ids(outputs: Any, run: Runner) -> list[str]:
         page += 1
     if not ids:
         typer.echo(
-            f"the pool {outputs.scaling_group_id} has no InService nodes: scale it out (desired capacity) and launch again",
+            f"the pool {outputs.scaling_group_id} has no InService "
+            "nodes: scale it out (desired capacity) and launch again",
             err=True,
         )
         raise typer.Exit(code=1)
@@ -336,7 +352,10 @@ def park(
         bool,
         typer.Option(
             "--write",
-            help="Write the change into the stack file (atomically; every other byte kept). Without it, only show the change.",
+            help=(
+                "Write the change into the stack file (atomically; every "
+                "other byte kept). Without it, only show the change."
+            ),
         ),
     ] = False,
 ) -> None:

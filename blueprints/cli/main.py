@@ -62,21 +62,30 @@ def plan(
         Optional[Path],
         typer.Option(
             "--stack-config",
-            help="A Pulumi.<stack>.yaml: its aitrain:preset / aitrain:profile keys are read exactly as `pulumi up` reads them.",
+            help=(
+                "A Pulumi.<stack>.yaml: its aitrain:preset / aitrain:profile "
+                "keys are read exactly as `pulumi up` reads them."
+            ),
         ),
     ] = None,
     set_: Annotated[
         Optional[list[str]],
         typer.Option(
             "--set",
-            help="Override one profile field, PATH=VALUE (e.g. compute.nodes=16); repeatable, applied last, as `pulumi config set --path` would.",
+            help=(
+                "Override one profile field, PATH=VALUE (e.g. compute.nodes=16); "
+                "repeatable, applied last, as `pulumi config set --path` would."
+            ),
         ),
     ] = None,
     today: Annotated[
         Optional[str],
         typer.Option(
             "--today",
-            help="Plan as if today were this date (YYYY-MM-DD); default: $AITRAIN_TODAY, else the system date. Off-hours schedules are checked against it.",
+            help=(
+                "Plan as if today were this date (YYYY-MM-DD); default: $AITRAIN_TODAY, else the system date. "
+                "Off-hours schedules are checked against it."
+            ),
         ),
     ] = None,
     output_format: Annotated[
@@ -90,21 +99,30 @@ def plan(
         Optional[Path],
         typer.Option(
             "--check",
-            help="Compare the plan of every DIR/Pulumi.<stack>.yaml with its committed DIR/plans/<stack>.plan.json; exit 1 with the plan diff of each stale stack. Pin --today (or AITRAIN_TODAY) in CI.",
+            help=(
+                "Compare the plan of every DIR/Pulumi.<stack>.yaml with its committed DIR/plans/<stack>.plan.json; "
+                "exit 1 with the plan diff of each stale stack. Pin --today (or AITRAIN_TODAY) in CI."
+            ),
         ),
     ] = None,
     update: Annotated[
         Optional[Path],
         typer.Option(
             "--update",
-            help="Rewrite DIR/plans/<stack>.plan.json for every DIR/Pulumi.<stack>.yaml (and delete plans whose stack file is gone); says which changed.",
+            help=(
+                "Rewrite DIR/plans/<stack>.plan.json for every DIR/Pulumi.<stack>.yaml (and delete plans whose stack "
+                "file is gone); says which changed."
+            ),
         ),
     ] = None,
     fail_level: Annotated[
         FailLevel,
         typer.Option(
             "--fail-level",
-            help="Exit 1 when a guardrail finding is at this level or a more severe one (error, then warning, then info: `info` fails on any finding). Skipped rules never fail.",
+            help=(
+                "Exit 1 when a guardrail finding is at this level or a more severe one (error, then warning, then "
+                "info: `info` fails on any finding). Skipped rules never fail."
+            ),
         ),
     ] = FailLevel.error,
     width: Annotated[
@@ -113,7 +131,10 @@ def plan(
             "--width",
             min=40,
             max=1000,
-            help="Columns of the table format; default: the terminal's width, or 160 when the output is not a terminal. Below 120 the resources and costs are lists, so nothing is cut.",
+            help=(
+                "Columns of the table format; default: the terminal's width, or 160 when the output is not a terminal. "
+                "Below 120 the resources and costs are lists, so nothing is cut."
+            ),
         ),
     ] = None,
 ) -> None:
@@ -211,14 +232,20 @@ def catalog(
         Optional[str],
         typer.Option(
             "--region",
-            help="Only types sold in this region, plus those whose regions the catalog does not know (fill them with `aitrain zones`).",
+            help=(
+                "Only types sold in this region, plus those whose regions "
+                "the catalog does not know (fill them with `aitrain zones`)."
+            ),
         ),
     ] = None,
     output_format: Annotated[
         OutputFormat,
         typer.Option(
             "--format",
-            help="table for a terminal, markdown for a pull request, json for tools (a list of objects with the catalog's column names).",
+            help=(
+                "table for a terminal, markdown for a pull request, json for "
+                "tools (a list of objects with the catalog's column names)."
+            ),
         ),
     ] = OutputFormat.table,
     out: Annotated[Optional[Path], typer.Option("--out", help="Write to this file instead of standard output.")] = None,
@@ -273,7 +300,10 @@ def diff(
         Optional[FailOn],
         typer.Option(
             "--fail-on",
-            help="Exit 1 (after writing the diff) when it holds a data risk, a replacement/deletion (replace), or any change.",
+            help=(
+                "Exit 1 (after writing the diff) when it holds a data "
+                "risk, a replacement/deletion (replace), or any change."
+            ),
         ),
     ] = None,
     missing_as_empty: Annotated[

@@ -26,7 +26,10 @@ def config(
         Optional[Path],
         typer.Option(
             "--stack-config",
-            help="The Pulumi.<stack>.yaml the stack is deployed from; its aitrain:preset / aitrain:profile keys are read exactly as `pulumi up` reads them.",
+            help=(
+                "The Pulumi.<stack>.yaml the stack is deployed from; its aitrain:preset / aitrain:profile keys are "
+                "read exactly as `pulumi up` reads them."
+            ),
         ),
     ] = None,
     set_: Annotated[
@@ -74,7 +77,8 @@ def config(
     if out is not None:
         skipped = ", ".join(s["rule"] for s in plan.skipped) or "none"
         typer.echo(
-            f"wrote {out} (skipped rules: {skipped}); run: pulumi preview --policy-pack policy --policy-pack-config {out}",
+            f"wrote {out} (skipped rules: {skipped}); run: pulumi "
+            f"preview --policy-pack policy --policy-pack-config {out}",
             err=True,
         )
 

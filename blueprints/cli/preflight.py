@@ -17,17 +17,25 @@ if TYPE_CHECKING:
 
 HELP = (
     "Ask the cloud, before `pulumi up`, whether the plan fits: the account's pay-as-you-go (or spot) vCPU quota "
-    "(ECS DescribeAccountAttributes), the instance type's quota in Quota Center (ecs-spec), the type's stock in each zone "
-    "the nodes go to (ECS DescribeAvailableResource) and whether the zone offers the file system (NAS DescribeZones).\n\n"
-    "The needs come from the same offline plan as `aitrain plan` (a pool counts at max_nodes). Read-only: nothing is created.\n\n"
-    "Credentials: the ones `pulumi up` uses (ALICLOUD_ACCESS_KEY and ALICLOUD_SECRET_KEY, plus ALICLOUD_SECURITY_TOKEN; "
-    "or ALICLOUD_PROFILE, a profile of ~/.aliyun/config.json), else the SDK's default chain (ALIBABA_CLOUD_ACCESS_KEY_ID and "
-    "ALIBABA_CLOUD_ACCESS_KEY_SECRET, an OIDC role, the aliyun CLI's current profile, ~/.alibabacloud/credentials.ini, an ECS RAM role).\n\n"
+    "(ECS DescribeAccountAttributes), the instance type's quota "
+    "in Quota Center (ecs-spec), the type's stock in each zone "
+    "the nodes go to (ECS DescribeAvailableResource) and whether "
+    "the zone offers the file system (NAS DescribeZones).\n\n"
+    "The needs come from the same offline plan as `aitrain plan` (a "
+    "pool counts at max_nodes). Read-only: nothing is created.\n\n"
+    "Credentials: the ones `pulumi up` uses (ALICLOUD_ACCESS_KEY "
+    "and ALICLOUD_SECRET_KEY, plus ALICLOUD_SECURITY_TOKEN; "
+    "or ALICLOUD_PROFILE, a profile of ~/.aliyun/config.json), "
+    "else the SDK's default chain (ALIBABA_CLOUD_ACCESS_KEY_ID and "
+    "ALIBABA_CLOUD_ACCESS_KEY_SECRET, an OIDC role, the aliyun CLI's "
+    "current profile, ~/.alibabacloud/credentials.ini, an ECS RAM role).\n\n"
     "Exit codes: 0 nothing short and every check answered (or its kind accepted with --accept-unanswered); "
     "1 something is short (listed with the numbers); "
-    "2 invalid input (no profile, no such file, an invalid profile, an unknown --accept-unanswered name) or the preflight extra is not installed; "
+    "2 invalid input (no profile, no such file, an invalid profile, an unknown "
+    "--accept-unanswered name) or the preflight extra is not installed; "
     "3 no credentials found (checked before the plan is built and before any API call); "
-    "4 a check went unanswered (no network, a missing RAM permission, an answer without the number): nothing proves the plan fits."
+    "4 a check went unanswered (no network, a missing RAM permission, "
+    "an answer without the number): nothing proves the plan fits."
 )
 
 
@@ -46,7 +54,10 @@ def preflight(
         Optional[Path],
         typer.Option(
             "--stack-config",
-            help="A Pulumi.<stack>.yaml: its aitrain:preset / aitrain:profile keys are read exactly as `pulumi up` reads them.",
+            help=(
+                "A Pulumi.<stack>.yaml: its aitrain:preset / aitrain:profile "
+                "keys are read exactly as `pulumi up` reads them."
+            ),
         ),
     ] = None,
     set_: Annotated[
@@ -73,7 +84,11 @@ def preflight(
         Optional[list[str]],
         typer.Option(
             "--accept-unanswered",
-            help=f"Let these kinds of check go unanswered without failing (exit 0 instead of 4): {', '.join(KIND_NAMES)}; comma-separated or repeated. Accepted checks are still listed and marked in the JSON.",
+            help=(
+                "Let these kinds of check go unanswered without failing (exit 0 "
+                f"instead of 4): {', '.join(KIND_NAMES)}; comma-separated or "
+                "repeated. Accepted checks are still listed and marked in the JSON."
+            ),
         ),
     ] = None,
 ) -> None:

@@ -18,7 +18,10 @@ from blueprints.launch.torchrun import Via
 STACK = typer.Option("--stack", help="The stack's outputs, saved with `pulumi stack output --json > outputs.json`.")
 VIA = typer.Option(
     "--via",
-    help="cloud-assistant: ECS RunCommand, keyless (default). ssh: through the login node (fixed clusters with access.login_node).",
+    help=(
+        "cloud-assistant: ECS RunCommand, keyless (default). ssh: "
+        "through the login node (fixed clusters with access.login_node)."
+    ),
 )
 DRY_RUN = typer.Option("--dry-run", help="Print exactly what would run, run nothing, exit 0.")
 RUN_ID = typer.Argument(
@@ -92,7 +95,8 @@ def _execute(
     failed = [(argv, r) for argv, r in zip(commands, results, strict=True) if r.returncode != 0]
     for argv, result in failed:
         typer.echo(
-            f"failed (exit {result.returncode}): {shlex.join(argv[:5])} ...\n{(result.stderr or result.stdout).strip()}",
+            f"failed (exit {result.returncode}): {shlex.join(argv[:5])} "
+            f"...\n{(result.stderr or result.stdout).strip()}",
             err=True,
         )
     if failed:
@@ -150,7 +154,10 @@ def runs_command(
 
     rid = runs.check_run_id(run_id) if run_id is not None else None
     outputs = _outputs(stack, "runs", rid)
-    title = f"aitrain runs: {outputs.profile_name} ({outputs.blueprint}, {outputs.region}){', run ' + rid if rid else ''}, via {via.value}"
+    title = (
+        f"aitrain runs: {outputs.profile_name} ({outputs.blueprint}, "
+        f"{outputs.region}){', run ' + rid if rid else ''}, via {via.value}"
+    )
     texts = _execute(
         outputs, via, rid or "runs", runs.runs_script(outputs, rid), every_node=False, dry_run=dry_run, title=title
     )
@@ -190,11 +197,15 @@ def logs_command(
                 Problem(
                     "--follow",
                     "--via cloud-assistant",
-                    "a Cloud Assistant command answers once, when it ends: add --via ssh (fixed clusters with a login node), or run `aitrain logs` again",
+                    "a Cloud Assistant command answers once, when it ends: add --via ssh (fixed clusters with a login "
+                    "node), or run `aitrain logs` again",
                 )
             ],
         )
-    title = f"aitrain logs: {outputs.profile_name}, run {rid}, {'node ' + str(node) if node is not None else 'every node'}, via {via.value}"
+    title = (
+        f"aitrain logs: {outputs.profile_name}, run {rid}, "
+        f"{'node ' + str(node) if node is not None else 'every node'}, via {via.value}"
+    )
     line = runs.logs_script(outputs, rid, node, lines, follow=follow)
     for text in _execute(outputs, via, f"{rid}-logs", line, every_node=False, dry_run=dry_run, title=title):
         typer.echo(text.rstrip("\n"))

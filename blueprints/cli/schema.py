@@ -143,14 +143,20 @@ def schema(
     kind: Annotated[
         SchemaKind,
         typer.Argument(
-            help="profile: a profile (a preset, or aitrain:profile without a preset); job: a job file for `aitrain recommend`; stack: a Pulumi.<stack>.yaml."
+            help=(
+                "profile: a profile (a preset, or aitrain:profile without a preset); job: a job file for `aitrain "
+                "recommend`; stack: a Pulumi.<stack>.yaml."
+            )
         ),
     ],
     blueprint: Annotated[
         Optional[str],
         typer.Option(
             "--blueprint",
-            help="With `profile`: only this blueprint's profile (fixed-cluster, autoscaling-pool, kubernetes-pool). Default: any blueprint, chosen by its `blueprint` key.",
+            help=(
+                "With `profile`: only this blueprint's profile (fixed-cluster, autoscaling-pool, kubernetes-pool). "
+                "Default: any blueprint, chosen by its `blueprint` key."
+            ),
         ),
     ] = None,
     out: Annotated[

@@ -10,14 +10,16 @@ import typer
 from blueprints.cli.support import reports_user_errors, require_credentials, sdk_classes
 
 HELP = (
-    "Ask ECS DescribeAvailableResource (DestinationResource InstanceType, pay-as-you-go; one read-only call per region) "
+    "Ask ECS DescribeAvailableResource (DestinationResource "
+    "InstanceType, pay-as-you-go; one read-only call per region) "
     "which of the catalog's GPU instance types each region offers, and in which zones, for your account today. "
     "Prints the answer; with --write it records it in a COPY of the catalog (--catalog-dir, never the shipped one): "
     'instance_zones.csv rows (source "DescribeAvailableResource, <region>, <date>"), the types\' `regions` cells, '
     "zones the region's row in regions.csv lacked, and VERSION (suffix +zones.<date>). Point AITRAIN_CATALOG_DIR at "
     "that folder and the region filter of `aitrain recommend` / `catalog` and the plan's zone choice use it.\n\n"
     "A type a surveyed region does not list leaves that region's `regions` cell; survey every region you plan in "
-    "(the default: all regions of the catalog), or the types found elsewhere are filtered out of the regions not asked.\n\n"
+    "(the default: all regions of the catalog), or the types found "
+    "elsewhere are filtered out of the regions not asked.\n\n"
     "Exit codes: 0 every region answered; 1 a region's call failed (listed; nothing recorded for it); 2 invalid input "
     "(unknown region, --write without --catalog-dir, the shipped catalog, an invalid catalog folder) or the SDKs are "
     "not installed; 3 no credentials found (checked before anything else)."
@@ -61,7 +63,8 @@ def zones(
                 Problem(
                     "--catalog-dir",
                     None,
-                    "give the folder to write (cp -r blueprints/catalog/data DIR first); the shipped catalog is never written",
+                    "give the folder to write (cp -r blueprints/catalog/data "
+                    "DIR first); the shipped catalog is never written",
                 )
             ],
         )
@@ -102,7 +105,8 @@ def zones(
     if write_ and catalog_dir is not None:
         result = zones_write.write(catalog_dir, answers, surveyed, day)
         typer.echo(
-            f"wrote {catalog_dir}: {result.rows} instance_zones.csv rows, {result.regions_cells} regions cells changed, VERSION {result.version}"
+            f"wrote {catalog_dir}: {result.rows} instance_zones.csv rows, {result.regions_cells} regions cells "
+            f"changed, VERSION {result.version}"
         )
         for name, added in result.new_zones.items():
             typer.echo(f"  regions.csv {name}: added zones {', '.join(added)}")
@@ -110,7 +114,8 @@ def zones(
         missing = sorted(set(catalog.regions) - set(regions) - recorded)
         if missing:
             typer.echo(
-                f"never asked: {', '.join(missing)}; the region filter now drops the types found above from these regions until you ask them too"
+                f"never asked: {', '.join(missing)}; the region filter now drops "
+                "the types found above from these regions until you ask them too"
             )
     if any(not a.answered for a in answers):
         raise typer.Exit(code=1)

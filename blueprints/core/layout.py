@@ -49,7 +49,8 @@ def vswitch_cidr(vpc_cidr: str, zone: str, region_zones: tuple[str, ...]) -> str
     slot = region_zones.index(zone)
     if slot >= slots:
         raise LayoutError(
-            f"VPC {vpc_cidr} has room for {slots} vSwitches of /{prefix}; zone {zone} is number {slot + 1} of the region"
+            f"VPC {vpc_cidr} has room for {slots} vSwitches of "
+            f"/{prefix}; zone {zone} is number {slot + 1} of the region"
         )
     return str(next(itertools.islice(vpc.subnets(new_prefix=prefix), slot, None)))
 
@@ -70,8 +71,10 @@ def login_vswitch_cidr(vpc_cidr: str, zones: list[str] | tuple[str, ...], region
     for zone in zones:
         if zone in region_zones and region_zones.index(zone) == last:
             raise LayoutError(
-                f"zone {zone} is number {last + 1} of the region and takes the last /{prefix} of network.vpc_cidr {vpc_cidr},"
-                " which the login node's vSwitch needs; use a wider network.vpc_cidr, other network.zones, or access.login_node false"
+                f"zone {zone} is number {last + 1} of the region and "
+                f"takes the last /{prefix} of network.vpc_cidr {vpc_cidr},"
+                " which the login node's vSwitch needs; use a wider "
+                "network.vpc_cidr, other network.zones, or access.login_node false"
             )
     slot = ipaddress.ip_network(f"{vpc.network_address + last * 2 ** (32 - prefix)}/{prefix}")
     return str(next(slot.subnets(new_prefix=max(prefix, LOGIN_VSWITCH_PREFIX))))
@@ -100,8 +103,10 @@ def check_vswitch_room(vpc_cidr: str, nodes: int, vswitches: int) -> None:
     wanted = nodes + vswitch_headroom(nodes)
     if free < wanted:
         raise LayoutError(
-            f"network.vpc_cidr {vpc_cidr} gives each zone a /{prefix} vSwitch: {vswitches} × {2 ** (32 - prefix)} addresses"
-            f" less {RESERVED_PER_VSWITCH} reserved per vSwitch = {free} free, below {nodes} nodes + {vswitch_headroom(nodes)} headroom = {wanted};"
+            f"network.vpc_cidr {vpc_cidr} gives each zone a /{prefix} "
+            f"vSwitch: {vswitches} × {2 ** (32 - prefix)} addresses"
+            f" less {RESERVED_PER_VSWITCH} reserved per vSwitch = {free} free, below {nodes} nodes + "
+            f"{vswitch_headroom(nodes)} headroom = {wanted};"
             " use a wider network.vpc_cidr (each bit shorter doubles every vSwitch) or fewer nodes"
         )
 

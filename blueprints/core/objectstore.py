@@ -48,7 +48,8 @@ def check_bucket_name(name: str) -> str:
     if not _ALLOWED.fullmatch(name):
         bad = sorted({c for c in name if not _ALLOWED.fullmatch(c)})
         raise ValueError(
-            f"bucket name {name!r} contains {', '.join(repr(c) for c in bad)}; OSS allows only lowercase letters, digits and hyphens"
+            f"bucket name {name!r} contains {', '.join(repr(c) for c in bad)}; "
+            "OSS allows only lowercase letters, digits and hyphens"
         )
     if not (_EDGE.fullmatch(name[0]) and _EDGE.fullmatch(name[-1])):
         raise ValueError(f"bucket name {name!r} must start and end with a lowercase letter or digit, not a hyphen")

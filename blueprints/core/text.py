@@ -24,8 +24,8 @@ _LINE_BREAK_RE = re.compile(r"\r\n|[\r\n\t\v\f\u2028\u2029\x85]")
 # only when it can open or close emphasis, i.e. not inside a word (GFM ignores intraword ``_``).
 _MD_ACTIVE_RE = re.compile(r"([\\`*\[\]<>|~]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z]))")
 # Line-start markers that open a block (heading, quote, list, rule) when the text starts a line. An ordered list
-# marker is a digit run then ``.`` or ``)`` and a space (``80.0`` is not one): only that punctuation can be escaped (CommonMark escapes ASCII
-# punctuation only; ``\1.`` would show its backslash).
+# marker is a digit run then ``.`` or ``)`` and a space (``80.0`` is not one): only that punctuation can be escaped
+# (CommonMark escapes ASCII punctuation only; ``\1.`` would show its backslash).
 _MD_BLOCK_START_RE = re.compile(r"^(\s*)(?:([-+=#])|(\d+)([.)])(?=\s|$))")
 
 

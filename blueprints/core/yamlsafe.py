@@ -79,7 +79,8 @@ class BoundedLoader(yaml.SafeLoader):
             if self._aliases > MAX_ALIASES:
                 raise _Violation(
                     None,
-                    f"more than {MAX_ALIASES} alias references (*name); at most {MAX_ALIASES} are allowed, or write the values out",
+                    f"more than {MAX_ALIASES} alias references (*name); at "
+                    f"most {MAX_ALIASES} are allowed, or write the values out",
                     self.peek_event().start_mark,  # type: ignore[no-untyped-call]
                 )
             return super().compose_node(parent, index)
@@ -201,8 +202,10 @@ def _refuse_duplicate_keys(node: MappingNode) -> None:
         if first is not value_node:
             raise _Violation(
                 key_node,
-                f"key {key_node.value!r} is written twice in one mapping: {_entry(key_node.value, first)} on line {first.start_mark.line + 1}"
-                f", then {_entry(key_node.value, value_node)} on line {key_node.start_mark.line + 1}; YAML would keep only the last silently"
+                f"key {key_node.value!r} is written twice in one mapping: "
+                f"{_entry(key_node.value, first)} on line {first.start_mark.line + 1}"
+                f", then {_entry(key_node.value, value_node)} on line "
+                f"{key_node.start_mark.line + 1}; YAML would keep only the last silently"
                 " — keep the one you mean and delete the other",
             )
 

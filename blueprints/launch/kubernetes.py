@@ -89,7 +89,8 @@ def job_engine_of(data: Any, source: str, engines: Mapping[str, str]) -> str:
                 Problem(
                     "aitrain_outputs",
                     MISSING,
-                    "missing; run `pulumi stack output --json` in the stack that `pulumi up` built from an aitrain stack config",
+                    "missing; run `pulumi stack output --json` in the stack "
+                    "that `pulumi up` built from an aitrain stack config",
                 )
             ],
         )
@@ -107,7 +108,8 @@ def job_engine_of(data: Any, source: str, engines: Mapping[str, str]) -> str:
                 Problem(
                     "blueprint",
                     blueprint if "blueprint" in data else MISSING,
-                    f"these look like outputs of another blueprint or tool; aitrain knows {join_allowed(tuple(engines))}",
+                    "these look like outputs of another blueprint or "
+                    f"tool; aitrain knows {join_allowed(tuple(engines))}",
                 )
             ],
         )
@@ -124,7 +126,8 @@ def refuse_torchrun_launch(blueprint: str, source: str) -> UserInputError:
     return launch_error(
         f"{source}: blueprint",
         blueprint,
-        f"'{blueprint}' runs training jobs on Kubernetes: use `aitrain launch --kubernetes --stack {source} --image IMAGE -- python train.py ...`",
+        f"'{blueprint}' runs training jobs on Kubernetes: use `aitrain launch "
+        f"--kubernetes --stack {source} --image IMAGE -- python train.py ...`",
     )
 
 
@@ -136,7 +139,8 @@ def parse_kubernetes_outputs(data: Any, source: str, engines: Mapping[str, str])
         raise launch_error(
             "--kubernetes",
             blueprint,
-            f"the stack {source} is a '{blueprint}' stack, whose jobs run with torchrun on its nodes (`aitrain launch` without --kubernetes); "
+            f"the stack {source} is a '{blueprint}' stack, whose jobs run with "
+            "torchrun on its nodes (`aitrain launch` without --kubernetes); "
             f"--kubernetes needs a stack of {join_allowed(kubernetes_blueprints(engines))}",
         )
     problems: list[Problem] = []
@@ -160,7 +164,8 @@ def parse_kubernetes_outputs(data: Any, source: str, engines: Mapping[str, str])
             Problem(
                 f"{source}: gpu_taint",
                 taint,
-                "must have a key and an effect (and usually a value), e.g. {key: nvidia.com/gpu, value: 'true', effect: NoSchedule}",
+                "must have a key and an effect (and usually a value), e.g. "
+                "{key: nvidia.com/gpu, value: 'true', effect: NoSchedule}",
             )
         )
     if max_nodes is not None and per_job is not None and per_job > max_nodes:
@@ -213,7 +218,8 @@ def check_job_name(name: str) -> str:
         raise launch_error(
             "--name",
             name,
-            f"must be 1–{MAX_JOB_NAME} lowercase letters, digits or '-', starting with a letter and ending with a letter or digit (a DNS-1035 label), e.g. llama-sft",
+            f"must be 1–{MAX_JOB_NAME} lowercase letters, digits or '-', starting with a letter and ending with a "
+            "letter or digit (a DNS-1035 label), e.g. llama-sft",
         )
     return name
 
@@ -230,7 +236,8 @@ def job_nodes(outputs: KubernetesOutputs, nodes: int | None) -> int:
         raise launch_error(
             "--nodes",
             count,
-            f"must be 1 to {outputs.max_nodes} (the GPU pool's max_nodes in {outputs.source}); one pod runs on each node",
+            f"must be 1 to {outputs.max_nodes} (the GPU pool's "
+            f"max_nodes in {outputs.source}); one pod runs on each node",
         )
     return count
 
@@ -245,7 +252,8 @@ def torchrun_command(command: Sequence[str]) -> list[str]:
         raise launch_error(
             "CMD",
             [],
-            "give the command to run after --, e.g. `aitrain launch --kubernetes --stack outputs.json --image IMAGE -- python train.py --epochs 10`",
+            "give the command to run after --, e.g. `aitrain launch --kubernetes "
+            "--stack outputs.json --image IMAGE -- python train.py --epochs 10`",
         )
     first, rest = command[0], list(command[1:])
     if not _PYTHON.fullmatch(first):
@@ -258,7 +266,8 @@ def torchrun_command(command: Sequence[str]) -> list[str]:
         raise launch_error(
             "CMD",
             list(command),
-            f"python option '{rest[0]}' is not supported; torchrun runs 'python SCRIPT' or 'python -m MODULE' (set PYTHON* variables instead)",
+            f"python option '{rest[0]}' is not supported; torchrun runs 'python "
+            "SCRIPT' or 'python -m MODULE' (set PYTHON* variables instead)",
         )
     return ["torchrun", *rest]
 
@@ -272,13 +281,15 @@ def build_job(
         raise launch_error(
             "--run-id",
             run_id,
-            "labels the job's pods, so must be 1–63 letters, digits, '.', '_' or '-', starting and ending with a letter or digit",
+            "labels the job's pods, so must be 1–63 letters, digits, "
+            "'.', '_' or '-', starting and ending with a letter or digit",
         )
     if not image.strip() or any(c.isspace() for c in image):
         raise launch_error(
             "--image",
             image,
-            "must be a container image reference without spaces, e.g. registry.cn-shanghai.aliyuncs.com/team/train:2026-11",
+            "must be a container image reference without spaces, e.g. "
+            "registry.cn-shanghai.aliyuncs.com/team/train:2026-11",
         )
     count = job_nodes(outputs, nodes)
     container_command = torchrun_command(command)
@@ -358,8 +369,10 @@ def describe(outputs: KubernetesOutputs, job: Mapping[str, Any]) -> str:
     extra = f", {ERDMA_RESOURCE} 1 per pod" if outputs.fabric == "erdma" else ""
     bucket = f", bucket at {BUCKET_MOUNT_PATH}" if outputs.bucket_claim else ""
     return (
-        f"aitrain launch --kubernetes: PyTorchJob {job['metadata']['namespace']}/{job['metadata']['name']} on {outputs.profile_name} "
-        f"({outputs.blueprint}, {outputs.region}): {nodes} node{'s' if nodes != 1 else ''} × {outputs.gpus_per_node} GPUs, fabric {outputs.fabric}{extra}, "
+        "aitrain launch --kubernetes: PyTorchJob "
+        f"{job['metadata']['namespace']}/{job['metadata']['name']} on {outputs.profile_name} "
+        f"({outputs.blueprint}, {outputs.region}): {nodes} node{'s' if nodes != 1 else ''} × {outputs.gpus_per_node} "
+        f"GPUs, fabric {outputs.fabric}{extra}, "
         f"shared at {outputs.shared_mount_path}{bucket}, run {job['metadata']['labels'][RUN_LABEL]}"
     )
 

@@ -16,7 +16,10 @@ SECRET_PLACEHOLDER = "[secret]"
 # An absolute path of plain segments: no spaces or shell characters, no '.' or '..' segment (a segment never starts
 # with a dot), no '//', no trailing '/', not '/' itself.
 SAFE_PATH = re.compile(r"(?:/[A-Za-z0-9_-][A-Za-z0-9._-]*)+")
-SAFE_PATH_ALLOWED = "an absolute path such as {} (segments of letters, digits, '.', '_', '-' not starting with '.'; no '..', '//' or spaces)"
+SAFE_PATH_ALLOWED = (
+    "an absolute path such as {} (segments of letters, digits, "
+    "'.', '_', '-' not starting with '.'; no '..', '//' or spaces)"
+)
 # Private IPv4 space: RFC 1918 and the shared address space of RFC 6598 (Alibaba VPCs may use 100.64.0.0/10).
 PRIVATE_NETWORKS = tuple(
     ipaddress.IPv4Network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10")
@@ -38,7 +41,8 @@ class OutputsReader:
                     Problem(
                         f"{self.source}: {key}",
                         MISSING,
-                        "missing from the outputs; re-run `pulumi up` with this aitrain version, then save the outputs again",
+                        "missing from the outputs; re-run `pulumi up` with "
+                        "this aitrain version, then save the outputs again",
                     )
                 )
             return None
@@ -100,7 +104,8 @@ class OutputsReader:
                     f"{self.source}: {key}",
                     value,
                     f"holds {', '.join(public)}, not a private address; node addresses must be in "
-                    f"{', '.join(str(n) for n in PRIVATE_NETWORKS)} (the stack's VPC): check the outputs file is this stack's",
+                    f"{', '.join(str(n) for n in PRIVATE_NETWORKS)} (the "
+                    "stack's VPC): check the outputs file is this stack's",
                 )
             )
             return None

@@ -57,7 +57,8 @@ def check_run_id(run_id: str) -> str:
                 Problem(
                     "RUN_ID",
                     run_id,
-                    "must be 1–64 letters, digits, '.', '_' or '-', starting with a letter or digit (as printed by `aitrain launch`); list the runs with `aitrain runs --stack outputs.json`",
+                    "must be 1–64 letters, digits, '.', '_' or '-', starting with a letter or digit (as printed by "
+                    "`aitrain launch`); list the runs with `aitrain runs --stack outputs.json`",
                 )
             ],
         )
@@ -81,7 +82,10 @@ def runs_script(outputs: StackOutputs, run_id: str | None) -> str:
     """Print every status file of one run (or of all runs), each after a ``== <run>/<host>.status`` line. Read-only."""
     base = shlex.quote(f"{outputs.shared_mount_path.rstrip('/')}/.aitrain/runs")
     pattern = f"{shlex.quote(run_id)}/*.status" if run_id else "*/*.status"
-    return f'cd {base} 2>/dev/null || exit 0; for f in {pattern}; do [ -f "$f" ] && {{ echo "== $f"; cat "$f"; }}; done; exit 0'
+    return (
+        f"cd {base} 2>/dev/null || exit 0; for f in {pattern}; do "
+        '[ -f "$f" ] && { echo "== $f"; cat "$f"; }; done; exit 0'
+    )
 
 
 def logs_script(outputs: StackOutputs, run_id: str, node: int | None, lines: int, *, follow: bool = False) -> str:
@@ -90,10 +94,14 @@ def logs_script(outputs: StackOutputs, run_id: str, node: int | None, lines: int
     tail = f"tail -n {lines}{' -F' if follow else ''}"
     missing = f'echo "aitrain: no run {run_id} in {run_dir(outputs, run_id)}" >&2; exit 3'
     if node is None:
-        return f'cd {d} 2>/dev/null || {{ {missing}; }}; for f in *.log; do [ -f "$f" ] || {{ {missing}; }}; done; {tail} *.log'
+        return (
+            f"cd {d} 2>/dev/null || {{ {missing}; }}; for f in *.log; "
+            f'do [ -f "$f" ] || {{ {missing}; }}; done; {tail} *.log'
+        )
     return (
         f"cd {d} 2>/dev/null || {{ {missing}; }}; f=$(grep -lx rank={node} *.status 2>/dev/null | head -n 1); "
-        f'[ -n "$f" ] || {{ echo "aitrain: no node has rank {node} in run {run_id} (yet): aitrain runs shows the ranks" >&2; exit 3; }}; '
+        f'[ -n "$f" ] || {{ echo "aitrain: no node has rank {node} in run '
+        f'{run_id} (yet): aitrain runs shows the ranks" >&2; exit 3; }}; '
         f'{tail} "${{f%.status}}.log"'
     )
 
@@ -103,7 +111,8 @@ def cancel_script(outputs: StackOutputs, run_id: str) -> str:
     status = shlex.quote(run_dir(outputs, run_id)) + '/"$(hostname)".status'
     return (
         f"f={status}; s=$(sed -n 's/^state=//p' \"$f\" 2>/dev/null); p=$(sed -n 's/^pid=//p' \"$f\" 2>/dev/null); "
-        f'case $s:$p in waiting:*[!0-9]*|running:*[!0-9]*|waiting:|running:) echo "$(hostname): bad pid in $f" >&2; exit 1 ;; '
+        "case $s:$p in waiting:*[!0-9]*|running:*[!0-9]*|waiting:|running:) "
+        'echo "$(hostname): bad pid in $f" >&2; exit 1 ;; '
         f'waiting:*|running:*) kill -TERM "-$p" && echo "$(hostname): run {run_id} cancelled (process group $p)" ;; '
         f':*) echo "$(hostname): not in run {run_id}" ;; *) echo "$(hostname): run {run_id} already $s" ;; esac'
     )

@@ -27,7 +27,8 @@ from blueprints.launch.outputs import SAFE_PATH_ALLOWED
 from blueprints.launch.outputs import SECRET_PLACEHOLDER as SECRET_PLACEHOLDER
 from blueprints.launch.outputs import OutputsReader as OutputsReader
 
-# Marks stack outputs as aitrain's: every blueprint writes it, ``aitrain launch`` requires it. Bump when their meaning changes.
+# Marks stack outputs as aitrain's: every blueprint writes it,
+# ``aitrain launch`` requires it. Bump when their meaning changes.
 OUTPUTS_VERSION = "v1"
 # `pulumi stack output --json` prints secret values as this text unless --show-secrets is given.
 
@@ -153,7 +154,8 @@ def load_outputs(path: Path) -> Any:
         raise launch_error(
             where,
             str(path),
-            f"is not JSON ({exc.msg if isinstance(exc, json.JSONDecodeError) else 'too deeply nested'}); expected the output of `pulumi stack output --json`",
+            f"is not JSON ({exc.msg if isinstance(exc, json.JSONDecodeError) else 'too deeply nested'}); expected the "
+            "output of `pulumi stack output --json`",
         ) from None
     return data
 
@@ -168,7 +170,8 @@ def parse_outputs(data: Any, source: str, known_blueprints: Iterable[str]) -> St
                 Problem(
                     "aitrain_outputs",
                     MISSING,
-                    "missing; run `pulumi stack output --json` in the stack that `pulumi up` built from an aitrain stack config",
+                    "missing; run `pulumi stack output --json` in the stack "
+                    "that `pulumi up` built from an aitrain stack config",
                 )
             ],
         )
@@ -209,7 +212,8 @@ def parse_outputs(data: Any, source: str, known_blueprints: Iterable[str]) -> St
                 Problem(
                     f"{source}: node_private_ips",
                     list(ips),
-                    f"has {len(ips)} addresses for {len(ids)} node_instance_ids; they must pair up (same order): re-run `pulumi up`, then save the outputs again",
+                    f"has {len(ips)} addresses for {len(ids)} node_instance_ids; they must pair up (same order): "
+                    "re-run `pulumi up`, then save the outputs again",
                 )
             )
         elif ids and expected is not None and len(ids) != expected:
@@ -217,7 +221,8 @@ def parse_outputs(data: Any, source: str, known_blueprints: Iterable[str]) -> St
                 Problem(
                     f"{source}: node_instance_ids",
                     list(ids),
-                    f"lists {len(ids)} nodes but expected_nodes is {expected}: the stack is mid-update; run `pulumi up`, then save the outputs again",
+                    f"lists {len(ids)} nodes but expected_nodes is {expected}: the stack is mid-update; run `pulumi "
+                    "up`, then save the outputs again",
                 )
             )
     else:
@@ -225,7 +230,8 @@ def parse_outputs(data: Any, source: str, known_blueprints: Iterable[str]) -> St
             Problem(
                 f"{source}: node_instance_ids",
                 MISSING,
-                "the outputs name no nodes: a fixed cluster exports node_instance_ids, node_private_ips and expected_nodes; a pool exports scaling_group_id",
+                "the outputs name no nodes: a fixed cluster exports node_instance_ids, node_private_ips and "
+                "expected_nodes; a pool exports scaling_group_id",
             )
         )
     if problems:
@@ -240,19 +246,22 @@ def check_launchable(outputs: StackOutputs, via: Via) -> None:
         raise launch_error(
             f"{outputs.source}: node_instance_ids",
             [],
-            f"the cluster '{outputs.profile_name}' is parked (no nodes): set compute.nodes / `aitrain park --resume N --write`, run `pulumi up`, then save the outputs again",
+            f"the cluster '{outputs.profile_name}' is parked (no nodes): set compute.nodes / `aitrain park --resume N "
+            "--write`, run `pulumi up`, then save the outputs again",
         )
     if via is Via.ssh and outputs.is_pool:
         raise launch_error(
             "--via",
             via.value,
-            "ssh needs the node addresses in the outputs (fixed clusters only); a pool's nodes are found through Cloud Assistant: use --via cloud-assistant",
+            "ssh needs the node addresses in the outputs (fixed clusters only); a pool's nodes are found through Cloud "
+            "Assistant: use --via cloud-assistant",
         )
     if via is Via.ssh and outputs.login_node_public_ip is None:
         raise launch_error(
             "--via",
             via.value,
-            f"ssh goes through the login node, and {outputs.source} has no login_node_public_ip: set access.login_node: true and `pulumi up`, or use --via cloud-assistant",
+            f"ssh goes through the login node, and {outputs.source} has no login_node_public_ip: set "
+            "access.login_node: true and `pulumi up`, or use --via cloud-assistant",
         )
 
 
@@ -296,7 +305,8 @@ def node_line(
         raise launch_error(
             "CMD",
             [],
-            "give the command to run after --, e.g. `aitrain launch --stack outputs.json -- python train.py --epochs 10`",
+            "give the command to run after --, e.g. `aitrain launch "
+            "--stack outputs.json -- python train.py --epochs 10`",
         )
     directory = run_dir(outputs, run_id)
     launcher = [outputs.launcher, "--run-dir", directory]
@@ -329,7 +339,8 @@ def plan_launch(outputs: StackOutputs, via: Via, run_id: str, command: Sequence[
         raise launch_error(
             "CMD",
             shlex.join(command),
-            f"the node line is {_encoded_size(line)} bytes once Base64-encoded; Cloud Assistant takes at most {COMMAND_CONTENT_LIMIT_BASE64_BYTES}: put the arguments in a file on the shared file system",
+            f"the node line is {_encoded_size(line)} bytes once Base64-encoded; Cloud Assistant takes at most "
+            f"{COMMAND_CONTENT_LIMIT_BASE64_BYTES}: put the arguments in a file on the shared file system",
         )
     template = run_command_argv(outputs, run_id, line, [])
     if outputs.is_pool:
@@ -385,7 +396,10 @@ def describe_scaling_argv(outputs: StackOutputs, page: int) -> list[str]:
 
 def pool_placeholder(outputs: StackOutputs) -> str:
     """How a dry run shows the instance arguments it cannot know yet."""
-    return f"--InstanceId.1 <id> --InstanceId.2 <id> ... (each InService instance of {outputs.scaling_group_id}, {RUN_COMMAND_MAX_INSTANCES} per call)"
+    return (
+        f"--InstanceId.1 <id> --InstanceId.2 <id> ... (each InService instance of {outputs.scaling_group_id}, "
+        f"{RUN_COMMAND_MAX_INSTANCES} per call)"
+    )
 
 
 def scaling_instance_ids(answer: str) -> tuple[list[str], int]:
@@ -419,17 +433,20 @@ def render_plan(outputs: StackOutputs, via: Via, run_id: str, plan: LaunchPlan) 
         count = len(outputs.instance_ids or ())
         nodes = f"{count} node{'s' if count != 1 else ''}"
     lines = [
-        f"aitrain launch: {outputs.profile_name} ({outputs.blueprint}, {outputs.region}), {nodes}, run {run_id}, via {via.value}",
+        f"aitrain launch: {outputs.profile_name} ({outputs.blueprint}, "
+        f"{outputs.region}), {nodes}, run {run_id}, via {via.value}",
         "each node runs:",
         f"  {plan.line}",
     ]
     if not plan.hosts_in_line and not outputs.is_pool:
         lines.append(
-            f"  (no --hosts: {len(outputs.private_ips or ())} addresses do not fit in one Cloud Assistant command; the launcher reads the host registry)"
+            f"  (no --hosts: {len(outputs.private_ips or ())} addresses do not fit "
+            "in one Cloud Assistant command; the launcher reads the host registry)"
         )
     if outputs.is_pool:
         lines.append(
-            "  (with --nnodes N before --, N = the InService instances found: the launcher waits until N have registered)"
+            "  (with --nnodes N before --, N = the InService instances "
+            "found: the launcher waits until N have registered)"
         )
     lines.append("commands:")
     if plan.discovery is not None and plan.pool_template is not None:
@@ -437,7 +454,8 @@ def render_plan(outputs: StackOutputs, via: Via, run_id: str, plan: LaunchPlan) 
         lines.append(f"  {shlex.join(plan.pool_template)} {pool_placeholder(outputs)}")
     lines += [f"  {shlex.join(argv)}" for argv in plan.commands]
     lines.append(
-        f"logs: {run_dir(outputs, run_id)}/<hostname>.log on the shared file system, written as {JOB_USER} (uid {JOB_UID})"
+        f"logs: {run_dir(outputs, run_id)}/<hostname>.log on the "
+        f"shared file system, written as {JOB_USER} (uid {JOB_UID})"
     )
     return "\n".join(lines)
 

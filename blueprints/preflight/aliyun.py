@@ -165,7 +165,8 @@ def credential_client(source: CredentialSource | None) -> Any:
 
 MAX_MESSAGE = 300
 # urllib3's connection failures, as requests words them inside the SDK's RetryError:
-# "HTTPSConnectionPool(host='H', port=P): Max retries exceeded with url: /… (Caused by NewConnectionError(\"…: REASON\"))".
+# "HTTPSConnectionPool(host='H', port=P): Max retries exceeded
+# with url: /… (Caused by NewConnectionError(\"…: REASON\"))".
 _POOL = re.compile(r"HTTPS?ConnectionPool\(host='(?P<host>[^']*)', port=(?P<port>\d+)\): (?P<rest>.*)", re.S)
 _OBJECT = re.compile(r"<[^<>]* object at 0x[0-9a-fA-F]+>(: )?")
 _CONNECTION = re.compile(r"\w+\(host='[^']*', port=\d+\): ")

@@ -24,7 +24,8 @@ VCPU_ATTRIBUTES = {
     True: ("max-spot-instance-vcpu-count", "used-spot-instance-vcpu-count"),
 }
 # Quota Center's "ECS Quotas by Instance Type": ProductCode ecs-spec, QuotaActionCode = the instance type
-# (the documented ListProductQuotas example): https://www.alibabacloud.com/help/en/quota-center/developer-reference/api-quotas-2020-05-10-listproductquotas
+# (the documented ListProductQuotas example):
+# https://www.alibabacloud.com/help/en/quota-center/developer-reference/api-quotas-2020-05-10-listproductquotas
 INSTANCE_TYPE_QUOTA_PRODUCT = "ecs-spec"
 
 OK, WARN, SHORT, UNKNOWN = "ok", "warn", "short", "unknown"

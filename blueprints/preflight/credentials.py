@@ -29,7 +29,8 @@ CREDENTIALS_FILE = "ALIBABA_CLOUD_CREDENTIALS_FILE"
 ECS_ROLE = "ALIBABA_CLOUD_ECS_METADATA"
 CREDENTIALS_URI = "ALIBABA_CLOUD_CREDENTIALS_URI"
 CLI_PROFILE_DISABLED = "ALIBABA_CLOUD_CLI_PROFILE_DISABLED"
-# pulumi-alicloud's names, each tried before the SDK's name for the same value (the provider's MultiEnvDefaultFunc order).
+# pulumi-alicloud's names, each tried before the SDK's name for
+# the same value (the provider's MultiEnvDefaultFunc order).
 PULUMI_ACCESS_KEY = "ALICLOUD_ACCESS_KEY"
 PULUMI_SECRET_KEY = "ALICLOUD_SECRET_KEY"
 PULUMI_SECURITY_TOKEN = "ALICLOUD_SECURITY_TOKEN"

@@ -95,7 +95,8 @@ def render_text(report: Report) -> str:
     if n.storage is not None:
         s = n.storage
         lines.append(
-            f"  {s.kind} file system ({s.file_system_type} {s.storage_type}, {s.protocol_type}) in {s.zone}  [{s.resource}]"
+            f"  {s.kind} file system ({s.file_system_type} {s.storage_type}, "
+            f"{s.protocol_type}) in {s.zone}  [{s.resource}]"
         )
     lines.append(f"  totals: {n.vcpus(spot=False)} pay-as-you-go vCPUs, {n.vcpus(spot=True)} spot vCPUs, {n.gpus} GPUs")
     lines += ["", "checks:"]
@@ -111,14 +112,16 @@ def render_text(report: Report) -> str:
         kinds = ",".join(k for k in KIND_NAMES if any(c.kind == k for c in blocking))
         lines.append(
             f"UNANSWERED: {len(blocking)} check(s) the cloud did not answer (exit 4), so nothing proves the plan fits; "
-            f"{report.count(OK)} ok, {warn} warning(s). Fix the cause on each ?? line, or accept them by name: --accept-unanswered {kinds}"
+            f"{report.count(OK)} ok, {warn} warning(s). Fix the cause on each "
+            f"?? line, or accept them by name: --accept-unanswered {kinds}"
         )
     else:
         tail = f", accepted by name ({', '.join(report.accepted)})" if accepted else ""
         lines.append(f"nothing short: {report.count(OK)} ok, {warn} warning(s), {unknown} unanswered{tail}.")
     if unknown:
         lines.append(
-            "Unanswered checks are not proof of capacity: see their message (often a missing RAM permission or no network)."
+            "Unanswered checks are not proof of capacity: see their "
+            "message (often a missing RAM permission or no network)."
         )
     return "\n".join(lines) + "\n"
 

@@ -103,7 +103,8 @@ def render_text(answers: Iterable[RegionAnswer], day: str, total: int) -> str:
     for answer in answers:
         if answer.error is not None:
             lines.append(
-                f"{answer.region}: not answered ({answer.error.code}: {answer.error.message}); nothing recorded for this region"
+                f"{answer.region}: not answered ({answer.error.code}: "
+                f"{answer.error.message}); nothing recorded for this region"
             )
             continue
         offered = answer.offered()

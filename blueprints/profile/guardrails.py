@@ -18,7 +18,9 @@ class SkippedRule(Strict):
     rule: str = Field(description="The guardrail id, e.g. AIT008 (`aitrain guardrails` lists them).")
     reason: str = Field(
         min_length=1,
-        description=f"Why this stack may break the rule: one line, at most {REASON_MAX_LENGTH} characters, shown in every plan.",
+        description=(
+            f"Why this stack may break the rule: one line, at most {REASON_MAX_LENGTH} characters, shown in every plan."
+        ),
     )
 
     @field_validator("rule")

@@ -52,7 +52,8 @@ def check_resource_name(value: str) -> str:
     """Validate a resource-name prefix (3–24 chars: lowercase letters, digits, hyphens; starts with a letter)."""
     if not _NAME_RE.fullmatch(value):
         raise ValueError(
-            "must be 3–24 characters: lowercase letters, digits and hyphens, starting with a letter and ending with a letter or digit"
+            "must be 3–24 characters: lowercase letters, digits and hyphens, "
+            "starting with a letter and ending with a letter or digit"
         )
     return value
 
@@ -61,11 +62,16 @@ class ComputeBase(Strict):
     """What every node of every blueprint is built from."""
 
     instance_type: str = Field(
-        description="Real Alibaba Cloud ECS type (e.g. ecs.gn7e-c16g1.32xlarge) or one of the article's aliases, which resolve to real hardware."
+        description=(
+            "Real Alibaba Cloud ECS type (e.g. ecs.gn7e-c16g1.32xlarge) or "
+            "one of the article's aliases, which resolve to real hardware."
+        )
     )
     image_id: str | None = Field(
         default=None,
-        description="ECS image ID; when empty, the newest system image matching the catalog's name pattern is looked up.",
+        description=(
+            "ECS image ID; when empty, the newest system image matching the catalog's name pattern is looked up."
+        ),
     )
     system_disk_gib: int = Field(
         default=200, ge=20, le=2048, description="System disk size in GiB (ESSD, encrypted), 20–2048."
@@ -77,14 +83,21 @@ class ComputeBase(Strict):
         default=None,
         ge=0,
         le=1_048_576,
-        description="Scratch per node at /mnt/scratch (an encrypted ESSD data disk), GiB. Empty: 3 × the node's memory (the article's memory : SSD = 1 : 3) within the disk's limits; 0: none. A type with local NVMe uses that instead.",
+        description=(
+            "Scratch per node at /mnt/scratch (an encrypted ESSD data disk), GiB. "
+            "Empty: 3 × the node's memory (the article's memory : SSD = 1 : 3) within "
+            "the disk's limits; 0: none. A type with local NVMe uses that instead."
+        ),
     )
     scratch_performance_level: Literal["PL0", "PL1", "PL2", "PL3"] = Field(
         default="PL1", description="ESSD performance level of the scratch disk."
     )
     install_pytorch: bool = Field(
         default=True,
-        description="Install the catalog's PyTorch (torchrun, NCCL) into /opt/aitrain/venv at boot; false if your image or shared environment brings its own torchrun.",
+        description=(
+            "Install the catalog's PyTorch (torchrun, NCCL) into /opt/aitrain/venv at boot; false if your image or "
+            "shared environment brings its own torchrun."
+        ),
     )
 
     @field_validator("image_id")
@@ -93,7 +106,8 @@ class ComputeBase(Strict):
         # Custom images are m-…, public ones like ubuntu_22_04_x64_20G_alibase_20230815.vhd: no spaces, no other text.
         if value is not None and not _IMAGE_ID_RE.fullmatch(value):
             raise ValueError(
-                "must be an ECS image ID: 1–128 letters, digits, '.', '_' or '-' (e.g. m-uf6abc… or ubuntu_22_04_x64_20G_alibase_20230815.vhd)"
+                "must be an ECS image ID: 1–128 letters, digits, '.', '_' or '-' (e.g. m-uf6abc… or "
+                "ubuntu_22_04_x64_20G_alibase_20230815.vhd)"
             )
         return value
 
@@ -125,15 +139,23 @@ class Storage(Strict):
         ge=100, le=1_048_576, description="Provisioned capacity in GiB (Extreme NAS and CPFS bill and perform by it)."
     )
     throughput_tier: str = Field(
-        description="nas: Performance|Capacity; extreme_nas: standard|advance; cpfs: advance_100|advance_200 (MB/s per TiB)."
+        description=(
+            "nas: Performance|Capacity; extreme_nas: standard|advance; cpfs: advance_100|advance_200 (MB/s per TiB)."
+        )
     )
     zone: str | None = Field(
         default=None,
-        description="Zone of the file system. Empty: the region's first zone in the catalog. Pin it in the stack config: it is fixed for the life of the data.",
+        description=(
+            "Zone of the file system. Empty: the region's first zone in the catalog. "
+            "Pin it in the stack config: it is fixed for the life of the data."
+        ),
     )
     allow_unencrypted_cpfs: bool = Field(
         default=False,
-        description="CPFS cannot be encrypted through the NAS API (encrypt_type supports standard and extreme only); set true to accept that.",
+        description=(
+            "CPFS cannot be encrypted through the NAS API (encrypt_type "
+            "supports standard and extreme only); set true to accept that."
+        ),
     )
     recycle_bin_days: int = Field(
         default=7,
@@ -143,7 +165,10 @@ class Storage(Strict):
     )
     nfs_squash: Literal["root_squash", "all_squash", "no_squash"] = Field(
         default="root_squash",
-        description="NAS access rule user mapping: root_squash (root on a node is nobody on the share), all_squash, or no_squash (needs guardrails.skip AIT024 with a reason).",
+        description=(
+            "NAS access rule user mapping: root_squash (root on a node is nobody on the share), all_squash, or "
+            "no_squash (needs guardrails.skip AIT024 with a reason)."
+        ),
     )
     # nas.AutoSnapshotPolicy retention_days: -1 (keep until the snapshot limit) or 1–65536 days
     # (terraform-provider-alicloud@81c43b67 website/docs/r/nas_auto_snapshot_policy.html.markdown#L62).
@@ -151,7 +176,9 @@ class Storage(Strict):
         default=7,
         ge=-1,
         le=65536,
-        description="Extreme NAS: days automatic snapshots are kept, 1–65536, or -1 to keep them until the snapshot limit.",
+        description=(
+            "Extreme NAS: days automatic snapshots are kept, 1–65536, or -1 to keep them until the snapshot limit."
+        ),
     )
 
     @field_validator("snapshot_retention_days")
@@ -168,20 +195,23 @@ class Storage(Strict):
         if self.throughput_tier not in allowed:
             hint = did_you_mean(self.throughput_tier, allowed)
             raise ValueError(
-                f"throughput_tier {self.throughput_tier!r} is not valid for kind {self.kind!r}; allowed: {join_allowed(allowed)}"
-                + (f"; {hint}" if hint else "")
+                f"throughput_tier {self.throughput_tier!r} is not valid "
+                f"for kind {self.kind!r}; allowed: {join_allowed(allowed)}" + (f"; {hint}" if hint else "")
             )
-        # The tier's own capacity range from the catalog (Extreme NAS standard stops at 256 TiB, below the field's 1 PiB).
+        # The tier's own capacity range from the catalog (Extreme
+        # NAS standard stops at 256 TiB, below the field's 1 PiB).
         tier = next(t for t in catalog.storage_tiers(self.kind) if t.storage_type == self.throughput_tier)
         low, high = tier.min_capacity_gib, tier.max_capacity_gib
         if (low is not None and self.capacity_gib < low) or (high is not None and self.capacity_gib > high):
             span = f"{low or 0:,.0f}–{high:,.0f}" if high is not None else f"at least {low:,.0f}"
             raise ValueError(
-                f"capacity_gib {self.capacity_gib:,} is outside {self.kind} {self.throughput_tier}'s {span} GiB (catalog storage tiers)"
+                f"capacity_gib {self.capacity_gib:,} is outside {self.kind} "
+                f"{self.throughput_tier}'s {span} GiB (catalog storage tiers)"
             )
         if self.kind == "cpfs" and not self.allow_unencrypted_cpfs:
             raise ValueError(
-                "kind 'cpfs' cannot be encrypted at rest through the NAS API (encrypt_type supports standard and extreme only); "
+                "kind 'cpfs' cannot be encrypted at rest through the NAS "
+                "API (encrypt_type supports standard and extreme only); "
                 "use kind 'extreme_nas', or set storage.allow_unencrypted_cpfs: true"
             )
         return self
@@ -196,11 +226,16 @@ class Network(Strict):
     )
     zones: tuple[str, ...] = Field(
         default=(),
-        description="Zone IDs for compute, in order of preference; empty means every zone that offers the instance type.",
+        description=(
+            "Zone IDs for compute, in order of preference; empty means every zone that offers the instance type."
+        ),
     )
     admin_cidr: str | None = Field(
         default=None,
-        description="Source CIDR allowed to SSH (port 22) into the nodes; empty means no admin ingress at all. At most 65,536 addresses (/16).",
+        description=(
+            "Source CIDR allowed to SSH (port 22) into the nodes; empty "
+            "means no admin ingress at all. At most 65,536 addresses (/16)."
+        ),
     )
 
     @field_validator("vpc_cidr")
@@ -230,7 +265,8 @@ class Network(Strict):
         net = parse_ipv4_cidr(value, "203.0.113.0/24")
         if net.prefixlen == 0:
             raise ValueError(
-                f"{value} opens SSH to the whole internet; give your office or bastion range (e.g. 203.0.113.0/24), or leave it empty for no admin access"
+                f"{value} opens SSH to the whole internet; give your office or bastion range (e.g. 203.0.113.0/24), or "
+                "leave it empty for no admin access"
             )
         if net.num_addresses > 65536:
             raise ValueError(
@@ -254,7 +290,10 @@ class Cost(Strict):
         gt=0,
         le=87_600,
         allow_inf_nan=False,
-        description="Hours one training run takes (e.g. from `aitrain estimate`); the plan prices a run with it. Empty: no per-run cost.",
+        description=(
+            "Hours one training run takes (e.g. from `aitrain estimate`); "
+            "the plan prices a run with it. Empty: no per-run cost."
+        ),
     )
 
 
@@ -323,7 +362,8 @@ class ProfileBase(Strict):
         problems = [p for key, text in value.items() for p in tag_problems(key, text)]
         if len(value) > USER_TAG_LIMIT:
             problems.append(
-                f"{len(value)} tags given; at most {USER_TAG_LIMIT} (a resource holds 20 and aitrain adds {len(RESERVED_TAG_KEYS)})"
+                f"{len(value)} tags given; at most {USER_TAG_LIMIT} (a "
+                f"resource holds 20 and aitrain adds {len(RESERVED_TAG_KEYS)})"
             )
         if problems:
             raise ValueError("; ".join(problems))
@@ -362,12 +402,14 @@ class ProfileBase(Strict):
 
     @model_validator(mode="after")
     def _log_bucket_apart(self) -> "ProfileBase":
-        # A bucket logging into itself logs its own log writes in a loop (https://www.alibabacloud.com/help/en/oss/logging).
+        # A bucket logging into itself logs its own log writes in a loop
+        # (https://www.alibabacloud.com/help/en/oss/logging).
         if self.bucket.access_log_bucket is not None and self.bucket.access_log_bucket == self.bucket_name:
             raise FieldError(
                 "bucket.access_log_bucket",
                 self.bucket.access_log_bucket,
-                "is the data bucket itself; OSS would log its own log writes in a loop: name another bucket, or leave it empty for <data bucket>-logs",
+                "is the data bucket itself; OSS would log its own log writes in a "
+                "loop: name another bucket, or leave it empty for <data bucket>-logs",
             )
         return self
 
@@ -384,13 +426,15 @@ class ProfileBase(Strict):
                 "access.login_node",
                 True,
                 "needs network.admin_cidr, which is empty: the login node admits SSH only from admin_cidr; "
-                "set network.admin_cidr to your office or VPN range (e.g. 203.0.113.0/24), or leave access.login_node false and use Cloud Assistant",
+                "set network.admin_cidr to your office or VPN range (e.g. 203.0.113.0/24), "
+                "or leave access.login_node false and use Cloud Assistant",
             )
         if self.access.key_pair_name is None:
             raise FieldError(
                 "access.key_pair_name",
                 None,
-                "is empty but access.login_node is true: name the ECS key pair whose key may log in (create one with `aliyun ecs ImportKeyPair`)",
+                "is empty but access.login_node is true: name the ECS key pair "
+                "whose key may log in (create one with `aliyun ecs ImportKeyPair`)",
             )
         catalog = context_of(info).catalog
         login = catalog.instance_types.get(self.access.login_instance_type)

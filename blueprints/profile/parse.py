@@ -166,7 +166,8 @@ def _with_owner_hints(
             p = Problem(
                 p.path,
                 p.value,
-                f"is a key of {'blueprint' if len(takers) == 1 else 'blueprints'} {join_allowed(takers)}, not of '{blueprint}'; '{blueprint}' takes here: {join_allowed(mine, limit=30)}",
+                f"is a key of {'blueprint' if len(takers) == 1 else 'blueprints'} {join_allowed(takers)}, not of "
+                f"'{blueprint}'; '{blueprint}' takes here: {join_allowed(mine, limit=30)}",
                 f"set blueprint: {' or '.join(takers)} to use it",
             )
         out.append(p)

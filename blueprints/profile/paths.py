@@ -136,7 +136,8 @@ def _check_index(items: list[Any], index: int, where: str) -> None:
     if index > len(items):
         parent = where.rsplit("[", 1)[0]
         raise PathError(
-            f"{where} is past the end of {parent}, which has {len(items)} entr{'y' if len(items) == 1 else 'ies'}; use [{len(items)}] to add one (pulumi config set --path refuses it the same way)"
+            f"{where} is past the end of {parent}, which has {len(items)} entr{'y' if len(items) == 1 else 'ies'}; use "
+            f"[{len(items)}] to add one (pulumi config set --path refuses it the same way)"
         )
 
 
@@ -177,7 +178,8 @@ def _why_not(current: list[Any], segments: tuple[Segment, ...], depth: int) -> P
     if isinstance(segment, str) and lists:
         example = _list_example(lists[0], segments[:depth])
         return PathError(
-            f"{parent} is a list: set one entry by its index, {example}, as `pulumi config set --path` does, or the whole list as YAML, {format_path(segments[:depth])}='[…]'"
+            f"{parent} is a list: set one entry by its index, {example}, as `pulumi config set --path` does, or the "
+            f"whole list as YAML, {format_path(segments[:depth])}='[…]'"
         )
     if isinstance(segment, int):
         return PathError(f"{parent} is not a list, so it has no entry [{segment}]")

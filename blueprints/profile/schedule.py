@@ -33,7 +33,11 @@ class OffHours(Strict):
     weekdays_only: bool = Field(default=True, description="Work on Monday–Friday only (otherwise every day).")
     start_date: str | None = Field(
         default=None,
-        description="First day (YYYY-MM-DD) the schedule runs: tomorrow to 89 days ahead (ESS's 90-day window). Empty: tomorrow, by the run's clock; pin it so re-deploys keep the schedule. ESS repeats it until 364 days after the deploy that creates it (its 365-day limit); each deploy renews it.",
+        description=(
+            "First day (YYYY-MM-DD) the schedule runs: tomorrow to 89 days ahead (ESS's 90-day window). Empty: "
+            "tomorrow, by the run's clock; pin it so re-deploys keep the schedule. ESS repeats it until 364 days after "
+            "the deploy that creates it (its 365-day limit); each deploy renews it."
+        ),
     )
 
     @field_validator("timezone")
@@ -67,8 +71,10 @@ class OffHours(Strict):
         earliest, latest = off_hours_window(context_of(info).today)
         if not earliest <= day <= latest:
             raise ValueError(
-                f"must be from {earliest.isoformat()} to {latest.isoformat()}: ESS runs a scheduled task at most 90 days after it is "
-                f"created and never in the past (today is {context_of(info).today.isoformat()}); leave it empty to start tomorrow"
+                f"must be from {earliest.isoformat()} to {latest.isoformat()}: "
+                "ESS runs a scheduled task at most 90 days after it is "
+                "created and never in the past (today is "
+                f"{context_of(info).today.isoformat()}); leave it empty to start tomorrow"
             )
         return value
 
@@ -102,7 +108,8 @@ class OffHours(Strict):
         if too_late:
             latest = next(d for d in (first - dt.timedelta(days=n) for n in range(1, 4)) if not late(d))
             raise ValueError(
-                f"start_date {self.start_date} in {self.timezone} first runs at {', '.join(too_late)} (UTC), more than {ESS_LAUNCH_WINDOW_DAYS} days "
+                f"start_date {self.start_date} in {self.timezone} first runs at "
+                f"{', '.join(too_late)} (UTC), more than {ESS_LAUNCH_WINDOW_DAYS} days "
                 f"after today ({today.isoformat()}), which ESS refuses; give a start_date up to {latest.isoformat()}"
             )
         return self

@@ -17,7 +17,10 @@ from blueprints.profile.strict import Strict, parse_ipv4_cidr
 # https://www.alibabacloud.com/help/en/kms/key-management-service/developer-reference/api-kms-2016-01-20-describekey
 # and https://alibabacloud.com/help/tc/kms/key-management-service/developer-reference/api-describekey
 _KMS_KEY_RE = re.compile(r"key-[a-z0-9]{8,64}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-KMS_KEY_FORMS = "key-<8–64 lowercase letters or digits> (e.g. key-hzz630494463ejqjx0001) or a UUID (e.g. 05754286-3ba2-4fa6-8d41-4323aca60001)"
+KMS_KEY_FORMS = (
+    "key-<8–64 lowercase letters or digits> (e.g. key-hzz630494463ejqjx0001) or a UUID (e.g. "
+    "05754286-3ba2-4fa6-8d41-4323aca60001)"
+)
 
 # SLS project names: 3–63 characters, lowercase letters, digits and hyphens, starting and ending with a letter or
 # digit (https://alibabacloud.com/help/en/sls/developer-reference/create-project). Logstore names may also hold
@@ -39,10 +42,15 @@ class FlowLog(Strict):
     """Where the VPC flow log goes: an SLS project and logstore you already have (aitrain does not create them)."""
 
     project: str = Field(
-        description="SLS project name: 3–63 lowercase letters, digits or hyphens, starting and ending with a letter or digit."
+        description=(
+            "SLS project name: 3–63 lowercase letters, digits or hyphens, starting and ending with a letter or digit."
+        )
     )
     logstore: str = Field(
-        description="SLS logstore name in that project: 3–63 lowercase letters, digits, '-' or '_', starting and ending with a letter or digit."
+        description=(
+            "SLS logstore name in that project: 3–63 lowercase letters, "
+            "digits, '-' or '_', starting and ending with a letter or digit."
+        )
     )
 
     @field_validator("project")
@@ -50,7 +58,8 @@ class FlowLog(Strict):
     def _project(cls, value: str) -> str:
         if not _SLS_PROJECT_RE.fullmatch(value):
             raise ValueError(
-                "must be an SLS project name: 3–63 lowercase letters, digits or hyphens, starting and ending with a letter or digit"
+                "must be an SLS project name: 3–63 lowercase letters, digits "
+                "or hyphens, starting and ending with a letter or digit"
             )
         return value
 
@@ -59,7 +68,8 @@ class FlowLog(Strict):
     def _logstore(cls, value: str) -> str:
         if not _SLS_LOGSTORE_RE.fullmatch(value):
             raise ValueError(
-                "must be an SLS logstore name: 3–63 lowercase letters, digits, '-' or '_', starting and ending with a letter or digit"
+                "must be an SLS logstore name: 3–63 lowercase letters, digits, "
+                "'-' or '_', starting and ending with a letter or digit"
             )
         return value
 
@@ -69,7 +79,11 @@ class ActionTrail(Strict):
 
     name: str | None = Field(
         default=None,
-        description="Trail name: 6–36 lowercase letters, digits, '-' or '_', starting with a letter. Empty: <profile name>-audit (one per stack, so stacks never collide); give an existing trail's name only with `pulumi import` of it.",
+        description=(
+            "Trail name: 6–36 lowercase letters, digits, '-' or '_', starting with a "
+            "letter. Empty: <profile name>-audit (one per stack, so stacks never "
+            "collide); give an existing trail's name only with `pulumi import` of it."
+        ),
     )
     sls_project_arn: str | None = Field(
         default=None, description="Deliver to this SLS project: acs:log:<region>:<account id>:project/<name>."
@@ -165,8 +179,10 @@ class Security(Strict):
 
     kms_key_id: str | None = Field(
         default=None,
-        description=f"Customer-managed KMS key for disks, Extreme NAS and the bucket: {KMS_KEY_FORMS}. Empty: service-managed keys. "
-        "Set it before the first deployment: the file system's key cannot change without replacing it (it is protected, so Pulumi refuses).",
+        description="Customer-managed KMS key for disks, Extreme NAS "
+        f"and the bucket: {KMS_KEY_FORMS}. Empty: service-managed keys. "
+        "Set it before the first deployment: the file system's key cannot "
+        "change without replacing it (it is protected, so Pulumi refuses).",
     )
     flow_log: FlowLog | None = Field(
         default=None, description="Capture all VPC traffic into an existing SLS project and logstore."

@@ -134,8 +134,10 @@ def _secret_problem(where: str, shown: Any) -> Problem:
     return Problem(
         f"config.{where}",
         shown,
-        "is a Pulumi secret (`pulumi config set --secret`). aitrain's settings hold no secrets: each value goes in plain text into"
-        " resource arguments, tags and the plan; and the offline plan cannot decrypt it (only `pulumi up` can), so it would not"
+        "is a Pulumi secret (`pulumi config set --secret`). aitrain's "
+        "settings hold no secrets: each value goes in plain text into"
+        " resource arguments, tags and the plan; and the offline plan "
+        "cannot decrypt it (only `pulumi up` can), so it would not"
         " show what `pulumi up` builds. So the plan and `pulumi up` both refuse it",
         hint,
     )
@@ -206,7 +208,8 @@ def with_cli_inputs(config: dict[str, str], preset: str | None, overrides: list[
                     Problem(
                         "preset",
                         preset,
-                        f"the stack config sets '{PRESET_KEY}: {stack_preset}'; drop the argument or change the stack file",
+                        f"the stack config sets '{PRESET_KEY}: {stack_preset}'; "
+                        "drop the argument or change the stack file",
                     )
                 ],
             )
@@ -338,7 +341,10 @@ def render_stack_config(profile: dict[str, Any], preset: str | None = None) -> s
         config[PRESET_KEY] = preset
     if profile:
         config[PROFILE_KEY] = profile
-    header = "# Written by aitrain. `pulumi up` reads the aitrain:* keys; `aitrain plan --stack-config FILE` previews them offline.\n"
+    header = (
+        "# Written by aitrain. `pulumi up` reads the aitrain:* keys; "
+        "`aitrain plan --stack-config FILE` previews them offline.\n"
+    )
     return header + yaml.safe_dump({"config": config}, sort_keys=False, allow_unicode=True)
 
 

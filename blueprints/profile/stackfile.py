@@ -89,7 +89,8 @@ def merge_stack_text(
                 Problem(
                     "--force",
                     MISSING,
-                    "pass --force to replace the aitrain:* keys (every other key, secure value and comment is kept either way), or --write another file",
+                    "pass --force to replace the aitrain:* keys (every other key, secure value and comment is kept "
+                    "either way), or --write another file",
                 )
             ],
         )
@@ -106,7 +107,8 @@ def _edit(lines: list[str], new_config: dict[str, Any], source: str) -> str:
         if any(line.startswith("config") for line in lines):
             raise _refuse(
                 source,
-                "its 'config:' is not a block mapping on its own line (flow style such as 'config: {...}' cannot be edited safely)",
+                "its 'config:' is not a block mapping on its own line (flow "
+                "style such as 'config: {...}' cannot be edited safely)",
             )
         prefix = "".join(lines)
         if prefix and not prefix.endswith("\n"):

@@ -28,7 +28,8 @@ class Strict(BaseModel):
         bad = _surrogate(value)
         if bad is not None:
             raise ValueError(
-                f"holds {bad!r}, which is not UTF-8 text (undecodable bytes from the command line or a file); use UTF-8 text"
+                f"holds {bad!r}, which is not UTF-8 text (undecodable "
+                "bytes from the command line or a file); use UTF-8 text"
             )
         annotation = cls.model_fields[info.field_name].annotation
         # YAML and JSON give a list where a frozen model keeps a tuple; strict mode alone would refuse it.

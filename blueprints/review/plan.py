@@ -67,8 +67,8 @@ class Plan:
     resources: tuple[PlannedResource, ...]
     outputs: dict[str, Any] = field(default_factory=dict)
     findings: tuple[dict[str, str], ...] = ()
-    # What the resources cost, in CNY (see ``blueprints.review.costing``): ``currency``, ``lines`` (one per priced item of
-    # a resource, unknown prices as null), ``totals`` (hourly, monthly, per run, ``complete`` and the ``unknown``
+    # What the resources cost, in CNY (see ``blueprints.review.costing``): ``currency``, ``lines`` (one per priced item
+    # of a resource, unknown prices as null), ``totals`` (hourly, monthly, per run, ``complete`` and the ``unknown``
     # items) and ``scenarios`` (a pool at min, at max and with its off-hours schedule). Empty when not priced.
     costs: dict[str, Any] = field(default_factory=dict)
     # Guardrails the profile skips on purpose: ``rule``, ``title`` and the profile's ``reason`` (never silent).

@@ -20,23 +20,28 @@ CNN = ["--model-kind", "cnn", "--params", "2.5e7", "--forward-gflops", "7.6", "-
     [
         (
             ["recommend", "--model-kind", "transformer", "--params", "1e9", "--tokens", "0"],
-            "tokens = 0.0: must be greater than 0: tokens is the training tokens per run, count (transformer only); e.g. tokens: 2e12",
+            "tokens = 0.0: must be greater than 0: tokens is the training "
+            "tokens per run, count (transformer only); e.g. tokens: 2e12",
         ),
         (
             ["recommend", *CNN[:-1], "0"],
-            "samples = 0.0: must be greater than 0: samples is the samples per epoch, count (cnn / other only); e.g. samples: 1.28e6",
+            "samples = 0.0: must be greater than 0: samples is the samples "
+            "per epoch, count (cnn / other only); e.g. samples: 1.28e6",
         ),
         (
             ["recommend", *LLM, "--deadline-days", "0"],
-            "deadline_days = 0.0: must be greater than 0: deadline_days is the longest acceptable wall-clock time per run, days; e.g. deadline_days: 7",
+            "deadline_days = 0.0: must be greater than 0: deadline_days is the "
+            "longest acceptable wall-clock time per run, days; e.g. deadline_days: 7",
         ),
         (
             ["recommend", *LLM, "--region", "cn-shangai"],
-            "region = 'cn-shangai': unknown region: region is the Alibaba Cloud region ID, e.g. cn-shanghai; the catalog knows",
+            "region = 'cn-shangai': unknown region: region is the Alibaba "
+            "Cloud region ID, e.g. cn-shanghai; the catalog knows",
         ),
         (
             ["estimate", "--instance-type", "ecs.gn7i-c16g1.4xlarge", *LLM],
-            "mfu: A10 has no published transformer mixed precision MFU anchor (data/mfu.csv), so the time cannot be estimated; "
+            "mfu: A10 has no published transformer mixed precision MFU "
+            "anchor (data/mfu.csv), so the time cannot be estimated; "
             "give a measured fraction 0 < mfu ≤ 1, e.g. --mfu 0.3 or mfu: 0.3 in the job file",
         ),
         (

@@ -66,7 +66,8 @@ def test_llama2_70b_on_2000_gpus_of_the_best_rdma_type_matches_the_paper():
     assert option.gpu_hours == pytest.approx(8.4e23 / (312e12 * 0.435) / 3600, rel=1e-9)
     assert abs(option.gpu_hours / PUBLISHED_GPU_HOURS - 1) <= TOLERANCE
     tuned, conservative = (h * option.gpus for h in option.hours_range)
-    # tuned: LLaMA-65B 0.477 at 256 nodes → × (eff at 250 / eff at 256); conservative: BLOOM 0.318 at 48 nodes on 50 Gbit/s per GPU
+    # tuned: LLaMA-65B 0.477 at 256 nodes → × (eff at 250 / eff at
+    # 256); conservative: BLOOM 0.318 at 48 nodes on 50 Gbit/s per GPU
     assert tuned == pytest.approx(8.4e23 / (312e12 * 0.477 * anchor_eff / (1 - FAST_LOSS * 8)) / 3600, rel=1e-9)
     assert conservative == pytest.approx(
         8.4e23 / (312e12 * 0.318 * anchor_eff / (1 - 0.32 / 7 * math.log2(48))) / 3600, rel=1e-9

@@ -65,7 +65,8 @@ def test_jobs_in_parallel_defaults_to_one_and_accepts_yaml_numbers():
     [
         (
             "0",
-            "jobs_in_parallel = 0: must be greater than or equal to 1: jobs_in_parallel is the how many jobs like this one run at the same time",
+            "jobs_in_parallel = 0: must be greater than or equal to 1: "
+            "jobs_in_parallel is the how many jobs like this one run at the same time",
         ),
         ("2001", "jobs_in_parallel = 2001: must be less than or equal to 2000"),
         ("2.5", "jobs_in_parallel = 2.5"),

@@ -53,7 +53,8 @@ def test_8_a100_beat_8_v100_by_the_ratio_of_their_published_throughputs():
     catalog = load_catalog()
     a100, _, _ = estimate(RESNET, catalog, A100_NODE, 1)
     v100, _, _ = estimate(RESNET, catalog, V100_NODE, 1)
-    # typical: (312 × 0.238) / (125 × 0.244) = 2.43 against DLE MXNet 26,674 / 10,723 = 2.49 and MLPerf 3,260.2 / 1,384.6 = 2.35
+    # typical: (312 × 0.238) / (125 × 0.244) = 2.43 against DLE MXNet
+    # 26,674 / 10,723 = 2.49 and MLPerf 3,260.2 / 1,384.6 = 2.35
     typical = v100.estimated_hours / a100.estimated_hours
     assert typical == pytest.approx(312 * 0.238 / (125 * 0.244), rel=1e-9)
     assert typical == pytest.approx(26674 / 10723, rel=0.05) and typical == pytest.approx(3260.2 / 1384.6, rel=0.05)

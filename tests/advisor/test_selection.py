@@ -107,7 +107,8 @@ def test_relax_deadline_and_budget_with_numbers():
 
 
 def test_relax_deadline_only():
-    # 32 × a8 is the fastest: eff 1 − LOSS × 5 = 0.771429 → 166.934 / 32 / 0.771429 = 6.762 h; a 0.1-day (2.4 h) deadline fails.
+    # 32 × a8 is the fastest: eff 1 − LOSS × 5 = 0.771429 → 166.934
+    # / 32 / 0.771429 = 6.762 h; a 0.1-day (2.4 h) deadline fails.
     rec = recommend(job(deadline_days=0.1), CAT)
     text = "\n".join(rec.relax)
     assert "extend the deadline to 0.3 days" in text  # 6.762 h = 0.28 days, rounded up to a tenth

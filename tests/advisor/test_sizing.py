@@ -42,7 +42,8 @@ def test_training_flops(fields, expected):
 @pytest.mark.parametrize(
     "gpu, kind, precision, tuned, typical, conservative",
     [
-        # LLaMA-65B 5.48e23/(1,022,362 h × 3600)/312e12; Llama-2-70B 8.4e23/(1,720,320 h × 3600)/312e12; BLOOM 3.87e23/(1,082,990 h × 3600)/312e12
+        # LLaMA-65B 5.48e23/(1,022,362 h × 3600)/312e12; Llama-2-70B 8.4e23/(1,720,320 h × 3600)/312e12; BLOOM
+        # 3.87e23/(1,082,990 h × 3600)/312e12
         ("A100-SXM4-80GB", "transformer", "bf16", 0.477, 0.435, 0.318),
         ("A800-SXM4-80GB", "transformer", "fp16", 0.477, 0.435, 0.318),  # A800 = A100 math (§1)
         ("A100-SXM4-40GB", "transformer", "tf32", 0.521, 0.474, 0.347),  # × 2505/4591 × 312/156

@@ -131,19 +131,19 @@ def test_medical_imaging_text_states_mode_breakdown_and_verdict():
     assert "Operating mode: parked between runs (fixed cluster)" in text
     assert "compute.nodes: 0 / aitrain park" in text and "aitrain preflight" in text
     assert (
-        f"Yearly cost: ¥{total:,.0f} a year = ¥{want['compute']:,.0f} compute (12 runs) + ¥{want['bucket']:,.0f} OSS bucket (estimate)"
-        in text
+        f"Yearly cost: ¥{total:,.0f} a year = ¥{want['compute']:,.0f} "
+        f"compute (12 runs) + ¥{want['bucket']:,.0f} OSS bucket (estimate)" in text
     )
     assert f"¥{want['nat']:,.0f} NAT gateway instance fee" in text
     assert "; converted from a USD list price at the catalog's cited rate: NAT gateway instance fee" in text
     assert (
-        f"Budget: within the ¥2,000,000 budget: ¥{total:,.0f}, of which ¥{want['bucket']:,.0f} is an estimate (¥{2_000_000 - total:,.0f} to spare)"
-        in text
+        f"Budget: within the ¥2,000,000 budget: ¥{total:,.0f}, of which ¥{want['bucket']:,.0f} is an estimate "
+        f"(¥{2_000_000 - total:,.0f} to spare)" in text
     )
     always = want["always_on"] + want["standing"]
     assert (
-        f"Alternative: always on (fixed cluster): ¥{always:,.0f} a year (¥{want['always_on']:,.0f} compute + the same standing costs), over the budget by ¥{always - 2_000_000:,.0f}"
-        in text
+        f"Alternative: always on (fixed cluster): ¥{always:,.0f} a year (¥{want['always_on']:,.0f} compute + the same "
+        f"standing costs), over the budget by ¥{always - 2_000_000:,.0f}" in text
     )
     assert f"tier 'dedicated', from its yearly cost with nodes only during runs ¥{total:,.0f}" in text
     markdown = render_markdown(rec)
@@ -180,7 +180,8 @@ def test_what_stays_up_counts_against_the_yearly_budget():
     reason = next(r for r in rec.considered[0].option.reasons if r.code == "budget_year")
     standing = total - first.cost_cny_per_year
     assert reason.message == (
-        f"costs ¥{first.cost_cny_per_year:,.0f} a year in compute + ¥{standing:,.0f} for what stays up all year (file system, "
+        f"costs ¥{first.cost_cny_per_year:,.0f} a year in compute + "
+        f"¥{standing:,.0f} for what stays up all year (file system, "
         f"bucket, NAT gateway) = ¥{total:,.0f}; the budget is ¥{total - 1:,.0f}"
     )
     assert any(
@@ -318,7 +319,8 @@ def test_over_budget_verdict_says_by_how_much():
     assert tight.over_by_cny() == pytest.approx(over, rel=1e-9)
     estimate = next(i.amount for i in yc.items() if i.status == "estimate")
     assert verdict(tight).startswith(
-        f"over the ¥1,000,000 budget by ¥{over:,.0f}: ¥{yc.total():,.0f}, of which ¥{estimate:,.0f} is an estimate; unknown"
+        f"over the ¥1,000,000 budget by ¥{over:,.0f}: ¥{yc.total():,.0f}, "
+        f"of which ¥{estimate:,.0f} is an estimate; unknown"
     )
 
 
@@ -336,7 +338,8 @@ def test_single_node_tier_says_when_the_job_needs_more_nodes():
     rec = recommend(small_job(runs_per_year=1, deadline_days=4), fake_catalog())
     assert rec.chosen.nodes > 1 and rec.tier.name == "single-node"
     assert rec.tier.note.endswith(
-        f"; the article's under-¥100k tier is one node, but this job needs {rec.chosen.nodes} nodes to meet its constraints"
+        "; the article's under-¥100k tier is one node, but this job "
+        f"needs {rec.chosen.nodes} nodes to meet its constraints"
     )
     rec = recommend(small_job(runs_per_year=1, deadline_days=30), fake_catalog())
     assert rec.chosen.nodes == 1 and "tier is one node" not in rec.tier.note

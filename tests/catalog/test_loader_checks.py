@@ -149,7 +149,8 @@ def test_cpu_family_with_gpus(data):
     i = index_of(data, "instance_types.csv", "instance_type", "ecs.g7.large")
     line = edit(data, "instance_types.csv", i, gpu_count="1")
     assert message(data) == (
-        f"instance_types.csv line {line}, column 'gpu_count': must be > 0 exactly when gpu_model is set or the family is a GPU family"
+        f"instance_types.csv line {line}, column 'gpu_count': must be > "
+        "0 exactly when gpu_model is set or the family is a GPU family"
     )
 
 
@@ -173,7 +174,8 @@ def test_confidence_is_set_exactly_with_a_gpu_model(data, instance_type, confide
     i = index_of(data, "instance_types.csv", "instance_type", instance_type)
     line = edit(data, "instance_types.csv", i, gpu_model_confidence=confidence)
     assert message(data) == (
-        f"instance_types.csv line {line}, column 'gpu_model_confidence': must be set (stated or inferred) exactly when gpu_model is set"
+        f"instance_types.csv line {line}, column 'gpu_model_confidence': "
+        "must be set (stated or inferred) exactly when gpu_model is set"
     )
 
 
@@ -189,7 +191,8 @@ def test_inferred_model_without_its_working_in_notes(data):
     i = index_of(data, "instance_types.csv", "instance_type", "ecs.sccgn7ex.32xlarge")
     line = edit(data, "instance_types.csv", i, notes="RoCE 800 Gbit/s")
     assert message(data) == (
-        f"instance_types.csv line {line}, column 'notes': an inferred gpu_model needs notes that say 'inferred' and give the figures it rests on"
+        f"instance_types.csv line {line}, column 'notes': an inferred gpu_model "
+        "needs notes that say 'inferred' and give the figures it rests on"
     )
 
 
@@ -259,7 +262,8 @@ def test_image_id_that_its_regex_does_not_match(data):
     line = edit(data, "images.csv", 0, image_id="centos_7_9_x64_20G_alibase_20230815.vhd")
     regex = rows(data, "images.csv")[0]["name_regex"]
     assert message(data) == (
-        f"images.csv line {line}, column 'image_id': 'centos_7_9_x64_20G_alibase_20230815.vhd' does not match name_regex {regex!r}"
+        f"images.csv line {line}, column 'image_id': "
+        f"'centos_7_9_x64_20G_alibase_20230815.vhd' does not match name_regex {regex!r}"
     )
 
 
@@ -302,7 +306,8 @@ def test_alias_gpu_total_not_nodes_times_gpus(data):
 def test_zone_row_for_an_unknown_type_or_family(data):
     line = zone_rows(data, {"instance_type": "gn99", "region": "cn-shanghai", "zones": "cn-shanghai-a"})
     assert message(data) == (
-        f"instance_zones.csv line {line}, column 'instance_type': 'gn99' is neither an instance type nor a family in instance_types.csv"
+        f"instance_zones.csv line {line}, column 'instance_type': 'gn99' "
+        "is neither an instance type nor a family in instance_types.csv"
     )
 
 
@@ -319,18 +324,17 @@ def test_zone_row_naming_a_zone_of_another_region(data):
         data,
         {"instance_type": "ecs.gn7e-c16g1.32xlarge", "region": "cn-shanghai", "zones": "cn-shanghai-e;cn-beijing-c"},
     )
-    assert (
-        message(data)
-        == f"instance_zones.csv line {line}, column 'zones': cn-beijing-c not among the zones of cn-shanghai in regions.csv"
+    assert message(data) == (
+        f"instance_zones.csv line {line}, column 'zones': cn-beijing-c "
+        "not among the zones of cn-shanghai in regions.csv"
     )
 
 
 def test_zone_row_listed_twice(data):
     row = {"instance_type": "gn7e", "region": "cn-shanghai", "zones": "cn-shanghai-e"}
     line = zone_rows(data, row, {**row, "zones": "cn-shanghai-f"})
-    assert (
-        message(data)
-        == f"instance_zones.csv line {line}, column 'zones': duplicate row for ('gn7e', 'cn-shanghai') (first on line 2)"
+    assert message(data) == (
+        f"instance_zones.csv line {line}, column 'zones': duplicate row for ('gn7e', 'cn-shanghai') (first on line 2)"
     )
 
 
@@ -389,33 +393,31 @@ def test_every_gpu_family_needs_a_driver_path(data):
 
 def test_driver_image_needs_its_image_pattern(data):
     line = edit(data, "gpu_software.csv", 0, method="driver_image")
-    assert (
-        message(data)
-        == f"gpu_software.csv line {line}, column 'image_name_regex': is required for method driver_image and only for it"
+    assert message(data) == (
+        f"gpu_software.csv line {line}, column 'image_name_regex': is required for method driver_image and only for it"
     )
 
 
 def test_install_script_takes_no_image_pattern(data):
     line = edit(data, "gpu_software.csv", 0, image_name_regex="^ubuntu_22_04_x64_100G_with_gpu_driver")
-    assert (
-        message(data)
-        == f"gpu_software.csv line {line}, column 'image_name_regex': is required for method driver_image and only for it"
+    assert message(data) == (
+        f"gpu_software.csv line {line}, column 'image_name_regex': is required for method driver_image and only for it"
     )
 
 
 def test_pytorch_version_and_index_go_together(data):
     line = edit(data, "gpu_software.csv", 0, pytorch_index_url="")
-    assert (
-        message(data)
-        == f"gpu_software.csv line {line}, column 'pytorch_index_url': pytorch_version and pytorch_index_url go together (both empty: nodes get no PyTorch)"
+    assert message(data) == (
+        f"gpu_software.csv line {line}, column 'pytorch_index_url': pytorch_version and pytorch_index_url go "
+        "together (both empty: nodes get no PyTorch)"
     )
 
 
 def test_unknown_driver_method(data):
     line = edit(data, "gpu_software.csv", 0, method="magic")
-    assert (
-        message(data)
-        == f"gpu_software.csv line {line}, column 'method': must be one of driver_image, install_script or empty (got 'magic')"
+    assert message(data) == (
+        f"gpu_software.csv line {line}, column 'method': must be "
+        "one of driver_image, install_script or empty (got 'magic')"
     )
 
 
@@ -436,9 +438,9 @@ def test_duplicate_disk_level(data):
 def test_duplicate_local_disk(data):
     table = rows(data, "local_disks.csv")
     write(data, "local_disks.csv", table + table[:1])
-    assert (
-        message(data)
-        == f"local_disks.csv line {len(table) + 2}, column 'instance_type': duplicate {table[0]['instance_type']!r} (first on line 2)"
+    assert message(data) == (
+        f"local_disks.csv line {len(table) + 2}, column 'instance_type': "
+        f"duplicate {table[0]['instance_type']!r} (first on line 2)"
     )
 
 

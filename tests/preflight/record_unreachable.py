@@ -80,7 +80,8 @@ def record() -> dict[str, Any]:
     finally:
         socket.getaddrinfo = real
     return {
-        "_source": "Recorded by tests/preflight/record_unreachable.py with alibabacloud-tea-openapi 0.4.6, darabonba-core 1.0.9 and "
+        "_source": "Recorded by tests/preflight/record_unreachable.py "
+        "with alibabacloud-tea-openapi 0.4.6, darabonba-core 1.0.9 and "
         "alibabacloud-ecs20140526 7.11.8, nas20170626 3.7.5, quotas20200510 1.2.2: the real SDK clients, with name "
         "resolution failing (no DNS, no network), so each endpoint is unreachable.",
         "failures": failures,

@@ -223,7 +223,8 @@ def test_api_and_credential_errors_are_one_line() -> None:
     )
     chain = CredentialException(
         "unable to load credentials from any of the providers in the chain: "
-        "['EnvironmentVariableCredentialsProvider: the access key id is empty', 'EcsRamRoleCredentialsProvider: timed out']"
+        "['EnvironmentVariableCredentialsProvider: the access key "
+        "id is empty', 'EcsRamRoleCredentialsProvider: timed out']"
     )
     assert describe_failure(chain) == (
         "CredentialException",

@@ -111,8 +111,8 @@ def test_unreachable_api_exits_4_with_one_readable_line_per_check(
             noise in line for noise in ("RetryError", "{'message'", "HTTPSConnectionPool", "Caused by", "Traceback")
         ), line
     assert (
-        "ecs.DescribeAccountAttributes: Unreachable: cannot reach ecs.cn-shanghai.aliyuncs.com:443: Failed to resolve 'ecs.cn-shanghai.aliyuncs.com' ([Errno -2] Name or service not known)"
-        in result.output
+        "ecs.DescribeAccountAttributes: Unreachable: cannot reach ecs.cn-shanghai.aliyuncs.com:443: Failed to resolve "
+        "'ecs.cn-shanghai.aliyuncs.com' ([Errno -2] Name or service not known)" in result.output
     )
     assert "quotas.ListProductQuotas: Unreachable: cannot reach quotas.aliyuncs.com:443:" in result.output
     assert "nothing short" not in result.output

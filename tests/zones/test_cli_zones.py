@@ -64,8 +64,8 @@ def test_prints_the_answer_and_exits_0(replay: ZonesReplay) -> None:
     assert result.exit_code == 0, result.output
     assert f"{GN7E}  cn-beijing-b, cn-beijing-h  (sold out now: cn-beijing-b)" in result.output
     assert (
-        f"cn-shanghai (DescribeAvailableResource, cn-shanghai, 2026-11-30, PostPaid): 2 zones answered, 1 of {GPU_TYPES} catalog GPU types offered"
-        in result.output
+        "cn-shanghai (DescribeAvailableResource, cn-shanghai, 2026-11-30, PostPaid): 2 zones answered, 1 of "
+        f"{GPU_TYPES} catalog GPU types offered" in result.output
     )
     assert f"not offered in any region asked ({GPU_TYPES - 2}; the catalog keeps them as unknown)" in result.output
     assert replay.readers_built == ["cn-beijing", "cn-shanghai"]

@@ -97,8 +97,8 @@ def test_only_instance_type_resources_count() -> None:
 def test_text_report_lists_zones_and_sold_out() -> None:
     text = render_text(survey("cn-beijing"), DAY, 58)
     assert (
-        "cn-beijing (DescribeAvailableResource, cn-beijing, 2026-11-30, PostPaid): 3 zones answered, 2 of 58 catalog GPU types offered"
-        in text
+        "cn-beijing (DescribeAvailableResource, cn-beijing, 2026-11-30, "
+        "PostPaid): 3 zones answered, 2 of 58 catalog GPU types offered" in text
     )
     assert f"{GN7E}  cn-beijing-b, cn-beijing-h  (sold out now: cn-beijing-b)" in text
 

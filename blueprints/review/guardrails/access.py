@@ -27,7 +27,8 @@ def key_pair_login(plan: Plan) -> Iterator[tuple[str, str]]:
         if r.inputs.get("password") or r.inputs.get("kmsEncryptedPassword"):
             yield (
                 r.name,
-                "a login password is set: passwords are guessed and shared; log in with a key pair (keyName / keyPairName) only",
+                "a login password is set: passwords are guessed and shared; "
+                "log in with a key pair (keyName / keyPairName) only",
             )
     for r in of_types(plan, ("ecs.Instance",)):
         if _component(r) == LOGIN_COMPONENT and not r.inputs.get("keyName"):
@@ -73,7 +74,8 @@ def egress_allow_list(plan: Plan) -> Iterator[tuple[str, str]]:
         if not drops:
             yield (
                 group.name,
-                "egress unrestricted: no egress drop-all rule (all, -1/-1, 0.0.0.0/0, policy drop); a node can send data anywhere. Turn on the profile's egress allow-list",
+                "egress unrestricted: no egress drop-all rule (all, -1/-1, 0.0.0.0/0, policy drop); a node can send "
+                "data anywhere. Turn on the profile's egress allow-list",
             )
             continue
         # A lower number is evaluated first, and on equal priority a drop applies before an accept (ECS security
@@ -83,14 +85,17 @@ def egress_allow_list(plan: Plan) -> Iterator[tuple[str, str]]:
         if shadowed:
             yield (
                 group.name,
-                f"the egress drop-all (priority {lowest}) is not below the accept rule(s) {', '.join(shadowed)}: give it a larger priority number than every accept",
+                f"the egress drop-all (priority {lowest}) is not below the accept rule(s) {', '.join(shadowed)}: give "
+                "it a larger priority number than every accept",
             )
         for a in accepts:
             problem = _too_wide(a, vpcs)
             if problem:
                 yield (
                     a.name,
-                    f"egress accept {a.inputs.get('ipProtocol')} {a.inputs.get('portRange')} to {a.inputs.get('cidrIp')} {problem}: the drop-all after it keeps little in; name the destination's own range and port",
+                    f"egress accept {a.inputs.get('ipProtocol')} {a.inputs.get('portRange')} to "
+                    f"{a.inputs.get('cidrIp')} {problem}: the drop-all after it keeps little in; name the "
+                    "destination's own range and port",
                 )
 
 
@@ -107,7 +112,10 @@ def _too_wide(r: PlannedResource, vpcs: list[Any]) -> str | None:
     if net.version == 4 and any(v.version == 4 and net.subnet_of(v) for v in (*vpcs, SERVICE_CIDR)):
         return None
     if net.prefixlen < WIDEST_EGRESS_PREFIX:
-        return f"reaches {net.num_addresses:,} addresses (wider than /{WIDEST_EGRESS_PREFIX}) outside the VPC and Alibaba Cloud's 100.64.0.0/10"
+        return (
+            f"reaches {net.num_addresses:,} addresses (wider than "
+            f"/{WIDEST_EGRESS_PREFIX}) outside the VPC and Alibaba Cloud's 100.64.0.0/10"
+        )
     protocol = r.inputs.get("ipProtocol")
     if protocol == "all":
         return "accepts every protocol and port outside the VPC and Alibaba Cloud's 100.64.0.0/10"
@@ -180,7 +188,8 @@ def vswitch_capacity(plan: Plan) -> Iterator[tuple[str, str]]:
         )
         yield (
             known[0].name,
-            f"compute vSwitches ({cidrs}) have {free} free addresses ({RESERVED_PER_VSWITCH} reserved per vSwitch), below {nodes} nodes"
+            f"compute vSwitches ({cidrs}) have {free} free addresses "
+            f"({RESERVED_PER_VSWITCH} reserved per vSwitch), below {nodes} nodes"
             f" + {headroom} headroom = {nodes + headroom}; use a larger network.vpc_cidr or fewer nodes{spread}",
         )
 
@@ -221,7 +230,8 @@ def tags(plan: Plan) -> Iterator[tuple[str, str]]:
     if missing:
         yield (
             "tags",
-            f"no resource carries {' or '.join(missing)} tag; add them to the profile's tags so the owner and the data's sensitivity are on every resource",
+            f"no resource carries {' or '.join(missing)} tag; add them to the profile's tags so the owner and the "
+            "data's sensitivity are on every resource",
         )
 
 
@@ -240,8 +250,15 @@ RULES: tuple[Rule, ...] = (
         "warning",
         "every security group's egress is an allow-list of narrow accepts",
         egress_allow_list,
-        rationale="Open egress lets a compromised node (or the login node) copy the dataset anywhere, and an accept of 0.0.0.0/0 before the drop-all is open egress; infraguard ecs-security-group-egress-not-all-access; CIS 3.5.",
-        fix="Turn on the profile's egress allow-list (accepts for the VPC, Alibaba internal services and listed CIDRs, then a drop-all); list each destination's own range (/8 or narrower) and at most 16 TCP ports.",
+        rationale=(
+            "Open egress lets a compromised node (or the login node) copy the dataset "
+            "anywhere, and an accept of 0.0.0.0/0 before the drop-all is open egress; "
+            "infraguard ecs-security-group-egress-not-all-access; CIS 3.5."
+        ),
+        fix=(
+            "Turn on the profile's egress allow-list (accepts for the VPC, Alibaba internal services and listed CIDRs, "
+            "then a drop-all); list each destination's own range (/8 or narrower) and at most 16 TCP ports."
+        ),
         references=(22,),
     ),
     Rule(
@@ -249,7 +266,10 @@ RULES: tuple[Rule, ...] = (
         "error",
         "compute vSwitches have addresses for every node",
         vswitch_capacity,
-        rationale="A pool that cannot get addresses fails to scale mid-run; infraguard vswitch-available-ip-count, ess-scaling-group-attach-multi-switch.",
+        rationale=(
+            "A pool that cannot get addresses fails to scale mid-run; infraguard vswitch-available-ip-count, "
+            "ess-scaling-group-attach-multi-switch."
+        ),
         fix="Widen network.vpc_cidr (larger vSwitches) or lower the node count; spread pools over two zones or more.",
         references=(25,),
     ),

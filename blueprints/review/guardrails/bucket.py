@@ -43,7 +43,8 @@ def bucket_safety(plan: Plan) -> Iterator[tuple[str, str]]:
         if status != "Enabled":
             yield (
                 r.name,
-                f"bucket {name} is not versioned (oss.BucketVersioning status=Enabled); an overwritten checkpoint would be lost",
+                f"bucket {name} is not versioned (oss.BucketVersioning "
+                "status=Enabled); an overwritten checkpoint would be lost",
             )
         sse = settings.get(("oss.BucketServerSideEncryption", name))
         algorithm = (
@@ -59,7 +60,8 @@ def bucket_safety(plan: Plan) -> Iterator[tuple[str, str]]:
             yield (
                 r.name,
                 (
-                    f"bucket {name} keeps noncurrent versions forever (no enabled lifecycleRules entry with noncurrentVersionExpirations);"
+                    f"bucket {name} keeps noncurrent versions forever (no enabled "
+                    "lifecycleRules entry with noncurrentVersionExpirations);"
                     " every overwritten checkpoint stays billed"
                 ),
             )
@@ -74,7 +76,8 @@ def bucket_safety(plan: Plan) -> Iterator[tuple[str, str]]:
         if not any(_denies_plain_http(s, name) for s in policy_statements):
             yield (
                 r.name,
-                f"bucket {name} policy does not deny plain HTTP on the bucket and its objects (acs:SecureTransport false)",
+                f"bucket {name} policy does not deny plain HTTP on the "
+                "bucket and its objects (acs:SecureTransport false)",
             )
 
 
@@ -121,7 +124,8 @@ def bucket_tls(plan: Plan) -> Iterator[tuple[str, str]]:
         if config is None or config.inputs.get("enable") is not True:
             yield (
                 r.name,
-                f"bucket {name} accepts TLS 1.0 and 1.1: add an oss.BucketHttpsConfig with enable true and tlsVersions [TLSv1.2, TLSv1.3]",
+                f"bucket {name} accepts TLS 1.0 and 1.1: add an oss.BucketHttpsConfig "
+                "with enable true and tlsVersions [TLSv1.2, TLSv1.3]",
             )
             continue
         versions = as_list(config.inputs.get("tlsVersions"))
@@ -182,27 +186,32 @@ def bucket_logging(plan: Plan) -> Iterator[tuple[str, str]]:
                 yield (
                     r.name,
                     (
-                        f"bucket {name} has no access logging: set bucket.access_logging true (aitrain then writes the logs to a separate"
-                        " log bucket it creates), or add an oss.BucketLogging with targetBucket a separate private, encrypted log bucket,"
+                        f"bucket {name} has no access logging: set bucket.access_logging "
+                        "true (aitrain then writes the logs to a separate"
+                        " log bucket it creates), or add an oss.BucketLogging with "
+                        "targetBucket a separate private, encrypted log bucket,"
                         " so reads of the data can be audited"
                     ),
                 )
         elif target == name:
             yield (
                 r.name,
-                f"bucket {name} logs access to itself; log to a separate bucket so the log cannot be changed with the data",
+                f"bucket {name} logs access to itself; log to a separate "
+                "bucket so the log cannot be changed with the data",
             )
         elif target not in created:
             yield (
                 r.name,
-                f"bucket {name} logs access to {target}, which this plan does not create: check that it is private, blocks public access and is encrypted",
+                f"bucket {name} logs access to {target}, which this plan does not create: check that it is private, "
+                "blocks public access and is encrypted",
             )
         else:
             problems = _log_target_problems(plan, str(target))
             if problems:
                 yield (
                     r.name,
-                    f"bucket {name} logs access to {target}, which {', '.join(problems)}: the audit trail of the data would be readable or unprotected",
+                    f"bucket {name} logs access to {target}, which {', '.join(problems)}: the audit trail of the data "
+                    "would be readable or unprotected",
                 )
 
 
@@ -213,10 +222,14 @@ RULES: tuple[Rule, ...] = (
         "OSS buckets are private, versioned, encrypted and HTTPS-only",
         bucket_safety,
         rationale=(
-            "a public, unversioned or plain-HTTP bucket leaks or loses the dataset and checkpoints; CKV_ALI_1, CKV_ALI_10;"
+            "a public, unversioned or plain-HTTP bucket leaks or "
+            "loses the dataset and checkpoints; CKV_ALI_1, CKV_ALI_10;"
             " KICS 62232513, 70919c0b, 7db8bd7e, c01d10de, ec62a32c; CIS 5.1, 5.4"
         ),
-        fix="use the DataBucket unit: BucketAcl private, PublicAccessBlock, Versioning Enabled, SSE, a Deny on acs:SecureTransport false, noncurrent-version expiry",
+        fix=(
+            "use the DataBucket unit: BucketAcl private, PublicAccessBlock, Versioning Enabled, SSE, a Deny on "
+            "acs:SecureTransport false, noncurrent-version expiry"
+        ),
         references=(4, 12, 13, 15, 16),
     ),
     Rule(
@@ -224,7 +237,9 @@ RULES: tuple[Rule, ...] = (
         "warning",
         "OSS buckets accept only TLS 1.2 or later",
         bucket_tls,
-        rationale="TLS 1.0/1.1 are broken and OSS accepts them by default; infraguard oss-bucket-tls-version-check; CIS 5.4",
+        rationale=(
+            "TLS 1.0/1.1 are broken and OSS accepts them by default; infraguard oss-bucket-tls-version-check; CIS 5.4"
+        ),
         fix="add oss.BucketHttpsConfig(bucket, enable=True, tls_versions=['TLSv1.2', 'TLSv1.3'])",
         references=(15,),
     ),
@@ -234,7 +249,10 @@ RULES: tuple[Rule, ...] = (
         "OSS access is logged to another bucket",
         bucket_logging,
         rationale="without access logs nobody can say who read the training data; CKV_ALI_12; KICS 05db341e; CIS 5.3",
-        fix="keep bucket.access_logging true (the default: a separate private, encrypted log bucket), or add oss.BucketLogging(bucket, target_bucket=<such a bucket>)",
+        fix=(
+            "keep bucket.access_logging true (the default: a separate private, encrypted log bucket), or add "
+            "oss.BucketLogging(bucket, target_bucket=<such a bucket>)"
+        ),
         references=(17,),
     ),
 )

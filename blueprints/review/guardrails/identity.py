@@ -109,19 +109,22 @@ def least_privilege(plan: Plan) -> Iterator[tuple[str, str]]:
             if s.get("Effect") == "Allow" and wild:
                 yield (
                     r.name,
-                    f"policy allows Action {', '.join(repr(a) for a in wild)}: every action on every service; list the actions the nodes need",
+                    f"policy allows Action {', '.join(repr(a) for a in wild)}: "
+                    "every action on every service; list the actions the nodes need",
                 )
     for r in of_types(plan, tuple(_NO_USERS)):
         yield (
             r.name,
-            f"{_NO_USERS[r.short_type]} in the plan: attach policies to roles only and let nodes use their instance role",
+            f"{_NO_USERS[r.short_type]} in the plan: attach policies "
+            "to roles only and let nodes use their instance role",
         )
     for r in of_types(plan, NODE_TYPES):
         text = _user_data_text(r.inputs.get("userData"))
         if text and _ACCESS_KEY.search(text):
             yield (
                 r.name,
-                "userData holds an AccessKey ID (LTAI…): use the node's RAM role (STS tokens from the metadata service) instead",
+                "userData holds an AccessKey ID (LTAI…): use the node's "
+                "RAM role (STS tokens from the metadata service) instead",
             )
 
 
@@ -142,7 +145,10 @@ RULES: tuple[Rule, ...] = (
         "error",
         "node roles trust only the ECS service",
         role_trust,
-        rationale="A role another service or account can assume leaks the nodes' data access; CIS 1.15/1.16; infraguard ecs-instance-ram-role-attached.",
+        rationale=(
+            "A role another service or account can assume leaks the nodes' data "
+            "access; CIS 1.15/1.16; infraguard ecs-instance-ram-role-attached."
+        ),
         fix="Keep the node role's trust policy to Principal Service ecs.aliyuncs.com only.",
         references=(14,),
     ),
@@ -151,8 +157,14 @@ RULES: tuple[Rule, ...] = (
         "error",
         "node OSS policies name only the plan's bucket",
         bucket_policy_scope,
-        rationale="A node policy on oss:* or every bucket lets one compromised node read every dataset; KICS e8e62026, 66505003.",
-        fix="Scope node policies to acs:oss:*:*:<bucket> and <bucket>/* of the plan's bucket (storage.bucket), without wildcards.",
+        rationale=(
+            "A node policy on oss:* or every bucket lets one compromised "
+            "node read every dataset; KICS e8e62026, 66505003."
+        ),
+        fix=(
+            "Scope node policies to acs:oss:*:*:<bucket> and <bucket>/* "
+            "of the plan's bucket (storage.bucket), without wildcards."
+        ),
         references=(14,),
     ),
     Rule(
@@ -160,8 +172,14 @@ RULES: tuple[Rule, ...] = (
         "error",
         "RAM least privilege: no Action *, no RAM users or keys, no AccessKey in user data",
         least_privilege,
-        rationale="Action * or a long-lived AccessKey turns one leaked node into the whole account; CIS 1.15/1.16; KICS e8e62026, 66505003.",
-        fix="List the needed actions in role policies and let nodes use their instance role; remove ram.User / AccessKey / user and group attachments.",
+        rationale=(
+            "Action * or a long-lived AccessKey turns one leaked node into "
+            "the whole account; CIS 1.15/1.16; KICS e8e62026, 66505003."
+        ),
+        fix=(
+            "List the needed actions in role policies and let nodes use their instance role; remove ram.User / "
+            "AccessKey / user and group attachments."
+        ),
         references=(14,),
     ),
 )

@@ -44,14 +44,16 @@ def api_server_private(plan: Plan) -> Iterator[tuple[str, str]]:
         if r.inputs.get("slbInternetEnabled") is not False:
             yield (
                 r.name,
-                f"slbInternetEnabled={r.inputs.get('slbInternetEnabled')!r} (the API default is true) puts the API server on the internet{unapplied}; set it false, or {SKIP_HOW}",
+                f"slbInternetEnabled={r.inputs.get('slbInternetEnabled')!r} (the API default is true) puts the API "
+                f"server on the internet{unapplied}; set it false, or {SKIP_HOW}",
             )
         endpoints = (r.inputs.get("controlPlaneEndpointsConfig") or {}).get("loadBalancersConfigs")
         for index, endpoint in enumerate(as_list(endpoints)):
             if isinstance(endpoint, dict) and endpoint.get("endpointType") == "public":
                 yield (
                     r.name,
-                    f"controlPlaneEndpointsConfig.loadBalancersConfigs[{index}].endpointType is 'public': the API server is reachable from the internet{unapplied}; use 'private', or {SKIP_HOW}",
+                    f"controlPlaneEndpointsConfig.loadBalancersConfigs[{index}].endpointType is 'public': the API "
+                    f"server is reachable from the internet{unapplied}; use 'private', or {SKIP_HOW}",
                 )
 
 
@@ -60,7 +62,10 @@ UNRESTRICTABLE = (
     "pulumi-alicloud 4.0.0 cs.ManagedKubernetes has no access-control argument, and the CLB listener (port 6443) whose"
     " access control would restrict it is created by ACK, not by this stack, so the whole internet reaches the endpoint"
 )
-SKIP_HOW = "set that listener's access control to the admin range by hand (ACK console: Cluster Information, Set access control) and add guardrails.skip {rule: AIT033, reason: …}"
+SKIP_HOW = (
+    "set that listener's access control to the admin range by hand (ACK console: Cluster Information, Set access "
+    "control) and add guardrails.skip {rule: AIT033, reason: …}"
+)
 
 
 def audit_log(plan: Plan) -> Iterator[tuple[str, str]]:
@@ -70,7 +75,8 @@ def audit_log(plan: Plan) -> Iterator[tuple[str, str]]:
         if not isinstance(config, dict) or config.get("enabled") is not True:
             yield (
                 r.name,
-                "auditLogConfig.enabled is not true: nobody can say who created, read or deleted what in the cluster; set auditLogConfig {enabled: true}",
+                "auditLogConfig.enabled is not true: nobody can say who created, read or deleted what in the cluster; "
+                "set auditLogConfig {enabled: true}",
             )
 
 
@@ -86,14 +92,16 @@ def node_pool_role(plan: Plan) -> Iterator[tuple[str, str]]:
         if not name:
             yield (
                 pool.name,
-                "ramRoleName is not set: ACK gives the nodes its shared worker role (KubernetesWorkerRole-*), whose policies the plan does not control; create a ram.Role for the pool",
+                "ramRoleName is not set: ACK gives the nodes its shared worker role (KubernetesWorkerRole-*), whose "
+                "policies the plan does not control; create a ram.Role for the pool",
             )
             continue
         role = roles.get(str(name))
         if role is None:
             yield (
                 pool.name,
-                f"ramRoleName {name!r} is not a ram.Role created in this plan: its trust and policies cannot be checked",
+                f"ramRoleName {name!r} is not a ram.Role created in "
+                "this plan: its trust and policies cannot be checked",
             )
             continue
         for problem in _trust_problems(role):
@@ -103,7 +111,8 @@ def node_pool_role(plan: Plan) -> Iterator[tuple[str, str]]:
             if kind != "Custom" or str(policy) not in own_policies:
                 yield (
                     pool.name,
-                    f"node role {name!r} holds {kind} policy {policy!r} ({a.name}), not one of the plan's own policies ({', '.join(sorted(own_policies)) or 'none'})",
+                    f"node role {name!r} holds {kind} policy {policy!r} ({a.name}), not one of the plan's own policies "
+                    f"({', '.join(sorted(own_policies)) or 'none'})",
                 )
 
 
@@ -127,18 +136,22 @@ def volumes_retained(plan: Plan) -> Iterator[tuple[str, str]]:
         if policy != "Retain":
             yield (
                 r.name,
-                f"spec.persistentVolumeReclaimPolicy is {policy!r}, not 'Retain': deleting the claim may delete the NAS/OSS data behind it; set it 'Retain' explicitly",
+                f"spec.persistentVolumeReclaimPolicy is {policy!r}, not 'Retain': deleting the claim may delete the "
+                "NAS/OSS data behind it; set it 'Retain' explicitly",
             )
-    # A StorageClass's reclaimPolicy defaults to Delete (Kubernetes API, StorageClass.reclaimPolicy): its volumes go with their claims.
+    # A StorageClass's reclaimPolicy defaults to Delete (Kubernetes API,
+    # StorageClass.reclaimPolicy): its volumes go with their claims.
     for r in of_types(plan, (STORAGE_CLASS,)):
         if r.inputs.get("reclaimPolicy") != "Retain":
             yield (
                 r.name,
-                f"reclaimPolicy is {r.inputs.get('reclaimPolicy')!r} (default Delete), not 'Retain': the volumes it provisions are deleted with their claims",
+                f"reclaimPolicy is {r.inputs.get('reclaimPolicy')!r} (default Delete), not 'Retain': the volumes it "
+                "provisions are deleted with their claims",
             )
 
 
-# ACK's auto repair acts on what these add-ons detect and run (NodePoolManagementArgs.auto_repair, pulumi-alicloud 4.0.0).
+# ACK's auto repair acts on what these add-ons detect and run
+# (NodePoolManagementArgs.auto_repair, pulumi-alicloud 4.0.0).
 REPAIR_ADDONS = ("ack-node-problem-detector", "node-lifecycle-controller")
 
 
@@ -161,7 +174,8 @@ def node_pool_repair(plan: Plan) -> Iterator[tuple[str, str]]:
             yield (
                 pool.name,
                 (
-                    f"management is {_management_shown(management)}: a node whose kubelet, runtime or GPU fails stays in the pool and stalls the job;"
+                    f"management is {_management_shown(management)}: a node whose "
+                    "kubelet, runtime or GPU fails stays in the pool and stalls the job;"
                     " set management {enable: true, autoRepair: true}"
                 ),
             )
@@ -172,7 +186,8 @@ def node_pool_repair(plan: Plan) -> Iterator[tuple[str, str]]:
             if missing:
                 yield (
                     pool.name,
-                    f"auto repair is on but cluster {cluster} does not install {', '.join(missing)}, which repair needs: add them to its addons",
+                    f"auto repair is on but cluster {cluster} does not install "
+                    f"{', '.join(missing)}, which repair needs: add them to its addons",
                 )
 
 
@@ -192,8 +207,10 @@ def images_pinned(plan: Plan) -> Iterator[tuple[str, str]]:
                 yield (
                     r.name,
                     (
-                        f"container {container.get('name')!r} runs image {image!r}, a mutable tag: whoever controls the registry can change what the cluster runs;"
-                        " pin it as <image>@sha256:<64 hex> (kubernetes.operator_image), from a registry the cluster reaches (ACR)"
+                        f"container {container.get('name')!r} runs image {image!r}, a mutable tag: whoever controls "
+                        "the registry can change what the cluster runs;"
+                        " pin it as <image>@sha256:<64 hex> (kubernetes.operator_image), "
+                        "from a registry the cluster reaches (ACR)"
                     ),
                 )
 
@@ -218,14 +235,20 @@ RULES: tuple[Rule, ...] = (
         "the ACK API server is private (a public one needs a reasoned skip)",
         api_server_private,
         rationale=(
-            "an API server on the internet is one leaked kubeconfig from the whole cluster; slb_internet_enabled defaults to true"
-            " (pulumi-alicloud 4.0.0 cs.ManagedKubernetes docstring), and the only restriction ACK documents is the access control of the"
-            " 6443 listener on the CLB it creates (https://www.alibabacloud.com/help/en/ack/cluster-access-control), which no"
-            " pulumi-alicloud 4.0.0 argument sets; docs/sources/security-and-data-safety.md §7 rule 8 (no internet ingress) applied to the control plane"
+            "an API server on the internet is one leaked kubeconfig from "
+            "the whole cluster; slb_internet_enabled defaults to true"
+            " (pulumi-alicloud 4.0.0 cs.ManagedKubernetes docstring), and "
+            "the only restriction ACK documents is the access control of the"
+            " 6443 listener on the CLB it creates "
+            "(https://www.alibabacloud.com/help/en/ack/cluster-access-control), which no"
+            " pulumi-alicloud 4.0.0 argument sets; docs/sources/security-and-data-safety.md §7 rule 8 (no internet "
+            "ingress) applied to the control plane"
         ),
         fix=(
-            "set slbInternetEnabled false (and endpointType private) and reach the API server from the VPC or the login node;"
-            " network.admin_cidr does not restrict it (the API cannot): a public endpoint needs its CLB listener's access control"
+            "set slbInternetEnabled false (and endpointType private) "
+            "and reach the API server from the VPC or the login node;"
+            " network.admin_cidr does not restrict it (the API cannot): "
+            "a public endpoint needs its CLB listener's access control"
             " set by hand and guardrails.skip {rule: AIT033, reason: …}"
         ),
         references=(8,),
@@ -235,7 +258,11 @@ RULES: tuple[Rule, ...] = (
         "error",
         "ACK API-server audit logging is on",
         audit_log,
-        rationale="without audit logs nobody can say who read a Secret or deleted a volume; cs.ManagedKubernetes audit_log_config (SDK 4.0.0); docs/sources/security-and-data-safety.md §7 rule 27 (an audit record of changes) applied to the cluster",
+        rationale=(
+            "without audit logs nobody can say who read a Secret or deleted a volume; "
+            "cs.ManagedKubernetes audit_log_config (SDK 4.0.0); docs/sources/security-and-data-safety.md "
+            "§7 rule 27 (an audit record of changes) applied to the cluster"
+        ),
         fix="set auditLogConfig {enabled: true} (optionally slsProjectName) on the cluster",
         references=(27,),
     ),
@@ -245,10 +272,15 @@ RULES: tuple[Rule, ...] = (
         "ACK node pools run as the plan's own ECS-only role with the plan's own policies",
         node_pool_role,
         rationale=(
-            "without ramRoleName the nodes use ACK's shared worker role, whose policies nobody reviews; a node role another"
-            " principal can assume or that holds system policies widens what one compromised pod can reach; CIS 1.15/1.16"
+            "without ramRoleName the nodes use ACK's shared worker "
+            "role, whose policies nobody reviews; a node role another"
+            " principal can assume or that holds system policies "
+            "widens what one compromised pod can reach; CIS 1.15/1.16"
         ),
-        fix="create a ram.Role trusting only ecs.aliyuncs.com, attach only the plan's Custom policies, and set ramRoleName on every cs.NodePool",
+        fix=(
+            "create a ram.Role trusting only ecs.aliyuncs.com, attach only the "
+            "plan's Custom policies, and set ramRoleName on every cs.NodePool"
+        ),
         references=(14,),
     ),
     Rule(
@@ -256,8 +288,14 @@ RULES: tuple[Rule, ...] = (
         "error",
         "Kubernetes volumes retain their data",
         volumes_retained,
-        rationale="a Delete reclaim policy removes the data behind a volume when its claim is deleted (Kubernetes persistent volumes, Reclaiming); the default for provisioned volumes is Delete",
-        fix="set spec.persistentVolumeReclaimPolicy Retain on every PersistentVolume and reclaimPolicy Retain on StorageClasses",
+        rationale=(
+            "a Delete reclaim policy removes the data behind a volume when its claim is deleted (Kubernetes persistent "
+            "volumes, Reclaiming); the default for provisioned volumes is Delete"
+        ),
+        fix=(
+            "set spec.persistentVolumeReclaimPolicy Retain on every "
+            "PersistentVolume and reclaimPolicy Retain on StorageClasses"
+        ),
         references=(1,),
     ),
     Rule(
@@ -266,10 +304,15 @@ RULES: tuple[Rule, ...] = (
         "ACK node pools repair their nodes (managed node pool, auto repair)",
         node_pool_repair,
         rationale=(
-            "without auto repair a NotReady or GPU-faulty node stays in the pool and a multi-node job waits on it; CKV_ALI_31;"
-            " ACK auto repair needs ack-node-problem-detector and node-lifecycle-controller (cs.NodePool management, SDK 4.0.0)"
+            "without auto repair a NotReady or GPU-faulty node stays "
+            "in the pool and a multi-node job waits on it; CKV_ALI_31;"
+            " ACK auto repair needs ack-node-problem-detector and "
+            "node-lifecycle-controller (cs.NodePool management, SDK 4.0.0)"
         ),
-        fix="set management {enable: true, autoRepair: true} on every cs.NodePool and install both add-ons on the cluster",
+        fix=(
+            "set management {enable: true, autoRepair: true} on every "
+            "cs.NodePool and install both add-ons on the cluster"
+        ),
     ),
     Rule(
         "AIT038",
@@ -277,10 +320,15 @@ RULES: tuple[Rule, ...] = (
         "cluster workloads run images pinned by digest",
         images_pinned,
         rationale=(
-            "a tag is a pointer the registry owner can move: the training operator runs cluster-wide with RBAC over pods and jobs,"
-            " so what it runs should be fixed by content (image digest, OCI image spec); Kubeflow publishes the v1.9.0 image by tag only"
+            "a tag is a pointer the registry owner can move: the training "
+            "operator runs cluster-wide with RBAC over pods and jobs,"
+            " so what it runs should be fixed by content (image digest, OCI "
+            "image spec); Kubeflow publishes the v1.9.0 image by tag only"
             " (manifests/overlays/standalone/kustomization.yaml), so aitrain cannot ship a digest it has not seen"
         ),
-        fix="copy the operator image to your registry (ACR), read its digest, and set kubernetes.operator_image to <registry>/<repo>@sha256:<digest>",
+        fix=(
+            "copy the operator image to your registry (ACR), read its digest, and "
+            "set kubernetes.operator_image to <registry>/<repo>@sha256:<digest>"
+        ),
     ),
 )

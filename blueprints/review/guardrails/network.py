@@ -78,7 +78,8 @@ def ssh_only_via_login(plan: Plan) -> Iterator[tuple[str, str]]:
         elif _admits_port(protocol, ports, 22):
             yield (
                 r.name,
-                f"ingress {protocol} {ports} from {source} reaches SSH on training nodes; with a login node they admit SSH only from its security group",
+                f"ingress {protocol} {ports} from {source} reaches SSH on training "
+                "nodes; with a login node they admit SSH only from its security group",
             )
 
 
@@ -155,7 +156,8 @@ def risky_ingress(plan: Plan) -> Iterator[tuple[str, str]]:
             if problem:
                 yield (
                     r.name,
-                    f"ingress {protocol} {ports} from {source}, outside the private ranges, {problem}; from an admin range admit only TCP 22",
+                    f"ingress {protocol} {ports} from {source}, outside the private "
+                    f"ranges, {problem}; from an admin range admit only TCP 22",
                 )
 
 
@@ -181,8 +183,14 @@ RULES: tuple[Rule, ...] = (
         "error",
         "training nodes have no public IP (EIPs only on the login node and the NAT)",
         node_public_ip,
-        rationale="A node with a public address is reachable by the whole internet; infraguard ecs-instance-no-public-ip, ess-scaling-configuration-enabled-internet-check.",
-        fix="Keep internetMaxBandwidthOut=0 on nodes; reach the internet through the NAT gateway and admins through the login node.",
+        rationale=(
+            "A node with a public address is reachable by the whole internet; infraguard ecs-instance-no-public-ip, "
+            "ess-scaling-configuration-enabled-internet-check."
+        ),
+        fix=(
+            "Keep internetMaxBandwidthOut=0 on nodes; reach the internet "
+            "through the NAT gateway and admins through the login node."
+        ),
         references=(10,),
     ),
     Rule(
@@ -199,8 +207,14 @@ RULES: tuple[Rule, ...] = (
         "error",
         "SSH from an address range reaches only the login node",
         ssh_only_via_login,
-        rationale="One audited entry point (a bastion) instead of SSH on every node; infraguard ecs-instance-no-public-ip; CIS 4.3.",
-        fix="Admit TCP 22 from network.admin_cidr on the login node only; nodes admit SSH from the login node's security group.",
+        rationale=(
+            "One audited entry point (a bastion) instead of SSH on "
+            "every node; infraguard ecs-instance-no-public-ip; CIS 4.3."
+        ),
+        fix=(
+            "Admit TCP 22 from network.admin_cidr on the login node "
+            "only; nodes admit SSH from the login node's security group."
+        ),
         references=(8,),
     ),
     Rule(
@@ -208,8 +222,14 @@ RULES: tuple[Rule, ...] = (
         "error",
         "no all-protocol, all-port or risky-port ingress from non-private ranges",
         risky_ingress,
-        rationale="Open databases, Jupyter, TensorBoard and Docker APIs are the first things scanned; infraguard sg-risky-ports-check; KICS 60587dbd, 2ae9d554, dd706080.",
-        fix="Admit only TCP 22 from network.admin_cidr (IPv4 in cidrIp); reach other services through an SSH tunnel via the login node.",
+        rationale=(
+            "Open databases, Jupyter, TensorBoard and Docker APIs are the first things scanned; infraguard "
+            "sg-risky-ports-check; KICS 60587dbd, 2ae9d554, dd706080."
+        ),
+        fix=(
+            "Admit only TCP 22 from network.admin_cidr (IPv4 in cidrIp); "
+            "reach other services through an SSH tunnel via the login node."
+        ),
         references=(8, 9),
     ),
 )
