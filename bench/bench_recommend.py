@@ -19,7 +19,8 @@ CLI_TARGET_S = 0.5  # issue 10: recommend on the full catalog, CLI included
 
 
 def cli_wall_time(repeat: int) -> None:
-    """Run the recommend CLI ``repeat`` times in fresh interpreters; print median wall and CPU seconds and the ratio to the target.
+    """Run the recommend CLI ``repeat`` times in fresh interpreters;
+    print median wall and CPU seconds and the ratio to the target.
 
     CPU time (user + system of the child) is printed too: on a shared machine the wall time includes waiting for a core.
     """

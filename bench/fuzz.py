@@ -16,8 +16,9 @@ mocks, with ``today`` fixed) and is classified:
   again is a hang, reported with the command that replays it.
 
 Run: ``make fuzz`` or ``python bench/fuzz.py --draws 20000 --jobs 2 [--seed N]``; exits 1 on any crash, unsafe
-acceptance or timed-out draw (a hang the CLI would show as one). A draw is reproducible from ``(seed, index)``: ``python bench/fuzz.py --seed N --only I`` runs it
-in this process without a deadline, so a hang stays where Ctrl-C shows its traceback.
+acceptance or timed-out draw (a hang the CLI would show as one). A draw is reproducible
+from ``(seed, index)``: ``python bench/fuzz.py --seed N --only I`` runs it in this
+process without a deadline, so a hang stays where Ctrl-C shows its traceback.
 """
 
 from __future__ import annotations
@@ -351,7 +352,8 @@ def fuzz(
     """Run ``draws`` draws (indices ``start`` …) on ``jobs`` worker processes; return the summary.
 
     Each draw has ``timeout`` seconds, measured in this process: an overrunning worker is killed and restarted, and
-    the draw is retried after the run (``_supervised``); a second overrun counts it as timed out. ``jobs=0`` runs the draws in this process, without a deadline (tests, ``--only``).
+    the draw is retried after the run (``_supervised``); a second overrun counts it as timed out. ``jobs=0`` runs the
+    draws in this process, without a deadline (tests, ``--only``).
     """
     began = time.perf_counter()
     indices = range(start, start + draws)

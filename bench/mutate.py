@@ -169,7 +169,8 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 
 def default_targets() -> list[str]:
-    """guardrails, every component module, objectstore, plandiff and the catalog loader (split out or still in the package)."""
+    """guardrails, every component module, objectstore, plandiff
+    and the catalog loader (split out or still in the package)."""
     loader = (
         "blueprints/catalog/loader.py"
         if (ROOT / "blueprints/catalog/loader.py").exists()

@@ -1,4 +1,5 @@
-"""LoginNode under the recording mocks: SSH only from the admin range, an EIP as its only public address, a hardened instance."""
+"""LoginNode under the recording mocks: SSH only from the admin
+range, an EIP as its only public address, a hardened instance."""
 
 from __future__ import annotations
 

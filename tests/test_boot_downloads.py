@@ -64,7 +64,8 @@ def make_key(gnupg: Path, name: str) -> str:
 
 
 def keyring_deb(tmp: Path, *names: str) -> tuple[Path, list[str]]:
-    """A cuda-keyring-shaped .deb whose /usr/share/keyrings/cuda-archive-keyring.gpg holds fresh keys named ``names``."""
+    """A cuda-keyring-shaped .deb whose /usr/share/keyrings/cuda-archive-keyring.gpg
+    holds fresh keys named ``names``."""
     gnupg = tmp / "gnupg-build"
     gnupg.mkdir(mode=0o700)
     fprs = [make_key(gnupg, name) for name in names]
@@ -203,7 +204,8 @@ def wheel(directory: Path, name: str, version: str, requires: tuple[str, ...] = 
 
 
 def local_index(tmp: Path) -> tuple[str, str]:
-    """A PEP 503 index under tmp with torch 2.5.1+cu124 (needing aitrain-fakedep) and that dependency; (URL, torch's sha256)."""
+    """A PEP 503 index under tmp with torch 2.5.1+cu124 (needing
+    aitrain-fakedep) and that dependency; (URL, torch's sha256)."""
     simple = tmp / "simple"
     digest = ""
     for name, version, requires in (("torch", "2.5.1+cu124", ("aitrain-fakedep",)), ("aitrain-fakedep", "1.0", ())):

@@ -1,4 +1,5 @@
-"""Node user data: cloud-init schema, size limit, and what each GPU method, fabric, storage kind and scratch option writes."""
+"""Node user data: cloud-init schema, size limit, and what each
+GPU method, fabric, storage kind and scratch option writes."""
 
 from __future__ import annotations
 

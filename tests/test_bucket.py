@@ -1,4 +1,5 @@
-"""DataBucket under the recording mocks: the bucket's settings, its data-safety options, adoption, and the policy attachment."""
+"""DataBucket under the recording mocks: the bucket's settings,
+its data-safety options, adoption, and the policy attachment."""
 
 from __future__ import annotations
 

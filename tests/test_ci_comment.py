@@ -177,7 +177,8 @@ def test_each_stack_row_shows_its_monthly_cost_before_and_after_and_new_stacks_f
 
 
 def _strip_protect(monkeypatch):
-    """Head code that creates the file system and the bucket without protect/retain_on_delete (what a careless or hostile PR does)."""
+    """Head code that creates the file system and the bucket without
+    protect/retain_on_delete (what a careless or hostile PR does)."""
     from blueprints.components import base as components_base
     from blueprints.components import bucket, storage
 
@@ -186,7 +187,8 @@ def _strip_protect(monkeypatch):
 
 
 def test_a_head_whose_code_strips_protect_is_blocked_with_ait004_named(tmp_path, monkeypatch):
-    """Both sides planned by the head's stripped code diff as "no change of class data-risk"; the head's own errors block it."""
+    """Both sides planned by the head's stripped code diff as "no
+    change of class data-risk"; the head's own errors block it."""
     _strip_protect(monkeypatch)
     base = _checkout(tmp_path / "base", train=STACK)
     head = _checkout(tmp_path / "head", train=STACK + "  aitrain:profile:\n    storage:\n      capacity_gib: 200\n")

@@ -135,7 +135,8 @@ def test_install_from_a_pinned_source_is_accepted(command):
 
 
 def test_without_install_the_running_commit_is_pinned_or_the_option_is_required(monkeypatch, tmp_path):
-    """The default is never the bare name: the aitrain pip installed from a git commit, else exit 2 asking for --install."""
+    """The default is never the bare name: the aitrain pip installed
+    from a git commit, else exit 2 asking for --install."""
     from blueprints.ci import install
 
     monkeypatch.setattr(
@@ -202,7 +203,8 @@ def test_out_creates_the_workflows_folder(tmp_path):
 
 
 def test_workflow_python_is_the_python_the_project_tests():
-    """One version: the lower bound of pyproject's requires-python, which `make` and CI test on; the workflow plans on it."""
+    """One version: the lower bound of pyproject's requires-python,
+    which `make` and CI test on; the workflow plans on it."""
     import tomllib
 
     from blueprints.ci.workflow import PYTHON_VERSION
@@ -294,7 +296,8 @@ class Runner:
 
 @pytest.fixture(scope="module")
 def pr(tmp_path_factory):
-    """A repository with a base commit and a head commit (nodes 12 → 16, a storage-kind change, one stack added, one removed)."""
+    """A repository with a base commit and a head commit (nodes 12
+    → 16, a storage-kind change, one stack added, one removed)."""
     tmp = tmp_path_factory.mktemp("pr")
     repo = tmp / "repo"
     stacks = repo / "examples" / "stacks"
@@ -416,7 +419,8 @@ def test_stack_files_pulumi_up_reads_are_not_git_ignored():
 
 
 def test_comment_lookup_takes_only_the_workflows_own_comment(pr):
-    """Anyone can write the marker: the listing filter (run with jq, the language `gh --jq` takes) keeps the bot's only."""
+    """Anyone can write the marker: the listing filter (run with
+    jq, the language `gh --jq` takes) keeps the bot's only."""
     runner, _ = pr
     script = runner.steps["comment"]["run"]
     jq_filter = re.search(r"--jq '([^']+)'", script).group(1)

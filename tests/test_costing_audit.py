@@ -1,4 +1,5 @@
-"""The audit trail and customer keys in a plan's costs: the access-log bucket's line, and the KMS instance a key needs."""
+"""The audit trail and customer keys in a plan's costs: the
+access-log bucket's line, and the KMS instance a key needs."""
 
 from __future__ import annotations
 

@@ -4,8 +4,8 @@ The hang is injected with a ``sitecustomize`` module on PYTHONPATH, which every 
 each spawned worker) imports at start-up: it replaces ``blueprints.engine.preview.preview`` so that the first two stack
 configs previewed in the run (one per worker, both hung at once as in the incident) sleep forever, each time they
 are previewed, swallowing every exception an alarm could raise and ignoring SIGTERM; in "slow" mode only on their
-first try, in "exit" mode they take their worker down. The fuzzer runs in a subprocess of its own session with a hard timeout,
-so a fuzzer that hangs fails this test instead of hanging the suite.
+first try, in "exit" mode they take their worker down. The fuzzer runs in a subprocess of its own session with a hard
+timeout, so a fuzzer that hangs fails this test instead of hanging the suite.
 """
 
 from __future__ import annotations

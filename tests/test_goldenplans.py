@@ -1,4 +1,5 @@
-"""`aitrain plan --check DIR` / `--update DIR`: committed plans of users' stack files, compared, never rewritten by --check."""
+"""`aitrain plan --check DIR` / `--update DIR`: committed plans
+of users' stack files, compared, never rewritten by --check."""
 
 from __future__ import annotations
 

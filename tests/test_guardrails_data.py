@@ -130,7 +130,8 @@ def with_kms_keys(plan: Plan) -> Plan:
 
 
 def opted_in(plan: Plan) -> Plan:
-    """``secure(plan)`` plus every opt-in control: customer key, flow log, trail, an alarm (access logging is on by default)."""
+    """``secure(plan)`` plus every opt-in control: customer key,
+    flow log, trail, an alarm (access logging is on by default)."""
     p, plan = plan.profile_name, with_kms_keys(secure(plan))
     vpc = named(plan, "vpc.Network").name
     return add(
@@ -185,7 +186,8 @@ def owned(plan: Plan) -> list[Finding]:
 
 
 def test_opted_in_presets_break_none_of_these_rules(plans):
-    """Only the Extreme NAS policy no resource can apply stays (AIT016: until ApplyAutoSnapshotPolicy runs, then a reasoned skip)."""
+    """Only the Extreme NAS policy no resource can apply stays (AIT016:
+    until ApplyAutoSnapshotPolicy runs, then a reasoned skip)."""
     assert [(f.rule, f.resource) for f in owned(opted_in(plans[MED]))] == [("AIT016", f"{MED}-storage-fs")]
     assert owned(opted_in(plans[AUTO])) == []
 
@@ -849,7 +851,8 @@ CASES: list[tuple[str, str, Any, str, str, str, str]] = [
 
 
 def _logging_off(plan: Plan, keep_logging: bool = False, **logging: Any) -> Plan:
-    """``bucket.access_logging: false``: no log bucket and its settings (and, unless kept and changed, no BucketLogging)."""
+    """``bucket.access_logging: false``: no log bucket and its
+    settings (and, unless kept and changed, no BucketLogging)."""
     p = plan.profile_name
     kept = tuple(
         r

@@ -278,7 +278,8 @@ def test_each_break_adds_exactly_its_finding(
 
 
 def test_an_admin_range_does_not_excuse_the_public_api_server() -> None:
-    """Nothing applies network.admin_cidr to ACK's own CLB: AIT033 stays an error that says why, and only a reasoned skip silences it."""
+    """Nothing applies network.admin_cidr to ACK's own CLB: AIT033 stays
+    an error that says why, and only a reasoned skip silences it."""
     resources = secure(cluster=cluster(slbInternetEnabled=True))
     ((rule, name, message),) = findings(plan(*resources, admin_cidr="203.0.113.0/24"))
     assert (rule, name) == ("AIT033", "train-cluster")
@@ -386,7 +387,8 @@ def test_the_policy_pack_reports_the_same_kubernetes_findings_with_or_without_ad
 
 
 def test_node_pools_count_toward_vswitch_capacity() -> None:
-    """AIT030: a /28 has 12 free addresses; the GPU pool's max plus the system pool's desiredSize (a string) + 8 headroom."""
+    """AIT030: a /28 has 12 free addresses; the GPU pool's max
+    plus the system pool's desiredSize (a string) + 8 headroom."""
     switch = alicloud("vpc.Switch", "train-vsw", {"cidrBlock": "10.0.0.0/28"})
     system = alicloud("cs.NodePool", "train-system", {"desiredSize": "2", "vswitchIds": ["${train-vsw.id}"]})
 

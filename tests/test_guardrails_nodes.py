@@ -2,8 +2,9 @@
 with its message, and the secure shapes and presets hold.
 
 Base plans have the secure shape from the issue-9 brief (pool from a launch template, egress allow-list, owner
-tags, a login node with a key pair): the presets as built plus what a profile opts into. A case is judged by the findings it ADDS to its base plan, so rules owned
-elsewhere (data, account) that report on the base do not blur the assertion, and deleting a branch turns it red.
+tags, a login node with a key pair): the presets as built plus what a profile opts into. A case is judged by the
+findings it ADDS to its base plan, so rules owned elsewhere (data, account) that report on the base do not blur the
+assertion, and deleting a branch turns it red.
 """
 
 from __future__ import annotations
@@ -940,7 +941,8 @@ def test_ait031_names_what_is_missing(medical_plan, med):
 
 
 def test_ait027_judges_every_group(med, medical_plan):
-    """Every security group of the plan needs its own list: a group no node joins (say, for a database) is a way out too."""
+    """Every security group of the plan needs its own list: a
+    group no node joins (say, for a database) is a way out too."""
     other = resource("ecs.SecurityGroup", "db-sg", {"vpcId": "vpc-1", "tags": {"managed-by": "aitrain", **OWNER_TAGS}})
     assert [(f.rule, f.resource) for f in added(add(med, other), med)] == [("AIT027", "db-sg")]
     network_only = Plan(

@@ -105,7 +105,8 @@ TOO_MANY_NODES = {
 
 def test_the_profile_refuses_more_nodes_than_its_vswitch_holds():
     """Found by the property (AIT030 fired on the plan): the layout gives this VPC one /24 vSwitch (252 free addresses)
-    for 370 nodes. The profile now refuses it with AIT030's arithmetic; AIT030 on a plan: tests/test_guardrails_nodes.py."""
+    for 370 nodes. The profile now refuses it with AIT030's
+    arithmetic; AIT030 on a plan: tests/test_guardrails_nodes.py."""
     with pytest.raises(
         UserInputError,
         match=r"network\.vpc_cidr 192\.168\.0\.0/20 gives each zone a /24 vSwitch: 1 × 256 addresses less 4"

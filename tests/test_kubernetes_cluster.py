@@ -1,4 +1,5 @@
-"""The kubernetes-pool blueprint's ACK cluster: resource graph, the arguments that keep it safe, stable names, outputs."""
+"""The kubernetes-pool blueprint's ACK cluster: resource graph,
+the arguments that keep it safe, stable names, outputs."""
 
 from __future__ import annotations
 

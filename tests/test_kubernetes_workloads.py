@@ -369,7 +369,8 @@ def test_oss_volume_attributes_are_keyless():
 
 
 def test_the_jobs_namespace_is_default_deny_but_admits_itself_and_dns(k8s_plan):
-    """Terway enforces NetworkPolicy: everything in the jobs' namespace is denied but its own pods and the cluster DNS."""
+    """Terway enforces NetworkPolicy: everything in the jobs'
+    namespace is denied but its own pods and the cluster DNS."""
     policies = {
         r.inputs["metadata"]["name"]: r
         for r in in_cluster(k8s_plan)

@@ -74,7 +74,8 @@ def pinned_clock(monkeypatch):
 
 @pytest.fixture
 def fake_bin(tmp_path, monkeypatch):
-    """A PATH holding only fake `aliyun` and `ssh` that append their argv (JSON) to calls.jsonl and answer like the real ones."""
+    """A PATH holding only fake `aliyun` and `ssh` that append their
+    argv (JSON) to calls.jsonl and answer like the real ones."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     calls = tmp_path / "calls.jsonl"

@@ -72,7 +72,8 @@ def strict_schema() -> dict[str, Any]:
                 walk(value)
 
     walk(schema)
-    # metadata is `type: object` in a CRD (the API server checks it); the job's name and namespace are checked elsewhere.
+    # metadata is `type: object` in a CRD (the API server checks
+    # it); the job's name and namespace are checked elsewhere.
     return schema
 
 
@@ -107,7 +108,8 @@ def outputs_file(tmp_path):
 
 @pytest.fixture
 def fake_kubectl(tmp_path, monkeypatch):
-    """A PATH holding only a fake `kubectl` that records its argv and stdin (JSON lines) and answers like the real one."""
+    """A PATH holding only a fake `kubectl` that records its argv
+    and stdin (JSON lines) and answers like the real one."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     calls = tmp_path / "kubectl.jsonl"

@@ -128,7 +128,8 @@ def test_access_log_bucket_name_is_the_data_bucket_plus_logs():
 
 @given(st.from_regex(r"[a-z0-9][a-z0-9-]{57,61}[a-z0-9]", fullmatch=True))
 def test_a_long_data_bucket_gets_a_valid_stable_distinct_log_bucket(name):
-    """Past 63 characters the name is cut and hashed: still a valid OSS name, the same every time, never the data bucket."""
+    """Past 63 characters the name is cut and hashed: still a
+    valid OSS name, the same every time, never the data bucket."""
     log = objectstore.access_log_bucket_name(name)
     assert objectstore.check_bucket_name(log) == log and len(log) <= 63 and log.endswith("-logs") and log != name
     assert objectstore.access_log_bucket_name(name) == log

@@ -541,7 +541,8 @@ def test_a_replacement_carries_down_a_chain_of_references():
 
 
 def test_an_ignored_input_neither_changes_nor_carries_a_replacement():
-    """ignore_changes: Pulumi does not diff those inputs, so neither their own change nor a new ID behind them counts."""
+    """ignore_changes: Pulumi does not diff those inputs, so
+    neither their own change nor a new ID behind them counts."""
 
     def plan(cidr, label):
         return _synthetic(

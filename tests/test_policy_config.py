@@ -162,7 +162,8 @@ def test_the_pack_folder_is_a_python_pack_of_the_same_rules():
 
 
 def test_the_pinned_sdk_is_the_tested_one():
-    """blueprints.policy.pack reads past a private proxy of this version: the pin, the test extra and the install agree."""
+    """blueprints.policy.pack reads past a private proxy of this
+    version: the pin, the test extra and the install agree."""
     from importlib.metadata import version
 
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")

@@ -1,4 +1,5 @@
-"""Issue 7's acceptance over real plans: every preset boots ready to train, keeps its data, and can be reached and parked."""
+"""Issue 7's acceptance over real plans: every preset boots ready
+to train, keeps its data, and can be reached and parked."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """Review inputs a pull request or a saved file can carry: hostile plans for `aitrain diff`, hostile stack outputs for
-`aitrain launch`, and text a shell cannot encode in a profile. Each ends in exit 2 and one message, never a traceback."""
+`aitrain launch`, and text a shell cannot encode in a profile.
+Each ends in exit 2 and one message, never a traceback."""
 
 from __future__ import annotations
 

@@ -44,7 +44,8 @@ def fabricated(tmp_path):
     base = tmp_path / "shared" / ".aitrain" / "runs"
     (base / RUN).mkdir(parents=True)
     (base / RUN / "iZnode1.status").write_text(
-        "state=exited\nhost=iZnode1\npid=4242\nstarted=2026-12-01T09:30:02Z\nrank=0\nnnodes=2\nip=10.20.0.11\nexit=0\nfinished=2026-12-01T11:00:00Z\n"
+        "state=exited\nhost=iZnode1\npid=4242\nstarted=2026-12-01T09:30:02Z\n"
+        "rank=0\nnnodes=2\nip=10.20.0.11\nexit=0\nfinished=2026-12-01T11:00:00Z\n"
     )
     (base / RUN / "iZnode1.log").write_text("".join(f"step {i}\n" for i in range(300)))
     (base / RUN / "iZnode2.status").write_text(
@@ -53,7 +54,8 @@ def fabricated(tmp_path):
     (base / RUN / "iZnode2.log").write_text("rank 1 says hi\n")
     (base / "old").mkdir()
     (base / "old" / "iZnode1.status").write_text(
-        "state=exited\nhost=iZnode1\npid=7\nstarted=2026-11-30T08:00:00Z\nexit=2\nfinished=2026-11-30T08:00:01Z\ndetail=this "
+        "state=exited\nhost=iZnode1\npid=7\nstarted=2026-11-30T08:00:00Z\n"
+        "exit=2\nfinished=2026-11-30T08:00:01Z\ndetail=this "
         "node (10.9.9.9) is not among the 2 nodes: 10.20.0.11,10.20.0.12\n"
     )
     return tmp_path / "shared"

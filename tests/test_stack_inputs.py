@@ -136,7 +136,8 @@ def test_secrets_of_other_namespaces_are_ignored_as_before(tmp_path):
 
 
 def test_pulumi_up_refuses_a_key_the_engine_marks_secret():
-    """Under `pulumi up` the engine decrypts the value and lists the key as secret: the program refuses it the same way."""
+    """Under `pulumi up` the engine decrypts the value and lists
+    the key as secret: the program refuses it the same way."""
     with pytest.raises(UserInputError) as info:
         read_settings(
             {"aitrain:preset": "medical-imaging", PROFILE_KEY: '{"tags": {"owner": "alice"}}'},

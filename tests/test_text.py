@@ -1,4 +1,5 @@
-"""blueprints.core.text: Markdown escaping that cannot forge structure, terminal text without control codes, one table writer."""
+"""blueprints.core.text: Markdown escaping that cannot forge
+structure, terminal text without control codes, one table writer."""
 
 from __future__ import annotations
 

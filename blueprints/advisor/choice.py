@@ -1,4 +1,5 @@
-"""Choice: pick the best feasible option by objective, group the rest by GPU model, and estimate a fixed configuration."""
+"""Choice: pick the best feasible option by objective, group
+the rest by GPU model, and estimate a fixed configuration."""
 
 from __future__ import annotations
 
@@ -36,7 +37,8 @@ class Considered:
 
 @dataclass(frozen=True)
 class Recommendation:
-    """The chosen option (or None), the considered ones, what to relax, the tier/blueprint, storage and the year's cost by mode."""
+    """The chosen option (or None), the considered ones, what to
+    relax, the tier/blueprint, storage and the year's cost by mode."""
 
     job: Job
     objective: str

@@ -64,7 +64,8 @@ class MfuRow:
 
 @dataclass(frozen=True)
 class ScalingRow:
-    """One published multi-node scaling anchor: efficiency at ``anchor_nodes`` over a link of at least ``min_gbps_per_gpu``."""
+    """One published multi-node scaling anchor: efficiency at
+    ``anchor_nodes`` over a link of at least ``min_gbps_per_gpu``."""
 
     link: str
     comm: str

@@ -1,4 +1,5 @@
-"""Options: every (instance type, node count) for a job, with its time, cost, memory and the reasons it is infeasible."""
+"""Options: every (instance type, node count) for a job, with
+its time, cost, memory and the reasons it is infeasible."""
 
 from __future__ import annotations
 
@@ -117,7 +118,8 @@ class TypeContext:
 
 
 def type_context(job: Job, catalog: Any, instance: Any) -> TypeContext:
-    """The per-type constants of ``instance`` for this job: GPU, peak at the job's precision, MFU range, price, region."""
+    """The per-type constants of ``instance`` for this job: GPU,
+    peak at the job's precision, MFU range, price, region."""
     gpu = catalog.gpu(instance)
     peak = gpu.peak_tflops(job.precision) if gpu is not None else None
     mfu_range = sizing.default_mfu(instance.gpu_model, job.model_kind, job.precision) if gpu is not None else None

@@ -1,4 +1,5 @@
-"""Render recommendations and estimates as a terminal table, Markdown or versioned JSON (deterministic: no timestamps)."""
+"""Render recommendations and estimates as a terminal table,
+Markdown or versioned JSON (deterministic: no timestamps)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Sizing: training FLOPs, default MFU, scaling efficiency, wall-clock time, memory per GPU and data rates (pure functions)."""
+"""Sizing: training FLOPs, default MFU, scaling efficiency,
+wall-clock time, memory per GPU and data rates (pure functions)."""
 
 from __future__ import annotations
 
@@ -84,7 +85,8 @@ def default_mfu(gpu_model: str | None, model_kind: str, precision: str) -> MfuRa
 
 
 def comm_class(job: Job) -> str:
-    """``heavy`` when gradients are large enough to be bandwidth-bound (≥ 1e8 parameters, data/limits.csv), else ``light``."""
+    """``heavy`` when gradients are large enough to be bandwidth-bound
+    (≥ 1e8 parameters, data/limits.csv), else ``light``."""
     return "heavy" if job.params >= limits()["comm_heavy_min_params"] else "light"
 
 

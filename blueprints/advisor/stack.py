@@ -1,4 +1,5 @@
-"""Turn a recommendation into the profile dict that ``aitrain plan`` and ``pulumi up`` accept, and into stack-config text."""
+"""Turn a recommendation into the profile dict that ``aitrain plan``
+and ``pulumi up`` accept, and into stack-config text."""
 
 from __future__ import annotations
 

@@ -31,7 +31,8 @@ POOL_SHAPE = "autoscaling pool"
 
 @dataclass(frozen=True)
 class CostItem:
-    """One part of a yearly cost: ``amount`` CNY per year (None = unknown), how sure (status), and how it was computed."""
+    """One part of a yearly cost: ``amount`` CNY per year (None
+    = unknown), how sure (status), and how it was computed."""
 
     what: str
     amount: float | None
@@ -133,7 +134,8 @@ def standing_items(job: Job, catalog: Any, storage: StorageChoice | None) -> tup
 
 
 def tier_standing_items(job: Job, catalog: Any, declared: Iterable[StandingCost]) -> tuple[CostItem, ...]:
-    """What the tier's blueprint declares it keeps up all year (a cluster fee, a system node pool), priced for the region.
+    """What the tier's blueprint declares it keeps up all year
+    (a cluster fee, a system node pool), priced for the region.
 
     A ``prices.csv`` item goes through ``price_cny`` (unknown stays unknown); ECS nodes use the catalog's price of
     their instance type, with its source. Shared by all ``jobs_in_parallel`` jobs: one pool, one cluster.
@@ -218,11 +220,12 @@ def yearly_cost(
     """Pick the operating mode and count a year: compute for that mode + what stays up, CNY.
 
     ``tier_standing``: what the tier's blueprint keeps up on top of the shared foundation (``tier_standing_items``).
-    ``scales_to_zero``: the tier's blueprint (``pool_shape``) declares that its nodes exist only during runs (a pool at min 0). Otherwise
-    (and for ``aitrain estimate``) it is a fixed cluster, which is parked between runs unless the runs fill the year.
-    Modes are compared by billed node-hours (same nodes, same price per node-hour), so the choice holds even when the
-    price is unknown; ties go to ``always on`` (nothing to park). Parked and autoscaled bill the same node-hours, so
-    the year a budget tier is chosen on (``blueprints.advisor.tiers``) is the same whichever of the two follows.
+    ``scales_to_zero``: the tier's blueprint (``pool_shape``) declares that its nodes exist only during
+    runs (a pool at min 0). Otherwise (and for ``aitrain estimate``) it is a fixed cluster, which is
+    parked between runs unless the runs fill the year. Modes are compared by billed node-hours (same
+    nodes, same price per node-hour), so the choice holds even when the price is unknown; ties go to
+    ``always on`` (nothing to park). Parked and autoscaled bill the same node-hours, so the year a
+    budget tier is chosen on (``blueprints.advisor.tiers``) is the same whichever of the two follows.
     """
     modes = _modes(job, option, pool_shape)
     year_node_hours = limits()["hours_per_year"] * option.nodes * job.jobs_in_parallel
@@ -277,7 +280,8 @@ def _runs_factor(job: Job) -> str:
 
 
 def chosen_parked(parked: Mode, year_node_hours: float) -> bool:
-    """Parking pays when the runs bill fewer node-hours than a whole year (unknown run time: park, it cannot cost more)."""
+    """Parking pays when the runs bill fewer node-hours than a
+    whole year (unknown run time: park, it cannot cost more)."""
     return parked.node_hours is None or parked.node_hours < year_node_hours
 
 

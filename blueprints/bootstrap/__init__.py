@@ -1,4 +1,5 @@
-"""Node boot: the cloud-init user data and the ``aitrain-torchrun`` launcher every training node gets (pure: jinja2 only)."""
+"""Node boot: the cloud-init user data and the ``aitrain-torchrun``
+launcher every training node gets (pure: jinja2 only)."""
 
 from __future__ import annotations
 

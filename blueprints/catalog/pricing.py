@@ -13,7 +13,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class CnyPrice:
-    """A unit price in CNY (None = unknown) per ``unit``, its status (list, third-party, converted, unknown), source and date."""
+    """A unit price in CNY (None = unknown) per ``unit``, its status
+    (list, third-party, converted, unknown), source and date."""
 
     cny: float | None
     status: str
@@ -52,7 +53,8 @@ def price_cny(catalog: Catalog, item: str, tier: str | None, region: str) -> Cny
 
 
 def storage_price_key(tier: StorageTier) -> tuple[str, str]:
-    """The ``prices.csv`` item and tier of a storage tier: ``nas`` + ``<file_system_type>/<storage_type>``, or ``oss``."""
+    """The ``prices.csv`` item and tier of a storage tier: ``nas``
+    + ``<file_system_type>/<storage_type>``, or ``oss``."""
     if tier.kind == "oss":
         return "oss", tier.tier.capitalize()
     return "nas", f"{tier.file_system_type}/{tier.storage_type}"

@@ -180,7 +180,8 @@ class Catalog:
         return tuple(s for s in self.storage if s.kind == kind.lower())
 
     def image_for(self, region: str, os: str | None = None) -> Image | None:
-        """The image to use in ``region`` (optionally for ``os``): a region row beats a ``*`` row; file order is preference."""
+        """The image to use in ``region`` (optionally for ``os``): a
+        region row beats a ``*`` row; file order is preference."""
         matching = [i for i in self.images if os is None or i.os.lower() == os.lower()]
         for wanted in (region, "*"):
             for image in matching:

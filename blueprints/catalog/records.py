@@ -109,7 +109,8 @@ class Region:
 
 @dataclass(frozen=True)
 class InstanceZones:
-    """The zones of one region that offer an instance type, or every type of a family (``instance_type`` = family name)."""
+    """The zones of one region that offer an instance type, or
+    every type of a family (``instance_type`` = family name)."""
 
     instance_type: str
     region: str
@@ -192,7 +193,8 @@ FABRIC_LINKS = ("erdma", "roce", "tcp")
 
 @dataclass(frozen=True)
 class GpuSoftware:
-    """How one GPU family gets its NVIDIA driver, CUDA and cuDNN, from how many GPUs it needs Fabric Manager, and which PyTorch runs on it."""
+    """How one GPU family gets its NVIDIA driver, CUDA and cuDNN, from how
+    many GPUs it needs Fabric Manager, and which PyTorch runs on it."""
 
     family: str
     method: str

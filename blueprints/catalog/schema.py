@@ -1,4 +1,5 @@
-"""Reading one catalog CSV: cell parsers, the column schema of each file, and a reader that names file, line and column."""
+"""Reading one catalog CSV: cell parsers, the column schema of
+each file, and a reader that names file, line and column."""
 
 from __future__ import annotations
 

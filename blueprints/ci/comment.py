@@ -101,7 +101,8 @@ def compare_stacks(
 
 
 def blocking_findings(plan: dict[str, Any]) -> tuple[tuple[str, str], ...]:
-    """(rule, resource) of every error-level finding in a plan: what makes `aitrain plan` exit 1 (skipped rules are absent)."""
+    """(rule, resource) of every error-level finding in a plan:
+    what makes `aitrain plan` exit 1 (skipped rules are absent)."""
     findings = plan.get("findings")
     if not isinstance(findings, list):
         return ()
@@ -124,7 +125,8 @@ def exit_code(outcomes: list[StackOutcome], fail_on: str) -> int:
 
 
 def _blocked_line(outcomes: list[StackOutcome], limit: int = 12) -> str:
-    """``**Blocked: AIT004** `fs`, `bucket` in `train`; …``: every rule id with its resources, per stack (at most ``limit`` names each)."""
+    """``**Blocked: AIT004** `fs`, `bucket` in `train`; …``: every rule
+    id with its resources, per stack (at most ``limit`` names each)."""
     parts = []
     for o in outcomes:
         by_rule: dict[str, list[str]] = {}

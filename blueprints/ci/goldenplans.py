@@ -39,7 +39,8 @@ class StackFile:
 
 @dataclass(frozen=True)
 class StackCheck:
-    """The outcome for one stack: ``status`` is current, stale, missing (no committed plan) or orphan (no stack file)."""
+    """The outcome for one stack: ``status`` is current, stale,
+    missing (no committed plan) or orphan (no stack file)."""
 
     stack: str
     status: str

@@ -61,7 +61,8 @@ _REQUIREMENT = re.compile(r"(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?
 
 
 def check_install(command: str) -> list[Problem]:
-    """Problems with the install command: an unpinned ``aitrain``, a git URL without a commit or tag, an unhashed archive."""
+    """Problems with the install command: an unpinned ``aitrain``,
+    a git URL without a commit or tag, an unhashed archive."""
     if not command.strip():
         return [
             Problem(
@@ -148,7 +149,8 @@ def _unpinned_url(url: str) -> str | None:
 
 
 def derived_install(direct_url: Mapping[str, Any] | None) -> str | None:
-    """The pinned install of the running aitrain from its PEP 610 record (a git commit or a hashed archive), else None."""
+    """The pinned install of the running aitrain from its PEP
+    610 record (a git commit or a hashed archive), else None."""
     if not direct_url:
         return None
     url = str(direct_url.get("url") or "")

@@ -160,7 +160,8 @@ jobs:
 def workflow_yaml(
     *, install: str, stacks: str = DEFAULT_STACKS, fail_on: str = "data-risk", python: str = PYTHON_VERSION
 ) -> str:
-    """The workflow text for a repository whose stack files are under ``stacks`` and which installs aitrain with ``install``.
+    """The workflow text for a repository whose stack files are
+    under ``stacks`` and which installs aitrain with ``install``.
 
     ``install`` has no default: it must install a source the user pins (``ci.install.check_install``).
     """

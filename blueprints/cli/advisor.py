@@ -373,7 +373,8 @@ def estimate(
 
 
 def resolve_instance(catalog: Any, name: str, nodes: int) -> tuple[str, int, str | None]:
-    """A real GPU type and node count for ``name`` (an alias multiplies nodes); ``UserInputError`` with suggestions otherwise."""
+    """A real GPU type and node count for ``name`` (an alias multiplies
+    nodes); ``UserInputError`` with suggestions otherwise."""
     from blueprints.profile.parse import resolve_gpu_type
 
     instance, alias, problem = resolve_gpu_type(name, "--instance-type", catalog)

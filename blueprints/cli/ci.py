@@ -90,7 +90,8 @@ def comment(
         Optional[Path], typer.Option("--out", help="Write the comment body to this file instead of standard output.")
     ] = None,
 ) -> None:
-    """Plan every stack file on the base and the head, diff each, and write ONE Markdown comment (marker `<!-- aitrain-plan -->`).
+    """Plan every stack file on the base and the head, diff each,
+    and write ONE Markdown comment (marker `<!-- aitrain-plan -->`).
 
     A stack only on the head is all-create; only on the base, all-delete. The body is written first, whatever
     the outcome. Exit codes: 0 no change of the --fail-on class and no error-level guardrail finding in any head
@@ -163,7 +164,8 @@ def github(
         FailOn, typer.Option("--fail-on", help="Fail the job on a change of this class: data-risk, replace or any.")
     ] = FailOn.DATA_RISK,
 ) -> None:
-    """Write the GitHub Actions workflow that posts one sticky plan-diff comment on each pull request and fails on data risk.
+    """Write the GitHub Actions workflow that posts one sticky
+    plan-diff comment on each pull request and fails on data risk.
 
     aitrain is not published on a package index, so the workflow never installs it by name: give --install, or run
     an aitrain installed from a pinned git commit and the workflow installs that same commit.

@@ -72,7 +72,8 @@ def terraform(
     The plan is the offline run of the real program (same code, same inputs), so the export is what `pulumi up`
     would create. A plan with Kubernetes objects is refused unless --cloud-only, which writes the cloud side and
     names what it left out. Exit codes: 0 written; 1 the plan holds a resource type with no Terraform mapping (nothing
-    is written); 2 invalid input (no profile, a bad --set, --out not a directory, Kubernetes objects without --cloud-only).
+    is written); 2 invalid input (no profile, a bad --set, --out
+    not a directory, Kubernetes objects without --cloud-only).
     """
     from blueprints.architectures import profile_models
     from blueprints.catalog import load_catalog

@@ -106,7 +106,8 @@ def launch(
         bool, typer.Option("--apply", help="--kubernetes: run `kubectl apply -f` on the manifest (printed first).")
     ] = False,
 ) -> None:
-    """Start aitrain-torchrun on every node at once, or (--kubernetes) write and apply a PyTorchJob; print exactly what runs first.
+    """Start aitrain-torchrun on every node at once, or (--kubernetes)
+    write and apply a PyTorchJob; print exactly what runs first.
 
     Exit status: 0 started (or --dry-run), 1 a cloud, ssh or kubectl call failed (its stderr is shown), 2 invalid
     input (nothing run, nothing written).
@@ -217,7 +218,8 @@ def _launch_kubernetes(
     apply: bool,
     dry_run: bool,
 ) -> None:
-    """Build the PyTorchJob; print it (or write --out); with --apply run `kubectl apply` on it, printing the command first."""
+    """Build the PyTorchJob; print it (or write --out); with --apply
+    run `kubectl apply` on it, printing the command first."""
     from blueprints.core.files import write_atomic
     from blueprints.launch import kubernetes as lk
     from blueprints.launch import torchrun as lc

@@ -317,7 +317,8 @@ def diff(
         Optional[Path], typer.Option("--out", help="Write the diff to this file instead of standard output.")
     ] = None,
 ) -> None:
-    """Compare two JSON plans: what `pulumi up` would create, update, replace (delete-first?) or refuse, the cost change and the data risks.
+    """Compare two JSON plans: what `pulumi up` would create, update,
+    replace (delete-first?) or refuse, the cost change and the data risks.
 
     Exit codes: 0 no change of the --fail-on class, 1 such a change is present, 2 invalid input.
     """

@@ -1,4 +1,5 @@
-"""CLI: ``aitrain preflight`` asks Alibaba Cloud whether the plan fits: vCPU and instance-type quotas, stock, storage zone."""
+"""CLI: ``aitrain preflight`` asks Alibaba Cloud whether the plan
+fits: vCPU and instance-type quotas, stock, storage zone."""
 
 from __future__ import annotations
 
@@ -119,7 +120,8 @@ def preflight(
 
 
 def accepted_kinds(values: list[str]) -> tuple[str, ...]:
-    """The kinds named by ``--accept-unanswered`` (comma-separated or repeated), in run order; exit 2 on an unknown name."""
+    """The kinds named by ``--accept-unanswered`` (comma-separated
+    or repeated), in run order; exit 2 on an unknown name."""
     from blueprints.core.errors import Problem, UserInputError
 
     names = [n.strip() for v in values for n in v.split(",") if n.strip()]

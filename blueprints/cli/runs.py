@@ -1,4 +1,5 @@
-"""The ``runs``, ``logs`` and ``cancel`` commands: after ``aitrain launch``, through the same keyless path to the nodes."""
+"""The ``runs``, ``logs`` and ``cancel`` commands: after
+``aitrain launch``, through the same keyless path to the nodes."""
 
 from __future__ import annotations
 
@@ -49,7 +50,8 @@ def _outputs(stack: Path, verb: str, run_id: str | None) -> Any:
 def _execute(
     outputs: Any, via: Via, name: str, line: str, *, every_node: bool, dry_run: bool, title: str, run: Runner = _run
 ) -> list[str]:
-    """Print the calls, then (unless dry run) make them; return each node's output (Cloud Assistant: after it finished)."""
+    """Print the calls, then (unless dry run) make them; return
+    each node's output (Cloud Assistant: after it finished)."""
     from blueprints.launch import runs
     from blueprints.launch import torchrun as lc
 
@@ -146,7 +148,8 @@ def runs_command(
     via: Annotated[Via, VIA] = Via.cloud_assistant,
     dry_run: Annotated[bool, DRY_RUN] = False,
 ) -> None:
-    """Each run's state per node (waiting, running, exited with its code, cancelled), from the run directory on the share.
+    """Each run's state per node (waiting, running, exited with
+    its code, cancelled), from the run directory on the share.
 
     Exit status: 0 shown (or --dry-run), 1 a cloud or ssh call failed, 2 invalid input (nothing run).
     """

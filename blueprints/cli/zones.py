@@ -1,4 +1,5 @@
-"""CLI: ``aitrain zones`` asks ECS which catalog GPU types each region offers, and in which zones; ``--write`` records it."""
+"""CLI: ``aitrain zones`` asks ECS which catalog GPU types each
+region offers, and in which zones; ``--write`` records it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Replace a file atomically: the one way aitrain writes a file the user keeps (outputs, stack files, catalog copies)."""
+"""Replace a file atomically: the one way aitrain writes a
+file the user keeps (outputs, stack files, catalog copies)."""
 
 from __future__ import annotations
 

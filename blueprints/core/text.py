@@ -47,7 +47,8 @@ def plain_block(text: object) -> str:
 
 
 def md_cell(text: object) -> str:
-    """``text`` safe inside a Markdown table cell: one line, with ``|``, ``&`` and every inline-active character escaped."""
+    """``text`` safe inside a Markdown table cell: one line, with
+    ``|``, ``&`` and every inline-active character escaped."""
     return _MD_ACTIVE_RE.sub(r"\\\1", plain(text).replace("&", "&amp;"))
 
 
@@ -75,7 +76,8 @@ def _longest_backtick_run(text: str) -> int:
 
 
 def md_text(text: object) -> str:
-    """``text`` safe as free text in Markdown (a paragraph or a list item): it cannot start a heading, quote, list or table.
+    """``text`` safe as free text in Markdown (a paragraph or a
+    list item): it cannot start a heading, quote, list or table.
 
     Like ``md_cell`` (``>`` is escaped everywhere), and a leading ``#``, ``-``, ``+`` or ``=`` is escaped, and so is
     the ``.`` of a leading ``1.`` (``1\\.``), so the text cannot open a heading, list or rule. Table cells need none

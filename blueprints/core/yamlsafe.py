@@ -115,7 +115,8 @@ class BoundedLoader(yaml.SafeLoader):
         return value
 
     def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
-        """A mapping whose keys are all strings (``{a: 1}: x`` or ``1: x`` is refused, not a TypeError), each written once."""
+        """A mapping whose keys are all strings (``{a: 1}: x`` or
+        ``1: x`` is refused, not a TypeError), each written once."""
         if isinstance(node, MappingNode):
             _refuse_duplicate_keys(node)
             self.flatten_mapping(node)

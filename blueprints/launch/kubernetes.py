@@ -10,11 +10,11 @@ rank 0 and its service ``<job>-master-0`` is the rendezvous address) and ``Worke
 (at least 1 when present, so a one-node job has no Worker). ``spec.nprocPerNode`` = GPUs per node and the
 container runs ``torchrun``: the operator sets ``PET_NNODES``, ``PET_NODE_RANK``, ``PET_NPROC_PER_NODE``,
 ``PET_MASTER_ADDR`` and ``PET_MASTER_PORT``, which torchrun reads as its defaults (pytorch/pytorch
-torch/distributed/argparse_util.py, class ``env``: an argument's default is ``PET_<DEST>``). Sources (kubeflow/training-operator
-@6f74c7f6b2ed6c27aabd82d0a316b23f0646059c): pkg/controller.v1/pytorch/envvar.go (setPodEnv), master.go,
-pkg/webhooks/pytorch/pytorchjob_webhook.go (Master replicas must be 1, Worker ≥ 1, a container named ``pytorch``,
-job name a DNS-1035 label), examples/pytorch/cpu-demo/demo.yaml ("Make the nprocPerNode part consistent with the
-gpu resource declaration").
+torch/distributed/argparse_util.py, class ``env``: an argument's default is ``PET_<DEST>``). Sources
+(kubeflow/training-operator @6f74c7f6b2ed6c27aabd82d0a316b23f0646059c): pkg/controller.v1/pytorch/envvar.go
+(setPodEnv), master.go, pkg/webhooks/pytorch/pytorchjob_webhook.go (Master replicas must be 1, Worker ≥ 1,
+a container named ``pytorch``, job name a DNS-1035 label), examples/pytorch/cpu-demo/demo.yaml ("Make the
+nprocPerNode part consistent with the gpu resource declaration").
 """
 
 from __future__ import annotations
@@ -81,7 +81,8 @@ class KubernetesOutputs:
 
 
 def job_engine_of(data: Any, source: str, engines: Mapping[str, str]) -> str:
-    """The job engine of the blueprint that wrote these outputs (``torchrun`` or ``kubernetes``); exit 2 when unknown."""
+    """The job engine of the blueprint that wrote these outputs
+    (``torchrun`` or ``kubernetes``); exit 2 when unknown."""
     if not isinstance(data, dict) or "aitrain_outputs" not in data:
         raise UserInputError(
             f"these are not aitrain stack outputs: {source}",
@@ -132,7 +133,8 @@ def refuse_torchrun_launch(blueprint: str, source: str) -> UserInputError:
 
 
 def parse_kubernetes_outputs(data: Any, source: str, engines: Mapping[str, str]) -> KubernetesOutputs:
-    """Check one outputs document for ``--kubernetes``; every problem is reported at once (key, value, what is allowed)."""
+    """Check one outputs document for ``--kubernetes``; every
+    problem is reported at once (key, value, what is allowed)."""
     engine = job_engine_of(data, source, engines)
     blueprint = data["blueprint"]
     if engine != KUBERNETES_ENGINE:
@@ -275,7 +277,8 @@ def torchrun_command(command: Sequence[str]) -> list[str]:
 def build_job(
     outputs: KubernetesOutputs, *, name: str, image: str, run_id: str, command: Sequence[str], nodes: int | None = None
 ) -> dict[str, Any]:
-    """The PyTorchJob (``kubeflow.org/v1``) for one run: a Master pod and ``nodes - 1`` Worker pods, one per GPU node."""
+    """The PyTorchJob (``kubeflow.org/v1``) for one run: a Master
+    pod and ``nodes - 1`` Worker pods, one per GPU node."""
     check_job_name(name)
     if len(run_id) > 63 or not _LABEL_VALUE.fullmatch(run_id):
         raise launch_error(

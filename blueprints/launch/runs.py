@@ -1,8 +1,9 @@
-"""The pure half of ``aitrain runs``, ``aitrain logs`` and ``aitrain cancel``: the node commands and reading their answers.
+"""The pure half of ``aitrain runs``, ``aitrain logs`` and
+``aitrain cancel``: the node commands and reading their answers.
 
-A run lives in ``<shared>/.aitrain/runs/<run-id>/`` (written by the job user, see ``blueprints.launch.torchrun``): each node's
-``<host>.log`` and ``<host>.status`` (kept by ``aitrain-torchrun --run-dir``: ``state`` waiting, running, exited or
-cancelled; ``pid``, the process group; ``rank``; ``exit``; ``started``/``finished``). Reading needs one node (the
+A run lives in ``<shared>/.aitrain/runs/<run-id>/`` (written by the job user, see ``blueprints.launch.torchrun``): each
+node's ``<host>.log`` and ``<host>.status`` (kept by ``aitrain-torchrun --run-dir``: ``state`` waiting, running, exited
+or cancelled; ``pid``, the process group; ``rank``; ``exit``; ``started``/``finished``). Reading needs one node (the
 directory is shared); cancelling signals each node's own process group. The commands reach the nodes the way
 ``aitrain launch`` does (Cloud Assistant ``RunCommand`` or ssh through the login node). Nothing here runs a process.
 """
@@ -89,7 +90,8 @@ def runs_script(outputs: StackOutputs, run_id: str | None) -> str:
 
 
 def logs_script(outputs: StackOutputs, run_id: str, node: int | None, lines: int, *, follow: bool = False) -> str:
-    """Print the last ``lines`` lines of one node's log (by rank) or of every node's; ``follow``: keep printing (ssh)."""
+    """Print the last ``lines`` lines of one node's log (by rank)
+    or of every node's; ``follow``: keep printing (ssh)."""
     d = shlex.quote(run_dir(outputs, run_id))
     tail = f"tail -n {lines}{' -F' if follow else ''}"
     missing = f'echo "aitrain: no run {run_id} in {run_dir(outputs, run_id)}" >&2; exit 3'
@@ -235,7 +237,8 @@ def parse_listing(text: str) -> list[NodeStatus]:
 
 
 def run_summary(rows: Sequence[NodeStatus]) -> str:
-    """One run's state from its nodes: running while any is; failed if any exited non-zero; else cancelled or succeeded."""
+    """One run's state from its nodes: running while any is;
+    failed if any exited non-zero; else cancelled or succeeded."""
     states = {r.state for r in rows}
     if states & {"running", "waiting"}:
         return "running" if "running" in states else "waiting"

@@ -95,7 +95,8 @@ class LaunchPlan:
 
 
 def utc_now(environ: Mapping[str, str] | None = None) -> dt.datetime:
-    """``AITRAIN_NOW`` (``YYYY-MM-DDTHH:MM:SSZ``) when set, so runs and tests stay deterministic; else the system clock."""
+    """``AITRAIN_NOW`` (``YYYY-MM-DDTHH:MM:SSZ``) when set, so
+    runs and tests stay deterministic; else the system clock."""
     env = os.environ if environ is None else environ
     text = env.get(NOW_ENV)
     if not text:
@@ -290,7 +291,8 @@ def as_job_user(script: str, *args: str) -> str:
 def node_line(
     outputs: StackOutputs, run_id: str, command: Sequence[str], *, hosts: bool = True, nnodes: int | None = None
 ) -> str:
-    """The one shell line each node runs: as the job user, make the run directory and start the launcher in the background.
+    """The one shell line each node runs: as the job user, make
+    the run directory and start the launcher in the background.
 
     The launcher learns the nodes from ``--hosts`` (the outputs' private IPs) or, without it, the host registry
     with ``--nnodes`` (how many must have registered): the node count is never baked into the nodes' user data,
@@ -353,7 +355,8 @@ def plan_launch(outputs: StackOutputs, via: Via, run_id: str, command: Sequence[
 
 
 def run_command_argv(outputs: StackOutputs, run_id: str, line: str, instance_ids: Sequence[str]) -> list[str]:
-    """``aliyun ecs RunCommand`` for up to 50 instances (RPC list parameters are spelt ``--InstanceId.1 ... --InstanceId.N``)."""
+    """``aliyun ecs RunCommand`` for up to 50 instances (RPC list parameters are spelt
+    ``--InstanceId.1 ... --InstanceId.N``)."""
     argv = [
         "aliyun",
         "ecs",

@@ -132,7 +132,8 @@ class SdkReader:
 
 
 def credential_client(source: CredentialSource | None) -> Any:
-    """The SDK credential client for ``source``: a static key, an STS token, a named CLI profile, or the default chain."""
+    """The SDK credential client for ``source``: a static key,
+    an STS token, a named CLI profile, or the default chain."""
     from alibabacloud_credentials.client import Client as CredentialClient
     from alibabacloud_credentials.provider import (
         CLIProfileCredentialsProvider,
@@ -196,7 +197,8 @@ def describe_failure(exc: BaseException) -> tuple[str, str]:
 
 
 def _reason(rest: str) -> str:
-    """The human part of urllib3's failure text: "Connection refused", "Failed to resolve 'H' (…)", "Read timed out."."""
+    """The human part of urllib3's failure text: "Connection
+    refused", "Failed to resolve 'H' (…)", "Read timed out."."""
     if "(Caused by " in rest:
         rest = rest.split("(Caused by ", 1)[1]
         rest = re.sub(r"^\w+\(", "", rest).rstrip(")")

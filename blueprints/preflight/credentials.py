@@ -96,7 +96,8 @@ def find_credentials(env: Mapping[str, str] | None = None, home: Path | None = N
 
 
 def _named_profile(name: str, path: Path) -> CredentialSource:
-    """ALICLOUD_PROFILE: the named profile of the aliyun CLI's config.json, which the SDK's CLI-profile provider reads."""
+    """ALICLOUD_PROFILE: the named profile of the aliyun CLI's
+    config.json, which the SDK's CLI-profile provider reads."""
     where = f"{PULUMI_PROFILE}={name}"
     try:
         config = json.loads(path.read_text(encoding="utf-8"))

@@ -63,7 +63,8 @@ class RegionAnswer:
 
 
 def ask_region(region: str, wanted: Iterable[str], reader: CloudReader) -> RegionAnswer:
-    """Call DescribeAvailableResource for ``region`` and keep the types in ``wanted``; a failed call is kept as the error."""
+    """Call DescribeAvailableResource for ``region`` and keep the
+    types in ``wanted``; a failed call is kept as the error."""
     try:
         body = reader.call(AVAILABLE_RESOURCE, request(region))
         zones, offers = parse(region, body, frozenset(wanted))
@@ -73,7 +74,8 @@ def ask_region(region: str, wanted: Iterable[str], reader: CloudReader) -> Regio
 
 
 def ask(regions: Iterable[str], wanted: Iterable[str], reader_for: Callable[[str], CloudReader]) -> list[RegionAnswer]:
-    """One answer per region, in the order given; ``reader_for(region)`` builds the reader (SDK clients are per region)."""
+    """One answer per region, in the order given; ``reader_for(region)``
+    builds the reader (SDK clients are per region)."""
     types = tuple(wanted)
     return [ask_region(region, types, reader_for(region)) for region in regions]
 
@@ -98,7 +100,8 @@ def parse(region: str, body: Mapping[str, Any], wanted: frozenset[str]) -> tuple
 
 
 def render_text(answers: Iterable[RegionAnswer], day: str, total: int) -> str:
-    """The terminal report: per region, each offered type with its zones (sold-out zones marked), then what is missing."""
+    """The terminal report: per region, each offered type with
+    its zones (sold-out zones marked), then what is missing."""
     lines: list[str] = []
     for answer in answers:
         if answer.error is not None:

@@ -61,7 +61,8 @@ def check_copy(directory: Path) -> None:
 
 
 def write(directory: Path, answers: Iterable[RegionAnswer], surveyed: Iterable[str], day: str) -> WriteResult:
-    """Merge the answered regions into the catalog copy at ``directory``; ``surveyed`` = the types that were asked about.
+    """Merge the answered regions into the catalog copy at
+    ``directory``; ``surveyed`` = the types that were asked about.
 
     For each answered region: that region's rows for the surveyed types are replaced by the answer (a type it does
     not list loses its row and the region leaves its ``regions`` cell), zones the answer names are added to the

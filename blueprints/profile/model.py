@@ -1,8 +1,8 @@
 """Validated training-infrastructure profiles (pydantic v2, strict, frozen): the parts every blueprint shares.
 
 Each blueprint module (``blueprints/architectures/``) defines its own profile model on top of ``ProfileBase``;
-``profile_parse.parse_profile`` validates a plain dict against the model its ``blueprint`` key names, with the catalog and
-today's date passed in as validation context (``ProfileContext``), never read from globals.
+``profile_parse.parse_profile`` validates a plain dict against the model its ``blueprint`` key names, with the catalog
+and today's date passed in as validation context (``ProfileContext``), never read from globals.
 """
 
 from __future__ import annotations
@@ -457,7 +457,8 @@ class ProfileBase(Strict):
     @property
     def access_log_bucket_name(self) -> str | None:
         """Where the data bucket's access logs go: ``bucket.access_log_bucket``, else ``<data bucket>-logs``; None when
-        ``bucket.access_logging`` is off or the bucket is adopted (aitrain changes nothing on a bucket it does not own)."""
+        ``bucket.access_logging`` is off or the bucket is adopted
+        (aitrain changes nothing on a bucket it does not own)."""
         if not self.bucket.access_logging or self.bucket.existing:
             return None
         return self.bucket.access_log_bucket or objectstore.access_log_bucket_name(self.bucket_name)

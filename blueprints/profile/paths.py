@@ -1,4 +1,5 @@
-"""Profile paths as ``pulumi config set --path`` writes them: ``compute.nodes``, ``tags.owner``, ``guardrails.skip[0].rule``.
+"""Profile paths as ``pulumi config set --path`` writes them:
+``compute.nodes``, ``tags.owner``, ``guardrails.skip[0].rule``.
 
 A path is dotted names, ``[N]`` list indexes and ``["a.b"]`` quoted keys (a key holding dots), the syntax of
 Pulumi's property paths. ``set_path`` follows Pulumi's ``config.Map.Set``: missing maps and lists are created on the

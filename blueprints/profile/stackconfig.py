@@ -108,7 +108,8 @@ def engine_config(path: Path) -> dict[str, str]:
 
 
 def secret_problems(key: str, value: Any, segments: tuple[profile_paths.Segment, ...] = ()) -> list[Problem]:
-    """One problem per Pulumi secret in ``value``: a mapping whose only key is ``secure`` (Pulumi reserves that form)."""
+    """One problem per Pulumi secret in ``value``: a mapping
+    whose only key is ``secure`` (Pulumi reserves that form)."""
     if isinstance(value, dict) and list(value) == ["secure"] and isinstance(value["secure"], str):
         cipher = value["secure"]
         return [
@@ -290,7 +291,8 @@ def _changed_leaves(old: Any, new: Any, path: str) -> list[tuple[str, Any, Any]]
 
 
 def parse_overrides(assignments: list[str], models: Mapping[str, type[ProfileBase]]) -> list[tuple[str, Any]]:
-    """``["compute.nodes=16"]`` → ``[("compute.nodes", 16)]``; values are read by the bounded YAML loader (``19:00`` stays text).
+    """``["compute.nodes=16"]`` → ``[("compute.nodes", 16)]``; values
+    are read by the bounded YAML loader (``19:00`` stays text).
 
     Paths are written as for ``pulumi config set --path``: ``tags.owner=alice``, ``guardrails.skip[0].rule=AIT008``.
     """
@@ -327,7 +329,8 @@ def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
 
 
 def set_path(data: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
-    """A copy of ``data`` with ``path`` (``compute.nodes``, ``guardrails.skip[0].rule``) set, as ``pulumi config set --path`` would."""
+    """A copy of ``data`` with ``path`` (``compute.nodes``,
+    ``guardrails.skip[0].rule``) set, as ``pulumi config set --path`` would."""
     try:
         return profile_paths.set_path(data, path, value)
     except profile_paths.PathError as exc:

@@ -16,7 +16,8 @@ _REFERENCE_RE = re.compile(r"\$\{([^.}]+)\.")
 
 
 def referenced_names(value: Any) -> list[str]:
-    """The logical names a plan input refers to (``${name.attr}``, anywhere inside ``value``), in order of appearance."""
+    """The logical names a plan input refers to (``${name.attr}``,
+    anywhere inside ``value``), in order of appearance."""
     return _REFERENCE_RE.findall(json.dumps(value, sort_keys=True, default=str))
 
 

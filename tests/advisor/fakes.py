@@ -75,7 +75,8 @@ def storage() -> list[StorageTier]:
 
 
 def fake_catalog(sold_in: dict[str, tuple[str, ...]] | None = None) -> Catalog:
-    """ecs.a8 (8 × A100, ¥240/h = ¥30/GPU-h, 64 Gbit/s TCP), ecs.a1 (1 × A100, ¥40/h, 8 Gbit/s), ecs.v8 (8 × V100, ¥160/h), ecs.x8 (8 × A100, no price).
+    """ecs.a8 (8 × A100, ¥240/h = ¥30/GPU-h, 64 Gbit/s TCP), ecs.a1 (1 × A100,
+    ¥40/h, 8 Gbit/s), ecs.v8 (8 × V100, ¥160/h), ecs.x8 (8 × A100, no price).
 
     ``sold_in`` gives a type its known regions (by default none is known).
     """

@@ -1,4 +1,5 @@
-"""Bad job input through the CLI: exit 2, one message naming the field, what it is and an allowed example; no traceback."""
+"""Bad job input through the CLI: exit 2, one message naming
+the field, what it is and an allowed example; no traceback."""
 
 from __future__ import annotations
 

@@ -1,10 +1,12 @@
-"""Closing check: Llama-2-70B pretraining against the published 1,720,320 A100-80GB GPU-hours, on the anchor's own scale.
+"""Closing check: Llama-2-70B pretraining against the published
+1,720,320 A100-80GB GPU-hours, on the anchor's own scale.
 
 Llama 2 trained on about 2,000 A100-80GB with 200 Gbit/s RoCE/InfiniBand endpoints per GPU (training-performance.md
 §4–§5). Its MFU (8.4e23 ÷ (1,720,320 h × 3600 s) ÷ 312e12 = 0.435) is a whole-cluster figure, so mfu.csv records that
 setup and the advisor divides the model's efficiency for it out (0.435 ÷ 0.906960 = 0.4796 on one NVLink node) and
 multiplies the user's own back in. On the same scale and a fabric in the same scaling row (≥ 100 Gbit/s per GPU) the two
-cancel and the published figure comes back; the range comes from the other anchors (LLaMA-65B tuned, BLOOM conservative).
+cancel and the published figure comes back; the range comes
+from the other anchors (LLaMA-65B tuned, BLOOM conservative).
 
 The typical end is Llama 2's own anchor, so matching it checks that nothing is counted twice (the old model applied
 the 2,000-GPU scaling loss on top of an MFU that already contained it); the independent check is that the published

@@ -1,4 +1,5 @@
-"""Jobs that share one pool (Job.jobs_in_parallel): tier level, pool sizing, the year of all jobs, and why, with numbers."""
+"""Jobs that share one pool (Job.jobs_in_parallel): tier level,
+pool sizing, the year of all jobs, and why, with numbers."""
 
 from __future__ import annotations
 

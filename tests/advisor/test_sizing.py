@@ -124,7 +124,8 @@ def _evaluate(arithmetic: str) -> float:
 
 
 def test_mfu_derivations_match_their_arithmetic():
-    """Every derived row of mfu.csv equals the arithmetic written in its derivation column (to the 3 decimals stored)."""
+    """Every derived row of mfu.csv equals the arithmetic written
+    in its derivation column (to the 3 decimals stored)."""
     rows = _derived_mfu_rows()
     assert len(rows) >= 40
     for row in rows:
@@ -133,7 +134,8 @@ def test_mfu_derivations_match_their_arithmetic():
 
 
 def test_mfu_levels_are_ordered_and_complete():
-    """Each (class, kind, precision) has exactly one tuned, typical and conservative row, tuned ≥ typical ≥ conservative."""
+    """Each (class, kind, precision) has exactly one tuned, typical
+    and conservative row, tuned ≥ typical ≥ conservative."""
     groups: dict[tuple[str, str, str], dict[str, float]] = {}
     with (DATA_DIR / "mfu.csv").open(newline="", encoding="utf-8") as handle:
         for row in csv.DictReader(handle):
@@ -148,7 +150,8 @@ def test_mfu_levels_are_ordered_and_complete():
 
 
 def test_normalised_levels_stay_ordered():
-    """Dividing out each anchor's own scaling keeps tuned ≥ typical ≥ conservative on one node (anchors differ in scale)."""
+    """Dividing out each anchor's own scaling keeps tuned ≥ typical
+    ≥ conservative on one node (anchors differ in scale)."""
     for row in mfu_rows():
         if row.level != "typical":
             continue

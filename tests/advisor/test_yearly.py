@@ -59,7 +59,8 @@ def cny(item, tier=None, region="cn-shanghai"):
 
 
 def expected_medical():
-    """The figures from the catalog's prices and the chosen option's hours, computed here rather than copied from output."""
+    """The figures from the catalog's prices and the chosen option's
+    hours, computed here rather than copied from output."""
     rec = medical()
     c = rec.chosen
     price = CATALOG.instance_types[c.instance_type].price_cny_per_hour

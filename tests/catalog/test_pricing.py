@@ -1,4 +1,5 @@
-"""CNY unit prices: official CNY as is, USD through the catalog's cited rate, unknown as unknown, storage tiers keyed."""
+"""CNY unit prices: official CNY as is, USD through the catalog's
+cited rate, unknown as unknown, storage tiers keyed."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """Re-record tests/data/preflight/unreachable.json: what the real SDK raises for each API when no endpoint resolves.
 
 Offline: the real ``SdkReader`` and SDK clients send each request, but ``socket.getaddrinfo`` is replaced by one that
-fails as a machine without DNS or network does, so nothing leaves the machine. Run: ``python -m tests.preflight.record_unreachable``.
+fails as a machine without DNS or network does, so nothing leaves the machine. Run:
+``python -m tests.preflight.record_unreachable``.
 """
 
 from __future__ import annotations

@@ -144,7 +144,8 @@ def test_sdk_failure_becomes_cloud_error() -> None:
 
 
 def test_real_clients_build_offline_with_regional_endpoints(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Building the SDK clients (default credential chain, region) sends nothing; ECS and NAS are regional, Quota Center central."""
+    """Building the SDK clients (default credential chain, region)
+    sends nothing; ECS and NAS are regional, Quota Center central."""
     monkeypatch.setenv("ALIBABA_CLOUD_ACCESS_KEY_ID", "id")
     monkeypatch.setenv("ALIBABA_CLOUD_ACCESS_KEY_SECRET", "secret")
     reader = SdkReader("cn-shanghai")

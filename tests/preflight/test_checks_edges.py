@@ -81,7 +81,8 @@ def test_stock_reads_only_its_zone_and_the_instance_type_resource():
     body = {
         "AvailableZones": {
             "AvailableZone": [
-                # Another zone with stock comes first, then a resource of another kind naming the type: neither may count.
+                # Another zone with stock comes first, then a resource
+                # of another kind naming the type: neither may count.
                 {
                     "ZoneId": "cn-shanghai-b",
                     "AvailableResources": {

@@ -70,7 +70,8 @@ def test_short_plan_exits_1_with_numbers(replay: ReplayReader) -> None:
 
 
 def test_fitting_plan_exits_0_and_json_schema(replay: ReplayReader, tmp_path: Path) -> None:
-    """The pool's instance-type quota is unanswered (Quota Center lists none): exit 4 unless that check is accepted by name."""
+    """The pool's instance-type quota is unanswered (Quota Center
+    lists none): exit 4 unless that check is accepted by name."""
     stack = tmp_path / "Pulumi.pool.yaml"
     stack.write_text("config:\n  aitrain:preset: autoscaling-training\n")
     args = ["preflight", "--stack-config", str(stack), "--format", "json", "--today", "2026-11-30"]
@@ -97,7 +98,8 @@ def test_fitting_plan_exits_0_and_json_schema(replay: ReplayReader, tmp_path: Pa
 def test_unreachable_api_exits_4_with_one_readable_line_per_check(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """Credentials as `pulumi up` takes them, every endpoint unreachable (the recorded SDK failures): the gate does not pass."""
+    """Credentials as `pulumi up` takes them, every endpoint
+    unreachable (the recorded SDK failures): the gate does not pass."""
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setattr(aliyun, "sdk_client_classes", unreachable_client_classes)
     result = runner.invoke(app, ["preflight", "medical-imaging", "--today", "2026-11-30"], env=PULUMI_CREDS)

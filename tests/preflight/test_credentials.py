@@ -67,7 +67,8 @@ def test_how_to_names_the_variables() -> None:
 
 
 def test_pulumi_keys_are_found_first_as_the_provider_reads_them(tmp_path: Path) -> None:
-    """pulumi-alicloud reads ALICLOUD_ACCESS_KEY before ALIBABA_CLOUD_ACCESS_KEY_ID (and so on): preflight uses the same key."""
+    """pulumi-alicloud reads ALICLOUD_ACCESS_KEY before
+    ALIBABA_CLOUD_ACCESS_KEY_ID (and so on): preflight uses the same key."""
     env = {
         "ALICLOUD_ACCESS_KEY": "p-id",
         "ALICLOUD_SECRET_KEY": "p-secret",

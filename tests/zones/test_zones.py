@@ -1,4 +1,5 @@
-"""The survey (parse one DescribeAvailableResource answer) and the write into a catalog copy: the region filter then works."""
+"""The survey (parse one DescribeAvailableResource answer) and
+the write into a catalog copy: the region filter then works."""
 
 from __future__ import annotations
 

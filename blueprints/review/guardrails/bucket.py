@@ -1,4 +1,5 @@
-"""The dataset and checkpoint bucket: private, versioned, expiring old versions, encrypted, HTTPS-only over TLS 1.2+, logged to a safe bucket."""
+"""The dataset and checkpoint bucket: private, versioned, expiring old
+versions, encrypted, HTTPS-only over TLS 1.2+, logged to a safe bucket."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Node rules: encrypted disks, IMDSv2, scratch-only inline disks, local scratch sized to memory, safe resource options."""
+"""Node rules: encrypted disks, IMDSv2, scratch-only inline
+disks, local scratch sized to memory, safe resource options."""
 
 from __future__ import annotations
 
@@ -74,7 +75,8 @@ SCRATCH_DISK_NAME = "aitrain-scratch"  # the name the components give every inli
 
 
 def inline_disks_are_scratch(plan: Plan) -> Iterator[tuple[str, str]]:
-    """AIT014: inline data disks are named scratch and go with the node; separate disks outlive it and keep snapshots."""
+    """AIT014: inline data disks are named scratch and go with
+    the node; separate disks outlive it and keep snapshots."""
     for r in of_types(plan, NODE_TYPES):
         for index, disk in enumerate(r.inputs.get("dataDisks") or []):
             disk = disk or {}

@@ -1,4 +1,5 @@
-"""RAM rules: node roles trust only ECS; node policies name only the plan's bucket; least privilege, no long-lived keys."""
+"""RAM rules: node roles trust only ECS; node policies name
+only the plan's bucket; least privilege, no long-lived keys."""
 
 from __future__ import annotations
 

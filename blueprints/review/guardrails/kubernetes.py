@@ -1,5 +1,5 @@
-"""ACK rules: a private API server, audit logs, node pools that run as the plan's own role and repair their nodes, volumes
-that keep their data.
+"""ACK rules: a private API server, audit logs, node pools that run as
+the plan's own role and repair their nodes, volumes that keep their data.
 
 Input names are the engine (camelCase) names of pulumi-alicloud 4.0.0 ``cs.ManagedKubernetes`` / ``cs.NodePool`` and
 pulumi-kubernetes 4.34.2 ``core/v1`` / ``storage.k8s.io/v1`` (their Python names, camelCased by the bridge).
@@ -81,7 +81,8 @@ def audit_log(plan: Plan) -> Iterator[tuple[str, str]]:
 
 
 def node_pool_role(plan: Plan) -> Iterator[tuple[str, str]]:
-    """AIT035: every node pool runs as a RAM role of the plan that trusts only ECS and holds only the plan's policies."""
+    """AIT035: every node pool runs as a RAM role of the plan
+    that trusts only ECS and holds only the plan's policies."""
     roles = {_role_name(r): r for r in of_types(plan, ("ram.Role",)) if _role_name(r)}
     own_policies = {str(r.inputs.get("policyName") or r.inputs.get("name")) for r in of_types(plan, ("ram.Policy",))}
     attached: dict[str, list[PlannedResource]] = {}
@@ -156,7 +157,8 @@ REPAIR_ADDONS = ("ack-node-problem-detector", "node-lifecycle-controller")
 
 
 def node_pool_repair(plan: Plan) -> Iterator[tuple[str, str]]:
-    """AIT037: every node pool is a managed pool with auto repair, on a cluster that installs the add-ons repair needs."""
+    """AIT037: every node pool is a managed pool with auto repair,
+    on a cluster that installs the add-ons repair needs."""
     clusters = {r.name: r for r in of_types(plan, (CLUSTER,))}
     installed: dict[str, set[str]] = {
         name: {str(a.get("name")) for a in as_list(r.inputs.get("addons")) if isinstance(a, dict)}

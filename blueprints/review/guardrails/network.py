@@ -130,7 +130,8 @@ def port_range(ports: Any) -> tuple[int, int] | None:
 
 
 def risky_ingress(plan: Plan) -> Iterator[tuple[str, str]]:
-    """AIT018: from a non-private range (admin ranges included) no ingress of every protocol, every port or a risky port.
+    """AIT018: from a non-private range (admin ranges included)
+    no ingress of every protocol, every port or a risky port.
 
     Ranges overlap, never compare as strings: ``20/30`` opens telnet, ``1/65535`` is ``-1/-1``. ``cidrIp`` takes IPv4
     only (IPv6 belongs in ``ipv6CidrIp``, SecurityGroupRule docstring, SDK 4.0.0).

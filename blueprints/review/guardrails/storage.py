@@ -1,4 +1,5 @@
-"""Data-safety rules for shared storage and what guards it from deletion: protected, encrypted, VPC-only, recoverable."""
+"""Data-safety rules for shared storage and what guards it
+from deletion: protected, encrypted, VPC-only, recoverable."""
 
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ def storage_encrypted(plan: Plan) -> Iterator[tuple[str, str]]:
 
 
 def unencrypted_storage(plan: Plan) -> Iterator[tuple[str, str]]:
-    """AIT009: stored data that is not encrypted at rest, including what the API cannot encrypt (so AIT005 does not fire)."""
+    """AIT009: stored data that is not encrypted at rest, including
+    what the API cannot encrypt (so AIT005 does not fire)."""
     for r in of_types(plan, ("nas.FileSystem",)):
         kind = r.inputs.get("fileSystemType")
         if kind not in NAS_ENCRYPTABLE and not r.inputs.get("encryptType"):
@@ -148,7 +150,8 @@ MIN_RECOVERY_DAYS = 7  # infraguard ecs-snapshot-retention-days default; NAS rec
 
 
 def recoverable(plan: Plan) -> Iterator[tuple[str, str]]:
-    """AIT016: general-purpose NAS keeps deletes in its recycle bin, Extreme NAS has an auto-snapshot policy, CPFS is said to have neither."""
+    """AIT016: general-purpose NAS keeps deletes in its recycle bin, Extreme
+    NAS has an auto-snapshot policy, CPFS is said to have neither."""
     bins = {
         referenced(r.inputs.get("fileSystemId")): r.inputs.get("reservedDays")
         for r in of_types(plan, ("nas.RecycleBin",))
@@ -236,7 +239,8 @@ def root_squash(plan: Plan) -> Iterator[tuple[str, str]]:
 
 
 def cpfs_controls(plan: Plan) -> Iterator[tuple[str, str]]:
-    """AIT025: CPFS has no access group and no encryption through the NAS API, so the reviewer accepts that explicitly."""
+    """AIT025: CPFS has no access group and no encryption through
+    the NAS API, so the reviewer accepts that explicitly."""
     for r in of_types(plan, ("nas.FileSystem",)):
         kind = r.inputs.get("fileSystemType")
         if kind in CPFS_TYPES:
