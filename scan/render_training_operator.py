@@ -1,6 +1,8 @@
-"""Render the Kubeflow training operator's standalone install (v1.9.0) for aitrain (a tool, not runtime).
+r"""Render the Kubeflow training operator's standalone install (v1.9.0) for aitrain (a tool, not runtime).
 
-Usage: python scan/render_training_operator.py TRAINING_OPERATOR_GIT_DIR > blueprints/data/kubeflow/training-operator-v1.9.0/operator.yaml
+Usage:
+    python scan/render_training_operator.py TRAINING_OPERATOR_GIT_DIR \
+        > blueprints/data/kubeflow/training-operator-v1.9.0/operator.yaml
 
 Reads ``manifests/overlays/standalone`` of github.com/kubeflow/training-operator at tag v1.9.0 (``git show``) and
 applies what that kustomization does, by hand (no kustomize on these machines): namespace ``kubeflow`` on the

@@ -1,8 +1,11 @@
-"""Regenerate tests/data/terraform_arguments.json: the argument names terraform-provider-alicloud documents for
+r"""Regenerate tests/data/terraform_arguments.json: the argument names terraform-provider-alicloud documents for
 each Terraform type in blueprints/data/terraform_names.json (a tool, not runtime; the export test checks every
 exported attribute against it, so a wrong name from the default rule shows up offline).
 
-Usage: python scan/terraform_arguments.py GIT_DIR_OF_terraform-provider-alicloud COMMIT > tests/data/terraform_arguments.json
+Usage:
+    python scan/terraform_arguments.py GIT_DIR_OF_terraform-provider-alicloud COMMIT \
+        > tests/data/terraform_arguments.json
+
 Arguments are the bullet names (`* `name``) of website/docs/r/<type without alicloud_>.html.markdown, nested
 block arguments included (their names are documented under the block's own heading).
 """

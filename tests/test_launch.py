@@ -93,7 +93,8 @@ def fake_bin(tmp_path, monkeypatch):
             ids = json.loads(os.environ["FAKE_POOL"])
             size = int(sys.argv[sys.argv.index("--PageSize") + 1])
             chunk = ids[(page - 1) * size : page * size]
-            print(json.dumps({{"TotalCount": len(ids), "ScalingInstances": {{"ScalingInstance": [{{"InstanceId": i, "LifecycleState": "InService"}} for i in chunk]}}}}))
+            listed = [{{"InstanceId": i, "LifecycleState": "InService"}} for i in chunk]
+            print(json.dumps({{"TotalCount": len(ids), "ScalingInstances": {{"ScalingInstance": listed}}}}))
         elif "RunCommand" in sys.argv:
             print(json.dumps({{"CommandId": "c-1", "InvokeId": "t-0001", "RequestId": "r"}}))
         """
@@ -144,17 +145,18 @@ def test_dry_run_one_node_exact(outputs_file):
     )
     assert result.exit_code == 0, result.output
     line = LINE.format(run=RUN, hosts=" --hosts 10.20.0.11", cmd="python train.py --lr 3e-4")
-    assert result.stdout == textwrap.dedent(
-        f"""\
-        aitrain launch: medical-imaging (fixed-cluster, cn-shanghai), 1 node, run {RUN}, via cloud-assistant
-        each node runs:
-          {line}
-        commands:
-          aliyun ecs RunCommand --RegionId cn-shanghai --Type RunShellScript --Name aitrain-medical-imaging-{RUN} --CommandContent {shlex.quote(line)} --Timeout 60 --InstanceId.1 i-uf6node0001
-        {LOGS.format(run=RUN)}
-        dry run: nothing was run
-        """
-    )
+    expected = [
+        f"aitrain launch: medical-imaging (fixed-cluster, cn-shanghai), 1 node, run {RUN}, via cloud-assistant",
+        "each node runs:",
+        f"  {line}",
+        "commands:",
+        "  aliyun ecs RunCommand --RegionId cn-shanghai --Type RunShellScript "
+        f"--Name aitrain-medical-imaging-{RUN} --CommandContent "
+        f"{shlex.quote(line)} --Timeout 60 --InstanceId.1 i-uf6node0001",
+        LOGS.format(run=RUN),
+        "dry run: nothing was run",
+    ]
+    assert result.stdout == "\n".join(expected) + "\n"
 
 
 def test_dry_run_two_nodes_exact_and_arguments_quoted_once(outputs_file):
@@ -213,19 +215,22 @@ def test_dry_run_pool_exact(outputs_file):
     result = invoke("launch", "--stack", outputs_file(pool_outputs()), "--dry-run", "--", "python", "-m", "pkg.train")
     assert result.exit_code == 0, result.output
     line = LINE.format(run=RUN, hosts="", cmd="python -m pkg.train")
-    assert result.stdout == textwrap.dedent(
-        f"""\
-        aitrain launch: autoscaling-training (autoscaling-pool, cn-shanghai), the InService nodes of asg-uf6pool01, run {RUN}, via cloud-assistant
-        each node runs:
-          {line}
-          (with --nnodes N before --, N = the InService instances found: the launcher waits until N have registered)
-        commands:
-          aliyun ess DescribeScalingInstances --RegionId cn-shanghai --ScalingGroupId asg-uf6pool01 --LifecycleState InService --PageSize 50 --PageNumber 1
-          aliyun ecs RunCommand --RegionId cn-shanghai --Type RunShellScript --Name aitrain-autoscaling-training-{RUN} --CommandContent {shlex.quote(line)} --Timeout 60 --InstanceId.1 <id> --InstanceId.2 <id> ... (each InService instance of asg-uf6pool01, 50 per call)
-        {LOGS.format(run=RUN)}
-        dry run: nothing was run
-        """
-    )
+    expected = [
+        "aitrain launch: autoscaling-training (autoscaling-pool, cn-shanghai), the InService nodes of asg-uf6pool01, "
+        f"run {RUN}, via cloud-assistant",
+        "each node runs:",
+        f"  {line}",
+        "  (with --nnodes N before --, N = the InService instances found: the launcher waits until N have registered)",
+        "commands:",
+        "  aliyun ess DescribeScalingInstances --RegionId cn-shanghai --ScalingGroupId asg-uf6pool01 "
+        "--LifecycleState InService --PageSize 50 --PageNumber 1",
+        "  aliyun ecs RunCommand --RegionId cn-shanghai --Type RunShellScript "
+        f"--Name aitrain-autoscaling-training-{RUN} --CommandContent {shlex.quote(line)} --Timeout 60 "
+        "--InstanceId.1 <id> --InstanceId.2 <id> ... (each InService instance of asg-uf6pool01, 50 per call)",
+        LOGS.format(run=RUN),
+        "dry run: nothing was run",
+    ]
+    assert result.stdout == "\n".join(expected) + "\n"
 
 
 def test_dry_run_ssh_one_command_per_node_through_the_login_node(outputs_file):

@@ -75,17 +75,18 @@ def test_runs_dry_run_reads_one_node_and_says_how_the_answer_is_fetched(stack):
         "cd /mnt/shared/.aitrain/runs 2>/dev/null || exit 0; for f in "
         '*/*.status; do [ -f "$f" ] && { echo "== $f"; cat "$f"; }; done; exit 0'
     )
-    assert result.stdout == textwrap.dedent(
-        f"""\
-        aitrain runs: medical-imaging (fixed-cluster, cn-shanghai), via cloud-assistant
-        one node (the run directory is shared) runs:
-          {line}
-        commands:
-          aliyun ecs RunCommand --RegionId cn-shanghai --Type RunShellScript --Name aitrain-medical-imaging-runs --CommandContent {shlex.quote(line)} {READ}
-          then, until it has finished: aliyun ecs DescribeInvocationResults --RegionId cn-shanghai --InvokeId '<InvokeId>' --ContentEncoding PlainText
-        dry run: nothing was run
-        """
-    )
+    expected = [
+        "aitrain runs: medical-imaging (fixed-cluster, cn-shanghai), via cloud-assistant",
+        "one node (the run directory is shared) runs:",
+        f"  {line}",
+        "commands:",
+        "  aliyun ecs RunCommand --RegionId cn-shanghai --Type RunShellScript --Name aitrain-medical-imaging-runs "
+        f"--CommandContent {shlex.quote(line)} {READ}",
+        "  then, until it has finished: aliyun ecs DescribeInvocationResults --RegionId cn-shanghai "
+        "--InvokeId '<InvokeId>' --ContentEncoding PlainText",
+        "dry run: nothing was run",
+    ]
+    assert result.stdout == "\n".join(expected) + "\n"
 
 
 def test_logs_dry_run_for_one_node_by_rank(stack):
@@ -157,13 +158,15 @@ def test_status_from_a_fabricated_run_directory(tmp_path):
         (RUN, 1, "iZnode2", "running", None),
         ("old", None, "iZnode1", "exited", 2),
     ]
-    assert runs.render_runs(rows) == textwrap.dedent(
-        f"""\
-        run {RUN}: running (2 nodes)
-          node   0 iZnode1: exited exit 0 started 2026-12-01T09:30:02Z finished 2026-12-01T11:00:00Z
-          node   1 iZnode2: running started 2026-12-01T09:30:03Z
-        run old: failed (1 node)
-          node   ? iZnode1: exited exit 2 started 2026-11-30T08:00:00Z finished 2026-11-30T08:00:01Z (this node (10.9.9.9) is not among the 2 nodes: 10.20.0.11,10.20.0.12)"""
+    assert runs.render_runs(rows) == "\n".join(
+        [
+            f"run {RUN}: running (2 nodes)",
+            "  node   0 iZnode1: exited exit 0 started 2026-12-01T09:30:02Z finished 2026-12-01T11:00:00Z",
+            "  node   1 iZnode2: running started 2026-12-01T09:30:03Z",
+            "run old: failed (1 node)",
+            "  node   ? iZnode1: exited exit 2 started 2026-11-30T08:00:00Z finished 2026-11-30T08:00:01Z "
+            "(this node (10.9.9.9) is not among the 2 nodes: 10.20.0.11,10.20.0.12)",
+        ]
     )
     only = runs.parse_listing(sh(runs.runs_script(outputs, "old")).stdout)
     assert [r.run_id for r in only] == ["old"]
@@ -250,7 +253,13 @@ def test_runs_through_cloud_assistant_polls_until_finished_and_prints_the_table(
             print(json.dumps({{"InvokeId": "t-0001"}}))
         else:
             status = "Running" if n < 3 else "Finished"
-            print(json.dumps({{"Invocation": {{"InvocationResults": {{"InvocationResult": [{{"InstanceId": "i-uf6node0001", "InvokeRecordStatus": status, "ExitCode": 0, "Output": {listing!r} if status == "Finished" else ""}}]}}}}}}))
+            result = {{
+                "InstanceId": "i-uf6node0001",
+                "InvokeRecordStatus": status,
+                "ExitCode": 0,
+                "Output": {listing!r} if status == "Finished" else "",
+            }}
+            print(json.dumps({{"Invocation": {{"InvocationResults": {{"InvocationResult": [result]}}}}}}))
         """)
     )
     fake.chmod(0o755)

@@ -35,8 +35,10 @@ USER_TESTS = """
 from blueprints.components.storage import SharedStorage, SharedStorageArgs
 from blueprints.testing import assert_guardrails, offline_mocks
 
-ARGS = SharedStorageArgs(kind="extreme_nas", region="cn-shanghai", throughput_tier="advance", capacity_gib=32768,
-                         zone_id="cn-shanghai-a", vpc_id="vpc-1", vswitch_id="vsw-1", client_cidrs={"cn-shanghai-a": "10.0.0.0/20"})
+ARGS = SharedStorageArgs(
+    kind="extreme_nas", region="cn-shanghai", throughput_tier="advance", capacity_gib=32768, zone_id="cn-shanghai-a",
+    vpc_id="vpc-1", vswitch_id="vsw-1", client_cidrs={"cn-shanghai-a": "10.0.0.0/20"},
+)
 
 
 def test_plain_assert():
@@ -98,8 +100,10 @@ PULUMI_WAY = """
 import pulumi
 from blueprints.components.storage import SharedStorage, SharedStorageArgs
 
-ARGS = SharedStorageArgs(kind="extreme_nas", region="cn-shanghai", throughput_tier="advance", capacity_gib=32768,
-                         zone_id="cn-shanghai-a", vpc_id="vpc-1", vswitch_id="vsw-1", client_cidrs={"cn-shanghai-a": "10.0.0.0/20"})
+ARGS = SharedStorageArgs(
+    kind="extreme_nas", region="cn-shanghai", throughput_tier="advance", capacity_gib=32768, zone_id="cn-shanghai-a",
+    vpc_id="vpc-1", vswitch_id="vsw-1", client_cidrs={"cn-shanghai-a": "10.0.0.0/20"},
+)
 
 
 @pulumi.runtime.test

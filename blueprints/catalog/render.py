@@ -18,7 +18,8 @@ NOT_APPLICABLE = "-"
 """Shown for the GPU model of a CPU-only type (known to have none, so not unknown)."""
 
 INFERRED = " (inferred)"
-"""Appended to a GPU model the sources do not name but whose documented figures identify it (README "Inferred GPU models")."""
+"""Appended to a GPU model the sources do not name but whose documented figures identify it (README "Inferred GPU
+models")."""
 
 # (header, key in the row dict, right-aligned?)
 _TABLE_COLUMNS: tuple[tuple[str, str, bool], ...] = (

@@ -33,6 +33,15 @@ ACTIONS = {
     "setup-python": ("actions/setup-python", "5fda3b95a4ea91299a34e894583c3862153e4b97", "v7.0.0"),
 }
 
+# The pull request's comments in the GitHub API, and the verdict step's two error annotations: template fields
+# only because they do not fit a line of it.
+_COMMENTS_API = '"repos/$GITHUB_REPOSITORY/issues/$PR_NUMBER/comments"'
+_BLOCKED = (
+    "::error::blocked: an error-level guardrail finding in a head plan or a change of class $AITRAIN_FAIL_ON; "
+    "see the pull-request comment (or the job summary)"
+)
+_FAILED = "::error::aitrain ci comment exited $STATUS (2: a stack could not be planned); see the comment and the log"
+
 # `${{ … }}` expressions appear only in `env:` entries, never inside a `run:` script: the scripts read plain
 # environment variables, which keeps untrusted PR text out of the shell and lets a test run them with bash.
 _TEMPLATE = """\
@@ -126,7 +135,7 @@ jobs:
           fi
           # Only this workflow's own comment (posted with the job token, so by {author}) is updated: anyone
           # can write a comment holding the marker.
-          if ! id=$(gh api "repos/$GITHUB_REPOSITORY/issues/$PR_NUMBER/comments" --paginate \\
+          if ! id=$(gh api {comments} --paginate \\
             --jq '.[] | select(.user.login == "{author}" and (.body | contains("{marker}"))) | .id' | sed -n 1p); then
             summary "could not list the pull request's comments"
             exit 0
@@ -137,7 +146,7 @@ jobs:
             else
               summary "could not update comment $id (the token may be read-only)"
             fi
-          elif gh api --method POST "repos/$GITHUB_REPOSITORY/issues/$PR_NUMBER/comments" -F body=@"$body" > /dev/null; then
+          elif gh api --method POST {comments} -F body=@"$body" > /dev/null; then
             echo "posted a new comment"
           else
             summary "could not post the comment (the token may be read-only)"
@@ -151,8 +160,8 @@ jobs:
         run: |
           case "$STATUS" in
             0) echo "no error-level finding in a head plan and no change of class $AITRAIN_FAIL_ON" ;;
-            1) echo "::error::blocked: an error-level guardrail finding in a head plan or a change of class $AITRAIN_FAIL_ON; see the pull-request comment (or the job summary)"; exit 1 ;;
-            *) echo "::error::aitrain ci comment exited $STATUS (2: a stack could not be planned); see the comment and the log"; exit 2 ;;
+            1) echo "{blocked}"; exit 1 ;;
+            *) echo "{failed}"; exit 2 ;;
           esac
 """
 
@@ -193,4 +202,7 @@ def workflow_yaml(
         author=COMMENT_AUTHOR,
         checkout=checkout,
         setup_python=setup_python,
+        comments=_COMMENTS_API,
+        blocked=_BLOCKED,
+        failed=_FAILED,
     )
