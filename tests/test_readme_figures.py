@@ -51,10 +51,6 @@ def _run(name: str) -> str:
     return "—" if totals["run_hours"] is None else f"{_money(totals['cny_per_run'])} ({totals['run_hours']:g} h)"
 
 
-def _scenario(name: str, index: int) -> dict:
-    return plan(name).costs["scenarios"][index]
-
-
 def preset_costs() -> str:
     """The README's table of what each golden plan costs and what it cannot price."""
     rows = ["| plan | ¥/hour | ¥/month | per run | not priced (never counted as 0) |", "|---|--:|--:|--:|---|"]

@@ -126,7 +126,7 @@ def test_a_crash_while_writing_keeps_the_old_file_and_no_temporary(tmp_path, mon
     out = tmp_path / "plan.json"
     out.write_text("old\n")
 
-    def broken_replace(src, dst):
+    def broken_replace(_src, _dst):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(files.os, "replace", broken_replace)

@@ -15,9 +15,7 @@ ModelKind = Literal["transformer", "cnn", "other"]
 Precision = Literal["fp32", "tf32", "bf16", "fp16", "fp8"]
 Optimizer = Literal["adam", "adamw", "sgd", "sgd_momentum"]
 
-MODEL_KINDS = ("transformer", "cnn", "other")
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8")
-OPTIMIZERS = ("adam", "adamw", "sgd", "sgd_momentum")
 
 # Same rule as a profile's name, because the job name becomes the profile name (resource prefix).
 

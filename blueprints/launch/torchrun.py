@@ -129,11 +129,6 @@ def check_run_id(run_id: str) -> str:
     return run_id
 
 
-def read_outputs(path: Path, known_blueprints: Iterable[str]) -> StackOutputs:
-    """Read ``pulumi stack output --json`` saved in ``path``; ``UserInputError`` (exit 2) for anything unusable."""
-    return parse_outputs(load_outputs(path), str(path), known_blueprints)
-
-
 def load_outputs(path: Path) -> Any:
     """The JSON document in ``path`` (``pulumi stack output --json``), unchecked; ``UserInputError`` when unreadable."""
     where = f"--stack {path}"

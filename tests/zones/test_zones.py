@@ -250,7 +250,7 @@ def test_a_failed_write_never_truncates_a_catalog_file(monkeypatch, tmp_path):
     target = tmp_path / "instance_zones.csv"
     target.write_text("old\n", encoding="utf-8")
 
-    def broken_replace(src, dst):
+    def broken_replace(_src, _dst):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(files.os, "replace", broken_replace)
