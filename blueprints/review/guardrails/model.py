@@ -7,6 +7,12 @@ from typing import Callable, Iterable
 
 from blueprints.review.plan import Plan
 
+# Where ``Rule.references`` point, inside the repository: the table of §7 of the security and data-safety reference
+# the rules were built from, whose "#" column numbers its rules (the file, and the GitHub anchor of the heading).
+REFERENCE_DOC = "docs/sources/security-and-data-safety.md"
+REFERENCE_SECTION = "7-rules-the-generator-must-satisfy-by-default-prioritized"
+REFERENCE_TABLE = f"{REFERENCE_DOC}#{REFERENCE_SECTION}"
+
 # Most severe first. ``aitrain plan --fail-level L`` fails on a finding at L or above.
 LEVELS = ("error", "warning", "info")
 
@@ -30,7 +36,8 @@ class Finding:
 class Rule:
     """A named check with an id, a level, the reason it exists (with its source) and how to fix a finding.
 
-    ``references`` are the numbers of the rules in ``docs/sources/security-and-data-safety.md`` §7 it enforces.
+    ``references`` are the rules it enforces: row numbers (the "#" column) of the table at ``REFERENCE_TABLE``
+    (``docs/sources/security-and-data-safety.md`` §7); tests/test_guardrail_references.py checks each row exists.
     """
 
     id: str
