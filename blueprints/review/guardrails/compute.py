@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator
 
-from blueprints.review.guardrails.inputs import NODE_TYPES, STATEFUL_TYPES, of_types
+from blueprints.kinds import Role, has_role
+from blueprints.review.guardrails.inputs import of_role, of_types
 from blueprints.review.guardrails.model import Rule
 from blueprints.review.plan import Plan
 
@@ -25,7 +26,7 @@ def disk_encryption(plan: Plan) -> Iterator[tuple[str, str]]:
         if not r.inputs.get("systemDiskEncrypted"):
             yield r.name, "node pool system disk is not encrypted (systemDiskEncrypted)"
     # Scratch lives on data disks: every one a node is built with (each of these types takes ``dataDisks[].encrypted``).
-    for r in of_types(plan, NODE_TYPES):
+    for r in of_role(plan, Role.NODE):
         for index, disk in enumerate(r.inputs.get("dataDisks") or []):
             disk = disk or {}
             if not disk.get("encrypted"):
@@ -70,7 +71,7 @@ SCRATCH_DISK_NAME = "aitrain-scratch"  # the name the components give every inli
 
 def inline_disks_are_scratch(plan: Plan) -> Iterator[tuple[str, str]]:
     """AIT014: inline data disks are named scratch and go with the node; separate disks outlive it and keep snapshots."""
-    for r in of_types(plan, NODE_TYPES):
+    for r in of_role(plan, Role.NODE):
         for index, disk in enumerate(r.inputs.get("dataDisks") or []):
             disk = disk or {}
             name = disk.get("name") or disk.get("diskName")
@@ -161,7 +162,7 @@ def safe_options(plan: Plan) -> Iterator[tuple[str, str]]:
                     r.name,
                     f"ignore_changes lists {path!r}, a {'/'.join(hits)} input: drift there would never be shown or corrected",
                 )
-        if r.delete_before_replace and r.short_type in STATEFUL_TYPES:
+        if r.delete_before_replace and has_role(r.type, Role.STATEFUL):
             yield r.name, "delete_before_replace on a stateful resource deletes the data before its replacement exists"
 
 

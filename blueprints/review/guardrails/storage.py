@@ -5,14 +5,15 @@ from __future__ import annotations
 import ipaddress
 from typing import Any, Iterator
 
-from blueprints.review.guardrails.inputs import STATEFUL_TYPES, of_types, private, referenced
+from blueprints.kinds import Role, kind_of
+from blueprints.review.guardrails.inputs import of_role, of_types, private, referenced
 from blueprints.review.guardrails.model import Rule
 from blueprints.review.plan import Plan
 
 
 def storage_protected(plan: Plan) -> Iterator[tuple[str, str]]:
     """AIT004: stateful resources are protected and retained, never replaced delete-first."""
-    for r in of_types(plan, STATEFUL_TYPES):
+    for r in of_role(plan, Role.STATEFUL):
         if not (r.protect and r.retain_on_delete):
             yield r.name, "stateful resource must have protect and retain_on_delete from its first deployment"
         if r.delete_before_replace:
@@ -118,23 +119,22 @@ def nas_access_vpc_only(plan: Plan) -> Iterator[tuple[str, str]]:
 
 # ---- deletion protection where the API has it (AIT015) ----
 
-# (short type, input, value that means protected): the provider's own switch on each type; NAS and OSS have none.
-DELETION_PROTECTION = (
-    ("ess.ScalingGroup", "groupDeletionProtection", True),
-    ("vpc.NatGateway", "deletionProtection", True),
-    ("ecs.EipAddress", "deletionProtection", True),
-)
-
 
 def deletion_protection(plan: Plan) -> Iterator[tuple[str, str]]:
-    """AIT015: scaling groups, NAT gateways and EIPs have the cloud's own deletion protection on."""
-    for kind, field, protected in DELETION_PROTECTION:
-        for r in of_types(plan, (kind,)):
-            if r.inputs.get(field) is not protected:
-                yield (
-                    r.name,
-                    f"{kind} has no deletion protection ({field}={r.inputs.get(field)!r}, wanted {protected!r}); the console or API can release it",
-                )
+    """AIT015: scaling groups, NAT gateways and EIPs have the cloud's own deletion protection on.
+
+    The switch and the value that means protected are each kind's ``deletion_protection`` (NAS and OSS have none).
+    """
+    for r in plan.resources:
+        kind = kind_of(r.type)
+        if kind is None or kind.deletion_protection is None:
+            continue
+        field, protected = kind.deletion_protection
+        if r.inputs.get(field) is not protected:
+            yield (
+                r.name,
+                f"{r.short_type} has no deletion protection ({field}={r.inputs.get(field)!r}, wanted {protected!r}); the console or API can release it",
+            )
 
 
 # ---- deleted data stays recoverable (AIT016) ----
