@@ -58,7 +58,7 @@ KINDS = (
     ),
     _object(
         "core/v1:PersistentVolumeClaim",
-        (*_NAMED, "spec.volumeName", "spec.storageClassName", "spec.resources.requests.storage", "spec.accessModes"),
+        (*_NAMED, "spec.volumeName", "spec.resources.requests.storage", "spec.accessModes"),
         Priced(_claim_cost),
     ),
     _object("core/v1:Secret", (*_NAMED, "type")),
