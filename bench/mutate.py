@@ -168,6 +168,7 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "blueprints/kinds/",
         (
             "tests/test_kinds.py",
+            "tests/test_kinds_consumers.py",
             "tests/test_costing.py",
             "tests/test_costing_kubernetes.py",
             "tests/test_guardrails.py",
