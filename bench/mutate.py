@@ -164,6 +164,23 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("blueprints/cli/zones.py", ("tests/zones",)),
     ("blueprints/cli/preflight.py", ("tests/preflight",)),
     ("blueprints/launch/kubernetes.py", ("tests/test_launch_kubernetes.py",)),
+    (
+        "blueprints/kinds/",
+        (
+            "tests/test_kinds.py",
+            "tests/test_kinds_consumers.py",
+            "tests/test_costing.py",
+            "tests/test_costing_kubernetes.py",
+            "tests/test_guardrails.py",
+            "tests/test_guardrails_data.py",
+            "tests/test_guardrails_nodes.py",
+            "tests/test_plandiff.py",
+            "tests/test_backups_and_trail.py",
+            "tests/test_diagram.py",
+            "tests/preflight",
+            "tests/test_export_terraform.py",
+        ),
+    ),
     ("", ("tests",)),
 )
 

@@ -3,9 +3,10 @@
 Usage: python scan/terraform_names.py BRIDGE_METADATA_JSON COMMIT > blueprints/data/terraform_names.json
 
 The metadata file is provider/cmd/pulumi-resource-alicloud/bridge-metadata.json of github.com/pulumi/pulumi-alicloud.
-Only the resource types aitrain generates (or is about to) are kept, and per type only what the default rule
-(camelCase → snake_case, lists of objects → blocks) gets wrong: renamed fields (``lifecycleRules`` →
-``lifecycle_rule``) and single nested blocks (``systemDisk``: an object in Pulumi, a one-element block in Terraform).
+Only the resource types whose kind says the export writes them (``terraform=Terraform.MAPPED`` in blueprints/kinds/)
+are kept, and per type only what the default rule (camelCase → snake_case, lists of objects → blocks) gets wrong:
+renamed fields (``lifecycleRules`` → ``lifecycle_rule``) and single nested blocks (``systemDisk``: an object in
+Pulumi, a one-element block in Terraform).
 """
 
 from __future__ import annotations
@@ -15,60 +16,11 @@ import re
 import sys
 from typing import Any
 
-# Pulumi tokens aitrain's blueprints create (the kubernetes-pool ones included: the export writes its cloud side).
-TOKENS = (
-    "alicloud:actiontrail/trail:Trail",
-    "alicloud:cms/alarm:Alarm",
-    "alicloud:cms/alarmContactGroup:AlarmContactGroup",
-    "alicloud:cs/autoscalingConfig:AutoscalingConfig",
-    "alicloud:cs/kubernetesAddon:KubernetesAddon",
-    "alicloud:cs/managedKubernetes:ManagedKubernetes",
-    "alicloud:cs/nodePool:NodePool",
-    "alicloud:ecs/autoSnapshotPolicy:AutoSnapshotPolicy",
-    "alicloud:ecs/ecsDeploymentSet:EcsDeploymentSet",
-    "alicloud:ecs/ecsDisk:EcsDisk",
-    "alicloud:ecs/ecsInstanceSet:EcsInstanceSet",
-    "alicloud:ecs/ecsKeyPair:EcsKeyPair",
-    "alicloud:ecs/ecsLaunchTemplate:EcsLaunchTemplate",
-    "alicloud:ecs/ecsNetworkInterface:EcsNetworkInterface",
-    "alicloud:ecs/eipAddress:EipAddress",
-    "alicloud:ecs/eipAssociation:EipAssociation",
-    "alicloud:ecs/instance:Instance",
-    "alicloud:ecs/keyPair:KeyPair",
-    "alicloud:ecs/securityGroup:SecurityGroup",
-    "alicloud:ecs/securityGroupRule:SecurityGroupRule",
-    "alicloud:ess/alarm:Alarm",
-    "alicloud:ess/scalingConfiguration:ScalingConfiguration",
-    "alicloud:ess/scalingGroup:ScalingGroup",
-    "alicloud:ess/scalingRule:ScalingRule",
-    "alicloud:ess/scheduledTask:ScheduledTask",
-    "alicloud:kms/key:Key",
-    "alicloud:log/project:Project",
-    "alicloud:log/store:Store",
-    "alicloud:nas/accessGroup:AccessGroup",
-    "alicloud:nas/accessRule:AccessRule",
-    "alicloud:nas/autoSnapshotPolicy:AutoSnapshotPolicy",
-    "alicloud:nas/fileSystem:FileSystem",
-    "alicloud:nas/mountTarget:MountTarget",
-    "alicloud:nas/recycleBin:RecycleBin",
-    "alicloud:nas/snapshot:Snapshot",
-    "alicloud:oss/bucket:Bucket",
-    "alicloud:oss/bucketAcl:BucketAcl",
-    "alicloud:oss/bucketHttpsConfig:BucketHttpsConfig",
-    "alicloud:oss/bucketLogging:BucketLogging",
-    "alicloud:oss/bucketPolicy:BucketPolicy",
-    "alicloud:oss/bucketPublicAccessBlock:BucketPublicAccessBlock",
-    "alicloud:oss/bucketServerSideEncryption:BucketServerSideEncryption",
-    "alicloud:oss/bucketVersioning:BucketVersioning",
-    "alicloud:ram/policy:Policy",
-    "alicloud:ram/role:Role",
-    "alicloud:ram/rolePolicyAttachment:RolePolicyAttachment",
-    "alicloud:vpc/flowLog:FlowLog",
-    "alicloud:vpc/natGateway:NatGateway",
-    "alicloud:vpc/network:Network",
-    "alicloud:vpc/snatEntry:SnatEntry",
-    "alicloud:vpc/switch:Switch",
-)
+from blueprints.kinds import KINDS, Terraform
+
+# The tokens whose kind says the export writes them (blueprints/kinds/: terraform=Terraform.MAPPED), the
+# kubernetes-pool ones included: the export writes its cloud side.
+TOKENS = tuple(sorted(token for token, kind in KINDS.items() if kind.terraform is Terraform.MAPPED))
 
 
 def snake(name: str) -> str:

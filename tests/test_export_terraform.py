@@ -245,11 +245,16 @@ def test_unknown_resource_type_fails_with_the_token_and_the_remedy():
     )
     with pytest.raises(
         ExportError,
-        match=(
-            r"no Terraform mapping for resource type\(s\) "
-            r"alicloud:foo/bar:Bar: add the token to scan/terraform_names.py"
-        ),
+        match=r"no Terraform mapping for resource type\(s\) alicloud:foo/bar:Bar: give each a kind with"
+        r" terraform=Terraform.MAPPED \(blueprints/kinds/foo.py\), then regenerate blueprints/data/terraform_names.json",
     ):
+        to_terraform(plan)
+
+
+def test_a_kind_the_export_does_not_map_is_refused_by_name():
+    """A RAM user is a kind (so AIT020 can name it) that the export never writes: refused, naming its module."""
+    plan = tiny_plan(resource("alicloud:ram/user:User", "someone", {"name": "someone"}))
+    with pytest.raises(ExportError, match=r"alicloud:ram/user:User: give each a kind .*\(blueprints/kinds/ram.py\)"):
         to_terraform(plan)
 
 
@@ -416,8 +421,8 @@ def test_cli_unmapped_type_exits_1_and_writes_nothing(tmp_path, monkeypatch):
     result = runner.invoke(app, ["export", "terraform", "medical-imaging", "--out", str(tmp_path / "tf")])
     assert result.exit_code == 1
     assert (
-        "cannot export medical-imaging to Terraform: no Terraform "
-        "mapping for resource type(s) alicloud:vpc/network:Network" in result.output
+        "cannot export medical-imaging to Terraform: no Terraform mapping for resource type(s) alicloud:vpc/network:Network"
+        in result.output
     )
     assert not (tmp_path / "tf").exists()
 

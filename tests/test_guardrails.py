@@ -69,6 +69,12 @@ def tamper(plan, name: str, *, drop: tuple[str, ...] = (), **changes):
     return tampered
 
 
+UNKNOWN_EFLO = (
+    "alicloud:eflo/node:Node has no resource kind: aitrain cannot price, count, diff, export or guard a type it has no"
+    " record of; add Kind(token='alicloud:eflo/node:Node', …) to blueprints/kinds/eflo.py (a new service: create the"
+    " module and list it in blueprints/kinds/__init__.py MODULES)"
+)
+
 # (case id, preset, resource suffix, tamper kwargs, rule, expected message)
 CASES = [
     (
@@ -216,6 +222,15 @@ CASES = [
         dict(inputs={"httpTokens": "optional"}),
         "AIT008",
         "instance metadata must require tokens (IMDSv2: httpTokens=required)",
+    ),
+    (
+        # A type aitrain has no record of (here a security group rule turned into an EFLO node) fails closed.
+        "unknown-kind",
+        MED,
+        "network-sg-intra-cluster",
+        dict(type="alicloud:eflo/node:Node"),
+        "AIT039",
+        UNKNOWN_EFLO,
     ),
 ]
 

@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 from test_properties import profiles  # the suite's strategy of valid profiles (tests/ is on sys.path under pytest)
 
 from blueprints.core.errors import UserInputError
+from blueprints.kinds import Role, has_role
 from blueprints.review import guardrails
-from blueprints.review.guardrails.inputs import NODE_TYPES, referenced
+from blueprints.review.guardrails.inputs import referenced
 from blueprints.testing import offline_plan
 
 NODE_RULES = {
@@ -66,7 +67,7 @@ def test_accepted_profiles_keep_the_node_rules(data):
 
     # No node has a public address: no bandwidth of its own, and an EIP only on the login node or the NAT gateway.
     for r in plan.resources:
-        if r.short_type in NODE_TYPES:
+        if has_role(r.type, Role.NODE):
             assert not r.inputs.get("internetMaxBandwidthOut"), r.name
     by_name = {r.name: r for r in plan.resources}
     for r in plan.find("ecs.EipAssociation"):

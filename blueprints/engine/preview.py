@@ -18,6 +18,7 @@ from pulumi.runtime.sync_await import _sync_await
 from blueprints.catalog import Catalog
 from blueprints.core.errors import MISSING, Problem, UserInputError
 from blueprints.core.layout import LayoutError
+from blueprints.kinds import kind_of
 from blueprints.profile.model import ProfileBase
 from blueprints.review import guardrails
 from blueprints.review.costing import price_plan, storage_summary
@@ -26,18 +27,6 @@ from blueprints.review.plan import Plan, PlannedResource
 OFFLINE_STACK = "offline"
 # How the engine marks a secret value in a property map.
 SECRET_SIG_KEY, SECRET_SIG_VALUE = rpc._special_sig_key, rpc._special_secret_sig
-
-# Provider-computed outputs the program reads. Under mocks they would stay empty, so the preview answers
-# them with a visible reference (``${name.attr}``) that a reviewer reads as "known after deployment".
-COMPUTED_OUTPUTS: dict[str, tuple[str, ...]] = {
-    "alicloud:vpc/natGateway:NatGateway": ("snatTableIds", "forwardTableIds"),
-    "alicloud:ecs/eipAddress:EipAddress": ("ipAddress",),
-    "alicloud:nas/mountTarget:MountTarget": ("mountTargetDomain",),
-    "alicloud:ess/scalingRule:ScalingRule": ("ari",),
-    "alicloud:ram/role:Role": ("arn",),
-    "alicloud:ecs/instance:Instance": ("privateIp",),
-    "alicloud:cs/nodePool:NodePool": ("nodePoolId",),
-}
 
 
 def reference(name: str, attribute: str) -> str:
@@ -64,12 +53,15 @@ class OfflineMocks(pulumi.runtime.Mocks):
         """Record the registration; echo inputs plus placeholders for computed outputs."""
         self.registered.append(args)
         state = dict(args.inputs)
-        for attribute in COMPUTED_OUTPUTS.get(args.typ, ()):
+        kind = kind_of(args.typ)
+        # Provider-computed outputs the program reads stay empty under mocks, so the preview answers them with a
+        # visible reference (``${name.attr}``) that a reviewer reads as "known after deployment".
+        for attribute in kind.computed_outputs if kind else ():
             state.setdefault(attribute, reference(args.name, attribute))
-        if args.typ == "alicloud:ecs/ecsInstanceSet:EcsInstanceSet":
-            # One ID per instance the set launches, each shown as known after deployment.
-            state["instanceIds"] = [
-                reference(args.name, f"instanceIds[{i}]") for i in range(int(args.inputs.get("amount", 0)))
+        for attribute, count in kind.counted_outputs if kind else ():
+            # One reference per unit (an instance set's instanceIds: one per instance it launches).
+            state[attribute] = [
+                reference(args.name, f"{attribute}[{i}]") for i in range(int(args.inputs.get(count, 0)))
             ]
         return reference(args.name, "id"), state
 

@@ -9,6 +9,8 @@ Terraform becomes a one-element list, lists of objects stay block lists, other o
 Not carried over, since Terraform has no equivalent per resource: ``retain_on_delete`` and
 ``delete_before_replace`` (Terraform replaces destroy-first by default; Pulumi creates first).
 Kubernetes objects are refused; ``cloud_only`` writes the rest and names what it left out (never a silent drop).
+How a type is written is its kind's ``terraform`` (``blueprints.kinds``); a type with no kind, or one the export does
+not map, is refused by name.
 """
 
 from __future__ import annotations
@@ -25,11 +27,11 @@ from blueprints.export.names import (
     tf_identifier,
     tf_identifiers,
 )
+from blueprints.kinds import Role, Terraform, kind_of, module_for
 from blueprints.review.plan import Plan, PlannedResource
 
 # The plan's marker for a value known only after deployment (blueprints.engine.preview.reference).
 _REFERENCE = re.compile(r"\$\{([^.}]+)\.([^}]+)\}")
-_PROVIDER_TOKEN = "pulumi:providers:alicloud"
 # The Terraform provider the bridge wraps (registry address); the metadata's commit pins aliyun/terraform-provider-alicloud
 # v1.285.0 in provider/go.mod, so that is the lowest version whose schema these names were taken from.
 PROVIDER_SOURCE = "aliyun/alicloud"
@@ -44,8 +46,14 @@ class NotExportable(ExportError):
     """The plan is of a kind the export refuses on purpose (Kubernetes objects): the user's request, not a bug."""
 
 
+def _treatment(token: str) -> Terraform:
+    """How the export writes a type: its kind's decision; a type with no kind is not mapped (refused by name)."""
+    kind = kind_of(token)
+    return kind.terraform if kind is not None else Terraform.UNMAPPED
+
+
 def _kubernetes(token: str) -> bool:
-    return token.startswith("kubernetes:") or token == "pulumi:providers:kubernetes"
+    return _treatment(token) is Terraform.KUBERNETES
 
 
 def kubernetes_objects(plan: Plan) -> list[PlannedResource]:
@@ -56,12 +64,13 @@ def kubernetes_objects(plan: Plan) -> list[PlannedResource]:
 def left_out(objects: list[PlannedResource]) -> str:
     """One line naming what a cloud-only export left out: ``N Kubernetes objects left out: <type> (count), …``."""
     counts: dict[str, int] = {}
+    providers: dict[str, int] = {}
     for r in objects:
-        if r.type != "pulumi:providers:kubernetes":
-            counts[r.type] = counts.get(r.type, 0) + 1
+        kind = kind_of(r.type)
+        into = providers if kind is not None and kind.has(Role.PROVIDER) else counts
+        into[r.type] = into.get(r.type, 0) + 1
     kinds = ", ".join(f"{token} ({n})" if n > 1 else token for token, n in sorted(counts.items()))
-    providers = len(objects) - sum(counts.values())
-    tail = f", and {providers} pulumi:providers:kubernetes" if providers else ""
+    tail = "".join(f", and {n} {token}" for token, n in sorted(providers.items()))
     count = sum(counts.values())
     return f"{count} Kubernetes object{'' if count == 1 else 's'} left out: {kinds}{tail}"
 
@@ -88,14 +97,18 @@ def to_terraform(plan: Plan, names: TerraformNames | None = None, *, cloud_only:
     names = names or load_terraform_names()
     skipped = kubernetes_objects(plan) if cloud_only else []
     custom = [r for r in plan.resources if r.custom and not (cloud_only and _kubernetes(r.type))]
-    providers = [r for r in custom if r.type == _PROVIDER_TOKEN]
-    managed = [r for r in custom if r.type != _PROVIDER_TOKEN]
+    providers = [r for r in custom if _treatment(r.type) is Terraform.PROVIDER]
+    managed = [r for r in custom if _treatment(r.type) is not Terraform.PROVIDER]
     _refuse_kubernetes(managed)
-    unknown = sorted({r.type for r in managed if names.of(r.type) is None})
+    unknown = sorted(
+        {r.type for r in managed if _treatment(r.type) is not Terraform.MAPPED or names.of(r.type) is None}
+    )
     if unknown:
+        files = ", ".join(sorted({module_for(token) for token in unknown}))
         raise ExportError(
-            f"no Terraform mapping for resource type(s) {', '.join(unknown)}: add the token to scan/terraform_names.py "
-            "TOKENS and regenerate blueprints/data/terraform_names.json from pulumi-alicloud's bridge metadata"
+            f"no Terraform mapping for resource type(s) {', '.join(unknown)}: give each a kind with"
+            f" terraform=Terraform.MAPPED ({files}), then regenerate blueprints/data/terraform_names.json from"
+            " pulumi-alicloud's bridge metadata (scan/terraform_names.py)"
         )
     try:
         idents = tf_identifiers([r.name for r in custom])

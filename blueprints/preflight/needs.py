@@ -7,9 +7,11 @@ exactly what `aitrain plan` and `aitrain export terraform` show.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 from blueprints.catalog import Catalog
+from blueprints.kinds import kind_of
+from blueprints.kinds.model import Neighbours, Resource
 from blueprints.review.plan import Plan, PlannedResource, referenced_names
 
 # ECS SpotStrategy values (DescribeAvailableResource / RunInstances): NoSpot is a regular pay-as-you-go instance.
@@ -120,27 +122,26 @@ class Needs:
 
 
 def needs_from_plan(plan: Plan, catalog: Catalog) -> Needs:
-    """The compute groups and the file system a plan creates, sized from the catalog."""
-    by_name = {r.name: r for r in plan.resources}
+    """The compute groups and the file system a plan creates, sized from the catalog.
+
+    Each resource's kind (``blueprints.kinds``) says how it counts: its capacity is the node groups it can run at
+    most (an instance set's amount, a pool at its max size, a node pool per instance type); other kinds run none.
+    """
+    around = Neighbours.of(plan.resources)
     compute: list[ComputeNeed] = []
     for r in plan.resources:
-        if r.short_type == "ecs.EcsInstanceSet":
-            compute.append(_group(r, r.inputs, int(r.inputs.get("amount", 1)), _zones(r, by_name), catalog))
-        elif r.short_type == "ecs.Instance":
-            compute.append(_group(r, r.inputs, 1, _zones(r, by_name), catalog))
-        elif r.short_type == "ess.ScalingGroup":
-            # A pool's nodes come from its launch template (or scaling configuration); preflight sizes it at max_size.
-            source = _launch_source(r, plan, by_name)
-            if source is not None:
-                compute.append(_group(r, source.inputs, int(r.inputs.get("maxSize", 0)), _zones(r, by_name), catalog))
-        elif r.short_type == "cs.NodePool":
-            compute.extend(_node_pool_groups(r, by_name, catalog))
-    storage = next((_storage(r, plan, by_name) for r in plan.resources if r.short_type == "nas.FileSystem"), None)
+        kind = kind_of(r.type)
+        if kind is not None and kind.capacity is not None:
+            zones = _zones(r, around.by_name)
+            compute.extend(_group(r, group.inputs, group.nodes, zones, catalog) for group in kind.capacity(r, around))
+    storage = next(
+        (_storage(r, plan, around.by_name) for r in plan.resources if r.short_type == "nas.FileSystem"), None
+    )
     return Needs(plan.profile_name, plan.blueprint, plan.region, tuple(compute), storage)
 
 
 def _group(
-    r: PlannedResource, inputs: dict[str, Any], nodes: int, zones: tuple[str, ...], catalog: Catalog
+    r: PlannedResource, inputs: Mapping[str, Any], nodes: int, zones: tuple[str, ...], catalog: Catalog
 ) -> ComputeNeed:
     name = str(inputs.get("instanceType"))
     known = catalog.instance_types.get(name)
@@ -156,25 +157,7 @@ def _group(
     )
 
 
-def _node_pool_groups(r: PlannedResource, by_name: dict[str, PlannedResource], catalog: Catalog) -> list[ComputeNeed]:
-    """An ACK node pool: at its autoscaling max_size when scaling is on, else its desired size; one group per type.
-
-    A pool that lists several types may launch any of them, so each is checked for the whole pool (an upper bound).
-    """
-    scaling = r.inputs.get("scalingConfig") or {}
-    nodes = (
-        int(scaling.get("maxSize", 0))
-        if scaling.get("enable")
-        else int(r.inputs.get("desiredSize") or r.inputs.get("nodeCount") or 0)
-    )
-    zones = _zones(r, by_name)
-    return [
-        _group(r, {**r.inputs, "instanceType": name}, nodes, zones, catalog)
-        for name in r.inputs.get("instanceTypes") or ()
-    ]
-
-
-def _zones(r: PlannedResource, by_name: dict[str, PlannedResource]) -> tuple[str, ...]:
+def _zones(r: Resource, by_name: Mapping[str, Resource]) -> tuple[str, ...]:
     """The zone a resource names, else the zones of the vSwitches it references (in order, once each)."""
     for key in ("zoneId", "availabilityZone"):
         if r.inputs.get(key):
@@ -184,20 +167,7 @@ def _zones(r: PlannedResource, by_name: dict[str, PlannedResource]) -> tuple[str
     return tuple(dict.fromkeys(zones))
 
 
-def _launch_source(group: PlannedResource, plan: Plan, by_name: dict[str, PlannedResource]) -> PlannedResource | None:
-    for name in referenced_names(group.inputs.get("launchTemplateId")):
-        if name in by_name:
-            return by_name[name]
-    # A scaling configuration points at its group (scalingGroupId), not the other way round.
-    configs = [
-        r
-        for r in plan.find("ess.ScalingConfiguration")
-        if group.name in referenced_names(r.inputs.get("scalingGroupId"))
-    ]
-    return configs[0] if configs else None
-
-
-def _storage(r: PlannedResource, plan: Plan, by_name: dict[str, PlannedResource]) -> StorageNeed:
+def _storage(r: PlannedResource, plan: Plan, by_name: Mapping[str, Resource]) -> StorageNeed:
     fs_type = str(r.inputs.get("fileSystemType") or "standard")
     kind = str(
         plan.summary.get("storage_kind") or next((k for k, v in FILE_SYSTEM_TYPES.items() if v == fs_type), fs_type)

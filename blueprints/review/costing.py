@@ -1,9 +1,10 @@
 """What a plan costs, in CNY: one line per priced item of a resource, totals, and a pool's scenarios.
 
 Pure (no pulumi): it reads only the plan's resources and their inputs, so a user's own stack plan is priced the
-same way as a preset's. Prices come from the catalog (``instance_types.csv`` for compute, ``prices.csv`` for disks,
-file systems, the bucket, the NAT gateway and EIPs). An unknown price stays ``None`` and keeps the total
-incomplete; it is never counted as 0.
+same way as a preset's. Each resource's kind (``blueprints.kinds``) says how it is priced: its pricer adds the
+lines, or it is declared free or unpriced; a type with no kind gets an unpriced line (and AIT039 an error). Prices
+come from the catalog (``instance_types.csv`` for compute, ``prices.csv`` for disks, file systems, the bucket, the
+NAT gateway and EIPs). An unknown price stays ``None`` and keeps the total incomplete; it is never counted as 0.
 """
 
 from __future__ import annotations
@@ -11,10 +12,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any, Iterable, Protocol
+from typing import Any, Iterable, Mapping, Protocol
 
 from blueprints.advisor.data import limits
 from blueprints.catalog import Catalog, CnyPrice, price_cny
+from blueprints.kinds import Priced, kind_of, module_for
 from blueprints.review import costing_audit as audit
 
 # 8,760 hours a year (advisor limits.csv ``hours_per_year``) / 12: the month every monthly figure uses.
@@ -35,12 +37,24 @@ def cents(value: Decimal) -> float:
     return float(value.quantize(_CENT, rounding=ROUND_HALF_UP))
 
 
-class Resource(Protocol):
-    """What costing reads of a planned resource (``blueprints.review.plan.PlannedResource`` fits)."""
+class Named(Protocol):
+    """What a cost line names of its resource."""
 
     @property
     def name(self) -> str:
         """Logical name."""
+
+    @property
+    def short_type(self) -> str:
+        """``vpc.NatGateway`` style type."""
+
+
+class Resource(Named, Protocol):
+    """What costing reads of a planned resource (``blueprints.review.plan.PlannedResource`` fits)."""
+
+    @property
+    def type(self) -> str:
+        """Pulumi type token: its kind (``blueprints.kinds``) prices it."""
 
     @property
     def custom(self) -> bool:
@@ -49,10 +63,6 @@ class Resource(Protocol):
     @property
     def inputs(self) -> dict[str, Any]:
         """Engine-name inputs."""
-
-    @property
-    def short_type(self) -> str:
-        """``vpc.NatGateway`` style type."""
 
 
 @dataclass(frozen=True)
@@ -98,7 +108,7 @@ class _Node:
 class _Pool:
     """A scaling pool: one node's cost (known prices and what is unpriced) and its size range."""
 
-    resource: Resource
+    resource: Named
     node: _Node
     min_nodes: int
     max_nodes: int
@@ -114,7 +124,7 @@ class _Lines:
     def __init__(self) -> None:
         self.lines: list[dict[str, Any]] = []
 
-    def add(self, resource: Resource, item: str, quantity: float, unit: str, price: CnyPrice, billing: str) -> None:
+    def add(self, resource: Named, item: str, quantity: float, unit: str, price: CnyPrice, billing: str) -> None:
         """One line; ``billing`` hourly (per unit-hour), monthly (per unit-month) or usage (no amount from the plan)."""
         hour = month = None
         # No units of an unpriced item cost nothing: a pool at 0 nodes is ¥0 at min whatever a node costs (its
@@ -144,7 +154,7 @@ class _Lines:
         )
 
 
-def _disks(system: dict[str, Any] | None, data: Iterable[dict[str, Any]]) -> list[tuple[str, float, str]]:
+def _disks(system: Mapping[str, Any] | None, data: Iterable[Mapping[str, Any]]) -> list[tuple[str, float, str]]:
     """(label, GiB, performance level) of a node's system disk and data disks (both input spellings)."""
     out = []
     if system and system.get("size"):
@@ -157,19 +167,12 @@ def _disks(system: dict[str, Any] | None, data: Iterable[dict[str, Any]]) -> lis
     return out
 
 
-def _system_disk(inputs: dict[str, Any]) -> dict[str, Any] | None:
-    """The ``systemDisk*`` inputs of an instance or scaling configuration as one dict."""
-    if not inputs.get("systemDiskSize"):
-        return None
-    return {"size": inputs["systemDiskSize"], "performanceLevel": inputs.get("systemDiskPerformanceLevel")}
-
-
 def _node_lines(
     out: _Lines,
-    owner: Resource,
+    owner: Named,
     nodes: int,
-    inputs: dict[str, Any],
-    system: dict[str, Any] | None,
+    inputs: Mapping[str, Any],
+    system: Mapping[str, Any] | None,
     catalog: Catalog,
     region: str,
     *,
@@ -220,85 +223,17 @@ def price_plan(
     context = scenarios_context or CostContext(run_hours=run_hours)
     run_hours = run_hours if run_hours is not None else context.run_hours
     custom = [r for r in resources if r.custom]
-    by_name = {r.name: r for r in custom}
     out = _Lines()
-    pools: list[_Pool] = []
+    costs = _PlanCosts(custom, out, catalog, region, context.dataset_gib)
     for r in custom:
-        kind, inputs = r.short_type, r.inputs
-        if kind == "ecs.EcsInstanceSet":
-            template = by_name.get(_ref(inputs.get("launchTemplateId")) or "")
-            system = (template.inputs.get("systemDisk") if template else None) or inputs.get("systemDisk")
-            _node_lines(out, r, int(inputs.get("amount") or 0), inputs, system, catalog, region)
-        elif kind == "ecs.Instance":
-            _node_lines(out, r, 1, inputs, _system_disk(inputs), catalog, region)
-        elif kind == "ess.ScalingConfiguration":
-            group = by_name.get(_ref(inputs.get("scalingGroupId")) or "")
-            if group is not None:
-                pools.append(_scaling_group(out, group, inputs, _system_disk(inputs), catalog, region))
-        elif kind == "ess.ScalingGroup" and inputs.get("launchTemplateId"):
-            # A group launched from a template: the nodes are the template's (type, system and data disks).
-            template = by_name.get(_ref(inputs.get("launchTemplateId")) or "")
-            if template is not None:
-                pools.append(
-                    _scaling_group(out, r, template.inputs, template.inputs.get("systemDisk"), catalog, region)
-                )
-        elif kind == "cs.ManagedKubernetes":
-            _cluster_fee(out, r, catalog, region)
-        elif kind == "cs.NodePool":
-            pool = _node_pool(out, r, catalog, region)
-            if pool is not None:
-                pools.append(pool)
-        elif kind == "nas.FileSystem":
-            _file_system(out, r, catalog, region)
-        elif kind == "oss.Bucket":
-            storage_class = str(inputs.get("storageClass") or "Standard")
-            price = price_cny(catalog, "oss", storage_class, region)
-            logged = audit.logs_of(custom, str(inputs.get("bucket")))
-            if logged:
-                # The item stays short enough for the terminal's table; the logged buckets are in the log bucket's name.
-                out.add(
-                    r,
-                    f"OSS {storage_class} per GiB stored: access logs, kept {audit.log_days(inputs)} (usage; not in the plan)",
-                    0,
-                    "GiB-month",
-                    price,
-                    "usage",
-                )
-            elif context.dataset_gib is not None:
-                out.add(
-                    r,
-                    f"OSS {storage_class} {context.dataset_gib:g} GiB (the profile's dataset size)",
-                    context.dataset_gib,
-                    "GiB-month",
-                    price,
-                    "monthly",
-                )
-            else:
-                out.add(
-                    r, f"OSS {storage_class} per GiB stored (usage; not in the plan)", 0, "GiB-month", price, "usage"
-                )
-        elif kind == "vpc.NatGateway":
-            out.add(
-                r, "NAT gateway instance fee", 1, "hour", price_cny(catalog, "nat_instance", None, region), "hourly"
-            )
-            out.add(r, "NAT gateway CU fee (usage)", 0, "CU-hour", price_cny(catalog, "nat_cu", None, region), "usage")
-        elif kind == "ecs.EipAddress":
-            out.add(r, "EIP configuration fee", 1, "hour", price_cny(catalog, "eip_config", None, region), "hourly")
-            bound_to_nat = any(
-                a.short_type == "ecs.EipAssociation"
-                and _ref(a.inputs.get("allocationId")) == r.name
-                and a.inputs.get("instanceType") == "Nat"
-                for a in custom
-            )
-            if bound_to_nat:
-                out.add(
-                    r,
-                    "EIP association fee (bound to a NAT gateway)",
-                    1,
-                    "hour",
-                    price_cny(catalog, "eip_association", None, region),
-                    "hourly",
-                )
+        kind = kind_of(r.type)
+        if kind is None:
+            # Never a silent skip: the line stays unpriced (totals incomplete) and AIT039 names the file to add it to.
+            price = CnyPrice(None, "unknown", f"no resource kind: add one to {module_for(r.type)}", None)
+            out.add(r, f"{r.type}: no resource kind, not priced", 1, "resource", price, "hourly")
+        elif isinstance(kind.pricing, Priced):
+            kind.pricing.pricer(costs, r)
+    pools = costs.pools
     # A customer-managed key lives in a KMS instance this stack does not create: priced when one is named, else offered.
     keys = audit.customer_keys(custom)
     for item, quantity, unit, price, billing in audit.kms_parts(keys, catalog, region, HOURS_PER_MONTH / 24):
@@ -333,84 +268,40 @@ def price_plan(
     }
 
 
-def _scaling_group(
-    out: _Lines, group: Resource, node: dict[str, Any], system: dict[str, Any] | None, catalog: Catalog, region: str
-) -> _Pool:
-    """An ESS scaling group's nodes at ``minSize`` and its pool up to ``maxSize``."""
-    low, high = int(group.inputs.get("minSize") or 0), int(group.inputs.get("maxSize") or 0)
-    return _Pool(group, _node_lines(out, group, low, node, system, catalog, region, pool_max=high), low, high)
+class _PlanCosts:
+    """One plan's ``blueprints.kinds.model.Costs``: what the kinds' pricers read and the lines and pools they add."""
 
+    def __init__(
+        self, resources: list[Resource], out: _Lines, catalog: Catalog, region: str, dataset_gib: float | None
+    ) -> None:
+        self.resources = resources
+        self.dataset_gib = dataset_gib
+        self.pools: list[_Pool] = []
+        self._by_name = {r.name: r for r in resources}
+        self._out, self._catalog, self._region = out, catalog, region
 
-# cs.ManagedKubernetes clusterSpec → prices.csv ``ack`` tier. Only the Pro small spec has a recorded fee; other
-# specs (Pro XL/2XL/4XL provisioned control planes, Basic) have no row, so they stay unknown, never 0.
-_CLUSTER_FEE_TIERS = {"ack.pro.small": "pro-cluster-fee"}
+    def referenced(self, value: Any) -> Resource | None:
+        """The resource ``${name.id}`` names, when it is one of the plan's."""
+        return self._by_name.get(_ref(value) or "")
 
+    def price(self, item: str, tier: str | None) -> CnyPrice:
+        """The catalog's price in the plan's region."""
+        return price_cny(self._catalog, item, tier, self._region)
 
-def _cluster_fee(out: _Lines, r: Resource, catalog: Catalog, region: str) -> None:
-    """An ACK cluster: the management fee per cluster-hour, and the API server's load balancer (no price recorded)."""
-    spec = str(r.inputs.get("clusterSpec") or "")
-    tier = _CLUSTER_FEE_TIERS.get(spec, f"cluster-fee {spec or '(clusterSpec unset)'}")
-    out.add(
-        r,
-        f"ACK cluster management fee ({spec or 'clusterSpec unset'})",
-        1,
-        "cluster-hour",
-        price_cny(catalog, "ack", tier, region),
-        "hourly",
-    )
-    # "A Classic Load Balancer (CLB) instance is required for the API server" (ACK billing page, see prices.csv ack rows).
-    out.add(
-        r,
-        "API server load balancer (CLB instance and LCU fees)",
-        1,
-        "hour",
-        price_cny(catalog, "clb_api_server", None, region),
-        "hourly",
-    )
+    def add(self, resource: Named, item: str, quantity: float, unit: str, price: CnyPrice, billing: str) -> None:
+        """One cost line."""
+        self._out.add(resource, item, quantity, unit, price, billing)
 
+    def nodes(self, owner: Named, count: int, node: Mapping[str, Any], system: Mapping[str, Any] | None) -> None:
+        """A fixed group of ``count`` nodes (no lines at 0: a parked cluster)."""
+        _node_lines(self._out, owner, count, node, system, self._catalog, self._region)
 
-def _node_pool(out: _Lines, r: Resource, catalog: Catalog, region: str) -> _Pool | None:
-    """An ACK node pool: nodes × its first instance type and disks; an autoscaling pool at its minimum, with scenarios.
-
-    A pool with ``scalingConfig.enable`` runs ``minSize`` nodes when idle (like an ESS group); otherwise it holds
-    ``desiredSize`` (or the older ``nodeCount``) nodes.
-    """
-    inputs = r.inputs
-    types = inputs.get("instanceTypes") or []
-    node = {**inputs, "instanceType": types[0] if types else None}
-    scaling = inputs.get("scalingConfig") or {}
-    if scaling.get("enable"):
-        low, high = int(scaling.get("minSize") or 0), int(scaling.get("maxSize") or 0)
-        return _Pool(r, _node_lines(out, r, low, node, _system_disk(inputs), catalog, region, pool_max=high), low, high)
-    _node_lines(
-        out,
-        r,
-        int(inputs.get("desiredSize") or inputs.get("nodeCount") or 0),
-        node,
-        _system_disk(inputs),
-        catalog,
-        region,
-    )
-    return None
-
-
-def _file_system(out: _Lines, r: Resource, catalog: Catalog, region: str) -> None:
-    """NAS / Extreme NAS / CPFS: provisioned capacity × tier price; general-purpose NAS bills usage."""
-    inputs = r.inputs
-    fs_type, storage_type = inputs.get("fileSystemType", "standard"), inputs.get("storageType")
-    price = price_cny(catalog, "nas", f"{fs_type}/{storage_type}", region)
-    capacity = inputs.get("capacity")
-    if capacity:
-        out.add(
-            r,
-            f"{fs_type} {storage_type} {float(capacity):g} GiB provisioned",
-            float(capacity),
-            "GiB-month",
-            price,
-            "monthly",
-        )
-    else:
-        out.add(r, f"{fs_type} {storage_type} per GiB used (usage; not in the plan)", 0, "GiB-month", price, "usage")
+    def pool(
+        self, owner: Named, node: Mapping[str, Any], system: Mapping[str, Any] | None, low: int, high: int
+    ) -> None:
+        """A scaling pool: lines at ``low`` nodes, scenarios up to ``high``."""
+        per_node = _node_lines(self._out, owner, low, node, system, self._catalog, self._region, pool_max=high)
+        self.pools.append(_Pool(owner, per_node, low, high))
 
 
 # Up to this many resources with the same unpriced item are named one by one.

@@ -1,8 +1,8 @@
-"""What the audit trail and customer keys add to a plan's costs: the access-log bucket's line and the KMS instance.
+"""What customer keys add to a plan's costs: the KMS instance they live in (named by any resource, whatever its kind).
 
-Pure (no pulumi), like ``blueprints.review.costing``, which calls it: a bucket that receives another bucket's access logs is
-priced as the log bucket (with its retention), not as the dataset; a plan naming a customer-managed key carries the
-KMS instance that key lives in, and a plan without one is told what that instance would cost.
+Pure (no pulumi), like ``blueprints.review.costing``, which calls it: a plan naming a customer-managed key carries the
+KMS instance that key lives in, and a plan without one is told what that instance would cost. (The access-log
+bucket's line is the bucket kind's pricer: ``blueprints.kinds.oss``.)
 """
 
 from __future__ import annotations
@@ -46,34 +46,6 @@ class KmsInstance:
     short_type: str = "kms.Instance"
     custom: bool = True
     inputs: dict[str, Any] = field(default_factory=dict)
-
-
-def logs_of(resources: Iterable[Resource], bucket: str) -> list[str]:
-    """The other buckets whose access logs ``bucket`` receives (``oss.BucketLogging`` targetBucket, or a bucket's inline ``logging``)."""
-    sources = []
-    for r in resources:
-        target = (
-            r.inputs.get("targetBucket")
-            if r.short_type == "oss.BucketLogging"
-            else (r.inputs.get("logging") or {}).get("targetBucket")
-            if r.short_type == "oss.Bucket"
-            else None
-        )
-        if target == bucket and r.inputs.get("bucket") != bucket:
-            sources.append(str(r.inputs.get("bucket")))
-    return sources
-
-
-def log_days(inputs: dict[str, Any]) -> str:
-    """How long a bucket's lifecycle keeps an object: ``N days`` (the shortest enabled expiry), or ``with no expiry``."""
-    days = [
-        e["days"]
-        for rule in inputs.get("lifecycleRules") or []
-        if isinstance(rule, dict) and rule.get("enabled") is not False
-        for e in rule.get("expirations") or []
-        if isinstance(e, dict) and isinstance(e.get("days"), int)
-    ]
-    return f"{min(days)} days" if days else "with no expiry"
 
 
 def _key_ids(value: Any) -> list[str]:

@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Any, Mapping, TypeVar
 
 from blueprints.core.errors import MISSING, Problem, UserInputError, read_text_file
+from blueprints.kinds import Role, kind_of
 from blueprints.review.diff.costs import CostDiff, cost_diff
 from blueprints.review.diff.guardrails import GuardrailDiff, guardrail_diff
 from blueprints.review.diff.replacement import ReplacementTable, replacement_table
 from blueprints.review.diff.retention import retention_cuts
 from blueprints.review.diff.shape import MAX_DEPTH, review_shape_problems, too_deep
 from blueprints.review.diff.text import text_diff
-from blueprints.review.guardrails import STATEFUL_TYPES
 from blueprints.review.plan import PLAN_SCHEMA, referenced_names, short_type
 
 _K = TypeVar("_K")
@@ -36,10 +36,6 @@ FAIL_ON = ("data-risk", "replace", "any")
 # Inputs that never replace anything; for types not in the replacement table any other changed input *may* replace.
 IN_PLACE_INPUTS = ("tags", "description")
 _REFUSAL = "protected: `pulumi up` will refuse until it is unprotected on purpose"
-# What is lost when a guarded resource goes without retain_on_delete, where it is not stored data.
-_LOSS = {
-    "actiontrail.Trail": "the account's ActionTrail trail would be deleted: API calls in every region stop being recorded"
-}
 
 # What a plan file must look like for a diff: (key, JSON type name, Python types, required).
 _RESOURCE_FIELDS = (
@@ -379,9 +375,9 @@ def _update_or_replace(item: _Pending, table: ReplacementTable) -> ResourceChang
     risks = []
     if item.replaced and _is_stateful(a):
         why = ", ".join(item.replacing) or "a replaced dependency"
-        if _short_type(a) in _LOSS:
+        if _loss(a):
             risks.append(
-                f"replacing change ({why}): {_LOSS[_short_type(a)]} until its replacement exists; protect makes `pulumi up` fail instead"
+                f"replacing change ({why}): {_loss(a)} until its replacement exists; protect makes `pulumi up` fail instead"
             )
         else:
             risks.append(
@@ -431,8 +427,8 @@ def _deletion(
         risks.append(f"removed while {_REFUSAL}")
     elif _is_stateful(a) and not a.get("retain_on_delete"):
         risks.append(
-            f"removed without retain_on_delete: {_LOSS[_short_type(a)]}"
-            if _short_type(a) in _LOSS
+            f"removed without retain_on_delete: {_loss(a)}"
+            if _loss(a)
             else "removed stateful resource without retain_on_delete: its data would be deleted"
         )
     # Storage that stays but references what is removed: it has to be rebuilt elsewhere.
@@ -453,7 +449,14 @@ def _short_type(resource: Mapping[str, Any]) -> str:
 
 
 def _is_stateful(resource: Mapping[str, Any]) -> bool:
-    return _short_type(resource) in STATEFUL_TYPES
+    kind = kind_of(resource["type"])
+    return kind is not None and kind.has(Role.STATEFUL)
+
+
+def _loss(resource: Mapping[str, Any]) -> str:
+    """What is lost when a guarded resource goes, where it is not stored data (its kind's ``stateful_loss``)."""
+    kind = kind_of(resource["type"])
+    return kind.stateful_loss if kind is not None else ""
 
 
 def _changed(old: dict[str, Any], new: dict[str, Any]) -> dict[str, tuple[Any, Any]]:

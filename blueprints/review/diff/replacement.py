@@ -2,6 +2,8 @@
 
 Loaded from ``blueprints/data/replacing_inputs.csv`` (the ForceNew marks of terraform-provider-alicloud's docs,
 which pulumi-alicloud bridges) and ``blueprints/data/delete_first_downtime.csv``; see ``blueprints/data/README.md``.
+Each row's type is a resource kind whose ``replacing_inputs`` names the source its rows come from
+(``blueprints.kinds.model.ReplacingInputs``); a row the kinds do not vouch for is refused with the rest.
 Pure: no Pulumi.
 """
 
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import Mapping
 
 from blueprints.core.errors import Problem, UserInputError
+from blueprints.kinds import ReplacingInputs, kind_of_short_type, module_for
 
 DATA_DIR = Path(__file__).parents[2] / "data"
 PROVIDER_TYPE = "pulumi:providers:alicloud"
@@ -102,6 +105,7 @@ def load_replacement_table(directory: Path = DATA_DIR) -> ReplacementTable:
         if (kind, key) in sources:
             problems.append(Problem(f"{where}: input", key, f"duplicates an earlier row for {kind}"))
             continue
+        problems += _kind_problems(where, kind, row["source"])
         replacing.setdefault(kind, set())
         if key:
             replacing[kind].add(key)
@@ -113,6 +117,8 @@ def load_replacement_table(directory: Path = DATA_DIR) -> ReplacementTable:
             problems.append(
                 Problem(f"{where}: type", row["type"], "must be a plan short type such as ecs.EcsInstanceSet")
             )
+        elif kind_of_short_type(row["type"]) is None:
+            problems.append(Problem(f"{where}: type", row["type"], _NOT_A_KIND))
         elif not (row["takes_down"] and row["unavailable_for"] and row["source"]):
             problems.append(Problem(where, row, "takes_down, unavailable_for and source are all required"))
         else:
@@ -120,6 +126,36 @@ def load_replacement_table(directory: Path = DATA_DIR) -> ReplacementTable:
     if problems:
         raise UserInputError("invalid replacement data", problems)
     return ReplacementTable({k: frozenset(v) for k, v in replacing.items()}, sources, downtime)
+
+
+_NOT_A_KIND = "is not a resource kind: add its record to blueprints/kinds/ first (the module of its service)"
+
+
+def _kind_problems(where: str, short: str, source: str) -> list[Problem]:
+    """A row whose type has no kind, whose kind says its replacing inputs are unknown, or whose source is not the one
+    its kind names."""
+    kind = kind_of_short_type(short)
+    if kind is None:
+        return [Problem(f"{where}: type", short, _NOT_A_KIND)]
+    origin = kind.replacing_inputs
+    if origin is ReplacingInputs.UNKNOWN:
+        return [
+            Problem(
+                f"{where}: type",
+                short,
+                f"its kind ({module_for(kind.token)}) says its replacing inputs are unknown; set its replacing_inputs"
+                " to the source these rows come from",
+            )
+        ]
+    if not source.startswith(origin.value):
+        return [
+            Problem(
+                f"{where}: source",
+                source,
+                f"must start with {origin.value} (ReplacingInputs.{origin.name}, as its kind in {module_for(kind.token)} says)",
+            )
+        ]
+    return []
 
 
 _MISSING = object()

@@ -1,10 +1,11 @@
 """Diff risks for recovery windows: a cut of how long deleted or overwritten data stays recoverable (pure).
 
-The windows: OSS noncurrent object versions (``lifecycleRules[].noncurrentVersionExpirations[].days``), Extreme NAS
-auto-snapshots (``nas.AutoSnapshotPolicy.retentionDays``, -1 keeps them for ever) and the general-purpose NAS recycle
-bin (``nas.FileSystem.recycleBin`` or ``nas.RecycleBin.reservedDays``). A cut below the floor is a data risk: the
-floor is AIT016's ``MIN_RECOVERY_DAYS`` (7, the infraguard ecs-snapshot-retention-days default), so a weekend plus
-the days before someone notices a deleted dataset stay covered.
+The windows are each kind's ``recovery_windows`` (blueprints/kinds/oss.py and nas.py): OSS noncurrent object
+versions (``lifecycleRules[].noncurrentVersionExpirations[].days``), Extreme NAS auto-snapshots
+(``nas.AutoSnapshotPolicy.retentionDays``, -1 keeps them for ever) and the general-purpose NAS recycle bin
+(``nas.FileSystem.recycleBin`` or ``nas.RecycleBin.reservedDays``). A cut below the floor is a data risk: the floor
+is AIT016's ``MIN_RECOVERY_DAYS`` (7, the infraguard ecs-snapshot-retention-days default), so a weekend plus the
+days before someone notices a deleted dataset stay covered.
 """
 
 from __future__ import annotations
@@ -12,33 +13,17 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
+from blueprints.kinds import kind_of
 from blueprints.review.guardrails.storage import MIN_RECOVERY_DAYS
-from blueprints.review.plan import short_type
 
 
 def retention_windows(resource: Mapping[str, Any]) -> dict[str, float]:
-    """Each recovery window a resource sets, in days (``math.inf`` for ever, 0 for switched off), by a label a reviewer reads."""
-    kind, inputs = short_type(resource["type"]), resource.get("inputs") or {}
-    windows: dict[str, float] = {}
-    if kind == "oss.Bucket":
-        for index, rule in enumerate(inputs.get("lifecycleRules") or ()):
-            if not isinstance(rule, dict) or rule.get("enabled") is False:
-                continue
-            for expiry in rule.get("noncurrentVersionExpirations") or ():
-                days = expiry.get("days") if isinstance(expiry, dict) else None
-                if isinstance(days, (int, float)) and not isinstance(days, bool):
-                    windows[f"noncurrent object versions (lifecycle rule {rule.get('id') or index})"] = days
-    elif kind == "nas.AutoSnapshotPolicy" and _is_days(inputs.get("retentionDays")):
-        days = inputs["retentionDays"]
-        windows["auto-snapshot retention (retentionDays)"] = math.inf if days == -1 else days
-    elif kind == "nas.FileSystem" and isinstance(inputs.get("recycleBin"), dict):
-        bin_ = inputs["recycleBin"]
-        days = bin_.get("reservedDays") if bin_.get("status") == "Enable" else 0
-        if _is_days(days):
-            windows["recycle bin (recycleBin.reservedDays)"] = days
-    elif kind == "nas.RecycleBin" and _is_days(inputs.get("reservedDays")):
-        windows["recycle bin (reservedDays)"] = inputs["reservedDays"]
-    return windows
+    """Each recovery window a resource sets, in days (``math.inf`` for ever, 0 for switched off), by a label a reviewer
+    reads: its kind's ``recovery_windows`` (``blueprints.kinds``), none for a kind without one."""
+    kind = kind_of(str(resource["type"]))
+    if kind is None or kind.recovery_windows is None:
+        return {}
+    return kind.recovery_windows(resource.get("inputs") or {})
 
 
 def retention_cuts(old: Mapping[str, Any], new: Mapping[str, Any], floor: int = MIN_RECOVERY_DAYS) -> list[str]:
@@ -53,10 +38,6 @@ def retention_cuts(old: Mapping[str, Any], new: Mapping[str, Any], floor: int = 
                 "becomes unrecoverable sooner than anyone may notice it is gone"
             )
     return risks
-
-
-def _is_days(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _days(value: float) -> str:

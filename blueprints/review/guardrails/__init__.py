@@ -9,8 +9,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Iterable
 
-from blueprints.review.guardrails import access, account, bucket, compute, identity, kubernetes, network, storage
-from blueprints.review.guardrails.inputs import NODE_TYPES, PUBLIC_CIDRS, STATEFUL_TYPES
+from blueprints.review.guardrails import access, account, bucket, compute, identity, known, kubernetes, network, storage
+from blueprints.review.guardrails.inputs import PUBLIC_CIDRS
 from blueprints.review.guardrails.model import LEVELS, Finding, Rule, Skip, at_or_above
 from blueprints.review.guardrails.network import LOGIN_TAG
 from blueprints.review.plan import Plan
@@ -18,10 +18,8 @@ from blueprints.review.plan import Plan
 __all__ = [
     "LEVELS",
     "LOGIN_TAG",
-    "NODE_TYPES",
     "PUBLIC_CIDRS",
     "RULES",
-    "STATEFUL_TYPES",
     "Finding",
     "Rule",
     "Skip",
@@ -43,6 +41,7 @@ RULES: tuple[Rule, ...] = tuple(
             *bucket.RULES,
             *account.RULES,
             *kubernetes.RULES,
+            *known.RULES,
         ),
         key=lambda rule: rule.id,
     )

@@ -6,7 +6,8 @@ import ipaddress
 from typing import Any, Iterator
 
 from blueprints.core.layout import RESERVED_PER_VSWITCH, vswitch_headroom
-from blueprints.review.guardrails.inputs import NODE_TYPES, as_list, of_types, referenced
+from blueprints.kinds import Role
+from blueprints.review.guardrails.inputs import as_list, of_role, of_types, referenced
 from blueprints.review.guardrails.model import Rule
 from blueprints.review.guardrails.network import port_range
 from blueprints.review.plan import Plan, PlannedResource
@@ -23,7 +24,7 @@ def _component(r: PlannedResource) -> Any:
 
 def key_pair_login(plan: Plan) -> Iterator[tuple[str, str]]:
     """AIT023: no node type carries a password; the login node logs in with a key pair."""
-    for r in of_types(plan, NODE_TYPES):
+    for r in of_role(plan, Role.NODE):
         if r.inputs.get("password") or r.inputs.get("kmsEncryptedPassword"):
             yield (
                 r.name,

@@ -9,8 +9,9 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator
 
+from blueprints.kinds import Role
 from blueprints.review.guardrails.bucket import log_buckets
-from blueprints.review.guardrails.inputs import as_list, of_types, referenced
+from blueprints.review.guardrails.inputs import as_list, of_role, of_types, referenced
 from blueprints.review.guardrails.model import Rule
 from blueprints.review.plan import Plan, PlannedResource
 
@@ -39,12 +40,7 @@ def _disk_keys(r: PlannedResource) -> list[tuple[bool, Any]]:
 def customer_managed_keys(plan: Plan) -> Iterator[tuple[str, str]]:
     """AIT019: one info per resource family (disks, Extreme NAS, OSS) whose encryption uses a service-managed key."""
     disks = [
-        r.name
-        for r in of_types(
-            plan,
-            ("ecs.EcsLaunchTemplate", "ecs.EcsInstanceSet", "ecs.Instance", "ess.ScalingConfiguration", "ecs.EcsDisk"),
-        )
-        if any(encrypted and not key for encrypted, key in _disk_keys(r))
+        r.name for r in of_role(plan, Role.DISKS) if any(encrypted and not key for encrypted, key in _disk_keys(r))
     ]
     nas = [
         r.name
@@ -116,12 +112,10 @@ def kms_key_hygiene(plan: Plan) -> Iterator[tuple[str, str]]:
 
 # ---- monitoring (AIT028) ----
 
-COMPUTE_TYPES = ("ess.ScalingGroup", "ecs.EcsInstanceSet", "ecs.Instance")
-
 
 def monitoring(plan: Plan) -> Iterator[tuple[str, str]]:
-    """AIT028: CloudMonitor alarms reach someone, and ESS replaces unhealthy nodes."""
-    units = of_types(plan, COMPUTE_TYPES)
+    """AIT028: CloudMonitor alarms reach someone (about every compute group), and ESS replaces unhealthy nodes."""
+    units = of_role(plan, Role.COMPUTE_GROUP)
     alarms = of_types(plan, ("cms.Alarm",))
     for r in alarms:
         if not as_list(r.inputs.get("contactGroups")):

@@ -8,7 +8,8 @@ import binascii
 import re
 from typing import Any, Iterator
 
-from blueprints.review.guardrails.inputs import NODE_TYPES, as_list, json_document, of_types, statements
+from blueprints.kinds import Role
+from blueprints.review.guardrails.inputs import as_list, json_document, of_role, of_types, statements
 from blueprints.review.guardrails.model import Rule
 from blueprints.review.plan import Plan
 
@@ -119,7 +120,7 @@ def least_privilege(plan: Plan) -> Iterator[tuple[str, str]]:
             f"{_NO_USERS[r.short_type]} in the plan: attach policies "
             "to roles only and let nodes use their instance role",
         )
-    for r in of_types(plan, NODE_TYPES):
+    for r in of_role(plan, Role.NODE):
         text = _user_data_text(r.inputs.get("userData"))
         if text and _ACCESS_KEY.search(text):
             yield (

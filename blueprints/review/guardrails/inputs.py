@@ -7,13 +7,9 @@ import json
 import re
 from typing import Any
 
+from blueprints.kinds import Role, has_role
 from blueprints.review.plan import Plan, PlannedResource
 
-# cs.NodePool: an ACK node pool takes the same node inputs (internetMaxBandwidthOut, dataDisks[].encrypted, userData,
-# password, securityGroupIds; pulumi-alicloud 4.0.0 cs/node_pool.py), so every node rule holds it too.
-NODE_TYPES = ("ecs.EcsInstanceSet", "ecs.EcsLaunchTemplate", "ess.ScalingConfiguration", "ecs.Instance", "cs.NodePool")
-# actiontrail.Trail holds no data itself, but deleting it ends the account's audit record: guarded like data (AIT004, diff risks).
-STATEFUL_TYPES = ("nas.FileSystem", "oss.Bucket", "ecs.EcsDisk", "kms.Key", "actiontrail.Trail")
 PUBLIC_CIDRS = ("0.0.0.0/0", "::/0", "")
 
 # Address space a VPC can use (RFC 1918, RFC 4193). Not ``ip_network.is_private``: that includes documentation
@@ -74,3 +70,8 @@ def referenced(value: Any) -> str | None:
 def of_types(plan: Plan, types: tuple[str, ...]) -> list[PlannedResource]:
     """The plan's resources of the given short types, in plan order."""
     return [r for r in plan.resources if r.short_type in types]
+
+
+def of_role(plan: Plan, role: Role) -> list[PlannedResource]:
+    """The plan's resources whose kind plays ``role`` (``blueprints.kinds``: nodes, stateful data…), in plan order."""
+    return [r for r in plan.resources if has_role(r.type, role)]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import ipaddress
 from typing import Any, Iterator
 
-from blueprints.review.guardrails.inputs import NODE_TYPES, PUBLIC_CIDRS, of_types, private, referenced
+from blueprints.kinds import Role
+from blueprints.review.guardrails.inputs import PUBLIC_CIDRS, of_role, of_types, private, referenced
 from blueprints.review.guardrails.kubernetes import node_pool_public_ip
 from blueprints.review.guardrails.model import Rule
 from blueprints.review.plan import Plan, PlannedResource
@@ -16,7 +17,7 @@ LOGIN_TAG = "login"
 
 def node_public_ip(plan: Plan) -> Iterator[tuple[str, str]]:
     """AIT001: no public IP on training nodes; EIPs only on the login node and the NAT gateway."""
-    for r in of_types(plan, NODE_TYPES):
+    for r in of_role(plan, Role.NODE):
         bandwidth = r.inputs.get("internetMaxBandwidthOut", 0)
         if bandwidth:
             yield (

@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from blueprints.core.text import html_text, md_cell, md_code, md_fence, md_text, plain, plain_block
+from blueprints.kinds import kind_of
 from blueprints.review.plan import Plan, PlannedResource
 from blueprints.review.render.costs import cost_section, cost_text
 from blueprints.review.render.diagram import mermaid_flowchart
@@ -24,70 +25,28 @@ from blueprints.review.render.fit import COMMENT_BUDGET, fit_blocks
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 
-# The inputs a reviewer checks first, per resource type (engine names).
-KEY_PROPERTIES: dict[str, tuple[str, ...]] = {
-    "vpc.Network": ("cidrBlock",),
-    "vpc.Switch": ("zoneId", "cidrBlock"),
-    "ecs.SecurityGroup": ("innerAccessPolicy",),
-    "ecs.SecurityGroupRule": ("type", "ipProtocol", "portRange", "cidrIp", "sourceSecurityGroupId", "policy"),
-    "vpc.NatGateway": ("natType", "paymentType", "internetChargeType"),
-    "ecs.EipAddress": ("bandwidth", "internetChargeType"),
-    "ecs.EipAssociation": ("instanceType",),
-    "vpc.SnatEntry": ("sourceVswitchId", "snatIp"),
-    "nas.FileSystem": ("fileSystemType", "storageType", "capacity", "encryptType", "zoneId"),
-    "nas.AccessGroup": ("accessGroupName", "accessGroupType"),
-    "nas.AccessRule": ("sourceCidrIp", "rwAccessType", "userAccessType"),
-    "nas.MountTarget": ("networkType", "vswitchId"),
-    "ram.Role": ("roleName",),
-    "ecs.EcsDeploymentSet": ("strategy",),
-    "ecs.EcsLaunchTemplate": ("instanceType", "systemDisk", "internetMaxBandwidthOut", "httpTokens", "spotStrategy"),
-    "ecs.EcsInstanceSet": (
-        "amount",
-        "instanceType",
-        "zoneId",
-        "internetMaxBandwidthOut",
-        "deletionProtection",
-        "spotStrategy",
-        "dataDisks",
-    ),
-    "ecs.Instance": (
-        "instanceType",
-        "availabilityZone",
-        "networkInterfaceTrafficMode",
-        "internetMaxBandwidthOut",
-        "httpTokens",
-        "systemDiskEncrypted",
-        "dataDisks",
-    ),
-    "oss.Bucket": ("bucket", "storageClass", "forceDestroy"),
-    "oss.BucketAcl": ("acl",),
-    "oss.BucketPublicAccessBlock": ("blockPublicAccess",),
-    "oss.BucketVersioning": ("status",),
-    "oss.BucketServerSideEncryption": ("sseAlgorithm",),
-    "ram.Policy": ("policyName",),
-    "ram.RolePolicyAttachment": ("policyName", "policyType"),
-    "ess.ScalingGroup": ("minSize", "maxSize", "desiredCapacity", "multiAzPolicy", "groupDeletionProtection"),
-    "ess.ScalingConfiguration": (
-        "instanceType",
-        "systemDiskEncrypted",
-        "internetMaxBandwidthOut",
-        "spotStrategy",
-        "dataDisks",
-        "networkInterfaces",
-    ),
-    "ess.ScalingRule": ("adjustmentType", "adjustmentValue"),
-    "ess.Alarm": ("metricName", "comparisonOperator", "threshold", "period", "evaluationCount"),
-    "ess.ScheduledTask": ("launchTime", "recurrenceType", "recurrenceValue", "minValue", "desiredCapacity"),
-}
-
 # When the plan must be summarised: rows of one type under one parent kept before the rest fold into one row.
 KEEP_PER_GROUP = 3
 
 
+_ABSENT = object()
+
+
 def key_properties(resource: PlannedResource) -> dict[str, Any]:
-    """The reviewer-relevant inputs of one resource, in a fixed order, absent ones skipped."""
-    keys = KEY_PROPERTIES.get(resource.short_type, ())
-    return {k: resource.inputs[k] for k in keys if k in resource.inputs}
+    """The inputs a reviewer checks first: its kind's ``key_properties`` (``blueprints.kinds``; dotted paths reach
+    nested inputs such as ``metadata.name``), in that order, absent ones skipped; none for a type with no kind."""
+    kind = kind_of(resource.type)
+    found = {path: _at(resource.inputs, path) for path in (kind.key_inputs() if kind else ())}
+    return {path: value for path, value in found.items() if value is not _ABSENT}
+
+
+def _at(inputs: dict[str, Any], path: str) -> Any:
+    value: Any = inputs
+    for key in path.split("."):
+        if not isinstance(value, dict) or key not in value:
+            return _ABSENT
+        value = value[key]
+    return value
 
 
 def format_value(value: Any) -> str:

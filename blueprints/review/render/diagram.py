@@ -13,6 +13,7 @@ import re
 from typing import Any, Iterable, Mapping, Sequence
 
 from blueprints.core.text import plain
+from blueprints.kinds import Role, has_role
 from blueprints.review.plan import referenced_names, short_type
 
 # Diff actions → Mermaid class; the worst action of a group's resources colours its node.
@@ -34,9 +35,6 @@ _CLASS_DEFS = {
 }
 # More groups than this and the diagram regroups coarser (type per component, then type), then truncates.
 MAX_NODES = 60
-_COMPUTE = ("ecs.EcsInstanceSet", "ecs.Instance", "ess.ScalingGroup")
-# Resources reached through a vSwitch (the ``vswitchId``/``vswitchIds`` input): where they sit in the network.
-_PLACED = _COMPUTE + ("nas.MountTarget", "vpc.NatGateway")
 _ID_RE = re.compile(r"[^A-Za-z0-9_]")
 
 
@@ -129,8 +127,11 @@ def _edges(
         if pair[0] != pair[1] and pair not in edges:
             edges.append(pair)
 
-    compute = [str(r["name"]) for r in resources if kinds.get(str(r["name"])) in _COMPUTE and _is_training(r, groups)]
-    targets = [str(r["name"]) for r in resources if kinds.get(str(r["name"])) in ("nas.MountTarget", "oss.Bucket")]
+    # Compute (its kind a compute group) → where it reads and writes data (a kind of storage access); each placed
+    # kind (in a vSwitch) under its vSwitch. The roles are the kinds' (blueprints.kinds).
+    grouped = [r for r in resources if str(r["name"]) in kinds]
+    compute = [str(r["name"]) for r in grouped if _plays(r, Role.COMPUTE_GROUP) and _is_training(r, groups)]
+    targets = [str(r["name"]) for r in grouped if _plays(r, Role.STORAGE_ACCESS)]
     for r in resources:
         name, inputs = str(r["name"]), r.get("inputs", {})
         kind = kinds.get(name)
@@ -140,7 +141,7 @@ def _edges(
             for ref in referenced_names(inputs.get("vpcId")):
                 if kinds.get(ref) == "vpc.Network":
                     add(ref, name)
-        if kind in _PLACED:
+        if _plays(r, Role.IN_VSWITCH):
             for ref in referenced_names([inputs.get("vswitchId"), inputs.get("vswitchIds")]):
                 if kinds.get(ref) == "vpc.Switch":
                     add(ref, name)
@@ -157,6 +158,10 @@ def _edges(
             for target in targets:
                 add(name, target)
     return edges
+
+
+def _plays(r: Mapping[str, Any], role: Role) -> bool:
+    return has_role(str(r["type"]), role)
 
 
 def _is_training(r: Mapping[str, Any], groups: _Groups) -> bool:

@@ -12,6 +12,7 @@ import json
 from typing import Any, Callable
 
 from blueprints.core.text import html_text, md_cell, md_code, md_fence, md_text, plain, plain_block, table
+from blueprints.kinds import Role, has_role
 from blueprints.review.diff.compare import ACTIONS, PlanDiff, ResourceChange
 from blueprints.review.diff.costs import CostDiff, CostLine
 from blueprints.review.render.diagram import mermaid_flowchart
@@ -35,10 +36,6 @@ def verdict(diff: PlanDiff) -> str:
     return (", ".join(counts) or "no resource changes") + f"; {risks} data risk{'' if risks == 1 else 's'}"
 
 
-# Resources that hold the user data of nodes they do not run themselves.
-_NODE_TEMPLATES = ("ecs.EcsLaunchTemplate", "ess.ScalingConfiguration")
-
-
 def why(change: ResourceChange, limit: int = 60) -> list[str]:
     """What changes and why, one phrase each (plain text): inputs, references, delete-first downtime, refusal."""
     parts = []
@@ -53,7 +50,7 @@ def why(change: ResourceChange, limit: int = 60) -> list[str]:
             )
     parts += [f"{k} {_short(old, limit)} → {_short(new, limit)}" for k, (old, new) in change.options.items()]
     parts += list(change.reasons)
-    if change.action == "update" and "userData" in change.inputs and change.short_type in _NODE_TEMPLATES:
+    if change.action == "update" and "userData" in change.inputs and has_role(change.type, Role.NODE_TEMPLATE):
         # A template's new user data reaches only nodes created after it: nothing restarts running nodes.
         parts.append("running nodes keep the user data they booted with; nodes created from now on get the new one")
     if change.action == "create":
