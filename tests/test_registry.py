@@ -11,6 +11,8 @@ import importlib
 import inspect
 import pkgutil
 import re
+import subprocess
+import sys
 import typing
 from pathlib import Path
 
@@ -153,3 +155,23 @@ def test_a_tier_sizes_its_nodes_for_the_jobs_it_serves(tier):
     # What the blueprint keeps up on top of the foundation names exactly one price source each.
     assert all((s.item is None) != (s.instance_type is None) and s.quantity > 0 for s in tier.standing)
     assert (jobs > 1) == bool(tier.why_parallel)
+
+
+def test_the_registry_and_every_spec_load_without_pulumi():
+    # import-linter sees the static imports; this sees what discovery imports at run time, in a fresh interpreter.
+    script = (
+        "import sys\n"
+        "from blueprints.advisor.data import limits\n"
+        "from blueprints.architectures import budget_tiers, parse, spec_for, specs\n"
+        "from blueprints.catalog import load_catalog\n"
+        "from blueprints.profile.stackconfig import load_preset, preset_names\n"
+        "import datetime\n"
+        "catalog, today = load_catalog(), datetime.date(2026, 11, 30)\n"
+        "budget_tiers(limits())\n"
+        "for name in preset_names():\n"
+        "    spec = spec_for(parse(load_preset(name), catalog=catalog, today=today), catalog, today)\n"
+        "    spec.summary(); spec.security_notes(); spec.cost_context()\n"
+        "print(len(specs()), sorted(m for m in sys.modules if m.split('.')[0] in ('pulumi', 'pulumi_alicloud')))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert result.stdout.split(" ", 1) == [str(len(SPECS)), "[]\n"]

@@ -305,7 +305,7 @@ def preview(
 
     settings = read_settings(config, source="(offline plan)")
     _, profile = resolve(settings, profile_models(), catalog=catalog, today=today)
-    blueprint = spec_for(profile, catalog, today)
+    spec = spec_for(profile, catalog, today)
     image = catalog.image_for(profile.region)
     try:
         resources, outputs = record(
@@ -319,12 +319,12 @@ def preview(
         # component's ResourceError gives its bare message: the profile problem is the same whichever resource saw it.
         text = exc.message if isinstance(exc, ResourceError) else str(exc).removeprefix("error: ")
         raise UserInputError("cannot plan this profile", [Problem("profile", MISSING, text)]) from None
-    costs = price_plan(resources, catalog, profile.region, scenarios_context=blueprint.cost_context())
+    costs = price_plan(resources, catalog, profile.region, scenarios_context=spec.cost_context())
     plan = Plan(
         blueprint=profile.blueprint,
         region=profile.region,
         profile_name=profile.name,
-        summary={**blueprint.summary(), **storage_summary(costs)},
+        summary={**spec.summary(), **storage_summary(costs)},
         costs=costs,
         notes=tuple(
             n
@@ -332,7 +332,7 @@ def preview(
                 profile.description or None,
                 profile.alias_note,
                 *_zone_notes(profile, outputs, catalog),
-                *blueprint.security_notes(),
+                *spec.security_notes(),
             )
             if n
         ),

@@ -45,7 +45,8 @@ def run(catalog: "Catalog | None" = None, today: dt.date | None = None) -> None:
         _, profile = resolve(settings, profile_models(), catalog=catalog, today=today)
         outputs = builder_for(spec_for(profile, catalog, today)).build()
     except (UserInputError, LayoutError) as exc:
-        # RunError prints the message without a Python traceback.
+        # RunError prints the message without a Python traceback. A component's ResourceError is a RunError already,
+        # naming its resource, so it passes through as it is.
         message = exc.render() if isinstance(exc, UserInputError) else f"error: {exc}"
         raise pulumi.RunError(message) from None
     for key, value in outputs.items():
