@@ -123,11 +123,11 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("tests/test_kubernetes_workloads.py", "tests/test_launch_kubernetes.py"),
     ),
     (
-        "blueprints/architectures/kubernetes_profile.py",
+        "blueprints/architectures/kubernetes_pool/profile.py",
         ("tests/test_kubernetes_profile.py", "tests/test_kubernetes_workloads.py", "tests/test_registry.py"),
     ),
     (
-        "blueprints/architectures/kubernetes_pool.py",
+        "blueprints/architectures/kubernetes_pool/",
         (
             "tests/test_kubernetes_profile.py",
             "tests/test_kubernetes_cluster.py",

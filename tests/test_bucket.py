@@ -11,6 +11,7 @@ from conftest import beyond_opt_in
 
 from blueprints.components.base import node_role
 from blueprints.components.bucket import DataBucket, DataBucketArgs, attach_bucket_policy
+from blueprints.components.errors import ResourceError
 from blueprints.review import guardrails
 from blueprints.testing import as_plan, offline_mocks, record_program
 
@@ -126,13 +127,14 @@ def test_outputs_and_registered_keys():
 
 
 def test_a_bad_bucket_name_fails_before_anything_is_created():
-    with pytest.raises(ValueError, match="bucket name 'Med_Data' contains"):
+    with pytest.raises(ResourceError, match="bucket name 'Med_Data' contains"):
         record_program(lambda: DataBucket("med-data", args(bucket="Med_Data")), zones=ZONES)
     with offline_mocks(zones=ZONES) as stack:
-        with pytest.raises(ValueError, match="bucket name 'Med_Data' contains"):
+        with pytest.raises(ResourceError, match="bucket name 'Med_Data' contains") as raised:
             DataBucket("med-data", args(bucket="Med_Data"))
-        # Refused before the first registration: not even the component, let alone a bucket, exists.
+        # Refused right after the component registers (the error names it), before any bucket resource exists.
         assert [r for r in stack.resources if r.custom] == []
+    assert raised.value.resource.pulumi_resource_name == "med-data"
 
 
 def test_attachment_lives_with_compute_so_parking_compute_removes_only_it():
@@ -247,7 +249,9 @@ def test_an_adopted_bucket_gets_no_logging_and_no_log_bucket():
 
 
 def test_the_log_bucket_is_never_the_data_bucket():
-    with pytest.raises(ValueError, match="is the data bucket itself"):
+    with pytest.raises(
+        ResourceError, match=r"^aitrain:storage:DataBucket \(med-data\): access-log bucket .* is the data bucket itself"
+    ):
         record_program(lambda: DataBucket("med-data", args(access_log_bucket="med-train-data")), zones=ZONES)
 
 

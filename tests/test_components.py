@@ -9,11 +9,12 @@ import pulumi
 import pytest
 
 from blueprints.components.compute import GpuCluster, GpuClusterArgs
+from blueprints.components.errors import ResourceError
 from blueprints.components.network import TrainingNetwork, TrainingNetworkArgs
 from blueprints.components.node import NodeSpec
 from blueprints.components.pool import AutoscalingGpuPool, AutoscalingGpuPoolArgs
 from blueprints.components.storage import NFS_MOUNT_OPTIONS, SharedStorage, SharedStorageArgs
-from blueprints.core.layout import LayoutError, off_hours_tasks
+from blueprints.core.layout import off_hours_tasks
 from blueprints.engine.preview import OfflineMocks
 from blueprints.testing import record_program
 
@@ -112,7 +113,7 @@ def test_the_storage_zone_keeps_its_vswitch_and_cidr_whatever_compute_does():
 
 
 def test_network_fails_clearly_when_no_zone_offers_the_type():
-    with pytest.raises(LayoutError, match="no zone among network.zones"):
+    with pytest.raises(ResourceError, match=r"^aitrain:network:TrainingNetwork \(net\): no zone among network.zones"):
         record_program(lambda: TrainingNetwork("net", network_args(preferred_zones=("cn-shanghai-z",))), zones=ZONES)
 
 

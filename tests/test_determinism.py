@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from blueprints.profile.stackconfig import preset_names
+
 ROOT = Path(__file__).resolve().parents[1]
-PRESETS = ("medical-imaging", "autoscaling-training")
+PRESETS = tuple(preset_names())
 FORMATS = ("json", "markdown")
 
 # One process per seed plans every preset in every format through the CLI entry point, writing files:

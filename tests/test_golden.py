@@ -1,4 +1,7 @@
-"""Golden plans: each preset's JSON and Markdown plan is committed and compared byte for byte.
+"""Golden plans: every preset's JSON and Markdown plan, and each named variant's, is committed and compared byte for byte.
+
+The list is derived: every bundled preset (``blueprints/presets/*.yaml``) plus the variants named here, so a new
+preset without its golden files fails, and so does a golden file that nothing makes any more.
 
 Comparison only. ``--update-golden`` rewrites the files and then FAILS the run, so an update never reports
 success; regenerating on purpose is ``make regen`` (runs this file as a script: ``python tests/test_golden.py``).
@@ -11,6 +14,12 @@ from pathlib import Path
 
 import pytest
 
+if __name__ == "__main__":
+    # Run as a script (``make regen``): the repository root first, so this checkout's ``blueprints`` is used.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from blueprints.profile.stackconfig import preset_names  # after the script's path
+
 GOLDEN = Path(__file__).parent / "golden"
 KINDS = ("json", "md")
 # Beyond the presets: an eRDMA type (one ecs.Instance per node, each with an ERI) reached through a login node.
@@ -22,27 +31,30 @@ ERDMA_LOGIN = {
     "access.login_node": True,
     "access.key_pair_name": "ops",
 }
-# Golden file name → (preset, overrides).
-GOLDEN_PLANS: dict[str, tuple[str, dict[str, object]]] = {
-    "medical-imaging": ("medical-imaging", {}),
-    "autoscaling-training": ("autoscaling-training", {}),
+# The named variants: golden file name → (preset, overrides).
+VARIANTS: dict[str, tuple[str, dict[str, object]]] = {
     "medical-imaging-erdma-login": ("medical-imaging", ERDMA_LOGIN),
-    "kubernetes-training": ("kubernetes-training", {}),
 }
+# Golden file name → (preset, overrides): every bundled preset as it is, then the variants.
+GOLDEN_PLANS: dict[str, tuple[str, dict[str, object]]] = {
+    **{name: (name, {}) for name in preset_names()},
+    **VARIANTS,
+}
+# Plans other tests share (conftest's session fixtures), so each is made once per run; the rest are made here once.
+SHARED_FIXTURES = {"medical-imaging": "medical_plan", "autoscaling-training": "autoscaling_plan"}
+_PLANS: dict[str, object] = {}
 
 
-@pytest.fixture(scope="module")
-def erdma_login_plan():
-    from blueprints.testing import offline_plan
+def plan_of(name: str, request: pytest.FixtureRequest):
+    """The plan of one golden file: the shared session fixture when there is one, else made once in this module."""
+    if name in SHARED_FIXTURES:
+        return request.getfixturevalue(SHARED_FIXTURES[name])
+    if name not in _PLANS:
+        from blueprints.testing import offline_plan
 
-    return offline_plan("medical-imaging", overrides=ERDMA_LOGIN)
-
-
-@pytest.fixture(scope="module")
-def kubernetes_plan():
-    from blueprints.testing import offline_plan
-
-    return offline_plan("kubernetes-training")
+        preset, overrides = GOLDEN_PLANS[name]
+        _PLANS[name] = offline_plan(preset, overrides=overrides)
+    return _PLANS[name]
 
 
 def golden_text(plan, kind: str) -> str:
@@ -52,25 +64,17 @@ def golden_text(plan, kind: str) -> str:
     return plan.to_json() if kind == "json" else render_markdown(plan)
 
 
-def golden_path(preset: str, kind: str) -> Path:
-    """Where the golden file of one preset and format lives."""
-    return GOLDEN / f"{preset}.plan.{kind}"
+def golden_path(name: str, kind: str) -> Path:
+    """Where the golden file of one plan and format lives."""
+    return GOLDEN / f"{name}.plan.{kind}"
 
 
-@pytest.mark.parametrize(
-    "preset, fixture",
-    [
-        ("medical-imaging", "medical_plan"),
-        ("autoscaling-training", "autoscaling_plan"),
-        ("medical-imaging-erdma-login", "erdma_login_plan"),
-        ("kubernetes-training", "kubernetes_plan"),
-    ],
-)
+@pytest.mark.parametrize("name", list(GOLDEN_PLANS))
 @pytest.mark.parametrize("kind", KINDS)
-def test_plan_matches_golden_file(preset, fixture, kind, request, update_golden):
-    plan = request.getfixturevalue(fixture)
+def test_plan_matches_golden_file(name, kind, request, update_golden):
+    plan = plan_of(name, request)
     text = golden_text(plan, kind)
-    path = golden_path(preset, kind)
+    path = golden_path(name, kind)
     if update_golden:
         path.write_text(text, encoding="utf-8")
         pytest.fail(f"golden files rewritten ({path.name}); review and commit — update mode never passes")
@@ -78,11 +82,26 @@ def test_plan_matches_golden_file(preset, fixture, kind, request, update_golden)
     assert text == path.read_text(encoding="utf-8"), f"{path.name} changed; review the diff, then run `make regen`"
 
 
+def test_the_golden_plans_are_the_presets_and_the_variants():
+    # Each preset once as it is; each variant of a bundled preset; and no committed golden file that nothing makes.
+    assert [name for name in GOLDEN_PLANS if name not in VARIANTS] == preset_names()
+    assert all(preset in preset_names() and overrides for preset, overrides in VARIANTS.values())
+    committed = {path.name.removesuffix(f".plan.{kind}") for kind in KINDS for path in GOLDEN.glob(f"*.plan.{kind}")}
+    assert committed == set(GOLDEN_PLANS)
+
+
+def test_a_new_preset_without_golden_files_fails(tmp_path, monkeypatch, request):
+    """The comparison of a plan whose golden file does not exist fails, naming the file and `make regen`."""
+    monkeypatch.setattr(sys.modules[__name__], "GOLDEN", tmp_path)
+    with pytest.raises(AssertionError, match=r"missing .*medical-imaging\.plan\.json; run `make regen`"):
+        test_plan_matches_golden_file("medical-imaging", "json", request, update_golden=False)
+
+
 def test_update_mode_writes_then_fails(tmp_path, monkeypatch, medical_plan, request):
     """--update-golden must rewrite the file and still end the run red, so an update is never a green run."""
     monkeypatch.setattr(sys.modules[__name__], "GOLDEN", tmp_path)
     with pytest.raises(pytest.fail.Exception, match="golden files rewritten .*review and commit"):
-        test_plan_matches_golden_file("medical-imaging", "medical_plan", "json", request, update_golden=True)
+        test_plan_matches_golden_file("medical-imaging", "json", request, update_golden=True)
     assert (tmp_path / "medical-imaging.plan.json").read_text(encoding="utf-8") == medical_plan.to_json()
 
 
@@ -91,7 +110,7 @@ def test_compare_mode_fails_on_a_changed_file(tmp_path, monkeypatch, request):
     monkeypatch.setattr(sys.modules[__name__], "GOLDEN", tmp_path)
     (tmp_path / "medical-imaging.plan.json").write_text("{}\n", encoding="utf-8")
     with pytest.raises(AssertionError, match="medical-imaging.plan.json changed"):
-        test_plan_matches_golden_file("medical-imaging", "medical_plan", "json", request, update_golden=False)
+        test_plan_matches_golden_file("medical-imaging", "json", request, update_golden=False)
 
 
 def write_golden() -> list[Path]:
@@ -109,9 +128,7 @@ def write_golden() -> list[Path]:
 
 
 if __name__ == "__main__":
-    # Run as a script (``make regen``): the repository root first, so this checkout's ``blueprints`` is used,
-    # and the suite's clock (conftest.TODAY), so the files match what the tests compare against.
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    # The suite's clock (conftest.TODAY), so the files match what the tests compare against.
     import conftest  # noqa: F401  (sets AITRAIN_TODAY)
 
     for written in write_golden():

@@ -297,6 +297,7 @@ def test_kubeconfig_comes_from_the_cluster_credential():
         nvidia_driver_version=None,
         spot=False,
         bucket_policy_name=None,
+        kubeconfig_minutes=120,
     )
     with offline_mocks() as stack:
         cluster = KubernetesCluster("c", args)
@@ -375,10 +376,10 @@ def test_the_notes_tell_a_reviewer_what_ack_changes(k8s_plan):
 
 
 def test_the_blueprint_meaning():
-    from blueprints.architectures import BLUEPRINTS, blueprint_for, parse
+    from blueprints.architectures import parse, spec_for, specs
     from blueprints.catalog import load_catalog
 
-    cls = BLUEPRINTS["kubernetes-pool"]
+    cls = specs()["kubernetes-pool"]
     assert cls.job_engine == "kubernetes" and cls.compute_unit == "k8s" and "cluster autoscaler" in cls.park_refusal
     catalog = load_catalog()
     profile = parse(
@@ -392,7 +393,7 @@ def test_the_blueprint_meaning():
         catalog=catalog,
         today=__import__("datetime").date(2026, 12, 1),
     )
-    blueprint = blueprint_for(profile, catalog, __import__("datetime").date(2026, 12, 1))
+    blueprint = spec_for(profile, catalog, __import__("datetime").date(2026, 12, 1))
     assert blueprint.node_role_name == "team-k8s-gpu-node"
     assert blueprint.expected_nodes() == 3 and blueprint.price_basis() == (6, "GPU pool at max_nodes")
     assert blueprint.kubernetes_version == "1.36.1-aliyun.1"

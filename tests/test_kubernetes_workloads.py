@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from blueprints.components.errors import ResourceError
 from blueprints.components.kubernetes_workloads import (
     OPERATOR_DIR,
     OPERATOR_KINDS,
@@ -242,7 +243,9 @@ def test_cpfs_is_refused_for_kubernetes_pool_with_the_allowed_kinds():
 
 def test_the_component_refuses_a_storage_kind_without_a_volume_recipe():
     with offline_mocks():
-        with pytest.raises(ValueError, match="allowed: nas, extreme_nas"):
+        with pytest.raises(
+            ResourceError, match=r"^aitrain:kubernetes:KubernetesWorkloads \(w\): .*allowed: nas, extreme_nas"
+        ):
             KubernetesWorkloads(
                 "w",
                 KubernetesWorkloadsArgs(
@@ -353,7 +356,7 @@ def test_without_a_bucket_there_is_no_bucket_volume_and_half_a_bucket_is_refused
     assert workloads.bucket_claim is None
     assert not [r for r in stack.resources if r.name.startswith("w-data")]
     with offline_mocks():
-        with pytest.raises(ValueError, match="come together"):
+        with pytest.raises(ResourceError, match="come together"):
             _workloads(bucket="llama-ckpt", bucket_endpoint="oss-cn-shanghai-internal.aliyuncs.com")
 
 

@@ -16,7 +16,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from blueprints.architectures import BLUEPRINTS
+from blueprints.architectures import job_engines
 from blueprints.bootstrap import nccl_env
 from blueprints.cli.main import app
 from blueprints.core.errors import UserInputError
@@ -29,7 +29,7 @@ DATA = Path(__file__).parent / "data" / "launch"
 CRD_DIR = Path(lk.__file__).parents[1] / "data" / "kubeflow" / "training-operator-v1.9.0"
 CRD = CRD_DIR / "kubeflow.org_pytorchjobs.yaml"
 IMAGE = "registry.cn-wulanchabu.aliyuncs.com/team/train:2026-11"
-ENGINES = {name: bp.job_engine for name, bp in BLUEPRINTS.items()}
+ENGINES = job_engines()
 
 
 def llama(**changes: Any) -> dict[str, Any]:

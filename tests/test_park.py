@@ -8,8 +8,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from blueprints.architectures.autoscaling_pool import AutoscalingPoolBlueprint
-from blueprints.architectures.fixed_cluster import FixedClusterBlueprint
+from blueprints.architectures.autoscaling_pool.spec import AutoscalingPoolSpec
+from blueprints.architectures.fixed_cluster.spec import FixedClusterSpec
 from blueprints.cli.main import app
 
 runner = CliRunner()
@@ -123,8 +123,8 @@ def test_pool_is_refused(tmp_path):
 
 
 def test_parking_is_each_blueprints_own_meaning():
-    assert FixedClusterBlueprint.parked_compute == {"nodes": 0} and FixedClusterBlueprint.resume_field == "nodes"
-    assert AutoscalingPoolBlueprint.parked_compute is None and AutoscalingPoolBlueprint.park_refusal.startswith(
+    assert FixedClusterSpec.parked_compute == {"nodes": 0} and FixedClusterSpec.resume_field == "nodes"
+    assert AutoscalingPoolSpec.parked_compute is None and AutoscalingPoolSpec.park_refusal.startswith(
         "an autoscaling pool parks itself"
     )
 

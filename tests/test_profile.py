@@ -9,8 +9,8 @@ import pytest
 from pydantic import ValidationError
 
 from blueprints import architectures
-from blueprints.architectures.autoscaling_pool import AutoscalingProfile
-from blueprints.architectures.fixed_cluster import FixedClusterProfile
+from blueprints.architectures.autoscaling_pool.spec import AutoscalingProfile
+from blueprints.architectures.fixed_cluster.spec import FixedClusterProfile
 from blueprints.catalog import load_catalog
 from blueprints.core.errors import UserInputError
 from blueprints.profile.stackconfig import load_preset, parse_overrides, resolve, with_cli_inputs

@@ -12,8 +12,9 @@ from conftest import beyond_opt_in
 
 from blueprints.catalog import load_catalog
 from blueprints.engine.preview import record
-from blueprints.profile.stackconfig import PRESET_KEY, PROFILE_KEY
+from blueprints.profile.stackconfig import PRESET_KEY, PROFILE_KEY, preset_names
 from blueprints.testing import assert_guardrails, offline_plan
+from tests.test_golden import plan_of
 
 PROGRAM = Path(__file__).resolve().parents[1] / "infra" / "__main__.py"
 SHANGHAI = list(load_catalog().zones("cn-shanghai"))
@@ -26,12 +27,10 @@ def run_infra_main(config: dict[str, str]):
     )
 
 
-@pytest.mark.parametrize(
-    "preset, plan_fixture", [("medical-imaging", "medical_plan"), ("autoscaling-training", "autoscaling_plan")]
-)
-def test_infra_main_with_preset_config_creates_exactly_the_plan(preset, plan_fixture, request):
+@pytest.mark.parametrize("preset", preset_names())
+def test_infra_main_with_preset_config_creates_exactly_the_plan(preset, request):
     resources, outputs = run_infra_main({PRESET_KEY: preset})
-    plan = request.getfixturevalue(plan_fixture)
+    plan = plan_of(preset, request)
     assert [(r.type, r.name, r.parent, r.inputs, r.protect, r.retain_on_delete) for r in resources] == [
         (r.type, r.name, r.parent, r.inputs, r.protect, r.retain_on_delete) for r in plan.resources
     ]

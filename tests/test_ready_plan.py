@@ -11,14 +11,18 @@ import jsonschema
 import pytest
 import yaml
 
+from blueprints.architectures import specs
+from blueprints.architectures.ecs.spec import EcsSpec
 from blueprints.bootstrap import STATUS_PATH, USER_DATA_LIMIT_BYTES
 from blueprints.catalog import load_catalog
+from blueprints.profile.stackconfig import load_preset, preset_names
 from blueprints.review.diff.compare import diff_plans
 from blueprints.testing import assert_guardrails, offline_plan
 
 CATALOG = load_catalog()
 SCHEMA = json.loads((Path(__file__).parent / "data" / "cloud-init" / "schema-cloud-config-v1.json").read_text())
-PRESETS = ("medical-imaging", "autoscaling-training")
+# Every preset whose nodes aitrain boots itself (an ECS blueprint: cloud-init user data); ACK boots a Kubernetes pool's.
+PRESETS = tuple(name for name in preset_names() if issubclass(specs()[load_preset(name)["blueprint"]], EcsSpec))
 ERI_FIXED = "ecs.ebmgn7ex.32xlarge"  # eRDMA in the catalog (rdma = erdma)
 ERI_POOL = "ecs.gn8is-2x.8xlarge"
 ADMIN = "203.0.113.0/24"

@@ -112,12 +112,12 @@ def launch(
     Exit status: 0 started (or --dry-run), 1 a cloud, ssh or kubectl call failed (its stderr is shown), 2 invalid
     input (nothing run, nothing written).
     """
-    from blueprints.architectures import BLUEPRINTS
+    from blueprints.architectures import job_engines
     from blueprints.launch import kubernetes as lk
     from blueprints.launch import torchrun as lc
 
     data = lc.load_outputs(stack)
-    engines = {key: blueprint.job_engine for key, blueprint in BLUEPRINTS.items()}
+    engines = job_engines()
     if kubernetes:
         if via is Via.ssh:
             raise UserInputError(
@@ -159,7 +159,7 @@ def launch(
         )
     if lk.job_engine_of(data, str(stack), engines) == lk.KUBERNETES_ENGINE:
         raise lk.refuse_torchrun_launch(data["blueprint"], str(stack))
-    outputs = lc.parse_outputs(data, str(stack), BLUEPRINTS)
+    outputs = lc.parse_outputs(data, str(stack), engines)
     rid = lc.check_run_id(run_id) if run_id is not None else lc.default_run_id(lc.utc_now())
     plan = lc.plan_launch(outputs, via, rid, cmd or [])
     binary = "ssh" if via is Via.ssh else "aliyun"
@@ -366,7 +366,7 @@ def park(
     Prints the change to the aitrain:* keys and the next command (`pulumi up`). What "parked" means is the
     blueprint's: a fixed cluster sets compute.nodes to 0; an autoscaling pool cannot be parked (it scales to zero).
     """
-    from blueprints.architectures import BLUEPRINTS, profile_models
+    from blueprints.architectures import profile_models, specs
     from blueprints.catalog import load_catalog
     from blueprints.core import clock
     from blueprints.core.errors import read_text_file
@@ -387,7 +387,7 @@ def park(
     settings = read_settings(engine_config(stack_config), source=source)
     catalog, today = load_catalog(), clock.today()
     old_data, profile = resolve(settings, profile_models(), catalog=catalog, today=today)
-    blueprint = BLUEPRINTS[profile.blueprint]
+    blueprint = specs()[profile.blueprint]
     # What "parked" means is the blueprint's: the compute fields that park it and the one a resume sets back.
     parked, field = blueprint.parked_compute, blueprint.resume_field
     if parked is None or (resume is not None and field is None):

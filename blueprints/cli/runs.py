@@ -34,17 +34,17 @@ POLL_SECONDS, POLL_TRIES = 2.0, 60
 
 def _outputs(stack: Path, verb: str, run_id: str | None) -> Any:
     """Checked outputs of a torchrun stack; a Kubernetes stack is told to use kubectl (exit 2)."""
-    from blueprints.architectures import BLUEPRINTS
+    from blueprints.architectures import job_engines
     from blueprints.launch import kubernetes as lk
     from blueprints.launch import runs
     from blueprints.launch import torchrun as lc
 
     data = lc.load_outputs(stack)
-    engines = {key: blueprint.job_engine for key, blueprint in BLUEPRINTS.items()}
+    engines = job_engines()
     if lk.job_engine_of(data, str(stack), engines) == lk.KUBERNETES_ENGINE:
         namespace = data.get("kubernetes_namespace") if isinstance(data, dict) else None
         raise runs.refuse_kubernetes(verb, namespace if isinstance(namespace, str) else None, run_id)
-    return lc.parse_outputs(data, str(stack), BLUEPRINTS)
+    return lc.parse_outputs(data, str(stack), engines)
 
 
 def _execute(

@@ -8,6 +8,7 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from blueprints.components.base import child, stateful, with_tags
+from blueprints.components.errors import ResourceError, names_resource
 from blueprints.core import objectstore
 
 # Unfinished multipart uploads (a checkpoint write killed mid-way) keep billing until aborted; 7 days leaves
@@ -71,7 +72,8 @@ class DataBucket(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: DataBucketArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("aitrain:storage:DataBucket", name, None, opts)
-        objectstore.check_bucket_name(args.bucket)
+        with names_resource(self):
+            objectstore.check_bucket_name(args.bucket)
         tags = with_tags(args.tags, "bucket")
         self.managed = not args.existing
         self.internal_endpoint = objectstore.internal_endpoint(args.region)
@@ -120,10 +122,12 @@ class DataBucket(pulumi.ComponentResource):
             self.bucket_resource = None
             self.log_bucket = None
 
+        with names_resource(self):
+            policy_document = objectstore.node_bucket_policy(args.bucket)
         self.policy = alicloud.ram.Policy(
             f"{name}-node-policy",
             policy_name=f"{args.name}-bucket",
-            policy_document=objectstore.node_bucket_policy(args.bucket),
+            policy_document=policy_document,
             description=f"aitrain training nodes: read and write oss://{args.bucket} only",
             opts=child(self),
         )
@@ -145,10 +149,12 @@ class DataBucket(pulumi.ComponentResource):
         """The access-log bucket, its settings, and the data bucket's ``oss.BucketLogging`` into it (None: logging off)."""
         if args.access_log_bucket is None:
             return None
-        log_name = objectstore.check_bucket_name(args.access_log_bucket)
+        with names_resource(self):
+            log_name = objectstore.check_bucket_name(args.access_log_bucket)
         if log_name == args.bucket:
-            raise ValueError(
-                f"access-log bucket {log_name!r} is the data bucket itself; OSS would log its own log writes in a loop"
+            raise ResourceError(
+                f"access-log bucket {log_name!r} is the data bucket itself; OSS would log its own log writes in a loop",
+                self,
             )
         log_bucket = alicloud.oss.Bucket(
             f"{name}-log-bucket",

@@ -9,6 +9,7 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from blueprints.components.base import base64_text, child, with_tags
+from blueprints.components.errors import names_resource
 from blueprints.components.node import (
     ERI_TRAFFIC_MODE,
     SCRATCH_DISK_NAME,
@@ -100,7 +101,9 @@ class GpuCluster(pulumi.ComponentResource):
             else None
         )
         self.instance_sets: list[alicloud.ecs.EcsInstanceSet] = []
-        for index, amount in enumerate(instance_batches(args.nodes)):
+        with names_resource(self):
+            batches = instance_batches(args.nodes)
+        for index, amount in enumerate(batches):
             self.instance_sets.append(
                 alicloud.ecs.EcsInstanceSet(
                     f"{name}-nodes-{index}",

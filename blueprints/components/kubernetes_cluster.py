@@ -38,14 +38,6 @@ DRIVER_LABEL = "ack.aliyun.com/nvidia-driver-version"
 AUTO_REPAIR_RESTARTS_NODE = True
 REPAIR_MAX_UNAVAILABLE = 1
 
-# The kubeconfig the stack's Kubernetes provider uses is a temporary credential: get_cluster_credential's
-# temporary_duration_minutes (15–4320; omitted, ACK picks the validity itself) bounds it. It is read again at every
-# `pulumi up`/preview once the cluster exists, and must outlast the rest of that run (both node pools, the operator);
-# 120 minutes covers that with room, while a copy leaked from the state file or a log stops working two hours later.
-# The cost: `pulumi destroy` more than two hours after the last `pulumi up` needs `pulumi destroy --run-program`
-# (or a `pulumi up` first) so the provider gets a fresh kubeconfig.
-KUBECONFIG_MINUTES = 120
-
 
 @dataclass(frozen=True)
 class KubernetesClusterArgs:
@@ -73,6 +65,8 @@ class KubernetesClusterArgs:
     nvidia_driver_version: str | None
     spot: bool
     bucket_policy_name: pulumi.Input[str] | None
+    # How long the kubeconfig the stack reads stays valid (get_cluster_credential temporary_duration_minutes, 15–4320).
+    kubeconfig_minutes: int
     kms_key_id: str | None = None
     tags: dict[str, str] = field(default_factory=dict)
 
@@ -116,7 +110,7 @@ class KubernetesCluster(pulumi.ComponentResource):
         self.ready: list[pulumi.Resource] = [self.system_pool, self.gpu_pool, self.autoscaler]
         credential = alicloud.cs.get_cluster_credential_output(
             cluster_id=self.cluster.id,
-            temporary_duration_minutes=KUBECONFIG_MINUTES,
+            temporary_duration_minutes=args.kubeconfig_minutes,
             opts=pulumi.InvokeOutputOptions(parent=self),
         )
         self.kubeconfig: pulumi.Output[str] = pulumi.Output.secret(credential.kube_config)

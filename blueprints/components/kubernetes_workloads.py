@@ -13,6 +13,7 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from blueprints.components.base import child
+from blueprints.components.errors import ResourceError
 
 TRAINING_OPERATOR_VERSION = "v1.9.0"
 # Vendored from github.com/kubeflow/training-operator v1.9.0: the PyTorchJob CRD as released (PYTORCHJOB_CRD.md) and
@@ -140,13 +141,15 @@ class KubernetesWorkloads(pulumi.ComponentResource):
     def __init__(self, name: str, args: KubernetesWorkloadsArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("aitrain:kubernetes:KubernetesWorkloads", name, None, opts)
         if args.storage_kind not in ("nas", "extreme_nas"):
-            raise ValueError(
-                f"storage.kind {args.storage_kind!r} has no static-volume recipe for ACK here; allowed: nas, extreme_nas"
+            raise ResourceError(
+                f"storage.kind {args.storage_kind!r} has no static-volume recipe for ACK here; allowed: nas, extreme_nas",
+                self,
             )
         bucket_parts = (args.bucket, args.bucket_endpoint, args.node_role_name)
         if any(part is None for part in bucket_parts) and any(part is not None for part in bucket_parts):
-            raise ValueError(
-                "bucket, bucket_endpoint and node_role_name come together (the bucket volume needs all three) or not at all"
+            raise ResourceError(
+                "bucket, bucket_endpoint and node_role_name come together (the bucket volume needs all three) or not at all",
+                self,
             )
         # delete_unreachable: once the cluster is gone its objects are gone too, so a destroy or a cluster replacement
         # drops them from the state instead of failing on an API server that no longer answers.

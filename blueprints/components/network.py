@@ -8,6 +8,7 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from blueprints.components.base import attached_eip, child, ssh_ingress, with_tags
+from blueprints.components.errors import ResourceError, names_resource
 from blueprints.core.layout import choose_compute_zones, login_vswitch_cidr, network_zones, vswitch_cidr
 
 # The NAT gateway's EIP bandwidth cap (Mbit/s) for outbound traffic (package mirrors, container registries).
@@ -74,16 +75,22 @@ class TrainingNetwork(pulumi.ComponentResource):
             available_resource_creation="VSwitch",
             opts=pulumi.InvokeOptions(parent=self),
         )
-        self.compute_zone_ids: list[str] = choose_compute_zones(
-            list(offered.ids),
-            args.preferred_zones,
-            args.storage_zone,
-            args.compute_zone_count,
-            region_zones=args.region_zones,
-            instance_type=args.instance_type,
-            region=args.region,
-        )
-        self.zone_ids = network_zones(args.storage_zone, self.compute_zone_ids, args.region_zones)
+        # A zone choice or CIDR layout the arguments cannot give is this network's error (it names the network).
+        with names_resource(self):
+            self.compute_zone_ids: list[str] = choose_compute_zones(
+                list(offered.ids),
+                args.preferred_zones,
+                args.storage_zone,
+                args.compute_zone_count,
+                region_zones=args.region_zones,
+                instance_type=args.instance_type,
+                region=args.region,
+            )
+            self.zone_ids = network_zones(args.storage_zone, self.compute_zone_ids, args.region_zones)
+            cidrs = {zone: vswitch_cidr(args.vpc_cidr, zone, args.region_zones) for zone in self.zone_ids}
+            login_cidr = (
+                login_vswitch_cidr(args.vpc_cidr, self.zone_ids, args.region_zones) if args.login_vswitch else None
+            )
 
         self.vpc = alicloud.vpc.Network(
             f"{name}-vpc", vpc_name=f"{name}-vpc", cidr_block=args.vpc_cidr, tags=tags, opts=child(self)
@@ -95,27 +102,25 @@ class TrainingNetwork(pulumi.ComponentResource):
                 f"{name}-vsw-{zone}",
                 vswitch_name=f"{name}-{zone}",
                 vpc_id=self.vpc.id,
-                cidr_block=vswitch_cidr(args.vpc_cidr, zone, args.region_zones),
+                cidr_block=cidrs[zone],
                 zone_id=zone,
                 tags=tags,
                 opts=child(self),
             )
 
         # The compute vSwitches' CIDRs by zone: what the share admits and what the launcher takes as a node address.
-        self.compute_cidrs: dict[str, str] = {
-            zone: vswitch_cidr(args.vpc_cidr, zone, args.region_zones) for zone in self.compute_zone_ids
-        }
+        self.compute_cidrs: dict[str, str] = {zone: cidrs[zone] for zone in self.compute_zone_ids}
         self.login_vswitch = (
             alicloud.vpc.Switch(
                 f"{name}-vsw-login",
                 vswitch_name=f"{name}-login",
                 vpc_id=self.vpc.id,
-                cidr_block=login_vswitch_cidr(args.vpc_cidr, self.zone_ids, args.region_zones),
+                cidr_block=login_cidr,
                 zone_id=args.storage_zone,
                 tags=tags,
                 opts=child(self),
             )
-            if args.login_vswitch
+            if login_cidr is not None
             else None
         )
 
@@ -249,7 +254,7 @@ class TrainingNetwork(pulumi.ComponentResource):
     def login_vswitch_id(self) -> pulumi.Output[str]:
         """The login node's vSwitch (``login_vswitch=True`` only)."""
         if self.login_vswitch is None:
-            raise ValueError("TrainingNetwork: login_vswitch_id needs TrainingNetworkArgs(login_vswitch=True)")
+            raise ResourceError("TrainingNetwork: login_vswitch_id needs TrainingNetworkArgs(login_vswitch=True)", self)
         return self.login_vswitch.id
 
     def vswitch_id(self, zone: str) -> pulumi.Output[str]:

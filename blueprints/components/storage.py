@@ -9,6 +9,7 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from blueprints.components.base import child, stateful, with_tags
+from blueprints.components.errors import ResourceError
 
 # NFSv3 options Alibaba Cloud recommends for NAS on Linux ("Mount an NFS file system", NAS docs).
 NFS_MOUNT_OPTIONS = "vers=3,nolock,proto=tcp,rsize=1048576,wsize=1048576,hard,timeo=600,retrans=2,noresvport,_netdev"
@@ -124,8 +125,9 @@ class SharedStorage(pulumi.ComponentResource):
                 opts=child(self),
             )
             if not args.client_cidrs:
-                raise ValueError(
-                    "SharedStorageArgs.client_cidrs is empty: the share would admit nobody; pass the compute vSwitch CIDRs by zone"
+                raise ResourceError(
+                    "SharedStorageArgs.client_cidrs is empty: the share would admit nobody; pass the compute vSwitch CIDRs by zone",
+                    self,
                 )
             # One rule per compute vSwitch, named by its zone: resizing compute changes none, moving zones adds or drops
             # rules only; the group (and the mount target and file system bound to it) keep their names and inputs.

@@ -290,13 +290,14 @@ def preview(
 
     The profile for the summary is read from the same config by the same functions the program uses.
     """
-    from blueprints.architectures import blueprint_for, profile_models
+    from blueprints.architectures import profile_models, spec_for
+    from blueprints.components.errors import ResourceError
     from blueprints.engine.program import run
     from blueprints.profile.stackconfig import read_settings, resolve
 
     settings = read_settings(config, source="(offline plan)")
     _, profile = resolve(settings, profile_models(), catalog=catalog, today=today)
-    blueprint = blueprint_for(profile, catalog, today)
+    spec = spec_for(profile, catalog, today)
     image = catalog.image_for(profile.region)
     try:
         resources, outputs = record(
@@ -306,15 +307,16 @@ def preview(
             image_id=image.image_id if image else None,
         )
     except (pulumi.RunError, LayoutError) as exc:
-        # The program's own message (a layout the cloud would refuse), as a user error: exit 2, no traceback.
-        text = str(exc).removeprefix("error: ")
+        # The program's own message (a layout the cloud would refuse), as a user error: exit 2, no traceback. A
+        # component's ResourceError gives its bare message: the profile problem is the same whichever resource saw it.
+        text = exc.message if isinstance(exc, ResourceError) else str(exc).removeprefix("error: ")
         raise UserInputError("cannot plan this profile", [Problem("profile", MISSING, text)]) from None
-    costs = price_plan(resources, catalog, profile.region, scenarios_context=blueprint.cost_context())
+    costs = price_plan(resources, catalog, profile.region, scenarios_context=spec.cost_context())
     plan = Plan(
         blueprint=profile.blueprint,
         region=profile.region,
         profile_name=profile.name,
-        summary={**blueprint.summary(), **storage_summary(costs)},
+        summary={**spec.summary(), **storage_summary(costs)},
         costs=costs,
         notes=tuple(
             n
@@ -322,7 +324,7 @@ def preview(
                 profile.description or None,
                 profile.alias_note,
                 *_zone_notes(profile, outputs, catalog),
-                *blueprint.security_notes(),
+                *spec.security_notes(),
             )
             if n
         ),

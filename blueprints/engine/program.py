@@ -31,7 +31,8 @@ def run(catalog: "Catalog | None" = None, today: dt.date | None = None) -> None:
     ``catalog`` defaults to ``load_catalog()`` (``AITRAIN_CATALOG_DIR`` or the packaged data) and ``today`` to
     the clock (``AITRAIN_TODAY`` or the system date); the offline plan passes both in.
     """
-    from blueprints.architectures import blueprint_for, profile_models
+    from blueprints.architectures import profile_models, spec_for
+    from blueprints.architectures.base.build import builder_for
     from blueprints.catalog import load_catalog
     from blueprints.core import clock
     from blueprints.profile.stackconfig import read_settings, resolve
@@ -42,9 +43,10 @@ def run(catalog: "Catalog | None" = None, today: dt.date | None = None) -> None:
         config = current_config()
         settings = read_settings(config, source="(pulumi config)", secret_keys=secret_config_keys(config))
         _, profile = resolve(settings, profile_models(), catalog=catalog, today=today)
-        outputs = blueprint_for(profile, catalog, today).build()
+        outputs = builder_for(spec_for(profile, catalog, today)).build()
     except (UserInputError, LayoutError) as exc:
-        # RunError prints the message without a Python traceback.
+        # RunError prints the message without a Python traceback. A component's ResourceError is a RunError already,
+        # naming its resource, so it passes through as it is.
         message = exc.render() if isinstance(exc, UserInputError) else f"error: {exc}"
         raise pulumi.RunError(message) from None
     for key, value in outputs.items():

@@ -16,7 +16,7 @@ from blueprints.advisor.data import limits
 from blueprints.advisor.job import parse_job
 from blueprints.advisor.tiers import served, tier_for
 from blueprints.advisor.yearly import tier_standing_items
-from blueprints.architectures import BLUEPRINTS, budget_tiers
+from blueprints.architectures import budget_tiers, job_engines
 from blueprints.catalog import load_catalog
 from blueprints.catalog.records import PriceRow
 from blueprints.cli.advisor import register
@@ -121,9 +121,9 @@ def test_highest_level_served_wins_then_the_yearly_rule():
 def test_parallel_jobs_get_the_shared_pool_at_any_cost_and_a_lone_job_never(yearly):
     chosen = recommend(job(), CAT).chosen
     shared = tier_for(job(jobs_in_parallel=2), chosen, TIERS, yearly, "y")
-    assert shared.min_jobs_in_parallel == 2 and BLUEPRINTS[shared.blueprint].job_engine == "kubernetes"
+    assert shared.min_jobs_in_parallel == 2 and job_engines()[shared.blueprint] == "kubernetes"
     alone = tier_for(job(), chosen, TIERS, yearly, "y")
-    assert alone.min_jobs_in_parallel == 1 and BLUEPRINTS[alone.blueprint].job_engine == "torchrun"
+    assert alone.min_jobs_in_parallel == 1 and job_engines()[alone.blueprint] == "torchrun"
 
 
 def test_the_shared_pool_holds_every_parallel_job():

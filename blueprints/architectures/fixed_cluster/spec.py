@@ -1,20 +1,16 @@
-"""The fixed-cluster blueprint: N multi-GPU nodes on one low-latency fabric with a shared storage pool."""
+"""The fixed-cluster blueprint's meaning: N multi-GPU nodes on one low-latency fabric with a shared storage pool."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, ValidationInfo, model_validator
 
 from blueprints.advisor.budget import BudgetTier
-from blueprints.architectures.ecs import EcsBlueprint
+from blueprints.architectures.ecs.spec import EcsSpec
 from blueprints.core.errors import FieldError
 from blueprints.profile.context import context_of
 from blueprints.profile.model import ComputeBase, ProfileBase
-
-if TYPE_CHECKING:  # components load with the Pulumi SDK, only when resources are built (see base.py)
-    from blueprints.components.network import TrainingNetwork
-    from blueprints.components.node import NodeSpec
 
 # An eRDMA cluster is one ecs.Instance per node (instance sets cannot ask for an ERI), so its plan grows by one
 # resource per node (about 12 ms and 0.5 MB each under the offline preview, measured with `aitrain plan`). aitrain's
@@ -62,7 +58,7 @@ class FixedClusterProfile(ProfileBase):
         return self
 
 
-class FixedClusterBlueprint(EcsBlueprint):
+class FixedClusterSpec(EcsSpec[FixedClusterProfile]):
     """Fixed cluster: N multi-GPU nodes on one low-latency fabric with a shared elastic storage pool.
 
     Recommended for steady, long data-parallel or sharded training (the article's 96 × A100 medical-imaging
@@ -81,7 +77,7 @@ class FixedClusterBlueprint(EcsBlueprint):
     @property
     def nodes(self) -> int:
         """Nodes in the profile (0 when parked)."""
-        return self.profile.compute.nodes  # type: ignore[attr-defined, no-any-return]
+        return self.profile.compute.nodes
 
     def compute_summary(self) -> dict[str, Any]:
         """Node and GPU counts."""
@@ -128,23 +124,5 @@ class FixedClusterBlueprint(EcsBlueprint):
         """Every node of the cluster takes part in a run."""
         return self.nodes
 
-    def build_compute(self, network: TrainingNetwork, node: NodeSpec) -> dict[str, object]:
-        """One GpuCluster in the first compute zone; none at all when parked (nodes 0)."""
-        from blueprints.components.compute import GpuCluster, GpuClusterArgs
 
-        nodes = self.nodes
-        outputs: dict[str, object] = {"nodes": nodes, "gpus": nodes * self.instance.gpu_count, "expected_nodes": nodes}
-        if nodes == 0:
-            return {**outputs, "node_instance_ids": [], "node_private_ips": []}
-        zone = network.compute_zone_ids[0]
-        cluster = GpuCluster(
-            self.compute_unit_name,
-            GpuClusterArgs(node=node, nodes=nodes, zone_id=zone, vswitch_id=network.vswitch_id(zone)),
-            opts=self.opts,
-        )
-        return {
-            **outputs,
-            "deployment_set_id": cluster.deployment_set.id,
-            "node_instance_ids": cluster.instance_ids,
-            "node_private_ips": cluster.private_ips,
-        }
+SPEC = FixedClusterSpec

@@ -1,4 +1,4 @@
-"""The kubernetes-pool blueprint: an ACK Pro cluster whose GPU node pool many training jobs share."""
+"""The kubernetes-pool blueprint's meaning: an ACK Pro cluster whose GPU node pool many training jobs share."""
 
 from __future__ import annotations
 
@@ -6,19 +6,27 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from blueprints.advisor.budget import BudgetTier, StandingCost
-from blueprints.architectures.base import FABRIC_SUMMARY, Blueprint, Foundation
-from blueprints.architectures.kubernetes_profile import (
+from blueprints.architectures.base.spec import FABRIC_SUMMARY, BlueprintSpec
+from blueprints.architectures.kubernetes_pool.profile import (
     NODE_POOL_MAX_SIZE,
     KubernetesCompute,
     KubernetesProfile,
     KubernetesSettings,
 )
 
-if TYPE_CHECKING:  # components load with the Pulumi SDK, only when resources are built (see base.py)
+if TYPE_CHECKING:
     from blueprints.catalog.kubernetes import AckAddon
 
 # The job engine's API, written into every PyTorchJob (`aitrain launch --kubernetes`).
 PYTORCHJOB_API = "kubeflow.org/v1"
+
+# The kubeconfig the stack's Kubernetes provider uses is a temporary credential: get_cluster_credential's
+# temporary_duration_minutes (15–4320; omitted, ACK picks the validity itself) bounds it. It is read again at every
+# `pulumi up`/preview once the cluster exists, and must outlast the rest of that run (both node pools, the operator);
+# 120 minutes covers that with room, while a copy leaked from the state file or a log stops working two hours later.
+# The cost: `pulumi destroy` more than two hours after the last `pulumi up` needs `pulumi destroy --run-program`
+# (or a `pulumi up` first) so the provider gets a fresh kubeconfig.
+KUBECONFIG_MINUTES = 120
 
 # On ACK the ERIs come from the ack-erdma-controller add-on, not from the node's launch (ready-to-train.md §7b).
 ERDMA_SUMMARY = (
@@ -27,7 +35,7 @@ ERDMA_SUMMARY = (
 )
 
 
-class KubernetesPoolBlueprint(Blueprint):
+class KubernetesPoolSpec(BlueprintSpec[KubernetesProfile]):
     """Kubernetes pool: an ACK Pro cluster with a GPU node pool that many training jobs share.
 
     Recommended when several training jobs run at once on one pool of GPUs: Kubernetes places each job's
@@ -47,13 +55,13 @@ class KubernetesPoolBlueprint(Blueprint):
 
     @property
     def compute(self) -> KubernetesCompute:
-        """The profile's compute section, typed."""
-        return self.profile.compute  # type: ignore[return-value]
+        """The profile's compute section."""
+        return self.profile.compute
 
     @property
     def settings(self) -> KubernetesSettings:
-        """The profile's kubernetes section, typed."""
-        return self.profile.kubernetes  # type: ignore[attr-defined,no-any-return]
+        """The profile's kubernetes section."""
+        return self.profile.kubernetes
 
     @property
     def kubernetes_version(self) -> str:
@@ -189,8 +197,6 @@ class KubernetesPoolBlueprint(Blueprint):
                 "access control by hand (ACK console, Cluster Information, Set access control; keep the VPC and pod ranges in it, the nodes use the same CLB) "
                 "and skip AIT033 with that reason; or keep the endpoint private."
             )
-        from blueprints.components.kubernetes_cluster import KUBECONFIG_MINUTES
-
         notes.append(
             f"The kubeconfig the stack reads (cs.get_cluster_credential) is temporary: valid {KUBECONFIG_MINUTES} minutes from each `pulumi up`, so a copy "
             "from the state file stops working soon after; a `pulumi destroy` later than that needs `pulumi destroy --run-program` (or a `pulumi up` first)."
@@ -238,100 +244,5 @@ class KubernetesPoolBlueprint(Blueprint):
         )
         return notes
 
-    def build_nodes(self, foundation: Foundation) -> dict[str, object]:
-        """The login node (optional), the ACK cluster with its system and GPU node pools, and the seam's outputs."""
-        from blueprints.components.kubernetes_cluster import (
-            GPU_POOL_LABEL,
-            GPU_TAINT,
-            KubernetesCluster,
-            KubernetesClusterArgs,
-        )
-        from blueprints.components.kubernetes_workloads import KubernetesWorkloads, KubernetesWorkloadsArgs
-        from blueprints.core.layout import check_vswitch_room
 
-        network, storage, bucket = foundation
-        p, compute, k8s = self.profile, self.compute, self.settings
-        login = self.build_login_node(network, self.image().image_id) if p.access.login_node else None
-        # Every node of both pools (and the login node) must fit the compute zone's vSwitch, or the autoscaler fails later.
-        zones = set(network.compute_zone_ids) | ({p.storage_zone} if login is not None else set())
-        check_vswitch_room(
-            p.network.vpc_cidr, compute.max_nodes + k8s.system_nodes + (1 if login is not None else 0), len(zones)
-        )
-        scratch = compute.scratch(self.catalog)
-        cluster = KubernetesCluster(
-            self.compute_unit_name,
-            KubernetesClusterArgs(
-                version=self.kubernetes_version,
-                cluster_spec=k8s.cluster_spec,
-                vswitch_ids=[network.vswitch_id(zone) for zone in network.compute_zone_ids],
-                security_group_id=network.security_group_id,
-                service_cidr=k8s.service_cidr,
-                public_api_endpoint=k8s.public_api_endpoint,
-                audit_log_project=k8s.audit_log_project,
-                addons=self.addons(),
-                image_type=k8s.image_type,
-                system_instance_type=k8s.system_instance_type,
-                system_nodes=k8s.system_nodes,
-                instance_type=self.instance.instance_type,
-                min_nodes=compute.min_nodes,
-                scale_in_gpu_percent=compute.scale_in_gpu_percent,
-                max_nodes=compute.max_nodes,
-                system_disk_gib=compute.system_disk_gib,
-                system_disk_performance_level=compute.system_disk_performance_level,
-                scratch_disk_gib=scratch.cloud_disk_gib,
-                scratch_performance_level=scratch.performance_level,
-                nvidia_driver_version=k8s.nvidia_driver_version,
-                spot=p.cost.spot,
-                bucket_policy_name=bucket.policy_name,
-                kms_key_id=p.security.kms_key_id,
-                tags=p.tags,
-            ),
-            opts=self.opts,
-        )
-        outputs: dict[str, object] = {}
-        if login is not None:
-            outputs.update(
-                login_node_public_ip=login.public_ip,
-                login_node_private_ip=login.private_ip,
-                login_node_instance_id=login.instance_id,
-            )
-        # Inside the cluster, through its own kubeconfig: the jobs' namespace, the file system as a static volume, and
-        # the Kubeflow training operator; all after both node pools exist (the operator needs a node to run on).
-        workloads = KubernetesWorkloads(
-            f"{p.name}-workloads",
-            KubernetesWorkloadsArgs(
-                name=p.name,
-                region=p.region,
-                namespace=k8s.namespace,
-                kubeconfig=cluster.kubeconfig,
-                storage_kind=p.storage.kind,
-                file_system_id=storage.file_system_id,
-                mount_source=storage.mount_source,
-                capacity_gib=p.storage.capacity_gib,
-                operator_image=k8s.operator_image,
-                depends_on=cluster.ready,
-                # The bucket as a volume, mounted keylessly with the GPU pool's role (which holds the one-bucket policy).
-                bucket=bucket.bucket,
-                bucket_endpoint=bucket.internal_endpoint,
-                node_role_name=cluster.gpu_role.role_name,
-            ),
-            opts=self.opts,
-        )
-        outputs.update(
-            cluster_id=cluster.cluster.id,
-            gpu_node_pool_id=cluster.gpu_pool.node_pool_id,
-            kubernetes_namespace=workloads.namespace,
-            min_nodes=compute.min_nodes,
-            max_nodes=compute.max_nodes,
-            max_gpus=compute.max_nodes * self.instance.gpu_count,
-            nodes_per_job=compute.job_nodes,
-            gpus_per_node=self.instance.gpu_count,
-            fabric=self.fabric_link,
-            shared_volume_claim=workloads.shared_claim,
-            **({"bucket_volume_claim": workloads.bucket_claim} if workloads.bucket_claim is not None else {}),
-            gpu_node_selector=dict([GPU_POOL_LABEL]),
-            gpu_taint=dict(zip(("key", "value", "effect"), GPU_TAINT, strict=True)),
-            job_api=PYTORCHJOB_API,
-            training_operator_version=workloads.training_operator_version,
-        )
-        return outputs
+SPEC = KubernetesPoolSpec

@@ -1,21 +1,16 @@
-"""The autoscaling-pool blueprint: one GPU type in an ESS group that grows with load and sleeps off-hours."""
+"""The autoscaling-pool blueprint's meaning: one GPU type in an ESS group that grows with load and sleeps off-hours."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
 from blueprints.advisor.budget import BudgetTier
-from blueprints.architectures.ecs import EcsBlueprint
+from blueprints.architectures.ecs.spec import EcsSpec
 from blueprints.core.errors import FieldError
-from blueprints.core.layout import off_hours_tasks
 from blueprints.profile.model import ESS_MAX_SIZE, ComputeBase, ProfileBase
 from blueprints.review.costing import CostContext
-
-if TYPE_CHECKING:  # components load with the Pulumi SDK, only when resources are built (see base.py)
-    from blueprints.components.network import TrainingNetwork
-    from blueprints.components.node import NodeSpec
 
 # The article's scale-out band ("scale out at 65–75 % CPU"); outside it only on purpose.
 ARTICLE_SCALE_OUT_BAND = (65.0, 75.0)
@@ -104,7 +99,7 @@ class AutoscalingProfile(ProfileBase):
         return self
 
 
-class AutoscalingPoolBlueprint(EcsBlueprint):
+class AutoscalingPoolSpec(EcsSpec[AutoscalingProfile]):
     """Autoscaling pool: one GPU node type in an ESS group that grows with load and sleeps off-hours.
 
     Recommended for bursty or shared experimentation (the article's autoscaling node group and mid budget
@@ -141,7 +136,7 @@ class AutoscalingPoolBlueprint(EcsBlueprint):
     @property
     def compute(self) -> AutoscalingCompute:
         """The profile's compute section, typed."""
-        return self.profile.compute  # type: ignore[return-value]
+        return self.profile.compute
 
     def compute_summary(self) -> dict[str, Any]:
         """Scaling bounds, thresholds and whether the pool sleeps off-hours."""
@@ -204,42 +199,5 @@ class AutoscalingPoolBlueprint(EcsBlueprint):
         """A run spans the nodes running when it starts (the launcher counts the host registry)."""
         return None
 
-    def build_compute(self, network: TrainingNetwork, node: NodeSpec) -> dict[str, object]:
-        """One AutoscalingGpuPool over the compute zones, with the off-hours schedule when enabled."""
-        from blueprints.components.pool import AutoscalingGpuPool, AutoscalingGpuPoolArgs
 
-        p, compute = self.profile, self.compute
-        off = p.cost.off_hours
-        schedule = (
-            off_hours_tasks(
-                off.first_day(self.today),
-                off.timezone,
-                off.work_start,
-                off.work_end,
-                off.weekdays_only,
-                created=self.today,
-            )
-            if off.enabled
-            else None
-        )
-        pool = AutoscalingGpuPool(
-            self.compute_unit_name,
-            AutoscalingGpuPoolArgs(
-                node=node,
-                min_nodes=compute.min_nodes,
-                max_nodes=compute.max_nodes,
-                working_hours_nodes=compute.working_hours_nodes,
-                vswitch_ids=[network.vswitch_id(zone) for zone in network.compute_zone_ids],
-                scale_out_cpu_percent=compute.scale_out_cpu_percent,
-                scale_in_gpu_percent=compute.scale_in_gpu_percent,
-                off_hours=schedule,
-                erdma_pool=compute.erdma_pool,
-            ),
-            opts=self.opts,
-        )
-        return {
-            "min_nodes": compute.min_nodes,
-            "max_nodes": compute.max_nodes,
-            "max_gpus": compute.max_nodes * self.instance.gpu_count,
-            "scaling_group_id": pool.group.id,
-        }
+SPEC = AutoscalingPoolSpec

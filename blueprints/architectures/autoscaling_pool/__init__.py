@@ -1,0 +1,1 @@
+"""The autoscaling-pool blueprint: its meaning (``spec``) and what it builds (``build``)."""

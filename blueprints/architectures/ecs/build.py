@@ -1,0 +1,90 @@
+"""Builds the nodes aitrain boots itself: the login node, the node spec (image, cloud-init, disks), the compute unit."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from typing import Any, TypeVar
+
+import pulumi
+
+from blueprints.architectures.base.build import BlueprintBuilder, Foundation
+from blueprints.architectures.ecs.spec import EcsSpec
+from blueprints.bootstrap import LAUNCHER_PATH, BootSpec, render_user_data
+from blueprints.components.errors import names_resource
+from blueprints.components.network import TrainingNetwork
+from blueprints.components.node import NodeSpec
+from blueprints.core.layout import check_vswitch_room
+from blueprints.profile.model import ProfileBase
+
+# The ECS spec this builder builds (``FixedClusterBuilder(EcsBuilder[FixedClusterSpec])``).
+E = TypeVar("E", bound=EcsSpec[Any])
+
+
+class EcsBuilder(BlueprintBuilder[E]):
+    """Renders the node boot once and hands the ``NodeSpec`` to the subclass's ``build_compute``."""
+
+    def build_nodes(self, foundation: Foundation) -> dict[str, object]:
+        """The login node, the node spec (image, user data, disks) and the compute unit built from it."""
+        network, storage, bucket = foundation
+        spec = self.spec
+        p: ProfileBase = spec.profile
+        image = self.image()
+        login = self.build_login_node(network, image.image_id)
+        # The nodes must fit their vSwitches, or `pulumi up` fails mid-way launching the last ones (the login node has
+        # its own); a network too small for them is the network's error.
+        with names_resource(network):
+            check_vswitch_room(p.network.vpc_cidr, spec.most_nodes(), len(network.compute_zone_ids))
+        scratch = p.compute.scratch(self.catalog)
+        # A parked cluster (no nodes) boots nothing, so there is no user data to render.
+        user_data = (
+            pulumi.Output.from_input("")
+            if spec.expected_nodes() == 0
+            else storage.mount_source.apply(
+                lambda source: render_user_data(
+                    BootSpec(
+                        cluster=p.name,
+                        region=p.region,
+                        gpus_per_node=self.instance.gpu_count,
+                        storage_kind=p.storage.kind,
+                        mount_source=source,
+                        mount_options=storage.mount_options,
+                        nfs_package=image.nfs_package,
+                        gpu=spec.gpu_software(),
+                        fabric=spec.fabric(),
+                        scratch_gib=scratch.gib,
+                        scratch_local_nvme=scratch.local_nvme,
+                        bucket=p.bucket_name,
+                        role_name=spec.node_role_name,
+                        registry_cidrs=tuple(network.compute_cidrs[zone] for zone in network.compute_zone_ids),
+                    )
+                )
+            )
+        )
+        node = NodeSpec(
+            instance_type=self.instance.instance_type,
+            image_id=image.image_id,
+            security_group_id=network.security_group_id,
+            user_data=user_data,
+            system_disk_gib=p.compute.system_disk_gib,
+            system_disk_performance_level=p.compute.system_disk_performance_level,
+            scratch_disk_gib=scratch.cloud_disk_gib,
+            scratch_performance_level=scratch.performance_level,
+            eri=spec.fabric_link == "erdma",
+            kms_key_id=p.security.kms_key_id,
+            bucket_policy_name=bucket.policy_name,
+            spot=p.cost.spot,
+            tags=p.tags,
+        )
+        outputs: dict[str, object] = {"launcher": LAUNCHER_PATH}
+        if login is not None:
+            outputs.update(
+                login_node_public_ip=login.public_ip,
+                login_node_private_ip=login.private_ip,
+                login_node_instance_id=login.instance_id,
+            )
+        outputs.update(self.build_compute(network, node))
+        return outputs
+
+    @abstractmethod
+    def build_compute(self, network: TrainingNetwork, node: NodeSpec) -> dict[str, object]:
+        """Create the compute unit; return its outputs (the launch targets: node IDs and IPs, or a scaling group)."""

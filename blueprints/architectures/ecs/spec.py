@@ -1,0 +1,90 @@
+"""What the blueprints whose nodes aitrain boots itself (cloud-init, torchrun) mean: GPU software, fabric, scratch."""
+
+from __future__ import annotations
+
+from typing import Any, Generic, Literal
+
+from blueprints.architectures.base.spec import FABRIC_SUMMARY, BlueprintSpec, P
+from blueprints.bootstrap import TORCH_VENV, Fabric, GpuSoftware, boot_downloads
+
+# The catalog's link names (``FABRIC_LINKS``) as the boot's Literal: a name outside it is a KeyError, never a cast.
+_FABRIC_LINKS: dict[str, Literal["erdma", "roce", "tcp"]] = {"erdma": "erdma", "roce": "roce", "tcp": "tcp"}
+# The catalog's install methods (``GPU_SOFTWARE_METHODS``, checked by its loader) as the boot's Literal.
+_GPU_METHODS: dict[str, Literal["driver_image", "install_script"]] = {
+    "driver_image": "driver_image",
+    "install_script": "install_script",
+}
+
+
+class EcsSpec(BlueprintSpec[P], Generic[P]):
+    """A blueprint whose GPU nodes boot from aitrain's cloud-init: driver, fabric, storage mount, scratch, launcher.
+
+    ``aitrain launch`` starts ``aitrain-torchrun`` on its nodes; its builder subclasses ``EcsBuilder``
+    (``blueprints.architectures.ecs.build``), which renders the boot and writes only the compute unit.
+    """
+
+    def fabric(self) -> Fabric:
+        """The boot's view of the link NCCL uses between this blueprint's nodes."""
+        return Fabric(_FABRIC_LINKS[self.fabric_link])
+
+    def gpu_software(self) -> GpuSoftware:
+        """How this blueprint's nodes get their GPU stack: the catalog's row for the instance family."""
+        software = self.catalog.software_for(self.instance)
+        if software is None:
+            return GpuSoftware("none", None, None, None, False)
+        torch = self.profile.compute.install_pytorch
+        return GpuSoftware(
+            _GPU_METHODS[software.method],
+            software.driver_version,
+            software.cuda_version,
+            software.cudnn_version,
+            software.needs_fabric_manager(self.instance),
+            pytorch_version=software.pytorch_version if torch else None,
+            pytorch_index_url=software.pytorch_index_url if torch else None,
+            pytorch_sha256=software.pytorch_wheel_sha256 if torch else (),
+            cuda_repo_key=software.cuda_repo_key_fingerprint,
+        )
+
+    def node_software_summary(self) -> dict[str, Any]:
+        """How a node becomes ready to train: GPU software path, the inter-node link, and its scratch."""
+        instance, catalog = self.instance, self.catalog
+        software = catalog.software_for(instance)
+        out: dict[str, Any] = {}
+        if software is None:
+            out["gpu_software"] = f"none: the catalog has no driver path for family {instance.family}"
+        else:
+            how = (
+                "preinstalled in the image"
+                if software.method == "driver_image"
+                else "installed at first boot by Alibaba's auto-install script (then a reboot)"
+            )
+            out["gpu_software"] = (
+                f"NVIDIA driver {software.driver_version}, CUDA {software.cuda_version}"
+                + (f", cuDNN {software.cudnn_version}" if software.cudnn_version else "")
+                + f", {how}"
+                + (
+                    "; NVIDIA Fabric Manager for the NVSwitch baseboard"
+                    if software.needs_fabric_manager(instance)
+                    else ""
+                )
+                + (
+                    f"; PyTorch {software.pytorch_version} (torchrun, NCCL) in {TORCH_VENV}"
+                    if self.profile.compute.install_pytorch and software.pytorch_version
+                    else "; no PyTorch installed (compute.install_pytorch false, or none in the catalog): bring your own torchrun"
+                )
+            )
+        out["fabric"] = FABRIC_SUMMARY[self.fabric_link]
+        # What each node downloads at boot and how it is checked; the unverified ones say so (blueprints/bootstrap).
+        out["boot_downloads"] = "; ".join(
+            f"{what}: {check}" for what, check in boot_downloads(self.gpu_software(), self.fabric())
+        )
+        scratch = self.profile.compute.scratch(catalog)
+        out["scratch_gib_per_node"] = scratch.gib
+        out["scratch"] = (
+            "none (compute.scratch_gib 0)"
+            if scratch.gib == 0
+            else f"{scratch.gib:,} GiB local NVMe at /mnt/scratch"
+            if scratch.local_nvme
+            else f"{scratch.gib:,} GiB encrypted ESSD {scratch.performance_level} data disk per node at /mnt/scratch"
+        )
+        return out

@@ -1,0 +1,1 @@
+"""The fixed-cluster blueprint: its meaning (``spec``) and what it builds (``build``)."""

@@ -1,0 +1,1 @@
+"""The kubernetes-pool blueprint: its profile (``profile``), meaning (``spec``) and what it builds (``build``)."""

@@ -1,0 +1,115 @@
+"""Builds the Kubernetes pool: the ACK cluster with its system and GPU node pools, then what runs inside it."""
+
+from __future__ import annotations
+
+from blueprints.architectures.base.build import BlueprintBuilder, Foundation
+from blueprints.architectures.kubernetes_pool.spec import KUBECONFIG_MINUTES, PYTORCHJOB_API, KubernetesPoolSpec
+from blueprints.components.errors import names_resource
+from blueprints.components.kubernetes_cluster import (
+    GPU_POOL_LABEL,
+    GPU_TAINT,
+    KubernetesCluster,
+    KubernetesClusterArgs,
+)
+from blueprints.components.kubernetes_workloads import KubernetesWorkloads, KubernetesWorkloadsArgs
+from blueprints.core.layout import check_vswitch_room
+
+
+class KubernetesPoolBuilder(BlueprintBuilder[KubernetesPoolSpec]):
+    """An ACK cluster on the training network; the file system and the bucket become volumes its jobs mount."""
+
+    def build_nodes(self, foundation: Foundation) -> dict[str, object]:
+        """The login node (optional), the ACK cluster with its system and GPU node pools, and the seam's outputs."""
+        network, storage, bucket = foundation
+        spec = self.spec
+        p, compute, k8s = spec.profile, spec.compute, spec.settings
+        login = self.build_login_node(network, self.image().image_id) if p.access.login_node else None
+        # Every node of both pools (and the login node) must fit the compute zone's vSwitch, or the autoscaler fails
+        # later; a network too small for them is the network's error.
+        zones = set(network.compute_zone_ids) | ({p.storage_zone} if login is not None else set())
+        with names_resource(network):
+            check_vswitch_room(
+                p.network.vpc_cidr, compute.max_nodes + k8s.system_nodes + (1 if login is not None else 0), len(zones)
+            )
+        scratch = compute.scratch(self.catalog)
+        cluster = KubernetesCluster(
+            spec.compute_unit_name,
+            KubernetesClusterArgs(
+                version=spec.kubernetes_version,
+                cluster_spec=k8s.cluster_spec,
+                vswitch_ids=[network.vswitch_id(zone) for zone in network.compute_zone_ids],
+                security_group_id=network.security_group_id,
+                service_cidr=k8s.service_cidr,
+                public_api_endpoint=k8s.public_api_endpoint,
+                audit_log_project=k8s.audit_log_project,
+                addons=spec.addons(),
+                image_type=k8s.image_type,
+                system_instance_type=k8s.system_instance_type,
+                system_nodes=k8s.system_nodes,
+                instance_type=self.instance.instance_type,
+                min_nodes=compute.min_nodes,
+                scale_in_gpu_percent=compute.scale_in_gpu_percent,
+                max_nodes=compute.max_nodes,
+                system_disk_gib=compute.system_disk_gib,
+                system_disk_performance_level=compute.system_disk_performance_level,
+                scratch_disk_gib=scratch.cloud_disk_gib,
+                scratch_performance_level=scratch.performance_level,
+                nvidia_driver_version=k8s.nvidia_driver_version,
+                spot=p.cost.spot,
+                bucket_policy_name=bucket.policy_name,
+                kubeconfig_minutes=KUBECONFIG_MINUTES,
+                kms_key_id=p.security.kms_key_id,
+                tags=p.tags,
+            ),
+            opts=self.opts,
+        )
+        outputs: dict[str, object] = {}
+        if login is not None:
+            outputs.update(
+                login_node_public_ip=login.public_ip,
+                login_node_private_ip=login.private_ip,
+                login_node_instance_id=login.instance_id,
+            )
+        # Inside the cluster, through its own kubeconfig: the jobs' namespace, the file system as a static volume, and
+        # the Kubeflow training operator; all after both node pools exist (the operator needs a node to run on).
+        workloads = KubernetesWorkloads(
+            f"{p.name}-workloads",
+            KubernetesWorkloadsArgs(
+                name=p.name,
+                region=p.region,
+                namespace=k8s.namespace,
+                kubeconfig=cluster.kubeconfig,
+                storage_kind=p.storage.kind,
+                file_system_id=storage.file_system_id,
+                mount_source=storage.mount_source,
+                capacity_gib=p.storage.capacity_gib,
+                operator_image=k8s.operator_image,
+                depends_on=cluster.ready,
+                # The bucket as a volume, mounted keylessly with the GPU pool's role (which holds the one-bucket policy).
+                bucket=bucket.bucket,
+                bucket_endpoint=bucket.internal_endpoint,
+                node_role_name=cluster.gpu_role.role_name,
+            ),
+            opts=self.opts,
+        )
+        outputs.update(
+            cluster_id=cluster.cluster.id,
+            gpu_node_pool_id=cluster.gpu_pool.node_pool_id,
+            kubernetes_namespace=workloads.namespace,
+            min_nodes=compute.min_nodes,
+            max_nodes=compute.max_nodes,
+            max_gpus=compute.max_nodes * self.instance.gpu_count,
+            nodes_per_job=compute.job_nodes,
+            gpus_per_node=self.instance.gpu_count,
+            fabric=spec.fabric_link,
+            shared_volume_claim=workloads.shared_claim,
+            **({"bucket_volume_claim": workloads.bucket_claim} if workloads.bucket_claim is not None else {}),
+            gpu_node_selector=dict([GPU_POOL_LABEL]),
+            gpu_taint=dict(zip(("key", "value", "effect"), GPU_TAINT, strict=True)),
+            job_api=PYTORCHJOB_API,
+            training_operator_version=workloads.training_operator_version,
+        )
+        return outputs
+
+
+BUILDER = KubernetesPoolBuilder
