@@ -246,7 +246,8 @@ def test_unknown_resource_type_fails_with_the_token_and_the_remedy():
     with pytest.raises(
         ExportError,
         match=r"no Terraform mapping for resource type\(s\) alicloud:foo/bar:Bar: give each a kind with"
-        r" terraform=Terraform.MAPPED \(blueprints/kinds/foo.py\), then regenerate blueprints/data/terraform_names.json",
+        r" terraform=Terraform.MAPPED \(blueprints/kinds/foo.py\), then regenerate "
+        r"blueprints/data/terraform_names.json",
     ):
         to_terraform(plan)
 
@@ -421,8 +422,8 @@ def test_cli_unmapped_type_exits_1_and_writes_nothing(tmp_path, monkeypatch):
     result = runner.invoke(app, ["export", "terraform", "medical-imaging", "--out", str(tmp_path / "tf")])
     assert result.exit_code == 1
     assert (
-        "cannot export medical-imaging to Terraform: no Terraform mapping for resource type(s) alicloud:vpc/network:Network"
-        in result.output
+        "cannot export medical-imaging to Terraform: no Terraform "
+        "mapping for resource type(s) alicloud:vpc/network:Network" in result.output
     )
     assert not (tmp_path / "tf").exists()
 

@@ -1,4 +1,5 @@
-"""Golden plans: every preset's JSON and Markdown plan, and each named variant's, is committed and compared byte for byte.
+"""Golden plans: every preset's JSON and Markdown plan, and
+each named variant's, is committed and compared byte for byte.
 
 The list is derived: every bundled preset (``blueprints/presets/*.yaml``) plus the variants named here, so a new
 preset without its golden files fails, and so does a golden file that nothing makes any more.

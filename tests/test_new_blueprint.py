@@ -93,7 +93,8 @@ def test_the_copy_runs_its_own_package_and_finds_the_new_blueprint(copy):
         [
             sys.executable,
             "-c",
-            "import blueprints; from blueprints.architectures import specs; print(blueprints.__file__); print(*specs())",
+            "import blueprints; from blueprints.architectures import "
+            "specs; print(blueprints.__file__); print(*specs())",
         ],
         cwd=copy,
         env={**os.environ, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"},

@@ -39,7 +39,8 @@ def package_dir(cls: type) -> Path:
 
 
 def generic_argument(cls: type) -> object:
-    """The type argument of the generic base ``cls`` was declared with (``EcsSpec[FixedClusterProfile]`` → the profile)."""
+    """The type argument of the generic base ``cls`` was declared
+    with (``EcsSpec[FixedClusterProfile]`` → the profile)."""
     (base,) = [b for b in cls.__orig_bases__ if typing.get_origin(b) is not None]
     (argument,) = typing.get_args(base)
     return argument

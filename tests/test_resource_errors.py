@@ -97,7 +97,8 @@ def node(**extra) -> NodeSpec:
     return NodeSpec(**{**values, **extra})
 
 
-# (what is built, its type, its logical name, how the message it refuses with starts): every argument error a component raises.
+# (what is built, its type, its logical name, how the message it
+# refuses with starts): every argument error a component raises.
 REFUSALS = [
     pytest.param(
         lambda: TrainingNetwork("net", network_args(preferred_zones=("cn-shanghai-z",))),

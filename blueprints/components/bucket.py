@@ -51,11 +51,11 @@ class DataBucket(pulumi.ComponentResource):
     The bucket is split the way pulumi-alicloud 4.0.0 wants it (inline ``acl`` and ``policy`` on ``oss.Bucket``
     are deprecated since 1.220.0): ``oss.BucketAcl`` private, ``oss.BucketPublicAccessBlock``,
     ``oss.BucketVersioning`` Enabled, ``oss.BucketServerSideEncryption`` AES256 (or KMS with a customer key), an
-    HTTPS-only ``oss.BucketPolicy`` and ``oss.BucketHttpsConfig`` accepting TLS 1.2 and 1.3 only. Lifecycle rules have no resource of their own in 4.0.0, so they stay inline: noncurrent
-    versions under the checkpoint prefix expire after ``noncurrent_days``, and multipart uploads left
-    unfinished are aborted after ``ABORT_MULTIPART_DAYS``. The bucket is ``protect`` + ``retain_on_delete`` and
-    never ``force_destroy``; every resource name derives from this component's name, so no change of compute
-    can touch it.
+    HTTPS-only ``oss.BucketPolicy`` and ``oss.BucketHttpsConfig`` accepting TLS 1.2 and 1.3 only. Lifecycle rules have
+    no resource of their own in 4.0.0, so they stay inline: noncurrent versions under the checkpoint prefix expire after
+    ``noncurrent_days``, and multipart uploads left unfinished are aborted after ``ABORT_MULTIPART_DAYS``. The bucket is
+    ``protect`` + ``retain_on_delete`` and never ``force_destroy``; every resource name derives from this component's
+    name, so no change of compute can touch it.
 
     With ``access_log_bucket`` set, OSS writes the bucket's access logs (hourly log objects) into that separate bucket
     (``oss.BucketLogging``), created here with the same safety settings (private, public access blocked, versioned,
@@ -86,8 +86,9 @@ class DataBucket(pulumi.ComponentResource):
                 force_destroy=False,
                 lifecycle_rules=_lifecycle_rules(args.checkpoint_prefix, args.noncurrent_days),
                 tags=tags,
-                # With oss.BucketLogging the bucket must ignore its own ``logging`` input, "otherwise oss.Bucket will keep
-                # disabling the logging configuration set by this resource on every apply" (BucketLogging docstring, SDK 4.0.0).
+                # With oss.BucketLogging the bucket must ignore its own ``logging`` input,
+                # "otherwise oss.Bucket will keep disabling the logging configuration set
+                # by this resource on every apply" (BucketLogging docstring, SDK 4.0.0).
                 opts=pulumi.ResourceOptions.merge(stateful(self), pulumi.ResourceOptions(ignore_changes=["logging"]))
                 if args.access_log_bucket
                 else stateful(self),
@@ -146,7 +147,8 @@ class DataBucket(pulumi.ComponentResource):
     def _access_log(
         self, name: str, args: DataBucketArgs, data_bucket: pulumi.Input[str]
     ) -> alicloud.oss.Bucket | None:
-        """The access-log bucket, its settings, and the data bucket's ``oss.BucketLogging`` into it (None: logging off)."""
+        """The access-log bucket, its settings, and the data bucket's
+        ``oss.BucketLogging`` into it (None: logging off)."""
         if args.access_log_bucket is None:
             return None
         with names_resource(self):
@@ -220,7 +222,8 @@ def _lifecycle_rules(checkpoint_prefix: str, noncurrent_days: int) -> list[alicl
 
 def _log_lifecycle_rules(log_days: int, noncurrent_days: int) -> list[alicloud.oss.BucketLifecycleRuleArgs]:
     """Log objects expire after ``log_days`` (OSS writes one an hour until logging is off and advises a lifecycle rule,
-    https://www.alibabacloud.com/help/en/oss/logging); the version an expiry leaves behind goes ``noncurrent_days`` later."""
+    https://www.alibabacloud.com/help/en/oss/logging); the version
+    an expiry leaves behind goes ``noncurrent_days`` later."""
     return [
         alicloud.oss.BucketLifecycleRuleArgs(
             id="access-log-retention",

@@ -1,4 +1,5 @@
-"""The fixed GPU cluster (GpuCluster): N nodes on one low-latency fabric, as instance sets or as one instance per node."""
+"""The fixed GPU cluster (GpuCluster): N nodes on one low-latency
+fabric, as instance sets or as one instance per node."""
 
 from __future__ import annotations
 

@@ -84,9 +84,9 @@ class KubernetesCluster(pulumi.ComponentResource):
         self.tags = with_tags(args.tags, "kubernetes")
         self.cluster = self._cluster(name, args)
         # ACK requires a custom worker role to be a normal service role trusted by ECS, not named KubernetesMasterRole-*
-        # or KubernetesWorkerRole* (pulumi-alicloud 4.0.0 cs.NodePool ram_role_name); node_role trusts ecs.aliyuncs.com only.
-        # The system pool's role holds nothing: its pods (CoreDNS, the operator, the NAS CSI mounts) call no cloud API,
-        # and ACK's shared worker role would give them policies the plan does not control (guardrail AIT035).
+        # or KubernetesWorkerRole* (pulumi-alicloud 4.0.0 cs.NodePool ram_role_name); node_role trusts ecs.aliyuncs.com
+        # only. The system pool's role holds nothing: its pods (CoreDNS, the operator, the NAS CSI mounts) call no cloud
+        # API, and ACK's shared worker role would give them policies the plan does not control (guardrail AIT035).
         self.system_role = node_role(self, f"{name}-system")
         self.system_pool = self._system_pool(name, args)
         self.gpu_role = node_role(self, f"{name}-gpu")

@@ -32,11 +32,12 @@ NAS_CSI_DRIVER = "nasplugin.csi.alibabacloud.com"
 NAS_MOUNT_OPTIONS = ("nolock,tcp,noresvport", "vers=3")
 NAS_NFS_VERSION = "3"
 # Alibaba Cloud's OSS CSI driver, keyless: authType "sts" makes ossfs take the STS credentials of the RAM role named by
-# roleName from the node's metadata service (kubernetes-sigs/alibaba-cloud-csi-driver@8aacf9009bf92ff786b07ece73cc3a4d1e600ed5
-# pkg/oss/utils.go reads authType/roleName, pkg/mounter/fuse_pod_manager/oss/ossfs/manager.go requires roleName on a node
-# for "sts"; ACK "Mount a statically provisioned OSS volume", method 3, shows authType "sts"). No AccessKey, no Secret.
-# roleName is the bare role name: the driver's note (pkg/oss/utils.go, AuthTypeSTS) says the metadata-URL form cannot use
-# IMDSv2, which the GPU pool enforces (http_tokens required).
+# roleName from the node's metadata service
+# (kubernetes-sigs/alibaba-cloud-csi-driver@8aacf9009bf92ff786b07ece73cc3a4d1e600ed5 pkg/oss/utils.go reads
+# authType/roleName, pkg/mounter/fuse_pod_manager/oss/ossfs/manager.go requires roleName on a node for "sts"; ACK "Mount
+# a statically provisioned OSS volume", method 3, shows authType "sts"). No AccessKey, no Secret. roleName is the bare
+# role name: the driver's note (pkg/oss/utils.go, AuthTypeSTS) says the metadata-URL form cannot use IMDSv2, which the
+# GPU pool enforces (http_tokens required).
 OSS_CSI_DRIVER = "ossplugin.csi.alibabacloud.com"
 OSS_AUTH_TYPE = "sts"
 # allow_other: containers that do not run as root read the mount too; max_stat_cache_size=0: other writers' objects are
@@ -142,13 +143,15 @@ class KubernetesWorkloads(pulumi.ComponentResource):
         super().__init__("aitrain:kubernetes:KubernetesWorkloads", name, None, opts)
         if args.storage_kind not in ("nas", "extreme_nas"):
             raise ResourceError(
-                f"storage.kind {args.storage_kind!r} has no static-volume recipe for ACK here; allowed: nas, extreme_nas",
+                f"storage.kind {args.storage_kind!r} has no static-volume "
+                "recipe for ACK here; allowed: nas, extreme_nas",
                 self,
             )
         bucket_parts = (args.bucket, args.bucket_endpoint, args.node_role_name)
         if any(part is None for part in bucket_parts) and any(part is not None for part in bucket_parts):
             raise ResourceError(
-                "bucket, bucket_endpoint and node_role_name come together (the bucket volume needs all three) or not at all",
+                "bucket, bucket_endpoint and node_role_name come together "
+                "(the bucket volume needs all three) or not at all",
                 self,
             )
         # delete_unreachable: once the cluster is gone its objects are gone too, so a destroy or a cluster replacement
@@ -224,7 +227,8 @@ class KubernetesWorkloads(pulumi.ComponentResource):
         csi: dict[str, Any],
         mount_options: Sequence[str] = (),
     ) -> str:
-        """A static PersistentVolume ``<profile>-<use>`` through ``csi`` and its claim bound to it by name; returns the claim's name.
+        """A static PersistentVolume ``<profile>-<use>`` through ``csi``
+        and its claim bound to it by name; returns the claim's name.
 
         Both keep the data (reclaim policy Retain) and are retained on delete: a volume object is a pointer to data,
         so dropping it from the state is always safe. The size is the file system's: OSS has none, Kubernetes requires

@@ -268,7 +268,8 @@ def egress_rules(
     security_group_id: pulumi.Input[str],
     accepts: list[tuple[str, str, str, str, str]],
 ) -> None:
-    """Egress accepts ``(suffix, protocol, ports, cidr, description)`` into one group and, last, a drop of everything else.
+    """Egress accepts ``(suffix, protocol, ports, cidr, description)``
+    into one group and, last, a drop of everything else.
 
     The rules are named ``<prefix>-egress-<suffix>`` and ``<prefix>-egress-drop-all``: the training nodes' group and
     the login node's group use the same shape, so AIT027 judges both alike.

@@ -55,8 +55,8 @@ def node_identity(parent: pulumi.Resource, name: str, node: NodeSpec) -> aliclou
 
 
 def scratch_disk_fields(node: NodeSpec) -> dict[str, Any]:
-    """The scratch data disk as launch templates, ESS configurations and instances name its arguments: one encrypted ESSD,
-    deleted with its node (scratch holds nothing that must outlive the node)."""
+    """The scratch data disk as launch templates, ESS configurations and instances name its arguments: one encrypted
+    ESSD, deleted with its node (scratch holds nothing that must outlive the node)."""
     return dict(
         category="cloud_essd",
         size=node.scratch_disk_gib,

@@ -1,4 +1,5 @@
-"""The autoscaling GPU pool (AutoscalingGpuPool): one GPU type in an ESS group that follows load and sleeps off-hours."""
+"""The autoscaling GPU pool (AutoscalingGpuPool): one GPU type
+in an ESS group that follows load and sleeps off-hours."""
 
 from __future__ import annotations
 
@@ -121,7 +122,8 @@ class AutoscalingGpuPool(pulumi.ComponentResource):
         )
 
     def _eri_configuration(self, name: str, node: NodeSpec, tags: dict[str, str]) -> alicloud.ess.ScalingConfiguration:
-        """The opt-in eRDMA path: an ERI needs a scaling configuration, which has no http_tokens (IMDSv2 not enforced)."""
+        """The opt-in eRDMA path: an ERI needs a scaling configuration,
+        which has no http_tokens (IMDSv2 not enforced)."""
         return alicloud.ess.ScalingConfiguration(
             f"{name}-config",
             scaling_configuration_name=f"{name}-gpu",

@@ -43,7 +43,8 @@ class SharedStorageArgs:
     zone_id: str
     vpc_id: pulumi.Input[str]
     vswitch_id: pulumi.Input[str]
-    # The hosts the share admits: the compute vSwitches' CIDRs by zone (never the whole VPC, which holds the login node).
+    # The hosts the share admits: the compute vSwitches' CIDRs
+    # by zone (never the whole VPC, which holds the login node).
     client_cidrs: Mapping[str, str]
     recycle_bin_days: int = 7
     # NAS access rule user mapping: root_squash (default), all_squash or no_squash.
@@ -111,7 +112,8 @@ class SharedStorage(pulumi.ComponentResource):
 
         if export_path is None:
             # CPFS has exactly one mount point, created with the file system in its vSwitch; its domain is
-            # <fs-id>.<region>.cpfs.nas.aliyuncs.com (ListCpfsFileSystems response example, help.aliyun.com/document_detail/188692.html).
+            # <fs-id>.<region>.cpfs.nas.aliyuncs.com (ListCpfsFileSystems response example,
+            # help.aliyun.com/document_detail/188692.html).
             self.mount_domain = pulumi.Output.concat(self.file_system.id, f".{args.region}.cpfs.nas.aliyuncs.com")
             self.mount_source = self.mount_domain
             self.mount_options = ""
@@ -126,7 +128,8 @@ class SharedStorage(pulumi.ComponentResource):
             )
             if not args.client_cidrs:
                 raise ResourceError(
-                    "SharedStorageArgs.client_cidrs is empty: the share would admit nobody; pass the compute vSwitch CIDRs by zone",
+                    "SharedStorageArgs.client_cidrs is empty: the share would "
+                    "admit nobody; pass the compute vSwitch CIDRs by zone",
                     self,
                 )
             # One rule per compute vSwitch, named by its zone: resizing compute changes none, moving zones adds or drops

@@ -66,7 +66,8 @@ class OfflineMocks(pulumi.runtime.Mocks):
         return reference(args.name, "id"), state
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:  # type: ignore[override]  # a dict is an accepted answer
-        """Answer the data sources the program uses, from the catalog: zones and images (and an ACK cluster's kubeconfig, as a reference)."""
+        """Answer the data sources the program uses, from the catalog: zones
+        and images (and an ACK cluster's kubeconfig, as a reference)."""
         if args.token == "alicloud:index/getZones:getZones":
             wanted = args.args.get("availableInstanceType")
             ids = list(self.zones(wanted) if callable(self.zones) else self.zones)
@@ -341,16 +342,20 @@ def _zone_notes(profile: ProfileBase, outputs: dict[str, Any], catalog: Catalog)
     storage_zone = outputs.get("storage_zone_id")
     if storage_zone and compute_zones and storage_zone not in compute_zones:
         notes.append(
-            f"Compute runs in {', '.join(compute_zones)}; the file system stays in {storage_zone} (storage never follows compute), "
-            "so nodes mount it across zones. Pin storage.zone and network.zones to one zone that offers the type to keep them together."
+            f"Compute runs in {', '.join(compute_zones)}; the file system "
+            f"stays in {storage_zone} (storage never follows compute), "
+            "so nodes mount it across zones. Pin storage.zone and network.zones "
+            "to one zone that offers the type to keep them together."
         )
     if not profile.storage.zone:
         notes.append(
-            f"storage.zone is not set: the file system goes to {storage_zone}, the region's first zone; record it in the stack config (storage.zone: {storage_zone})."
+            f"storage.zone is not set: the file system goes to {storage_zone}, the region's first zone; record it in "
+            f"the stack config (storage.zone: {storage_zone})."
         )
     if not catalog.zones_offering(profile.compute.instance_type, profile.region):
         notes.append(
-            f"The catalog does not say which zones of {profile.region} offer {profile.compute.instance_type}: the offline plan assumes every zone, while pulumi up asks the cloud."
+            f"The catalog does not say which zones of {profile.region} offer {profile.compute.instance_type}: the "
+            "offline plan assumes every zone, while pulumi up asks the cloud."
         )
     return notes
 

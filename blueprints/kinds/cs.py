@@ -33,7 +33,8 @@ def _cluster_cost(costs: Costs, r: Resource) -> None:
     tier = CLUSTER_FEE_TIERS.get(spec, f"cluster-fee {spec or '(clusterSpec unset)'}")
     item = f"ACK cluster management fee ({spec or 'clusterSpec unset'})"
     costs.add(r, item, 1, "cluster-hour", costs.price("ack", tier), "hourly")
-    # "A Classic Load Balancer (CLB) instance is required for the API server" (ACK billing page, see prices.csv ack rows).
+    # "A Classic Load Balancer (CLB) instance is required for the
+    # API server" (ACK billing page, see prices.csv ack rows).
     price = costs.price("clb_api_server", None)
     costs.add(r, "API server load balancer (CLB instance and LCU fees)", 1, "hour", price, "hourly")
 

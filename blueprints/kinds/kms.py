@@ -1,4 +1,5 @@
-"""KMS kinds: a customer-managed key a user's stack creates (aitrain's own stacks only name one: security.kms_key_id)."""
+"""KMS kinds: a customer-managed key a user's stack creates
+(aitrain's own stacks only name one: security.kms_key_id)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """What a resource kind is: one frozen record per Pulumi type token, holding every decision aitrain makes about it.
 
-A record cannot be built without its decisions (no defaults; ``Kind.__post_init__`` refuses a wrong one): the inputs the plan table shows
-(or ``NoKeyProperties`` with a reason), how it is priced (``Priced``, ``Free`` or ``Unpriced`` with a reason), how it
-exports to Terraform and where its replacing inputs come from. Pure: no Pulumi.
+A record cannot be built without its decisions (no defaults; ``Kind.__post_init__`` refuses a wrong one): the inputs the
+plan table shows (or ``NoKeyProperties`` with a reason), how it is priced (``Priced``, ``Free`` or ``Unpriced`` with a
+reason), how it exports to Terraform and where its replacing inputs come from. Pure: no Pulumi.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ class Role(enum.Enum):
     # Holds the user data of nodes it does not run itself: a change reaches only nodes created afterwards.
     NODE_TEMPLATE = "node template"
     # ECS nodes aitrain runs itself (an instance, an instance set, a scaling group): CloudMonitor watches them (AIT028)
-    # and the diagram draws them on the path to storage. An ACK node pool is the cluster's, watched and drawn through it.
+    # and the diagram draws them on the path to storage. An ACK
+    # node pool is the cluster's, watched and drawn through it.
     COMPUTE_GROUP = "compute group"
     # Holds data, or a record whose loss cannot be undone: protect + retain_on_delete, never replaced delete-first.
     STATEFUL = "stateful"
@@ -84,7 +85,8 @@ class Neighbours:
 
 @dataclass(frozen=True)
 class NodeGroup:
-    """Identical nodes a resource can run at most: the inputs one node is built from (``instanceType``…) and how many."""
+    """Identical nodes a resource can run at most: the inputs
+    one node is built from (``instanceType``…) and how many."""
 
     inputs: Mapping[str, Any]
     nodes: int
@@ -108,7 +110,8 @@ class Costs(Protocol):
         """The resource a ``${name.id}`` input names, when it is one of the plan's."""
 
     def price(self, item: str, tier: str | None) -> CnyPrice:
-        """The catalog's ``prices.csv`` price of ``item``/``tier`` in the plan's region (unknown, never 0, without a row)."""
+        """The catalog's ``prices.csv`` price of ``item``/``tier``
+        in the plan's region (unknown, never 0, without a row)."""
 
     def add(self, resource: Resource, item: str, quantity: float, unit: str, price: CnyPrice, billing: str) -> None:
         """One cost line; ``billing`` is hourly (per unit-hour), monthly (per unit-month) or usage (no amount)."""
@@ -127,7 +130,8 @@ Pricer = Callable[[Costs, Resource], None]
 
 @dataclass(frozen=True)
 class Priced:
-    """Priced by ``pricer``, which adds the resource's cost lines (a line with an unknown price keeps totals incomplete)."""
+    """Priced by ``pricer``, which adds the resource's cost lines
+    (a line with an unknown price keeps totals incomplete)."""
 
     pricer: Pricer
 
@@ -159,7 +163,8 @@ class Terraform(enum.Enum):
 
 
 class ReplacingInputs(enum.Enum):
-    """Where the rows of blueprints/data/replacing_inputs.csv for the type come from (the value: their source prefix)."""
+    """Where the rows of blueprints/data/replacing_inputs.csv
+    for the type come from (the value: their source prefix)."""
 
     TERRAFORM_DOCS = "aliyun/terraform-provider-alicloud@"  # ForceNew marks of terraform-provider-alicloud's docs
     KUBERNETES_DIFF = "pulumi/pulumi-kubernetes@"  # pulumi-kubernetes' forceNewProperties / DiffConfig

@@ -1,4 +1,5 @@
-"""OSS kinds: the bucket and the settings resources that make it private, versioned, encrypted, HTTPS-only and logged."""
+"""OSS kinds: the bucket and the settings resources that make
+it private, versioned, encrypted, HTTPS-only and logged."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ _SETTING = "a bucket setting has no charge of its own"
 
 
 def logs_of(resources: Iterable[Resource], bucket: str) -> list[str]:
-    """The other buckets whose access logs ``bucket`` receives (``oss.BucketLogging`` targetBucket, or a bucket's inline ``logging``)."""
+    """The other buckets whose access logs ``bucket`` receives
+    (``oss.BucketLogging`` targetBucket, or a bucket's inline ``logging``)."""
     sources = []
     for r in resources:
         target = (
@@ -28,7 +30,8 @@ def logs_of(resources: Iterable[Resource], bucket: str) -> list[str]:
 
 
 def log_days(inputs: Mapping[str, Any]) -> str:
-    """How long a bucket's lifecycle keeps an object: ``N days`` (the shortest enabled expiry), or ``with no expiry``."""
+    """How long a bucket's lifecycle keeps an object: ``N days``
+    (the shortest enabled expiry), or ``with no expiry``."""
     days = [
         e["days"]
         for rule in inputs.get("lifecycleRules") or []

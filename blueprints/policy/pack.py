@@ -72,7 +72,8 @@ UNKNOWN_REFERENCE = "${unknown}"
 STACK_TYPE = "pulumi:pulumi:Stack"
 # Rules that read what a policy pack cannot see, and what the pack says about it in the policy's description.
 BLIND_SPOTS = {
-    "AIT004": "retain_on_delete is not visible to policy packs (pulumi-policy 1.21.0 has no such option), so only protect and"
+    "AIT004": "retain_on_delete is not visible to policy packs "
+    "(pulumi-policy 1.21.0 has no such option), so only protect and"
     " delete_before_replace are checked here; `aitrain plan` checks retain_on_delete",
 }
 
@@ -81,7 +82,9 @@ CONFIG_SCHEMA = PolicyConfigSchema(
         # Untyped per fact: a rule that starts reading a new summary value must not make the CLI refuse the config.
         FACTS_KEY: {
             "type": "object",
-            "description": f"Plan summary facts the rules read ({', '.join(SUMMARY_FACTS)}), written by `aitrain policy config`.",
+            "description": (
+                f"Plan summary facts the rules read ({', '.join(SUMMARY_FACTS)}), written by `aitrain policy config`."
+            ),
         },
         REASON_KEY: {"type": "string", "description": "Why the profile skips this rule (guardrails.skip)."},
     }
@@ -89,7 +92,8 @@ CONFIG_SCHEMA = PolicyConfigSchema(
 
 
 def raw(value: Any) -> Any:
-    """``value`` with the SDK's unknown-checking proxies removed (plain dicts and lists, sentinels kept, whole numbers as int)."""
+    """``value`` with the SDK's unknown-checking proxies removed
+    (plain dicts and lists, sentinels kept, whole numbers as int)."""
     if isinstance(value, _DictProxy):
         value = value["__target"]
     elif isinstance(value, _ListProxy):
@@ -150,7 +154,8 @@ def planned(resource: PolicyResource) -> PlannedResource:
         if value is None or (
             isinstance(value, str) and value in UNKNOWNS and not resource.property_dependencies.get(key)
         ):
-            continue  # unset, or computed by the provider (a value the program set from another resource has a dependency)
+            # unset, or computed by the provider (a value the program set from another resource has a dependency)
+            continue
         deps = [d for d in resource.property_dependencies.get(key, []) if is_custom(d.resource_type)]
         inputs[key] = _referencing(value, deps)
     property_deps = {d.urn for deps in resource.property_dependencies.values() for d in deps}

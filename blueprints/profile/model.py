@@ -1,8 +1,8 @@
 """Validated training-infrastructure profiles (pydantic v2, strict, frozen): the parts every blueprint shares.
 
 Each blueprint's spec (``blueprints/architectures/<name>/spec.py``) defines its own profile model on ``ProfileBase``;
-``profile.parse.parse_profile`` validates a plain dict against the model its ``blueprint`` key names, with the catalog and
-today's date passed in as validation context (``ProfileContext``), never read from globals.
+``profile.parse.parse_profile`` validates a plain dict against the model its ``blueprint`` key names, with the catalog
+and today's date passed in as validation context (``ProfileContext``), never read from globals.
 """
 
 from __future__ import annotations

@@ -262,8 +262,10 @@ def price_plan(
             }
         ],
         "notes": [
-            "Pay-as-you-go list prices before discounts and tax; data transfer, OSS requests and NAT CU usage are not in the plan.",
-            "Monthly = hourly-billed lines × 730 h + monthly-billed storage; per run = everything running for the run's hours.",
+            "Pay-as-you-go list prices before discounts and tax; data "
+            "transfer, OSS requests and NAT CU usage are not in the plan.",
+            "Monthly = hourly-billed lines × 730 h + monthly-billed "
+            "storage; per run = everything running for the run's hours.",
         ],
     }
 
@@ -397,5 +399,8 @@ def storage_summary(costs: dict[str, Any]) -> dict[str, Any]:
         return {"storage_cny_per_month": f"unknown: {what}{price}"}
     return {
         "storage_cny_per_month": line["cny_per_month"],
-        "storage_price_basis": f"{line['item']} × {line['unit_price_cny']:g} CNY/GiB-month ({line['status']}, {line['date']}; {line['source']})",
+        "storage_price_basis": (
+            f"{line['item']} × {line['unit_price_cny']:g} CNY/GiB-month "
+            f"({line['status']}, {line['date']}; {line['source']})"
+        ),
     }

@@ -69,8 +69,8 @@ def customer_keys(resources: Iterable[Resource]) -> list[tuple[Resource, str]]:
 def kms_parts(
     keys: list[tuple[Resource, str]], catalog: Catalog, region: str, days_per_month: float
 ) -> list[tuple[str, float, str, CnyPrice, str]]:
-    """(item, quantity, unit, price, billing) of the KMS instance the keys live in: its pay-as-you-go instance fee and key
-    fee a month, and its QPS fee (usage). One software instance holds them all; none when no key is named."""
+    """(item, quantity, unit, price, billing) of the KMS instance the keys live in: its pay-as-you-go instance fee and
+    key fee a month, and its QPS fee (usage). One software instance holds them all; none when no key is named."""
     if not keys:
         return []
     names = ", ".join(key for _, key in keys)

@@ -89,7 +89,8 @@ def record_program(
 ) -> list[PlannedResource]:
     """Every resource ``program`` registers under mocks (with parents and data-safety options), in tree order.
 
-    Use it to unit-test a single component: ``record_program(lambda: SharedStorage("s", args), zones=["cn-shanghai-a"])``.
+    Use it to unit-test a single component:
+    ``record_program(lambda: SharedStorage("s", args), zones=["cn-shanghai-a"])``.
     """
     resources, _ = record(program, config, zones=list(zones), image_id=image_id)
     return resources

@@ -45,7 +45,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
 
 @pytest.fixture(name="mocked")
 def _mocked() -> Iterator[Any]:
-    """An ``offline_mocks()`` stack around the test (default zones): ``mocked.resolve(output)``, ``mocked.resources``."""
+    """An ``offline_mocks()`` stack around the test (default
+    zones): ``mocked.resolve(output)``, ``mocked.resources``."""
     from blueprints.testing import offline_mocks
 
     with offline_mocks() as stack:

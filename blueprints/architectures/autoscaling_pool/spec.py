@@ -49,7 +49,8 @@ class AutoscalingCompute(ComputeBase):
     )
     erdma_pool: bool = Field(
         default=False,
-        description="eRDMA types only: build the pool from an ESS scaling configuration with an ERI (eRDMA) instead of a launch template; "
+        description="eRDMA types only: build the pool from an ESS scaling "
+        "configuration with an ERI (eRDMA) instead of a launch template; "
         "the configuration cannot require IMDSv2, so this needs guardrails.skip AIT008 with a reason.",
     )
 
@@ -57,16 +58,19 @@ class AutoscalingCompute(ComputeBase):
     def _bounds(self) -> "AutoscalingCompute":
         if self.min_nodes > self.max_nodes:
             raise ValueError(
-                f"min_nodes ({self.min_nodes}) is greater than max_nodes ({self.max_nodes}); need min_nodes ≤ desired_nodes ≤ max_nodes"
+                f"min_nodes ({self.min_nodes}) is greater than max_nodes "
+                f"({self.max_nodes}); need min_nodes ≤ desired_nodes ≤ max_nodes"
             )
         if self.desired_nodes is not None and not self.min_nodes <= self.desired_nodes <= self.max_nodes:
             raise ValueError(
-                f"desired_nodes ({self.desired_nodes}) is outside [min_nodes, max_nodes] = [{self.min_nodes}, {self.max_nodes}]"
+                f"desired_nodes ({self.desired_nodes}) is outside [min_nodes, "
+                f"max_nodes] = [{self.min_nodes}, {self.max_nodes}]"
             )
         low, high = ARTICLE_SCALE_OUT_BAND
         if not self.allow_scale_out_outside_article_band and not low <= self.scale_out_cpu_percent <= high:
             raise ValueError(
-                f"scale_out_cpu_percent ({self.scale_out_cpu_percent:g}) is outside the recommended {low:g}–{high:g} % band; "
+                f"scale_out_cpu_percent ({self.scale_out_cpu_percent:g}) "
+                f"is outside the recommended {low:g}–{high:g} % band; "
                 "set compute.allow_scale_out_outside_article_band: true to use it anyway"
             )
         return self
@@ -93,7 +97,8 @@ class AutoscalingProfile(ProfileBase):
             raise FieldError(
                 "compute.erdma_pool",
                 True,
-                "needs guardrails.skip: [{rule: AIT008, reason: ...}]: the scaling configuration that gives nodes an ERI cannot require IMDSv2; "
+                "needs guardrails.skip: [{rule: AIT008, reason: ...}]: the scaling "
+                "configuration that gives nodes an ERI cannot require IMDSv2; "
                 "allowed: false (launch template with IMDSv2, TCP between nodes), or true with that skip",
             )
         return self
@@ -111,7 +116,10 @@ class AutoscalingPoolSpec(EcsSpec[AutoscalingProfile]):
     profile_model = AutoscalingProfile
     compute_unit = "pool"
     compute_zone_count = AUTOSCALING_ZONES
-    park_refusal = "an autoscaling pool parks itself: set compute.min_nodes 0 (it scales in when GPUs idle) and cost.off_hours to sleep outside working hours"
+    park_refusal = (
+        "an autoscaling pool parks itself: set compute.min_nodes 0 (it scales "
+        "in when GPUs idle) and cost.off_hours to sleep outside working hours"
+    )
 
     @property
     def fabric_link(self) -> str:
@@ -124,11 +132,16 @@ class AutoscalingPoolSpec(EcsSpec[AutoscalingProfile]):
         notes = super().security_notes()
         if self.instance.fabric_link == "erdma":
             notes.append(
-                "eRDMA pool: an ERI needs an ESS scaling configuration, which cannot require IMDSv2 (no http_tokens in pulumi-alicloud 4.0.0); "
+                "eRDMA pool: an ERI needs an ESS scaling configuration, which "
+                "cannot require IMDSv2 (no http_tokens in pulumi-alicloud 4.0.0); "
                 + (
-                    "compute.erdma_pool is true, so nodes get an ERI and IMDSv1 stays open (AIT008 skipped with the profile's reason)."
+                    "compute.erdma_pool is true, so nodes get an ERI and IMDSv1 "
+                    "stays open (AIT008 skipped with the profile's reason)."
                     if self.compute.erdma_pool
-                    else "this pool uses the launch template (IMDSv2 required), so NCCL runs over TCP; set compute.erdma_pool: true with guardrails.skip AIT008 to trade IMDSv2 for eRDMA."
+                    else (
+                        "this pool uses the launch template (IMDSv2 required), so NCCL runs over TCP; set "
+                        "compute.erdma_pool: true with guardrails.skip AIT008 to trade IMDSv2 for eRDMA."
+                    )
                 )
             )
         return notes
@@ -192,7 +205,8 @@ class AutoscalingPoolSpec(EcsSpec[AutoscalingProfile]):
 
     @classmethod
     def compute_from_choice(cls, instance_type: str, nodes: int, jobs_in_parallel: int = 1) -> dict[str, Any]:
-        """Scale to zero between runs; a run scales out to the recommended node count (its tier serves one job at a time)."""
+        """Scale to zero between runs; a run scales out to the
+        recommended node count (its tier serves one job at a time)."""
         return {"instance_type": instance_type, "min_nodes": 0, "max_nodes": nodes}
 
     def expected_nodes(self) -> None:

@@ -19,7 +19,10 @@ if TYPE_CHECKING:
 
 # What the plan says about the link NCCL uses between nodes (the catalog's ``InstanceType.fabric_link``).
 FABRIC_SUMMARY = {
-    "erdma": "eRDMA: every node's primary NIC is an ERI (HighPerformance mode); NCCL uses erdma_0 with the MTU at 1400 (no jumbo frames)",
+    "erdma": (
+        "eRDMA: every node's primary NIC is an ERI (HighPerformance "
+        "mode); NCCL uses erdma_0 with the MTU at 1400 (no jumbo frames)"
+    ),
     "roce": "RoCE: NCCL uses the type's RDMA NICs (mlx5) with Alibaba's PAI defaults",
     "tcp": "TCP: this type has no eRDMA or RoCE in the catalog, so NCCL runs over sockets on the VPC network",
 }
@@ -49,7 +52,8 @@ class BlueprintSpec(ABC, Generic[P]):
     parked_compute: ClassVar[dict[str, Any] | None] = None
     resume_field: ClassVar[str | None] = None
     park_refusal: ClassVar[str] = ""
-    # How `aitrain launch` starts a run on this blueprint's stack: "torchrun" on the nodes, or "kubernetes" (a PyTorchJob).
+    # How `aitrain launch` starts a run on this blueprint's stack:
+    # "torchrun" on the nodes, or "kubernetes" (a PyTorchJob).
     job_engine: ClassVar[str] = "torchrun"
 
     def __init__(self, profile: P, catalog: "Catalog", today: dt.date):
@@ -74,7 +78,8 @@ class BlueprintSpec(ABC, Generic[P]):
     @classmethod
     @abstractmethod
     def compute_from_choice(cls, instance_type: str, nodes: int, jobs_in_parallel: int = 1) -> dict[str, Any]:
-        """The ``compute`` profile section for a recommended (instance type, node count per job, jobs sharing the nodes)."""
+        """The ``compute`` profile section for a recommended (instance
+        type, node count per job, jobs sharing the nodes)."""
 
     @abstractmethod
     def expected_nodes(self) -> int | None:
@@ -91,7 +96,8 @@ class BlueprintSpec(ABC, Generic[P]):
 
     @property
     def fabric_link(self) -> str:
-        """The link NCCL uses between this blueprint's nodes (the catalog's, unless the compute unit cannot build it)."""
+        """The link NCCL uses between this blueprint's nodes (the
+        catalog's, unless the compute unit cannot build it)."""
         return self.instance.fabric_link
 
     def security_notes(self) -> list[str]:
@@ -115,7 +121,8 @@ class BlueprintSpec(ABC, Generic[P]):
         return self.price_basis()[0]
 
     def cost_context(self) -> "CostContext":
-        """What pricing the plan needs that only the blueprint knows: the profile's run hours (a pool adds its schedule)."""
+        """What pricing the plan needs that only the blueprint knows:
+        the profile's run hours (a pool adds its schedule)."""
         from blueprints.review.costing import CostContext
 
         return CostContext(run_hours=self.profile.cost.run_hours)
@@ -128,7 +135,8 @@ class BlueprintSpec(ABC, Generic[P]):
             "region": profile.region,
             "instance_type": instance.instance_type,
             "gpu_model": instance.gpu_model,
-            # "inferred": the documentation gives the peak and memory, not the name (catalog README, "Inferred GPU models").
+            # "inferred": the documentation gives the peak and memory,
+            # not the name (catalog README, "Inferred GPU models").
             "gpu_model_confidence": instance.gpu_model_confidence,
             "gpus_per_node": instance.gpu_count,
             "gpu_memory_gib": instance.gpu_memory_gib,

@@ -70,7 +70,10 @@ class EcsSpec(BlueprintSpec[P], Generic[P]):
                 + (
                     f"; PyTorch {software.pytorch_version} (torchrun, NCCL) in {TORCH_VENV}"
                     if self.profile.compute.install_pytorch and software.pytorch_version
-                    else "; no PyTorch installed (compute.install_pytorch false, or none in the catalog): bring your own torchrun"
+                    else (
+                        "; no PyTorch installed (compute.install_pytorch false, "
+                        "or none in the catalog): bring your own torchrun"
+                    )
                 )
             )
         out["fabric"] = FABRIC_SUMMARY[self.fabric_link]

@@ -25,7 +25,10 @@ class FixedCompute(ComputeBase):
     nodes: int = Field(
         ge=0,
         le=2000,
-        description=f"Number of nodes (instances), 0–2000 (eRDMA types: up to {ERI_CLUSTER_MAX_NODES}); 0 parks the cluster: compute removed, storage and bucket kept.",
+        description=(
+            f"Number of nodes (instances), 0–2000 (eRDMA types: up to {ERI_CLUSTER_MAX_NODES}); 0 parks the cluster: "
+            "compute removed, storage and bucket kept."
+        ),
     )
 
     @model_validator(mode="after")
@@ -35,8 +38,10 @@ class FixedCompute(ComputeBase):
             raise FieldError(
                 "nodes",
                 self.nodes,
-                f"is more than {ERI_CLUSTER_MAX_NODES}, aitrain's limit for an eRDMA fixed cluster ({self.instance_type} gets one ecs.Instance per node "
-                "so that each has an ERI); use blueprint 'autoscaling-pool' with min_nodes = max_nodes for a larger fleet",
+                f"is more than {ERI_CLUSTER_MAX_NODES}, aitrain's limit for an eRDMA fixed cluster "
+                f"({self.instance_type} gets one ecs.Instance per node "
+                "so that each has an ERI); use blueprint 'autoscaling-pool' "
+                "with min_nodes = max_nodes for a larger fleet",
             )
         return self
 
@@ -53,7 +58,8 @@ class FixedClusterProfile(ProfileBase):
     def _no_off_hours(self) -> "FixedClusterProfile":
         if self.cost.off_hours.enabled:
             raise ValueError(
-                "cost.off_hours is for the autoscaling-pool blueprint; a fixed cluster keeps its nodes (use blueprint 'autoscaling-pool' to sleep off-hours)"
+                "cost.off_hours is for the autoscaling-pool blueprint; a fixed cluster keeps its nodes (use blueprint "
+                "'autoscaling-pool' to sleep off-hours)"
             )
         return self
 
@@ -85,7 +91,8 @@ class FixedClusterSpec(EcsSpec[FixedClusterProfile]):
         summary: dict[str, Any] = {"nodes": nodes, "gpus": nodes * self.instance.gpu_count}
         if nodes == 0:
             summary["parked"] = (
-                "yes: no compute; the file system and the bucket are kept (set compute.nodes, or `aitrain park --resume N`, to run again)"
+                "yes: no compute; the file system and the bucket are kept (set "
+                "compute.nodes, or `aitrain park --resume N`, to run again)"
             )
         return summary
 

@@ -85,7 +85,8 @@ class KubernetesPoolBuilder(BlueprintBuilder[KubernetesPoolSpec]):
                 capacity_gib=p.storage.capacity_gib,
                 operator_image=k8s.operator_image,
                 depends_on=cluster.ready,
-                # The bucket as a volume, mounted keylessly with the GPU pool's role (which holds the one-bucket policy).
+                # The bucket as a volume, mounted keylessly with the
+                # GPU pool's role (which holds the one-bucket policy).
                 bucket=bucket.bucket,
                 bucket_endpoint=bucket.internal_endpoint,
                 node_role_name=cluster.gpu_role.role_name,

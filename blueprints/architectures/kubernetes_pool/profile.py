@@ -58,7 +58,10 @@ class KubernetesCompute(ComputeBase):
         gt=0,
         lt=100,
         allow_inf_nan=False,
-        description="The cluster autoscaler removes a GPU node whose GPU use stays below this (%; the article's 'scale in below 40 % GPU use'; ACK's default is 50).",
+        description=(
+            "The cluster autoscaler removes a GPU node whose GPU use stays below this (%; the article's 'scale in "
+            "below 40 % GPU use'; ACK's default is 50)."
+        ),
     )
 
     @model_validator(mode="after")
@@ -121,16 +124,22 @@ class KubernetesSettings(Strict):
         default=None,
         description="Kubernetes version ACK offers (catalog kubernetes_versions.csv); empty: the catalog's default.",
     )
-    # pulumi-alicloud 4.0.0 cs.ManagedKubernetes cluster_spec: ack.standard, ack.pro.small (Pro), ack.pro.xlarge/2xlarge/4xlarge (provisioned).
+    # pulumi-alicloud 4.0.0 cs.ManagedKubernetes cluster_spec: ack.standard, ack.pro.small (Pro),
+    # ack.pro.xlarge/2xlarge/4xlarge (provisioned).
     cluster_spec: Literal["ack.pro.small", "ack.pro.xlarge", "ack.pro.2xlarge", "ack.pro.4xlarge", "ack.standard"] = (
         Field(
             default="ack.pro.small",
-            description="ACK edition: ack.pro.small (ACK Pro), ack.pro.xlarge/2xlarge/4xlarge (provisioned control plane; 4xlarge needs a whitelist) or ack.standard.",
+            description=(
+                "ACK edition: ack.pro.small (ACK Pro), ack.pro.xlarge/2xlarge/4xlarge (provisioned control plane; "
+                "4xlarge needs a whitelist) or ack.standard."
+            ),
         )
     )
     system_instance_type: str = Field(
         default="ecs.g7.xlarge",
-        description="CPU type of the system node pool (CoreDNS, the training operator, add-ons); a CPU type of the catalog.",
+        description=(
+            "CPU type of the system node pool (CoreDNS, the training operator, add-ons); a CPU type of the catalog."
+        ),
     )
     system_nodes: int = Field(
         default=2,
@@ -154,11 +163,17 @@ class KubernetesSettings(Strict):
     )
     nvidia_driver_version: str | None = Field(
         default=None,
-        description="Pin the GPU nodes' NVIDIA driver (node-pool label ack.aliyun.com/nvidia-driver-version, e.g. 550.144.03); applies only to nodes added after it is set. Empty: ACK's default.",
+        description=(
+            "Pin the GPU nodes' NVIDIA driver (node-pool label ack.aliyun.com/nvidia-driver-version, e.g. 550.144.03); "
+            "applies only to nodes added after it is set. Empty: ACK's default."
+        ),
     )
     pod_cidr: str | None = Field(
         default=None,
-        description="Not used: the cluster runs Terway (for NetworkPolicy), whose pods take VPC addresses from the compute vSwitches; a value is refused (it was Flannel's pod network).",
+        description=(
+            "Not used: the cluster runs Terway (for NetworkPolicy), whose pods take VPC addresses from the compute "
+            "vSwitches; a value is refused (it was Flannel's pod network)."
+        ),
     )
     service_cidr: str = Field(
         default="172.21.0.0/20",
@@ -170,17 +185,25 @@ class KubernetesSettings(Strict):
     )
     audit_log_project: str | None = Field(
         default=None,
-        description="SLS project for the API-server audit and control-plane logs; empty: ACK creates k8s-log-<cluster id>.",
+        description=(
+            "SLS project for the API-server audit and control-plane logs; empty: ACK creates k8s-log-<cluster id>."
+        ),
     )
     public_api_endpoint: bool = Field(
         default=False,
-        description="Give the API server an internet-facing endpoint (needs network.admin_cidr, which the stack cannot apply to it: guardrail AIT033 is an error until you set the load balancer's access control by hand and skip it with a reason); default: reachable from the VPC only.",
+        description=(
+            "Give the API server an internet-facing endpoint (needs network.admin_cidr, which the stack cannot apply "
+            "to it: guardrail AIT033 is an error until you set the load balancer's access control by hand and skip it "
+            "with a reason); default: reachable from the VPC only."
+        ),
     )
     namespace: str = Field(default="training", description="Namespace of the volumes and the training jobs.")
     operator_image: str = Field(
         default="kubeflow/training-operator:v1-5170a36",
-        description="Image of the Kubeflow training operator v1.9.0 (default: the release's, from Docker Hub, which nodes in mainland-China regions often cannot pull); "
-        "give a copy in your own registry (e.g. ACR), pinned by digest (<registry>/<repo>@sha256:<64 hex>): a tag is mutable, so guardrail AIT038 warns on one. "
+        description="Image of the Kubeflow training operator v1.9.0 (default: the release's, from Docker Hub, which "
+        "nodes in mainland-China regions often cannot pull); "
+        "give a copy in your own registry (e.g. ACR), pinned by digest (<registry>/<repo>@sha256:<64 hex>): a tag is "
+        "mutable, so guardrail AIT038 warns on one. "
         "No digest of the release's image is citable from a stored source, so the default stays the tag.",
     )
 
@@ -206,7 +229,8 @@ class KubernetesSettings(Strict):
     def _project(cls, value: str | None) -> str | None:
         if value is not None and not _SLS_PROJECT_RE.fullmatch(value):
             raise ValueError(
-                "must be an SLS project name: 3–63 lowercase letters, digits and hyphens, starting and ending with a letter or digit"
+                "must be an SLS project name: 3–63 lowercase letters, digits "
+                "and hyphens, starting and ending with a letter or digit"
             )
         return value
 
@@ -229,24 +253,28 @@ class KubernetesSettings(Strict):
     def _operator_image(cls, value: str) -> str:
         if not _IMAGE_RE.fullmatch(value):
             raise ValueError(
-                "must be a container image reference: [registry/]repository[:tag][@sha256:digest], lowercase repository, no spaces (e.g. registry.cn-shanghai.aliyuncs.com/team/training-operator:v1-5170a36)"
+                "must be a container image reference: [registry/]repository[:tag][@sha256:digest], lowercase "
+                "repository, no spaces (e.g. registry.cn-shanghai.aliyuncs.com/team/training-operator:v1-5170a36)"
             )
         return value
 
     @model_validator(mode="after")
     def _terway_only(self) -> "KubernetesSettings":
-        # Terway enforces NetworkPolicy (the jobs' namespace is default-deny); Flannel enforces none and its pod_cidr has no meaning here.
+        # Terway enforces NetworkPolicy (the jobs' namespace is default-deny);
+        # Flannel enforces none and its pod_cidr has no meaning here.
         if self.pod_cidr is not None:
             raise FieldError(
                 "pod_cidr",
                 self.pod_cidr,
-                "does not apply: the cluster runs Terway (for NetworkPolicy), whose pods take VPC addresses from the compute vSwitches; remove the field",
+                "does not apply: the cluster runs Terway (for NetworkPolicy), whose pods take VPC addresses from the "
+                "compute vSwitches; remove the field",
             )
         if any(a.name == "flannel" for a in self.addons):
             raise FieldError(
                 "addons",
                 "flannel",
-                "is refused: Flannel enforces no NetworkPolicy, and the cluster runs Terway (terway-eniip) for the jobs' default-deny policy; remove the pin",
+                "is refused: Flannel enforces no NetworkPolicy, and the cluster runs Terway (terway-eniip) for the "
+                "jobs' default-deny policy; remove the pin",
             )
         return self
 
@@ -290,7 +318,8 @@ class KubernetesProfile(ProfileBase):
             raise FieldError(
                 "compute.instance_type",
                 self.compute.instance_type,
-                f"is of family {instance.family}, which ACK does not list as a GPU node-pool family (catalog kubernetes_gpu_families.csv); allowed: {join_allowed(supported, limit=40)}",
+                f"is of family {instance.family}, which ACK does not list as a GPU node-pool family (catalog "
+                f"kubernetes_gpu_families.csv); allowed: {join_allowed(supported, limit=40)}",
             )
         system = catalog.instance_types.get(k8s.system_instance_type)
         if system is None or system.is_gpu:
@@ -304,13 +333,15 @@ class KubernetesProfile(ProfileBase):
             raise FieldError(
                 "compute.install_pytorch",
                 self.compute.install_pytorch,
-                "does not apply to kubernetes-pool: PyTorch comes from each job's container image, not from the nodes; remove the field",
+                "does not apply to kubernetes-pool: PyTorch comes from each "
+                "job's container image, not from the nodes; remove the field",
             )
         if self.cost.off_hours.enabled:
             raise FieldError(
                 "cost.off_hours.enabled",
                 True,
-                "does not apply to kubernetes-pool: with compute.min_nodes 0 the cluster autoscaler removes idle GPU nodes, so no schedule is needed; set it false (or remove cost.off_hours)",
+                "does not apply to kubernetes-pool: with compute.min_nodes 0 the cluster autoscaler removes idle GPU "
+                "nodes, so no schedule is needed; set it false (or remove cost.off_hours)",
             )
         vpc = ipaddress.ip_network(self.network.vpc_cidr)
         for field in ("service_cidr",):
@@ -319,18 +350,21 @@ class KubernetesProfile(ProfileBase):
                 raise FieldError(
                     f"kubernetes.{field}",
                     value,
-                    f"overlaps network.vpc_cidr {self.network.vpc_cidr}; pick a range outside the VPC (e.g. 172.20.0.0/16 with a 10.x VPC)",
+                    f"overlaps network.vpc_cidr {self.network.vpc_cidr}; pick a "
+                    "range outside the VPC (e.g. 172.20.0.0/16 with a 10.x VPC)",
                 )
         if self.storage.kind == "cpfs":
             raise FieldError(
                 "storage.kind",
                 "cpfs",
-                "has no verified static-volume recipe for ACK in aitrain (the CPFS CSI docs cover the old CPFS client only); allowed here: nas, extreme_nas",
+                "has no verified static-volume recipe for ACK in aitrain (the CPFS CSI docs cover the old CPFS client "
+                "only); allowed here: nas, extreme_nas",
             )
         if k8s.public_api_endpoint and self.network.admin_cidr is None:
             raise FieldError(
                 "kubernetes.public_api_endpoint",
                 True,
-                "needs network.admin_cidr (the range allowed to reach the API server); set it, or leave the endpoint private and reach it from the VPC",
+                "needs network.admin_cidr (the range allowed to reach the API server); set it, or leave the endpoint "
+                "private and reach it from the VPC",
             )
         return self

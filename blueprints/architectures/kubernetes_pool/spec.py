@@ -30,8 +30,10 @@ KUBECONFIG_MINUTES = 120
 
 # On ACK the ERIs come from the ack-erdma-controller add-on, not from the node's launch (ready-to-train.md §7b).
 ERDMA_SUMMARY = (
-    "eRDMA: the ack-erdma-controller add-on (preferDriver ofed) gives GPU nodes ERIs; a job's pods request aliyun/erdma "
-    "and their image needs the eRDMA user-space libraries (libibverbs1, ibverbs-providers, librdmacm1 from mirrors.aliyun.com/erdma)"
+    "eRDMA: the ack-erdma-controller add-on (preferDriver ofed) "
+    "gives GPU nodes ERIs; a job's pods request aliyun/erdma "
+    "and their image needs the eRDMA user-space libraries (libibverbs1, "
+    "ibverbs-providers, librdmacm1 from mirrors.aliyun.com/erdma)"
 )
 
 
@@ -75,7 +77,8 @@ class KubernetesPoolSpec(BlueprintSpec[KubernetesProfile]):
         return f"{self.compute_unit_name}-gpu-node"
 
     def addons(self) -> tuple[tuple[str, str, str], ...]:
-        """(name, version, config) of every add-on pinned at creation: the catalog's defaults, the profile's pins over them."""
+        """(name, version, config) of every add-on pinned at creation:
+        the catalog's defaults, the profile's pins over them."""
         defaults: list[AckAddon] = list(self.catalog.kubernetes.default_addons(erdma=self.fabric_link == "erdma"))
         chosen = {a.name: (a.name, a.version, self._addon_config(a.name, a.config)) for a in defaults}
         for pin in self.settings.addons:
@@ -104,7 +107,10 @@ class KubernetesPoolSpec(BlueprintSpec[KubernetesProfile]):
             "audit_log": f"API-server audit log to SLS project {k8s.audit_log_project}"
             if k8s.audit_log_project
             else "API-server audit log to the SLS project ACK creates (k8s-log-<cluster id>)",
-            "node_pools": f"system: {k8s.system_nodes} × {k8s.system_instance_type}; gpu: {compute.min_nodes}–{compute.max_nodes} × {self.instance.instance_type} (cluster autoscaler)",
+            "node_pools": (
+                f"system: {k8s.system_nodes} × {k8s.system_instance_type}; gpu: "
+                f"{compute.min_nodes}–{compute.max_nodes} × {self.instance.instance_type} (cluster autoscaler)"
+            ),
             "addons": ", ".join(f"{name}@{version or 'ACK default'}" for name, version, _ in self.addons()),
         }
 
@@ -128,11 +134,13 @@ class KubernetesPoolSpec(BlueprintSpec[KubernetesProfile]):
 
     @classmethod
     def budget_tiers(cls, limits: dict[str, float]) -> tuple[BudgetTier, ...]:
-        """Jobs that share one pool of GPUs, at any budget; the cluster's own standing costs (fee, system pool) declared."""
+        """Jobs that share one pool of GPUs, at any budget; the
+        cluster's own standing costs (fee, system pool) declared."""
         defaults = KubernetesSettings.model_fields
         system_type, system_nodes = defaults["system_instance_type"].default, defaults["system_nodes"].default
         standing = (
-            # Billed per cluster per hour of use (https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/product-overview/cluster-management-fee);
+            # Billed per cluster per hour of use
+            # (https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/product-overview/cluster-management-fee);
             # the price is the catalog's prices.csv row ack/pro-cluster-fee (unknown while absent, never 0).
             StandingCost(
                 "ACK Pro cluster management fee", 1, "cluster-hours", item="ack", price_tier="pro-cluster-fee"
@@ -143,13 +151,17 @@ class KubernetesPoolSpec(BlueprintSpec[KubernetesProfile]):
                 "node-hours",
                 instance_type=system_type,
             ),
-            # "A Classic Load Balancer (CLB) instance is required for the API server" (ACK Pro billing page, prices.csv clb_api_server).
+            # "A Classic Load Balancer (CLB) instance is required for the
+            # API server" (ACK Pro billing page, prices.csv clb_api_server).
             StandingCost("API server load balancer (CLB)", 1, "hours", item="clb_api_server"),
         )
         why = (
-            "Kubernetes is the scheduler the jobs share: it places each job's workers (one PyTorchJob worker per node, Kubeflow "
-            "training operator), queues a job that does not fit until nodes free up, restarts failed workers, and the cluster "
-            "autoscaler adds GPU nodes for queued jobs and removes idle ones; a fixed cluster or an ESS pool has no such queue, "
+            "Kubernetes is the scheduler the jobs share: it places each "
+            "job's workers (one PyTorchJob worker per node, Kubeflow "
+            "training operator), queues a job that does not fit until "
+            "nodes free up, restarts failed workers, and the cluster "
+            "autoscaler adds GPU nodes for queued jobs and removes idle "
+            "ones; a fixed cluster or an ESS pool has no such queue, "
             "so parallel jobs there need a stack each or wait for one another by hand"
         )
         return (
@@ -171,7 +183,8 @@ class KubernetesPoolSpec(BlueprintSpec[KubernetesProfile]):
 
     @classmethod
     def compute_from_choice(cls, instance_type: str, nodes: int, jobs_in_parallel: int = 1) -> dict[str, Any]:
-        """Empty between jobs; the pool holds every parallel job at once (max_nodes = nodes × jobs), each job spans ``nodes``."""
+        """Empty between jobs; the pool holds every parallel job at
+        once (max_nodes = nodes × jobs), each job spans ``nodes``."""
         return {
             "instance_type": instance_type,
             "min_nodes": 0,
@@ -191,56 +204,76 @@ class KubernetesPoolSpec(BlueprintSpec[KubernetesProfile]):
         k8s = self.settings
         if k8s.public_api_endpoint:
             notes.append(
-                "The API server gets an internet-facing endpoint open to every address: ACK's only documented restriction is the access control of "
-                "port 6443's listener on the CLB ACK creates, which pulumi-alicloud 4.0.0 cannot set (cs.ManagedKubernetes has no such argument and the "
-                f"listener is not the stack's), so network.admin_cidr ({self.profile.network.admin_cidr}) is not applied. AIT033 is an error until you set that "
-                "access control by hand (ACK console, Cluster Information, Set access control; keep the VPC and pod ranges in it, the nodes use the same CLB) "
+                "The API server gets an internet-facing endpoint open to every address: ACK's only documented "
+                "restriction is the access control of "
+                "port 6443's listener on the CLB ACK creates, which pulumi-alicloud 4.0.0 cannot set "
+                "(cs.ManagedKubernetes has no such argument and the "
+                f"listener is not the stack's), so network.admin_cidr ({self.profile.network.admin_cidr}) is not "
+                "applied. AIT033 is an error until you set that "
+                "access control by hand (ACK console, Cluster Information, Set access control; keep the VPC and pod "
+                "ranges in it, the nodes use the same CLB) "
                 "and skip AIT033 with that reason; or keep the endpoint private."
             )
         notes.append(
-            f"The kubeconfig the stack reads (cs.get_cluster_credential) is temporary: valid {KUBECONFIG_MINUTES} minutes from each `pulumi up`, so a copy "
-            "from the state file stops working soon after; a `pulumi destroy` later than that needs `pulumi destroy --run-program` (or a `pulumi up` first)."
+            f"The kubeconfig the stack reads (cs.get_cluster_credential) is temporary: valid {KUBECONFIG_MINUTES} "
+            "minutes from each `pulumi up`, so a copy "
+            "from the state file stops working soon after; a `pulumi destroy` later than that needs `pulumi destroy "
+            "--run-program` (or a `pulumi up` first)."
         )
         notes.append(
-            f"The GPU pool runs as its own RAM role {self.node_role_name} (trusts ecs.aliyuncs.com only; the bucket's one-bucket policy attached), "
-            "not ACK's default worker role: node components that call cloud APIs with the node's credentials get only what that role grants."
+            f"The GPU pool runs as its own RAM role {self.node_role_name} (trusts "
+            "ecs.aliyuncs.com only; the bucket's one-bucket policy attached), "
+            "not ACK's default worker role: node components that call cloud "
+            "APIs with the node's credentials get only what that role grants."
         )
         notes.append(
-            f"The jobs' namespace {k8s.namespace} is default-deny (NetworkPolicy, enforced by Terway: the terway-eniip add-on with NetworkPolicy on): "
-            "its pods reach only each other and the cluster DNS, not the internet, the API server or the metadata service (100.100.100.200). "
+            f"The jobs' namespace {k8s.namespace} is default-deny (NetworkPolicy, "
+            "enforced by Terway: the terway-eniip add-on with NetworkPolicy on): "
+            "its pods reach only each other and the cluster DNS, not the "
+            "internet, the API server or the metadata service (100.100.100.200). "
             "NetworkPolicy does not govern hostNetwork pods: "
             + (
-                "the eRDMA job pods use the node's own network, so for them only the node's security group and the node-egress rules apply."
+                "the eRDMA job pods use the node's own network, so for them "
+                "only the node's security group and the node-egress rules apply."
                 if self.fabric_link == "erdma"
                 else "a job that sets hostNetwork escapes it (aitrain launch sets it only on eRDMA types)."
             )
         )
         notes.append(
-            f"Instance metadata: every node requires IMDSv2 tokens. A hostNetwork pod{' (every eRDMA job pod)' if self.fabric_link == 'erdma' else ''} is on the node's network "
-            f"and gets the GPU node role's STS credentials ({self.node_role_name}) as any node process does; pulumi-alicloud 4.0.0 cs.NodePool "
-            "instance_metadata_options has only http_tokens (no hop limit, which would not stop a hostNetwork pod anyway), so the bound is the role: "
+            "Instance metadata: every node requires IMDSv2 tokens. A hostNetwork "
+            f"pod{' (every eRDMA job pod)' if self.fabric_link == 'erdma' else ''} is on the node's network "
+            f"and gets the GPU node role's STS credentials ({self.node_role_name}) as any node process does; "
+            "pulumi-alicloud 4.0.0 cs.NodePool "
+            "instance_metadata_options has only http_tokens (no hop limit, which would not stop a hostNetwork pod "
+            "anyway), so the bound is the role: "
             "it holds only the bucket's one-bucket policy, which the job needs for the bucket volume."
         )
         if self.profile.security.kms_key_id:
             notes.append(
-                f"Kubernetes Secrets are encrypted at rest in etcd with KMS key {self.profile.security.kms_key_id} (cs.ManagedKubernetes encryption_provider_key)."
+                f"Kubernetes Secrets are encrypted at rest in etcd with KMS key {self.profile.security.kms_key_id} "
+                "(cs.ManagedKubernetes encryption_provider_key)."
             )
         else:
             notes.append(
-                "Kubernetes Secrets are NOT encrypted with a key of yours: without security.kms_key_id the cluster gets no encryption_provider_key, so Secrets "
-                "(the operator's webhook certificate, any a job creates) sit in etcd under ACK's own protection only. Set security.kms_key_id to encrypt them with KMS."
+                "Kubernetes Secrets are NOT encrypted with a key of yours: without security.kms_key_id the cluster "
+                "gets no encryption_provider_key, so Secrets "
+                "(the operator's webhook certificate, any a job creates) sit in etcd under ACK's own protection only. "
+                "Set security.kms_key_id to encrypt them with KMS."
             )
         if self.fabric_link == "erdma":
             notes.append(
-                "eRDMA: the ack-erdma-controller add-on creates and attaches ERIs itself (ecs:CreateNetworkInterface, AttachNetworkInterface); check it has those permissions on this cluster before the first job."
+                "eRDMA: the ack-erdma-controller add-on creates and attaches ERIs itself (ecs:CreateNetworkInterface, "
+                "AttachNetworkInterface); check it has those permissions on this cluster before the first job."
             )
         if self.compute.scratch(self.catalog).local_nvme:
             notes.append(
-                f"{self.instance.instance_type} brings local NVMe, so the GPU pool gets no scratch data disk; on ACK nothing formats or mounts the NVMe, "
+                f"{self.instance.instance_type} brings local NVMe, so the GPU pool gets no scratch data disk; on ACK "
+                "nothing formats or mounts the NVMe, "
                 "so /mnt/scratch does not exist on these nodes (use an emptyDir or a local volume in the job)."
             )
         notes.append(
-            "The cluster has no deletion protection: it holds no data (the file system and the bucket live outside it and are retained), so `pulumi destroy` may remove it."
+            "The cluster has no deletion protection: it holds no data (the file system and the bucket live outside it "
+            "and are retained), so `pulumi destroy` may remove it."
         )
         return notes
 

@@ -3,9 +3,9 @@
 Every changed resource gets exactly one action (ACTIONS): ``create``, ``update`` (in place), ``replace``
 (create-before-delete), ``replace-delete-first`` (``delete_before_replace``: down until the new one is up),
 ``delete``, or ``refused`` (a protected resource would be replaced or deleted: `pulumi up` stops). Which input
-changes replace a resource comes from blueprints/data/replacing_inputs.csv (blueprints.review.diff.replacement); a replacement
-propagates to resources whose replacing inputs reference it (``${X.id}`` becomes a new ID), and a new provider (a
-region move renames it) replaces every resource of it. Pure: no Pulumi.
+changes replace a resource comes from blueprints/data/replacing_inputs.csv (blueprints.review.diff.replacement); a
+replacement propagates to resources whose replacing inputs reference it (``${X.id}`` becomes a new ID), and a new
+provider (a region move renames it) replaces every resource of it. Pure: no Pulumi.
 """
 
 from __future__ import annotations
@@ -106,7 +106,8 @@ class PlanDiff:
     guardrails: GuardrailDiff | None = None
 
     def fails_on(self, kind: str) -> bool:
-        """Whether the diff holds a change of class ``kind`` (one of FAIL_ON): what `aitrain diff --fail-on` exits 1 on."""
+        """Whether the diff holds a change of class ``kind`` (one
+        of FAIL_ON): what `aitrain diff --fail-on` exits 1 on."""
         if kind == "data-risk":
             return bool(self.risks)
         if kind == "replace":
@@ -157,7 +158,8 @@ def load_plan_pair(old: Path, new: Path, missing_as_empty: bool = False) -> tupl
                 Problem(
                     "schema",
                     MISSING,
-                    f"old plan is {schemas[0]}, new is {schemas[1]}: plan both with the same aitrain (this one writes {PLAN_SCHEMA})",
+                    f"old plan is {schemas[0]}, new is {schemas[1]}: plan both "
+                    f"with the same aitrain (this one writes {PLAN_SCHEMA})",
                 )
             ],
         )
@@ -358,8 +360,12 @@ def _propagate(pending: dict[str, _Pending], table: ReplacementTable) -> None:
                 known = table.forcing(kind)
                 replaces = table.forces(kind, key) if known is not None else key not in IN_PLACE_INPUTS
                 certain = known is not None
-                reason = f"{key} references {target}, which is replaced: {'a new ID forces replacement' if replaces else 'it takes the new ID in place'}"
-            # Each (referrer, input) meets each replaced target once: the queue holds a resource only when it becomes replaced.
+                reason = (
+                    f"{key} references {target}, which is replaced: "
+                    f"{'a new ID forces replacement' if replaces else 'it takes the new ID in place'}"
+                )
+            # Each (referrer, input) meets each replaced target once:
+            # the queue holds a resource only when it becomes replaced.
             item.reasons.append(reason)
             if replaces and not item.replaced:
                 item.replaced, item.certain = True, certain
@@ -377,7 +383,8 @@ def _update_or_replace(item: _Pending, table: ReplacementTable) -> ResourceChang
         why = ", ".join(item.replacing) or "a replaced dependency"
         if _loss(a):
             risks.append(
-                f"replacing change ({why}): {_loss(a)} until its replacement exists; protect makes `pulumi up` fail instead"
+                f"replacing change ({why}): {_loss(a)} until its "
+                "replacement exists; protect makes `pulumi up` fail instead"
             )
         else:
             risks.append(
@@ -437,7 +444,8 @@ def _deletion(
         keys = [k for k, v in s["inputs"].items() if marker in json.dumps(v)]
         if keys and (s["type"], s["name"]) in after:
             risks.append(
-                f"this change removes a resource stateful {s['name']} is bound to ({', '.join(keys)}): the storage would have to be "
+                f"this change removes a resource stateful {s['name']} is "
+                f"bound to ({', '.join(keys)}): the storage would have to be "
                 "replaced with it; protect makes `pulumi up` fail instead"
             )
     action, would = ("refused", "delete") if a.get("protect") else ("delete", None)

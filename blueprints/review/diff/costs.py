@@ -129,7 +129,8 @@ def _per_resource(costs: Mapping[str, Any]) -> dict[str, tuple[float | None, boo
 
 
 def _priced_items(costs: Mapping[str, Any]) -> dict[str, list[tuple[Any, ...]]]:
-    """Per resource, what its lines price (item, quantity, unit, unit price): tells an unknown that changed from one that did not."""
+    """Per resource, what its lines price (item, quantity, unit, unit
+    price): tells an unknown that changed from one that did not."""
     items: dict[str, list[tuple[Any, ...]]] = {}
     for line in costs.get("lines") or ():
         items.setdefault(str(line.get("resource")), []).append(

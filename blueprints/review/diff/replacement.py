@@ -152,7 +152,8 @@ def _kind_problems(where: str, short: str, source: str) -> list[Problem]:
             Problem(
                 f"{where}: source",
                 source,
-                f"must start with {origin.value} (ReplacingInputs.{origin.name}, as its kind in {module_for(kind.token)} says)",
+                f"must start with {origin.value} (ReplacingInputs.{origin.name}, "
+                f"as its kind in {module_for(kind.token)} says)",
             )
         ]
     return []

@@ -34,7 +34,8 @@ def retention_cuts(old: Mapping[str, Any], new: Mapping[str, Any], floor: int = 
         now = after.get(label)
         if now is not None and now < was and now < floor:
             risks.append(
-                f"{label} cut from {_days(was)} to {_days(now)} (below the {floor}-day floor): deleted or overwritten data "
+                f"{label} cut from {_days(was)} to {_days(now)} (below "
+                f"the {floor}-day floor): deleted or overwritten data "
                 "becomes unrecoverable sooner than anyone may notice it is gone"
             )
     return risks

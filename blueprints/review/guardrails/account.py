@@ -68,7 +68,9 @@ def customer_managed_keys(plan: Plan) -> Iterator[tuple[str, str]]:
         if names:
             yield (
                 names[0],
-                f"{what} encrypted with a service-managed key ({len(names)} resource(s)); set {KMS_SWITCH} to use your own KMS key ({how}), which lives in a KMS instance billed apart (the cost block's 'not in this plan')",
+                f"{what} encrypted with a service-managed key ({len(names)} resource(s)); "
+                f"set {KMS_SWITCH} to use your own KMS key ({how}), which lives in a KMS "
+                "instance billed apart (the cost block's 'not in this plan')",
             )
 
 
@@ -100,13 +102,15 @@ def kms_key_hygiene(plan: Plan) -> Iterator[tuple[str, str]]:
         if r.inputs.get("deletionProtection") != "Enabled":
             yield (
                 r.name,
-                f"deletionProtection is {r.inputs.get('deletionProtection', 'Disabled')}; set Enabled so the key (and every disk it encrypts) cannot be scheduled for deletion",
+                f"deletionProtection is {r.inputs.get('deletionProtection', 'Disabled')}; set Enabled so the key (and "
+                "every disk it encrypts) cannot be scheduled for deletion",
             )
         pending = r.inputs.get("pendingWindowInDays")
         if not (isinstance(pending, int) and pending >= MIN_PENDING_DAYS):
             yield (
                 r.name,
-                f"pendingWindowInDays is {pending}; use {MIN_PENDING_DAYS} or more (7-366) to leave time to cancel a deletion",
+                f"pendingWindowInDays is {pending}; use {MIN_PENDING_DAYS} "
+                "or more (7-366) to leave time to cancel a deletion",
             )
 
 
@@ -124,8 +128,10 @@ def monitoring(plan: Plan) -> Iterator[tuple[str, str]]:
         yield (
             units[0].name,
             (
-                f"no CloudMonitor alarm with contactGroups watches the {len(units)} compute unit(s): add cms.Alarm resources to your"
-                " stack (GPU utilisation, instance health, NAS usage), each with a contact group; aitrain's ess.Alarms only drive scaling"
+                "no CloudMonitor alarm with contactGroups watches the "
+                f"{len(units)} compute unit(s): add cms.Alarm resources to your"
+                " stack (GPU utilisation, instance health, NAS usage), each "
+                "with a contact group; aitrain's ess.Alarms only drive scaling"
             ),
         )
     for r in of_types(plan, ("ess.ScalingGroup",)):
@@ -151,7 +157,8 @@ def flow_logs(plan: Plan) -> Iterator[tuple[str, str]]:
         if log is None:
             yield (
                 net.name,
-                "VPC has no flow log: set security.flow_log {project, logstore} to record its traffic in Log Service (billed per GB)",
+                "VPC has no flow log: set security.flow_log {project, logstore} "
+                "to record its traffic in Log Service (billed per GB)",
             )
         elif log.inputs.get("trafficType") != "All":
             yield (
@@ -189,7 +196,10 @@ RULES: tuple[Rule, ...] = (
         "info",
         "disks, Extreme NAS and OSS use a customer-managed KMS key",
         customer_managed_keys,
-        rationale="a key you own can be disabled, rotated and audited; CKV_ALI_6, CKV_ALI_8; KICS f262118c, 5f670f9d, f20e97f9; CIS 5.9",
+        rationale=(
+            "a key you own can be disabled, rotated and audited; CKV_ALI_6, "
+            "CKV_ALI_8; KICS f262118c, 5f670f9d, f20e97f9; CIS 5.9"
+        ),
         fix=f"set {KMS_SWITCH} to a KMS key id in the region",
         references=(11, 13),
     ),
@@ -198,8 +208,14 @@ RULES: tuple[Rule, ...] = (
         "error",
         "KMS keys rotate, are deletion-protected and wait 30 days before deletion",
         kms_key_hygiene,
-        rationale="a deleted key makes every disk and object it encrypts unreadable; CKV_ALI_27; KICS cb319d87; infraguard kms-key-delete-protection-enabled, kms-key-rotation-enabled",
-        fix="kms.Key(automatic_rotation='Enabled', rotation_interval='365d', deletion_protection='Enabled', pending_window_in_days=30)",
+        rationale=(
+            "a deleted key makes every disk and object it encrypts unreadable; CKV_ALI_27; KICS cb319d87; infraguard "
+            "kms-key-delete-protection-enabled, kms-key-rotation-enabled"
+        ),
+        fix=(
+            "kms.Key(automatic_rotation='Enabled', rotation_interval='365d', "
+            "deletion_protection='Enabled', pending_window_in_days=30)"
+        ),
         references=(21,),
     ),
     Rule(
@@ -207,8 +223,14 @@ RULES: tuple[Rule, ...] = (
         "info",
         "alarms reach a contact group and ESS checks node health",
         monitoring,
-        rationale="a failed GPU node or full NAS goes unseen without alarms; infraguard cms-alarm-name-required, ess-group-health-check; CIS 2.x",
-        fix="add cms.Alarm resources with contact_groups for each compute unit; keep the scaling group's health check at ECS",
+        rationale=(
+            "a failed GPU node or full NAS goes unseen without alarms; "
+            "infraguard cms-alarm-name-required, ess-group-health-check; CIS 2.x"
+        ),
+        fix=(
+            "add cms.Alarm resources with contact_groups for each "
+            "compute unit; keep the scaling group's health check at ECS"
+        ),
         references=(23,),
     ),
     Rule(
@@ -216,7 +238,10 @@ RULES: tuple[Rule, ...] = (
         "info",
         "every VPC has a flow log of all traffic",
         flow_logs,
-        rationale="without flow logs an exfiltration through the NAT leaves no record; KICS d2731f3d; CIS 2.5, 3.3; infraguard vpc-flow-logs-enabled",
+        rationale=(
+            "without flow logs an exfiltration through the NAT leaves no record; "
+            "KICS d2731f3d; CIS 2.5, 3.3; infraguard vpc-flow-logs-enabled"
+        ),
         fix="set security.flow_log {project, logstore} (vpc.FlowLog resourceType VPC, trafficType All)",
         references=(24,),
     ),

@@ -1,4 +1,5 @@
-"""Node rules: encrypted disks, IMDSv2, scratch-only inline disks, local scratch sized to memory, safe resource options."""
+"""Node rules: encrypted disks, IMDSv2, scratch-only inline
+disks, local scratch sized to memory, safe resource options."""
 
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ def disk_encryption(plan: Plan) -> Iterator[tuple[str, str]]:
             if not disk.get("encrypted"):
                 yield (
                     r.name,
-                    f"data disk {index} ({disk.get('category') or disk.get('diskCategory') or 'disk'}, {disk.get('size')} GiB) is not encrypted",
+                    f"data disk {index} ({disk.get('category') or disk.get('diskCategory') or 'disk'}, "
+                    f"{disk.get('size')} GiB) is not encrypted",
                 )
 
 
@@ -45,22 +47,26 @@ def imdsv2(plan: Plan) -> Iterator[tuple[str, str]]:
     for r in of_types(plan, ("ess.ScalingConfiguration",)):
         yield (
             r.name,
-            "a scaling configuration cannot require metadata tokens (it has no httpTokens); build the pool from a launch"
+            "a scaling configuration cannot require metadata tokens "
+            "(it has no httpTokens); build the pool from a launch"
             " template with httpTokens=required, or skip AIT008 with a reason when eRDMA needs the configuration",
         )
-    # An ACK node pool says it in instanceMetadataOptions.httpTokens (default 'optional'; SDK 4.0.0 NodePoolInstanceMetadataOptions).
+    # An ACK node pool says it in instanceMetadataOptions.httpTokens
+    # (default 'optional'; SDK 4.0.0 NodePoolInstanceMetadataOptions).
     for r in of_types(plan, ("cs.NodePool",)):
         if (r.inputs.get("instanceMetadataOptions") or {}).get("httpTokens") != "required":
             yield (
                 r.name,
-                "node pool metadata must require tokens (IMDSv2: instanceMetadataOptions.httpTokens=required; ACK 1.28 or later)",
+                "node pool metadata must require tokens (IMDSv2: "
+                "instanceMetadataOptions.httpTokens=required; ACK 1.28 or later)",
             )
     # ecs.EcsInstanceSet has no http_tokens either: it gets IMDSv2 only from the launch template it is built from.
     for r in of_types(plan, ("ecs.EcsInstanceSet",)):
         if not r.inputs.get("launchTemplateId"):
             yield (
                 r.name,
-                "an instance set without a launchTemplateId cannot require metadata tokens; build it from a launch template with httpTokens=required",
+                "an instance set without a launchTemplateId cannot require metadata tokens; build it from a launch "
+                "template with httpTokens=required",
             )
 
 
@@ -70,7 +76,8 @@ SCRATCH_DISK_NAME = "aitrain-scratch"  # the name the components give every inli
 
 
 def inline_disks_are_scratch(plan: Plan) -> Iterator[tuple[str, str]]:
-    """AIT014: inline data disks are named scratch and go with the node; separate disks outlive it and keep snapshots."""
+    """AIT014: inline data disks are named scratch and go with
+    the node; separate disks outlive it and keep snapshots."""
     for r in of_role(plan, Role.NODE):
         for index, disk in enumerate(r.inputs.get("dataDisks") or []):
             disk = disk or {}
@@ -78,12 +85,14 @@ def inline_disks_are_scratch(plan: Plan) -> Iterator[tuple[str, str]]:
             if name != SCRATCH_DISK_NAME:
                 yield (
                     r.name,
-                    f"inline data disk {index} is named {name!r}, not {SCRATCH_DISK_NAME!r}: inline disks are scratch and are deleted with the node; keep persistent data on NAS, OSS or a separate ecs.EcsDisk",
+                    f"inline data disk {index} is named {name!r}, not {SCRATCH_DISK_NAME!r}: inline disks are scratch "
+                    "and are deleted with the node; keep persistent data on NAS, OSS or a separate ecs.EcsDisk",
                 )
             elif disk.get("deleteWithInstance") is False:
                 yield (
                     r.name,
-                    f"inline scratch disk {index} has deleteWithInstance=false: it would outlive the node unmanaged; persistent data belongs on a separate ecs.EcsDisk",
+                    f"inline scratch disk {index} has deleteWithInstance=false: it would outlive the node unmanaged; "
+                    "persistent data belongs on a separate ecs.EcsDisk",
                 )
     # The API defaults are false for both (EcsDisk docstring, SDK 4.0.0): only an explicit true loses data.
     for r in of_types(plan, ("ecs.EcsDisk",)):
@@ -92,7 +101,8 @@ def inline_disks_are_scratch(plan: Plan) -> Iterator[tuple[str, str]]:
         if r.inputs.get("deleteAutoSnapshot") is True:
             yield (
                 r.name,
-                "data disk has deleteAutoSnapshot=true: releasing the disk deletes its automatic snapshots; set it false",
+                "data disk has deleteAutoSnapshot=true: releasing the "
+                "disk deletes its automatic snapshots; set it false",
             )
 
 
@@ -111,8 +121,10 @@ def scratch_ratio(plan: Plan) -> Iterator[tuple[str, str]]:
         yield (
             "summary.scratch_gib_per_node",
             (
-                f"scratch {_gib(scratch)} GiB per node is below {SCRATCH_PER_MEMORY} × {_gib(memory)} GiB memory = {_gib(wanted)} GiB"
-                f" (the article's memory : SSD = 1 : {SCRATCH_PER_MEMORY}); raise compute.scratch_gib to at least {_gib(wanted)}"
+                f"scratch {_gib(scratch)} GiB per node is below {SCRATCH_PER_MEMORY} "
+                f"× {_gib(memory)} GiB memory = {_gib(wanted)} GiB"
+                f" (the article's memory : SSD = 1 : {SCRATCH_PER_MEMORY}); "
+                f"raise compute.scratch_gib to at least {_gib(wanted)}"
             ),
         )
 
@@ -160,7 +172,8 @@ def safe_options(plan: Plan) -> Iterator[tuple[str, str]]:
             if hits:
                 yield (
                     r.name,
-                    f"ignore_changes lists {path!r}, a {'/'.join(hits)} input: drift there would never be shown or corrected",
+                    f"ignore_changes lists {path!r}, a {'/'.join(hits)} "
+                    "input: drift there would never be shown or corrected",
                 )
         if r.delete_before_replace and has_role(r.type, Role.STATEFUL):
             yield r.name, "delete_before_replace on a stateful resource deletes the data before its replacement exists"
@@ -172,8 +185,14 @@ RULES: tuple[Rule, ...] = (
         "error",
         "node system and data disks are encrypted",
         disk_encryption,
-        rationale="A disk snapshot or a released disk must not expose training data; infraguard ecs-disk-encrypted, CKV_ALI_7/8/32; CIS 4.1/4.2.",
-        fix="Keep the components' encrypted=True on systemDisk and every dataDisks entry (and systemDiskEncrypted on instances).",
+        rationale=(
+            "A disk snapshot or a released disk must not expose training "
+            "data; infraguard ecs-disk-encrypted, CKV_ALI_7/8/32; CIS 4.1/4.2."
+        ),
+        fix=(
+            "Keep the components' encrypted=True on systemDisk and every "
+            "dataDisks entry (and systemDiskEncrypted on instances)."
+        ),
         references=(11,),
     ),
     Rule(
@@ -181,8 +200,14 @@ RULES: tuple[Rule, ...] = (
         "error",
         "instance metadata requires tokens (IMDSv2)",
         imdsv2,
-        rationale="IMDSv1 hands the node role's STS token to any SSRF in a training container; infraguard ecs-instance-meta-data-mode-check.",
-        fix="Build nodes from a launch template with httpTokens=required; an eRDMA pool that needs ess.ScalingConfiguration skips AIT008 with a reason.",
+        rationale=(
+            "IMDSv1 hands the node role's STS token to any SSRF in a training container; infraguard "
+            "ecs-instance-meta-data-mode-check."
+        ),
+        fix=(
+            "Build nodes from a launch template with httpTokens=required; an eRDMA pool that needs "
+            "ess.ScalingConfiguration skips AIT008 with a reason."
+        ),
         references=(18,),
     ),
     Rule(
@@ -190,7 +215,9 @@ RULES: tuple[Rule, ...] = (
         "warning",
         "local scratch is at least 3 × memory per node",
         scratch_ratio,
-        rationale="Checkpoints and shuffled shards staged locally need room; the source article's memory : SSD = 1 : 3.",
+        rationale=(
+            "Checkpoints and shuffled shards staged locally need room; the source article's memory : SSD = 1 : 3."
+        ),
         fix="Raise compute.scratch_gib to at least 3 × the node's memory.",
         references=(),
     ),
@@ -199,8 +226,16 @@ RULES: tuple[Rule, ...] = (
         "error",
         "inline node disks hold scratch only; separate data disks outlive the node",
         inline_disks_are_scratch,
-        rationale="Inline disks are released with the instance (https://github.com/aliyun/terraform-provider-alicloud/issues/2035, https://github.com/aliyun/terraform-provider-alicloud/issues/9194); infraguard ecs-disk-retain-auto-snapshot.",
-        fix="Name inline data disks aitrain-scratch and keep data on NAS/OSS or an ecs.EcsDisk with deleteWithInstance and deleteAutoSnapshot false.",
+        rationale=(
+            "Inline disks are released with the instance "
+            "(https://github.com/aliyun/terraform-provider-alicloud/issues/2035, "
+            "https://github.com/aliyun/terraform-provider-alicloud/issues/9194); "
+            "infraguard ecs-disk-retain-auto-snapshot."
+        ),
+        fix=(
+            "Name inline data disks aitrain-scratch and keep data on NAS/OSS or "
+            "an ecs.EcsDisk with deleteWithInstance and deleteAutoSnapshot false."
+        ),
         references=(2,),
     ),
     Rule(
@@ -208,7 +243,11 @@ RULES: tuple[Rule, ...] = (
         "error",
         "resource options never weaken safety",
         safe_options,
-        rationale="ignore_changes hides console drift from every preview and delete-first replacement loses data (https://github.com/pulumi/pulumi/issues/16179, https://github.com/pulumi/pulumi/issues/16629, https://github.com/pulumi/pulumi/issues/19924).",
+        rationale=(
+            "ignore_changes hides console drift from every preview and delete-first replacement loses data "
+            "(https://github.com/pulumi/pulumi/issues/16179, https://github.com/pulumi/pulumi/issues/16629, "
+            "https://github.com/pulumi/pulumi/issues/19924)."
+        ),
         fix="Remove the safety input from ignore_changes (or the delete_before_replace option) in the program.",
         references=(7,),
     ),

@@ -35,7 +35,8 @@ RULES: tuple[Rule, ...] = (
         known_kinds,
         rationale="a type without a record is priced, sized, diffed, exported and checked by no one: every other rule"
         " would pass by not seeing it (fail closed; blueprints/kinds/)",
-        fix="add the type's Kind record (key properties, pricing, Terraform export, replacing inputs, roles) to the module"
+        fix="add the type's Kind record (key properties, pricing, "
+        "Terraform export, replacing inputs, roles) to the module"
         " of its service in blueprints/kinds/ (a new service: a new module, listed in MODULES)",
     ),
 )

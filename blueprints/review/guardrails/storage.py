@@ -1,4 +1,5 @@
-"""Data-safety rules for shared storage and what guards it from deletion: protected, encrypted, VPC-only, recoverable."""
+"""Data-safety rules for shared storage and what guards it
+from deletion: protected, encrypted, VPC-only, recoverable."""
 
 from __future__ import annotations
 
@@ -32,15 +33,18 @@ def storage_encrypted(plan: Plan) -> Iterator[tuple[str, str]]:
 
 
 def unencrypted_storage(plan: Plan) -> Iterator[tuple[str, str]]:
-    """AIT009: stored data that is not encrypted at rest, including what the API cannot encrypt (so AIT005 does not fire)."""
+    """AIT009: stored data that is not encrypted at rest, including
+    what the API cannot encrypt (so AIT005 does not fire)."""
     for r in of_types(plan, ("nas.FileSystem",)):
         kind = r.inputs.get("fileSystemType")
         if kind not in NAS_ENCRYPTABLE and not r.inputs.get("encryptType"):
             yield (
                 r.name,
                 (
-                    f"{kind or 'NAS'} file system is not encrypted at rest: the NAS API encrypts only standard and extreme file"
-                    " systems, and the profile accepts this with storage.allow_unencrypted_cpfs; keep regulated data off it"
+                    f"{kind or 'NAS'} file system is not encrypted at rest: "
+                    "the NAS API encrypts only standard and extreme file"
+                    " systems, and the profile accepts this with "
+                    "storage.allow_unencrypted_cpfs; keep regulated data off it"
                     " or use NAS extreme"
                 ),
             )
@@ -105,12 +109,14 @@ def nas_access_vpc_only(plan: Plan) -> Iterator[tuple[str, str]]:
         if hit:
             yield (
                 r.name,
-                f"access rule admits {source}, which includes the login node's vSwitch {', '.join(hit)} (the one host with a public address); admit the compute vSwitches only",
+                f"access rule admits {source}, which includes the login node's vSwitch {', '.join(hit)} (the one host "
+                "with a public address); admit the compute vSwitches only",
             )
         elif compute and not any(net.version == c.version and net.subnet_of(c) for c in compute):
             yield (
                 r.name,
-                f"access rule admits {source}, wider than any compute vSwitch ({', '.join(map(str, compute))}); give each compute vSwitch its own rule",
+                f"access rule admits {source}, wider than any compute vSwitch ({', '.join(map(str, compute))}); give "
+                "each compute vSwitch its own rule",
             )
     for r in of_types(plan, ("nas.MountTarget",)):
         if r.inputs.get("accessGroupName") in (None, "DEFAULT_VPC_GROUP_NAME"):
@@ -133,7 +139,8 @@ def deletion_protection(plan: Plan) -> Iterator[tuple[str, str]]:
         if r.inputs.get(field) is not protected:
             yield (
                 r.name,
-                f"{r.short_type} has no deletion protection ({field}={r.inputs.get(field)!r}, wanted {protected!r}); the console or API can release it",
+                f"{r.short_type} has no deletion protection ({field}={r.inputs.get(field)!r}, wanted {protected!r}); "
+                "the console or API can release it",
             )
 
 
@@ -143,7 +150,8 @@ MIN_RECOVERY_DAYS = 7  # infraguard ecs-snapshot-retention-days default; NAS rec
 
 
 def recoverable(plan: Plan) -> Iterator[tuple[str, str]]:
-    """AIT016: general-purpose NAS keeps deletes in its recycle bin, Extreme NAS has an auto-snapshot policy, CPFS is said to have neither."""
+    """AIT016: general-purpose NAS keeps deletes in its recycle bin, Extreme
+    NAS has an auto-snapshot policy, CPFS is said to have neither."""
     bins = {
         referenced(r.inputs.get("fileSystemId")): r.inputs.get("reservedDays")
         for r in of_types(plan, ("nas.RecycleBin",))
@@ -162,7 +170,8 @@ def recoverable(plan: Plan) -> Iterator[tuple[str, str]]:
                 yield (
                     r.name,
                     (
-                        f"recycle bin is off or keeps deleted files under {MIN_RECOVERY_DAYS} days (recycleBin status Enable,"
+                        "recycle bin is off or keeps deleted files under "
+                        f"{MIN_RECOVERY_DAYS} days (recycleBin status Enable,"
                         f" reservedDays {MIN_RECOVERY_DAYS}-180, or a nas.RecycleBin); a deleted file is gone at once"
                     ),
                 )
@@ -177,14 +186,18 @@ def recoverable(plan: Plan) -> Iterator[tuple[str, str]]:
                 )
             else:
                 # A policy alone takes no snapshot: pulumi-alicloud 4.0.0 has no resource that applies one (nas/ holds
-                # AutoSnapshotPolicy with no file-system argument, no attachment resource; nas.FileSystem's only snapshot
-                # input is snapshot_id, to create FROM a snapshot; ecs.EcsAutoSnapshotPolicyAttachment is for ECS disks).
+                # AutoSnapshotPolicy with no file-system argument, no attachment resource;
+                # nas.FileSystem's only snapshot input is snapshot_id, to create FROM a
+                # snapshot; ecs.EcsAutoSnapshotPolicyAttachment is for ECS disks).
                 yield (
                     r.name,
                     (
-                        "the auto-snapshot policy is created but nothing in the plan applies it to this file system (pulumi-alicloud"
-                        " 4.0.0 has no NAS policy attachment): until `aliyun nas ApplyAutoSnapshotPolicy` runs after `pulumi up`"
-                        " (the command in the plan's notes; check with DescribeAutoSnapshotPolicies, FileSystemNums 1), no snapshot"
+                        "the auto-snapshot policy is created but nothing in the "
+                        "plan applies it to this file system (pulumi-alicloud"
+                        " 4.0.0 has no NAS policy attachment): until `aliyun "
+                        "nas ApplyAutoSnapshotPolicy` runs after `pulumi up`"
+                        " (the command in the plan's notes; check with "
+                        "DescribeAutoSnapshotPolicies, FileSystemNums 1), no snapshot"
                         " is taken; once applied, skip AIT016 with that reason"
                     ),
                 )
@@ -192,8 +205,10 @@ def recoverable(plan: Plan) -> Iterator[tuple[str, str]]:
             yield (
                 r.name,
                 (
-                    f"{kind} file system has no snapshot or recycle-bin API in the provider (nas.Snapshot and AutoSnapshotPolicy are"
-                    " Extreme-only, the recycle bin general-purpose-only): a deleted or overwritten file cannot be recovered; keep the"
+                    f"{kind} file system has no snapshot or recycle-bin API "
+                    "in the provider (nas.Snapshot and AutoSnapshotPolicy are"
+                    " Extreme-only, the recycle bin general-purpose-only): a "
+                    "deleted or overwritten file cannot be recovered; keep the"
                     " only copy of data in OSS (versioned) and treat CPFS as a cache"
                 ),
             )
@@ -216,22 +231,26 @@ def root_squash(plan: Plan) -> Iterator[tuple[str, str]]:
             yield (
                 r.name,
                 (
-                    f"access rule userAccessType {access}: root on any host in {r.inputs.get('sourceCidrIp')} is root on the share;"
+                    f"access rule userAccessType {access}: root on any host "
+                    f"in {r.inputs.get('sourceCidrIp')} is root on the share;"
                     " use root_squash (storage.nfs_squash), or skip AIT024 with a reason"
                 ),
             )
 
 
 def cpfs_controls(plan: Plan) -> Iterator[tuple[str, str]]:
-    """AIT025: CPFS has no access group and no encryption through the NAS API, so the reviewer accepts that explicitly."""
+    """AIT025: CPFS has no access group and no encryption through
+    the NAS API, so the reviewer accepts that explicitly."""
     for r in of_types(plan, ("nas.FileSystem",)):
         kind = r.inputs.get("fileSystemType")
         if kind in CPFS_TYPES:
             yield (
                 r.name,
                 (
-                    f"{kind} is reached without a NAS access group and is not encrypted at rest (the NAS API offers neither for CPFS):"
-                    " any host in its vSwitch can mount it; accept this only for data that may sit unencrypted in the VPC"
+                    f"{kind} is reached without a NAS access group and is not "
+                    "encrypted at rest (the NAS API offers neither for CPFS):"
+                    " any host in its vSwitch can mount it; accept this "
+                    "only for data that may sit unencrypted in the VPC"
                     " (storage.allow_unencrypted_cpfs), or use NAS extreme"
                 ),
             )
@@ -243,8 +262,15 @@ RULES: tuple[Rule, ...] = (
         "error",
         "stateful storage is protected and retained",
         storage_protected,
-        rationale="retain_on_delete only counts when set before a replace, and delete-first replaces lose data; https://github.com/pulumi/pulumi/issues/13428, https://github.com/pulumi/pulumi/issues/16179, https://github.com/pulumi/pulumi/issues/16629",
-        fix="create NAS, OSS, EcsDisk, KMS keys and the ActionTrail trail with protect=True and retain_on_delete=True; never delete_before_replace",
+        rationale=(
+            "retain_on_delete only counts when set before a replace, and delete-first replaces lose data; "
+            "https://github.com/pulumi/pulumi/issues/13428, https://github.com/pulumi/pulumi/issues/16179, "
+            "https://github.com/pulumi/pulumi/issues/16629"
+        ),
+        fix=(
+            "create NAS, OSS, EcsDisk, KMS keys and the ActionTrail trail with "
+            "protect=True and retain_on_delete=True; never delete_before_replace"
+        ),
         references=(1, 7),
     ),
     Rule(
@@ -252,7 +278,10 @@ RULES: tuple[Rule, ...] = (
         "error",
         "NAS standard and extreme file systems are encrypted",
         storage_encrypted,
-        rationale="an unencrypted file system exposes training data on the provider's media; KICS 67bfdff1; infraguard nas-filesystem-encrypt-type-check",
+        rationale=(
+            "an unencrypted file system exposes training data on the provider's "
+            "media; KICS 67bfdff1; infraguard nas-filesystem-encrypt-type-check"
+        ),
         fix="set encryptType 1 (NAS-managed key) or 2 with kmsKeyId (Extreme NAS) at creation: it is ForceNew",
         references=(20,),
     ),
@@ -262,10 +291,15 @@ RULES: tuple[Rule, ...] = (
         "NAS access is limited to the compute vSwitches",
         nas_access_vpc_only,
         rationale=(
-            "a default or public access group lets any network reach the share, and a VPC-wide rule admits the login node (the one"
-            " host with a public address) to the host registry; infraguard nas-filesystem-mount-target-access-group-check, nas-access-group-public-access-check"
+            "a default or public access group lets any network reach the "
+            "share, and a VPC-wide rule admits the login node (the one"
+            " host with a public address) to the host registry; infraguard "
+            "nas-filesystem-mount-target-access-group-check, nas-access-group-public-access-check"
         ),
-        fix="use a dedicated access group with one rule per compute vSwitch CIDR; keep the login node in its own vSwitch",
+        fix=(
+            "use a dedicated access group with one rule per compute "
+            "vSwitch CIDR; keep the login node in its own vSwitch"
+        ),
         references=(20,),
     ),
     Rule(
@@ -273,7 +307,10 @@ RULES: tuple[Rule, ...] = (
         "warning",
         "all stored data is encrypted at rest",
         unencrypted_storage,
-        rationale="data the API cannot encrypt (CPFS) or left unencrypted (EcsDisk) must be a visible choice; CKV_ALI_7; KICS 39750e32; CIS 4.1",
+        rationale=(
+            "data the API cannot encrypt (CPFS) or left unencrypted (EcsDisk) "
+            "must be a visible choice; CKV_ALI_7; KICS 39750e32; CIS 4.1"
+        ),
         fix="set encrypted=true on disks; keep regulated data off CPFS or use NAS extreme",
         references=(11, 20),
     ),
@@ -284,9 +321,13 @@ RULES: tuple[Rule, ...] = (
         deletion_protection,
         rationale=(
             "protect/retain_on_delete stop only Pulumi; the console and API can still release a group, NAT or EIP;"
-            " infraguard ecs-instance-deletion-protection-enabled; provider docs group_deletion_protection, deletion_protection"
+            " infraguard ecs-instance-deletion-protection-enabled; "
+            "provider docs group_deletion_protection, deletion_protection"
         ),
-        fix="set groupDeletionProtection on ess.ScalingGroup and deletionProtection on vpc.NatGateway and ecs.EipAddress",
+        fix=(
+            "set groupDeletionProtection on ess.ScalingGroup and "
+            "deletionProtection on vpc.NatGateway and ecs.EipAddress"
+        ),
         references=(3,),
     ),
     Rule(
@@ -295,12 +336,16 @@ RULES: tuple[Rule, ...] = (
         "shared file systems have a recycle bin or an auto-snapshot policy",
         recoverable,
         rationale=(
-            "a deleted or overwritten dataset has no undo without a recycle bin or snapshots; NAS recycle bin (general-purpose,"
-            " 1-180 days) and snapshots (Extreme only) per SDK 4.0.0 nas.RecycleBin, nas.Snapshot; infraguard ecs-snapshot-retention-days"
+            "a deleted or overwritten dataset has no undo without a "
+            "recycle bin or snapshots; NAS recycle bin (general-purpose,"
+            " 1-180 days) and snapshots (Extreme only) per SDK 4.0.0 "
+            "nas.RecycleBin, nas.Snapshot; infraguard ecs-snapshot-retention-days"
         ),
         fix=(
-            "general-purpose NAS: recycleBin {status: Enable, reservedDays: 7+}; Extreme: a nas.AutoSnapshotPolicy (retentionDays 7+),"
-            " applied with aliyun nas ApplyAutoSnapshotPolicy after `pulumi up` (no resource can apply it), then skip AIT016 with that reason"
+            "general-purpose NAS: recycleBin {status: Enable, reservedDays: "
+            "7+}; Extreme: a nas.AutoSnapshotPolicy (retentionDays 7+),"
+            " applied with aliyun nas ApplyAutoSnapshotPolicy after `pulumi "
+            "up` (no resource can apply it), then skip AIT016 with that reason"
         ),
         references=(5, 6),
     ),
@@ -309,7 +354,10 @@ RULES: tuple[Rule, ...] = (
         "error",
         "NAS access rules squash root",
         root_squash,
-        rationale="with no_squash, root on any VPC host is root on the share (the security review); infraguard NAS rules; docs/sources/security-and-data-safety.md §7 rule 20",
+        rationale=(
+            "with no_squash, root on any VPC host is root on the share (the security review); infraguard NAS rules; "
+            "docs/sources/security-and-data-safety.md §7 rule 20"
+        ),
         fix="set userAccessType root_squash (the default of storage.nfs_squash), or skip AIT024 with a reason",
         references=(20,),
     ),
@@ -319,10 +367,14 @@ RULES: tuple[Rule, ...] = (
         "CPFS is reached through an access group and is encrypted",
         cpfs_controls,
         rationale=(
-            "the NAS API has neither access rules nor encrypt_type for CPFS (SDK 4.0.0 nas.AccessRule file_system_type: standard,"
+            "the NAS API has neither access rules nor encrypt_type for "
+            "CPFS (SDK 4.0.0 nas.AccessRule file_system_type: standard,"
             " extreme; nas.FileSystem encrypt_type: standard, extreme); KICS 67bfdff1"
         ),
-        fix="use NAS extreme for regulated data; keep CPFS for data that may sit unencrypted in the VPC, and say so with storage.allow_unencrypted_cpfs",
+        fix=(
+            "use NAS extreme for regulated data; keep CPFS for data that may sit unencrypted in the VPC, and say so "
+            "with storage.allow_unencrypted_cpfs"
+        ),
         references=(20,),
     ),
 )

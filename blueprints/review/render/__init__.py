@@ -155,7 +155,10 @@ def render_table(plan: Plan, width: int = 160) -> str:
 
 def _resource_tree(console: Console, plan: Plan, width: int) -> None:
     """The resources in tree order with their key properties and safety flags: a table when it fits, else a list."""
-    title = f"{sum(1 for r in plan.resources if r.custom)} resources in {sum(1 for r in plan.resources if not r.custom)} components"
+    title = (
+        f"{sum(1 for r in plan.resources if r.custom)} resources in "
+        f"{sum(1 for r in plan.resources if not r.custom)} components"
+    )
     depths = depth_of(plan)
     rows = [
         (
@@ -310,7 +313,8 @@ def render_markdown(plan: Plan) -> str:
         lines,
         "",
         lambda n: (
-            f"\n_… {n} more lines are not shown (one GitHub comment holds 65,536 characters); run `aitrain plan --format json` for the whole plan._\n"
+            f"\n_… {n} more lines are not shown (one GitHub comment holds 65,536 characters); run `aitrain plan "
+            "--format json` for the whole plan._\n"
         ),
     )
 

@@ -1,4 +1,5 @@
-"""The Cost section of a Markdown plan, from ``Plan.costs`` (shape: blueprints.review.costing; amounts in CNY, null = unknown).
+"""The Cost section of a Markdown plan, from ``Plan.costs`` (shape:
+blueprints.review.costing; amounts in CNY, null = unknown).
 
 Read with ``.get()`` throughout: a plan with ``"costs": {}`` renders "not priced", and an unknown amount is shown as
 "unknown", never as 0.
@@ -104,7 +105,8 @@ def cost_section(costs: Mapping[str, Any], collapse: bool = False) -> tuple[str,
     )
     out += [
         "",
-        f"**{_total_label(totals)}:** {money(totals.get('cny_per_hour'))} per hour, {money(totals.get('cny_per_month'))} per month, {per_run}.",
+        f"**{_total_label(totals)}:** {money(totals.get('cny_per_hour'))} per hour, "
+        f"{money(totals.get('cny_per_month'))} per month, {per_run}.",
     ]
     if not totals.get("complete", False):
         unknown = totals.get("unknown") or []
@@ -114,13 +116,15 @@ def cost_section(costs: Mapping[str, Any], collapse: bool = False) -> tuple[str,
     for option in costs.get("not_in_plan") or []:
         out += [
             "",
-            f"**Not in this plan:** {md_text(option.get('item', '?'))}: {money(option.get('cny_per_month'))} per month ({md_text(option.get('status') or 'unknown')}; {md_text(_source(option))}).",
+            f"**Not in this plan:** {md_text(option.get('item', '?'))}: {money(option.get('cny_per_month'))} per month "
+            f"({md_text(option.get('status') or 'unknown')}; {md_text(_source(option))}).",
         ]
     scenarios = costs.get("scenarios") or []
     if scenarios:
         out += ["", "| scenario | nodes | ¥/month | not priced |", "|---|--:|--:|---|"]
         out += [
-            f"| {md_cell(s.get('name', '?'))} | {md_cell(s.get('nodes', '?'))} | {_scenario_amount(s)} | {md_cell(_scenario_unknown(s, totals))} |"
+            f"| {md_cell(s.get('name', '?'))} | {md_cell(s.get('nodes', '?'))} | {_scenario_amount(s)} | "
+            f"{md_cell(_scenario_unknown(s, totals))} |"
             for s in scenarios
         ]
     return "\n".join(out) + "\n", folded
@@ -186,7 +190,8 @@ def cost_text(costs: Mapping[str, Any], width: int = 160) -> str:
         else "per run: no run length given (cost.run_hours)"
     )
     out.append(
-        f"{_total_label(totals).lower()}: {money(totals.get('cny_per_hour'))} per hour, {money(totals.get('cny_per_month'))} per month, {per_run}"
+        f"{_total_label(totals).lower()}: {money(totals.get('cny_per_hour'))} per hour, "
+        f"{money(totals.get('cny_per_month'))} per month, {per_run}"
     )
     if not totals.get("complete", False):
         out.append(
@@ -195,7 +200,8 @@ def cost_text(costs: Mapping[str, Any], width: int = 160) -> str:
         )
     for option in costs.get("not_in_plan") or []:
         out.append(
-            f"not in this plan: {plain(option.get('item', '?'))}: {money(option.get('cny_per_month'))} per month ({plain(option.get('status') or 'unknown')})"
+            f"not in this plan: {plain(option.get('item', '?'))}: {money(option.get('cny_per_month'))} per month "
+            f"({plain(option.get('status') or 'unknown')})"
         )
     for scenario in costs.get("scenarios") or []:
         out.append(f"  {plain(scenario.get('name', '?'))}: {_scenario_amount(scenario)} per month")

@@ -52,7 +52,8 @@ def label(text: str) -> str:
 
 
 def node_id(prefix: str, key: str, taken: set[str]) -> str:
-    """A Mermaid id from ``key``: ``[A-Za-z0-9_]`` only, prefixed (never a keyword such as ``end``), unique in ``taken``."""
+    """A Mermaid id from ``key``: ``[A-Za-z0-9_]`` only, prefixed
+    (never a keyword such as ``end``), unique in ``taken``."""
     base = prefix + "_" + _ID_RE.sub("_", key)
     candidate, n = base, 1
     while candidate in taken:
@@ -165,7 +166,8 @@ def _plays(r: Mapping[str, Any], role: Role) -> bool:
 
 
 def _is_training(r: Mapping[str, Any], groups: _Groups) -> bool:
-    """Compute that trains (mounts storage, reads the bucket): not the instance of a login node (``aitrain:access:``)."""
+    """Compute that trains (mounts storage, reads the bucket):
+    not the instance of a login node (``aitrain:access:``)."""
     return not groups.owner_type[str(r["name"])].startswith("aitrain:access:")
 
 

@@ -86,7 +86,8 @@ def render_diff_text(diff: PlanDiff) -> str:
 
 
 def render_diff_markdown(diff: PlanDiff, limit: int = COMMENT_BUDGET) -> str:
-    """GitHub-Flavored Markdown under ``limit`` characters: whole rows and blocks are left out (and counted) if needed."""
+    """GitHub-Flavored Markdown under ``limit`` characters: whole
+    rows and blocks are left out (and counted) if needed."""
     head = "## aitrain plan diff\n\n"
     if _unchanged(diff):
         return head + "No changes.\n"
@@ -151,7 +152,8 @@ def guardrail_lines(diff: PlanDiff, escape: Callable[[str], str]) -> list[str]:
     ]
     new_skip_rules = {s["rule"] for s in g.new_skips}
     lines += [
-        f"- {'newly ' if s['rule'] in new_skip_rules else ''}skipped: [{s['rule']}] {escape(s.get('title', ''))}: {escape(s.get('reason', ''))}"
+        f"- {'newly ' if s['rule'] in new_skip_rules else ''}skipped: "
+        f"[{s['rule']}] {escape(s.get('title', ''))}: {escape(s.get('reason', ''))}"
         for s in g.skipped
     ]
     lines += [
@@ -215,7 +217,10 @@ def _diagram_markdown(diff: PlanDiff) -> str:
     marks = {c.name: c.action for c in diff.changes}
     chart = mermaid_flowchart([dict(r) for r in diff.resources], diff.region, marks)
     if len(chart) > _DIAGRAM_BUDGET:
-        return f"### Diagram\n\n_The diagram ({len(chart):,} characters) does not fit in one comment: see `aitrain plan --format markdown`._\n"
+        return (
+            f"### Diagram\n\n_The diagram ({len(chart):,} characters) does "
+            "not fit in one comment: see `aitrain plan --format markdown`._\n"
+        )
     fence = md_fence(chart)
     return f"### Diagram\n\n{fence}mermaid\n{chart.rstrip(chr(10))}\n{fence}\n"
 
@@ -235,7 +240,8 @@ def _cost_markdown(costs: CostDiff | None) -> str:
     if costs is None:
         return "**Cost:** not priced (a plan has no costs block).\n\n"
     rows = [
-        f"| {md_code(c.resource)} | {_money(c.old, c.old_partial)} | {_money(c.new, c.new_partial)} | {_line_change(c)} |\n"
+        f"| {md_code(c.resource)} | {_money(c.old, c.old_partial)} "
+        f"| {_money(c.new, c.new_partial)} | {_line_change(c)} |\n"
         for c in costs.lines
     ]
     shown = rows[:_COST_ROWS]

@@ -1,4 +1,5 @@
-"""The guardrail part of every plan rendering: findings by level, the rules that hold, and the rules skipped on purpose."""
+"""The guardrail part of every plan rendering: findings by
+level, the rules that hold, and the rules skipped on purpose."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ def ordered_findings(plan: Plan) -> list[dict[str, Any]]:
 
 
 def level_counts(plan: Plan) -> str:
-    """ "1 error, 0 warnings, 4 info": how many findings at each level (every level named, so 0 errors reads as such)."""
+    """ "1 error, 0 warnings, 4 info": how many findings at each
+    level (every level named, so 0 errors reads as such)."""
     counts = {level: sum(1 for f in plan.findings if f.get("level") == level) for level in LEVELS}
     words = {"error": ("error", "errors"), "warning": ("warning", "warnings"), "info": ("info", "info")}
     return ", ".join(f"{n} {words[level][n != 1]}" for level, n in counts.items())
@@ -54,7 +56,8 @@ def rules_markdown() -> str:
     for rule in RULES:
         refs = ", ".join(f"[{n}]({REFERENCE_LINK})" for n in rule.references)
         lines.append(
-            f"| {rule.id} | {rule.level} | {md_cell(rule.title)} | {md_cell(rule.rationale)} | {md_cell(rule.fix)} | {refs} |"
+            f"| {rule.id} | {rule.level} | {md_cell(rule.title)} | "
+            f"{md_cell(rule.rationale)} | {md_cell(rule.fix)} | {refs} |"
         )
     return "\n".join(lines) + "\n"
 
