@@ -78,7 +78,7 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("tests/test_export_terraform.py", "tests/test_export_kubernetes.py", "tests/test_scan_compare.py"),
     ),
     (
-        "blueprints/policy_",
+        "blueprints/policy/",
         ("tests/test_policy_pack.py", "tests/test_policy_config.py", "tests/test_policy_analyzer.py"),
     ),
     ("blueprints/core/layout.py", ("tests/test_layout.py", "tests/test_properties.py")),
@@ -88,7 +88,11 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("tests/test_profile.py", "tests/test_ready_security.py", "tests/test_components.py"),
     ),
     (
-        "blueprints/plandiff",
+        "blueprints/review/diff/replacement.py",
+        ("tests/test_replacement.py", "tests/test_replacement_kubernetes.py", "tests/test_plandiff.py"),
+    ),
+    (
+        "blueprints/review/diff/",
         (
             "tests/test_plandiff.py",
             "tests/test_backups_and_trail.py",
@@ -97,11 +101,7 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ),
     ),
     (
-        "blueprints/review/diff/replacement.py",
-        ("tests/test_replacement.py", "tests/test_replacement_kubernetes.py", "tests/test_plandiff.py"),
-    ),
-    (
-        "blueprints/costing",
+        "blueprints/review/costing",
         (
             "tests/test_costing.py",
             "tests/test_costing_kubernetes.py",
