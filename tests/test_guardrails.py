@@ -72,7 +72,7 @@ def tamper(plan, name: str, *, drop: tuple[str, ...] = (), **changes):
 UNKNOWN_EFLO = (
     "alicloud:eflo/node:Node has no resource kind: aitrain cannot price, count, diff, export or guard a type it has no"
     " record of; add Kind(token='alicloud:eflo/node:Node', …) to blueprints/kinds/eflo.py (a new service: create the"
-    " module and list it in blueprints/kinds/__init__.py MODULES)"
+    " module; the registry finds it)"
 )
 
 # (case id, preset, resource suffix, tamper kwargs, rule, expected message)

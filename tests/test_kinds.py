@@ -280,3 +280,10 @@ def test_a_token_declared_twice_is_refused():
     module = SimpleNamespace(__name__="blueprints.kinds.twice", KINDS=(Kind(**DECIDED), Kind(**DECIDED)))
     with pytest.raises(KindError, match="kind alicloud:eflo/node:Node is declared twice"):
         kinds._registry((module,))
+
+
+def test_every_service_module_is_found_without_a_list():
+    """A new service is its own file: the registry reads every module of the package but ``model``."""
+    files = sorted(p.stem for p in (ROOT / "blueprints" / "kinds").glob("*.py") if p.stem not in ("__init__", "model"))
+    assert [m.__name__.rsplit(".", 1)[1] for m in kinds.MODULES] == files
+    assert len(files) >= 12

@@ -172,8 +172,8 @@ def test_the_mocks_answer_computed_and_counted_outputs():
 
 EFLO_FINDING = (
     f"{EFLO} has no resource kind: aitrain cannot price, count, diff, export or guard a type it has no record of;"
-    f" add Kind(token='{EFLO}', …) to blueprints/kinds/eflo.py (a new service: create the module and list it in"
-    " blueprints/kinds/__init__.py MODULES)"
+    f" add Kind(token='{EFLO}', …) to blueprints/kinds/eflo.py (a new service: create the module; the registry finds"
+    " it)"
 )
 
 

@@ -154,8 +154,8 @@ def schema(
         typer.Option(
             "--blueprint",
             help=(
-                "With `profile`: only this blueprint's profile (fixed-cluster, autoscaling-pool, kubernetes-pool). "
-                "Default: any blueprint, chosen by its `blueprint` key."
+                "With `profile`: only this blueprint's profile (a name that is not a blueprint lists those there "
+                "are). Default: any blueprint, chosen by its `blueprint` key."
             ),
         ),
     ] = None,

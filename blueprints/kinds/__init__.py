@@ -8,10 +8,11 @@ Pure: no Pulumi.
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from types import ModuleType
 from typing import Mapping
 
-from blueprints.kinds import audit, cms, cs, ecs, ess, kms, kubernetes, nas, oss, providers, ram, vpc
 from blueprints.kinds.model import (
     Free,
     Kind,
@@ -24,8 +25,18 @@ from blueprints.kinds.model import (
     Unpriced,
 )
 
-# One module per cloud service (``SERVICES``: the token modules it declares), in the order they are listed to people.
-MODULES: tuple[ModuleType, ...] = (vpc, ecs, ess, cs, nas, oss, ram, kms, cms, audit, kubernetes, providers)
+# The record type itself, not a service.
+_NOT_A_SERVICE = frozenset({"model"})
+
+
+def _service_modules() -> tuple[ModuleType, ...]:
+    """Every module of this package but ``model``, by name: one per cloud service (``SERVICES``: the token modules it
+    declares, ``KINDS``: its records). Found, not listed, so a new service is its own file and nothing else."""
+    names = sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.ispkg and m.name not in _NOT_A_SERVICE)
+    return tuple(importlib.import_module(f"{__name__}.{name}") for name in names)
+
+
+MODULES: tuple[ModuleType, ...] = _service_modules()
 PACKAGE_DIR = "blueprints/kinds"
 
 

@@ -19,7 +19,7 @@ def known_kinds(plan: Plan) -> Iterator[tuple[str, str]]:
     for token, names in unknown.items():
         more = f" (and {len(names) - 1} more of its resources)" if len(names) > 1 else ""
         where = module_for(token)
-        new = " (a new service: create the module and list it in blueprints/kinds/__init__.py MODULES)"
+        new = " (a new service: create the module; the registry finds it)"
         yield (
             names[0],
             f"{token} has no resource kind{more}: aitrain cannot price, count, diff, export or guard a type it has no"
@@ -37,6 +37,6 @@ RULES: tuple[Rule, ...] = (
         " would pass by not seeing it (fail closed; blueprints/kinds/)",
         fix="add the type's Kind record (key properties, pricing, "
         "Terraform export, replacing inputs, roles) to the module"
-        " of its service in blueprints/kinds/ (a new service: a new module, listed in MODULES)",
+        " of its service in blueprints/kinds/ (a new service: a new module, found by the registry)",
     ),
 )
