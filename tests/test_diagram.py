@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from blueprints.review.plan import short_type
+from blueprints.core.tokens import short_type
 from blueprints.review.render.diagram import MAX_NODES, label, mermaid_flowchart
 
 NODE_RE = re.compile(r'^(?P<id>[A-Za-z0-9_]+)\["(?P<label>[^"]*)"\]$')

@@ -17,11 +17,12 @@ from pulumi_policy.policy import _PolicyAnalyzerServicer
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
 from test_guardrails import MED, tamper
 
+from blueprints.core.tokens import referenced_names
 from blueprints.policy.config import pack_config
 from blueprints.policy.pack import PACK_NAME, policies
 from blueprints.review import guardrails
 from blueprints.review.guardrails import Skip
-from blueprints.review.plan import Plan, PlannedResource, referenced_names
+from blueprints.review.plan import Plan, PlannedResource
 
 LEVELS = {"mandatory": proto.MANDATORY, "advisory": proto.ADVISORY, "disabled": proto.DISABLED}
 

@@ -45,11 +45,12 @@ from test_guardrails_nodes import CASES as NODE_CASES
 from test_guardrails_nodes import added as node_added
 from test_guardrails_nodes import login_and_bucket, med, pool  # noqa: F401  (fixtures)
 
+from blueprints.core.tokens import referenced_names
 from blueprints.policy.config import pack_config, policy_name
 from blueprints.policy.pack import BLIND_SPOTS, UNKNOWN_REFERENCE, planned, policies, stack_plan
 from blueprints.review import guardrails
 from blueprints.review.guardrails import Skip
-from blueprints.review.plan import Plan, PlannedResource, referenced_names
+from blueprints.review.plan import Plan, PlannedResource
 
 STACK_URN = "urn:pulumi:dev::aitrain::pulumi:pulumi:Stack::aitrain-dev"
 

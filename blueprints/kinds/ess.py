@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from blueprints.core.tokens import referenced_names
 from blueprints.kinds.ecs import system_disk
 from blueprints.kinds.model import (
     Costs,
@@ -17,7 +18,6 @@ from blueprints.kinds.model import (
     Role,
     Terraform,
 )
-from blueprints.review.plan import referenced_names
 
 SERVICES = ("ess",)
 _MAPPED, _DOCS = Terraform.MAPPED, ReplacingInputs.TERRAFORM_DOCS

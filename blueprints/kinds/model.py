@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Protocol, Sequence, Union
 
 from blueprints.catalog import CnyPrice
-from blueprints.review.plan import short_type
+from blueprints.core.tokens import short_type
 
 
 class KindError(ValueError):

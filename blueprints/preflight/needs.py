@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from blueprints.catalog import Catalog
+from blueprints.core.tokens import referenced_names
 from blueprints.kinds import kind_of
 from blueprints.kinds.model import Neighbours, Resource
-from blueprints.review.plan import Plan, PlannedResource, referenced_names
+from blueprints.review.plan import Plan, PlannedResource
 
 # ECS SpotStrategy values (DescribeAvailableResource / RunInstances): NoSpot is a regular pay-as-you-go instance.
 NO_SPOT = "NoSpot"

@@ -3,31 +3,13 @@
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from blueprints.core.tokens import short_type
+
 # v2 (issue 8): each resource names its provider; the plan carries its monthly cost in CNY (``costs``).
 PLAN_SCHEMA = "aitrain.plan/v2"
-
-
-# How the offline plan writes a value known only after deployment: ``${name.attribute}`` (preview.reference).
-_REFERENCE_RE = re.compile(r"\$\{([^.}]+)\.")
-
-
-def referenced_names(value: Any) -> list[str]:
-    """The logical names a plan input refers to (``${name.attr}``,
-    anywhere inside ``value``), in order of appearance."""
-    return _REFERENCE_RE.findall(json.dumps(value, sort_keys=True, default=str))
-
-
-def short_type(token: str) -> str:
-    """An engine type token as the plan shows it: ``alicloud:vpc/network:Network`` → ``vpc.Network``; other tokens
-    (components, providers) unchanged. Plan dicts from JSON use this too."""
-    if token.startswith("alicloud:") and "/" in token:
-        module = token.split(":")[1].split("/")[0]
-        return f"{module}.{token.rsplit(':', 1)[1]}"
-    return token
 
 
 @dataclass(frozen=True)

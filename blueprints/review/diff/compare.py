@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Mapping, TypeVar
 
 from blueprints.core.errors import MISSING, Problem, UserInputError, read_text_file
+from blueprints.core.tokens import referenced_names, short_type
 from blueprints.kinds import Role, kind_of
 from blueprints.review.diff.costs import CostDiff, cost_diff
 from blueprints.review.diff.guardrails import GuardrailDiff, guardrail_diff
@@ -23,7 +24,7 @@ from blueprints.review.diff.replacement import ReplacementTable, replacement_tab
 from blueprints.review.diff.retention import retention_cuts
 from blueprints.review.diff.shape import MAX_DEPTH, review_shape_problems, too_deep
 from blueprints.review.diff.text import text_diff
-from blueprints.review.plan import PLAN_SCHEMA, referenced_names, short_type
+from blueprints.review.plan import PLAN_SCHEMA
 
 _K = TypeVar("_K")
 

@@ -13,8 +13,8 @@ import re
 from typing import Any, Iterable, Mapping, Sequence
 
 from blueprints.core.text import plain
+from blueprints.core.tokens import referenced_names, short_type
 from blueprints.kinds import Role, has_role
-from blueprints.review.plan import referenced_names, short_type
 
 # Diff actions → Mermaid class; the worst action of a group's resources colours its node.
 MARK_CLASSES: dict[str, str] = {
