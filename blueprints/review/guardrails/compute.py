@@ -4,7 +4,7 @@ disks, local scratch sized to memory, safe resource options."""
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator
+from typing import Any, Iterator, TypeGuard
 
 from blueprints.kinds import Role, has_role
 from blueprints.review.guardrails.inputs import of_role, of_types
@@ -111,13 +111,18 @@ def inline_disks_are_scratch(plan: Plan) -> Iterator[tuple[str, str]]:
 SCRATCH_PER_MEMORY = 3  # the article's "memory : SSD = 1 : 3"
 
 
+def _is_number(value: object) -> TypeGuard[int | float]:
+    """A summary figure: an int or a float, never a bool (which Python counts as an int)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def scratch_ratio(plan: Plan) -> Iterator[tuple[str, str]]:
     """AIT013: local scratch per node is at least 3 × its memory."""
     scratch, memory = plan.summary.get("scratch_gib_per_node"), plan.summary.get("memory_gib_per_node")
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (scratch, memory)):
+    if not (_is_number(scratch) and _is_number(memory)):
         return  # a plan without the figures (a component alone) has nothing to compare
-    wanted = SCRATCH_PER_MEMORY * memory  # type: ignore[operator]
-    if scratch < wanted:  # type: ignore[operator]
+    wanted = SCRATCH_PER_MEMORY * memory
+    if scratch < wanted:
         yield (
             "summary.scratch_gib_per_node",
             (
