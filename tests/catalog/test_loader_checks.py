@@ -413,6 +413,23 @@ def test_pytorch_version_and_index_go_together(data):
     )
 
 
+def test_wheel_digests_without_a_pytorch_version(data):
+    line = edit(data, "gpu_software.csv", 0, pytorch_version="", pytorch_index_url="")
+    assert message(data) == (
+        f"gpu_software.csv line {line}, column 'pytorch_wheel_sha256': needs pytorch_version (the wheels these "
+        "digests check)"
+    )
+
+
+def test_fabric_manager_without_the_cuda_key_fingerprint(data):
+    line = edit(data, "gpu_software.csv", 0, cuda_repo_key_fingerprint="")
+    assert rows(data, "gpu_software.csv")[0]["fabric_manager_min_gpus"], "row 0 must install the fabric manager"
+    assert message(data) == (
+        f"gpu_software.csv line {line}, column 'cuda_repo_key_fingerprint': is required with fabric_manager_min_gpus"
+        " (nodes check NVIDIA's CUDA keyring against it)"
+    )
+
+
 def test_unknown_driver_method(data):
     line = edit(data, "gpu_software.csv", 0, method="magic")
     assert message(data) == (
