@@ -26,8 +26,14 @@ from typing import Any, Mapping, Sequence
 import yaml
 
 from blueprints.bootstrap import nccl_env
-from blueprints.core.errors import MISSING, Problem, UserInputError, join_allowed
-from blueprints.launch.torchrun import OUTPUTS_VERSION, REGION_ID, SAFE_PATH, OutputsReader, launch_error
+from blueprints.core.errors import Problem, UserInputError, join_allowed
+from blueprints.launch.torchrun import (
+    REGION_ID,
+    SAFE_PATH,
+    OutputsReader,
+    launch_error,
+    outputs_blueprint,
+)
 
 JOB_API = "kubeflow.org/v1"
 KUBERNETES_ENGINE = "kubernetes"
@@ -83,37 +89,7 @@ class KubernetesOutputs:
 def job_engine_of(data: Any, source: str, engines: Mapping[str, str]) -> str:
     """The job engine of the blueprint that wrote these outputs
     (``torchrun`` or ``kubernetes``); exit 2 when unknown."""
-    if not isinstance(data, dict) or "aitrain_outputs" not in data:
-        raise UserInputError(
-            f"these are not aitrain stack outputs: {source}",
-            [
-                Problem(
-                    "aitrain_outputs",
-                    MISSING,
-                    "missing; run `pulumi stack output --json` in the stack "
-                    "that `pulumi up` built from an aitrain stack config",
-                )
-            ],
-        )
-    if data["aitrain_outputs"] != OUTPUTS_VERSION:
-        raise launch_error(
-            f"{source}: aitrain_outputs",
-            data["aitrain_outputs"],
-            f"this aitrain reads outputs version '{OUTPUTS_VERSION}'; re-run `pulumi up` with this aitrain version",
-        )
-    blueprint = data.get("blueprint")
-    if not isinstance(blueprint, str) or blueprint not in engines:
-        raise UserInputError(
-            f"blueprint {blueprint!r} is not one aitrain knows: {source}",
-            [
-                Problem(
-                    "blueprint",
-                    blueprint if "blueprint" in data else MISSING,
-                    "these look like outputs of another blueprint or "
-                    f"tool; aitrain knows {join_allowed(tuple(engines))}",
-                )
-            ],
-        )
+    blueprint = outputs_blueprint(data, source, engines)
     return engines[blueprint]
 
 

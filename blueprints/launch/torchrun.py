@@ -156,8 +156,9 @@ def load_outputs(path: Path) -> Any:
     return data
 
 
-def parse_outputs(data: Any, source: str, known_blueprints: Iterable[str]) -> StackOutputs:
-    """Check one outputs document; every problem is reported at once, naming the key, the value and what is allowed."""
+def outputs_blueprint(data: Any, source: str, known_blueprints: Iterable[str]) -> str:
+    """The blueprint that wrote these stack outputs; exit 2 when they are not aitrain's, are another outputs version
+    or name a blueprint this aitrain does not know (what every reader of outputs checks first)."""
     known = tuple(known_blueprints)
     if not isinstance(data, dict) or "aitrain_outputs" not in data:
         raise UserInputError(
@@ -178,7 +179,7 @@ def parse_outputs(data: Any, source: str, known_blueprints: Iterable[str]) -> St
             f"this aitrain reads outputs version '{OUTPUTS_VERSION}'; re-run `pulumi up` with this aitrain version",
         )
     blueprint = data.get("blueprint")
-    if blueprint not in known:
+    if not isinstance(blueprint, str) or blueprint not in known:
         raise UserInputError(
             f"blueprint {blueprint!r} is not one aitrain knows: {source}",
             [
@@ -189,6 +190,12 @@ def parse_outputs(data: Any, source: str, known_blueprints: Iterable[str]) -> St
                 )
             ],
         )
+    return blueprint
+
+
+def parse_outputs(data: Any, source: str, known_blueprints: Iterable[str]) -> StackOutputs:
+    """Check one outputs document; every problem is reported at once, naming the key, the value and what is allowed."""
+    blueprint = outputs_blueprint(data, source, known_blueprints)
     problems: list[Problem] = []
     get = OutputsReader(data, source, problems)
     profile_name = get.text("profile_name", _PROFILE_NAME, "a profile name (lowercase letters, digits, hyphens)")
