@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from blueprints.cli.support import reports_user_errors
+from blueprints.cli.support import PRESET, SET, STACK_CONFIG, TODAY, offline_plan, reports_user_errors, require_profile
 from blueprints.core.files import write_atomic
 
 export_app = typer.Typer(
@@ -30,32 +30,10 @@ def terraform(
             help="Directory to write main.tf.json into (created if missing; an existing main.tf.json is replaced).",
         ),
     ],
-    preset: Annotated[
-        Optional[str], typer.Argument(help="A bundled preset, e.g. medical-imaging or autoscaling-training.")
-    ] = None,
-    stack_config: Annotated[
-        Optional[Path],
-        typer.Option(
-            "--stack-config",
-            help=(
-                "A Pulumi.<stack>.yaml: its aitrain:preset / aitrain:profile "
-                "keys are read exactly as `pulumi up` reads them."
-            ),
-        ),
-    ] = None,
-    set_: Annotated[
-        Optional[list[str]],
-        typer.Option(
-            "--set", help="Override one profile field, PATH=VALUE (e.g. compute.nodes=16); repeatable, applied last."
-        ),
-    ] = None,
-    today: Annotated[
-        Optional[str],
-        typer.Option(
-            "--today",
-            help="Plan as if today were this date (YYYY-MM-DD); default: $AITRAIN_TODAY, else the system date.",
-        ),
-    ] = None,
+    preset: Annotated[Optional[str], PRESET] = None,
+    stack_config: Annotated[Optional[Path], STACK_CONFIG] = None,
+    set_: Annotated[Optional[list[str]], SET] = None,
+    today: Annotated[Optional[str], TODAY] = None,
     cloud_only: Annotated[
         bool,
         typer.Option(
@@ -75,28 +53,16 @@ def terraform(
     is written); 2 invalid input (no profile, a bad --set, --out
     not a directory, Kubernetes objects without --cloud-only).
     """
-    from blueprints.architectures import profile_models
-    from blueprints.catalog import load_catalog
-    from blueprints.core import clock
     from blueprints.core.errors import Problem, UserInputError
-    from blueprints.engine.preview import preview
     from blueprints.export import ExportError, NotExportable, kubernetes_objects, left_out, to_terraform_json
-    from blueprints.profile.stackconfig import engine_config, parse_overrides, preset_names, with_cli_inputs
 
-    if preset is None and stack_config is None:
-        raise UserInputError(
-            "no profile given",
-            [Problem("preset", None, f"name a preset ({', '.join(preset_names())}) or give --stack-config")],
-        )
+    require_profile(preset, stack_config)
     if out.exists() and not out.is_dir():
         raise UserInputError(
             "cannot write the export",
             [Problem("--out", str(out), "is a file; give a directory (main.tf.json is written inside it)")],
         )
-    day = clock.parse_today(today, "--today") if today else clock.today()
-    overrides = parse_overrides(set_ or [], profile_models())
-    config = engine_config(stack_config) if stack_config else {}
-    plan = preview(with_cli_inputs(config, preset, overrides), catalog=load_catalog(), today=day)
+    plan, _ = offline_plan(preset, stack_config, set_ or [], today)
     try:
         text = to_terraform_json(plan, cloud_only=cloud_only)
     except ExportError as exc:

@@ -10,7 +10,16 @@ from typing import Annotated, Optional
 import typer
 
 from blueprints.cli.group import AitrainGroup
-from blueprints.cli.support import FailLevel, OutputFormat, emit, reports_user_errors
+from blueprints.cli.support import (
+    PRESET,
+    STACK_CONFIG,
+    FailLevel,
+    OutputFormat,
+    emit,
+    offline_plan,
+    reports_user_errors,
+    require_profile,
+)
 
 app = typer.Typer(
     name="aitrain",
@@ -55,19 +64,8 @@ def _terminal_width(out: Path | None) -> int:
 @app.command()
 @reports_user_errors
 def plan(
-    preset: Annotated[
-        Optional[str], typer.Argument(help="A bundled preset, e.g. medical-imaging or autoscaling-training.")
-    ] = None,
-    stack_config: Annotated[
-        Optional[Path],
-        typer.Option(
-            "--stack-config",
-            help=(
-                "A Pulumi.<stack>.yaml: its aitrain:preset / aitrain:profile "
-                "keys are read exactly as `pulumi up` reads them."
-            ),
-        ),
-    ] = None,
+    preset: Annotated[Optional[str], PRESET] = None,
+    stack_config: Annotated[Optional[Path], STACK_CONFIG] = None,
     set_: Annotated[
         Optional[list[str]],
         typer.Option(
@@ -150,26 +148,11 @@ def plan(
 
         plan_check(check, update, today, conflicting=bool(preset or stack_config or set_ or out))
         return
-    from blueprints.architectures import profile_models
-    from blueprints.catalog import load_catalog
-    from blueprints.core import clock
-    from blueprints.engine.preview import preview
-    from blueprints.profile.stackconfig import engine_config, parse_overrides, with_cli_inputs
     from blueprints.review.guardrails import at_or_above
     from blueprints.review.render import render_markdown, render_table
 
-    if preset is None and stack_config is None:
-        from blueprints.core.errors import Problem, UserInputError
-        from blueprints.profile.stackconfig import preset_names
-
-        raise UserInputError(
-            "no profile given",
-            [Problem("preset", None, f"name a preset ({', '.join(preset_names())}) or give --stack-config")],
-        )
-    day = clock.parse_today(today, "--today") if today else clock.today()
-    overrides = parse_overrides(set_ or [], profile_models())
-    config = engine_config(stack_config) if stack_config else {}
-    result = preview(with_cli_inputs(config, preset, overrides), catalog=load_catalog(), today=day)
+    require_profile(preset, stack_config)
+    result, _ = offline_plan(preset, stack_config, set_ or [], today)
     if output_format is OutputFormat.json:
         text = result.to_json()
     elif output_format is OutputFormat.markdown:

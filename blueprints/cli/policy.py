@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from blueprints.cli.support import emit, reports_user_errors
+from blueprints.cli.support import PRESET, TODAY, emit, offline_plan, reports_user_errors, require_profile
 
 policy_app = typer.Typer(
     name="policy",
@@ -19,9 +19,7 @@ policy_app = typer.Typer(
 @policy_app.command("config")
 @reports_user_errors
 def config(
-    preset: Annotated[
-        Optional[str], typer.Argument(help="A bundled preset, e.g. medical-imaging or autoscaling-training.")
-    ] = None,
+    preset: Annotated[Optional[str], PRESET] = None,
     stack_config: Annotated[
         Optional[Path],
         typer.Option(
@@ -36,13 +34,7 @@ def config(
         Optional[list[str]],
         typer.Option("--set", help="Override one profile field, PATH=VALUE (as `aitrain plan --set`); repeatable."),
     ] = None,
-    today: Annotated[
-        Optional[str],
-        typer.Option(
-            "--today",
-            help="Plan as if today were this date (YYYY-MM-DD); default: $AITRAIN_TODAY, else the system date.",
-        ),
-    ] = None,
+    today: Annotated[Optional[str], TODAY] = None,
     out: Annotated[
         Optional[Path],
         typer.Option(
@@ -56,23 +48,10 @@ def config(
     Then: `pulumi preview --policy-pack policy --policy-pack-config policy-config.json`. Without a config the pack
     still runs every rule on the resources it sees. Exit codes: 0 written; 2 invalid input.
     """
-    from blueprints.architectures import profile_models
-    from blueprints.catalog import load_catalog
-    from blueprints.core import clock
-    from blueprints.core.errors import Problem, UserInputError
-    from blueprints.engine.preview import preview
     from blueprints.policy.config import pack_config_json
-    from blueprints.profile.stackconfig import engine_config, parse_overrides, preset_names, with_cli_inputs
 
-    if preset is None and stack_config is None:
-        raise UserInputError(
-            "no profile given",
-            [Problem("preset", None, f"name a preset ({', '.join(preset_names())}) or give --stack-config")],
-        )
-    day = clock.parse_today(today, "--today") if today else clock.today()
-    overrides = parse_overrides(set_ or [], profile_models())
-    engine = engine_config(stack_config) if stack_config else {}
-    plan = preview(with_cli_inputs(engine, preset, overrides), catalog=load_catalog(), today=day)
+    require_profile(preset, stack_config)
+    plan, _ = offline_plan(preset, stack_config, set_ or [], today)
     emit(pack_config_json(plan), out)
     if out is not None:
         skipped = ", ".join(s["rule"] for s in plan.skipped) or "none"

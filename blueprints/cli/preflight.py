@@ -9,12 +9,22 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from blueprints.cli.support import emit, reports_user_errors, require_credentials, sdk_classes
+from blueprints.cli.support import (
+    PRESET,
+    SET,
+    STACK_CONFIG,
+    TODAY,
+    emit,
+    offline_plan,
+    reports_user_errors,
+    require_credentials,
+    require_profile,
+    sdk_classes,
+)
 from blueprints.preflight.checks import KIND_NAMES
 
 if TYPE_CHECKING:
-    from blueprints.catalog import Catalog
-    from blueprints.review.plan import Plan
+    pass
 
 HELP = (
     "Ask the cloud, before `pulumi up`, whether the plan fits: the account's pay-as-you-go (or spot) vCPU quota "
@@ -48,32 +58,10 @@ class PreflightFormat(str, enum.Enum):
 
 
 def preflight(
-    preset: Annotated[
-        Optional[str], typer.Argument(help="A bundled preset, e.g. medical-imaging or autoscaling-training.")
-    ] = None,
-    stack_config: Annotated[
-        Optional[Path],
-        typer.Option(
-            "--stack-config",
-            help=(
-                "A Pulumi.<stack>.yaml: its aitrain:preset / aitrain:profile "
-                "keys are read exactly as `pulumi up` reads them."
-            ),
-        ),
-    ] = None,
-    set_: Annotated[
-        Optional[list[str]],
-        typer.Option(
-            "--set", help="Override one profile field, PATH=VALUE (e.g. compute.nodes=16); repeatable, applied last."
-        ),
-    ] = None,
-    today: Annotated[
-        Optional[str],
-        typer.Option(
-            "--today",
-            help="Plan as if today were this date (YYYY-MM-DD); default: $AITRAIN_TODAY, else the system date.",
-        ),
-    ] = None,
+    preset: Annotated[Optional[str], PRESET] = None,
+    stack_config: Annotated[Optional[Path], STACK_CONFIG] = None,
+    set_: Annotated[Optional[list[str]], SET] = None,
+    today: Annotated[Optional[str], TODAY] = None,
     output_format: Annotated[
         PreflightFormat,
         typer.Option("--format", help="text for a terminal, json (schema aitrain.preflight/v1) for tools."),
@@ -94,17 +82,10 @@ def preflight(
     ] = None,
 ) -> None:
     """Check the plan's needs against the account's quotas, the zones' stock and the file system's zone (see HELP)."""
-    from blueprints.core.errors import Problem, UserInputError
-    from blueprints.profile.stackconfig import preset_names
-
-    if preset is None and stack_config is None:
-        raise UserInputError(
-            "no profile given",
-            [Problem("preset", None, f"name a preset ({', '.join(preset_names())}) or give --stack-config")],
-        )
+    require_profile(preset, stack_config)
     accepted = accepted_kinds(accept_unanswered or [])
     source = require_credentials()
-    plan, catalog = _plan(preset, stack_config, set_ or [], today)
+    plan, catalog = offline_plan(preset, stack_config, set_ or [], today)
 
     from blueprints.preflight.aliyun import SdkReader
     from blueprints.preflight.checks import run_checks
@@ -138,23 +119,6 @@ def accepted_kinds(values: list[str]) -> tuple[str, ...]:
             ],
         )
     return tuple(k for k in KIND_NAMES if k in names)
-
-
-def _plan(
-    preset: str | None, stack_config: Path | None, assignments: list[str], today: str | None
-) -> "tuple[Plan, Catalog]":
-    """The offline plan and catalog, built exactly as `aitrain plan` / `aitrain export terraform` build them."""
-    from blueprints.architectures import profile_models
-    from blueprints.catalog import load_catalog
-    from blueprints.core import clock
-    from blueprints.engine.preview import preview
-    from blueprints.profile.stackconfig import engine_config, parse_overrides, with_cli_inputs
-
-    day = clock.parse_today(today, "--today") if today else clock.today()
-    overrides = parse_overrides(assignments, profile_models())
-    config = engine_config(stack_config) if stack_config else {}
-    catalog = load_catalog()
-    return preview(with_cli_inputs(config, preset, overrides), catalog=catalog, today=day), catalog
 
 
 def register(app: typer.Typer) -> None:

@@ -8,7 +8,7 @@ import functools
 import json
 import sys
 from pathlib import Path
-from typing import Any, Callable, Iterator, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
 
 import typer
 import yaml
@@ -16,7 +16,24 @@ import yaml
 from blueprints.core.errors import MISSING, Problem, UserInputError
 from blueprints.core.files import write_atomic
 
+if TYPE_CHECKING:
+    from blueprints.catalog import Catalog
+    from blueprints.review.plan import Plan
+
 F = TypeVar("F", bound=Callable[..., object])
+
+# The options every command that plans a profile takes, as `aitrain plan` names them (typer copies each per command).
+PRESET = typer.Argument(help="A bundled preset, e.g. medical-imaging or autoscaling-training.")
+STACK_CONFIG = typer.Option(
+    "--stack-config",
+    help="A Pulumi.<stack>.yaml: its aitrain:preset / aitrain:profile keys are read exactly as `pulumi up` reads them.",
+)
+SET = typer.Option(
+    "--set", help="Override one profile field, PATH=VALUE (e.g. compute.nodes=16); repeatable, applied last."
+)
+TODAY = typer.Option(
+    "--today", help="Plan as if today were this date (YYYY-MM-DD); default: $AITRAIN_TODAY, else the system date."
+)
 
 
 class FailLevel(str, enum.Enum):
@@ -134,3 +151,32 @@ def sdk_classes(command: str) -> Any:
         raise UserInputError(
             f"{command} needs the Alibaba Cloud SDKs", [Problem("(environment)", None, str(exc))]
         ) from None
+
+
+def require_profile(preset: str | None, stack_config: Path | None) -> None:
+    """Exit 2 unless the command names a profile: a preset, or a stack config holding one."""
+    if preset is None and stack_config is None:
+        from blueprints.profile.stackconfig import preset_names
+
+        raise UserInputError(
+            "no profile given",
+            [Problem("preset", None, f"name a preset ({', '.join(preset_names())}) or give --stack-config")],
+        )
+
+
+def offline_plan(
+    preset: str | None, stack_config: Path | None, assignments: list[str], today: str | None
+) -> "tuple[Plan, Catalog]":
+    """The offline plan of the profile a command names, and the catalog it was planned with: the stack config, the
+    preset, then ``--set``, read exactly as `pulumi up` reads them; the day from ``--today`` or the clock."""
+    from blueprints.architectures import profile_models
+    from blueprints.catalog import load_catalog
+    from blueprints.core import clock
+    from blueprints.engine.preview import preview
+    from blueprints.profile.stackconfig import engine_config, parse_overrides, with_cli_inputs
+
+    day = clock.parse_today(today, "--today") if today else clock.today()
+    overrides = parse_overrides(assignments, profile_models())
+    inputs = with_cli_inputs(engine_config(stack_config) if stack_config else {}, preset, overrides)
+    catalog = load_catalog()
+    return preview(inputs, catalog=catalog, today=day), catalog
