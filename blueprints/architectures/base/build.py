@@ -26,6 +26,17 @@ from blueprints.launch.torchrun import OUTPUTS_VERSION
 from blueprints.profile.model import ProfileBase
 
 
+def login_node_outputs(login: LoginNode | None) -> dict[str, object]:
+    """The login node's stack outputs (how `aitrain launch --via ssh` reaches the nodes); none without one."""
+    if login is None:
+        return {}
+    return {
+        "login_node_public_ip": login.public_ip,
+        "login_node_private_ip": login.private_ip,
+        "login_node_instance_id": login.instance_id,
+    }
+
+
 class Foundation(NamedTuple):
     """What every blueprint's compute is built on: the network, the shared file system and the bucket."""
 

@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 import pulumi
 
-from blueprints.architectures.base.build import BlueprintBuilder, Foundation
+from blueprints.architectures.base.build import BlueprintBuilder, Foundation, login_node_outputs
 from blueprints.architectures.ecs.spec import EcsSpec
 from blueprints.bootstrap import LAUNCHER_PATH, BootSpec, render_user_data
 from blueprints.components.errors import names_resource
@@ -76,12 +76,7 @@ class EcsBuilder(BlueprintBuilder[E]):
             tags=p.tags,
         )
         outputs: dict[str, object] = {"launcher": LAUNCHER_PATH}
-        if login is not None:
-            outputs.update(
-                login_node_public_ip=login.public_ip,
-                login_node_private_ip=login.private_ip,
-                login_node_instance_id=login.instance_id,
-            )
+        outputs.update(login_node_outputs(login))
         outputs.update(self.build_compute(network, node))
         return outputs
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from blueprints.architectures.base.build import BlueprintBuilder, Foundation
+from blueprints.architectures.base.build import BlueprintBuilder, Foundation, login_node_outputs
 from blueprints.architectures.kubernetes_pool.spec import KUBECONFIG_MINUTES, PYTORCHJOB_API, KubernetesPoolSpec
 from blueprints.components.errors import names_resource
 from blueprints.components.kubernetes_cluster import (
@@ -64,12 +64,7 @@ class KubernetesPoolBuilder(BlueprintBuilder[KubernetesPoolSpec]):
             opts=self.opts,
         )
         outputs: dict[str, object] = {}
-        if login is not None:
-            outputs.update(
-                login_node_public_ip=login.public_ip,
-                login_node_private_ip=login.private_ip,
-                login_node_instance_id=login.instance_id,
-            )
+        outputs.update(login_node_outputs(login))
         # Inside the cluster, through its own kubeconfig: the jobs' namespace, the file system as a static volume, and
         # the Kubeflow training operator; all after both node pools exist (the operator needs a node to run on).
         workloads = KubernetesWorkloads(
