@@ -45,14 +45,14 @@ class Metadata(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def do_PUT(self) -> None:  # noqa: N802
+    def do_PUT(self) -> None:
         self.seen.append(("PUT", self.path, dict(self.headers)))
         if self.path == "/latest/api/token" and self.headers.get("X-aliyun-ecs-metadata-token-ttl-seconds"):
             self._answer(200, TOKEN)
         else:
             self._answer(400)
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         self.seen.append(("GET", self.path, dict(self.headers)))
         if self.headers.get("X-aliyun-ecs-metadata-token") != TOKEN:
             self._answer(401)
