@@ -140,7 +140,9 @@ def test_dry_run_prints_the_script_and_calls_and_runs_nothing(cloud, stack):
     assert "/sys/class/infiniband/erdma_*" in result.stdout and "dcgmi" not in result.stdout
     assert "--Timeout 300 --InstanceId.1 i-uf6nodehealthy" in result.stdout
     assert result.stdout.rstrip().endswith("dry run: nothing was run") and cloud.calls == []
-    long = runner.invoke(app, ["check", "--stack", stack(outputs(["i-uf6nodehealthy"])), "--dry-run", "--suite", "long"])
+    long = runner.invoke(
+        app, ["check", "--stack", stack(outputs(["i-uf6nodehealthy"])), "--dry-run", "--suite", "long"]
+    )
     assert "dcgmi diag -r 3" in long.stdout and "--Timeout 3600" in long.stdout
 
 
@@ -179,9 +181,14 @@ def launch(stack_path, *options):
 def test_launch_stops_on_an_unhealthy_node_and_starts_nothing(cloud, stack):
     result = launch(stack(outputs(["i-uf6nodehealthy", "i-uf6nodexid79"])))
     assert result.exit_code == 1, result.output
-    assert "launch stopped (--on-unhealthy stop): unhealthy node(s) i-uf6nodexid79; nothing was started" in result.stderr
+    assert (
+        "launch stopped (--on-unhealthy stop): unhealthy node(s) i-uf6nodexid79; nothing was started" in result.stderr
+    )
     names = [c[c.index("--Name") + 1] for c in cloud.calls if "RunCommand" in c]
-    assert names == ["aitrain-medical-imaging-check-20261201T093000Z", "aitrain-medical-imaging-allreduce-20261201T093000Z-all0"]
+    assert names == [
+        "aitrain-medical-imaging-check-20261201T093000Z",
+        "aitrain-medical-imaging-allreduce-20261201T093000Z-all0",
+    ]
 
 
 def test_launch_exclude_starts_on_the_healthy_nodes_only_and_says_so(cloud, stack, monkeypatch):
