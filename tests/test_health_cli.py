@@ -66,8 +66,8 @@ class FakeCloud:
                 line = json.dumps({"aitrain_allreduce": "v1", "busbw_gbps": bw, "algbw_gbps": bw / 1.5,
                                    "world_size": 8 * len(ids), "correct": True})  # fmt: skip
                 text = f"AITRAIN-ALLREDUCE {line}" if instance == ids[0] else "worker"
-                out = json.dumps({"Invocation": {"InvocationResults": {"InvocationResult": [
-                    {"InstanceId": instance, "InvokeRecordStatus": "Finished", "ExitCode": 0, "Output": text}]}}})  # fmt: skip
+                result = {"InstanceId": instance, "InvokeRecordStatus": "Finished", "ExitCode": 0, "Output": text}
+                out = json.dumps({"Invocation": {"InvocationResults": {"InvocationResult": [result]}}})
         return subprocess.CompletedProcess(argv, 0, out, "")
 
 
