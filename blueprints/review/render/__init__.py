@@ -83,6 +83,8 @@ def safety_flags(resource: PlannedResource) -> str:
     ]
     if resource.ignore_changes:
         flags.append("ignore-changes: " + ",".join(resource.ignore_changes))
+    if resource.replace_on_changes:
+        flags.append("replace-on-changes: " + ",".join(resource.replace_on_changes))
     return " ".join(flags)
 
 
