@@ -37,8 +37,12 @@ def test_both_ack_pools_repair_automatically_one_node_at_a_time(k8s_plan):
         assert management["maxUnavailable"] == REPAIR_MAX_UNAVAILABLE == 1
 
 
-def test_the_cluster_installs_what_auto_repair_needs(k8s_plan):
-    addons = {a["name"] for a in one(k8s_plan, "kubernetes-training-k8s-cluster").inputs["addons"]}
+@pytest.mark.parametrize("instance_type", [None, "ecs.gn7e-c16g1.32xlarge"])  # the preset's eRDMA type, and a TCP one
+def test_the_cluster_installs_what_auto_repair_needs(k8s_plan, instance_type):
+    plan = k8s_plan
+    if instance_type is not None:
+        plan = offline_plan("kubernetes-training", overrides={"compute.instance_type": instance_type}, today=TODAY)
+    addons = {a["name"] for a in one(plan, "kubernetes-training-k8s-cluster").inputs["addons"]}
     assert {"ack-node-problem-detector", "node-lifecycle-controller"} <= addons
 
 
