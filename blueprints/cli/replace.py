@@ -52,7 +52,7 @@ def replace_node(
     (delete-first, ~10–20 min until it is ready), the storage, the bucket and every other node untouched. Only eRDMA
     clusters, whose nodes are one ecs.Instance each; a node name the cluster does not have is refused.
     """
-    from blueprints.architectures import profile_models
+    from blueprints.architectures import profile_models, specs
     from blueprints.architectures.fixed_cluster.spec import FixedCompute, node_names
     from blueprints.catalog import load_catalog
     from blueprints.core import clock
@@ -74,7 +74,7 @@ def replace_node(
     settings = read_settings(engine_config(stack_config), source=source)
     catalog, today = load_catalog(), clock.today()
     _, profile = resolve(settings, profile_models(), catalog=catalog, today=today)
-    refusal = _refusal(profile, catalog)
+    refusal = _refusal(profile, specs()[profile.blueprint], catalog)
     if refusal is not None:
         raise UserInputError(f"cannot replace nodes of {source}", [refusal])
     compute = profile.compute
@@ -120,14 +120,15 @@ def replace_node(
     )
 
 
-def _refusal(profile: Any, catalog: Any) -> Problem | None:
+def _refusal(profile: Any, blueprint: Any, catalog: Any) -> Problem | None:
     """Why this profile's nodes cannot be replaced one by one, or None when they can."""
-    if profile.blueprint != "fixed-cluster":
-        why = {
-            "autoscaling-pool": "its scaling group replaces unhealthy instances itself (ESS health check)",
-            "kubernetes-pool": "ACK's node auto repair restarts or repairs its GPU nodes (managed node pool)",
-        }.get(profile.blueprint, "only fixed clusters have named nodes")
-        return Problem("blueprint", profile.blueprint, f"replace-node is for fixed-cluster stacks; {why}")
+    if not blueprint.replaces_named_nodes:
+        named = ", ".join(n for n, s in sorted(_specs().items()) if s.replaces_named_nodes)
+        return Problem(
+            "blueprint",
+            profile.blueprint,
+            f"replace-node is for {named} stacks; {profile.blueprint}: {blueprint.node_repair}",
+        )
     if profile.compute.nodes == 0:
         return Problem("compute.nodes", 0, "the cluster is parked: it has no nodes (`aitrain park --resume N` first)")
     instance = catalog.instance_types.get(profile.compute.instance_type)
@@ -140,6 +141,12 @@ def _refusal(profile: Any, catalog: Any) -> Problem | None:
             f"not promise to replace one node; {_BATCH_ALTERNATIVE}",
         )
     return None
+
+
+def _specs() -> dict[str, Any]:
+    from blueprints.architectures import specs
+
+    return specs()
 
 
 def register(app: typer.Typer) -> None:

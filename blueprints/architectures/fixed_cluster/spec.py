@@ -123,6 +123,7 @@ class FixedClusterSpec(EcsSpec[FixedClusterProfile]):
     compute_zone_count = 1
     parked_compute = {"nodes": 0}
     resume_field = "nodes"
+    replaces_named_nodes = True
 
     @property
     def nodes(self) -> int:

@@ -51,6 +51,7 @@ class KubernetesPoolSpec(BlueprintSpec[KubernetesProfile]):
     profile_model = KubernetesProfile
     compute_unit = "k8s"
     compute_zone_count = 1
+    node_repair = "ACK's node auto repair restarts or repairs its GPU nodes (managed node pool)"
     park_refusal = (
         "a Kubernetes GPU pool parks itself: set compute.min_nodes 0 and the cluster autoscaler removes idle GPU nodes"
     )
