@@ -8,27 +8,19 @@ import shlex
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Annotated, Any, Callable, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
 from blueprints.bootstrap import DEFAULT_MAX_RESTARTS
+from blueprints.cli.cloudcalls import INSTALL, Runner, invoke_id, pool_instance_ids, run_argv
 from blueprints.cli.support import reports_user_errors
 from blueprints.core.errors import MISSING, Problem, UserInputError
 from blueprints.health.gate import OnUnhealthy
 from blueprints.launch.torchrun import Via
 
-# How each binary is installed, for the message when it is missing.
-_INSTALL = {
-    "aliyun": "install the Alibaba Cloud CLI (https://www.alibabacloud.com/help/en/cli/) and run `aliyun configure`",
-    "ssh": "install an OpenSSH client",
-}
-Runner = Callable[[list[str]], "subprocess.CompletedProcess[str]"]
-
-
-def _run(argv: list[str]) -> "subprocess.CompletedProcess[str]":
-    """Run one printed argv list (no shell: the list is exactly what was printed, word for word)."""
-    return subprocess.run(argv, capture_output=True, text=True, check=False)
+# The printed argv lists run through this name (tests replace it with recorded answers).
+_run = run_argv
 
 
 def launch(
@@ -210,7 +202,7 @@ def launch(
                 Problem(
                     "--via",
                     via.value,
-                    f"{_INSTALL[binary]}, or use --dry-run to print the commands and run them elsewhere",
+                    f"{INSTALL[binary]}, or use --dry-run to print the commands and run them elsewhere",
                 )
             ],
         )
@@ -236,7 +228,7 @@ def launch(
     if failed:
         raise typer.Exit(code=1)
     for result in results:
-        invoke = _invoke_id(result.stdout)
+        invoke = invoke_id(result.stdout)
         if invoke:
             typer.echo(
                 f"started: InvokeId {invoke} (results: aliyun ecs DescribeInvocationResults --RegionId "
@@ -369,53 +361,6 @@ def _pool_commands(outputs: Any, run_id: str, command: list[str], run: Runner, *
     for argv in commands:
         typer.echo(f"  {shlex.join(argv)}")
     return commands
-
-
-def pool_instance_ids(outputs: Any, run: Runner) -> list[str]:
-    """The pool's InService instance IDs, page by page (exit 1 when a call fails or the pool has none)."""
-    from blueprints.launch import torchrun as lc
-
-    ids: list[str] = []
-    page = 1
-    while True:
-        argv = lc.describe_scaling_argv(outputs, page)
-        result = run(argv)
-        if result.returncode != 0:
-            typer.echo(f"failed (exit {result.returncode}): {shlex.join(argv)}\n{result.stderr.strip()}", err=True)
-            raise typer.Exit(code=1)
-        try:
-            found, total = lc.scaling_instance_ids(result.stdout)
-        except (ValueError, KeyError, TypeError) as exc:
-            typer.echo(f"cannot read the answer of {shlex.join(argv)}: {exc}", err=True)
-            raise typer.Exit(code=1) from None
-        ids += found
-        if not found or page * lc.SCALING_PAGE_SIZE >= total:
-            break
-        page += 1
-    if not ids:
-        typer.echo(
-            f"the pool {outputs.scaling_group_id} has no InService "
-            "nodes: scale it out (desired capacity) and launch again",
-            err=True,
-        )
-        raise typer.Exit(code=1)
-    return ids
-
-
-def invoke_id(stdout: str) -> str | None:
-    """The InvokeId in a RunCommand answer, if any."""
-    return _invoke_id(stdout)
-
-
-def _invoke_id(stdout: str) -> str | None:
-    import json
-
-    try:
-        data = json.loads(stdout)
-    except (ValueError, RecursionError):
-        return None
-    value = data.get("InvokeId") if isinstance(data, dict) else None
-    return value if isinstance(value, str) else None
 
 
 def park(

@@ -11,7 +11,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from blueprints.cli.launch import _INSTALL, Runner, _run, invoke_id, pool_instance_ids
+from blueprints.cli.cloudcalls import INSTALL, Runner, invoke_id, pool_instance_ids
+from blueprints.cli.cloudcalls import run_argv as _run
 from blueprints.cli.support import reports_user_errors
 from blueprints.core.errors import Problem, UserInputError
 from blueprints.launch.torchrun import Via
@@ -64,7 +65,7 @@ def _execute(
                 Problem(
                     "--via",
                     via.value,
-                    f"{_INSTALL[binary]}, or use --dry-run to print the commands and run them elsewhere",
+                    f"{INSTALL[binary]}, or use --dry-run to print the commands and run them elsewhere",
                 )
             ],
         )
