@@ -95,6 +95,7 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "blueprints/review/diff/",
         (
             "tests/test_plandiff.py",
+            "tests/test_replace_node.py",
             "tests/test_backups_and_trail.py",
             "tests/test_review_inputs.py",
             "tests/test_render_diff.py",
@@ -117,7 +118,15 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("blueprints/ci/goldenplans.py", ("tests/test_goldenplans.py", "tests/test_ci_comment.py")),
     ("blueprints/ci/", ("tests/test_ci_comment.py", "tests/test_ci_workflow.py")),
     ("blueprints/core/objectstore.py", ("tests/test_objectstore.py", "tests/test_ready_plan.py")),
-    ("blueprints/components/kubernetes_cluster.py", ("tests/test_kubernetes_cluster.py",)),
+    ("blueprints/components/kubernetes_cluster.py", ("tests/test_kubernetes_cluster.py", "tests/test_repair.py")),
+    (
+        "blueprints/components/compute.py",
+        ("tests/test_replace_node.py", "tests/test_plan_graph.py", "tests/test_components.py", "tests/test_golden.py"),
+    ),
+    (
+        "blueprints/components/pool.py",
+        ("tests/test_repair.py", "tests/test_plan_graph.py", "tests/test_components.py", "tests/test_golden.py"),
+    ),
     (
         "blueprints/components/kubernetes_workloads.py",
         ("tests/test_kubernetes_workloads.py", "tests/test_launch_kubernetes.py"),

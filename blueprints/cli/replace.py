@@ -74,7 +74,7 @@ def replace_node(
     settings = read_settings(engine_config(stack_config), source=source)
     catalog, today = load_catalog(), clock.today()
     _, profile = resolve(settings, profile_models(), catalog=catalog, today=today)
-    refusal = _refusal(profile, specs()[profile.blueprint], catalog)
+    refusal = _refusal(profile, specs(), catalog)
     if refusal is not None:
         raise UserInputError(f"cannot replace nodes of {source}", [refusal])
     compute = profile.compute
@@ -120,10 +120,11 @@ def replace_node(
     )
 
 
-def _refusal(profile: Any, blueprint: Any, catalog: Any) -> Problem | None:
+def _refusal(profile: Any, blueprints: dict[str, Any], catalog: Any) -> Problem | None:
     """Why this profile's nodes cannot be replaced one by one, or None when they can."""
+    blueprint = blueprints[profile.blueprint]
     if not blueprint.replaces_named_nodes:
-        named = ", ".join(n for n, s in sorted(_specs().items()) if s.replaces_named_nodes)
+        named = ", ".join(n for n, s in sorted(blueprints.items()) if s.replaces_named_nodes)
         return Problem(
             "blueprint",
             profile.blueprint,
@@ -141,12 +142,6 @@ def _refusal(profile: Any, blueprint: Any, catalog: Any) -> Problem | None:
             f"not promise to replace one node; {_BATCH_ALTERNATIVE}",
         )
     return None
-
-
-def _specs() -> dict[str, Any]:
-    from blueprints.architectures import specs
-
-    return specs()
 
 
 def register(app: typer.Typer) -> None:
