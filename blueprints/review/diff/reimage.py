@@ -131,10 +131,21 @@ class Reimage:
 class _Change(Protocol):
     """What this module reads of a ``ResourceChange``."""
 
-    action: str
-    type: str
-    name: str
-    inputs: dict[str, tuple[Any, Any]]
+    @property
+    def action(self) -> str:
+        """One of compare.ACTIONS."""
+
+    @property
+    def type(self) -> str:
+        """Pulumi type token."""
+
+    @property
+    def name(self) -> str:
+        """Logical name."""
+
+    @property
+    def inputs(self) -> dict[str, tuple[Any, Any]]:
+        """Changed inputs: key → (old, new)."""
 
 
 def image_changes(
@@ -230,3 +241,34 @@ def load_image_behaviours(path: Path = DATA_FILE) -> dict[str, ImageBehaviour]:
 def image_behaviours() -> dict[str, ImageBehaviour]:
     """The shipped table (loaded once)."""
     return load_image_behaviours()
+
+
+def newer_image_effect(resources: Sequence[Any], table: Mapping[str, ImageBehaviour] | None = None) -> str:
+    """What a newer image does to a plan's nodes at the next `pulumi up`, from the same table the diff reads:
+    ``stops and re-images 2 nodes``, and/or that the nodes launched from then on boot the newer one.
+
+    ``resources`` are planned resources (``type``, ``name`` and ``inputs`` attributes, or dicts with those keys).
+    """
+    table = image_behaviours() if table is None else table
+    stopped: list[ImageChange] = []
+    later = False
+    for r in resources:
+        token, name, inputs = (
+            (r["type"], r["name"], r["inputs"]) if isinstance(r, Mapping) else (r.type, r.name, r.inputs)
+        )
+        if IMAGE_INPUT not in inputs:
+            continue
+        short = short_type(token)
+        known = table.get(short)
+        login = (inputs.get("tags") or {}).get("aitrain-component") == LOGIN_TAG
+        if known is not None and known.effect == "new_nodes_only":
+            later = True
+            continue
+        effect, nodes = ("unknown", None) if known is None else (known.effect, _nodes(known.nodes, inputs))
+        stopped.append(ImageChange(name, short, effect, nodes, None, None, login, ""))
+    headline = Reimage(tuple(stopped)).headline()
+    if headline and later:
+        return f"{headline}, and the nodes launched from then on boot it"
+    if later:
+        return "makes the nodes launched from then on boot it while the running ones keep theirs (one pool, two images)"
+    return headline

@@ -1,0 +1,190 @@
+"""The ``image`` commands: ``aitrain image pin`` records the node image in the stack config (``compute.image_id``).
+
+Unpinned, every `pulumi up` resolves the newest system image of the catalog's pattern, and a newer Alibaba image
+re-images every running node at the next routine deploy. Pinning right after the first `pulumi up` (from its saved
+outputs, which name the image the nodes booted) makes a newer image a change made on purpose, which `aitrain diff`
+shows as "stops and re-images N nodes".
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from blueprints.cli.support import reports_user_errors
+from blueprints.core.errors import MISSING, Problem, UserInputError
+
+image_app = typer.Typer(
+    name="image",
+    help="Pin the node image in the stack config, so a newer Alibaba image never changes running nodes by itself.",
+    no_args_is_help=True,
+)
+
+
+@image_app.command("pin")
+@reports_user_errors
+def pin(
+    stack_config: Annotated[Path, typer.Option("--stack-config", help="The Pulumi.<stack>.yaml to pin the image in.")],
+    image_id: Annotated[
+        Optional[str],
+        typer.Option("--image-id", help="Pin this ECS image ID (an upgrade on purpose, or a first deploy's image)."),
+    ] = None,
+    from_outputs: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--from-outputs",
+            help="Pin the image the nodes booted: node_image in this stack's `pulumi stack output --json`.",
+        ),
+    ] = None,
+    write: Annotated[
+        bool,
+        typer.Option(
+            "--write",
+            help="Write compute.image_id into the stack file (atomically; every other byte kept). Without it, only "
+            "show the change.",
+        ),
+    ] = False,
+) -> None:
+    """Write compute.image_id into a stack config, from --image-id or from the stack's saved outputs.
+
+    Prints the change to the aitrain:* keys; with --write, writes it atomically (secrets, comments and other keys
+    kept byte for byte). Bad input — a missing file, a malformed image ID, outputs of another stack — is exit 2 and
+    nothing is written.
+    """
+    from blueprints.architectures import profile_models
+    from blueprints.catalog import load_catalog
+    from blueprints.core import clock
+    from blueprints.core.errors import read_text_file
+    from blueprints.core.files import write_atomic
+    from blueprints.profile.image import checked_image_id, image_from_outputs
+    from blueprints.profile.stackconfig import (
+        PRESET_KEY,
+        PROFILE_KEY,
+        StackSettings,
+        engine_config,
+        merge,
+        read_settings,
+        resolve,
+    )
+    from blueprints.profile.stackfile import merge_stack_text
+
+    if (image_id is None) == (from_outputs is None):
+        raise UserInputError(
+            "which image to pin",
+            [
+                Problem(
+                    "--image-id / --from-outputs",
+                    MISSING if image_id is None else f"{image_id} and {from_outputs}",
+                    "give exactly one: --from-outputs outputs.json (the image the nodes booted, saved with `pulumi "
+                    "stack output --json` after the first `pulumi up`) or --image-id ID",
+                )
+            ],
+        )
+    wanted = checked_image_id(image_id, "--image-id") if image_id is not None else None
+    source = str(stack_config)
+    existing = read_text_file(stack_config, "stack config")
+    settings = read_settings(engine_config(stack_config), source=source)
+    catalog, today = load_catalog(), clock.today()
+    _, profile = resolve(settings, profile_models(), catalog=catalog, today=today)
+    if profile.blueprint == "kubernetes-pool" and not profile.access.login_node:
+        raise UserInputError(
+            f"nothing to pin in {source}",
+            [
+                Problem(
+                    f"{source}: blueprint",
+                    profile.blueprint,
+                    "its GPU nodes boot ACK's image of kubernetes.image_type, not an image aitrain resolves; "
+                    "compute.image_id is used by a login node only (access.login_node: true)",
+                )
+            ],
+        )
+    if from_outputs is not None:
+        outputs_source = str(from_outputs)
+        data = _read_outputs(from_outputs)
+        wanted = image_from_outputs(
+            data, outputs_source, blueprint=profile.blueprint, profile_name=profile.name, region=profile.region
+        )
+        pinned = profile.compute.image_id
+        if pinned is not None and pinned != wanted:
+            raise UserInputError(
+                f"{source} pins another image",
+                [
+                    Problem(
+                        f"{source}: compute.image_id",
+                        pinned,
+                        f"is already pinned, and {outputs_source} says the nodes booted {wanted}: choose one on "
+                        "purpose with --image-id (the next `pulumi up` re-images the nodes when it differs from "
+                        "what they run)",
+                    )
+                ],
+            )
+    assert wanted is not None  # one of the two options gave it
+    if profile.compute.image_id == wanted:
+        typer.echo(f"{source}: compute.image_id is already pinned to {wanted}; nothing to change")
+        return
+    new_profile = merge(_profile_as_written(existing, source, settings.profile), {"compute": {"image_id": wanted}})
+    resolve(StackSettings(settings.preset, new_profile), profile_models(), catalog=catalog, today=today)
+    new_config: dict[str, Any] = {PROFILE_KEY: new_profile}
+    if settings.preset is not None:
+        new_config = {PRESET_KEY: settings.preset, **new_config}
+    merged, _ = merge_stack_text(existing, new_config, force=True, source=source)
+    before = profile.compute.image_id or "(not pinned: the newest image at each `pulumi up`)"
+    typer.echo(f"aitrain image pin: {profile.name} ({profile.blueprint}) — compute.image_id: {before} -> {wanted}")
+    diff = difflib.unified_diff(
+        existing.splitlines(keepends=True),
+        merged.splitlines(keepends=True),
+        fromfile=f"{source} (now)",
+        tofile=f"{source} (pinned)",
+    )
+    typer.echo("".join(diff).rstrip("\n"))
+    if not write:
+        typer.echo(f"not written: add --write to change {source}")
+        return
+    write_atomic(stack_config, merged, option="--stack-config")
+    after = (
+        "nothing changes on the nodes the outputs describe"
+        if from_outputs is not None
+        else "nodes not already on it are stopped and re-imaged: check with `aitrain diff`"
+    )
+    typer.echo(f"wrote {source}. Next `pulumi up`: {after}; preview with `aitrain plan --stack-config {source}`")
+
+
+_SAVE_OUTPUTS = "save them with `pulumi stack output --json > outputs.json` in the stack `pulumi up` built"
+
+
+def _read_outputs(path: Path) -> Any:
+    """The saved stack outputs (JSON); a missing, unreadable or non-JSON file is exit 2 naming --from-outputs."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = "does not exist" if isinstance(exc, FileNotFoundError) else f"cannot be read ({exc})"
+        raise UserInputError(
+            "cannot read the stack outputs", [Problem("--from-outputs", str(path), f"{reason}; {_SAVE_OUTPUTS}")]
+        ) from None
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise UserInputError(
+            "invalid stack outputs", [Problem("--from-outputs", str(path), f"is not JSON ({exc}); {_SAVE_OUTPUTS}")]
+        ) from None
+
+
+def _profile_as_written(existing: str, source: str, decoded: dict[str, Any]) -> dict[str, Any]:
+    """The ``aitrain:profile`` mapping in the file's own key order (the engine form sorts keys), so the pin adds one
+    line instead of reordering the profile; ``decoded`` when the file holds it in another form."""
+    from blueprints.core.yamlsafe import load
+    from blueprints.profile.stackconfig import PROFILE_KEY
+
+    document = load(existing, source)
+    config = document.get("config") if isinstance(document, dict) else None
+    written = config.get(PROFILE_KEY) if isinstance(config, dict) else None
+    return written if isinstance(written, dict) and written == decoded else decoded
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``image`` to ``app``."""
+    app.add_typer(image_app)
