@@ -1,0 +1,174 @@
+"""A changed node image in the diff: "stops and re-images N nodes" as a downtime risk, counted per kind.
+
+The plans are the real program under the offline preview, answering ``get_images`` with two different "newest"
+images: what `pulumi up` resolves before and after Alibaba publishes a newer one.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+
+from blueprints.catalog import load_catalog
+from blueprints.engine.preview import preview
+from blueprints.profile.stackconfig import with_cli_inputs
+from blueprints.review.diff.compare import diff_plans
+from blueprints.review.diff.reimage import image_changes, load_image_behaviours, newer_image_effect
+from blueprints.review.render.diff import render_diff, verdict
+
+TODAY = dt.date(2026, 12, 1)
+OLD, NEW = "ubuntu_22_04_x64_20G_alibase_20230815.vhd", "ubuntu_22_04_x64_20G_alibase_20251120.vhd"
+ERDMA = {"compute.instance_type": "ecs.ebmgn7ex.32xlarge", "compute.nodes": 2, "compute.scratch_gib": 3072}
+LOGIN = {"network.admin_cidr": "203.0.113.0/24", "access.login_node": True, "access.key_pair_name": "ops"}
+
+
+def plan_json(preset: str, overrides: dict[str, object], newest: str) -> dict:
+    config = with_cli_inputs({}, preset, list(overrides.items()))
+    plan = preview(config, catalog=load_catalog(), today=TODAY, newest_image=newest)
+    return json.loads(plan.to_json())
+
+
+_CACHE: dict[tuple, dict] = {}
+
+
+def planned(preset: str, overrides: dict[str, object], newest: str) -> dict:
+    key = (preset, tuple(sorted(overrides.items())), newest)
+    if key not in _CACHE:
+        _CACHE[key] = plan_json(preset, overrides, newest)
+    return _CACHE[key]
+
+
+def image_diff(preset: str, overrides: dict[str, object]):
+    return diff_plans(planned(preset, overrides, OLD), planned(preset, overrides, NEW))
+
+
+def test_a_newer_image_on_erdma_nodes_stops_and_reimages_both_as_a_downtime_risk():
+    diff = image_diff("medical-imaging", ERDMA)
+    # Pulumi calls it an in-place update of each node; nothing else in the stack changes.
+    assert [(c.action, c.short_type, list(c.inputs)) for c in diff.changes] == [
+        ("update", "ecs.Instance", ["imageId"]),
+        ("update", "ecs.Instance", ["imageId"]),
+    ]
+    assert verdict(diff) == "2 update; 0 data risks; 2 downtime risks: stops and re-images 2 nodes"
+    assert diff.reimage.nodes == 2 and diff.risks == []
+    assert diff.fails_on("replace") and not diff.fails_on("data-risk")
+    text = render_diff(diff)
+    assert "Downtime risks — stops and re-images 2 nodes:" in text
+    assert (
+        f"- medical-imaging-cluster-node-000: stops and re-images 1 node in place (imageId {OLD} → {NEW}): stopped, "
+        "its system disk replaced by a new one from the new image" in text
+    )
+    assert "downtime: stops and re-images 1 node in place" in text  # the change's own row says it too
+    markdown = render_diff(diff, markdown=True)
+    assert "**Verdict:** 2 update; 0 data risks; 2 downtime risks: stops and re-images 2 nodes" in markdown
+    assert "### Downtime risks — stops and re-images 2 nodes\n\n- medical-imaging-cluster-node-000: " in markdown
+    data = diff.to_dict()
+    assert data["reimage"]["nodes"] == 2 and data["reimage"]["headline"] == "stops and re-images 2 nodes"
+    assert [c["effect"] for c in data["reimage"]["changes"]] == ["reimage", "reimage"]
+    assert data["reimage"]["changes"][0]["image"] == {"old": OLD, "new": NEW}
+    assert [r.split(":")[0] for r in data["downtime_risks"]] == [
+        "medical-imaging-cluster-node-000",
+        "medical-imaging-cluster-node-001",
+    ]
+
+
+def test_the_login_node_is_counted_and_named():
+    diff = image_diff("medical-imaging", {**ERDMA, **LOGIN})
+    assert diff.reimage.nodes == 3
+    assert diff.reimage.headline() == "stops and re-images 3 nodes (2 GPU nodes, the login node)"
+    assert any(
+        r.startswith("medical-imaging-login-instance: stops and re-images the login node in place")
+        for r in diff.reimage.risks()
+    )
+
+
+def test_an_instance_set_counts_its_amount_and_its_template_reaches_only_new_nodes():
+    diff = image_diff("medical-imaging", {})
+    by_name = {c.resource: c for c in diff.reimage.changes}
+    batch = by_name["medical-imaging-cluster-nodes-0"]
+    assert (batch.effect, batch.nodes, batch.downtime) == ("replace", 12, True)
+    template = by_name["medical-imaging-cluster-template"]
+    assert (template.effect, template.downtime) == ("new_nodes_only", False)
+    assert verdict(diff).endswith("; 1 downtime risk: stops and re-images 12 nodes")
+    text = render_diff(diff)
+    assert "Image changes for new nodes only (running nodes keep theirs):" in text
+    assert "stops and re-images 12 nodes by replacing them" in text
+
+
+def test_a_pool_keeps_its_running_nodes_so_no_downtime_risk_but_says_new_nodes_differ():
+    diff = image_diff("autoscaling-training", {})
+    assert diff.changes and all(c.action == "update" for c in diff.changes)
+    assert diff.reimage.downtime == () and diff.reimage.headline() == ""
+    assert "downtime" not in verdict(diff)
+    assert not diff.fails_on("replace")
+    kinds = {c.type for c in diff.reimage.changes}
+    assert kinds == {"ecs.EcsLaunchTemplate"}
+    assert "Image changes for new nodes only" in render_diff(diff, markdown=True)
+
+
+def test_a_pinned_image_ignores_a_newer_one():
+    pinned = {**ERDMA, "compute.image_id": OLD}
+    diff = diff_plans(planned("medical-imaging", pinned, OLD), planned("medical-imaging", pinned, NEW))
+    assert diff.changes == () and diff.reimage.changes == ()
+
+
+def test_a_type_the_table_does_not_know_may_reimage_and_counts_as_downtime_of_unknown_size():
+    class Change:
+        action, type, name = "update", "alicloud:ecs/dedicatedHost:DedicatedHost", "host"
+        inputs = {"imageId": (OLD, NEW)}
+
+    found = image_changes([Change()], {})
+    assert found.downtime and found.nodes is None
+    assert found.headline() == "stops and re-images nodes (how many is unknown: see the downtime risks)"
+    assert "is not in blueprints/data/image_changes.csv" in found.risks()[0]
+
+
+def test_a_replaced_instance_is_counted_as_replaced_not_reimaged_in_place():
+    class Change:
+        action, type, name = "replace", "alicloud:ecs/instance:Instance", "node-000"
+        inputs = {"imageId": (OLD, NEW), "availabilityZone": ("a", "b")}
+
+    (change,) = image_changes([Change()], {}).changes
+    assert (change.effect, change.nodes) == ("replace", 1)
+    assert change.message().startswith("stops and re-images 1 node by replacing it")
+
+
+def test_what_a_newer_image_would_do_is_said_per_blueprint():
+    erdma = planned("medical-imaging", {**ERDMA, **LOGIN}, OLD)
+    assert newer_image_effect(erdma["resources"]) == "stops and re-images 3 nodes (2 GPU nodes, the login node)"
+    pool = planned("autoscaling-training", {}, OLD)
+    assert newer_image_effect(pool["resources"]).startswith("makes the nodes launched from then on boot it")
+
+
+@pytest.mark.parametrize(
+    ("row", "problem"),
+    [
+        ("ecs.Nope,reimage,1,x,src", "is not a resource kind"),
+        ("ecs.Instance,rebuild,1,x,src", "must be one of reimage, replace, new_nodes_only"),
+        ("ecs.Instance,reimage,,x,src", "must be 1 or amount"),
+        ("ecs.EcsLaunchTemplate,new_nodes_only,1,x,src", "must be 1 or amount"),
+        ("ecs.Instance,reimage,1,x,", "what_happens and source are both required"),
+    ],
+)
+def test_a_bad_row_of_the_image_table_is_refused_with_its_line(tmp_path, row, problem):
+    from blueprints.core.errors import UserInputError
+
+    path = tmp_path / "image_changes.csv"
+    path.write_text("type,effect,nodes,what_happens,source\n" + row + "\n", encoding="utf-8")
+    with pytest.raises(UserInputError) as err:
+        load_image_behaviours(path)
+    assert "line 2" in err.value.render() and problem in err.value.render()
+
+
+def test_the_shipped_table_covers_every_kind_aitrain_gives_an_image():
+    table = load_image_behaviours()
+    assert {k: v.effect for k, v in table.items()} == {
+        "ecs.Instance": "reimage",
+        "ecs.EcsInstanceSet": "replace",
+        "ecs.EcsLaunchTemplate": "new_nodes_only",
+        "ess.ScalingConfiguration": "new_nodes_only",
+        "cs.NodePool": "new_nodes_only",
+    }
+    assert all(v.source for v in table.values())
