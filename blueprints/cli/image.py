@@ -55,7 +55,7 @@ def pin(
     kept byte for byte). Bad input — a missing file, a malformed image ID, outputs of another stack — is exit 2 and
     nothing is written.
     """
-    from blueprints.architectures import profile_models
+    from blueprints.architectures import profile_models, specs
     from blueprints.catalog import load_catalog
     from blueprints.core import clock
     from blueprints.core.errors import read_text_file
@@ -90,15 +90,16 @@ def pin(
     settings = read_settings(engine_config(stack_config), source=source)
     catalog, today = load_catalog(), clock.today()
     _, profile = resolve(settings, profile_models(), catalog=catalog, today=today)
-    if profile.blueprint == "kubernetes-pool" and not profile.access.login_node:
+    elsewhere = specs()[profile.blueprint].foreign_node_image
+    if elsewhere and not profile.access.login_node:
         raise UserInputError(
             f"nothing to pin in {source}",
             [
                 Problem(
                     f"{source}: blueprint",
                     profile.blueprint,
-                    "its GPU nodes boot ACK's image of kubernetes.image_type, not an image aitrain resolves; "
-                    "compute.image_id is used by a login node only (access.login_node: true)",
+                    f"{elsewhere}, not an image aitrain resolves; compute.image_id is used by a login node only "
+                    "(access.login_node: true)",
                 )
             ],
         )

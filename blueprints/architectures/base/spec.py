@@ -52,6 +52,9 @@ class BlueprintSpec(ABC, Generic[P]):
     parked_compute: ClassVar[dict[str, Any] | None] = None
     resume_field: ClassVar[str | None] = None
     park_refusal: ClassVar[str] = ""
+    # Where the compute nodes' image comes from when it is not compute.image_id (empty: compute.image_id boots them;
+    # `aitrain image pin` then pins nothing without a login node).
+    foreign_node_image: ClassVar[str] = ""
     # How `aitrain launch` starts a run on this blueprint's stack:
     # "torchrun" on the nodes, or "kubernetes" (a PyTorchJob).
     job_engine: ClassVar[str] = "torchrun"
