@@ -180,6 +180,7 @@ def test_a_missing_stack_file_and_a_missing_choice_are_refused(tmp_path, stack, 
     refused(invoke("--stack-config", tmp_path / "nope.yaml", "--image-id", "m-abc"), "file does not exist")
     refused(invoke("--stack-config", stack), "give exactly one")
     refused(invoke("--stack-config", stack, "--image-id", "m-abc", "--from-outputs", outputs), "give exactly one")
+    refused(invoke("--stack-config", stack, "--image-id", "m-abc", "--newest"), "--image-id and --newest")
 
 
 def test_outputs_that_disagree_with_a_pinned_image_are_refused(stack, outputs):
@@ -224,3 +225,98 @@ def test_the_kubernetes_pool_exports_the_login_node_image_only_with_one():
     assert image["applies_to"].startswith("the login node; the GPU pool's nodes boot ACK's")
     (note,) = [n for n in with_login.notes if "not pinned" in n]
     assert "stops and re-images 1 node (the login node)" in note
+
+
+def describe_answer(images, total=None):
+    return json.dumps({"TotalCount": len(images) if total is None else total, "Images": {"Image": images}})
+
+
+@pytest.fixture
+def fake_aliyun(monkeypatch):
+    """Replaces the aliyun CLI: records each argv and answers DescribeImages from ``pages`` (one answer per call)."""
+    import subprocess
+
+    import blueprints.cli.image as image_cli
+
+    calls: list[list[str]] = []
+    pages: list[tuple[int, str, str]] = []
+
+    def run(argv):
+        calls.append(argv)
+        code, out, err = pages[len(calls) - 1]
+        return subprocess.CompletedProcess(argv, code, out, err)
+
+    monkeypatch.setattr(image_cli, "_run", run)
+    return calls, pages
+
+
+def test_newest_asks_describe_images_with_the_programs_filter_prints_it_and_pins_the_latest_match(stack, fake_aliyun):
+    calls, pages = fake_aliyun
+    filler = [
+        {"ImageId": f"centos_{i}.vhd", "ImageName": f"centos_{i}", "CreationTime": "2026-01-01T00:00:00Z"}
+        for i in range(98)
+    ]
+    first = [
+        {
+            "ImageId": OLD,
+            "ImageName": "ubuntu_22_04_x64_20G_alibase_20230815.vhd",
+            "CreationTime": "2023-08-15T06:49:06Z",
+        },
+        {
+            "ImageId": "m-newer-but-other-name",
+            "ImageName": "aliyun_3_x64_20G_alibase_20261101.vhd",
+            "CreationTime": "2026-11-01T00:00:00Z",
+        },
+        *filler,
+    ]
+    newest = "ubuntu_22_04_x64_20G_alibase_20261120.vhd"
+    second = [{"ImageId": newest, "ImageName": newest, "CreationTime": "2026-11-20T02:00:00Z"}]
+    pages += [(0, describe_answer(first, total=101), ""), (0, describe_answer(second, total=101), "")]
+    result = invoke("--stack-config", stack, "--newest", "--write")
+    assert result.exit_code == 0, result.output
+    expected = [
+        "aliyun",
+        "ecs",
+        "DescribeImages",
+        "--RegionId",
+        "cn-shanghai",
+        "--ImageOwnerAlias",
+        "system",
+        "--InstanceType",
+        "ecs.gn7e-c16g1.32xlarge",
+        "--PageSize",
+        "100",
+        "--PageNumber",
+    ]
+    assert calls == [[*expected, "1"], [*expected, "2"]]
+    # Each call is printed before it runs.
+    assert "running: aliyun ecs DescribeImages --RegionId cn-shanghai --ImageOwnerAlias system" in result.stdout
+    assert f"newest: {newest} ({newest}, created 2026-11-20T02:00:00Z)" in result.stdout
+    assert yaml.safe_load(stack.read_text())["config"]["aitrain:profile"]["compute"]["image_id"] == newest
+
+
+@pytest.mark.parametrize(
+    ("answer", "needle"),
+    [
+        ((1, "", "InvalidAccessKeyId.NotFound"), "InvalidAccessKeyId.NotFound"),
+        ((0, "not json", ""), "cannot read the answer"),
+        ((0, describe_answer([{"ImageId": "x", "ImageName": "centos_7", "CreationTime": "2026"}]), ""), "matches"),
+    ],
+)
+def test_newest_that_fails_or_finds_nothing_is_exit_1_and_writes_nothing(stack, fake_aliyun, answer, needle):
+    _, pages = fake_aliyun
+    pages.append(answer)
+    before = stack.read_bytes()
+    result = invoke("--stack-config", stack, "--newest", "--write")
+    assert result.exit_code == 1 and needle in result.stderr, result.output
+    assert stack.read_bytes() == before
+
+
+def test_newest_without_the_aliyun_cli_is_exit_2(stack, monkeypatch):
+    import blueprints.cli.image as image_cli
+
+    def missing(argv):
+        raise FileNotFoundError(argv[0])
+
+    monkeypatch.setattr(image_cli, "_run", missing)
+    refused(invoke("--stack-config", stack, "--newest", "--write"), "aliyun", "--image-id")

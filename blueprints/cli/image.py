@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import difflib
 import json
+import shlex
+import subprocess
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, Callable, Optional
 
 import typer
 
 from blueprints.cli.support import reports_user_errors
 from blueprints.core.errors import MISSING, Problem, UserInputError
+
+Runner = Callable[[list[str]], "subprocess.CompletedProcess[str]"]
 
 image_app = typer.Typer(
     name="image",
@@ -40,6 +44,14 @@ def pin(
             help="Pin the image the nodes booted: node_image in this stack's `pulumi stack output --json`.",
         ),
     ] = None,
+    newest: Annotated[
+        bool,
+        typer.Option(
+            "--newest",
+            help="Pin the newest image `pulumi up` would resolve now: the program's filter, asked through "
+            "`aliyun ecs DescribeImages` (each call printed first).",
+        ),
+    ] = False,
     write: Annotated[
         bool,
         typer.Option(
@@ -49,13 +61,13 @@ def pin(
         ),
     ] = False,
 ) -> None:
-    """Write compute.image_id into a stack config, from --image-id or from the stack's saved outputs.
+    """Write compute.image_id into a stack config: from the stack's saved outputs, --image-id, or --newest.
 
     Prints the change to the aitrain:* keys; with --write, writes it atomically (secrets, comments and other keys
     kept byte for byte). Bad input — a missing file, a malformed image ID, outputs of another stack — is exit 2 and
     nothing is written.
     """
-    from blueprints.architectures import profile_models, specs
+    from blueprints.architectures import profile_models, spec_for, specs
     from blueprints.catalog import load_catalog
     from blueprints.core import clock
     from blueprints.core.errors import read_text_file
@@ -72,15 +84,18 @@ def pin(
     )
     from blueprints.profile.stackfile import merge_stack_text
 
-    if (image_id is None) == (from_outputs is None):
+    chosen = [name for name, given in (("--image-id", image_id), ("--from-outputs", from_outputs)) if given is not None]
+    chosen += ["--newest"] if newest else []
+    if len(chosen) != 1:
         raise UserInputError(
             "which image to pin",
             [
                 Problem(
-                    "--image-id / --from-outputs",
-                    MISSING if image_id is None else f"{image_id} and {from_outputs}",
+                    "--from-outputs / --image-id / --newest",
+                    " and ".join(chosen) if chosen else MISSING,
                     "give exactly one: --from-outputs outputs.json (the image the nodes booted, saved with `pulumi "
-                    "stack output --json` after the first `pulumi up`) or --image-id ID",
+                    "stack output --json` after the first `pulumi up`), --image-id ID, or --newest (what `pulumi "
+                    "up` would resolve now)",
                 )
             ],
         )
@@ -123,7 +138,20 @@ def pin(
                     )
                 ],
             )
-    assert wanted is not None  # one of the two options gave it
+    if newest:
+        row = catalog.image_for(profile.region)
+        if row is None:
+            raise UserInputError(
+                "no image pattern",
+                [
+                    Problem(
+                        "--newest", profile.region, "the catalog has no image pattern for this region; use --image-id"
+                    )
+                ],
+            )
+        instance_type = spec_for(profile, catalog, today).instance.instance_type
+        wanted = newest_image(profile.region, instance_type, row.name_regex)
+    assert wanted is not None  # one of the three options gave it
     if profile.compute.image_id == wanted:
         typer.echo(f"{source}: compute.image_id is already pinned to {wanted}; nothing to change")
         return
@@ -149,12 +177,65 @@ def pin(
     after = (
         "nothing changes on the nodes the outputs describe"
         if from_outputs is not None
-        else "nodes not already on it are stopped and re-imaged: check with `aitrain diff`"
+        else "nodes not already on it are stopped and re-imaged: check with `aitrain diff` (a first deploy boots it)"
     )
     typer.echo(f"wrote {source}. Next `pulumi up`: {after}; preview with `aitrain plan --stack-config {source}`")
 
 
 _SAVE_OUTPUTS = "save them with `pulumi stack output --json > outputs.json` in the stack `pulumi up` built"
+
+
+def _run(argv: list[str]) -> "subprocess.CompletedProcess[str]":
+    return subprocess.run(argv, capture_output=True, text=True, check=False)
+
+
+def newest_image(region: str, instance_type: str, name_regex: str, run: Runner | None = None) -> str:
+    """The newest system image matching ``name_regex`` for ``instance_type``: each DescribeImages page printed, then
+    run; a failed call or no match is exit 1 with nothing written, no aliyun CLI exit 2."""
+    from blueprints.profile.image import (
+        DESCRIBE_PAGE_SIZE,
+        checked_image_id,
+        describe_images_argv,
+        described_images,
+        newest_matching,
+    )
+
+    run = run or _run
+    images: list[dict[str, Any]] = []
+    page = 1
+    while True:
+        argv = describe_images_argv(region, instance_type, page)
+        typer.echo(f"running: {shlex.join(argv)}")
+        try:
+            result = run(argv)
+        except FileNotFoundError:
+            raise UserInputError(
+                "the aliyun CLI is not installed",
+                [Problem("--newest", "aliyun", "not found on PATH; install and configure it, or pass --image-id")],
+            ) from None
+        if result.returncode != 0:
+            typer.echo(f"failed (exit {result.returncode}): {shlex.join(argv)}\n{result.stderr.strip()}", err=True)
+            raise typer.Exit(code=1)
+        try:
+            found, total = described_images(result.stdout)
+        except (ValueError, RecursionError) as exc:
+            typer.echo(f"cannot read the answer of {shlex.join(argv)}: {exc}", err=True)
+            raise typer.Exit(code=1) from None
+        images += found
+        if len(found) < DESCRIBE_PAGE_SIZE or page * DESCRIBE_PAGE_SIZE >= total:
+            break
+        page += 1
+    best = newest_matching(images, name_regex)
+    if best is None:
+        typer.echo(
+            f"no system image for {instance_type} in {region} matches {name_regex} ({len(images)} listed); "
+            "nothing written: pass --image-id",
+            err=True,
+        )
+        raise typer.Exit(code=1)
+    image_id = checked_image_id(str(best.get("ImageId")), "DescribeImages: ImageId")
+    typer.echo(f"newest: {image_id} ({best.get('ImageName')}, created {best.get('CreationTime')})")
+    return image_id
 
 
 def _read_outputs(path: Path) -> Any:

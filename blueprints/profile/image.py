@@ -108,3 +108,53 @@ def image_from_outputs(data: Any, source: str, *, blueprint: str, profile_name: 
             ],
         )
     return checked_image_id(node_image["image_id"], f"{source}: {OUTPUT_KEY}.image_id")
+
+
+# `aitrain image pin --newest`: the same lookup as the program's get_images(name_regex, owners="system",
+# instance_type, most_recent=True), through the aliyun CLI. The provider's data source pages DescribeImages with
+# ImageOwnerAlias and InstanceType, keeps the names matching name_regex and takes the latest CreationTime
+# (aliyun/terraform-provider-alicloud@81c43b6727a09e9da37b3d88818c3ba5fa17fa14:alicloud/data_source_alicloud_images.go
+# L247-L400, L466-L475); DescribeImages: https://www.alibabacloud.com/help/en/ecs/developer-reference/
+# api-ecs-2014-05-26-describeimages (paged; PageSize at most 100).
+DESCRIBE_PAGE_SIZE = 100
+
+
+def describe_images_argv(region: str, instance_type: str, page: int) -> list[str]:
+    """One page of ``aliyun ecs DescribeImages`` with the program's filter (owners system, the nodes' type)."""
+    return [
+        "aliyun",
+        "ecs",
+        "DescribeImages",
+        "--RegionId",
+        region,
+        "--ImageOwnerAlias",
+        "system",
+        "--InstanceType",
+        instance_type,
+        "--PageSize",
+        str(DESCRIBE_PAGE_SIZE),
+        "--PageNumber",
+        str(page),
+    ]
+
+
+def described_images(stdout: str) -> tuple[list[dict[str, Any]], int]:
+    """The images of one DescribeImages answer and its TotalCount; ValueError when it is not such an answer."""
+    import json
+
+    data = json.loads(stdout)
+    images = (data.get("Images") or {}).get("Image") if isinstance(data, dict) else None
+    total = data.get("TotalCount") if isinstance(data, dict) else None
+    if not isinstance(images, list) or not all(isinstance(i, dict) for i in images) or not isinstance(total, int):
+        raise ValueError("expected {'TotalCount': N, 'Images': {'Image': [...]}}")
+    return images, total
+
+
+def newest_matching(images: list[dict[str, Any]], name_regex: str) -> dict[str, Any] | None:
+    """The image with the latest CreationTime whose ImageName matches ``name_regex`` (as the provider picks it)."""
+    pattern = re.compile(name_regex)
+    found = [
+        i for i in images if isinstance(i.get("ImageName"), str) and i["ImageName"] and pattern.search(i["ImageName"])
+    ]
+    # CreationTime is RFC 3339 UTC (2023-08-15T06:49:06Z): its text orders as its time does.
+    return max(found, key=lambda i: str(i.get("CreationTime") or ""), default=None)
