@@ -70,7 +70,8 @@ class ComputeBase(Strict):
     image_id: str | None = Field(
         default=None,
         description=(
-            "ECS image ID; when empty, the newest system image matching the catalog's name pattern is looked up."
+            "ECS image ID; when empty, the newest system image matching the catalog's name pattern is looked up at "
+            "every `pulumi up` (a newer one re-images the nodes): `aitrain image pin` records the one they booted."
         ),
     )
     system_disk_gib: int = Field(
