@@ -90,10 +90,15 @@ def test_an_instance_set_counts_its_amount_and_its_template_reaches_only_new_nod
     batch = by_name["medical-imaging-cluster-nodes-0"]
     assert (batch.effect, batch.nodes, batch.downtime) == ("replace", 12, True)
     template = by_name["medical-imaging-cluster-template"]
-    assert (template.effect, template.downtime) == ("new_nodes_only", False)
+    assert (template.effect, template.downtime, template.nodes) == ("new_nodes_only", False, 0)
     assert verdict(diff).endswith("; 1 downtime risk: stops and re-images 12 nodes")
     text = render_diff(diff)
     assert "Image changes for new nodes only (running nodes keep theirs):" in text
+    assert (
+        f"- medical-imaging-cluster-template: imageId {OLD} → {NEW}: a new template version: running nodes keep the "
+        "image they booted; nodes launched from the template from now on boot the new one" in text
+    )
+    assert "running nodes keep their image" in text  # the template's row
     assert "stops and re-images 12 nodes by replacing them" in text
 
 
@@ -112,6 +117,23 @@ def test_a_pinned_image_ignores_a_newer_one():
     pinned = {**ERDMA, "compute.image_id": OLD}
     diff = diff_plans(planned("medical-imaging", pinned, OLD), planned("medical-imaging", pinned, NEW))
     assert diff.changes == () and diff.reimage.changes == ()
+
+
+def test_changes_without_a_new_image_and_created_nodes_are_no_image_change():
+    # One more node: node-002 is created (from the image, but nothing running changes); the others keep theirs.
+    diff = diff_plans(
+        planned("medical-imaging", ERDMA, OLD), planned("medical-imaging", {**ERDMA, "compute.nodes": 3}, NEW)
+    )
+    assert ("create", "medical-imaging-cluster-node-002") in [(c.action, c.name) for c in diff.changes]
+    assert [c.resource for c in diff.reimage.changes] == [
+        "medical-imaging-cluster-node-000",
+        "medical-imaging-cluster-node-001",
+    ]
+    same_image = diff_plans(
+        planned("medical-imaging", ERDMA, OLD), planned("medical-imaging", {**ERDMA, "compute.nodes": 3}, OLD)
+    )
+    assert same_image.changes and same_image.reimage.changes == ()
+    assert "downtime" not in verdict(same_image)
 
 
 def test_a_type_the_table_does_not_know_may_reimage_and_counts_as_downtime_of_unknown_size():
@@ -160,6 +182,37 @@ def test_a_bad_row_of_the_image_table_is_refused_with_its_line(tmp_path, row, pr
     with pytest.raises(UserInputError) as err:
         load_image_behaviours(path)
     assert "line 2" in err.value.render() and problem in err.value.render()
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("type,effect,nodes\necs.Instance,reimage,1\n", "header"),
+        ("type,effect,nodes,what_happens,source\necs.Instance,reimage,1\n", "must have exactly 5 columns"),
+        (
+            "type,effect,nodes,what_happens,source\necs.Instance,reimage,1,x,s\necs.Instance,reimage,1,x,s\n",
+            "duplicates an earlier row",
+        ),
+    ],
+)
+def test_a_malformed_image_table_is_refused(tmp_path, text, problem):
+    from blueprints.core.errors import UserInputError
+
+    path = tmp_path / "image_changes.csv"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(UserInputError) as err:
+        load_image_behaviours(path)
+    assert problem in err.value.render()
+
+
+def test_a_missing_image_table_is_refused_and_cells_are_stripped(tmp_path):
+    from blueprints.core.errors import UserInputError
+
+    with pytest.raises(UserInputError, match="cannot be read"):
+        load_image_behaviours(tmp_path / "nope.csv")
+    path = tmp_path / "image_changes.csv"
+    path.write_text("type,effect,nodes,what_happens,source\n ecs.Instance , reimage , 1 , x , s \n", encoding="utf-8")
+    assert load_image_behaviours(path)["ecs.Instance"].effect == "reimage"
 
 
 def test_the_shipped_table_covers_every_kind_aitrain_gives_an_image():
