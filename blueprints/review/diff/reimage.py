@@ -61,16 +61,24 @@ class ImageChange:
         """Whether running nodes stop: a re-image in place, a replacement, or an effect nobody recorded."""
         return self.effect in DOWNTIME_EFFECTS
 
+    def summary(self) -> str:
+        """What happens to the running nodes, without the images: ``stops and re-images 1 node in place``."""
+        if self.effect == "new_nodes_only":
+            return "running nodes keep their image"
+        if self.effect == "unknown":
+            return f"may stop and re-image its nodes ({self.type} is not in blueprints/data/image_changes.csv)"
+        what = "the login node" if self.login else _count(self.nodes)
+        how = "in place" if self.effect == "reimage" else "by replacing them" if self.nodes != 1 else "by replacing it"
+        return f"stops and re-images {what} {how}"
+
     def message(self) -> str:
         """One line: what `pulumi up` does to this resource's nodes and why, with both images."""
         image = f"imageId {self.old} → {self.new}"
         if self.effect == "new_nodes_only":
             return f"{image}: {self.what_happens}"
         if self.effect == "unknown":
-            return f"{image}: may stop and re-image its nodes ({self.type} is not in blueprints/data/image_changes.csv)"
-        what = "the login node" if self.login else _count(self.nodes)
-        how = "in place" if self.effect == "reimage" else "by replacing them" if self.nodes != 1 else "by replacing it"
-        return f"stops and re-images {what} {how} ({image}): {self.what_happens}"
+            return f"{image}: {self.summary()}"
+        return f"{self.summary()} ({image}): {self.what_happens}"
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form of one image change."""

@@ -147,10 +147,7 @@ def _unchanged(diff: PlanDiff) -> bool:
 def image_why(diff: PlanDiff, change: ResourceChange) -> list[str]:
     """What a changed image does to this resource's running nodes, one phrase (none when its image is unchanged)."""
     found = [c for c in diff.reimage.changes if c.resource == change.name and c.type == change.short_type]
-    return [
-        ("downtime: " + c.message().split(" (imageId", 1)[0]) if c.downtime else "running nodes keep their image"
-        for c in found
-    ]
+    return [("downtime: " if c.downtime else "") + c.summary() for c in found]
 
 
 def image_lines(diff: PlanDiff, escape: Callable[[str], str]) -> list[str]:
