@@ -11,12 +11,14 @@ from typing import Literal
 
 import jinja2
 
+from blueprints.core import userdata
 from blueprints.core.objectstore import internal_endpoint
 
 # ECS user data: "实例自定义数据需要Base64编码后传入，且编码前的自定义数据不能超过16 KB" (Base64-encoded, at most
 # 16 KB before encoding): https://help.aliyun.com/knowledge_detail/49121.html (and the zh-TW copy
 # https://www.alibabacloud.com/help/tc/doc-detail/49121.htm). Newer pages may allow 32 KB (UNVERIFIED); we hold the
-# stricter documented figure, counted as UTF-8 bytes of the text before Base64.
+# stricter documented figure, counted as the gzip-compressed bytes ECS receives before Base64 (cloud-init
+# uncompresses gzip user data: blueprints.core.userdata).
 USER_DATA_LIMIT_BYTES = 16 * 1024
 
 LAUNCHER_PATH = "/usr/local/bin/aitrain-torchrun"
@@ -40,6 +42,18 @@ JOB_USER = "aitrain"
 JOB_UID = 2000
 JOB_HOME = "/home/aitrain"
 RDZV_PORT = 29400
+# torchrun --max-restarts when the launch names none. torchrun's own default is 0 (the first failure ends the run); each
+# restart restarts every node's workers, which resume from their newest checkpoint. 3 absorbs the failures that pass
+# (a node replaced or rebooted, a spot node reclaimed, one NCCL timeout) and still ends a run that fails the same way
+# every time (a bug, a bad GPU) after 3 more tries instead of looping on it. `aitrain launch --max-restarts N`
+# overrides it.
+DEFAULT_MAX_RESTARTS = 3
+# Where runs keep their checkpoints on the shared file system: <shared>/.aitrain/checkpoints/<run-id>
+# (the job's AITRAIN_CHECKPOINT_DIR).
+CHECKPOINTS_DIR = f"{SHARED_MOUNT}/.aitrain/checkpoints"
+# Seconds torchrun waits for the workers after SIGTERM before SIGKILL
+# (TORCH_ELASTIC_SHUTDOWN_TIMEOUT; torch's default is 30).
+SHUTDOWN_SECONDS = 120
 # Alibaba's IMDS address; security hardening mode (IMDSv2) takes a PUT to /latest/api/token with header
 # X-aliyun-ecs-metadata-token-ttl-seconds, then header X-aliyun-ecs-metadata-token on every read:
 # https://www.alibabacloud.com/help/en/ecs/user-guide/view-instance-metadata/ (updated 2026-05-15).
@@ -298,6 +312,8 @@ def _values(spec: BootSpec) -> dict[str, object]:
         "job_home": JOB_HOME,
         "rdzv_port": RDZV_PORT,
         "metadata_host": METADATA_HOST,
+        "max_restarts": DEFAULT_MAX_RESTARTS,
+        "shutdown_seconds": SHUTDOWN_SECONDS,
         "torch_venv": TORCH_VENV,
         "boot_minutes": boot_minutes(spec.gpu),
     }
@@ -379,12 +395,12 @@ def render_user_data(spec: BootSpec) -> str:
     values = _values(spec)
     launcher, node_script = code_only(render_launcher(spec)), code_only(render_node_script(spec))
     text = _ENV.get_template("user-data.yaml.j2").render(launcher=launcher, node_script=node_script, **values)
-    size = len(text.encode("utf-8"))
+    size = len(userdata.compressed(text))
     if size > USER_DATA_LIMIT_BYTES:
         raise UserDataTooLarge(
             f"The node user data for cluster {spec.cluster!r} is {size} "
-            f"bytes, over the ECS limit of {USER_DATA_LIMIT_BYTES} bytes "
-            f"(16 KB before Base64) by {size - USER_DATA_LIMIT_BYTES}. "
+            f"bytes gzip-compressed ({len(text.encode('utf-8'))} as text), over the ECS limit of "
+            f"{USER_DATA_LIMIT_BYTES} bytes (16 KB before Base64) by {size - USER_DATA_LIMIT_BYTES}. "
             "ECS rejects it at launch. Shorten the long values "
             f"(mount source {len(spec.mount_source)} chars, mount "
             f"options {len(spec.mount_options)} chars, cluster name "
@@ -395,6 +411,8 @@ def render_user_data(spec: BootSpec) -> str:
 
 __all__ = [
     "BOOT_MINUTES",
+    "CHECKPOINTS_DIR",
+    "DEFAULT_MAX_RESTARTS",
     "ENV_DIR",
     "ERDMA_MTU_NO_JUMBO",
     "JOB_HOME",

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 import io
 from pathlib import Path
 from typing import Any
@@ -15,6 +13,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from blueprints.core import userdata
 from blueprints.core.text import html_text, md_cell, md_code, md_fence, md_text, plain, plain_block
 from blueprints.kinds import kind_of
 from blueprints.review.plan import Plan, PlannedResource
@@ -22,6 +21,7 @@ from blueprints.review.render.costs import cost_section, cost_text
 from blueprints.review.render.diagram import mermaid_flowchart
 from blueprints.review.render.findings import guardrails_holding, level_counts, ordered_findings, skipped_rules
 from blueprints.review.render.fit import COMMENT_BUDGET, fit_blocks
+from blueprints.review.render.runtime import runtime_lines
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 
@@ -104,10 +104,8 @@ def user_data_blocks(plan: Plan) -> list[tuple[str, str]]:
     for r in plan.resources:
         encoded = r.inputs.get("userData")
         if isinstance(encoded, str):
-            try:
-                blocks.append((r.name, base64.b64decode(encoded, validate=True).decode("utf-8")))
-            except (binascii.Error, UnicodeDecodeError):
-                blocks.append((r.name, encoded))
+            text = userdata.decode(encoded)
+            blocks.append((r.name, encoded if text is None else text))
     return blocks
 
 
@@ -134,6 +132,12 @@ def render_table(plan: Plan, width: int = 160) -> str:
     console.print(summary)
     for note in plan.notes:
         console.print(Text(f"note: {plain(note)}"))
+    console.print(Text("run time (what keeps a run training):"))
+    for heading, lines in runtime_lines(plan.outputs):
+        for index, line in enumerate(lines):
+            console.print(
+                Padding(Text(plain(f"{heading if index == 0 else ' ' * len(heading)}: {line}")), (0, 0, 0, 2))
+            )
     _resource_tree(console, plan, width)
     console.print(Text(cost_text(plan.costs, width)))
     console.print(Text(f"guardrail findings: {level_counts(plan)}"))
@@ -263,6 +267,7 @@ def render_markdown(plan: Plan) -> str:
         "level_counts": level_counts(plan),
         "skipped": skipped_rules(plan),
         "cost": cost_section(plan.costs)[0],
+        "runtime": runtime_lines(plan.outputs),
         "summarised": [],
         "cut": {"rows": 0, "counts": 0, "findings": 0},
     }
