@@ -225,3 +225,17 @@ def test_the_shipped_table_covers_every_kind_aitrain_gives_an_image():
         "cs.NodePool": "new_nodes_only",
     }
     assert all(v.source for v in table.values())
+
+
+def test_an_eri_pools_scaling_configuration_changes_only_the_nodes_it_launches_later():
+    eri_pool = {
+        "compute.instance_type": "ecs.ebmgn7ex.32xlarge",
+        "compute.erdma_pool": True,
+        "guardrails.skip[0].rule": "AIT008",
+        "guardrails.skip[0].reason": "the ERI path needs a scaling configuration",
+    }
+    diff = image_diff("autoscaling-training", eri_pool)
+    assert [(c.type, c.effect, c.downtime) for c in diff.reimage.changes] == [
+        ("ess.ScalingConfiguration", "new_nodes_only", False)
+    ]
+    assert not diff.fails_on("replace")
