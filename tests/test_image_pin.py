@@ -300,6 +300,8 @@ def test_newest_asks_describe_images_with_the_programs_filter_prints_it_and_pins
     [
         ((1, "", "InvalidAccessKeyId.NotFound"), "InvalidAccessKeyId.NotFound"),
         ((0, "not json", ""), "cannot read the answer"),
+        ((0, '{"RequestId": "x"}', ""), "cannot read the answer"),
+        ((0, '{"TotalCount": 1, "Images": {"Image": ["m-abc"]}}', ""), "cannot read the answer"),
         ((0, describe_answer([{"ImageId": "x", "ImageName": "centos_7", "CreationTime": "2026"}]), ""), "matches"),
     ],
 )
