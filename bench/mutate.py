@@ -87,6 +87,9 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "blueprints/profile/security.py",
         ("tests/test_profile.py", "tests/test_ready_security.py", "tests/test_components.py"),
     ),
+    ("blueprints/review/diff/reimage.py", ("tests/test_diff_reimage.py", "tests/test_image_pin.py")),
+    ("blueprints/profile/image.py", ("tests/test_image_pin.py",)),
+    ("blueprints/cli/image.py", ("tests/test_image_pin.py",)),
     (
         "blueprints/review/diff/replacement.py",
         ("tests/test_replacement.py", "tests/test_replacement_kubernetes.py", "tests/test_plandiff.py"),
@@ -220,6 +223,7 @@ def default_targets() -> list[str]:
         "blueprints/review/diff/compare.py",
         "blueprints/review/diff/costs.py",
         "blueprints/review/diff/replacement.py",
+        "blueprints/review/diff/reimage.py",
         "blueprints/review/costing.py",
         loader,
     ]

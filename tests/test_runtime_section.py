@@ -10,7 +10,7 @@ OUTPUTS = {
         "suite": ["gpu-count", "ecc", "xid"],
         "allreduce": {"fabric": "erdma", "expected_busbw_gbps": 160.0, "threshold_gbps": 96.0, "source": "catalog"},
     },
-    "repair": {"mechanism": "aitrain replace-node NODE", "command": None},
+    "repair": {"command": None, "hook": {"transition": "SCALE_IN", "seconds": 600}, "mechanism": "replace", "on": True},
     "checkpoint_dir": "/mnt/shared/.aitrain/checkpoints/<run-id>",
     "max_restarts": 3,
     "metric_producers": [
@@ -28,7 +28,7 @@ def test_every_concern_is_shown_with_what_the_outputs_say():
         "checks: gpu-count, ecc, xid",
         "all-reduce over erdma: pass at ≥ 96 Gbit/s bus bandwidth (expected 160); source: catalog",
     ]
-    assert lines["repair"] == ["mechanism: aitrain replace-node NODE"]
+    assert lines["repair"] == ["mechanism: replace", "hook: transition=SCALE_IN, seconds=600", "on: yes"]
     assert lines["checkpoints"][0].startswith("/mnt/shared/.aitrain/checkpoints/<run-id> (AITRAIN_CHECKPOINT_DIR")
     assert lines["checkpoints"][0].endswith("up to 3 times")
     assert lines["metrics"] == ["GpuUtilizationAgent (acs_ecs_dashboard) from agent; read by a"]

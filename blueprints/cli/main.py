@@ -390,6 +390,12 @@ def _register_preflight() -> None:
     register(app)
 
 
+def _register_image() -> None:
+    from blueprints.cli.image import register
+
+    register(app)
+
+
 def _register_zones() -> None:
     from blueprints.cli.zones import register
 
@@ -417,6 +423,7 @@ _register_policy()
 _register_export()
 _register_preflight()
 _register_zones()
+_register_image()
 _register_schema()
 
 

@@ -19,9 +19,12 @@ from blueprints.catalog import Catalog
 from blueprints.core.errors import MISSING, Problem, UserInputError
 from blueprints.core.layout import LayoutError
 from blueprints.kinds import kind_of
+from blueprints.profile.image import OUTPUT_KEY as NODE_IMAGE_OUTPUT
+from blueprints.profile.image import unpinned_note
 from blueprints.profile.model import ProfileBase
 from blueprints.review import guardrails
 from blueprints.review.costing import price_plan, storage_summary
+from blueprints.review.diff.reimage import newer_image_effect
 from blueprints.review.plan import Plan, PlannedResource
 
 OFFLINE_STACK = "offline"
@@ -290,11 +293,18 @@ def catalog_zones(catalog: Catalog, region: str) -> Callable[[Optional[str]], li
 
 
 def preview(
-    config: dict[str, str], *, catalog: Catalog, today: dt.date, program: Callable[[], None] | None = None
+    config: dict[str, str],
+    *,
+    catalog: Catalog,
+    today: dt.date,
+    program: Callable[[], None] | None = None,
+    newest_image: str | None = None,
 ) -> Plan:
     """The Plan of an engine-form stack config: the real program (as ``infra/__main__.py`` runs it) under mocks.
 
     The profile for the summary is read from the same config by the same functions the program uses.
+    ``newest_image`` answers ``get_images`` (the newest image of the catalog's pattern) instead of the catalog's ID:
+    how a test plans the day Alibaba publishes a newer image.
     """
     from blueprints.architectures import profile_models, spec_for
     from blueprints.components.errors import ResourceError
@@ -310,7 +320,7 @@ def preview(
             program or (lambda: run(catalog, today)),
             config,
             zones=catalog_zones(catalog, profile.region),
-            image_id=image.image_id if image else None,
+            image_id=newest_image or (image.image_id if image else None),
         )
     except (pulumi.RunError, LayoutError) as exc:
         # The program's own message (a layout the cloud would refuse), as a user error: exit 2, no traceback. A
@@ -330,6 +340,9 @@ def preview(
                 profile.description or None,
                 profile.alias_note,
                 *_zone_notes(profile, outputs, catalog),
+                unpinned_note(
+                    outputs.get(NODE_IMAGE_OUTPUT), image.name_regex if image else None, newer_image_effect(resources)
+                ),
                 *spec.security_notes(),
             )
             if n

@@ -17,6 +17,7 @@ from blueprints.core import objectstore
 from blueprints.core.errors import FieldError, did_you_mean, join_allowed
 from blueprints.profile.context import context_of
 from blueprints.profile.guardrails import Guardrails
+from blueprints.profile.image import IMAGE_ID_RE
 from blueprints.profile.schedule import OffHours
 from blueprints.profile.sections import Access, Bucket, Scratch, scratch_for
 from blueprints.profile.security import Security
@@ -45,7 +46,6 @@ USER_TAG_LIMIT = 18
 RESERVED_TAG_KEYS = ("managed-by", "aitrain-component")
 
 _NAME_RE = re.compile(r"[a-z][a-z0-9-]{1,22}[a-z0-9]")
-_IMAGE_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 def check_resource_name(value: str) -> str:
@@ -70,7 +70,8 @@ class ComputeBase(Strict):
     image_id: str | None = Field(
         default=None,
         description=(
-            "ECS image ID; when empty, the newest system image matching the catalog's name pattern is looked up."
+            "ECS image ID; when empty, the newest system image matching the catalog's name pattern is looked up at "
+            "every `pulumi up` (a newer one re-images the nodes): `aitrain image pin` records the one they booted."
         ),
     )
     system_disk_gib: int = Field(
@@ -104,7 +105,7 @@ class ComputeBase(Strict):
     @classmethod
     def _image_id(cls, value: str | None) -> str | None:
         # Custom images are m-…, public ones like ubuntu_22_04_x64_20G_alibase_20230815.vhd: no spaces, no other text.
-        if value is not None and not _IMAGE_ID_RE.fullmatch(value):
+        if value is not None and not IMAGE_ID_RE.fullmatch(value):
             raise ValueError(
                 "must be an ECS image ID: 1–128 letters, digits, '.', '_' or '-' (e.g. m-uf6abc… or "
                 "ubuntu_22_04_x64_20G_alibase_20230815.vhd)"

@@ -25,6 +25,7 @@ from blueprints.components.network import EgressAllow, TrainingNetwork, Training
 from blueprints.components.storage import SharedStorage, SharedStorageArgs
 from blueprints.health.gate import health_gate_output
 from blueprints.launch.torchrun import OUTPUTS_VERSION
+from blueprints.profile.image import node_image_output
 from blueprints.profile.model import ProfileBase
 
 
@@ -57,10 +58,15 @@ class Foundation(NamedTuple):
 
 
 class ResolvedImage(NamedTuple):
-    """The image ID and the NFS client package its OS names."""
+    """The image ID, the NFS client package its OS names, and whether the profile pins it (``compute.image_id``)."""
 
     image_id: str
     nfs_package: str
+    pinned: bool = False
+
+    def output(self) -> dict[str, object]:
+        """The ``node_image`` stack output: which image the nodes boot, and whether a later deploy may change it."""
+        return node_image_output(self.image_id, self.pinned)
 
 
 # The spec a builder builds: ``FixedClusterBuilder(EcsBuilder[FixedClusterSpec])`` reads ``self.spec.profile`` as a
@@ -208,7 +214,8 @@ class BlueprintBuilder(ABC, Generic[S]):
         return login
 
     def image(self) -> ResolvedImage:
-        """The node image: the profile's, or the newest system image matching the catalog's pattern.
+        """The node image: the profile's (pinned), or the newest system image matching the catalog's pattern (not
+        pinned: a later `pulumi up` may resolve a newer one and re-image every node; `aitrain image pin` records it).
 
         Without one, the error names the region's provider: the lookup runs through it, and its region has no image.
         """
@@ -217,7 +224,7 @@ class BlueprintBuilder(ABC, Generic[S]):
         row = self.catalog.image_for(p.region)
         package = "nfs-common" if row is not None and "ubuntu" in row.os.lower() else "nfs-utils"
         if image_id:
-            return ResolvedImage(image_id, package)
+            return ResolvedImage(image_id, package, pinned=True)
         if row is None:
             raise ResourceError(f"the catalog has no image pattern for {p.region}; set compute.image_id", self.provider)
         found = alicloud.ecs.get_images(

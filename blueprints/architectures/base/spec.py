@@ -55,6 +55,9 @@ class BlueprintSpec(ABC, Generic[P]):
     # Whether `aitrain replace-node` can name this blueprint's nodes; when not, how its nodes are repaired instead.
     replaces_named_nodes: ClassVar[bool] = False
     node_repair: ClassVar[str] = "it has no named nodes"
+    # Where the compute nodes' image comes from when it is not compute.image_id (empty: compute.image_id boots them;
+    # `aitrain image pin` then pins nothing without a login node).
+    foreign_node_image: ClassVar[str] = ""
     # How `aitrain launch` starts a run on this blueprint's stack:
     # "torchrun" on the nodes, or "kubernetes" (a PyTorchJob).
     job_engine: ClassVar[str] = "torchrun"

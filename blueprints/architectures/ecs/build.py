@@ -75,7 +75,7 @@ class EcsBuilder(BlueprintBuilder[E]):
             spot=p.cost.spot,
             tags=p.tags,
         )
-        outputs: dict[str, object] = {"launcher": LAUNCHER_PATH}
+        outputs: dict[str, object] = {"launcher": LAUNCHER_PATH, "node_image": image.output()}
         outputs.update(login_node_outputs(login))
         outputs.update(resume_outputs())
         outputs.update(self.build_compute(network, node))

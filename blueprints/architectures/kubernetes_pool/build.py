@@ -16,6 +16,7 @@ from blueprints.components.kubernetes_cluster import (
 )
 from blueprints.components.kubernetes_workloads import KubernetesWorkloads, KubernetesWorkloadsArgs
 from blueprints.core.layout import check_vswitch_room
+from blueprints.profile.image import node_image_output
 
 
 class KubernetesPoolBuilder(BlueprintBuilder[KubernetesPoolSpec]):
@@ -26,7 +27,9 @@ class KubernetesPoolBuilder(BlueprintBuilder[KubernetesPoolSpec]):
         network, storage, bucket = foundation
         spec = self.spec
         p, compute, k8s = spec.profile, spec.compute, spec.settings
-        login = self.build_login_node(network, self.image().image_id) if p.access.login_node else None
+        # aitrain resolves an ECS image for the login node only: the GPU pool's nodes boot ACK's image of image_type.
+        image = self.image() if p.access.login_node else None
+        login = self.build_login_node(network, image.image_id) if image is not None else None
         # Every node of both pools (and the login node) must fit the compute zone's vSwitch, or the autoscaler fails
         # later; a network too small for them is the network's error.
         zones = set(network.compute_zone_ids) | ({p.storage_zone} if login is not None else set())
@@ -67,6 +70,12 @@ class KubernetesPoolBuilder(BlueprintBuilder[KubernetesPoolSpec]):
             opts=self.opts,
         )
         outputs: dict[str, object] = {}
+        if image is not None and login is not None:
+            outputs["node_image"] = node_image_output(
+                image.image_id,
+                image.pinned,
+                applies_to=f"the login node; the GPU pool's nodes boot ACK's {k8s.image_type} image (k8s.image_type)",
+            )
         outputs.update(login_node_outputs(login))
         outputs.update(resume_outputs())
         # Inside the cluster, through its own kubeconfig: the jobs' namespace, the file system as a static volume, and

@@ -56,6 +56,7 @@ class KubernetesPoolSpec(BlueprintSpec[KubernetesProfile]):
         "a Kubernetes GPU pool parks itself: set compute.min_nodes 0 and the cluster autoscaler removes idle GPU nodes"
     )
     job_engine = "kubernetes"
+    foreign_node_image = "its GPU nodes boot ACK's image of kubernetes.image_type"
 
     @property
     def compute(self) -> KubernetesCompute:

@@ -21,6 +21,7 @@ from blueprints.core.tokens import referenced_names, short_type
 from blueprints.kinds import Role, kind_of
 from blueprints.review.diff.costs import CostDiff, cost_diff
 from blueprints.review.diff.guardrails import GuardrailDiff, guardrail_diff
+from blueprints.review.diff.reimage import Reimage, image_changes
 from blueprints.review.diff.replacement import ReplacementTable, replacement_table
 from blueprints.review.diff.retention import retention_cuts
 from blueprints.review.diff.shape import MAX_DEPTH, review_shape_problems, too_deep
@@ -107,6 +108,8 @@ class PlanDiff:
     resources: tuple[Mapping[str, Any], ...] = field(default=(), repr=False, compare=False)
     # Findings that appear or go away, and skips added or removed (None only for diffs built without plans).
     guardrails: GuardrailDiff | None = None
+    # Changed node images: the ones that stop running nodes are downtime risks (blueprints.review.diff.reimage).
+    reimage: Reimage = field(default_factory=Reimage)
 
     def fails_on(self, kind: str) -> bool:
         """Whether the diff holds a change of class ``kind`` (one
@@ -114,9 +117,12 @@ class PlanDiff:
         if kind == "data-risk":
             return bool(self.risks)
         if kind == "replace":
-            # Narrowest first: a data risk (protect switched off, say) fails "replace" too, as it fails "any".
-            return bool(self.risks) or any(
-                c.action in ("replace", "replace-delete-first", "refused", "delete") for c in self.changes
+            # Narrowest first: a data risk (protect switched off, say) fails "replace" too, as it fails "any"; so does
+            # a node re-imaged in place, which stops it as a replacement would.
+            return (
+                bool(self.risks)
+                or bool(self.reimage.downtime)
+                or any(c.action in ("replace", "replace-delete-first", "refused", "delete") for c in self.changes)
             )
         if kind == "any":
             return bool(self.changes)
@@ -140,6 +146,8 @@ class PlanDiff:
             "changes": [c.to_dict() for c in self.changes],
             "costs": self.costs.to_dict() if self.costs else None,
             "risks": self.risks,
+            "downtime_risks": self.reimage.risks(),
+            "reimage": self.reimage.to_dict(),
             "guardrails": self.guardrails.to_dict() if self.guardrails else None,
         }
 
@@ -314,6 +322,7 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any], table: ReplacementTable
         str(new.get("region") or old.get("region") or ""),
         drawn,
         guardrail_diff(old, new),
+        image_changes(changes, after),
     )
 
 

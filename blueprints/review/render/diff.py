@@ -20,6 +20,7 @@ from blueprints.review.render.fit import COMMENT_BUDGET, fit_blocks
 
 SEE_ALL = "`aitrain diff OLD NEW --format json`"
 _RISKS_BUDGET = 12_000
+_DOWNTIME_BUDGET = 6_000  # the downtime risks: the headline counts every node, the list shows the first resources
 _DIAGRAM_BUDGET = 15_000
 _COST_ROWS = 40
 
@@ -30,10 +31,15 @@ def render_diff(diff: PlanDiff, markdown: bool = False, limit: int = COMMENT_BUD
 
 
 def verdict(diff: PlanDiff) -> str:
-    """One line: the count of each action present, and the number of data risks."""
+    """One line: the count of each action present, the number of data risks, and any downtime risks."""
     counts = [f"{n} {action}" for action, n in diff.counts().items() if n]
     risks = len(diff.risks)
-    return (", ".join(counts) or "no resource changes") + f"; {risks} data risk{'' if risks == 1 else 's'}"
+    line = (", ".join(counts) or "no resource changes") + f"; {risks} data risk{'' if risks == 1 else 's'}"
+    downtime = len(diff.reimage.downtime)
+    if downtime:
+        # A node re-imaged in place is an "update" to Pulumi: the verdict says what it does to a running job.
+        line += f"; {downtime} downtime risk{'' if downtime == 1 else 's'}: {diff.reimage.headline()}"
+    return line
 
 
 def why(change: ResourceChange, limit: int = 60) -> list[str]:
@@ -73,7 +79,7 @@ def render_diff_text(diff: PlanDiff) -> str:
     lines += ([""] if diff.summary else []) + [verdict(diff)]
     lines += ["", _cost_text(diff.costs)]
     if diff.changes:
-        rows = [[c.action, c.name, c.short_type, "; ".join(why(c))] for c in diff.changes]
+        rows = [[c.action, c.name, c.short_type, "; ".join(why(c) + image_why(diff, c))] for c in diff.changes]
         lines += ["", table(["ACTION", "RESOURCE", "TYPE", "WHAT CHANGES AND WHY"], rows)]
     for c in diff.changes:
         if c.text_diffs:
@@ -81,6 +87,7 @@ def render_diff_text(diff: PlanDiff) -> str:
                 lines += ["", f"{plain(c.name)} {plain(key)} (decoded):", plain_block(text).rstrip("\n")]
     if diff.risks:
         lines += ["", "Data-safety risks:"] + [f"- {plain(risk)}" for risk in diff.risks]
+    lines += image_lines(diff, plain)
     lines += guardrail_lines(diff, plain)
     return "\n".join(lines) + "\n"
 
@@ -98,12 +105,13 @@ def render_diff_markdown(diff: PlanDiff, limit: int = COMMENT_BUDGET) -> str:
         ]
         head += "### Summary\n\n| Field | Before | After |\n|---|---|---|\n" + "".join(rows) + "\n"
     head += _cost_markdown(diff.costs)
-    tail = _risks_markdown(diff) + _guardrails_markdown(diff) + _diagram_markdown(diff)
+    tail = _risks_markdown(diff) + _image_markdown(diff) + _guardrails_markdown(diff) + _diagram_markdown(diff)
     if not diff.changes:
         return head + tail
     head += "### Changes\n\n| Action | Resource | Type | What changes and why |\n|---|---|---|---|\n"
     rows = [
-        f"| {c.action} | {md_code(c.name)} | {md_code(c.short_type)} | {'; '.join(md_cell(p) for p in why(c))} |\n"
+        f"| {c.action} | {md_code(c.name)} | {md_code(c.short_type)} "
+        f"| {'; '.join(md_cell(p) for p in why(c) + image_why(diff, c))} |\n"
         for c in diff.changes
     ]
     details = [_details(c) for c in diff.changes if c.inputs or c.options or c.text_diffs]
@@ -134,6 +142,27 @@ def _unchanged(diff: PlanDiff) -> bool:
         and not (diff.costs and (diff.costs.lines or diff.costs.delta))
         and not guardrails_changed
     )
+
+
+def image_why(diff: PlanDiff, change: ResourceChange) -> list[str]:
+    """What a changed image does to this resource's running nodes, one phrase (none when its image is unchanged)."""
+    found = [c for c in diff.reimage.changes if c.resource == change.name and c.type == change.short_type]
+    return [("downtime: " if c.downtime else "") + c.summary() for c in found]
+
+
+def image_lines(diff: PlanDiff, escape: Callable[[str], str]) -> list[str]:
+    """The image part of a diff: the downtime risks (nodes stopped and re-imaged), then image changes that reach only
+    nodes created afterwards (a pool of two images until the old nodes go)."""
+    reimage = diff.reimage
+    lines: list[str] = []
+    if reimage.downtime:
+        lines += ["", f"Downtime risks — {escape(reimage.headline())}:"]
+        lines += [f"- {escape(risk)}" for risk in reimage.risks()]
+    later = [c for c in reimage.changes if not c.downtime]
+    if later:
+        lines += ["", "Image changes for new nodes only (running nodes keep theirs):"]
+        lines += [f"- {escape(c.resource)}: {escape(c.message())}" for c in later]
+    return lines
 
 
 def guardrail_lines(diff: PlanDiff, escape: Callable[[str], str]) -> list[str]:
@@ -197,6 +226,31 @@ def _risks_markdown(diff: PlanDiff) -> str:
         lambda n: f"\n_{n:,} more data risks not shown: run {SEE_ALL} to see all._\n",
         _RISKS_BUDGET,
     )
+
+
+def _image_markdown(diff: PlanDiff) -> str:
+    """The downtime risks and the new-nodes-only image changes as Markdown (each list fitted to its budget); nothing
+    when no image changes."""
+    reimage = diff.reimage
+    out = ""
+    if reimage.downtime:
+        out += fit_blocks(
+            f"### Downtime risks — {md_text(reimage.headline())}\n\n",
+            [f"- {md_text(risk)}\n" for risk in reimage.risks()],
+            "\n",
+            lambda n: f"\n_{n:,} more downtime risks not shown: run {SEE_ALL} to see all._\n",
+            _DOWNTIME_BUDGET,
+        )
+    later = [c for c in reimage.changes if not c.downtime]
+    if later:
+        out += fit_blocks(
+            "### Image changes for new nodes only (running nodes keep theirs)\n\n",
+            [f"- {md_text(c.resource)}: {md_text(c.message())}\n" for c in later],
+            "\n",
+            lambda n: f"\n_{n:,} more image changes not shown: run {SEE_ALL} to see all._\n",
+            _DOWNTIME_BUDGET // 3,
+        )
+    return out
 
 
 def _guardrails_markdown(diff: PlanDiff) -> str:
@@ -284,4 +338,13 @@ def _short(value: Any, limit: int = 100) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-__all__ = ["ACTIONS", "render_diff", "render_diff_markdown", "render_diff_text", "verdict", "why"]
+__all__ = [
+    "ACTIONS",
+    "image_lines",
+    "image_why",
+    "render_diff",
+    "render_diff_markdown",
+    "render_diff_text",
+    "verdict",
+    "why",
+]

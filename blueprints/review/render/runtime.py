@@ -70,10 +70,26 @@ def _health_gate(value: Any) -> list[str]:
     return lines or [str(value)]
 
 
+# Outputs are JSON objects (keys sorted on the way): what a reader needs first comes first again.
+_FIRST_KEYS = ("mechanism", "command")
+
+
 def _mapping(value: Any) -> list[str]:
+    if not isinstance(value, dict):
+        return [str(value)]
+    keys = [k for k in _FIRST_KEYS if k in value] + [k for k in value if k not in _FIRST_KEYS]
+    return [f"{k.replace('_', ' ')}: {_plain(value[k])}" for k in keys if value[k] not in (None, "", [], {})]
+
+
+def _plain(value: Any) -> str:
+    """A value as a reader writes it: yes/no, ``k=v`` pairs, comma lists (never a Python repr)."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     if isinstance(value, dict):
-        return [f"{k.replace('_', ' ')}: {v}" for k, v in value.items() if v not in (None, "", [], {})]
-    return [str(value)]
+        return ", ".join(f"{k}={_plain(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_plain(v) for v in value)
+    return str(value)
 
 
 def _metrics(value: Any) -> list[str]:
