@@ -3,11 +3,10 @@ range, an EIP as its only public address, a hardened instance."""
 
 from __future__ import annotations
 
-import base64
-
 from conftest import beyond_opt_in
 
 from blueprints.components.access import LoginNode, LoginNodeArgs
+from blueprints.core import userdata
 from blueprints.review import guardrails
 from blueprints.testing import as_plan, offline_mocks, record_program
 
@@ -61,7 +60,7 @@ def test_instance_is_private_encrypted_imdsv2_and_roleless():
     assert instance.inputs["httpTokens"] == "required"
     assert instance.inputs["securityGroups"] == ["${med-login-sg.id}"] and instance.inputs["vswitchId"] == "vsw-1"
     assert instance.inputs["keyName"] == "ops"
-    assert base64.b64decode(instance.inputs["userData"]).decode() == "#cloud-config\n"
+    assert userdata.decode(instance.inputs["userData"]) == "#cloud-config\n"
     assert "roleName" not in instance.inputs
     assert instance.inputs["tags"]["aitrain-component"] == "login"
 

@@ -3,6 +3,7 @@ GPU method, fabric, storage kind and scratch option writes."""
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import shutil
@@ -16,6 +17,7 @@ import pytest
 import yaml
 
 from blueprints import bootstrap as b
+from blueprints.core import userdata
 
 SCHEMA = json.loads((Path(__file__).parent / "data" / "cloud-init" / "schema-cloud-config-v1.json").read_text())
 VALIDATOR = jsonschema.Draft4Validator(SCHEMA)
@@ -87,7 +89,7 @@ def test_every_combination_is_valid_cloud_config_under_the_limit(gpu, fabric, sc
     doc = yaml.safe_load(text)
     errors = [f"{list(e.path)}: {e.message}" for e in VALIDATOR.iter_errors(doc)]
     assert errors == []
-    assert len(text.encode()) <= b.USER_DATA_LIMIT_BYTES
+    assert len(userdata.compressed(text)) <= b.USER_DATA_LIMIT_BYTES
     for path in (b.NODE_SCRIPT_PATH, b.LAUNCHER_PATH):
         entry = next(f for f in doc["write_files"] if f["path"] == path)
         assert entry["permissions"] == "0755"
@@ -105,14 +107,22 @@ def test_the_schema_bites():
 
 def test_limit_is_the_documented_16_kib_and_over_limit_names_the_numbers():
     assert b.USER_DATA_LIMIT_BYTES == 16384
-    big = spec(mount_options="x" * 20000)
+    # The limit counts gzip-compressed bytes, so the filler must not compress: hex of a hash chain (4 bits per char).
+    filler = "".join(hashlib.sha256(str(i).encode()).hexdigest() for i in range(625))
+    big = spec(mount_options=filler)
     with pytest.raises(b.UserDataTooLarge) as err:
         b.render_user_data(big)
     message = str(err.value)
     assert "over the ECS limit of 16384 bytes" in message
-    assert "mount options 20000 chars" in message
+    assert "mount options 40000 chars" in message
     size = int(message.split(" is ")[1].split(" bytes")[0])
-    assert size > 20000 and f"by {size - 16384}" in message
+    assert 16384 < size < 40000 and f"by {size - 16384}" in message and "gzip-compressed" in message
+
+
+def test_user_data_that_compresses_under_the_limit_is_accepted_though_its_text_is_over():
+    """What ECS counts is the compressed bytes: a long, repetitive value no longer stops a node from booting."""
+    text = b.render_user_data(spec(mount_options="x" * 20000))
+    assert len(text.encode()) > b.USER_DATA_LIMIT_BYTES >= len(userdata.compressed(text))
 
 
 def test_nfs_is_mounted_and_cpfs_is_left_to_its_client():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import json
 
 import pulumi
@@ -14,6 +13,7 @@ from blueprints.components.network import TrainingNetwork, TrainingNetworkArgs
 from blueprints.components.node import NodeSpec
 from blueprints.components.pool import AutoscalingGpuPool, AutoscalingGpuPoolArgs
 from blueprints.components.storage import NFS_MOUNT_OPTIONS, SharedStorage, SharedStorageArgs
+from blueprints.core import userdata
 from blueprints.core.layout import off_hours_tasks
 from blueprints.engine.preview import OfflineMocks
 from blueprints.testing import record_program
@@ -177,7 +177,7 @@ def test_gpu_cluster_low_latency_encrypted_no_public_ip_batched():
         template.inputs["systemDisk"]["encrypted"] is True and template.inputs["systemDisk"]["category"] == "cloud_essd"
     )
     assert template.inputs["internetMaxBandwidthOut"] == 0 and template.inputs["httpTokens"] == "required"
-    assert base64.b64decode(template.inputs["userData"]).decode() == "#cloud-config\n"
+    assert userdata.decode(template.inputs["userData"]) == "#cloud-config\n"
     sets = by_type(resources, "ecs.EcsInstanceSet")
     assert [s.inputs["amount"] for s in sets] == [84, 83, 83]
     for s in sets:
@@ -423,9 +423,7 @@ def test_pool_launch_template_is_imdsv2_encrypted_private_with_role_and_scratch(
     inputs = template.inputs
     assert inputs["httpTokens"] == "required" and inputs["internetMaxBandwidthOut"] == 0
     assert inputs["ramRoleName"] == "pool-node" and inputs["securityGroupIds"] == ["sg-test"]
-    assert (
-        inputs["spotStrategy"] == "SpotAsPriceGo" and base64.b64decode(inputs["userData"]).decode() == "#cloud-config\n"
-    )
+    assert inputs["spotStrategy"] == "SpotAsPriceGo" and userdata.decode(inputs["userData"]) == "#cloud-config\n"
     assert inputs["systemDisk"]["encrypted"] is True and "kmsKeyId" not in inputs["systemDisk"]
     (disk,) = inputs["dataDisks"]
     assert (disk["encrypted"], disk["name"], disk["size"], disk["deleteWithInstance"]) == (

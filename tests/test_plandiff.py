@@ -7,7 +7,6 @@ or removal of a resource the storage is bound to (the vSwitch CPFS lives in, aft
 
 from __future__ import annotations
 
-import base64
 import copy
 import json
 
@@ -15,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from blueprints.cli.main import app
+from blueprints.core import userdata
 from blueprints.core.errors import UserInputError
 from blueprints.review.diff.compare import FAIL_ON, diff_plans, empty_plan, load_plan_json
 from blueprints.review.render.diff import render_diff, why
@@ -234,8 +234,8 @@ def test_ignored_inputs_are_not_changes(autoscaling_plan):
 def test_user_data_change_is_a_unified_diff_of_the_decoded_text(medical_plan):
     old = as_dict(medical_plan)
     template = "medical-imaging-cluster-template"
-    text = base64.b64decode(_inputs(old, template)["userData"]).decode()
-    changed = base64.b64encode(text.replace("#cloud-config\n", "#cloud-config\n# reviewed\n", 1).encode()).decode()
+    text = userdata.decode(_inputs(old, template)["userData"])
+    changed = userdata.encode(text.replace("#cloud-config\n", "#cloud-config\n# reviewed\n", 1))
     (change,) = diff_plans(old, edit(old, template, inputs={**_inputs(old, template), "userData": changed})).changes
     assert change.action == "update"
     lines = change.text_diffs["userData"].splitlines()

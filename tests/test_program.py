@@ -11,6 +11,7 @@ import pytest
 from conftest import beyond_opt_in
 
 from blueprints.catalog import load_catalog
+from blueprints.core import userdata
 from blueprints.engine.preview import record
 from blueprints.profile.stackconfig import PRESET_KEY, PROFILE_KEY, preset_names
 from blueprints.testing import assert_guardrails, offline_plan
@@ -163,17 +164,16 @@ def test_guardrails_catch_a_public_node(medical_plan):
 
 
 def test_node_cloud_init_mounts_the_shared_storage_at_one_path(medical_plan, autoscaling_plan):
-    import base64
 
     import yaml
 
     (template,) = medical_plan.find("ecs.EcsLaunchTemplate")
-    cloud_init = yaml.safe_load(base64.b64decode(template.inputs["userData"]))
+    cloud_init = yaml.safe_load(userdata.decode(template.inputs["userData"]) or "")
     (mount,) = cloud_init["mounts"]
     assert mount[0] == "${medical-imaging-storage-mount-target.mountTargetDomain}:/share"  # Extreme NAS export
     assert mount[1] == "/mnt/shared" and mount[2] == "nfs" and "vers=3" in mount[3]
     (pool_template,) = autoscaling_plan.find("ecs.EcsLaunchTemplate")
-    pool_init = yaml.safe_load(base64.b64decode(pool_template.inputs["userData"]))
+    pool_init = yaml.safe_load(userdata.decode(pool_template.inputs["userData"]) or "")
     assert pool_init["mounts"][0][:2] == [
         "${autoscaling-training-storage-mount-target.mountTargetDomain}:/",
         "/mnt/shared",

@@ -7,7 +7,6 @@ script, which rewrites the figures in place. A marker without a figure, or a fig
 
 from __future__ import annotations
 
-import base64
 import re
 import sys
 from functools import cache
@@ -15,6 +14,8 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
+
+from blueprints.core import userdata
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -82,7 +83,7 @@ def user_data_bytes(name: str) -> str:
     for resource in plan(name).resources:
         data = resource.inputs.get("userData")
         if isinstance(data, str) and not data.startswith("${"):
-            return f"{len(base64.b64decode(data)):,}"
+            return f"{len(userdata.compressed(userdata.decode(data) or '')):,}"
     raise AssertionError(f"{name}: no user data")
 
 

@@ -3,7 +3,6 @@ to train, keeps its data, and can be reached and parked."""
 
 from __future__ import annotations
 
-import base64
 import json
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from blueprints.architectures import specs
 from blueprints.architectures.ecs.spec import EcsSpec
 from blueprints.bootstrap import STATUS_PATH, USER_DATA_LIMIT_BYTES
 from blueprints.catalog import load_catalog
+from blueprints.core import userdata
 from blueprints.profile.stackconfig import load_preset, preset_names
 from blueprints.review.diff.compare import diff_plans
 from blueprints.testing import assert_guardrails, offline_plan
@@ -34,7 +34,7 @@ def node_resource(plan):
 
 
 def user_data(plan) -> str:
-    return base64.b64decode(node_resource(plan).inputs["userData"]).decode()
+    return userdata.decode(node_resource(plan).inputs["userData"]) or ""
 
 
 def files(text: str) -> dict[str, str]:
@@ -105,7 +105,7 @@ def test_every_preset_has_encrypted_scratch_of_the_articles_ratio(preset_plan):
 def test_every_preset_boots_its_gpu_software_within_the_user_data_limit(preset_plan):
     name, plan = preset_plan
     text = user_data(plan)
-    size = len(text.encode())
+    size = len(userdata.compressed(text))
     assert size < USER_DATA_LIMIT_BYTES, f"{name}: {size} bytes"
     jsonschema.Draft4Validator(SCHEMA).validate(yaml.safe_load(text))
     software = CATALOG.software_for(CATALOG.instance_type(plan.summary["instance_type"]))

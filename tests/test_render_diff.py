@@ -11,6 +11,7 @@ from markdown_it import MarkdownIt
 from typer.testing import CliRunner
 
 from blueprints.cli.main import app
+from blueprints.core import userdata
 from blueprints.review.diff.compare import diff_plans, empty_plan
 from blueprints.review.render.diff import render_diff
 from blueprints.review.render.fit import COMMENT_BUDGET
@@ -108,9 +109,9 @@ def test_storage_kind_change_renders_refused_and_the_risk(medical):
 
 def test_user_data_change_is_a_fenced_diff_not_base64(medical):
     template = next(r for r in medical["resources"] if r["name"] == TEMPLATE)
-    text = base64.b64decode(template["inputs"]["userData"]).decode()
+    text = userdata.decode(template["inputs"]["userData"]) or ""
     new = copy.deepcopy(medical)
-    blob = base64.b64encode(text.replace("#cloud-config\n", "#cloud-config\n# ```\n", 1).encode()).decode()
+    blob = userdata.encode(text.replace("#cloud-config\n", "#cloud-config\n# ```\n", 1))
     next(r for r in new["resources"] if r["name"] == TEMPLATE)["inputs"]["userData"] = blob
     md = render_diff(diff_plans(medical, new), markdown=True)
     (fence,) = [t for t in PARSER.parse(md) if t.type == "fence" and t.info == "diff"]

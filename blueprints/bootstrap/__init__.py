@@ -11,12 +11,14 @@ from typing import Literal
 
 import jinja2
 
+from blueprints.core import userdata
 from blueprints.core.objectstore import internal_endpoint
 
 # ECS user data: "实例自定义数据需要Base64编码后传入，且编码前的自定义数据不能超过16 KB" (Base64-encoded, at most
 # 16 KB before encoding): https://help.aliyun.com/knowledge_detail/49121.html (and the zh-TW copy
 # https://www.alibabacloud.com/help/tc/doc-detail/49121.htm). Newer pages may allow 32 KB (UNVERIFIED); we hold the
-# stricter documented figure, counted as UTF-8 bytes of the text before Base64.
+# stricter documented figure, counted as the gzip-compressed bytes ECS receives before Base64 (cloud-init
+# uncompresses gzip user data: blueprints.core.userdata).
 USER_DATA_LIMIT_BYTES = 16 * 1024
 
 LAUNCHER_PATH = "/usr/local/bin/aitrain-torchrun"
@@ -387,12 +389,12 @@ def render_user_data(spec: BootSpec) -> str:
     values = _values(spec)
     launcher, node_script = code_only(render_launcher(spec)), code_only(render_node_script(spec))
     text = _ENV.get_template("user-data.yaml.j2").render(launcher=launcher, node_script=node_script, **values)
-    size = len(text.encode("utf-8"))
+    size = len(userdata.compressed(text))
     if size > USER_DATA_LIMIT_BYTES:
         raise UserDataTooLarge(
             f"The node user data for cluster {spec.cluster!r} is {size} "
-            f"bytes, over the ECS limit of {USER_DATA_LIMIT_BYTES} bytes "
-            f"(16 KB before Base64) by {size - USER_DATA_LIMIT_BYTES}. "
+            f"bytes gzip-compressed ({len(text.encode('utf-8'))} as text), over the ECS limit of "
+            f"{USER_DATA_LIMIT_BYTES} bytes (16 KB before Base64) by {size - USER_DATA_LIMIT_BYTES}. "
             "ECS rejects it at launch. Shorten the long values "
             f"(mount source {len(spec.mount_source)} chars, mount "
             f"options {len(spec.mount_options)} chars, cluster name "

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_alicloud as alicloud
 
-from blueprints.components.base import attached_eip, base64_text, child, ssh_ingress, with_tags
+from blueprints.components.base import attached_eip, child, encoded_user_data, ssh_ingress, with_tags
 from blueprints.components.network import ALIBABA_SERVICE_CIDR, egress_rules
 
 # The tag that tells guardrails the login node's security group and instance from training nodes'.
@@ -102,7 +102,7 @@ class LoginNode(pulumi.ComponentResource):
             http_endpoint="enabled",
             http_tokens="required",
             key_name=args.key_pair_name,
-            user_data=base64_text(args.user_data) if args.user_data else None,
+            user_data=encoded_user_data(args.user_data) if args.user_data else None,
             tags=tags,
             volume_tags=tags,
             opts=child(self),

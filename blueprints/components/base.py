@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import base64
 import json
 from typing import Any
 
 import pulumi
 import pulumi_alicloud as alicloud
+
+from blueprints.core import userdata
 
 # Where every node sees the shared storage pool, whatever its kind.
 SHARED_MOUNT_PATH = "/mnt/shared"
@@ -28,9 +29,10 @@ def with_tags(tags: dict[str, str], component: str) -> dict[str, str]:
     return {**tags, "managed-by": "aitrain", "aitrain-component": component}
 
 
-def base64_text(text: str) -> str:
-    """Base64 of UTF-8 text: ECS launch templates and ESS configurations take user data encoded."""
-    return base64.b64encode(text.encode("utf-8")).decode("ascii")
+def encoded_user_data(text: str) -> str:
+    """The ``user_data`` argument of instances, launch templates and ESS configurations: gzip, then Base64
+    (``blueprints.core.userdata``: the 16 KB limit applies to the compressed bytes)."""
+    return userdata.encode(text)
 
 
 # The ECS service may assume the node role; nothing else may (RAM trust policy, version 1).

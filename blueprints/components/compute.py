@@ -9,7 +9,7 @@ from typing import Any
 import pulumi
 import pulumi_alicloud as alicloud
 
-from blueprints.components.base import base64_text, child, with_tags
+from blueprints.components.base import child, encoded_user_data, with_tags
 from blueprints.components.errors import names_resource
 from blueprints.components.node import (
     ERI_TRAFFIC_MODE,
@@ -55,7 +55,7 @@ class GpuCluster(pulumi.ComponentResource):
             description="aitrain: all training nodes in one network topology",
             opts=child(self),
         )
-        self.user_data = pulumi.Output.from_input(node.user_data).apply(base64_text)
+        self.user_data = pulumi.Output.from_input(node.user_data).apply(encoded_user_data)
         if node.eri:
             self.instance_ids, self.private_ips = self._one_instance_per_node(name, args)
         else:

@@ -9,7 +9,7 @@ from typing import Any
 import pulumi
 import pulumi_alicloud as alicloud
 
-from blueprints.components.base import base64_text, child, with_tags
+from blueprints.components.base import child, encoded_user_data, with_tags
 from blueprints.components.node import (
     ERI_TRAFFIC_MODE,
     NodeSpec,
@@ -109,7 +109,7 @@ class AutoscalingGpuPool(pulumi.ComponentResource):
 
     def _launch_template(self, name: str, node: NodeSpec, tags: dict[str, str]) -> alicloud.ecs.EcsLaunchTemplate:
         """Every pool node's settings, IMDSv2 required: ESS enforces IMDSv2 only through a launch template."""
-        user_data = pulumi.Output.from_input(node.user_data).apply(base64_text)
+        user_data = pulumi.Output.from_input(node.user_data).apply(encoded_user_data)
         return node_launch_template(
             self,
             name,
@@ -150,7 +150,7 @@ class AutoscalingGpuPool(pulumi.ComponentResource):
             else None,
             internet_max_bandwidth_out=0,
             spot_strategy=node.spot_strategy,
-            user_data=pulumi.Output.from_input(node.user_data).apply(base64_text),
+            user_data=pulumi.Output.from_input(node.user_data).apply(encoded_user_data),
             instance_name=f"{name}-node",
             active=True,
             enable=True,

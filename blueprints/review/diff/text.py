@@ -6,11 +6,11 @@ or which statements of a policy change. Pure: no Pulumi.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import difflib
 import json
 from typing import Any
+
+from blueprints.core import userdata
 
 # Inputs holding base64 (cloud-init) and inputs holding a JSON document as a string (RAM and OSS policies).
 BASE64_INPUTS = frozenset({"userData"})
@@ -22,10 +22,7 @@ def decoded(key: str, value: Any) -> str | None:
     if not isinstance(value, str):
         return None
     if key in BASE64_INPUTS:
-        try:
-            return base64.b64decode(value, validate=True).decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError, ValueError):
-            return None
+        return userdata.decode(value)
     if key in JSON_STRING_INPUTS:
         try:
             parsed = json.loads(value)

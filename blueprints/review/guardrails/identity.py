@@ -3,11 +3,10 @@ only the plan's bucket; least privilege, no long-lived keys."""
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from typing import Any, Iterator
 
+from blueprints.core import userdata
 from blueprints.kinds import Role
 from blueprints.review.guardrails.inputs import as_list, json_document, of_role, of_types, statements
 from blueprints.review.guardrails.model import Rule
@@ -134,11 +133,7 @@ def _user_data_text(value: object) -> str:
     """User data as text: the plain value plus its base64 decoding when it is base64 (how the components pass it)."""
     if not isinstance(value, str):
         return ""
-    try:
-        decoded = base64.b64decode(value, validate=True).decode("utf-8", "replace")
-    except (binascii.Error, ValueError):
-        decoded = ""
-    return f"{value}\n{decoded}"
+    return f"{value}\n{userdata.decode(value) or ''}"
 
 
 RULES: tuple[Rule, ...] = (

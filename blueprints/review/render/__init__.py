@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 import io
 from pathlib import Path
 from typing import Any
@@ -15,6 +13,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from blueprints.core import userdata
 from blueprints.core.text import html_text, md_cell, md_code, md_fence, md_text, plain, plain_block
 from blueprints.kinds import kind_of
 from blueprints.review.plan import Plan, PlannedResource
@@ -104,10 +103,8 @@ def user_data_blocks(plan: Plan) -> list[tuple[str, str]]:
     for r in plan.resources:
         encoded = r.inputs.get("userData")
         if isinstance(encoded, str):
-            try:
-                blocks.append((r.name, base64.b64decode(encoded, validate=True).decode("utf-8")))
-            except (binascii.Error, UnicodeDecodeError):
-                blocks.append((r.name, encoded))
+            text = userdata.decode(encoded)
+            blocks.append((r.name, encoded if text is None else text))
     return blocks
 
 
