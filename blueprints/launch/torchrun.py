@@ -291,6 +291,44 @@ def checkpoint_dir(outputs: StackOutputs, run_id: str) -> str:
     return f"{outputs.shared_mount_path.rstrip('/')}/.aitrain/checkpoints/{run_id}"
 
 
+def checkpoint_script(outputs: StackOutputs, run_id: str) -> str:
+    """Read-only, on one node (the share is the same everywhere): how many entries the run's checkpoint directory
+    holds, printed as ``checkpoints=N`` (0 when it is missing or empty)."""
+    d = shlex.quote(checkpoint_dir(outputs, run_id))
+    return f"n=$(ls -A {d} 2>/dev/null | wc -l); echo checkpoints=$n; exit 0"
+
+
+def checkpoint_count(text: str) -> int:
+    """The N of the ``checkpoints=N`` line ``checkpoint_script`` printed (0 when there is none)."""
+    found = re.findall(r"^checkpoints=(\d+)\s*$", text, flags=re.MULTILINE)
+    return int(found[-1]) if found else 0
+
+
+def check_resume(run_id: str | None, resume: str | None) -> str | None:
+    """``--resume RUN_ID`` names the run to continue; ``--run-id`` with it is refused (one run id per launch)."""
+    if resume is None:
+        return None
+    if run_id is not None:
+        raise launch_error(
+            "--run-id",
+            run_id,
+            f"cannot go with --resume {resume}: a resumed run keeps its own id (and so its checkpoint directory); "
+            "drop --run-id",
+        )
+    return check_run_id(resume)
+
+
+def no_checkpoint_error(outputs: StackOutputs, run_id: str) -> UserInputError:
+    """``--resume`` of a run whose checkpoint directory is missing or empty: nothing to resume from (exit 2)."""
+    return launch_error(
+        "--resume",
+        run_id,
+        f"run {run_id} has no checkpoint in {checkpoint_dir(outputs, run_id)} (missing or empty), so there is nothing "
+        "to resume from and nothing was started; the job must save into $AITRAIN_CHECKPOINT_DIR (see README, "
+        "Resume), or start a new run without --resume",
+    )
+
+
 def check_max_restarts(value: int) -> int:
     """torchrun --max-restarts: 0 (the first failure ends the run) or more."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 0 or value > MAX_RESTARTS_LIMIT:
