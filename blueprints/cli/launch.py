@@ -15,6 +15,7 @@ import typer
 from blueprints.bootstrap import DEFAULT_MAX_RESTARTS
 from blueprints.cli.support import reports_user_errors
 from blueprints.core.errors import MISSING, Problem, UserInputError
+from blueprints.health.gate import OnUnhealthy
 from blueprints.launch.torchrun import Via
 
 # How each binary is installed, for the message when it is missing.
@@ -67,6 +68,17 @@ def launch(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print exactly what would run, run nothing, exit 0.")
     ] = False,
+    skip_check: Annotated[
+        Optional[str],
+        typer.Option("--skip-check", help="Skip the health gate (the quick suite of `aitrain check`); say why."),
+    ] = None,
+    on_unhealthy: Annotated[
+        OnUnhealthy,
+        typer.Option(
+            "--on-unhealthy",
+            help="stop: start nothing, exit 1, name the failing nodes (default). exclude: launch on the healthy ones.",
+        ),
+    ] = OnUnhealthy.stop,
     kubernetes: Annotated[
         bool,
         typer.Option(
@@ -126,10 +138,14 @@ def launch(
     """Start aitrain-torchrun on every node at once, or (--kubernetes)
     write and apply a PyTorchJob; print exactly what runs first.
 
-    Exit status: 0 started (or --dry-run), 1 a cloud, ssh or kubectl call failed (its stderr is shown), 2 invalid
-    input (nothing run, nothing written).
+    The quick health gate (`aitrain check`) runs first unless --skip-check REASON; --on-unhealthy says what a
+    failing node means.
+
+    Exit status: 0 started (or --dry-run), 1 the health gate found unhealthy nodes or a cloud, ssh or kubectl call
+    failed (its stderr is shown), 2 invalid input (nothing run, nothing written).
     """
     from blueprints.architectures import job_engines
+    from blueprints.cli.check import gate_launch
     from blueprints.launch import kubernetes as lk
     from blueprints.launch import torchrun as lc
 
@@ -198,6 +214,9 @@ def launch(
                 )
             ],
         )
+    gated = gate_launch(stack, outputs, via, rid, skip_check=skip_check, on_unhealthy=on_unhealthy, dry_run=dry_run)
+    if gated is not outputs:  # --on-unhealthy exclude: the healthy nodes only
+        outputs, plan = gated, lc.plan_launch(gated, via, rid, cmd or [])
     typer.echo(lc.render_plan(outputs, via, rid, plan))
     if dry_run:
         typer.echo("dry run: nothing was run")

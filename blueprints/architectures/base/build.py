@@ -22,6 +22,7 @@ from blueprints.components.bucket import DataBucket, DataBucketArgs
 from blueprints.components.errors import ResourceError
 from blueprints.components.network import EgressAllow, TrainingNetwork, TrainingNetworkArgs
 from blueprints.components.storage import SharedStorage, SharedStorageArgs
+from blueprints.health.gate import health_gate_output
 from blueprints.launch.torchrun import OUTPUTS_VERSION
 from blueprints.profile.model import ProfileBase
 
@@ -164,6 +165,7 @@ class BlueprintBuilder(ABC, Generic[S]):
         }
         if storage.snapshot_policy is not None:
             outputs["snapshot_policy_id"] = storage.snapshot_policy.id
+        outputs["health_gate"] = health_gate_output(self.catalog, self.instance, spec.fabric_link, spec.job_engine)
         outputs.update(self.build_nodes(Foundation(network, storage, bucket)))
         return outputs
 
