@@ -137,7 +137,7 @@ def _execute(gate: Gate, jobs: list[tuple[str, str, list[str]]], timeout: int, r
                 typer.echo(f"failed (exit {result.returncode}): {shlex.join(argv[:5])} ...", err=True)
                 typer.echo((result.stderr or result.stdout).strip(), err=True)
                 raise typer.Exit(code=1)
-            batch = argv[argv.index("--Timeout") + 2 :: 2]
+            batch = argv[argv.index("--Timeout") + 3 :: 2]
             pending += [(invoke, i) for i in batch]
     answers: Answers = {}
     for _ in range(int(timeout / POLL_SECONDS) + 12):
