@@ -95,7 +95,8 @@ class Hosts:
         tag = f"ait{os.getpid() % 100000}"
         self.switch = f"{tag}-sw"
         self.hosts = [
-            Host(f"{tag}-h{i}", f"host{i}", f"{SUBNET}.{10 + i}", root / f"host{i}" / "etc") for i in range(1, count + 1)
+            Host(f"{tag}-h{i}", f"host{i}", f"{SUBNET}.{10 + i}", root / f"host{i}" / "etc")
+            for i in range(1, count + 1)
         ]
         self.made: list[str] = []
 
