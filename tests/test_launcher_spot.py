@@ -23,7 +23,7 @@ NOTICE = "2026-12-01T10:05:00Z"
 # torchrun stand-in: records its argv and environment, runs until SIGTERM (recorded) or ~6 s, then exits.
 FAKE_TORCHRUN = """#!/bin/sh
 for a in "$@"; do printf "%s\\n" "$a"; done > "$ARGV_FILE"
-env | grep -E "^(AITRAIN_RUN_ID|AITRAIN_CHECKPOINT_DIR|TORCH_ELASTIC_SHUTDOWN_TIMEOUT|TORCH_DISABLE_SHARE_RDZV_TCP_STORE)=" | sort > "$ARGV_FILE.env"
+env | grep -E "^(AITRAIN_RUN_ID|AITRAIN_CHECKPOINT_DIR|TORCH_[A-Z_]*)=" | sort > "$ARGV_FILE.env"
 trap 'echo TERM > "$ARGV_FILE.signal"; exit 143' TERM
 i=0; while [ $i -lt ${TICKS:-60} ]; do /bin/sleep 0.1; i=$((i + 1)); done
 """
