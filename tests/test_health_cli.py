@@ -178,9 +178,13 @@ def launch(stack_path, *options):
     return runner.invoke(app, ["launch", "--stack", stack_path, *options, "--", "python", "train.py"])
 
 
-def test_launch_stops_on_an_unhealthy_node_and_starts_nothing(cloud, stack):
+def test_launch_stops_on_an_unhealthy_node_and_starts_nothing(cloud, stack, monkeypatch):
+    started = []
+    monkeypatch.setattr("blueprints.cli.launch._run", lambda argv: started.append(argv) or
+                        subprocess.CompletedProcess(argv, 0, '{"InvokeId": "t-run"}', ""))  # fmt: skip
     result = launch(stack(outputs(["i-uf6nodehealthy", "i-uf6nodexid79"])))
     assert result.exit_code == 1, result.output
+    assert started == []
     assert (
         "launch stopped (--on-unhealthy stop): unhealthy node(s) i-uf6nodexid79; nothing was started" in result.stderr
     )

@@ -15,6 +15,7 @@ from typing import Iterator
 import pytest
 
 from blueprints import bootstrap as b
+from blueprints.launch import runs
 from tests.test_bootstrap import spec
 from tests.test_bootstrap_launcher import Node
 
@@ -201,6 +202,8 @@ def test_a_spot_notice_sigterms_torchrun_and_marks_the_node_preempted(tmp_path, 
     preempted = dict(line.split("=", 1) for line in (run_dir / f"{socket.gethostname()}.preempted").read_text().split())
     assert preempted["termination_time"] == NOTICE and preempted["signal"] == "SIGTERM"
     assert (status(run_dir)["state"], status(run_dir)["exit"]) == ("preempted", "143")
+    listing = f"== r/{socket.gethostname()}.status\n" + (run_dir / f"{socket.gethostname()}.status").read_text()
+    assert runs.run_summary(runs.parse_listing(listing)) == "preempted"  # what `aitrain runs` shows
     # IMDSv2: a PUT for the token with its TTL header, then the read with the token.
     puts = [s for s in handler.seen if s[0] == "PUT"]
     gets = [s for s in handler.seen if s[0] == "GET"]

@@ -9,15 +9,16 @@ from __future__ import annotations
 import concurrent.futures
 import dataclasses
 import enum
+import json
 import shlex
 import shutil
+import subprocess
 import time
 from pathlib import Path
 from typing import Annotated, Any, Callable, Optional
 
 import typer
 
-from blueprints.cli.launch import _INSTALL, Runner, _run, invoke_id
 from blueprints.cli.support import reports_user_errors
 from blueprints.core.errors import MISSING, Problem, UserInputError
 from blueprints.health.gate import OnUnhealthy
@@ -27,9 +28,56 @@ from blueprints.launch.torchrun import StackOutputs, Via
 POLL_SECONDS = 5.0
 Sleep = Callable[[float], None]
 Answers = dict[str, tuple[str, Optional[int]]]  # instance ID -> (output, exit code)
+Runner = Callable[[list[str]], "subprocess.CompletedProcess[str]"]
+# `aitrain launch` imports this module (the gate it runs first), so nothing here imports blueprints.cli.launch.
+_INSTALL = {
+    "aliyun": "install the Alibaba Cloud CLI (https://www.alibabacloud.com/help/en/cli/) and run `aliyun configure`",
+    "ssh": "install an OpenSSH client",
+}
+
+
+def _run(argv: list[str]) -> "subprocess.CompletedProcess[str]":
+    """Run one printed argv list (no shell)."""
+    return subprocess.run(argv, capture_output=True, text=True, check=False)
+
+
 # How the gate runs a printed argv and waits between polls; tests replace both with recorded answers.
 RUN: Runner = _run
 SLEEP: Sleep = time.sleep
+
+
+def _invoke_id(stdout: str) -> str | None:
+    """The InvokeId of a RunCommand answer, if any."""
+    try:
+        data = json.loads(stdout)
+    except (ValueError, RecursionError):
+        return None
+    value = data.get("InvokeId") if isinstance(data, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def _pool_ids(outputs: StackOutputs, run: Runner) -> list[str]:
+    """A pool's InService instance IDs, page by page (exit 1 when a call fails or the pool has none)."""
+    from blueprints.launch import torchrun as lc
+
+    ids: list[str] = []
+    for page in range(1, 1000):
+        argv = lc.describe_scaling_argv(outputs, page)
+        result = run(argv)
+        try:
+            found, total = lc.scaling_instance_ids(result.stdout) if result.returncode == 0 else ([], -1)
+        except (ValueError, KeyError, TypeError):
+            found, total = [], -1
+        if total < 0:
+            typer.echo(f"failed: {shlex.join(argv)}\n{(result.stderr or result.stdout).strip()}", err=True)
+            raise typer.Exit(code=1)
+        ids += found
+        if not found or page * lc.SCALING_PAGE_SIZE >= total:
+            break
+    if not ids:
+        typer.echo(f"the pool {outputs.scaling_group_id} has no InService nodes: scale it out first", err=True)
+        raise typer.Exit(code=1)
+    return ids
 
 
 class Gate:
@@ -132,7 +180,7 @@ def _execute(gate: Gate, jobs: list[tuple[str, str, list[str]]], timeout: int, r
     for name, line, ids in jobs:
         for argv in hc.cloud_assistant_calls(outputs, name, line, ids, timeout):
             result = run(argv)
-            invoke = invoke_id(result.stdout) if result.returncode == 0 else None
+            invoke = _invoke_id(result.stdout) if result.returncode == 0 else None
             if invoke is None:
                 typer.echo(f"failed (exit {result.returncode}): {shlex.join(argv[:5])} ...", err=True)
                 typer.echo((result.stderr or result.stdout).strip(), err=True)
@@ -161,13 +209,12 @@ def _execute(gate: Gate, jobs: list[tuple[str, str, list[str]]], timeout: int, r
 
 def run_gate(gate: Gate, run: Runner, sleep: Sleep) -> Any:
     """Check every node, all-reduce across the healthy ones, narrow a slow one down; the HealthReport."""
-    from blueprints.cli.launch import pool_instance_ids
     from blueprints.health import commands as hc
     from blueprints.health.report import HealthReport
     from blueprints.health.verdict import judge_node
 
     outputs, exp, suite = gate.outputs, gate.exp, gate.suite
-    ids = pool_instance_ids(outputs, run) if outputs.is_pool else list(outputs.instance_ids or ())
+    ids = _pool_ids(outputs, run) if outputs.is_pool else list(outputs.instance_ids or ())
     script = hc.fits(hc.check_script(exp, suite), "check script")
     typer.echo(f"health gate: checking {len(ids)} node(s) ({suite} suite) via {gate.via.value}", err=True)
     answers = _execute(gate, [(f"check-{gate.run_id}", script, ids)], hc.CHECK_TIMEOUT_S[suite], run, sleep)

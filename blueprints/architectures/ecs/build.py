@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 import pulumi
 
-from blueprints.architectures.base.build import BlueprintBuilder, Foundation, login_node_outputs
+from blueprints.architectures.base.build import BlueprintBuilder, Foundation, login_node_outputs, resume_outputs
 from blueprints.architectures.ecs.spec import EcsSpec
 from blueprints.bootstrap import LAUNCHER_PATH, BootSpec, render_user_data
 from blueprints.components.errors import names_resource
@@ -77,6 +77,7 @@ class EcsBuilder(BlueprintBuilder[E]):
         )
         outputs: dict[str, object] = {"launcher": LAUNCHER_PATH}
         outputs.update(login_node_outputs(login))
+        outputs.update(resume_outputs())
         outputs.update(self.build_compute(network, node))
         return outputs
 
