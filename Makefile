@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PRESET ?= medical-imaging
 
-.PHONY: plan test check bench golden regen mutate fuzz scan install clean FORCE
+.PHONY: plan test multihost check bench golden regen mutate fuzz scan install clean FORCE
 
 # .venv is made by $(PYTHON) and remade when its python no longer runs or is not $(PYTHON) (e.g. a first try with
 # 3.10, or an interpreter since removed): "X.Y base-prefix" of each, as it reports itself; empty when it does not run.
@@ -42,6 +42,18 @@ plan: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# The real multi-node test (tests/multihost, marker multihost, which `make test` leaves out): the rendered
+# aitrain-torchrun on three hosts made as network namespaces, PyTorch's CPU build and gloo; a host is killed and comes
+# back, and the health gate's all-reduce runs on the same hosts. Needs root and iproute2 (it skips, saying why,
+# without them). torch is no dependency of aitrain: installed here when the venv lacks this version; when pip cannot,
+# the test skips saying so.
+TORCH_VERSION ?= 2.13.0
+multihost: $(STAMP)
+	@$(BIN)/python -c 'import sys, torch; sys.exit(torch.__version__.split("+")[0] != "$(TORCH_VERSION)")' 2>/dev/null || \
+	  $(BIN)/python -m pip install --quiet torch==$(TORCH_VERSION) || \
+	  echo "make: pip could not install torch==$(TORCH_VERSION) into $(VENV): tests/multihost will skip" >&2
+	$(BIN)/python -m pytest -m multihost tests/multihost -s -rs
 
 # Static guards (CI runs them before the tests): lint, strict types, the import contracts of the architecture, and
 # no dead code (vulture at 80% confidence: unused imports, variables, unreachable code).

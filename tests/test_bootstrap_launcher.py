@@ -91,9 +91,9 @@ def ips(n: int) -> list[str]:
     return [f"10.0.{i // 100}.{i % 100 + 2}" for i in range(n)][::-1]
 
 
-def head(n: int, rank: int, endpoint: str, *, restarts: int = 3, run_id: str = "default") -> list[str]:
-    """torchrun's flags: fault tolerant at a fixed size (n:n), no --node-rank (c10d assigns it; ``rank`` is unused)."""
-    del rank
+def head(n: int, me: str, endpoint: str, *, restarts: int = 3, run_id: str = "default") -> list[str]:
+    """torchrun's flags: fault tolerant at a fixed size (n:n), no --node-rank (c10d assigns it), this node's address
+    (``me``) as the one the others reach it at."""
     return [
         f"--nnodes={n}:{n}",
         "--nproc-per-node=8",
@@ -101,6 +101,7 @@ def head(n: int, rank: int, endpoint: str, *, restarts: int = 3, run_id: str = "
         "--rdzv-backend=c10d",
         f"--rdzv-endpoint={endpoint}:29400",
         f"--rdzv-id=medical-imaging-{run_id}",
+        f"--local-addr={me}",
     ]
 
 
@@ -112,8 +113,7 @@ def test_registry_gives_count_rank_and_endpoint(tmp_path, n):
     me = "10.0.0.2" if n == 1 else "10.0.0.3"
     run = node.run("--", "python", "train.py", "--epochs", "3", self_ip=me)
     assert run.returncode == 0, run.stderr
-    rank = 0 if n == 1 else 1
-    assert node.argv() == head(n, rank, "10.0.0.2") + ["train.py", "--epochs", "3"]
+    assert node.argv() == head(n, me, "10.0.0.2") + ["train.py", "--epochs", "3"]
     assert f"aitrain-torchrun: exec torchrun {' '.join(node.argv())}" in run.stderr
     assert node.sleeps() == 0
 
@@ -123,16 +123,16 @@ def test_numeric_ip_order_not_text_order(tmp_path):
     node.register(ips(12))
     run = node.run("--", "python3", "train.py", self_ip="10.0.0.10")
     assert run.returncode == 0, run.stderr
-    assert node.argv()[:6] == head(12, 8, "10.0.0.2")
+    assert node.argv()[:7] == head(12, "10.0.0.10", "10.0.0.2")
 
 
 def test_python_module_and_other_commands(tmp_path):
     node = Node(tmp_path, expected=2)
     node.register(["10.0.0.5", "10.0.0.4"])
     assert node.run("--", "python", "-m", "pkg.train", "x", self_ip="10.0.0.5").returncode == 0
-    assert node.argv() == head(2, 1, "10.0.0.4") + ["-m", "pkg.train", "x"]
+    assert node.argv() == head(2, "10.0.0.5", "10.0.0.4") + ["-m", "pkg.train", "x"]
     assert node.run("--", "bash", "run.sh", "a b", self_ip="10.0.0.4").returncode == 0
-    assert node.argv() == head(2, 0, "10.0.0.4") + ["--no-python", "bash", "run.sh", "a b"]
+    assert node.argv() == head(2, "10.0.0.4", "10.0.0.4") + ["--no-python", "bash", "run.sh", "a b"]
 
 
 def test_nccl_env_is_exported_to_torchrun(tmp_path):
@@ -150,14 +150,14 @@ def test_hosts_option_overrides_the_registry_and_nnodes_the_expected_count(tmp_p
     node.register(["10.9.9.9"])
     run = node.run("--hosts", "10.0.1.7,10.0.0.200", "--nnodes", "2", "--", "python", "train.py", self_ip="10.0.1.7")
     assert run.returncode == 0, run.stderr
-    assert node.argv() == head(2, 1, "10.0.0.200") + ["train.py"]
+    assert node.argv() == head(2, "10.0.1.7", "10.0.0.200") + ["train.py"]
 
 
 def test_pool_without_expected_count_uses_the_registry_count(tmp_path):
     node = Node(tmp_path, expected=None)
     node.register(["10.0.0.2", "10.0.0.3", "10.0.0.4"])
     assert node.run("--", "python", "train.py", self_ip="10.0.0.4").returncode == 0
-    assert node.argv()[:6] == head(3, 2, "10.0.0.2")
+    assert node.argv()[:7] == head(3, "10.0.0.4", "10.0.0.2")
 
 
 def test_a_node_that_boots_late_is_waited_for(tmp_path):
@@ -168,7 +168,7 @@ def test_a_node_that_boots_late_is_waited_for(tmp_path):
     assert run.returncode == 0, run.stderr
     assert node.sleeps() == 1
     assert "11 of 12 nodes registered, waiting" in run.stderr
-    assert node.argv() == head(12, 3, "10.0.0.2") + ["train.py"]
+    assert node.argv() == head(12, "10.0.0.5", "10.0.0.2") + ["train.py"]
 
 
 def test_timeout_is_exit_2_with_the_count(tmp_path):

@@ -24,7 +24,7 @@ NOTICE = "2026-12-01T10:05:00Z"
 # torchrun stand-in: records its argv and environment, runs until SIGTERM (recorded) or ~6 s, then exits.
 FAKE_TORCHRUN = """#!/bin/sh
 for a in "$@"; do printf "%s\\n" "$a"; done > "$ARGV_FILE"
-env | grep -E "^(AITRAIN_RUN_ID|AITRAIN_CHECKPOINT_DIR|TORCH_ELASTIC_SHUTDOWN_TIMEOUT)=" | sort > "$ARGV_FILE.env"
+env | grep -E "^(AITRAIN_RUN_ID|AITRAIN_CHECKPOINT_DIR|TORCH_[A-Z_]*)=" | sort > "$ARGV_FILE.env"
 trap 'echo TERM > "$ARGV_FILE.signal"; exit 143' TERM
 i=0; while [ $i -lt ${TICKS:-60} ]; do /bin/sleep 0.1; i=$((i + 1)); done
 """
@@ -113,11 +113,18 @@ def test_elastic_flags_run_id_and_checkpoint_dir(tmp_path, metadata):
         "--rdzv-backend=c10d",
         "--rdzv-endpoint=10.0.0.4:29400",
         "--rdzv-id=medical-imaging-r1",
+        "--local-addr=10.0.0.5",
         "train.py",
     ]
     assert not [a for a in node.argv() if a.startswith("--node-rank")]
     env = (tmp_path / "argv.env").read_text().splitlines()
-    assert env == [f"AITRAIN_CHECKPOINT_DIR={ckpt}", "AITRAIN_RUN_ID=r1", "TORCH_ELASTIC_SHUTDOWN_TIMEOUT=120"]
+    # TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1: a node that rejoins gets the round's MASTER_ADDR (tests/multihost).
+    assert env == [
+        f"AITRAIN_CHECKPOINT_DIR={ckpt}",
+        "AITRAIN_RUN_ID=r1",
+        "TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1",
+        "TORCH_ELASTIC_SHUTDOWN_TIMEOUT=120",
+    ]
     assert ckpt.is_dir()  # made by the launcher (as the job user, on a node)
     got = status(run_dir)
     assert (got["state"], got["exit"], got["max_restarts"]) == ("exited", "0", "5")

@@ -163,7 +163,7 @@ def test_registry_entries_inside_the_compute_subnets_run(node):
     node.register(["10.0.17.4", "10.0.0.9"])
     run = node.run("--", "python", "train.py", self_ip="10.0.17.4")
     assert run.returncode == 0, run.stderr
-    assert node.argv()[:6] == head(2, 1, "10.0.0.9")
+    assert node.argv()[:7] == head(2, "10.0.17.4", "10.0.0.9")
 
 
 @pytest.mark.parametrize("forged", ["10.0.0.1", "203.0.113.7", "10.0.32.5", "10.0.0.300", "evil.example"])
