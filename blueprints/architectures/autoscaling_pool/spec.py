@@ -116,6 +116,7 @@ class AutoscalingPoolSpec(EcsSpec[AutoscalingProfile]):
     profile_model = AutoscalingProfile
     compute_unit = "pool"
     compute_zone_count = AUTOSCALING_ZONES
+    metric_namespaces = ("ess:system", "acs_ecs_dashboard")
     park_refusal = (
         "an autoscaling pool parks itself: set compute.min_nodes 0 (it scales "
         "in when GPUs idle) and cost.off_hours to sleep outside working hours"
