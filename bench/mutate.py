@@ -57,6 +57,7 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "blueprints/review/guardrails/kubernetes.py",
         ("tests/test_guardrails_kubernetes.py", "tests/test_cli_guardrails.py"),
     ),
+    ("blueprints/review/guardrails/metrics.py", ("tests/test_metrics.py", "tests/test_guardrails.py")),
     (
         "blueprints/review/guardrails/",
         (

@@ -1,8 +1,8 @@
 """The CloudMonitor agent a node installs at boot: which version, from where, and how the node checks it (pure).
 
-Alibaba's manual install for an ECS instance on Linux (AlibabaCloudDocs/cms, "intl.en-US/Host monitoring/Cloud Monitor
-agent/Install and uninstall the Cloud Monitor agent.md" at 9b440fcb72432e56ea1bf1b4e7a6e6d5488a591f, retrieved
-2026-12-01) is, for cn-shanghai:
+Alibaba's manual install for an ECS instance on Linux (https://github.com/AlibabaCloudDocs/cms/blob/
+9b440fcb72432e56ea1bf1b4e7a6e6d5488a591f/intl.en-US/Host%20monitoring/Cloud%20Monitor%20agent/Install%20and%20uninstall%20the%20Cloud%20Monitor%20agent.md,
+retrieved 2026-12-01) is, for cn-shanghai:
 ``ARGUS_VERSION=3.4.7 /bin/bash -c "$(curl -s https://cms-agent-cn-shanghai.oss-cn-shanghai-internal.aliyuncs.com/Argus/agent_install_ecs-1.2.sh)"``.
 The console shows the same command per region; that the bucket is ``cms-agent-<region>`` in every region is
 UNVERIFIED beyond the documented cn-shanghai and the same pattern in public scripts for cn-hangzhou, cn-hongkong,
