@@ -53,6 +53,9 @@ def test_a_bad_producer_or_a_repeated_metric_names_file_line_and_column(tmp_path
     (tmp_path / "metrics.csv").write_text("\n".join([good[0], good[1].replace(",ecs,", ",cloudwatch,")]) + "\n")
     with pytest.raises(ValueError, match=r"metrics.csv line 2, column 'producer': must be one of ecs, cloudmonitor"):
         read_metrics(tmp_path)
+    (tmp_path / "metrics.csv").write_text("\n".join([good[0], good[1].replace(",ess:system,", ",acs_nas,")]) + "\n")
+    with pytest.raises(ValueError, match=r"line 2, column 'namespace': must be one of ess:system, acs_ecs_dashboard"):
+        read_metrics(tmp_path)
     (tmp_path / "metrics.csv").write_text("\n".join([good[0], good[1], good[1]]) + "\n")
     with pytest.raises(ValueError, match=r"line 3, column 'metric': CpuUtilization in ess:system repeats line 2"):
         read_metrics(tmp_path)
@@ -209,7 +212,8 @@ def test_turning_the_agent_install_off_makes_ait040_fail_on_the_scale_in_alarm(m
     (finding,) = [f for f in plan.findings if f["rule"] == "AIT040"]
     assert finding["message"] == (
         "reads 'GpuUtilizationAgent' (ess:system), produced by the CloudMonitor agent, installed and started at node "
-        "boot (aitrain-node cms-agent), which scaling group autoscaling-training-pool-group's launch source has not: "
+        "boot (aitrain-node cms-agent), and scaling group autoscaling-training-pool-group's launch source does not "
+        "run it: "
         "the metric never reports and the alarm never fires"
     )
     rows = {r["metric"]: r for r in plan.outputs["metric_producers"]}
@@ -274,3 +278,17 @@ def test_a_cloudmonitor_host_alarm_needs_the_agent_on_some_node_and_other_namesp
     assert name == "a1" and "'gpu_gpu_usedutilization' (acs_ecs_dashboard)" in message
     with_agent = alicloud("ecs.Instance", "n1", {"userData": WITH_AGENT})
     assert ait040(plan_of(with_agent, host, nas)) == []
+
+
+def test_an_alarm_on_a_group_outside_the_plan_is_judged_by_every_node_of_the_plan():
+    alarm = alicloud(
+        "ess.Alarm",
+        "t-alarm",
+        {"scalingGroupId": "asg-uf6existing", "metricType": "system", "metricName": "GpuUtilizationAgent"},
+    )
+    bare = alicloud("ecs.Instance", "n1", {"userData": userdata.encode("#cloud-config\n")})
+    ((name, message),) = ait040(plan_of(bare, alarm))
+    assert name == "t-alarm" and message.endswith(
+        "and no node of the plan runs it: the metric never reports and the alarm never fires"
+    )
+    assert ait040(plan_of(alicloud("ecs.Instance", "n1", {"userData": WITH_AGENT}), alarm)) == []

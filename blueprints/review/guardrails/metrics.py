@@ -3,7 +3,7 @@ nothing in the plan reports never fires, so a pool that should scale in on idle 
 
 What produces a metric is ``blueprints/catalog/data/metrics.csv`` (with sources). The evidence is in the plan itself:
 ECS basic metrics exist for every ECS node; the CloudMonitor agent exists where the nodes' user data runs Alibaba's
-documented installer; ACK's GPU exporter metrics exist where the cluster has the Prometheus add-on.
+documented installer. (ACK's GPU exporter metrics are read by Prometheus alert rules, which are not in a plan.)
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from blueprints.catalog.metrics import PRODUCERS, PROMETHEUS_ADDON, MetricRecord, load_metrics, record_of
+from blueprints.catalog.metrics import PRODUCERS, MetricRecord, load_metrics, record_of
 from blueprints.core import userdata
 from blueprints.kinds import Role
-from blueprints.review.guardrails.inputs import as_list, of_role, of_types, referenced
+from blueprints.review.guardrails.inputs import of_role, of_types, referenced
 from blueprints.review.guardrails.model import Rule
 from blueprints.review.plan import Plan, PlannedResource
 
@@ -43,15 +43,10 @@ def _launch_sources(plan: Plan, group: str | None) -> list[PlannedResource]:
 
 
 def _producers(plan: Plan, nodes: list[PlannedResource]) -> set[str]:
-    """What produces metrics for ``nodes`` (ECS nodes) and for the plan's ACK clusters."""
+    """What produces metrics for ``nodes`` (ECS nodes): ECS itself, and the agent where their user data installs it."""
     have = {"ecs"} if nodes else set()
     if any(_installs_agent(r) for r in nodes):
         have.add("cloudmonitor-agent")
-    for cluster in of_types(plan, ("cs.ManagedKubernetes",)):
-        if any(
-            isinstance(a, dict) and a.get("name") == PROMETHEUS_ADDON for a in as_list(cluster.inputs.get("addons"))
-        ):
-            have.add("ack-gpu-exporter")
     return have
 
 
@@ -65,7 +60,7 @@ def _finding(metric: str, namespace: str, record: MetricRecord | None, have: set
     if record.producer in have:
         return None
     return (
-        f"reads {metric!r} ({namespace}), produced by {PRODUCERS[record.producer]}, which {where} has not: the "
+        f"reads {metric!r} ({namespace}), produced by {PRODUCERS[record.producer]}, and {where}: the "
         "metric never reports and the alarm never fires"
     )
 
@@ -81,7 +76,7 @@ def metrics_produced(plan: Plan) -> Iterator[tuple[str, str]]:
         sources = _launch_sources(plan, group)
         nodes = sources or of_role(plan, Role.NODE)
         metric = str(alarm.inputs.get("metricName"))
-        where = f"scaling group {group}'s launch source" if sources else "no node of the plan"
+        where = f"scaling group {group}'s launch source does not run it" if sources else "no node of the plan runs it"
         message = _finding(
             metric, _ESS_NAMESPACE, record_of(metrics, metric, _ESS_NAMESPACE), _producers(plan, nodes), where
         )
@@ -93,7 +88,7 @@ def metrics_produced(plan: Plan) -> Iterator[tuple[str, str]]:
         metric = str(alarm.inputs.get("metric"))
         have = _producers(plan, of_role(plan, Role.NODE))
         message = _finding(
-            metric, _HOST_PROJECT, record_of(metrics, metric, _HOST_PROJECT), have, "no node of the plan"
+            metric, _HOST_PROJECT, record_of(metrics, metric, _HOST_PROJECT), have, "no node of the plan runs it"
         )
         if message:
             yield alarm.name, message
