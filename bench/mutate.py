@@ -168,6 +168,11 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("blueprints/cli/preflight.py", ("tests/preflight",)),
     ("blueprints/launch/kubernetes.py", ("tests/test_launch_kubernetes.py",)),
     (
+        "blueprints/health/",
+        ("tests/test_health_verdict.py", "tests/test_health_script.py", "tests/test_health_cli.py"),
+    ),
+    ("blueprints/cli/check.py", ("tests/test_health_cli.py",)),
+    (
         "blueprints/kinds/",
         (
             "tests/test_kinds.py",

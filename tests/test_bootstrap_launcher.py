@@ -34,7 +34,12 @@ class Node:
         env_dir = tmp / "etc"
         env_dir.mkdir()
         written = files(yaml.safe_load(b.render_user_data(s)))
+        self.shared = tmp / "shared"
         cluster_env = written["/etc/aitrain/cluster.env"].replace(b.REGISTRY_DIR, str(self.registry))
+        assert f"AITRAIN_MOUNT_PATH={b.SHARED_MOUNT}\n" in cluster_env
+        cluster_env = cluster_env.replace(
+            f"AITRAIN_MOUNT_PATH={b.SHARED_MOUNT}\n", f"AITRAIN_MOUNT_PATH={self.shared}\n"
+        )
         (env_dir / "cluster.env").write_text(cluster_env)
         (env_dir / "nccl.env").write_text(written["/etc/aitrain/nccl.env"])
         self.status = env_dir / "status"
@@ -55,6 +60,8 @@ class Node:
             "ARGV_FILE": str(self.argv_file),
             "SLEEP_LOG": str(self.sleep_log),
             "REGISTRY": str(self.registry),
+            # The spot watcher has its own tests (tests/test_launcher_spot.py); here it would poll with the fake sleep.
+            "AITRAIN_SPOT_WATCH": "off",
         }
 
     def register(self, ips: list[str]) -> None:
@@ -84,14 +91,16 @@ def ips(n: int) -> list[str]:
     return [f"10.0.{i // 100}.{i % 100 + 2}" for i in range(n)][::-1]
 
 
-def head(n: int, rank: int, endpoint: str) -> list[str]:
+def head(n: int, rank: int, endpoint: str, *, restarts: int = 3, run_id: str = "default") -> list[str]:
+    """torchrun's flags: fault tolerant at a fixed size (n:n), no --node-rank (c10d assigns it; ``rank`` is unused)."""
+    del rank
     return [
-        f"--nnodes={n}",
+        f"--nnodes={n}:{n}",
         "--nproc-per-node=8",
-        f"--node-rank={rank}",
+        f"--max-restarts={restarts}",
         "--rdzv-backend=c10d",
         f"--rdzv-endpoint={endpoint}:29400",
-        "--rdzv-id=medical-imaging",
+        f"--rdzv-id=medical-imaging-{run_id}",
     ]
 
 

@@ -41,7 +41,7 @@ def test_a_finished_run_records_rank_exit_code_and_times(tmp_path):
     }
     assert got["started"].endswith("Z") and got["finished"].endswith("Z") and int(got["pid"]) > 1
     # torchrun still gets exactly the same arguments.
-    assert node.argv()[:3] == ["--nnodes=2", "--nproc-per-node=8", "--node-rank=1"]
+    assert node.argv()[:3] == ["--nnodes=2:2", "--nproc-per-node=8", "--max-restarts=3"]
 
 
 def test_a_failing_job_records_its_exit_code_and_the_launcher_returns_it(tmp_path):

@@ -176,7 +176,7 @@ def test_llama_job_shape_master_rank0_three_workers_eight_gpus_erdma():
         assert container["name"] == "pytorch" and container["image"] == IMAGE
         assert container["command"] == ["torchrun", "train.py", "--lr", "3e-4"]
         assert container["resources"] == {"limits": {"nvidia.com/gpu": 8, "aliyun/erdma": 1}}
-        assert {e["name"]: e["value"] for e in container["env"]} == nccl_env("erdma")
+        assert {e["name"]: e["value"] for e in container["env"]} == {**nccl_env("erdma"), **run_env(RUN)}
         assert pod["nodeSelector"] == {"aitrain.io/node-pool": "gpu"}
         assert (
             pod["hostNetwork"] is True and pod["dnsPolicy"] == "ClusterFirstWithHostNet"
@@ -210,7 +210,15 @@ def test_every_generated_job_validates_against_the_crd(fabric, bucket, nodes):
     assert ("aliyun/erdma" in container["resources"]["limits"]) == (fabric == "erdma")
     pod = specs["Master"]["template"]["spec"]
     assert pod.get("hostNetwork", False) == (fabric == "erdma") and ("dnsPolicy" in pod) == (fabric == "erdma")
-    assert {e["name"]: e["value"] for e in container["env"]} == nccl_env(fabric)
+    assert {e["name"]: e["value"] for e in container["env"]} == {**nccl_env(fabric), **run_env(RUN)}
+    elastic = job["spec"]["elasticPolicy"]
+    assert elastic == {
+        "rdzvBackend": "c10d",
+        "rdzvId": RUN,
+        "minReplicas": nodes,
+        "maxReplicas": nodes,
+        "maxRestarts": 3,
+    }
     claims = [
         v["persistentVolumeClaim"]["claimName"]
         for v in specs["Master"]["template"]["spec"]["volumes"]
@@ -557,3 +565,20 @@ def test_the_kubernetes_training_presets_own_outputs_give_a_valid_job():
     assert pod["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": 8, "aliyun/erdma": 1}
     claims = {v["persistentVolumeClaim"]["claimName"] for v in pod["volumes"] if "persistentVolumeClaim" in v}
     assert claims == {"kubernetes-training-shared", "kubernetes-training-data"}  # the file system and the bucket
+
+
+def run_env(run_id: str) -> dict[str, str]:
+    """What every pod gets besides NCCL's settings: the run id and its checkpoint directory on the shared volume."""
+    return {
+        "AITRAIN_RUN_ID": run_id,
+        "AITRAIN_CHECKPOINT_DIR": f"/mnt/shared/.aitrain/checkpoints/{run_id}",
+        "TORCH_ELASTIC_SHUTDOWN_TIMEOUT": "120",
+    }
+
+
+def test_max_restarts_reaches_the_elastic_policy_and_the_crd_takes_it():
+    outputs = lk.parse_kubernetes_outputs(llama(), "o", ENGINES)
+    job = lk.build_job(outputs, name="j", image=IMAGE, run_id=RUN, command=["python", "t.py"], nodes=2, max_restarts=7)
+    validate(job)
+    assert job["spec"]["elasticPolicy"]["maxRestarts"] == 7
+    assert all(s["restartPolicy"] == "OnFailure" for s in job["spec"]["pytorchReplicaSpecs"].values())

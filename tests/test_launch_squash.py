@@ -63,6 +63,12 @@ def test_the_line_runs_the_launcher_detached_with_its_log_in_the_run_directory(t
     assert (tmp_path / "args").read_text().splitlines() == [
         "--run-dir",
         str(run_dir),
+        "--run-id",
+        RUN,
+        "--max-restarts",
+        "3",
+        "--checkpoint-dir",
+        str(share / ".aitrain" / "checkpoints" / RUN),
         "--hosts",
         "10.20.0.11",
         "--",

@@ -96,7 +96,9 @@ def launch_with(tmp_path: Path, **changes: object) -> subprocess.CompletedProces
 
     path = tmp_path / "outputs.json"
     path.write_text(json.dumps(fixed_outputs(2, **changes)), encoding="utf-8")
-    return aitrain("launch", "--stack", str(path), "--dry-run", "--", "python", "train.py")
+    return aitrain(
+        "launch", "--stack", str(path), "--skip-check", "no nodes here", "--dry-run", "--", "python", "train.py"
+    )
 
 
 @pytest.mark.parametrize(

@@ -48,6 +48,18 @@ JOB_USER = "aitrain"
 JOB_UID = 2000
 JOB_HOME = "/home/aitrain"
 RDZV_PORT = 29400
+# torchrun --max-restarts when the launch names none. torchrun's own default is 0 (the first failure ends the run); each
+# restart restarts every node's workers, which resume from their newest checkpoint. 3 absorbs the failures that pass
+# (a node replaced or rebooted, a spot node reclaimed, one NCCL timeout) and still ends a run that fails the same way
+# every time (a bug, a bad GPU) after 3 more tries instead of looping on it. `aitrain launch --max-restarts N`
+# overrides it.
+DEFAULT_MAX_RESTARTS = 3
+# Where runs keep their checkpoints on the shared file system: <shared>/.aitrain/checkpoints/<run-id>
+# (the job's AITRAIN_CHECKPOINT_DIR).
+CHECKPOINTS_DIR = f"{SHARED_MOUNT}/.aitrain/checkpoints"
+# Seconds torchrun waits for the workers after SIGTERM before SIGKILL
+# (TORCH_ELASTIC_SHUTDOWN_TIMEOUT; torch's default is 30).
+SHUTDOWN_SECONDS = 120
 # Alibaba's IMDS address; security hardening mode (IMDSv2) takes a PUT to /latest/api/token with header
 # X-aliyun-ecs-metadata-token-ttl-seconds, then header X-aliyun-ecs-metadata-token on every read:
 # https://www.alibabacloud.com/help/en/ecs/user-guide/view-instance-metadata/ (updated 2026-05-15).
@@ -321,6 +333,8 @@ def _values(spec: BootSpec) -> dict[str, object]:
         "job_home": JOB_HOME,
         "rdzv_port": RDZV_PORT,
         "metadata_host": METADATA_HOST,
+        "max_restarts": DEFAULT_MAX_RESTARTS,
+        "shutdown_seconds": SHUTDOWN_SECONDS,
         "torch_venv": TORCH_VENV,
         "boot_minutes": boot_minutes(spec.gpu),
         "cms_url": spec.cloudmonitor.installer_url(spec.region) if spec.cloudmonitor else None,
@@ -422,6 +436,8 @@ def render_user_data(spec: BootSpec) -> str:
 
 __all__ = [
     "BOOT_MINUTES",
+    "CHECKPOINTS_DIR",
+    "DEFAULT_MAX_RESTARTS",
     "ENV_DIR",
     "ERDMA_MTU_NO_JUMBO",
     "JOB_HOME",

@@ -12,8 +12,10 @@ from typing import Annotated, Any, Callable, Optional
 
 import typer
 
+from blueprints.bootstrap import DEFAULT_MAX_RESTARTS
 from blueprints.cli.support import reports_user_errors
 from blueprints.core.errors import MISSING, Problem, UserInputError
+from blueprints.health.gate import OnUnhealthy
 from blueprints.launch.torchrun import Via
 
 # How each binary is installed, for the message when it is missing.
@@ -66,6 +68,17 @@ def launch(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print exactly what would run, run nothing, exit 0.")
     ] = False,
+    skip_check: Annotated[
+        Optional[str],
+        typer.Option("--skip-check", help="Skip the health gate (the quick suite of `aitrain check`); say why."),
+    ] = None,
+    on_unhealthy: Annotated[
+        OnUnhealthy,
+        typer.Option(
+            "--on-unhealthy",
+            help="stop: start nothing, exit 1, name the failing nodes (default). exclude: launch on the healthy ones.",
+        ),
+    ] = OnUnhealthy.stop,
     kubernetes: Annotated[
         bool,
         typer.Option(
@@ -105,19 +118,42 @@ def launch(
     apply: Annotated[
         bool, typer.Option("--apply", help="--kubernetes: run `kubectl apply -f` on the manifest (printed first).")
     ] = False,
+    max_restarts: Annotated[
+        int,
+        typer.Option(
+            "--max-restarts",
+            help="torchrun --max-restarts: how many times the workers of every node restart (from their newest "
+            "checkpoint) after a failure before the run fails.",
+        ),
+    ] = DEFAULT_MAX_RESTARTS,
+    resume: Annotated[
+        Optional[str],
+        typer.Option(
+            "--resume",
+            help="Continue this run (same run id and AITRAIN_CHECKPOINT_DIR); refused (exit 2) when its checkpoint "
+            "directory is missing or empty.",
+        ),
+    ] = None,
 ) -> None:
     """Start aitrain-torchrun on every node at once, or (--kubernetes)
     write and apply a PyTorchJob; print exactly what runs first.
 
-    Exit status: 0 started (or --dry-run), 1 a cloud, ssh or kubectl call failed (its stderr is shown), 2 invalid
-    input (nothing run, nothing written).
+    The quick health gate (`aitrain check`) runs first unless --skip-check REASON; --on-unhealthy says what a
+    failing node means.
+
+    Exit status: 0 started (or --dry-run), 1 the health gate found unhealthy nodes or a cloud, ssh or kubectl call
+    failed (its stderr is shown), 2 invalid input (nothing run, nothing written).
     """
     from blueprints.architectures import job_engines
+    from blueprints.cli.check import gate_launch
     from blueprints.launch import kubernetes as lk
     from blueprints.launch import torchrun as lc
 
     data = lc.load_outputs(stack)
     engines = job_engines()
+    lc.check_max_restarts(max_restarts)
+    resumed = lc.check_resume(run_id, resume)
+    run_id = resumed or run_id
     if kubernetes:
         if via is Via.ssh:
             raise UserInputError(
@@ -142,6 +178,8 @@ def launch(
             out=out,
             apply=apply,
             dry_run=dry_run,
+            max_restarts=max_restarts,
+            resumed=resumed is not None,
         )
         return
     k8s_only = {"--image": image, "--name": name, "--nodes": nodes, "--out": out, "--apply": apply or None}
@@ -161,7 +199,9 @@ def launch(
         raise lk.refuse_torchrun_launch(data["blueprint"], str(stack))
     outputs = lc.parse_outputs(data, str(stack), engines)
     rid = lc.check_run_id(run_id) if run_id is not None else lc.default_run_id(lc.utc_now())
-    plan = lc.plan_launch(outputs, via, rid, cmd or [])
+    plan = lc.plan_launch(outputs, via, rid, cmd or [], max_restarts=max_restarts)
+    if resumed is not None:
+        _check_checkpoints(outputs, via, rid, dry_run=dry_run)
     binary = "ssh" if via is Via.ssh else "aliyun"
     if not dry_run and shutil.which(binary) is None:
         raise UserInputError(
@@ -174,13 +214,16 @@ def launch(
                 )
             ],
         )
+    gated = gate_launch(stack, outputs, via, rid, skip_check=skip_check, on_unhealthy=on_unhealthy, dry_run=dry_run)
+    if gated is not outputs:  # --on-unhealthy exclude: the healthy nodes only
+        outputs, plan = gated, lc.plan_launch(gated, via, rid, cmd or [])
     typer.echo(lc.render_plan(outputs, via, rid, plan))
     if dry_run:
         typer.echo("dry run: nothing was run")
         return
     commands = plan.commands
     if plan.discovery is not None:
-        commands = _pool_commands(outputs, rid, cmd or [], _run)
+        commands = _pool_commands(outputs, rid, cmd or [], _run, max_restarts=max_restarts)
     if via is Via.ssh:
         # One ssh per node, all at once: each returns as soon as its node has the launcher in the background.
         with concurrent.futures.ThreadPoolExecutor(max_workers=min(32, len(commands))) as pool:
@@ -217,6 +260,8 @@ def _launch_kubernetes(
     out: Optional[Path],
     apply: bool,
     dry_run: bool,
+    max_restarts: int,
+    resumed: bool,
 ) -> None:
     """Build the PyTorchJob; print it (or write --out); with --apply
     run `kubectl apply` on it, printing the command first."""
@@ -238,8 +283,20 @@ def _launch_kubernetes(
                 )
             ],
         )
-    job_name = lk.check_job_name(name if name is not None else lk.default_job_name(outputs.profile_name, rid))
-    job = lk.build_job(outputs, name=job_name, image=image, run_id=rid, command=cmd, nodes=nodes)
+    # A resumed run is a new PyTorchJob (the finished one may still exist) with the same run id and checkpoints.
+    default = lk.default_job_name(
+        outputs.profile_name, rid + (f"-{lc.default_run_id(lc.utc_now())}" if resumed else "")
+    )
+    job_name = lk.check_job_name(name if name is not None else default)
+    job = lk.build_job(
+        outputs, name=job_name, image=image, run_id=rid, command=cmd, nodes=nodes, max_restarts=max_restarts
+    )
+    if resumed:
+        typer.echo(
+            f"resuming run {rid}: the pods get AITRAIN_CHECKPOINT_DIR={lk.checkpoint_dir(outputs, rid)}; not checked "
+            "from here (no pod mounts the share yet): the job must find its newest checkpoint there",
+            err=True,
+        )
     manifest = lk.render_job(job)
     argv = lk.apply_argv(str(out) if out is not None else None)
     if apply and not dry_run and shutil.which("kubectl") is None:
@@ -283,13 +340,30 @@ def _launch_kubernetes(
     )
 
 
-def _pool_commands(outputs: Any, run_id: str, command: list[str], run: Runner) -> list[list[str]]:
+def _check_checkpoints(outputs: Any, via: Via, run_id: str, *, dry_run: bool, run: Runner = _run) -> None:
+    """--resume: one node lists the run's checkpoint directory (read-only, as `aitrain runs` reads the status files);
+    none there is exit 2 before anything starts. A dry run prints the check."""
+    from blueprints.cli import runs as cr
+    from blueprints.launch import torchrun as lc
+
+    title = f"aitrain launch --resume {run_id}: first, the checkpoints in {lc.checkpoint_dir(outputs, run_id)}"
+    line = lc.checkpoint_script(outputs, run_id)
+    texts = cr._execute(outputs, via, f"resume-{run_id}", line, every_node=False, dry_run=dry_run, title=title, run=run)
+    if dry_run:
+        return
+    count = lc.checkpoint_count("\n".join(texts))
+    if count == 0:
+        raise lc.no_checkpoint_error(outputs, run_id)
+    typer.echo(f"run {run_id}: {count} entries in {lc.checkpoint_dir(outputs, run_id)}; resuming", err=True)
+
+
+def _pool_commands(outputs: Any, run_id: str, command: list[str], run: Runner, *, max_restarts: int) -> list[list[str]]:
     """Page through the pool's InService instances, then one RunCommand per 50 of them, each waiting for all of them."""
     from blueprints.launch import torchrun as lc
 
     ids = pool_instance_ids(outputs, run)
     size = lc.RUN_COMMAND_MAX_INSTANCES
-    line = lc.node_line(outputs, run_id, command, nnodes=len(ids))
+    line = lc.node_line(outputs, run_id, command, nnodes=len(ids), max_restarts=max_restarts)
     commands = [lc.run_command_argv(outputs, run_id, line, ids[i : i + size]) for i in range(0, len(ids), size)]
     typer.echo(f"found {len(ids)} InService node{'s' if len(ids) != 1 else ''}; running:")
     for argv in commands:

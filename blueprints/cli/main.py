@@ -360,6 +360,12 @@ def _register_launch() -> None:
     register_runs(app)
 
 
+def _register_check() -> None:
+    from blueprints.cli.check import register
+
+    register(app)
+
+
 def _register_ci() -> None:
     from blueprints.cli.ci import register
 
@@ -398,6 +404,7 @@ def _register_policy() -> None:
 
 _register_advisor()
 _register_launch()
+_register_check()
 _register_ci()
 _register_policy()
 _register_export()

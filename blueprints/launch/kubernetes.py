@@ -25,7 +25,7 @@ from typing import Any, Mapping, Sequence
 
 import yaml
 
-from blueprints.bootstrap import nccl_env
+from blueprints.bootstrap import DEFAULT_MAX_RESTARTS, SHUTDOWN_SECONDS, nccl_env
 from blueprints.core.errors import Problem, UserInputError, join_allowed
 from blueprints.launch.torchrun import (
     REGION_ID,
@@ -250,11 +250,30 @@ def torchrun_command(command: Sequence[str]) -> list[str]:
     return ["torchrun", *rest]
 
 
+def checkpoint_dir(outputs: KubernetesOutputs, run_id: str) -> str:
+    """The run's ``AITRAIN_CHECKPOINT_DIR`` in the pods: on the shared volume, as on ECS nodes."""
+    return f"{outputs.shared_mount_path.rstrip('/')}/.aitrain/checkpoints/{run_id}"
+
+
 def build_job(
-    outputs: KubernetesOutputs, *, name: str, image: str, run_id: str, command: Sequence[str], nodes: int | None = None
+    outputs: KubernetesOutputs,
+    *,
+    name: str,
+    image: str,
+    run_id: str,
+    command: Sequence[str],
+    nodes: int | None = None,
+    max_restarts: int = DEFAULT_MAX_RESTARTS,
 ) -> dict[str, Any]:
     """The PyTorchJob (``kubeflow.org/v1``) for one run: a Master
-    pod and ``nodes - 1`` Worker pods, one per GPU node."""
+    pod and ``nodes - 1`` Worker pods, one per GPU node.
+
+    ``elasticPolicy`` gives torchrun the same elastic agent as on ECS nodes: c10d rendezvous, a fixed size
+    (min = max = nodes) and ``maxRestarts``; the operator turns it into PET_RDZV_BACKEND, PET_NNODES=min:max,
+    PET_MAX_RESTARTS, PET_RDZV_ID and PET_RDZV_ENDPOINT (pkg/controller.v1/pytorch/elastic.go @v1.9.0). With
+    ``restartPolicy: OnFailure`` a failed pod is restarted in place and rejoins the rendezvous. UNVERIFIED: which
+    pod hosts the c10d store when the pods use the host network (torch matches the endpoint to the pod's hostname).
+    """
     check_job_name(name)
     if len(run_id) > 63 or not _LABEL_VALUE.fullmatch(run_id):
         raise launch_error(
@@ -273,14 +292,26 @@ def build_job(
     count = job_nodes(outputs, nodes)
     container_command = torchrun_command(command)
     labels = {RUN_LABEL: run_id, PROFILE_LABEL: outputs.profile_name}
-    replicas: dict[str, Any] = {"Master": _replica(outputs, 1, image, container_command, labels)}
+    run_env = {
+        "AITRAIN_RUN_ID": run_id,
+        "AITRAIN_CHECKPOINT_DIR": checkpoint_dir(outputs, run_id),
+        "TORCH_ELASTIC_SHUTDOWN_TIMEOUT": str(SHUTDOWN_SECONDS),
+    }
+    replicas: dict[str, Any] = {"Master": _replica(outputs, 1, image, container_command, labels, run_env)}
     if count > 1:
-        replicas["Worker"] = _replica(outputs, count - 1, image, container_command, labels)
+        replicas["Worker"] = _replica(outputs, count - 1, image, container_command, labels, run_env)
     return {
         "apiVersion": JOB_API,
         "kind": "PyTorchJob",
         "metadata": {"name": name, "namespace": outputs.namespace, "labels": dict(labels)},
         "spec": {
+            "elasticPolicy": {
+                "rdzvBackend": "c10d",
+                "rdzvId": run_id,
+                "minReplicas": count,
+                "maxReplicas": count,
+                "maxRestarts": max_restarts,
+            },
             "nprocPerNode": str(outputs.gpus_per_node),
             "pytorchReplicaSpecs": replicas,
         },
@@ -288,7 +319,12 @@ def build_job(
 
 
 def _replica(
-    outputs: KubernetesOutputs, replicas: int, image: str, command: list[str], labels: dict[str, str]
+    outputs: KubernetesOutputs,
+    replicas: int,
+    image: str,
+    command: list[str],
+    labels: dict[str, str],
+    run_env: dict[str, str],
 ) -> dict[str, Any]:
     limits: dict[str, Any] = {GPU_RESOURCE: outputs.gpus_per_node}
     if outputs.fabric == "erdma":
@@ -302,7 +338,7 @@ def _replica(
     if outputs.bucket_claim is not None:
         mounts.append({"name": "data", "mountPath": BUCKET_MOUNT_PATH})
         volumes.append({"name": "data", "persistentVolumeClaim": {"claimName": outputs.bucket_claim}})
-    env = [{"name": key, "value": value} for key, value in nccl_env(outputs.fabric).items()]
+    env = [{"name": key, "value": value} for key, value in {**nccl_env(outputs.fabric), **run_env}.items()]
     pod: dict[str, Any] = {}
     if outputs.fabric == "erdma" and ERDMA_HOST_NETWORK:
         pod = {"hostNetwork": True, "dnsPolicy": "ClusterFirstWithHostNet"}

@@ -242,6 +242,8 @@ def run_summary(rows: Sequence[NodeStatus]) -> str:
     states = {r.state for r in rows}
     if states & {"running", "waiting"}:
         return "running" if "running" in states else "waiting"
+    if "preempted" in states:  # a spot node was reclaimed: `aitrain launch --resume RUN_ID` continues it
+        return "preempted"
     if any(r.state == "exited" and r.exit_code not in (0, None) for r in rows):
         return "failed"
     if "cancelled" in states:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from blueprints.bootstrap import JOB_HOME, JOB_UID, JOB_USER
+from blueprints.bootstrap import DEFAULT_MAX_RESTARTS, JOB_HOME, JOB_UID, JOB_USER
 from blueprints.core.errors import MISSING, Problem, UserInputError, join_allowed
 
 # Re-exported (they were defined here; launch_kubernetes imports them from this module).
@@ -52,6 +52,8 @@ _SCALING_GROUP_ID = re.compile(r"asg-[a-z0-9]{4,64}")
 REGION_ID = re.compile(r"[a-z]{2}(-[a-z0-9]+)+")
 _PROFILE_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
 NOW_ENV = "AITRAIN_NOW"
+# More restarts than this is a run that fails the same way every time, not one that keeps training.
+MAX_RESTARTS_LIMIT = 100
 
 
 class Via(str, enum.Enum):
@@ -271,16 +273,72 @@ def check_launchable(outputs: StackOutputs, via: Via) -> None:
 # The node line runs the launcher as the job user the boot creates (blueprints.bootstrap: same uid/gid on every node):
 # under root_squash root is nobody on the share, so the run directory, the log and the status are made by that user.
 # setpriv (util-linux) keeps the resource limits, so `ulimit -l` raised by root first reaches NCCL's RDMA memory
-# registration; it goes through no PAM stack that could lower them again.
+# registration; it goes through no PAM stack that could lower them again. The log is appended to: a resumed run (or a
+# node started again to rejoin it) keeps what its earlier attempts wrote, and a launcher still running is not truncated.
 JOB_SHELL = (
     'd=$1; shift; mkdir -p "$d" || exit; HOME={home} USER={user} LOGNAME={user} '
-    'setsid nohup "$@" < /dev/null > "$d/$(hostname).log" 2>&1 &'
+    'setsid nohup "$@" < /dev/null >> "$d/$(hostname).log" 2>&1 &'
 ).format(home=JOB_HOME, user=JOB_USER)
 
 
 def run_dir(outputs: StackOutputs, run_id: str) -> str:
     """Where a run's logs and status files live on the shared file system."""
     return f"{outputs.shared_mount_path.rstrip('/')}/.aitrain/runs/{run_id}"
+
+
+def checkpoint_dir(outputs: StackOutputs, run_id: str) -> str:
+    """Where a run's job saves its checkpoints (``AITRAIN_CHECKPOINT_DIR``): the same for every attempt of the run."""
+    return f"{outputs.shared_mount_path.rstrip('/')}/.aitrain/checkpoints/{run_id}"
+
+
+def checkpoint_script(outputs: StackOutputs, run_id: str) -> str:
+    """Read-only, on one node (the share is the same everywhere): how many entries the run's checkpoint directory
+    holds, printed as ``checkpoints=N`` (0 when it is missing or empty)."""
+    d = shlex.quote(checkpoint_dir(outputs, run_id))
+    return f"n=$(ls -A {d} 2>/dev/null | wc -l); echo checkpoints=$n; exit 0"
+
+
+def checkpoint_count(text: str) -> int:
+    """The N of the ``checkpoints=N`` line ``checkpoint_script`` printed (0 when there is none)."""
+    found = re.findall(r"^checkpoints=(\d+)\s*$", text, flags=re.MULTILINE)
+    return int(found[-1]) if found else 0
+
+
+def check_resume(run_id: str | None, resume: str | None) -> str | None:
+    """``--resume RUN_ID`` names the run to continue; ``--run-id`` with it is refused (one run id per launch)."""
+    if resume is None:
+        return None
+    if run_id is not None:
+        raise launch_error(
+            "--run-id",
+            run_id,
+            f"cannot go with --resume {resume}: a resumed run keeps its own id (and so its checkpoint directory); "
+            "drop --run-id",
+        )
+    return check_run_id(resume)
+
+
+def no_checkpoint_error(outputs: StackOutputs, run_id: str) -> UserInputError:
+    """``--resume`` of a run whose checkpoint directory is missing or empty: nothing to resume from (exit 2)."""
+    return launch_error(
+        "--resume",
+        run_id,
+        f"run {run_id} has no checkpoint in {checkpoint_dir(outputs, run_id)} (missing or empty), so there is nothing "
+        "to resume from and nothing was started; the job must save into $AITRAIN_CHECKPOINT_DIR (see README, "
+        "Resume), or start a new run without --resume",
+    )
+
+
+def check_max_restarts(value: int) -> int:
+    """torchrun --max-restarts: 0 (the first failure ends the run) or more."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0 or value > MAX_RESTARTS_LIMIT:
+        raise launch_error(
+            "--max-restarts",
+            value,
+            f"must be a whole number from 0 to {MAX_RESTARTS_LIMIT} (each restart restarts every node's workers from "
+            f"their newest checkpoint; default {DEFAULT_MAX_RESTARTS})",
+        )
+    return value
 
 
 def as_job_user(script: str, *args: str) -> str:
@@ -291,7 +349,13 @@ def as_job_user(script: str, *args: str) -> str:
 
 
 def node_line(
-    outputs: StackOutputs, run_id: str, command: Sequence[str], *, hosts: bool = True, nnodes: int | None = None
+    outputs: StackOutputs,
+    run_id: str,
+    command: Sequence[str],
+    *,
+    hosts: bool = True,
+    nnodes: int | None = None,
+    max_restarts: int = DEFAULT_MAX_RESTARTS,
 ) -> str:
     """The one shell line each node runs: as the job user, make
     the run directory and start the launcher in the background.
@@ -299,7 +363,8 @@ def node_line(
     The launcher learns the nodes from ``--hosts`` (the outputs' private IPs) or, without it, the host registry
     with ``--nnodes`` (how many must have registered): the node count is never baked into the nodes' user data,
     so resizing a cluster does not change (and reboot) the nodes already running. ``--run-dir`` makes it keep
-    ``<host>.status`` there (what ``aitrain runs`` reads).
+    ``<host>.status`` there (what ``aitrain runs`` reads); ``--run-id`` names the rendezvous and
+    ``--checkpoint-dir`` is the job's ``AITRAIN_CHECKPOINT_DIR``; ``--max-restarts`` goes to torchrun.
 
     ``setsid`` and ``< /dev/null`` detach the launcher from the shell Cloud Assistant or ssh started, so that call
     returns at once and the job outlives it; stdout and stderr go to ``<shared>/.aitrain/runs/<run-id>/<host>.log``.
@@ -313,7 +378,17 @@ def node_line(
             "--stack outputs.json -- python train.py --epochs 10`",
         )
     directory = run_dir(outputs, run_id)
-    launcher = [outputs.launcher, "--run-dir", directory]
+    launcher = [
+        outputs.launcher,
+        "--run-dir",
+        directory,
+        "--run-id",
+        run_id,
+        "--max-restarts",
+        str(max_restarts),
+        "--checkpoint-dir",
+        checkpoint_dir(outputs, run_id),
+    ]
     if hosts and outputs.private_ips:
         launcher += ["--hosts", ",".join(outputs.private_ips)]
     elif nnodes is not None:
@@ -321,10 +396,17 @@ def node_line(
     return "ulimit -l unlimited 2>/dev/null; " + as_job_user(JOB_SHELL, directory, *launcher, "--", *command)
 
 
-def plan_launch(outputs: StackOutputs, via: Via, run_id: str, command: Sequence[str]) -> LaunchPlan:
+def plan_launch(
+    outputs: StackOutputs,
+    via: Via,
+    run_id: str,
+    command: Sequence[str],
+    *,
+    max_restarts: int = DEFAULT_MAX_RESTARTS,
+) -> LaunchPlan:
     """Everything ``aitrain launch`` will run for these outputs, in order."""
     check_launchable(outputs, via)
-    line = node_line(outputs, run_id, command)
+    line = node_line(outputs, run_id, command, max_restarts=max_restarts)
     hosts_in_line = bool(outputs.private_ips)
     if via is Via.ssh:
         assert outputs.login_node_public_ip is not None and outputs.private_ips is not None
@@ -336,7 +418,9 @@ def plan_launch(outputs: StackOutputs, via: Via, run_id: str, command: Sequence[
         # A very large cluster's host list would not fit: the launcher then reads the host registry on the
         # shared file system instead, which every node writes at boot.
         line, hosts_in_line = (
-            node_line(outputs, run_id, command, hosts=False, nnodes=len(outputs.private_ips or ())),
+            node_line(
+                outputs, run_id, command, hosts=False, nnodes=len(outputs.private_ips or ()), max_restarts=max_restarts
+            ),
             False,
         )
     if _encoded_size(line) > COMMAND_CONTENT_LIMIT_BASE64_BYTES:

@@ -15,6 +15,7 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from blueprints.architectures.base.spec import BlueprintSpec
+from blueprints.bootstrap import DEFAULT_MAX_RESTARTS
 from blueprints.components.access import LoginNode, LoginNodeArgs
 from blueprints.components.audit import AccountTrail, AccountTrailArgs
 from blueprints.components.base import SHARED_MOUNT_PATH
@@ -22,6 +23,7 @@ from blueprints.components.bucket import DataBucket, DataBucketArgs
 from blueprints.components.errors import ResourceError
 from blueprints.components.network import EgressAllow, TrainingNetwork, TrainingNetworkArgs
 from blueprints.components.storage import SharedStorage, SharedStorageArgs
+from blueprints.health.gate import health_gate_output
 from blueprints.launch.torchrun import OUTPUTS_VERSION
 from blueprints.profile.model import ProfileBase
 
@@ -34,6 +36,15 @@ def login_node_outputs(login: LoginNode | None) -> dict[str, object]:
         "login_node_public_ip": login.public_ip,
         "login_node_private_ip": login.private_ip,
         "login_node_instance_id": login.instance_id,
+    }
+
+
+def resume_outputs() -> dict[str, object]:
+    """Where a run's checkpoints go (``AITRAIN_CHECKPOINT_DIR``, per run id) and torchrun's default --max-restarts:
+    what the plan's run-time section shows about resuming."""
+    return {
+        "checkpoint_dir": f"{SHARED_MOUNT_PATH}/.aitrain/checkpoints/<run-id>",
+        "max_restarts": DEFAULT_MAX_RESTARTS,
     }
 
 
@@ -164,6 +175,7 @@ class BlueprintBuilder(ABC, Generic[S]):
         }
         if storage.snapshot_policy is not None:
             outputs["snapshot_policy_id"] = storage.snapshot_policy.id
+        outputs["health_gate"] = health_gate_output(self.catalog, self.instance, spec.fabric_link, spec.job_engine)
         outputs.update(self.build_nodes(Foundation(network, storage, bucket)))
         return outputs
 

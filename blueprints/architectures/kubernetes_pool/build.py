@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from blueprints.architectures.base.build import BlueprintBuilder, Foundation, login_node_outputs
+from blueprints.architectures.base.build import BlueprintBuilder, Foundation, login_node_outputs, resume_outputs
 from blueprints.architectures.kubernetes_pool.spec import KUBECONFIG_MINUTES, PYTORCHJOB_API, KubernetesPoolSpec
 from blueprints.catalog.metrics import PROMETHEUS_ADDON, load_metrics, metric_producers
 from blueprints.components.errors import names_resource
@@ -67,6 +67,7 @@ class KubernetesPoolBuilder(BlueprintBuilder[KubernetesPoolSpec]):
         )
         outputs: dict[str, object] = {}
         outputs.update(login_node_outputs(login))
+        outputs.update(resume_outputs())
         # Inside the cluster, through its own kubeconfig: the jobs' namespace, the file system as a static volume, and
         # the Kubeflow training operator; all after both node pools exist (the operator needs a node to run on).
         workloads = KubernetesWorkloads(

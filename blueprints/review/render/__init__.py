@@ -21,6 +21,7 @@ from blueprints.review.render.costs import cost_section, cost_text
 from blueprints.review.render.diagram import mermaid_flowchart
 from blueprints.review.render.findings import guardrails_holding, level_counts, ordered_findings, skipped_rules
 from blueprints.review.render.fit import COMMENT_BUDGET, fit_blocks
+from blueprints.review.render.runtime import runtime_lines
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 
@@ -131,6 +132,12 @@ def render_table(plan: Plan, width: int = 160) -> str:
     console.print(summary)
     for note in plan.notes:
         console.print(Text(f"note: {plain(note)}"))
+    console.print(Text("run time (what keeps a run training):"))
+    for heading, lines in runtime_lines(plan.outputs):
+        for index, line in enumerate(lines):
+            console.print(
+                Padding(Text(plain(f"{heading if index == 0 else ' ' * len(heading)}: {line}")), (0, 0, 0, 2))
+            )
     _resource_tree(console, plan, width)
     console.print(Text(cost_text(plan.costs, width)))
     console.print(Text(f"guardrail findings: {level_counts(plan)}"))
@@ -260,6 +267,7 @@ def render_markdown(plan: Plan) -> str:
         "level_counts": level_counts(plan),
         "skipped": skipped_rules(plan),
         "cost": cost_section(plan.costs)[0],
+        "runtime": runtime_lines(plan.outputs),
         "summarised": [],
         "cut": {"rows": 0, "counts": 0, "findings": 0},
     }
