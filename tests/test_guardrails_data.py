@@ -775,7 +775,8 @@ CASES: list[tuple[str, str, Any, str, str, str, str]] = [
     (
         "health-check-off",
         AUTO,
-        lambda p: change(p, GROUP, healthCheckType="NONE"),
+        # The older single field alone (the program sets healthCheckTypes, so the variant drops it).
+        lambda p: change(p, GROUP, drop=("healthCheckTypes",), healthCheckType="NONE"),
         "AIT028",
         "info",
         GROUP,

@@ -67,6 +67,8 @@ def test_autoscaling_pool_depends_on_edges(autoscaling_plan):
         (f"{pool}-scale-out", config),
         (f"{pool}-sleep", config),
         (f"{pool}-wake", config),
+        # The SCALE_IN lifecycle hook too: it is added once the group can launch (aitrain's ordering, not an ESS rule).
+        (f"{pool}-leave", config),
     }
 
 

@@ -489,6 +489,7 @@ def test_optional_fields_may_be_absent_from_a_plan_file(tmp_path, medical_plan):
             "retain_on_delete",
             "delete_before_replace",
             "ignore_changes",
+            "replace_on_changes",
             "depends_on",
             "registered_outputs",
             "parent",

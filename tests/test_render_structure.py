@@ -17,7 +17,7 @@ from blueprints.review.render.diagram import mermaid_flowchart
 from tests.test_golden import ERDMA_LOGIN
 
 PARSER = MarkdownIt("commonmark").enable("table")
-HEADINGS = ["Cost", "Diagram", "Resources", "Resource tree", "Guardrails", "Data safety"]
+HEADINGS = ["Cost", "Run time", "Diagram", "Resources", "Resource tree", "Guardrails", "Data safety"]
 
 
 @pytest.fixture(scope="module")

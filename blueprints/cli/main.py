@@ -366,6 +366,12 @@ def _register_check() -> None:
     register(app)
 
 
+def _register_replace() -> None:
+    from blueprints.cli.replace import register
+
+    register(app)
+
+
 def _register_ci() -> None:
     from blueprints.cli.ci import register
 
@@ -405,6 +411,7 @@ def _register_policy() -> None:
 _register_advisor()
 _register_launch()
 _register_check()
+_register_replace()
 _register_ci()
 _register_policy()
 _register_export()

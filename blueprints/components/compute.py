@@ -3,8 +3,8 @@ fabric, as instance sets or as one instance per node."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Mapping
 
 import pulumi
 import pulumi_alicloud as alicloud
@@ -21,6 +21,12 @@ from blueprints.components.node import (
 )
 from blueprints.core.layout import instance_batches
 
+# The tag that carries a node's replacement generation (compute.replace_nodes), and the property path Pulumi's
+# replace_on_changes watches on that node only: a new generation replaces the node, every other change stays as it
+# was (tags change in place on ecs.Instance). https://www.pulumi.com/docs/iac/concepts/options/replaceonchanges/
+REPLACE_TAG = "aitrain-generation"
+REPLACE_ON = f'tags["{REPLACE_TAG}"]'
+
 
 @dataclass(frozen=True)
 class GpuClusterArgs:
@@ -30,6 +36,8 @@ class GpuClusterArgs:
     nodes: int
     zone_id: str
     vswitch_id: pulumi.Input[str]
+    # Node name (node-003) → replacement generation; only one-instance-per-node (eRDMA) clusters can honour it.
+    replace_generations: Mapping[str, int] = field(default_factory=dict)
 
 
 class GpuCluster(pulumi.ComponentResource):
@@ -144,6 +152,10 @@ class GpuCluster(pulumi.ComponentResource):
         scratch = [alicloud.ecs.InstanceDataDiskArgs(**scratch_disk_fields(node))] if node.scratch_disk_gib else None
         self.instances: list[alicloud.ecs.Instance] = []
         for index in range(args.nodes):
+            generation = args.replace_generations.get(f"node-{index:03d}")
+            tags = self.tags if generation is None else {**self.tags, REPLACE_TAG: str(generation)}
+            # Only a node with a generation watches it: raising it replaces that node and no other.
+            watch = {} if generation is None else {"replace_on_changes": [REPLACE_ON]}
             self.instances.append(
                 alicloud.ecs.Instance(
                     f"{name}-node-{index:03d}",
@@ -168,9 +180,9 @@ class GpuCluster(pulumi.ComponentResource):
                     data_disks=scratch,
                     user_data=self.user_data,
                     deletion_protection=False,
-                    tags=self.tags,
+                    tags=tags,
                     volume_tags=self.tags,
-                    opts=child(self, delete_before_replace=True),
+                    opts=child(self, delete_before_replace=True, **watch),
                 )
             )
         ids = pulumi.Output.all(*[i.id for i in self.instances]).apply(list)

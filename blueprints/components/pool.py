@@ -3,6 +3,7 @@ in an ESS group that follows load and sleeps off-hours."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +27,39 @@ SCALING_COOLDOWN_SECONDS = 300
 # The alarms read ESS system metrics (metric_type "system"): blueprints/catalog/data/metrics.csv names them so.
 ESS_SYSTEM_NAMESPACE = "ess:system"
 
+# Repair. ESS's ECS health check: an instance that is no longer Running is unhealthy and the group removes it, then
+# launches another to keep its desired capacity (pulumi-alicloud 4.0.0 ess.ScalingGroup health_check_types: ECS, NONE,
+# LOAD_BALANCER; Cloud Config rule ess-group-health-check, https://alibabacloud.com/help/en/cloud-config/latest/ess-group-
+# health-check). It does not see a GPU fault on a Running node: `aliyun ess SetInstanceHealth --HealthStatus Unhealthy`
+# marks one so the group replaces it
+# (https://alibabacloud.com/help/en/auto-scaling/developer-reference/api-setinstancehealth).
+HEALTH_CHECK_TYPES = ("ECS",)
+# A node the pool scales in waits in a SCALE_IN lifecycle hook while CloudOps Orchestration Service runs Alibaba's
+# public template ACS-ESS-LifeCycleRunCommand on it (a Cloud Assistant command, then CompleteLifecycleAction): its
+# job gets SIGTERM, checkpoints and exits before ESS removes the node. Notification ARN format
+# acs:ess:{region}:{account-id}:oos/{template} and heartbeat timeout 30-21600 s (ROS ALIYUN::ESS::LifecycleHook,
+# https://www.alibabacloud.com/help/doc-detail/107108.html); the template's parameters commandContent and timeout and
+# its default role OOSServiceRole (https://www.alibabacloud.com/help/en/oos/user-guide/acs-ess-lifecycleruncommand).
+# UNVERIFIED: that ESS passes NotificationMetadata (at most 128 characters) to the template as its parameters (only a
+# ROS example shows it). A failed run still removes the node (lifecycle hooks and OOS templates,
+# https://help.aliyun.com/en/auto-scaling/use-cases/overview-6).
+LEAVE_TEMPLATE = "ACS-ESS-LifeCycleRunCommand"
+LEAVE_COMMAND = "pkill -TERM -x torchrun;while pgrep -x torchrun>/dev/null;do sleep 5;done"
+# The command must finish before the hook times out (CONTINUE: ESS removes the node then anyway).
+LEAVE_COMMAND_MARGIN_SECONDS = 60
+NOTIFICATION_METADATA_MAX = 128
+
+
+def leave_metadata(grace_seconds: int) -> str:
+    """The SCALE_IN hook's notification metadata: the template's command and its timeout (within ESS's 128 chars)."""
+    text = json.dumps(
+        {"commandContent": LEAVE_COMMAND, "timeout": grace_seconds - LEAVE_COMMAND_MARGIN_SECONDS},
+        separators=(",", ":"),
+    )
+    assert len(text) <= NOTIFICATION_METADATA_MAX, text
+    return text
+
+
 # The group follows the template's newest version, so a changed template (image, user data) reaches new nodes.
 LAUNCH_TEMPLATE_VERSION = "Latest"
 
@@ -44,6 +78,9 @@ class AutoscalingGpuPoolArgs:
     off_hours: tuple[RecurringTask, RecurringTask] | None = None  # (wake, sleep)
     # eRDMA on purpose: launch from a scaling configuration with an ERI (no IMDSv2) instead of the launch template.
     erdma_pool: bool = False
+    # The region (for the lifecycle hook's notification ARN) and how long a leaving node waits for its checkpoint.
+    region: str = ""
+    checkpoint_grace_seconds: int = 600
 
 
 class AutoscalingGpuPool(pulumi.ComponentResource):
@@ -80,6 +117,9 @@ class AutoscalingGpuPool(pulumi.ComponentResource):
             removal_policies=["NewestInstance", "OldestScalingConfiguration"],
             default_cooldown=SCALING_COOLDOWN_SECONDS,
             group_deletion_protection=True,
+            health_check_types=list(HEALTH_CHECK_TYPES),
+            # A spot node ECS is about to reclaim is replaced ahead of time (SDK spot_instance_remedy).
+            spot_instance_remedy=True if node.spot else None,
             tags=tags,
             **group_args,
             # Alarms and scheduled tasks move the desired size at run time; Pulumi must not reset it.
@@ -101,6 +141,8 @@ class AutoscalingGpuPool(pulumi.ComponentResource):
             name, "gpu-idle", "GpuUtilizationAgent", "<", args.scale_in_gpu_percent, scale_in
         )
 
+        self.leave_hook = self._leave_hook(name, args)
+
         self.scheduled_tasks: list[alicloud.ess.ScheduledTask] = []
         if args.off_hours is not None:
             wake, sleep = args.off_hours
@@ -110,6 +152,23 @@ class AutoscalingGpuPool(pulumi.ComponentResource):
             self.scheduled_tasks.append(self._schedule(name, "sleep", sleep, 0, 0, 0))
 
         self.register_outputs({"scaling_group_id": self.group.id, "role_name": self.role.role_name})
+
+    def _leave_hook(self, name: str, args: AutoscalingGpuPoolArgs) -> alicloud.ess.LifecycleHook:
+        """SCALE_IN: the leaving node's job is signalled to checkpoint; ESS waits up to the grace period for it."""
+        caller = alicloud.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self))
+        return alicloud.ess.LifecycleHook(
+            f"{name}-leave",
+            name=f"{name}-leave",
+            scaling_group_id=self.group.id,
+            lifecycle_transition="SCALE_IN",
+            heartbeat_timeout=args.checkpoint_grace_seconds,
+            default_result="CONTINUE",
+            notification_arn=pulumi.Output.concat(
+                "acs:ess:", args.region, ":", caller.account_id, ":oos/", LEAVE_TEMPLATE
+            ),
+            notification_metadata=leave_metadata(args.checkpoint_grace_seconds),
+            opts=child(self, depends_on=[self.launch_source]),
+        )
 
     def _launch_template(self, name: str, node: NodeSpec, tags: dict[str, str]) -> alicloud.ecs.EcsLaunchTemplate:
         """Every pool node's settings, IMDSv2 required: ESS enforces IMDSv2 only through a launch template."""

@@ -80,6 +80,9 @@ class OfflineMocks(pulumi.runtime.Mocks):
             # The instances an instance set launched: their private IPs are known after deployment.
             ids = list(args.args.get("ids") or [])
             return {"ids": ids, "instances": [{"id": i, "privateIp": f"${{{i.strip('${}')}.privateIp}}"} for i in ids]}
+        if args.token == "alicloud:index/getCallerIdentity:getCallerIdentity":
+            # The account the stack deploys into is known only to the real run.
+            return {"accountId": reference("caller", "accountId"), "identityType": "", "arn": "", "id": ""}
         if args.token == "alicloud:cs/getClusterCredential:getClusterCredential":
             # A kubeconfig exists only once the cluster does: shown as a reference to the cluster's credential.
             cluster = str(args.args.get("clusterId", "cluster")).strip("${}").removesuffix(".id")
@@ -102,6 +105,7 @@ class _OptionsRecorder:
             "retain_on_delete": bool(opts.retain_on_delete),
             "delete_before_replace": bool(opts.delete_before_replace),
             "ignore_changes": tuple(opts.ignore_changes or ()),
+            "replace_on_changes": tuple(opts.replace_on_changes or ()),
             "depends_on": _resource_names(opts.depends_on),
         }
         return None
@@ -254,6 +258,7 @@ def planned_resources(
                 retain_on_delete=opts.get("retain_on_delete", False),
                 delete_before_replace=opts.get("delete_before_replace", False),
                 ignore_changes=opts.get("ignore_changes", ()),
+                replace_on_changes=opts.get("replace_on_changes", ()),
                 depends_on=opts.get("depends_on", ()),
                 registered_outputs=opts.get("registered_outputs", ()),
                 provider=provider_name(r.provider),

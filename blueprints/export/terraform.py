@@ -163,6 +163,8 @@ def to_terraform(plan: Plan, names: TerraformNames | None = None, *, cloud_only:
     }
     if outputs:
         document["output"] = outputs
+    if context.data:
+        document["data"] = {tf_type: dict(sorted(blocks.items())) for tf_type, blocks in sorted(context.data.items())}
     return document
 
 
@@ -196,6 +198,11 @@ def _attribute_path(type_names: TypeNames, path: str) -> str:
     return ".".join(parts)
 
 
+# Data sources the offline plan answers with a reference (``${caller.accountId}``, engine/preview.py): the Terraform
+# data source and attribute each stands for (terraform-provider-alicloud ``alicloud_caller_identity.account_id``).
+DATA_SOURCES = {"caller": ("alicloud_caller_identity", "current", {"accountId": "account_id"})}
+
+
 class _Context:
     """Converts values of one plan; knows every resource's Terraform type and identifier for references."""
 
@@ -203,6 +210,8 @@ class _Context:
         self.by_name = by_name
         self.idents = idents
         self.left_out = left_out
+        # The data sources the converted values read (``data`` blocks of the document).
+        self.data: dict[str, dict[str, Any]] = {}
 
     def address(self, name: str, where: str) -> str:
         """``<tf_type>.<identifier>`` of a logical name; a name that is not a resource here is an error."""
@@ -256,6 +265,10 @@ class _Context:
 
     def _reference(self, match: re.Match[str], where: str) -> str:
         name, attribute = match.group(1), match.group(2)
+        if name in DATA_SOURCES and name not in self.by_name and attribute in DATA_SOURCES[name][2]:
+            tf_type, ident, fields = DATA_SOURCES[name]
+            self.data.setdefault(tf_type, {})[ident] = {}
+            return "${data." + f"{tf_type}.{ident}.{fields[attribute]}" + "}"
         address = self.address(name, where)
         target = self.by_name[name]
         return "${" + address + "." + ".".join(target.field("", part) for part in attribute.split(".")) + "}"

@@ -1,4 +1,4 @@
-"""Auto Scaling (ESS) kinds: scaling groups, their configurations, rules, alarms and scheduled tasks."""
+"""Auto Scaling (ESS) kinds: scaling groups, configurations, rules, alarms, lifecycle hooks and scheduled tasks."""
 
 from __future__ import annotations
 
@@ -101,6 +101,14 @@ KINDS = (
     Kind(
         token="alicloud:ess/alarm:Alarm",
         key_properties=("metricName", "comparisonOperator", "threshold", "period", "evaluationCount"),
+        pricing=Free(_FREE),
+        terraform=_MAPPED,
+        replacing_inputs=_DOCS,
+    ),
+    Kind(
+        # The SCALE_IN hook that holds a leaving node while its job checkpoints (blueprints/components/pool.py).
+        token="alicloud:ess/lifecycleHook:LifecycleHook",
+        key_properties=("lifecycleTransition", "heartbeatTimeout", "defaultResult", "notificationArn"),
         pricing=Free(_FREE),
         terraform=_MAPPED,
         replacing_inputs=_DOCS,

@@ -25,6 +25,9 @@ class PlannedResource:
     retain_on_delete: bool = False
     delete_before_replace: bool = False
     ignore_changes: tuple[str, ...] = ()
+    # Property paths whose change replaces this resource (Pulumi's ``replace_on_changes``: the node `aitrain
+    # replace-node` names watches ``tags["aitrain-generation"]``); empty for every other resource.
+    replace_on_changes: tuple[str, ...] = ()
     # Logical names of the resources this one waits for (``opts.depends_on``); the engine's ordering edges.
     depends_on: tuple[str, ...] = ()
     # Components only: the output keys passed to ``register_outputs`` (sorted); empty for custom resources.
@@ -80,6 +83,7 @@ class Plan:
         for r in self.resources:
             item = asdict(r)
             item["ignore_changes"] = list(r.ignore_changes)
+            item["replace_on_changes"] = list(r.replace_on_changes)
             item["depends_on"] = list(r.depends_on)
             item["registered_outputs"] = list(r.registered_outputs)
             resources.append(item)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from blueprints.architectures.autoscaling_pool.spec import AutoscalingPoolSpec
+from blueprints.architectures.base.repair import pool_repair
 from blueprints.architectures.ecs.build import EcsBuilder
 from blueprints.components.network import TrainingNetwork
 from blueprints.components.node import NodeSpec
@@ -41,6 +42,8 @@ class AutoscalingPoolBuilder(EcsBuilder[AutoscalingPoolSpec]):
                 scale_in_gpu_percent=compute.scale_in_gpu_percent,
                 off_hours=schedule,
                 erdma_pool=compute.erdma_pool,
+                region=spec.profile.region,
+                checkpoint_grace_seconds=compute.checkpoint_grace_seconds,
             ),
             opts=self.opts,
         )
@@ -50,6 +53,7 @@ class AutoscalingPoolBuilder(EcsBuilder[AutoscalingPoolSpec]):
             "max_nodes": compute.max_nodes,
             "max_gpus": compute.max_nodes * self.instance.gpu_count,
             "scaling_group_id": pool.group.id,
+            "repair": pool_repair(grace_seconds=compute.checkpoint_grace_seconds, spot=spec.profile.cost.spot),
         }
 
 

@@ -7,6 +7,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, model_validator
 
 from blueprints.advisor.budget import BudgetTier
+from blueprints.architectures.base.repair import pool_repair_note
 from blueprints.architectures.ecs.spec import EcsSpec
 from blueprints.core.errors import FieldError
 from blueprints.profile.model import ESS_MAX_SIZE, ComputeBase, ProfileBase
@@ -46,6 +47,16 @@ class AutoscalingCompute(ComputeBase):
     )
     allow_scale_out_outside_article_band: bool = Field(
         default=False, description="Permit scale_out_cpu_percent outside the 65–75 % band."
+    )
+    checkpoint_grace_seconds: int = Field(
+        default=600,
+        ge=90,
+        le=21600,
+        description=(
+            "How long a node the pool scales in waits for its job to checkpoint before ESS removes it (the SCALE_IN "
+            "lifecycle hook's heartbeat timeout), 90–21600 s; ESS allows 30–21600, aitrain keeps 60 s for the "
+            "command to start."
+        ),
     )
     erdma_pool: bool = Field(
         default=False,
@@ -117,6 +128,7 @@ class AutoscalingPoolSpec(EcsSpec[AutoscalingProfile]):
     compute_unit = "pool"
     compute_zone_count = AUTOSCALING_ZONES
     metric_namespaces = ("ess:system", "acs_ecs_dashboard")
+    node_repair = "its scaling group replaces unhealthy instances itself (ESS health check; SetInstanceHealth)"
     park_refusal = (
         "an autoscaling pool parks itself: set compute.min_nodes 0 (it scales "
         "in when GPUs idle) and cost.off_hours to sleep outside working hours"
@@ -131,6 +143,7 @@ class AutoscalingPoolSpec(EcsSpec[AutoscalingProfile]):
     def security_notes(self) -> list[str]:
         """The storage notes, and what the pool gives up for eRDMA (or IMDSv2)."""
         notes = super().security_notes()
+        notes.append(pool_repair_note(self.compute.checkpoint_grace_seconds))
         if self.instance.fabric_link == "erdma":
             notes.append(
                 "eRDMA pool: an ERI needs an ESS scaling configuration, which "

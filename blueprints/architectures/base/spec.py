@@ -52,6 +52,9 @@ class BlueprintSpec(ABC, Generic[P]):
     parked_compute: ClassVar[dict[str, Any] | None] = None
     resume_field: ClassVar[str | None] = None
     park_refusal: ClassVar[str] = ""
+    # Whether `aitrain replace-node` can name this blueprint's nodes; when not, how its nodes are repaired instead.
+    replaces_named_nodes: ClassVar[bool] = False
+    node_repair: ClassVar[str] = "it has no named nodes"
     # How `aitrain launch` starts a run on this blueprint's stack:
     # "torchrun" on the nodes, or "kubernetes" (a PyTorchJob).
     job_engine: ClassVar[str] = "torchrun"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from blueprints.architectures.base.repair import fixed_cluster_repair
 from blueprints.architectures.ecs.build import EcsBuilder
 from blueprints.architectures.fixed_cluster.spec import FixedClusterSpec
 from blueprints.components.compute import GpuCluster, GpuClusterArgs
@@ -15,13 +16,25 @@ class FixedClusterBuilder(EcsBuilder[FixedClusterSpec]):
     def build_compute(self, network: TrainingNetwork, node: NodeSpec) -> dict[str, object]:
         """One GpuCluster in the first compute zone; none at all when parked (nodes 0)."""
         nodes = self.spec.nodes
-        outputs: dict[str, object] = {"nodes": nodes, "gpus": nodes * self.instance.gpu_count, "expected_nodes": nodes}
+        generations = dict(self.spec.profile.compute.replace_nodes)
+        outputs: dict[str, object] = {
+            "nodes": nodes,
+            "gpus": nodes * self.instance.gpu_count,
+            "expected_nodes": nodes,
+            "repair": fixed_cluster_repair(nodes=nodes, one_instance_per_node=node.eri, generations=generations),
+        }
         if nodes == 0:
             return {**outputs, "node_instance_ids": [], "node_private_ips": []}
         zone = network.compute_zone_ids[0]
         cluster = GpuCluster(
             self.spec.compute_unit_name,
-            GpuClusterArgs(node=node, nodes=nodes, zone_id=zone, vswitch_id=network.vswitch_id(zone)),
+            GpuClusterArgs(
+                node=node,
+                nodes=nodes,
+                zone_id=zone,
+                vswitch_id=network.vswitch_id(zone),
+                replace_generations=generations,
+            ),
             opts=self.opts,
         )
         return {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, ValidationInfo, model_validator
@@ -18,6 +19,14 @@ from blueprints.profile.model import ComputeBase, ProfileBase
 # is an autoscaling pool with min_nodes = max_nodes, whose one scaling configuration gives every node an ERI.
 ERI_CLUSTER_MAX_NODES = 256
 
+# A node's name in `aitrain replace-node` and compute.replace_nodes: "node-" and its index (its ecs.Instance's name).
+NODE_NAME_RE = re.compile(r"^node-[0-9]{3}$")
+
+
+def node_names(nodes: int) -> tuple[str, ...]:
+    """The names of a cluster's nodes, in index order (node-000, node-001, ...)."""
+    return tuple(f"node-{index:03d}" for index in range(nodes))
+
 
 class FixedCompute(ComputeBase):
     """A fixed number of identical GPU nodes."""
@@ -30,6 +39,41 @@ class FixedCompute(ComputeBase):
             "compute removed, storage and bucket kept."
         ),
     )
+
+    replace_nodes: dict[str, int] = Field(
+        default_factory=dict,
+        description=(
+            "Nodes to replace on the next `pulumi up`: node name (node-000, node-001, ...) → generation (1, 2, ...). "
+            "Raising a node's generation replaces exactly that node (written by `aitrain replace-node`); eRDMA types "
+            "only, whose nodes are one ecs.Instance each. Keep the entries: removing one changes only a tag in place."
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _replace_nodes_exist(self, info: ValidationInfo) -> "FixedCompute":
+        if not self.replace_nodes:
+            return self
+        instance = context_of(info).catalog.instance_types.get(self.instance_type)
+        if instance is not None and instance.fabric_link != "erdma":
+            raise FieldError(
+                "replace_nodes",
+                self.replace_nodes,
+                f"needs one ecs.Instance per node, which only eRDMA types get; {self.instance_type} nodes come from "
+                "ecs.EcsInstanceSet batches, which Pulumi can only replace whole (see `aitrain replace-node --help`)",
+            )
+        allowed = node_names(self.nodes)
+        for name, generation in self.replace_nodes.items():
+            if not NODE_NAME_RE.match(name):
+                raise FieldError(f"replace_nodes.{name}", name, "must be a node name: node- and 3 digits (node-003)")
+            if self.nodes and name not in allowed:
+                raise FieldError(
+                    f"replace_nodes.{name}",
+                    name,
+                    f"is not a node of this {self.nodes}-node cluster ({allowed[0]} … {allowed[-1]}); remove it",
+                )
+            if isinstance(generation, bool) or generation < 1:
+                raise FieldError(f"replace_nodes.{name}", generation, "must be a generation: a whole number ≥ 1")
+        return self
 
     @model_validator(mode="after")
     def _eri_cluster_size(self, info: ValidationInfo) -> "FixedCompute":
@@ -79,6 +123,7 @@ class FixedClusterSpec(EcsSpec[FixedClusterProfile]):
     compute_zone_count = 1
     parked_compute = {"nodes": 0}
     resume_field = "nodes"
+    replaces_named_nodes = True
 
     @property
     def nodes(self) -> int:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from blueprints.architectures.base.build import BlueprintBuilder, Foundation, login_node_outputs, resume_outputs
+from blueprints.architectures.base.repair import kubernetes_repair
 from blueprints.architectures.kubernetes_pool.spec import KUBECONFIG_MINUTES, PYTORCHJOB_API, KubernetesPoolSpec
 from blueprints.catalog.metrics import PROMETHEUS_ADDON, load_metrics, metric_producers
 from blueprints.components.errors import names_resource
 from blueprints.components.kubernetes_cluster import (
+    AUTO_REPAIR_RESTARTS_NODE,
     GPU_POOL_LABEL,
     GPU_TAINT,
+    REPAIR_MAX_UNAVAILABLE,
     KubernetesCluster,
     KubernetesClusterArgs,
 )
@@ -114,6 +117,7 @@ class KubernetesPoolBuilder(BlueprintBuilder[KubernetesPoolSpec]):
                 {},
                 load_metrics(),
             ),
+            repair=kubernetes_repair(restart_node=AUTO_REPAIR_RESTARTS_NODE, max_unavailable=REPAIR_MAX_UNAVAILABLE),
         )
         return outputs
 

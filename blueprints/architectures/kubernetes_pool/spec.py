@@ -6,6 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from blueprints.advisor.budget import BudgetTier, StandingCost
+from blueprints.architectures.base.repair import kubernetes_repair_note
 from blueprints.architectures.base.spec import FABRIC_SUMMARY, BlueprintSpec
 from blueprints.architectures.kubernetes_pool.profile import (
     NODE_POOL_MAX_SIZE,
@@ -51,6 +52,7 @@ class KubernetesPoolSpec(BlueprintSpec[KubernetesProfile]):
     profile_model = KubernetesProfile
     compute_unit = "k8s"
     compute_zone_count = 1
+    node_repair = "ACK's node auto repair restarts or repairs its GPU nodes (managed node pool)"
     park_refusal = (
         "a Kubernetes GPU pool parks itself: set compute.min_nodes 0 and the cluster autoscaler removes idle GPU nodes"
     )
@@ -202,6 +204,7 @@ class KubernetesPoolSpec(BlueprintSpec[KubernetesProfile]):
         from blueprints.profile.notes import storage_notes
 
         notes = storage_notes(self.profile, host_registry=False)
+        notes.append(kubernetes_repair_note())
         k8s = self.settings
         if k8s.public_api_endpoint:
             notes.append(

@@ -11,6 +11,7 @@ provider (a region move renames it) replaces every resource of it. Pure: no Pulu
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, TypeVar
@@ -29,7 +30,7 @@ from blueprints.review.plan import PLAN_SCHEMA
 _K = TypeVar("_K")
 
 DIFF_SCHEMA = "aitrain.plandiff/v2"
-SAFETY_OPTIONS = ("protect", "retain_on_delete", "delete_before_replace", "ignore_changes")
+SAFETY_OPTIONS = ("protect", "retain_on_delete", "delete_before_replace", "ignore_changes", "replace_on_changes")
 # What `pulumi up` would do to a resource, in the order a reviewer reads them (worst last).
 ACTIONS = ("create", "update", "replace", "replace-delete-first", "delete", "refused")
 # The classes `aitrain diff --fail-on` can fail on, narrowest first.
@@ -47,6 +48,7 @@ _RESOURCE_FIELDS = (
     ("retain_on_delete", "true or false", (bool,), False),
     ("delete_before_replace", "true or false", (bool,), False),
     ("ignore_changes", "a list", (list,), False),
+    ("replace_on_changes", "a list", (list,), False),
     ("depends_on", "a list", (list,), False),
 )
 
@@ -328,6 +330,13 @@ def _own_changes(a: dict[str, Any], b: dict[str, Any], table: ReplacementTable) 
         elif known is None and key not in IN_PLACE_INPUTS:
             item.replacing.append(key)
             item.certain = False
+    for path in b.get("replace_on_changes") or ():
+        # Pulumi's replace_on_changes (the new program's, as the engine reads it): a change under the path replaces.
+        root, *rest = _path_segments(path)
+        if root in inputs and _at_path(inputs[root][0], rest) != _at_path(inputs[root][1], rest):
+            old_value, new_value = _at_path(inputs[root][0], rest), _at_path(inputs[root][1], rest)
+            item.replacing.append(path)
+            item.reasons.append(f"replace_on_changes watches {path}: {old_value!r} → {new_value!r}")
     item.replaced = bool(item.replacing)
     if a.get("provider") and b.get("provider") and a["provider"] != b["provider"]:
         item.reasons.append(
@@ -373,9 +382,38 @@ def _propagate(pending: dict[str, _Pending], table: ReplacementTable) -> None:
                 queue.append(name)
 
 
+_PATH_SEGMENT = re.compile(r'\.?([A-Za-z_$][A-Za-z0-9_$]*)|\["((?:[^"\\]|\\.)*)"\]|\[([0-9]+)\]')
+
+
+def _path_segments(path: str) -> list[str | int]:
+    """A Pulumi property path (``tags["aitrain-generation"]``, ``systemDisk.size``, ``dataDisks[0]``) as segments."""
+    segments: list[str | int] = []
+    for match in _PATH_SEGMENT.finditer(path):
+        name, quoted, index = match.groups()
+        segments.append(int(index) if index is not None else (name if name is not None else quoted))
+    return segments
+
+
+def _at_path(value: Any, segments: list[str | int]) -> Any:
+    """The part of an input at ``segments`` (None when absent)."""
+    for segment in segments:
+        if isinstance(segment, int):
+            value = value[segment] if isinstance(value, list) and segment < len(value) else None
+        else:
+            value = value.get(segment) if isinstance(value, dict) else None
+    return value
+
+
+def _option(resource: Mapping[str, Any], key: str) -> Any:
+    """A safety option as the diff compares it; replace_on_changes absent (a plan from before it was recorded) is
+    the empty list it means."""
+    value = resource.get(key)
+    return list(value or []) if key == "replace_on_changes" else value
+
+
 def _update_or_replace(item: _Pending, table: ReplacementTable) -> ResourceChange | None:
     a, b = item.old, item.new
-    options = {k: (a.get(k), b.get(k)) for k in SAFETY_OPTIONS if a.get(k) != b.get(k)}
+    options = {k: (_option(a, k), _option(b, k)) for k in SAFETY_OPTIONS if _option(a, k) != _option(b, k)}
     if not (item.inputs or options or item.reasons):
         return None
     texts = {k: d for k, (x, y) in item.inputs.items() if (d := text_diff(k, x, y, a["name"])) is not None}

@@ -83,6 +83,8 @@ def safety_flags(resource: PlannedResource) -> str:
     ]
     if resource.ignore_changes:
         flags.append("ignore-changes: " + ",".join(resource.ignore_changes))
+    if resource.replace_on_changes:
+        flags.append("replace-on-changes: " + ",".join(resource.replace_on_changes))
     return " ".join(flags)
 
 
@@ -135,9 +137,8 @@ def render_table(plan: Plan, width: int = 160) -> str:
     console.print(Text("run time (what keeps a run training):"))
     for heading, lines in runtime_lines(plan.outputs):
         for index, line in enumerate(lines):
-            console.print(
-                Padding(Text(plain(f"{heading if index == 0 else ' ' * len(heading)}: {line}")), (0, 0, 0, 2))
-            )
+            lead = f"{heading}: " if index == 0 else " " * (len(heading) + 2)
+            console.print(Padding(Text(plain(lead + line)), (0, 0, 0, 2)))
     _resource_tree(console, plan, width)
     console.print(Text(cost_text(plan.costs, width)))
     console.print(Text(f"guardrail findings: {level_counts(plan)}"))
