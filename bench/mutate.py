@@ -57,6 +57,7 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "blueprints/review/guardrails/kubernetes.py",
         ("tests/test_guardrails_kubernetes.py", "tests/test_cli_guardrails.py"),
     ),
+    ("blueprints/review/guardrails/metrics.py", ("tests/test_metrics.py", "tests/test_guardrails.py")),
     (
         "blueprints/review/guardrails/",
         (
@@ -168,6 +169,8 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ),
     ),
     ("blueprints/catalog/pricing.py", ("tests/test_costing.py", "tests/advisor/test_yearly.py", "tests/catalog")),
+    ("blueprints/catalog/metrics.py", ("tests/test_metrics.py", "tests/catalog")),
+    ("blueprints/bootstrap/monitoring.py", ("tests/test_metrics.py", "tests/test_bootstrap.py")),
     ("blueprints/catalog/", ("tests/catalog",)),
     ("blueprints/advisor/", ("tests/advisor",)),
     ("blueprints/preflight/zones", ("tests/zones",)),

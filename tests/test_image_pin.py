@@ -213,9 +213,11 @@ def test_the_plan_says_plainly_when_the_image_is_not_pinned(medical_plan):
     assert "aitrain image pin --stack-config Pulumi.<stack>.yaml --from-outputs outputs.json --write" in note
 
 
-def test_the_kubernetes_pool_exports_the_login_node_image_only_with_one():
+def test_the_kubernetes_pool_exports_an_ecs_image_only_with_a_login_node():
     plan = offline_plan("kubernetes-training")
-    assert "node_image" not in plan.outputs and not any("not pinned" in n for n in plan.notes)
+    ack = plan.outputs["node_image"]  # no ECS image to pin: ACK's image of image_type, never re-imaging running nodes
+    assert (ack["image_id"], ack["pinned"], ack["source"]) == (None, None, "ack-image-type")
+    assert "running nodes are never re-imaged" in ack["applies_to"] and not any("not pinned" in n for n in plan.notes)
     with_login = offline_plan(
         "kubernetes-training",
         overrides={"network.admin_cidr": "203.0.113.0/24", "access.login_node": True, "access.key_pair_name": "ops"},

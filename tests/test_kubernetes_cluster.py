@@ -84,6 +84,7 @@ def test_cluster_pins_the_catalog_addons_with_erdma_for_an_erdma_type(k8s_plan):
         "ack-node-problem-detector",
         "node-lifecycle-controller",
         "ack-erdma-controller",
+        "arms-prometheus",
     ]
     # The network plugin enforces NetworkPolicy (Flannel enforces none).
     assert json.loads(addons["terway-eniip"]["config"]) == {"NetworkPolicy": "true"}

@@ -41,6 +41,26 @@ def test_an_unknown_threshold_says_it_is_measured_only():
     assert "no pass threshold" in line and "source: unknown" in line
 
 
+def test_an_image_the_platform_chooses_says_which_nodes_boot_it():
+    image = {"image_id": None, "pinned": None, "source": "ack-image-type", "applies_to": "ACK's image"}
+    assert dict(runtime_lines({"node_image": image}))["node image"] == ["ACK's image"]
+
+
 def test_a_concern_the_outputs_lack_is_named_not_dropped():
     lines = dict(runtime_lines({}))
     assert set(lines) == {h for _, h in RUNTIME_OUTPUTS} and all(v == [MISSING_TEXT] for v in lines.values())
+
+
+def test_every_preset_plan_shows_every_run_time_concern():
+    """Acceptance of issue 21: each preset's plan (the golden plans) declares its health gate, repair path, checkpoint
+    location, metric producers and node image, and the Markdown shows each without a 'not declared'."""
+    from blueprints.profile.stackconfig import preset_names
+    from blueprints.review.render import render_markdown
+    from blueprints.testing import offline_plan
+
+    for name in preset_names():
+        plan = offline_plan(name)
+        missing = [key for key, _ in RUNTIME_OUTPUTS if plan.outputs.get(key) is None]
+        assert missing == [], f"{name} declares no {missing}"
+        section = render_markdown(plan).split("### Run time", 1)[1].split("### Diagram", 1)[0]
+        assert MISSING_TEXT not in section and section.count("- **") == len(RUNTIME_OUTPUTS), (name, section)

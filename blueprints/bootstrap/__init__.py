@@ -7,10 +7,16 @@ import re
 import shlex
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import jinja2
 
+from blueprints.bootstrap.monitoring import (
+    CLOUDMONITOR_BINARY,
+    CLOUDMONITOR_LOG,
+    CLOUDMONITOR_PROCESS,
+    CloudMonitorAgent,
+)
 from blueprints.core import userdata
 from blueprints.core.objectstore import internal_endpoint
 
@@ -148,6 +154,8 @@ class BootSpec:
     # The compute vSwitches' CIDRs: aitrain-torchrun refuses a host
     # (registry entry or --hosts) outside them. Empty: no check.
     registry_cidrs: tuple[str, ...] = ()
+    # The CloudMonitor agent to install at boot (the *Agent metrics ESS alarms read); None: not installed.
+    cloudmonitor: CloudMonitorAgent | None = None
 
 
 class UserDataTooLarge(ValueError):
@@ -220,7 +228,10 @@ _ENV = _environment()
 
 def _check_values(spec: BootSpec) -> None:
     """Literal fields hold their choices, ints are ints, and no text holds a character cloud-config cannot carry."""
-    for where, record in (("BootSpec", spec), ("GpuSoftware", spec.gpu), ("Fabric", spec.fabric)):
+    records: list[tuple[str, Any]] = [("BootSpec", spec), ("GpuSoftware", spec.gpu), ("Fabric", spec.fabric)]
+    if spec.cloudmonitor is not None:
+        records.append(("CloudMonitorAgent", spec.cloudmonitor))
+    for where, record in records:
         for field in fields(record):
             value = getattr(record, field.name)
             if isinstance(value, str) and (bad := _NOT_IN_YAML.search(value)):
@@ -248,8 +259,18 @@ _FINGERPRINT_RE = re.compile(r"^[0-9A-F]{40}$")
 _SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 
 
+_AGENT_VERSION_RE = re.compile(r"^[0-9]+(\.[0-9]+)+$")
+_AGENT_SCRIPT_RE = re.compile(r"^[A-Za-z0-9_.-]+\.sh$")
+
+
 def _check(spec: BootSpec) -> None:
     _check_values(spec)
+    agent = spec.cloudmonitor
+    if agent is not None and not (_AGENT_VERSION_RE.match(agent.version) and _AGENT_SCRIPT_RE.match(agent.script)):
+        raise ValueError(
+            f"CloudMonitorAgent: version {agent.version!r} / script {agent.script!r} is not allowed; use a dotted "
+            "version such as 3.4.7 and an installer file name such as agent_install_ecs-1.2.sh"
+        )
     gpu = spec.gpu
     if gpu.cuda_repo_key is not None and not _FINGERPRINT_RE.match(gpu.cuda_repo_key):
         raise ValueError(
@@ -316,6 +337,10 @@ def _values(spec: BootSpec) -> dict[str, object]:
         "shutdown_seconds": SHUTDOWN_SECONDS,
         "torch_venv": TORCH_VENV,
         "boot_minutes": boot_minutes(spec.gpu),
+        "cms_url": spec.cloudmonitor.installer_url(spec.region) if spec.cloudmonitor else None,
+        "cms_process": CLOUDMONITOR_PROCESS,
+        "cms_binary": CLOUDMONITOR_BINARY,
+        "cms_log": CLOUDMONITOR_LOG,
     }
 
 
@@ -431,6 +456,7 @@ __all__ = [
     "STATUS_PATH",
     "USER_DATA_LIMIT_BYTES",
     "BootSpec",
+    "CloudMonitorAgent",
     "Fabric",
     "GpuSoftware",
     "UserDataTooLarge",

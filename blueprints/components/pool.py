@@ -24,6 +24,8 @@ from blueprints.core.layout import RecurringTask
 ALARM_PERIOD_SECONDS = 300
 ALARM_EVALUATIONS = 3
 SCALING_COOLDOWN_SECONDS = 300
+# The alarms read ESS system metrics (metric_type "system"): blueprints/catalog/data/metrics.csv names them so.
+ESS_SYSTEM_NAMESPACE = "ess:system"
 
 # Repair. ESS's ECS health check: an instance that is no longer Running is unhealthy and the group removes it, then
 # launches another to keep its desired capacity (pulumi-alicloud 4.0.0 ess.ScalingGroup health_check_types: ECS, NONE,
@@ -128,6 +130,8 @@ class AutoscalingGpuPool(pulumi.ComponentResource):
         source = self.configuration or self.launch_template
         assert source is not None
         self.launch_source: pulumi.Resource = source
+        # Which alarm reads which ESS system metric: the plan's metric_producers and AIT040 check each has a producer.
+        self.metric_readers: dict[tuple[str, str], list[str]] = {}
         scale_out = self._step_rule(name, "scale-out", +1)
         scale_in = self._step_rule(name, "scale-in", -1)
         self.scale_out_alarm = self._alarm(
@@ -233,6 +237,7 @@ class AutoscalingGpuPool(pulumi.ComponentResource):
     def _alarm(
         self, name: str, suffix: str, metric: str, operator: str, threshold: float, rule: alicloud.ess.ScalingRule
     ) -> alicloud.ess.Alarm:
+        self.metric_readers.setdefault((metric, ESS_SYSTEM_NAMESPACE), []).append(f"{name}-{suffix}")
         return alicloud.ess.Alarm(
             f"{name}-{suffix}",
             name=f"{name}-{suffix}",

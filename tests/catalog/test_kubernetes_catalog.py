@@ -58,8 +58,14 @@ def test_default_addons_add_the_erdma_controller_only_for_erdma():
         "logtail-ds",
         "ack-node-problem-detector",
         "node-lifecycle-controller",
+        # Managed Service for Prometheus: collects ACK's GPU exporter metrics (catalog/data/metrics.csv).
+        "arms-prometheus",
     ]
-    assert [a.name for a in ack.default_addons(erdma=True)] == [*plain, "ack-erdma-controller"]
+    assert [a.name for a in ack.default_addons(erdma=True)] == [
+        *plain[:-1],
+        "ack-erdma-controller",
+        "arms-prometheus",
+    ]
     assert all(a.version == "" for a in ack.addons)
     (erdma,) = [a for a in ack.addons if a.name == "ack-erdma-controller"]
     assert erdma.config == '{"agent":{"preferDriver":"ofed","allocateAllDevices":true}}' and erdma.when == "erdma"
@@ -70,7 +76,7 @@ def test_a_repeated_addon_is_refused(data):
     path.write_text(
         path.read_text(encoding="utf-8") + "csi-plugin,,,always,https://example.com/a,2026-11-30,\n", encoding="utf-8"
     )
-    assert "kubernetes_addons.csv line 9, column 'name': duplicate 'csi-plugin' (first on line 3)" in message(data)
+    assert "kubernetes_addons.csv line 10, column 'name': duplicate 'csi-plugin' (first on line 3)" in message(data)
 
 
 def test_two_defaults_are_refused(data):

@@ -47,6 +47,7 @@ class AutoscalingPoolBuilder(EcsBuilder[AutoscalingPoolSpec]):
             ),
             opts=self.opts,
         )
+        self.metric_readers = dict(pool.metric_readers)
         return {
             "min_nodes": compute.min_nodes,
             "max_nodes": compute.max_nodes,

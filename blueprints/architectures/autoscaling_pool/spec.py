@@ -127,6 +127,7 @@ class AutoscalingPoolSpec(EcsSpec[AutoscalingProfile]):
     profile_model = AutoscalingProfile
     compute_unit = "pool"
     compute_zone_count = AUTOSCALING_ZONES
+    metric_namespaces = ("ess:system", "acs_ecs_dashboard")
     node_repair = "its scaling group replaces unhealthy instances itself (ESS health check; SetInstanceHealth)"
     park_refusal = (
         "an autoscaling pool parks itself: set compute.min_nodes 0 (it scales "

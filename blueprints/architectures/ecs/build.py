@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 from abc import abstractmethod
-from typing import Any, TypeVar
+from typing import Any, Sequence, TypeVar
 
 import pulumi
 
 from blueprints.architectures.base.build import BlueprintBuilder, Foundation, login_node_outputs, resume_outputs
 from blueprints.architectures.ecs.spec import EcsSpec
 from blueprints.bootstrap import LAUNCHER_PATH, BootSpec, render_user_data
+from blueprints.bootstrap.monitoring import node_metric_producers
+from blueprints.catalog.metrics import load_metrics, metric_producers
 from blueprints.components.errors import names_resource
 from blueprints.components.network import TrainingNetwork
 from blueprints.components.node import NodeSpec
@@ -35,29 +38,29 @@ class EcsBuilder(BlueprintBuilder[E]):
         with names_resource(network):
             check_vswitch_room(p.network.vpc_cidr, spec.most_nodes(), len(network.compute_zone_ids))
         scratch = p.compute.scratch(self.catalog)
+        boot = BootSpec(
+            cluster=p.name,
+            region=p.region,
+            gpus_per_node=self.instance.gpu_count,
+            storage_kind=p.storage.kind,
+            mount_source="",  # the file system's, known once it exists (below)
+            mount_options=storage.mount_options,
+            nfs_package=image.nfs_package,
+            gpu=spec.gpu_software(),
+            fabric=spec.fabric(),
+            scratch_gib=scratch.gib,
+            scratch_local_nvme=scratch.local_nvme,
+            bucket=p.bucket_name,
+            role_name=spec.node_role_name,
+            registry_cidrs=tuple(network.compute_cidrs[zone] for zone in network.compute_zone_ids),
+            cloudmonitor=spec.cloudmonitor_agent(),
+        )
         # A parked cluster (no nodes) boots nothing, so there is no user data to render.
         user_data = (
             pulumi.Output.from_input("")
             if spec.expected_nodes() == 0
             else storage.mount_source.apply(
-                lambda source: render_user_data(
-                    BootSpec(
-                        cluster=p.name,
-                        region=p.region,
-                        gpus_per_node=self.instance.gpu_count,
-                        storage_kind=p.storage.kind,
-                        mount_source=source,
-                        mount_options=storage.mount_options,
-                        nfs_package=image.nfs_package,
-                        gpu=spec.gpu_software(),
-                        fabric=spec.fabric(),
-                        scratch_gib=scratch.gib,
-                        scratch_local_nvme=scratch.local_nvme,
-                        bucket=p.bucket_name,
-                        role_name=spec.node_role_name,
-                        registry_cidrs=tuple(network.compute_cidrs[zone] for zone in network.compute_zone_ids),
-                    )
-                )
+                lambda source: render_user_data(dataclasses.replace(boot, mount_source=source))
             )
         )
         node = NodeSpec(
@@ -78,7 +81,12 @@ class EcsBuilder(BlueprintBuilder[E]):
         outputs: dict[str, object] = {"launcher": LAUNCHER_PATH, "node_image": image.output()}
         outputs.update(login_node_outputs(login))
         outputs.update(resume_outputs())
+        # What reads a metric (filled by build_compute: the pool's alarms) and what the boot above makes produce it.
+        self.metric_readers: dict[tuple[str, str], Sequence[str]] = {}
         outputs.update(self.build_compute(network, node))
+        outputs["metric_producers"] = metric_producers(
+            node_metric_producers(boot.cloudmonitor), self.metric_readers, load_metrics(), spec.metric_namespaces
+        )
         return outputs
 
     @abstractmethod

@@ -6,6 +6,7 @@ from typing import Any, Generic, Literal
 
 from blueprints.architectures.base.spec import FABRIC_SUMMARY, BlueprintSpec, P
 from blueprints.bootstrap import TORCH_VENV, Fabric, GpuSoftware, boot_downloads
+from blueprints.bootstrap.monitoring import CloudMonitorAgent
 
 # The catalog's link names (``FABRIC_LINKS``) as the boot's Literal: a name outside it is a KeyError, never a cast.
 _FABRIC_LINKS: dict[str, Literal["erdma", "roce", "tcp"]] = {"erdma": "erdma", "roce": "roce", "tcp": "tcp"}
@@ -26,6 +27,27 @@ class EcsSpec(BlueprintSpec[P], Generic[P]):
     def fabric(self) -> Fabric:
         """The boot's view of the link NCCL uses between this blueprint's nodes."""
         return Fabric(_FABRIC_LINKS[self.fabric_link])
+
+    # Where the plan's metric_producers output lists this blueprint's metrics: CloudMonitor's host namespace (an ESS
+    # pool adds its scaling alarms' system metrics).
+    metric_namespaces: tuple[str, ...] = ("acs_ecs_dashboard",)
+
+    def security_notes(self) -> list[str]:
+        """The base notes, and where the nodes' GPU metrics come from (and which GPU faults no alarm can watch)."""
+        notes = super().security_notes()
+        if self.cloudmonitor_agent() is not None:
+            notes.append(
+                "GPU metrics: every node installs the CloudMonitor agent at boot (its *Agent and gpu_* metrics; the "
+                "metric_producers output lists them with what reads them); a failed install shows as "
+                "cloudmonitor=failed in /etc/aitrain/status. No CloudMonitor metric or ECS system event for NVIDIA "
+                "XID errors or a GPU fallen off the bus was found in Alibaba's documentation, so no alarm watches "
+                "them: the nodes' own checks must (UNVERIFIED that none exists)."
+            )
+        return notes
+
+    def cloudmonitor_agent(self) -> CloudMonitorAgent | None:
+        """The CloudMonitor agent every node installs at boot: the ESS alarms' *Agent metrics exist only with it."""
+        return CloudMonitorAgent()
 
     def gpu_software(self) -> GpuSoftware:
         """How this blueprint's nodes get their GPU stack: the catalog's row for the instance family."""

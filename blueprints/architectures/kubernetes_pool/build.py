@@ -5,6 +5,7 @@ from __future__ import annotations
 from blueprints.architectures.base.build import BlueprintBuilder, Foundation, login_node_outputs, resume_outputs
 from blueprints.architectures.base.repair import kubernetes_repair
 from blueprints.architectures.kubernetes_pool.spec import KUBECONFIG_MINUTES, PYTORCHJOB_API, KubernetesPoolSpec
+from blueprints.catalog.metrics import PROMETHEUS_ADDON, load_metrics, metric_producers
 from blueprints.components.errors import names_resource
 from blueprints.components.kubernetes_cluster import (
     AUTO_REPAIR_RESTARTS_NODE,
@@ -38,6 +39,7 @@ class KubernetesPoolBuilder(BlueprintBuilder[KubernetesPoolSpec]):
                 p.network.vpc_cidr, compute.max_nodes + k8s.system_nodes + (1 if login is not None else 0), len(zones)
             )
         scratch = compute.scratch(self.catalog)
+        addons = spec.addons()
         cluster = KubernetesCluster(
             spec.compute_unit_name,
             KubernetesClusterArgs(
@@ -48,7 +50,7 @@ class KubernetesPoolBuilder(BlueprintBuilder[KubernetesPoolSpec]):
                 service_cidr=k8s.service_cidr,
                 public_api_endpoint=k8s.public_api_endpoint,
                 audit_log_project=k8s.audit_log_project,
-                addons=spec.addons(),
+                addons=addons,
                 image_type=k8s.image_type,
                 system_instance_type=k8s.system_instance_type,
                 system_nodes=k8s.system_nodes,
@@ -76,6 +78,16 @@ class KubernetesPoolBuilder(BlueprintBuilder[KubernetesPoolSpec]):
                 image.pinned,
                 applies_to=f"the login node; the GPU pool's nodes boot ACK's {k8s.image_type} image (k8s.image_type)",
             )
+        else:
+            # No ECS image at all: ACK picks the image of image_type, and a newer one reaches only nodes the pool adds
+            # (cs.NodePool in blueprints/data/image_changes.csv: no upgrade_policy, so running nodes keep theirs).
+            outputs["node_image"] = {
+                "image_id": None,
+                "pinned": None,
+                "source": "ack-image-type",
+                "applies_to": f"the GPU pool's nodes boot ACK's {k8s.image_type} image (k8s.image_type); a newer one "
+                "reaches only nodes the pool adds (no upgrade_policy), so running nodes are never re-imaged",
+            }
         outputs.update(login_node_outputs(login))
         outputs.update(resume_outputs())
         # Inside the cluster, through its own kubeconfig: the jobs' namespace, the file system as a static volume, and
@@ -117,6 +129,13 @@ class KubernetesPoolBuilder(BlueprintBuilder[KubernetesPoolSpec]):
             gpu_taint=dict(zip(("key", "value", "effect"), GPU_TAINT, strict=True)),
             job_api=PYTORCHJOB_API,
             training_operator_version=workloads.training_operator_version,
+            # GPU metrics come from ACK's GPU exporter once Managed Service for Prometheus is on; nothing here reads
+            # them yet (the node pool scales on its own utilisation), so every row says read_by [].
+            metric_producers=metric_producers(
+                ("ack-gpu-exporter",) if any(name == PROMETHEUS_ADDON for name, _v, _c in addons) else (),
+                {},
+                load_metrics(),
+            ),
             repair=kubernetes_repair(restart_node=AUTO_REPAIR_RESTARTS_NODE, max_unavailable=REPAIR_MAX_UNAVAILABLE),
         )
         return outputs

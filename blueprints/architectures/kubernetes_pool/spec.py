@@ -14,6 +14,7 @@ from blueprints.architectures.kubernetes_pool.profile import (
     KubernetesProfile,
     KubernetesSettings,
 )
+from blueprints.catalog.metrics import PROMETHEUS_ADDON
 
 if TYPE_CHECKING:
     from blueprints.catalog.kubernetes import AckAddon
@@ -217,6 +218,13 @@ class KubernetesPoolSpec(BlueprintSpec[KubernetesProfile]):
                 "access control by hand (ACK console, Cluster Information, Set access control; keep the VPC and pod "
                 "ranges in it, the nodes use the same CLB) "
                 "and skip AIT033 with that reason; or keep the endpoint private."
+            )
+        if any(name == PROMETHEUS_ADDON for name, _version, _config in self.addons()):
+            notes.append(
+                f"GPU metrics: the {PROMETHEUS_ADDON} add-on turns on Managed Service for Prometheus, which collects "
+                "ACK's GPU exporter (DCGM_FI_DEV_* metrics; the metric_producers output lists them). No alarm on "
+                "them is in this stack (an XID or fallen-off-the-bus alert is a Prometheus alert rule you add); "
+                "ACK bills custom metrics (not priced here)."
             )
         notes.append(
             f"The kubeconfig the stack reads (cs.get_cluster_credential) is temporary: valid {KUBECONFIG_MINUTES} "

@@ -9,7 +9,18 @@ from __future__ import annotations
 import dataclasses
 from typing import Iterable
 
-from blueprints.review.guardrails import access, account, bucket, compute, identity, known, kubernetes, network, storage
+from blueprints.review.guardrails import (
+    access,
+    account,
+    bucket,
+    compute,
+    identity,
+    known,
+    kubernetes,
+    metrics,
+    network,
+    storage,
+)
 from blueprints.review.guardrails.inputs import PUBLIC_CIDRS
 from blueprints.review.guardrails.model import LEVELS, Finding, Rule, Skip, at_or_above
 from blueprints.review.guardrails.network import LOGIN_TAG
@@ -42,6 +53,7 @@ RULES: tuple[Rule, ...] = tuple(
             *account.RULES,
             *kubernetes.RULES,
             *known.RULES,
+            *metrics.RULES,
         ),
         key=lambda rule: rule.id,
     )

@@ -111,6 +111,8 @@ def _metrics(value: Any) -> list[str]:
 def _image(value: Any) -> list[str]:
     if not isinstance(value, dict):
         return [str(value)]
+    if value.get("image_id") is None:
+        return [str(value.get("applies_to") or value)]
     if value.get("pinned"):
         return [f"{value.get('image_id')} (pinned in the profile: a newer image never re-images running nodes)"]
     return [
