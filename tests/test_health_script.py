@@ -50,10 +50,15 @@ def test_tcp_type_has_neither_rdma_nor_nvlink_check():
     assert {"rdma", "nvlink"}.isdisjoint(suite_names(exp(TCP_GPU)))
 
 
-def test_cpu_type_checks_only_the_mounts():
+def test_cpu_type_checks_only_the_mounts_and_the_metrics_agent():
     text = script(CPU)
     assert "nvidia-smi" not in text
-    assert [c.name for c in suite_checks(exp(CPU))] == ["shared", "scratch"]
+    assert [c.name for c in suite_checks(exp(CPU))] == ["shared", "scratch", "metrics_agent"]
+
+
+def test_the_metrics_agent_check_reads_the_boot_status_and_the_live_process():
+    text = script(ERDMA)
+    assert "sed -n 's/^cloudmonitor=//p' /etc/aitrain/status" in text and "pgrep -x argusagent" in text
 
 
 def test_long_suite_adds_dcgm_level_3_on_gpu_types_only():
@@ -112,4 +117,4 @@ def test_check_script_runs_here_and_prints_one_parseable_line():
     assert parsed is not None, result.stdout + result.stderr
     facts, host = parsed
     assert host and facts["shared"] in ("not mounted", "ok") and facts["scratch"] == "not configured"
-    assert "rdma" in facts and "dcgm" in facts
+    assert "rdma" in facts and "dcgm" in facts and facts["metrics_agent"] == "not installed by the boot"

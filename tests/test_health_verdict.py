@@ -37,7 +37,7 @@ def test_healthy_node_passes_every_check():
     assert {r.name: r.status for r in v.results} == {
         "gpu_count": "pass", "gpu_model": "pass", "driver": "pass", "cuda": "pass", "torch_nccl": "pass",
         "ecc": "pass", "retired_pages": "pass", "xid": "pass", "nvlink": "pass", "rdma": "pass", "shared": "pass",
-        "scratch": "skip",
+        "scratch": "skip", "metrics_agent": "pass",
     }  # fmt: skip
     assert v.host == "node-healthy" and v.ip == "10.20.0.11"
     assert next(r.detail for r in v.results if r.name == "torch_nccl") == "2.5.1, NCCL 2.21.5"
@@ -60,6 +60,27 @@ def test_other_xid_codes_only_warn():
     _, results = parse_invocation(facts_line)
     v = judge_node("i-x0001", results[0].output, EXP)
     assert v.healthy and any(r.status == "warn" and "13 x2" in r.detail for r in v.results)
+
+
+@pytest.mark.parametrize(
+    ("seen", "status"),
+    [
+        ("not running (boot: failed (see /var/log/aitrain-cloudmonitor.log))", "warn"),
+        ("not installed by the boot", "skip"),
+    ],
+)
+def test_a_dead_metrics_agent_warns_and_a_node_without_one_skips(seen, status):
+    """The pool's scale-in alarm reads the agent's metric: a node whose agent died still trains, but the gate says so."""
+    text = (
+        (DATA / "describe-healthy.json")
+        .read_text()
+        .replace('\\"metrics_agent\\":\\"running\\"', f'\\"metrics_agent\\":\\"{seen}\\"')
+    )
+    _, results = parse_invocation(text)
+    v = judge_node("i-x0001", results[0].output, EXP)
+    (agent,) = [r for r in v.results if r.name == "metrics_agent"]
+    assert v.healthy and (agent.status, agent.detail) == (status, seen if status == "warn" else agent.detail)
+    assert status == "warn" or agent.detail == "this node's boot installs no CloudMonitor agent"
 
 
 def test_wrong_gpu_count_fails():

@@ -13,7 +13,16 @@ from typing import Sequence
 
 import jinja2
 
-from blueprints.bootstrap import ENV_DIR, JOB_HOME, JOB_UID, NODE_SCRIPT_PATH, SHARED_MOUNT, TORCH_VENV
+from blueprints.bootstrap import (
+    CLOUDMONITOR_PROCESS,
+    ENV_DIR,
+    JOB_HOME,
+    JOB_UID,
+    NODE_SCRIPT_PATH,
+    SHARED_MOUNT,
+    STATUS_PATH,
+    TORCH_VENV,
+)
 from blueprints.core.errors import Problem, UserInputError
 from blueprints.health.suites import NodeExpectations
 from blueprints.launch.torchrun import COMMAND_CONTENT_LIMIT_BASE64_BYTES, StackOutputs, as_job_user, run_command_argv
@@ -63,6 +72,8 @@ def check_script(exp: NodeExpectations, suite: str = "quick") -> str:
         torch_python=f"{TORCH_VENV}/bin/python",
         job_uid=JOB_UID,
         shared=SHARED_MOUNT,
+        status_path=STATUS_PATH,
+        cms_process=CLOUDMONITOR_PROCESS,
     )
 
 

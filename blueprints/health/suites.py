@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from blueprints.bootstrap import CLOUDMONITOR_PROCESS
 from blueprints.catalog import Catalog, InstanceType
 
 SUITES = ("quick", "long")
@@ -144,6 +145,16 @@ def suite_checks(exp: NodeExpectations, suite: str = "quick") -> list[Check]:
               "mounted and writable by the job user (when the profile has scratch)", "fail",
               "reboot the node (the boot formats and mounts scratch)"),
     ]  # fmt: skip
+    checks.append(
+        Check(
+            "metrics_agent",
+            f"cloudmonitor= in /etc/aitrain/status; pgrep -x {CLOUDMONITOR_PROCESS}",
+            "the CloudMonitor agent runs where the boot installed it (it reports the *Agent metrics alarms read)",
+            "warn",
+            "its metrics go dead (a pool then never scales in): reboot the node (the boot retries the install) and "
+            "check egress to the region's cms-agent bucket",
+        )
+    )
     if suite == "long" and exp.gpu_count:
         checks.append(Check("dcgm_diag", "dcgmi diag -r 3", "exit 0, no test reports Fail", "fail", REPLACE))
     return checks

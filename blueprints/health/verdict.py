@@ -223,6 +223,15 @@ def _mount(name: str) -> Rule:
     return rule
 
 
+def _metrics_agent(facts: Mapping[str, str], exp: NodeExpectations) -> tuple[str, str]:
+    seen = facts.get("metrics_agent", "not reported")
+    if seen == "running":
+        return "pass", "the CloudMonitor agent runs"
+    if seen == "not installed by the boot":
+        return "skip", "this node's boot installs no CloudMonitor agent"
+    return "fail", seen
+
+
 def _dcgm(facts: Mapping[str, str], exp: NodeExpectations) -> tuple[str, str]:
     seen = facts.get("dcgm", "not reported")
     head, _, fails = seen.partition(";")
@@ -244,6 +253,7 @@ _RULES: dict[str, Rule] = {
     "rdma": _rdma,
     "shared": _mount("shared"),
     "scratch": _mount("scratch"),
+    "metrics_agent": _metrics_agent,
     "dcgm_diag": _dcgm,
 }
 
