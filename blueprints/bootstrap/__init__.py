@@ -199,9 +199,11 @@ def _num(value: object) -> str:
     return str(value)
 
 
-def _environment() -> jinja2.Environment:
+def shell_templates(folder: Path) -> jinja2.Environment:
+    """A jinja2 environment for shell templates in ``folder``: strict, and the quoting filters below (the node boot's
+    templates and the health gate's node script use the same ones)."""
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(_TEMPLATES),
+        loader=jinja2.FileSystemLoader(folder),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         autoescape=False,
@@ -223,7 +225,7 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-_ENV = _environment()
+_ENV = shell_templates(_TEMPLATES)
 
 
 def _check_values(spec: BootSpec) -> None:

@@ -8,7 +8,6 @@ shows as "stops and re-images N nodes".
 
 from __future__ import annotations
 
-import difflib
 import json
 import shlex
 import subprocess
@@ -17,7 +16,7 @@ from typing import Annotated, Any, Callable, Optional
 
 import typer
 
-from blueprints.cli.support import reports_user_errors
+from blueprints.cli.support import profile_rewrite, reports_user_errors, show_and_write
 from blueprints.core.errors import MISSING, Problem, UserInputError
 
 Runner = Callable[[list[str]], "subprocess.CompletedProcess[str]"]
@@ -71,18 +70,14 @@ def pin(
     from blueprints.catalog import load_catalog
     from blueprints.core import clock
     from blueprints.core.errors import read_text_file
-    from blueprints.core.files import write_atomic
     from blueprints.profile.image import checked_image_id, image_from_outputs
     from blueprints.profile.stackconfig import (
-        PRESET_KEY,
-        PROFILE_KEY,
         StackSettings,
         engine_config,
         merge,
         read_settings,
         resolve,
     )
-    from blueprints.profile.stackfile import merge_stack_text
 
     chosen = [name for name, given in (("--image-id", image_id), ("--from-outputs", from_outputs)) if given is not None]
     chosen += ["--newest"] if newest else []
@@ -157,23 +152,11 @@ def pin(
         return
     new_profile = merge(_profile_as_written(existing, source, settings.profile), {"compute": {"image_id": wanted}})
     resolve(StackSettings(settings.preset, new_profile), profile_models(), catalog=catalog, today=today)
-    new_config: dict[str, Any] = {PROFILE_KEY: new_profile}
-    if settings.preset is not None:
-        new_config = {PRESET_KEY: settings.preset, **new_config}
-    merged, _ = merge_stack_text(existing, new_config, force=True, source=source)
+    merged, _ = profile_rewrite(existing, settings.preset, new_profile, source)
     before = profile.compute.image_id or "(not pinned: the newest image at each `pulumi up`)"
     typer.echo(f"aitrain image pin: {profile.name} ({profile.blueprint}) — compute.image_id: {before} -> {wanted}")
-    diff = difflib.unified_diff(
-        existing.splitlines(keepends=True),
-        merged.splitlines(keepends=True),
-        fromfile=f"{source} (now)",
-        tofile=f"{source} (pinned)",
-    )
-    typer.echo("".join(diff).rstrip("\n"))
-    if not write:
-        typer.echo(f"not written: add --write to change {source}")
+    if not show_and_write(stack_config, existing, merged, "pinned", write=write):
         return
-    write_atomic(stack_config, merged, option="--stack-config")
     after = (
         "nothing changes on the nodes the outputs describe"
         if from_outputs is not None

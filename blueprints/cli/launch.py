@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import concurrent.futures
-import difflib
 import shlex
 import shutil
 import subprocess
@@ -14,7 +13,7 @@ import typer
 
 from blueprints.bootstrap import DEFAULT_MAX_RESTARTS
 from blueprints.cli.cloudcalls import INSTALL, Runner, invoke_id, pool_instance_ids, run_argv
-from blueprints.cli.support import reports_user_errors
+from blueprints.cli.support import profile_rewrite, reports_user_errors, show_and_write
 from blueprints.core.errors import MISSING, Problem, UserInputError
 from blueprints.health.gate import OnUnhealthy
 from blueprints.launch.torchrun import Via
@@ -389,17 +388,13 @@ def park(
     from blueprints.catalog import load_catalog
     from blueprints.core import clock
     from blueprints.core.errors import read_text_file
-    from blueprints.core.files import write_atomic
     from blueprints.profile.stackconfig import (
-        PRESET_KEY,
-        PROFILE_KEY,
         StackSettings,
         engine_config,
         merge,
         read_settings,
         resolve,
     )
-    from blueprints.profile.stackfile import merge_stack_text
 
     source = str(stack_config)
     existing = read_text_file(stack_config, "stack config")
@@ -423,10 +418,7 @@ def park(
     change = {field: resume} if resume is not None and field is not None else dict(parked)
     new_profile = merge(settings.profile, {"compute": change})
     new_data, _ = resolve(StackSettings(settings.preset, new_profile), profile_models(), catalog=catalog, today=today)
-    new_config: dict[str, Any] = {PROFILE_KEY: new_profile}
-    if settings.preset is not None:
-        new_config = {PRESET_KEY: settings.preset, **new_config}
-    merged, action = merge_stack_text(existing, new_config, force=True, source=source)
+    merged, action = profile_rewrite(existing, settings.preset, new_profile, source)
     verb = "resume" if resume is not None else "park"
     summary = [
         f"compute.{key}: {old_data.get('compute', {}).get(key, MISSING)!r} -> {value!r}"
@@ -438,17 +430,8 @@ def park(
         )
         return
     typer.echo(f"aitrain {verb}: {profile.name} ({profile.blueprint}) — " + "; ".join(summary))
-    diff = difflib.unified_diff(
-        existing.splitlines(keepends=True),
-        merged.splitlines(keepends=True),
-        fromfile=f"{source} (now)",
-        tofile=f"{source} ({verb}ed)",
-    )
-    typer.echo("".join(diff).rstrip("\n"))
-    if not write:
-        typer.echo(f"not written: add --write to change {source}")
+    if not show_and_write(stack_config, existing, merged, f"{verb}ed", write=write):
         return
-    write_atomic(stack_config, merged, option="--stack-config")
     storage = (
         "compute is removed; the file system and bucket are kept"
         if resume is None

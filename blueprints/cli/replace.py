@@ -7,13 +7,12 @@ Pulumi's ``replace_on_changes`` on that node only, so the plan and `aitrain diff
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from blueprints.cli.support import reports_user_errors
+from blueprints.cli.support import profile_rewrite, reports_user_errors, show_and_write
 from blueprints.core.errors import Problem, UserInputError
 
 # What replaces a node where aitrain cannot replace one alone (nodes in ecs.EcsInstanceSet batches): ECS's own
@@ -57,17 +56,13 @@ def replace_node(
     from blueprints.catalog import load_catalog
     from blueprints.core import clock
     from blueprints.core.errors import read_text_file
-    from blueprints.core.files import write_atomic
     from blueprints.profile.stackconfig import (
-        PRESET_KEY,
-        PROFILE_KEY,
         StackSettings,
         engine_config,
         merge,
         read_settings,
         resolve,
     )
-    from blueprints.profile.stackfile import merge_stack_text
 
     source = str(stack_config)
     existing = read_text_file(stack_config, "stack config")
@@ -97,23 +92,11 @@ def replace_node(
     new_profile = merge(settings.profile, {"compute": {"replace_nodes": {**current, **wanted}}})
     # The changed profile must still be valid before anything is written (the same check `pulumi up` makes).
     resolve(StackSettings(settings.preset, new_profile), profile_models(), catalog=catalog, today=today)
-    new_config: dict[str, Any] = {PROFILE_KEY: new_profile}
-    if settings.preset is not None:
-        new_config = {PRESET_KEY: settings.preset, **new_config}
-    merged, _ = merge_stack_text(existing, new_config, force=True, source=source)
+    merged, _ = profile_rewrite(existing, settings.preset, new_profile, source)
     summary = "; ".join(f"compute.replace_nodes.{n}: {current.get(n, '(none)')} -> {g}" for n, g in wanted.items())
     typer.echo(f"aitrain replace-node: {profile.name} ({profile.blueprint}) — {summary}")
-    diff = difflib.unified_diff(
-        existing.splitlines(keepends=True),
-        merged.splitlines(keepends=True),
-        fromfile=f"{source} (now)",
-        tofile=f"{source} (replace {', '.join(wanted)})",
-    )
-    typer.echo("".join(diff).rstrip("\n"))
-    if not write:
-        typer.echo(f"not written: add --write to change {source}")
+    if not show_and_write(stack_config, existing, merged, f"replace {', '.join(wanted)}", write=write):
         return
-    write_atomic(stack_config, merged, option="--stack-config")
     typer.echo(
         f"wrote {source}. Next: `pulumi up` replaces {', '.join(wanted)} (delete first, then a new node boots: "
         f"~10–20 min); preview with `aitrain plan --stack-config {source}`"

@@ -180,3 +180,34 @@ def offline_plan(
     inputs = with_cli_inputs(engine_config(stack_config) if stack_config else {}, preset, overrides)
     catalog = load_catalog()
     return preview(inputs, catalog=catalog, today=day), catalog
+
+
+def profile_rewrite(existing: str, preset: str | None, new_profile: dict[str, Any], source: str) -> tuple[str, str]:
+    """The stack config text with ``new_profile`` as its profile (the preset, secrets and other keys kept), and
+    ``merge_stack_text``'s action: what park, replace-node and image pin write."""
+    from blueprints.profile.stackconfig import PRESET_KEY, PROFILE_KEY
+    from blueprints.profile.stackfile import merge_stack_text
+
+    new_config: dict[str, Any] = {PROFILE_KEY: new_profile}
+    if preset is not None:
+        new_config = {PRESET_KEY: preset, **new_config}
+    return merge_stack_text(existing, new_config, force=True, source=source)
+
+
+def show_and_write(stack_config: Path, existing: str, merged: str, label: str, *, write: bool) -> bool:
+    """Print the stack config's unified diff; with ``write``, replace the file atomically. Whether it was written."""
+    import difflib
+
+    source = str(stack_config)
+    diff = difflib.unified_diff(
+        existing.splitlines(keepends=True),
+        merged.splitlines(keepends=True),
+        fromfile=f"{source} (now)",
+        tofile=f"{source} ({label})",
+    )
+    typer.echo("".join(diff).rstrip("\n"))
+    if not write:
+        typer.echo(f"not written: add --write to change {source}")
+        return False
+    write_atomic(stack_config, merged, option="--stack-config")
+    return True

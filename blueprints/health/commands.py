@@ -5,13 +5,9 @@ from __future__ import annotations
 
 import base64
 import gzip
-import re
-import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
-
-import jinja2
 
 from blueprints.bootstrap import (
     CLOUDMONITOR_PROCESS,
@@ -22,6 +18,7 @@ from blueprints.bootstrap import (
     SHARED_MOUNT,
     STATUS_PATH,
     TORCH_VENV,
+    shell_templates,
 )
 from blueprints.core.errors import Problem, UserInputError
 from blueprints.health.suites import NodeExpectations
@@ -36,27 +33,9 @@ CHECK_TIMEOUT_S = {"quick": 300, "long": 3600}
 ALLREDUCE_TIMEOUT_S = {"quick": 600, "long": 1800}
 # Per-rank tensor and iterations of the all-reduce (aitrain's choice: large enough to be bandwidth-bound).
 ALLREDUCE_SIZE = {"quick": (256, 20), "long": (1024, 50)}
-_LINE_BREAKS = re.compile(r"[\r\n\u2028\u2029]")
 
 
-def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES),
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        autoescape=False,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    # As in blueprints.bootstrap: every value reaching a shell line is one quoted word (q), digits (num) or a
-    # comment's text without line breaks (oneline).
-    env.filters["q"] = lambda value: shlex.quote(str(value))
-    env.filters["num"] = lambda value: str(int(value)) if isinstance(value, int) and not isinstance(value, bool) else ""
-    env.filters["oneline"] = lambda value: _LINE_BREAKS.sub("?", str(value))
-    return env
-
-
-_ENV = _environment()
+_ENV = shell_templates(TEMPLATES)
 
 
 def check_script(exp: NodeExpectations, suite: str = "quick") -> str:
