@@ -439,6 +439,7 @@ def render_user_data(spec: BootSpec) -> str:
 __all__ = [
     "BOOT_MINUTES",
     "CHECKPOINTS_DIR",
+    "CLOUDMONITOR_PROCESS",
     "DEFAULT_MAX_RESTARTS",
     "ENV_DIR",
     "ERDMA_MTU_NO_JUMBO",
@@ -469,4 +470,5 @@ __all__ = [
     "render_launcher",
     "render_node_script",
     "render_user_data",
+    "shell_templates",
 ]
