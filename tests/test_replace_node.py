@@ -133,6 +133,13 @@ def test_without_write_nothing_is_written(erdma_stack):
     assert erdma_stack.read_text(encoding="utf-8") == ERDMA_STACK
 
 
+def test_a_node_is_named_as_the_profile_writes_it_or_by_its_resource_name(erdma_stack):
+    result = replace(erdma_stack, f"{CLUSTER}-node-001", "--write")
+    assert result.exit_code == 0, result.output
+    assert "compute.replace_nodes.node-001: (none) -> 1" in result.stdout
+    assert "        node-001: 1\n" in erdma_stack.read_text(encoding="utf-8")
+
+
 def test_a_node_that_does_not_exist_exits_2_listing_the_allowed_names(erdma_stack):
     result = replace(erdma_stack, "node-003", "node-004", "--write")
     assert result.exit_code == 2

@@ -51,7 +51,7 @@ def replace_node(
     (delete-first, ~10–20 min until it is ready), the storage, the bucket and every other node untouched. Only eRDMA
     clusters, whose nodes are one ecs.Instance each; a node name the cluster does not have is refused.
     """
-    from blueprints.architectures import profile_models, specs
+    from blueprints.architectures import profile_models, spec_for, specs
     from blueprints.architectures.fixed_cluster.spec import FixedCompute, node_names
     from blueprints.catalog import load_catalog
     from blueprints.core import clock
@@ -75,6 +75,9 @@ def replace_node(
     compute = profile.compute
     assert isinstance(compute, FixedCompute)  # _refusal let only fixed clusters through
     allowed = node_names(compute.nodes)
+    # The plan and the cloud name a node by its resource name (<profile>-cluster-node-003): that name works too.
+    prefix = f"{spec_for(profile, catalog, today).compute_unit_name}-"
+    nodes = [n.removeprefix(prefix) for n in nodes]
     unknown = [n for n in nodes if n not in allowed]
     if unknown:
         raise UserInputError(
