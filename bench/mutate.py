@@ -89,6 +89,7 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("tests/test_profile.py", "tests/test_ready_security.py", "tests/test_components.py"),
     ),
     ("blueprints/review/diff/reimage.py", ("tests/test_diff_reimage.py", "tests/test_image_pin.py")),
+    ("blueprints/review/diff/reboot.py", ("tests/test_diff_reboot.py",)),
     ("blueprints/profile/image.py", ("tests/test_image_pin.py",)),
     ("blueprints/cli/image.py", ("tests/test_image_pin.py",)),
     (

@@ -21,6 +21,8 @@ from blueprints.core.tokens import referenced_names, short_type
 from blueprints.kinds import Role, kind_of
 from blueprints.review.diff.costs import CostDiff, cost_diff
 from blueprints.review.diff.guardrails import GuardrailDiff, guardrail_diff
+from blueprints.review.diff.reboot import Reboot, reboots
+from blueprints.review.diff.reboot import headline as reboot_headline
 from blueprints.review.diff.reimage import Reimage, image_changes
 from blueprints.review.diff.replacement import ReplacementTable, replacement_table
 from blueprints.review.diff.retention import retention_cuts
@@ -110,6 +112,16 @@ class PlanDiff:
     guardrails: GuardrailDiff | None = None
     # Changed node images: the ones that stop running nodes are downtime risks (blueprints.review.diff.reimage).
     reimage: Reimage = field(default_factory=Reimage)
+    # Nodes updated in place that the provider reboots (a changed user data): downtime risks too (diff.reboot).
+    reboots: tuple[Reboot, ...] = ()
+
+    def downtime_risks(self) -> list[str]:
+        """Every downtime risk (re-imaged, then rebooted nodes), prefixed by its resource."""
+        return self.reimage.risks() + [f"{r.resource}: {r.message()}" for r in self.reboots]
+
+    def downtime_headline(self) -> str:
+        """``stops and re-images 2 nodes; reboots 4 nodes``; empty when no running node stops."""
+        return "; ".join(part for part in (self.reimage.headline(), reboot_headline(self.reboots)) if part)
 
     def fails_on(self, kind: str) -> bool:
         """Whether the diff holds a change of class ``kind`` (one
@@ -122,6 +134,7 @@ class PlanDiff:
             return (
                 bool(self.risks)
                 or bool(self.reimage.downtime)
+                or bool(self.reboots)
                 or any(c.action in ("replace", "replace-delete-first", "refused", "delete") for c in self.changes)
             )
         if kind == "any":
@@ -146,8 +159,9 @@ class PlanDiff:
             "changes": [c.to_dict() for c in self.changes],
             "costs": self.costs.to_dict() if self.costs else None,
             "risks": self.risks,
-            "downtime_risks": self.reimage.risks(),
+            "downtime_risks": self.downtime_risks(),
             "reimage": self.reimage.to_dict(),
+            "reboots": [r.to_dict() for r in self.reboots],
             "guardrails": self.guardrails.to_dict() if self.guardrails else None,
         }
 
@@ -315,6 +329,7 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any], table: ReplacementTable
                 changes.append(change)
     costs = cost_diff(old.get("costs") or {}, new.get("costs") or {})
     drawn = tuple(new["resources"] or old["resources"])
+    reimage = image_changes(changes, after)
     return PlanDiff(
         summary,
         tuple(changes),
@@ -322,7 +337,8 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any], table: ReplacementTable
         str(new.get("region") or old.get("region") or ""),
         drawn,
         guardrail_diff(old, new),
-        image_changes(changes, after),
+        reimage,
+        reboots(changes, after, reimage),
     )
 
 

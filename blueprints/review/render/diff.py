@@ -35,10 +35,10 @@ def verdict(diff: PlanDiff) -> str:
     counts = [f"{n} {action}" for action, n in diff.counts().items() if n]
     risks = len(diff.risks)
     line = (", ".join(counts) or "no resource changes") + f"; {risks} data risk{'' if risks == 1 else 's'}"
-    downtime = len(diff.reimage.downtime)
+    downtime = len(diff.downtime_risks())
     if downtime:
-        # A node re-imaged in place is an "update" to Pulumi: the verdict says what it does to a running job.
-        line += f"; {downtime} downtime risk{'' if downtime == 1 else 's'}: {diff.reimage.headline()}"
+        # A node re-imaged or rebooted in place is an "update" to Pulumi: the verdict says what that does to a job.
+        line += f"; {downtime} downtime risk{'' if downtime == 1 else 's'}: {diff.downtime_headline()}"
     return line
 
 
@@ -155,9 +155,9 @@ def image_lines(diff: PlanDiff, escape: Callable[[str], str]) -> list[str]:
     nodes created afterwards (a pool of two images until the old nodes go)."""
     reimage = diff.reimage
     lines: list[str] = []
-    if reimage.downtime:
-        lines += ["", f"Downtime risks — {escape(reimage.headline())}:"]
-        lines += [f"- {escape(risk)}" for risk in reimage.risks()]
+    if diff.downtime_risks():
+        lines += ["", f"Downtime risks — {escape(diff.downtime_headline())}:"]
+        lines += [f"- {escape(risk)}" for risk in diff.downtime_risks()]
     later = [c for c in reimage.changes if not c.downtime]
     if later:
         lines += ["", "Image changes for new nodes only (running nodes keep theirs):"]
@@ -233,10 +233,10 @@ def _image_markdown(diff: PlanDiff) -> str:
     when no image changes."""
     reimage = diff.reimage
     out = ""
-    if reimage.downtime:
+    if diff.downtime_risks():
         out += fit_blocks(
-            f"### Downtime risks — {md_text(reimage.headline())}\n\n",
-            [f"- {md_text(risk)}\n" for risk in reimage.risks()],
+            f"### Downtime risks — {md_text(diff.downtime_headline())}\n\n",
+            [f"- {md_text(risk)}\n" for risk in diff.downtime_risks()],
             "\n",
             lambda n: f"\n_{n:,} more downtime risks not shown: run {SEE_ALL} to see all._\n",
             _DOWNTIME_BUDGET,
