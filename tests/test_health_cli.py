@@ -206,6 +206,41 @@ def test_launch_exclude_starts_on_the_healthy_nodes_only_and_says_so(cloud, stac
     assert "--hosts 10.20.0.11 --" in started[0][started[0].index("--CommandContent") + 1]
 
 
+def scaling_answer(ids):
+    items = [{"InstanceId": i, "LifecycleState": "InService"} for i in ids]
+    return json.dumps({"ScalingInstances": {"ScalingInstance": items}, "TotalCount": len(ids)})
+
+
+def test_a_pool_launches_on_the_nodes_the_gate_checked_not_on_one_that_joined_since(cloud, stack, monkeypatch):
+    pool = outputs([])
+    for key in ("node_instance_ids", "node_private_ips", "expected_nodes"):
+        del pool[key]
+    pool.update(blueprint="autoscaling-pool", scaling_group_id="asg-uf6pool0001")
+    checked = cloud.__call__
+
+    def gate_cloud(argv):  # the gate finds one InService node
+        if "DescribeScalingInstances" in argv:
+            return subprocess.CompletedProcess(argv, 0, scaling_answer(["i-uf6nodehealthy"]), "")
+        return checked(argv)
+
+    monkeypatch.setattr(cc, "RUN", gate_cloud)
+    started = []
+
+    def launch_cloud(argv):  # by the time the launch runs, a second node is InService, unchecked
+        started.append(argv)
+        if "DescribeScalingInstances" in argv:
+            return subprocess.CompletedProcess(argv, 0, scaling_answer(["i-uf6nodehealthy", "i-uf6nodenew"]), "")
+        return subprocess.CompletedProcess(argv, 0, '{"InvokeId": "t-run"}', "")
+
+    monkeypatch.setattr("blueprints.cli.launch._run", launch_cloud)
+    result = launch(stack(pool))
+    assert result.exit_code == 0, result.output
+    assert "launching on the 1 pool node(s) the gate checked" in result.stdout
+    (run,) = [c for c in started if "RunCommand" in c]
+    assert run[-2:] == ["--InstanceId.1", "i-uf6nodehealthy"] and "i-uf6nodenew" not in run
+    assert "--hosts 10.20.0.11 --" in run[run.index("--CommandContent") + 1]
+
+
 def test_launch_skip_check_needs_a_reason_and_then_runs_no_check(cloud, stack, monkeypatch):
     path = stack(outputs(["i-uf6nodehealthy"]))
     blank = launch(path, "--skip-check", "  ")

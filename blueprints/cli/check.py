@@ -329,7 +329,11 @@ def gate_launch(
     report = run_gate(gate, run or RUN, sleep or SLEEP)
     typer.echo(render_text(report))
     if report.healthy:
-        return outputs
+        if not outputs.is_pool:
+            return outputs
+        # A pool's launch would find its InService nodes again: one that joined after the gate would start unchecked.
+        typer.echo(f"launching on the {len(report.nodes)} pool node(s) the gate checked; nodes that join later are not")
+        return _only(outputs, report.nodes)
     bad = report.unhealthy_nodes
     names = ", ".join(n.node for n in bad) or "none (the fabric as a whole is slow)"
     keep = [n for n in report.nodes if n not in bad]
@@ -342,12 +346,17 @@ def gate_launch(
         typer.echo(f"launch stopped ({why}): unhealthy node(s) {names}; nothing was started", err=True)
         raise typer.Exit(code=1)
     typer.echo(f"excluding {len(bad)} unhealthy node(s): {names}; launching on the {len(keep)} healthy node(s)")
+    return _only(outputs, keep)
+
+
+def _only(outputs: StackOutputs, nodes: list[Any]) -> StackOutputs:
+    """The outputs of a launch on exactly ``nodes`` (checked by the gate): their IDs and addresses, no pool lookup."""
     return dataclasses.replace(
         outputs,
         scaling_group_id=None,
-        instance_ids=tuple(n.node for n in keep),
-        private_ips=tuple(n.ip for n in keep),
-        expected_nodes=len(keep),
+        instance_ids=tuple(n.node for n in nodes),
+        private_ips=tuple(n.ip for n in nodes),
+        expected_nodes=len(nodes),
     )
 
 
