@@ -12,14 +12,24 @@ from __future__ import annotations
 import base64
 import binascii
 import gzip
+import struct
 import zlib
 
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
+# The gzip member header (RFC 1952): magic, deflate, no flags, MTIME 0, XFL 2 (best compression), OS 3 (Unix). Written
+# here rather than by gzip.compress, whose OS byte changed in Python 3.13 (3 before, 255 after): plans must be
+# byte-identical on every Python aitrain supports.
+_GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\x03"
+
+
 def compressed(text: str) -> bytes:
-    """The bytes ECS receives (before Base64): gzip at level 9 with mtime 0, so the same text gives the same bytes."""
-    return gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)
+    """The bytes ECS receives (before Base64): one gzip member at level 9 with MTIME 0, the same on every Python."""
+    data = text.encode("utf-8")
+    deflate = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+    body = deflate.compress(data) + deflate.flush()
+    return _GZIP_HEADER + body + struct.pack("<II", zlib.crc32(data), len(data) & 0xFFFFFFFF)
 
 
 def encode(text: str) -> str:
