@@ -16,7 +16,7 @@ from typing import Annotated, Any, Callable, Optional
 
 import typer
 
-from blueprints.cli.support import profile_rewrite, reports_user_errors, show_and_write
+from blueprints.cli.support import StackEdit, reports_user_errors, show_and_write
 from blueprints.core.errors import MISSING, Problem, UserInputError
 
 Runner = Callable[[list[str]], "subprocess.CompletedProcess[str]"]
@@ -66,18 +66,9 @@ def pin(
     kept byte for byte). Bad input — a missing file, a malformed image ID, outputs of another stack — is exit 2 and
     nothing is written.
     """
-    from blueprints.architectures import profile_models, spec_for, specs
-    from blueprints.catalog import load_catalog
-    from blueprints.core import clock
-    from blueprints.core.errors import read_text_file
+    from blueprints.architectures import spec_for, specs
     from blueprints.profile.image import checked_image_id, image_from_outputs
-    from blueprints.profile.stackconfig import (
-        StackSettings,
-        engine_config,
-        merge,
-        read_settings,
-        resolve,
-    )
+    from blueprints.profile.stackconfig import merge
 
     chosen = [name for name, given in (("--image-id", image_id), ("--from-outputs", from_outputs)) if given is not None]
     chosen += ["--newest"] if newest else []
@@ -95,11 +86,8 @@ def pin(
             ],
         )
     wanted = checked_image_id(image_id, "--image-id") if image_id is not None else None
-    source = str(stack_config)
-    existing = read_text_file(stack_config, "stack config")
-    settings = read_settings(engine_config(stack_config), source=source)
-    catalog, today = load_catalog(), clock.today()
-    _, profile = resolve(settings, profile_models(), catalog=catalog, today=today)
+    stack = StackEdit.read(stack_config)
+    source, existing, profile = stack.source, stack.existing, stack.profile
     elsewhere = specs()[profile.blueprint].foreign_node_image
     if elsewhere and not profile.access.login_node:
         raise UserInputError(
@@ -134,7 +122,7 @@ def pin(
                 ],
             )
     if newest:
-        row = catalog.image_for(profile.region)
+        row = stack.catalog.image_for(profile.region)
         if row is None:
             raise UserInputError(
                 "no image pattern",
@@ -144,15 +132,16 @@ def pin(
                     )
                 ],
             )
-        instance_type = spec_for(profile, catalog, today).instance.instance_type
+        instance_type = spec_for(profile, stack.catalog, stack.today).instance.instance_type
         wanted = newest_image(profile.region, instance_type, row.name_regex)
     assert wanted is not None  # one of the three options gave it
     if profile.compute.image_id == wanted:
         typer.echo(f"{source}: compute.image_id is already pinned to {wanted}; nothing to change")
         return
-    new_profile = merge(_profile_as_written(existing, source, settings.profile), {"compute": {"image_id": wanted}})
-    resolve(StackSettings(settings.preset, new_profile), profile_models(), catalog=catalog, today=today)
-    merged, _ = profile_rewrite(existing, settings.preset, new_profile, source)
+    new_profile = merge(
+        _profile_as_written(existing, source, stack.settings.profile), {"compute": {"image_id": wanted}}
+    )
+    _, merged, _ = stack.rewritten(new_profile)
     before = profile.compute.image_id or "(not pinned: the newest image at each `pulumi up`)"
     typer.echo(f"aitrain image pin: {profile.name} ({profile.blueprint}) — compute.image_id: {before} -> {wanted}")
     if not show_and_write(stack_config, existing, merged, "pinned", write=write):

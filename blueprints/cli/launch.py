@@ -13,7 +13,7 @@ import typer
 
 from blueprints.bootstrap import DEFAULT_MAX_RESTARTS
 from blueprints.cli.cloudcalls import INSTALL, Runner, invoke_id, pool_instance_ids, run_argv
-from blueprints.cli.support import profile_rewrite, reports_user_errors, show_and_write
+from blueprints.cli.support import StackEdit, reports_user_errors, show_and_write
 from blueprints.core.errors import MISSING, Problem, UserInputError
 from blueprints.health.gate import OnUnhealthy
 from blueprints.launch.torchrun import Via
@@ -384,23 +384,11 @@ def park(
     Prints the change to the aitrain:* keys and the next command (`pulumi up`). What "parked" means is the
     blueprint's: a fixed cluster sets compute.nodes to 0; an autoscaling pool cannot be parked (it scales to zero).
     """
-    from blueprints.architectures import profile_models, specs
-    from blueprints.catalog import load_catalog
-    from blueprints.core import clock
-    from blueprints.core.errors import read_text_file
-    from blueprints.profile.stackconfig import (
-        StackSettings,
-        engine_config,
-        merge,
-        read_settings,
-        resolve,
-    )
+    from blueprints.architectures import specs
+    from blueprints.profile.stackconfig import merge
 
-    source = str(stack_config)
-    existing = read_text_file(stack_config, "stack config")
-    settings = read_settings(engine_config(stack_config), source=source)
-    catalog, today = load_catalog(), clock.today()
-    old_data, profile = resolve(settings, profile_models(), catalog=catalog, today=today)
+    stack = StackEdit.read(stack_config)
+    source, existing, profile = stack.source, stack.existing, stack.profile
     blueprint = specs()[profile.blueprint]
     # What "parked" means is the blueprint's: the compute fields that park it and the one a resume sets back.
     parked, field = blueprint.parked_compute, blueprint.resume_field
@@ -416,12 +404,11 @@ def park(
             ],
         )
     change = {field: resume} if resume is not None and field is not None else dict(parked)
-    new_profile = merge(settings.profile, {"compute": change})
-    new_data, _ = resolve(StackSettings(settings.preset, new_profile), profile_models(), catalog=catalog, today=today)
-    merged, action = profile_rewrite(existing, settings.preset, new_profile, source)
+    new_profile = merge(stack.settings.profile, {"compute": change})
+    new_data, merged, action = stack.rewritten(new_profile)
     verb = "resume" if resume is not None else "park"
     summary = [
-        f"compute.{key}: {old_data.get('compute', {}).get(key, MISSING)!r} -> {value!r}"
+        f"compute.{key}: {stack.data.get('compute', {}).get(key, MISSING)!r} -> {value!r}"
         for key, value in change.items()
     ]
     if action == "unchanged" or merged == existing:

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from blueprints.cli.support import profile_rewrite, reports_user_errors, show_and_write
+from blueprints.cli.support import StackEdit, reports_user_errors, show_and_write
 from blueprints.core.errors import Problem, UserInputError
 
 # What replaces a node where aitrain cannot replace one alone (nodes in ecs.EcsInstanceSet batches): ECS's own
@@ -51,24 +51,12 @@ def replace_node(
     (delete-first, ~10–20 min until it is ready), the storage, the bucket and every other node untouched. Only eRDMA
     clusters, whose nodes are one ecs.Instance each; a node name the cluster does not have is refused.
     """
-    from blueprints.architectures import profile_models, spec_for, specs
+    from blueprints.architectures import spec_for, specs
     from blueprints.architectures.fixed_cluster.spec import FixedCompute, node_names
-    from blueprints.catalog import load_catalog
-    from blueprints.core import clock
-    from blueprints.core.errors import read_text_file
-    from blueprints.profile.stackconfig import (
-        StackSettings,
-        engine_config,
-        merge,
-        read_settings,
-        resolve,
-    )
+    from blueprints.profile.stackconfig import merge
 
-    source = str(stack_config)
-    existing = read_text_file(stack_config, "stack config")
-    settings = read_settings(engine_config(stack_config), source=source)
-    catalog, today = load_catalog(), clock.today()
-    _, profile = resolve(settings, profile_models(), catalog=catalog, today=today)
+    stack = StackEdit.read(stack_config)
+    source, settings, catalog, profile = stack.source, stack.settings, stack.catalog, stack.profile
     refusal = _refusal(profile, specs(), catalog)
     if refusal is not None:
         raise UserInputError(f"cannot replace nodes of {source}", [refusal])
@@ -76,7 +64,7 @@ def replace_node(
     assert isinstance(compute, FixedCompute)  # _refusal let only fixed clusters through
     allowed = node_names(compute.nodes)
     # The plan and the cloud name a node by its resource name (<profile>-cluster-node-003): that name works too.
-    prefix = f"{spec_for(profile, catalog, today).compute_unit_name}-"
+    prefix = f"{spec_for(profile, catalog, stack.today).compute_unit_name}-"
     nodes = [n.removeprefix(prefix) for n in nodes]
     unknown = [n for n in nodes if n not in allowed]
     if unknown:
@@ -94,11 +82,10 @@ def replace_node(
     wanted = {name: current.get(name, 0) + 1 for name in dict.fromkeys(nodes)}
     new_profile = merge(settings.profile, {"compute": {"replace_nodes": {**current, **wanted}}})
     # The changed profile must still be valid before anything is written (the same check `pulumi up` makes).
-    resolve(StackSettings(settings.preset, new_profile), profile_models(), catalog=catalog, today=today)
-    merged, _ = profile_rewrite(existing, settings.preset, new_profile, source)
+    _, merged, _ = stack.rewritten(new_profile)
     summary = "; ".join(f"compute.replace_nodes.{n}: {current.get(n, '(none)')} -> {g}" for n, g in wanted.items())
     typer.echo(f"aitrain replace-node: {profile.name} ({profile.blueprint}) — {summary}")
-    if not show_and_write(stack_config, existing, merged, f"replace {', '.join(wanted)}", write=write):
+    if not show_and_write(stack_config, stack.existing, merged, f"replace {', '.join(wanted)}", write=write):
         return
     typer.echo(
         f"wrote {source}. Next: `pulumi up` replaces {', '.join(wanted)} (delete first, then a new node boots: "

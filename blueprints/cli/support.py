@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import enum
 import functools
 import json
@@ -182,16 +183,54 @@ def offline_plan(
     return preview(inputs, catalog=catalog, today=day), catalog
 
 
-def profile_rewrite(existing: str, preset: str | None, new_profile: dict[str, Any], source: str) -> tuple[str, str]:
-    """The stack config text with ``new_profile`` as its profile (the preset, secrets and other keys kept), and
-    ``merge_stack_text``'s action: what park, replace-node and image pin write."""
-    from blueprints.profile.stackconfig import PRESET_KEY, PROFILE_KEY
-    from blueprints.profile.stackfile import merge_stack_text
+@dataclasses.dataclass(frozen=True)
+class StackEdit:
+    """A stack config opened for a rewrite (park, replace-node, image pin): its text, settings and resolved profile."""
 
-    new_config: dict[str, Any] = {PROFILE_KEY: new_profile}
-    if preset is not None:
-        new_config = {PRESET_KEY: preset, **new_config}
-    return merge_stack_text(existing, new_config, force=True, source=source)
+    path: Path
+    existing: str
+    settings: Any  # blueprints.profile.stackconfig.StackSettings
+    catalog: Any
+    today: Any  # datetime.date
+    data: dict[str, Any]  # the resolved profile as data
+    profile: Any
+
+    @property
+    def source(self) -> str:
+        """The path as messages name it."""
+        return str(self.path)
+
+    @classmethod
+    def read(cls, path: Path) -> StackEdit:
+        """Read and resolve ``path`` as `pulumi up` would (exit 2 on a bad file or profile)."""
+        from blueprints.architectures import profile_models
+        from blueprints.catalog import load_catalog
+        from blueprints.core import clock
+        from blueprints.core.errors import read_text_file
+        from blueprints.profile.stackconfig import engine_config, read_settings, resolve
+
+        existing = read_text_file(path, "stack config")
+        settings = read_settings(engine_config(path), source=str(path))
+        catalog, today = load_catalog(), clock.today()
+        data, profile = resolve(settings, profile_models(), catalog=catalog, today=today)
+        return cls(path, existing, settings, catalog, today, data, profile)
+
+    def rewritten(self, new_profile: dict[str, Any]) -> tuple[dict[str, Any], str, str]:
+        """``new_profile`` checked as `pulumi up` would check it, then the stack config text with it as the profile
+        (the preset, secrets and other keys kept): (the resolved data, the new text, ``merge_stack_text``'s action)."""
+        from blueprints.architectures import profile_models
+        from blueprints.profile.stackconfig import PRESET_KEY, PROFILE_KEY, StackSettings, resolve
+        from blueprints.profile.stackfile import merge_stack_text
+
+        preset = self.settings.preset
+        new_data, _ = resolve(
+            StackSettings(preset, new_profile), profile_models(), catalog=self.catalog, today=self.today
+        )
+        new_config: dict[str, Any] = {PROFILE_KEY: new_profile}
+        if preset is not None:
+            new_config = {PRESET_KEY: preset, **new_config}
+        merged, action = merge_stack_text(self.existing, new_config, force=True, source=self.source)
+        return new_data, merged, action
 
 
 def show_and_write(stack_config: Path, existing: str, merged: str, label: str, *, write: bool) -> bool:
