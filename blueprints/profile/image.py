@@ -16,6 +16,8 @@ from blueprints.core.errors import MISSING, Problem, UserInputError
 
 OUTPUT_KEY = "node_image"
 PINNED_SOURCE, NEWEST_SOURCE = "profile", "newest-at-plan"
+# The platform (ACK) chooses the nodes' image: there is no ECS image to pin.
+PLATFORM_SOURCE = "ack-image-type"
 # An ECS image ID as the profile's compute.image_id accepts it: custom and shared images are m-…, public ones named
 # like ubuntu_22_04_x64_20G_alibase_20230815.vhd (blueprints/catalog/data/images.csv); at most 128 characters.
 IMAGE_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
@@ -36,6 +38,11 @@ def node_image_output(image_id: str, pinned: bool, applies_to: str | None = None
     if applies_to:
         out["applies_to"] = applies_to
     return out
+
+
+def platform_image_output(applies_to: str) -> dict[str, object]:
+    """``node_image`` where the platform picks the image (no ID, nothing to pin): ``applies_to`` says what it does."""
+    return {"image_id": None, "pinned": None, "source": PLATFORM_SOURCE, "applies_to": applies_to}
 
 
 def unpinned_note(node_image: Any, name_regex: str | None, effect: str) -> str | None:

@@ -17,7 +17,7 @@ from blueprints.components.kubernetes_cluster import (
 )
 from blueprints.components.kubernetes_workloads import KubernetesWorkloads, KubernetesWorkloadsArgs
 from blueprints.core.layout import check_vswitch_room
-from blueprints.profile.image import node_image_output
+from blueprints.profile.image import node_image_output, platform_image_output
 
 
 class KubernetesPoolBuilder(BlueprintBuilder[KubernetesPoolSpec]):
@@ -81,13 +81,10 @@ class KubernetesPoolBuilder(BlueprintBuilder[KubernetesPoolSpec]):
         else:
             # No ECS image at all: ACK picks the image of image_type, and a newer one reaches only nodes the pool adds
             # (cs.NodePool in blueprints/data/image_changes.csv: no upgrade_policy, so running nodes keep theirs).
-            outputs["node_image"] = {
-                "image_id": None,
-                "pinned": None,
-                "source": "ack-image-type",
-                "applies_to": f"the GPU pool's nodes boot ACK's {k8s.image_type} image (k8s.image_type); a newer one "
-                "reaches only nodes the pool adds (no upgrade_policy), so running nodes are never re-imaged",
-            }
+            outputs["node_image"] = platform_image_output(
+                f"the GPU pool's nodes boot ACK's {k8s.image_type} image (k8s.image_type); a newer one reaches only "
+                "nodes the pool adds (no upgrade_policy), so running nodes are never re-imaged"
+            )
         outputs.update(login_node_outputs(login))
         outputs.update(resume_outputs())
         # Inside the cluster, through its own kubeconfig: the jobs' namespace, the file system as a static volume, and
