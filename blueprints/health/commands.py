@@ -22,6 +22,7 @@ from blueprints.bootstrap import (
 )
 from blueprints.core.errors import Problem, UserInputError
 from blueprints.health.suites import NodeExpectations
+from blueprints.launch.runs import describe_invocation_argv
 from blueprints.launch.torchrun import COMMAND_CONTENT_LIMIT_BASE64_BYTES, StackOutputs, as_job_user, run_command_argv
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -131,16 +132,4 @@ def ssh_call(outputs: StackOutputs, ip: str, line: str) -> list[str]:
 
 def describe_result_argv(outputs: StackOutputs, invoke_id: str, instance_id: str) -> list[str]:
     """DescribeInvocationResults for one instance of one invocation (no paging to follow), output as plain text."""
-    return [
-        "aliyun",
-        "ecs",
-        "DescribeInvocationResults",
-        "--RegionId",
-        outputs.region,
-        "--InvokeId",
-        invoke_id,
-        "--InstanceId",
-        instance_id,
-        "--ContentEncoding",
-        "PlainText",
-    ]
+    return [*describe_invocation_argv(outputs, invoke_id), "--InstanceId", instance_id]
