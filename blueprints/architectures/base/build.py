@@ -182,6 +182,7 @@ class BlueprintBuilder(ABC, Generic[S]):
         if storage.snapshot_policy is not None:
             outputs["snapshot_policy_id"] = storage.snapshot_policy.id
         outputs["health_gate"] = health_gate_output(self.catalog, self.instance, spec.fabric_link, spec.job_engine)
+        outputs.update(resume_outputs())
         outputs.update(self.build_nodes(Foundation(network, storage, bucket)))
         return outputs
 

@@ -8,7 +8,7 @@ from typing import Any, Sequence, TypeVar
 
 import pulumi
 
-from blueprints.architectures.base.build import BlueprintBuilder, Foundation, login_node_outputs, resume_outputs
+from blueprints.architectures.base.build import BlueprintBuilder, Foundation, login_node_outputs
 from blueprints.architectures.ecs.spec import EcsSpec
 from blueprints.bootstrap import LAUNCHER_PATH, BootSpec, render_user_data
 from blueprints.bootstrap.monitoring import node_metric_producers
@@ -80,7 +80,6 @@ class EcsBuilder(BlueprintBuilder[E]):
         )
         outputs: dict[str, object] = {"launcher": LAUNCHER_PATH, "node_image": image.output()}
         outputs.update(login_node_outputs(login))
-        outputs.update(resume_outputs())
         # What reads a metric (filled by build_compute: the pool's alarms) and what the boot above makes produce it.
         self.metric_readers: dict[tuple[str, str], Sequence[str]] = {}
         outputs.update(self.build_compute(network, node))

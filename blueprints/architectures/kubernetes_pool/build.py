@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from blueprints.architectures.base.build import BlueprintBuilder, Foundation, login_node_outputs, resume_outputs
+from blueprints.architectures.base.build import BlueprintBuilder, Foundation, login_node_outputs
 from blueprints.architectures.base.repair import kubernetes_repair
 from blueprints.architectures.kubernetes_pool.spec import KUBECONFIG_MINUTES, PYTORCHJOB_API, KubernetesPoolSpec
 from blueprints.catalog.metrics import PROMETHEUS_ADDON, load_metrics, metric_producers
@@ -86,7 +86,6 @@ class KubernetesPoolBuilder(BlueprintBuilder[KubernetesPoolSpec]):
                 "nodes the pool adds (no upgrade_policy), so running nodes are never re-imaged"
             )
         outputs.update(login_node_outputs(login))
-        outputs.update(resume_outputs())
         # Inside the cluster, through its own kubeconfig: the jobs' namespace, the file system as a static volume, and
         # the Kubeflow training operator; all after both node pools exist (the operator needs a node to run on).
         workloads = KubernetesWorkloads(
