@@ -166,6 +166,8 @@ def test_cluster_oss_and_nccl_env_for_erdma():
         "NCCL_IB_GID_INDEX": "1",
         "NCCL_DEBUG": "INFO",
         "NCCL_IB_HCA": "erdma",
+        "NCCL_IB_QPS_PER_CONNECTION": "8",
+        "NCCL_MIN_NCHANNELS": "16",
     }
     node = f[b.NODE_SCRIPT_PATH]
     assert "mtu 1400" in node

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 import jinja2
 
+from blueprints.bootstrap.fabric import erdma_mtus, nccl_env, nccl_table
 from blueprints.bootstrap.monitoring import (
     CLOUDMONITOR_BINARY,
     CLOUDMONITOR_LOG,
@@ -64,39 +65,13 @@ SHUTDOWN_SECONDS = 120
 # X-aliyun-ecs-metadata-token-ttl-seconds, then header X-aliyun-ecs-metadata-token on every read:
 # https://www.alibabacloud.com/help/en/ecs/user-guide/view-instance-metadata/ (updated 2026-05-15).
 METADATA_HOST = "100.100.100.200"
-# eRDMA without jumbo frames: "MTU must be 1400" with NCCL + LL128, else data consistency issues
-# (https://www.alibabacloud.com/help/id/ecs/user-guide/on-the-gpu-instance-configuration-erdma).
-# We never enable jumbo frames.
-ERDMA_MTU_NO_JUMBO = 1400
-# The NCCL environment per inter-node link: (name, value, note shown above it). One table for the node boot
-# (/etc/aitrain/nccl.env) and for Kubernetes pods (`aitrain launch --kubernetes`); sources in user-data.yaml.j2.
+# The eRDMA MTU without jumbo frames (1400) and the NCCL environment per inter-node link (name, value, note shown
+# above it): one table for the node boot (/etc/aitrain/nccl.env) and for Kubernetes pods (`aitrain launch
+# --kubernetes`). Both come from blueprints/bootstrap/data (fabric_links.csv, nccl_env.csv), one source per value.
+ERDMA_MTU_NO_JUMBO = erdma_mtus()[0]
 NCCL_ENV: dict[str, tuple[tuple[str, str, str | None], ...]] = {
-    "erdma": (
-        ("NCCL_SOCKET_IFNAME", "eth0", None),
-        ("NCCL_IB_GID_INDEX", "1", None),
-        ("NCCL_DEBUG", "INFO", None),
-        ("NCCL_IB_HCA", "erdma", "Third-party, not in Alibaba's docs: pick the erdma_* devices."),
-    ),
-    "roce": (
-        ("NCCL_IB_TC", "136", None),
-        ("NCCL_IB_SL", "5", None),
-        ("NCCL_IB_GID_INDEX", "3", None),
-        ("NCCL_SOCKET_IFNAME", "eth", None),
-        ("NCCL_IB_HCA", "mlx5", None),
-        ("NCCL_IB_TIMEOUT", "22", None),
-        ("NCCL_IB_QPS_PER_CONNECTION", "8", None),
-        ("NCCL_NET_PLUGIN", "none", None),
-    ),
-    "tcp": (
-        ("NCCL_IB_DISABLE", "1", None),
-        ("NCCL_SOCKET_IFNAME", "eth0", None),
-    ),
+    link: tuple((v.name, v.value, v.note or None) for v in variables) for link, variables in nccl_table().items()
 }
-
-
-def nccl_env(link: str) -> dict[str, str]:
-    """The NCCL environment variables for one inter-node link (``erdma``, ``roce`` or ``tcp``)."""
-    return {key: value for key, value, _note in NCCL_ENV[link]}
 
 
 # Where nodes install PyTorch (a venv, so the image's system
@@ -131,7 +106,18 @@ class Fabric:
 
     link: Literal["erdma", "roce", "tcp"]
     erdma_installer_version: str | None = None  # e.g. "1.5.7"; None = the installer's env_setup.sh default
-    mtu: int | None = None  # eRDMA: None = 1400 (no jumbo frames)
+    # eRDMA only: the nodes' jumbo-frame state, which the MTU must match (8500 on, 1400 off: fabric_links.csv). True
+    # only when the instances really turn jumbo frames on (blueprints.bootstrap.fabric.erdma_mtu decides both).
+    jumbo_frames: bool = False
+    mtu_reason: str = ""  # why the MTU is what it is (the plan's fabric line and a comment in nccl.env)
+
+    @property
+    def mtu(self) -> int | None:
+        """The MTU the boot sets on the ERI's netdev and eth0: eRDMA only (the other links keep the image's)."""
+        if self.link != "erdma":
+            return None
+        without, jumbo = erdma_mtus()
+        return jumbo if self.jumbo_frames else without
 
 
 @dataclass(frozen=True)
@@ -248,10 +234,14 @@ def _check_values(spec: BootSpec) -> None:
         )
     if spec.fabric.link not in NCCL_ENV:
         raise ValueError(f"Fabric.link: {spec.fabric.link!r} is not allowed; use {', '.join(NCCL_ENV)}")
+    if spec.fabric.jumbo_frames is not False and spec.fabric.link != "erdma":
+        raise ValueError(
+            f"Fabric.jumbo_frames: {spec.fabric.jumbo_frames!r} is not allowed on {spec.fabric.link}; "
+            "jumbo frames (MTU 8500) are set for eRDMA only"
+        )
     for name, number in (
         ("gpus_per_node", spec.gpus_per_node),
         ("scratch_gib", spec.scratch_gib),
-        ("mtu", spec.fabric.mtu or 0),
     ):
         if isinstance(number, bool) or not isinstance(number, int):
             raise ValueError(f"BootSpec.{name}: {number!r} is not allowed; use a whole number")
@@ -313,13 +303,12 @@ def _check(spec: BootSpec) -> None:
 
 
 def _values(spec: BootSpec) -> dict[str, object]:
-    mtu = spec.fabric.mtu or (ERDMA_MTU_NO_JUMBO if spec.fabric.link == "erdma" else None)
     return {
         "s": spec,
         "gpu": spec.gpu,
         "fabric": spec.fabric,
-        "mtu": mtu,
-        "nccl_env": NCCL_ENV[spec.fabric.link],
+        "mtu": spec.fabric.mtu,
+        "nccl_env": nccl_table()[spec.fabric.link],
         "oss_endpoint": internal_endpoint(spec.region),
         "launcher_path": LAUNCHER_PATH,
         "node_script_path": NODE_SCRIPT_PATH,

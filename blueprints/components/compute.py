@@ -172,6 +172,9 @@ class GpuCluster(pulumi.ComponentResource):
                     internet_max_bandwidth_out=0,
                     http_tokens="required",
                     network_interface_traffic_mode=ERI_TRAFFIC_MODE,
+                    # The boot sets the MTU for this state (8500 on, 1400 off): "an incorrect MTU causes data
+                    # consistency issues" (ECS "Configure eRDMA on a GPU instance"; bootstrap/data/fabric_links.csv).
+                    enable_jumbo_frame=node.jumbo_frames,
                     system_disk_category="cloud_essd",
                     system_disk_size=node.system_disk_gib,
                     system_disk_performance_level=node.system_disk_performance_level,

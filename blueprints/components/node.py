@@ -32,6 +32,9 @@ class NodeSpec:
     scratch_performance_level: str = "PL1"
     # The type has eRDMA: its primary NIC is created as an ERI (HighPerformance traffic mode).
     eri: bool = False
+    # eRDMA nodes: the jumbo-frame state the boot's MTU assumes (8500 on, 1400 off); ecs.Instance sets it explicitly
+    # (enable_jumbo_frame), so a family whose default differs still matches the MTU. Only ecs.Instance can carry it.
+    jumbo_frames: bool = False
     # The bucket's scoped RAM policy; the compute unit attaches it to its node role, so parking compute removes only
     # the attachment, never the bucket or the policy.
     bucket_policy_name: pulumi.Input[str] | None = None

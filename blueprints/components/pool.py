@@ -11,6 +11,7 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from blueprints.components.base import child, encoded_user_data, with_tags
+from blueprints.components.errors import ResourceError
 from blueprints.components.node import (
     ERI_TRAFFIC_MODE,
     NodeSpec,
@@ -95,6 +96,12 @@ class AutoscalingGpuPool(pulumi.ComponentResource):
     def __init__(self, name: str, args: AutoscalingGpuPoolArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("aitrain:compute:AutoscalingGpuPool", name, None, opts)
         node = args.node
+        if node.jumbo_frames:
+            # Neither an ESS configuration nor a launch template can turn jumbo frames on (pulumi-alicloud 4.0.0), so a
+            # boot at MTU 8500 would run on nodes without them: "an incorrect MTU causes data consistency issues".
+            raise ResourceError(
+                "jumbo frames (MTU 8500) cannot be set on ESS nodes; their boot must use MTU 1400", self
+            )
         tags = with_tags(node.tags, "gpu-pool")
         self.role = node_identity(self, name, node)
         # The group launches from a template (IMDSv2 required) unless the profile opted into eRDMA (a configuration).

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
+from blueprints.bootstrap.fabric import FABRIC_LINKS_CSV, link_facts, version_below
 from blueprints.health.suites import Check, NodeExpectations, fatal_xids, suite_checks
 from blueprints.health.thresholds import Threshold
 
@@ -150,6 +151,13 @@ def _pinned(fact: str, want: Callable[[NodeExpectations], str | None]) -> Rule:
         versions = seen[:1] if fact == "torch" else seen
         if versions == [pin]:
             extra = f", NCCL {seen[1]}" if fact == "torch" and len(seen) > 1 else ""
+            floor = link_facts()[exp.fabric].min_nccl_version if exp.fabric in link_facts() else None
+            if extra and floor and version_below(seen[1], floor):
+                # PAI's eRDMA page: "This feature requires NCCL version 2.19 or later" (fabric_links.csv).
+                return (
+                    "fail",
+                    f"{pin}{extra}, below NCCL {floor}, the oldest {exp.fabric} supports ({FABRIC_LINKS_CSV.name})",
+                )
             return "pass", f"{pin}{extra}"
         return "fail", f"{'/'.join(seen) or 'not found'}, pinned {pin}"
 

@@ -128,6 +128,10 @@ class AutoscalingPoolSpec(EcsSpec[AutoscalingProfile]):
     compute_unit = "pool"
     compute_zone_count = AUTOSCALING_ZONES
     metric_namespaces = ("ess:system", "acs_ecs_dashboard")
+    jumbo_frame_blocker = (
+        "an ESS pool launches its nodes from an ess.ScalingConfiguration, which has no jumbo-frame argument in "
+        "pulumi-alicloud 4.0.0 (only ecs.Instance has enable_jumbo_frame)"
+    )
     node_repair = "its scaling group replaces unhealthy instances itself (ESS health check; SetInstanceHealth)"
     park_refusal = (
         "an autoscaling pool parks itself: set compute.min_nodes 0 (it scales "

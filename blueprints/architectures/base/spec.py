@@ -19,9 +19,10 @@ if TYPE_CHECKING:
 
 # What the plan says about the link NCCL uses between nodes (the catalog's ``InstanceType.fabric_link``).
 FABRIC_SUMMARY = {
+    # The MTU and why follow it (the blueprint's ``fabric()``: blueprints.bootstrap.fabric.erdma_mtu).
     "erdma": (
-        "eRDMA: every node's primary NIC is an ERI (HighPerformance "
-        "mode); NCCL uses erdma_0 with the MTU at 1400 (no jumbo frames)"
+        "eRDMA: every node's primary NIC is an ERI (HighPerformance mode); NCCL uses the erdma devices with PAI's "
+        "settings (NCCL >= 2.19)"
     ),
     "roce": "RoCE: NCCL uses the type's RDMA NICs (mlx5) with Alibaba's PAI defaults",
     "tcp": "TCP: this type has no eRDMA or RoCE in the catalog, so NCCL runs over sockets on the VPC network",

@@ -73,6 +73,7 @@ class EcsBuilder(BlueprintBuilder[E]):
             scratch_disk_gib=scratch.cloud_disk_gib,
             scratch_performance_level=scratch.performance_level,
             eri=spec.fabric_link == "erdma",
+            jumbo_frames=boot.fabric.jumbo_frames,
             kms_key_id=p.security.kms_key_id,
             bucket_policy_name=bucket.policy_name,
             spot=p.cost.spot,

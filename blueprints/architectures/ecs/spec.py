@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Generic, Literal
+from typing import Any, ClassVar, Generic, Literal
 
 from blueprints.architectures.base.spec import FABRIC_SUMMARY, BlueprintSpec, P
 from blueprints.bootstrap import TORCH_VENV, Fabric, GpuSoftware, boot_downloads
+from blueprints.bootstrap.fabric import MtuChoice, erdma_mtu
 from blueprints.bootstrap.monitoring import CloudMonitorAgent
 
 # The catalog's link names (``FABRIC_LINKS``) as the boot's Literal: a name outside it is a KeyError, never a cast.
@@ -24,9 +25,24 @@ class EcsSpec(BlueprintSpec[P], Generic[P]):
     (``blueprints.architectures.ecs.build``), which renders the boot and writes only the compute unit.
     """
 
+    # Why this blueprint's eRDMA nodes cannot turn jumbo frames on (None: they are ecs.Instance, which can; the
+    # builder then sets enable_jumbo_frame as ``fabric()`` says). Default: they cannot.
+    jumbo_frame_blocker: ClassVar[str | None] = (
+        "these nodes are not ecs.Instance, the only resource with a jumbo-frame argument (enable_jumbo_frame) in "
+        "pulumi-alicloud 4.0.0"
+    )
+
     def fabric(self) -> Fabric:
-        """The boot's view of the link NCCL uses between this blueprint's nodes."""
-        return Fabric(_FABRIC_LINKS[self.fabric_link])
+        """The boot's view of the link NCCL uses between this blueprint's nodes (eRDMA: with its MTU and why)."""
+        link = _FABRIC_LINKS[self.fabric_link]
+        if link != "erdma":
+            return Fabric(link)
+        choice = self.mtu_choice()
+        return Fabric(link, jumbo_frames=choice.jumbo_frames, mtu_reason=choice.reason)
+
+    def mtu_choice(self) -> MtuChoice:
+        """Jumbo frames (MTU 8500) where the family documents them and the nodes can turn them on, else 1400."""
+        return erdma_mtu(self.instance.family, self.jumbo_frame_blocker)
 
     # Where the plan's metric_producers output lists this blueprint's metrics: CloudMonitor's host namespace (an ESS
     # pool adds its scaling alarms' system metrics).
@@ -98,7 +114,8 @@ class EcsSpec(BlueprintSpec[P], Generic[P]):
                     )
                 )
             )
-        out["fabric"] = FABRIC_SUMMARY[self.fabric_link]
+        fabric = self.fabric()
+        out["fabric"] = FABRIC_SUMMARY[fabric.link] + (f"; {fabric.mtu_reason}" if fabric.mtu_reason else "")
         # What each node downloads at boot and how it is checked; the unverified ones say so (blueprints/bootstrap).
         out["boot_downloads"] = "; ".join(
             f"{what}: {check}" for what, check in boot_downloads(self.gpu_software(), self.fabric())

@@ -124,6 +124,8 @@ class FixedClusterSpec(EcsSpec[FixedClusterProfile]):
     parked_compute = {"nodes": 0}
     resume_field = "nodes"
     replaces_named_nodes = True
+    # Its eRDMA nodes are one ecs.Instance each (blueprints.components.compute), which has enable_jumbo_frame.
+    jumbo_frame_blocker = None
 
     @property
     def nodes(self) -> int:

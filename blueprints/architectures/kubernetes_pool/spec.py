@@ -35,7 +35,10 @@ ERDMA_SUMMARY = (
     "eRDMA: the ack-erdma-controller add-on (preferDriver ofed) "
     "gives GPU nodes ERIs; a job's pods request aliyun/erdma "
     "and their image needs the eRDMA user-space libraries (libibverbs1, "
-    "ibverbs-providers, librdmacm1 from mirrors.aliyun.com/erdma)"
+    "ibverbs-providers, librdmacm1 from mirrors.aliyun.com/erdma); NCCL gets PAI's eRDMA settings (NCCL >= 2.19) in "
+    "every job pod; MTU: cs.NodePool has no jumbo-frame argument (pulumi-alicloud 4.0.0) and aitrain does not boot ACK "
+    "nodes, so NCCL's LL128 needs the nodes at MTU 1400 (ECS GPU eRDMA doc), which aitrain does not set here "
+    "(UNVERIFIED that the node image or the controller does)"
 )
 
 
