@@ -126,11 +126,23 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("blueprints/components/kubernetes_cluster.py", ("tests/test_kubernetes_cluster.py", "tests/test_repair.py")),
     (
         "blueprints/components/compute.py",
-        ("tests/test_replace_node.py", "tests/test_plan_graph.py", "tests/test_components.py", "tests/test_golden.py"),
+        (
+            "tests/test_replace_node.py",
+            "tests/test_plan_graph.py",
+            "tests/test_components.py",
+            "tests/test_golden.py",
+            "tests/test_erdma_fabric.py",
+        ),
     ),
     (
         "blueprints/components/pool.py",
-        ("tests/test_repair.py", "tests/test_plan_graph.py", "tests/test_components.py", "tests/test_golden.py"),
+        (
+            "tests/test_repair.py",
+            "tests/test_plan_graph.py",
+            "tests/test_components.py",
+            "tests/test_golden.py",
+            "tests/test_erdma_fabric.py",
+        ),
     ),
     (
         "blueprints/components/kubernetes_workloads.py",
@@ -172,6 +184,7 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("blueprints/catalog/pricing.py", ("tests/test_costing.py", "tests/advisor/test_yearly.py", "tests/catalog")),
     ("blueprints/catalog/metrics.py", ("tests/test_metrics.py", "tests/catalog")),
     ("blueprints/bootstrap/monitoring.py", ("tests/test_metrics.py", "tests/test_bootstrap.py")),
+    ("blueprints/bootstrap/fabric.py", ("tests/test_erdma_fabric.py", "tests/test_bootstrap.py")),
     ("blueprints/catalog/", ("tests/catalog",)),
     ("blueprints/advisor/", ("tests/advisor",)),
     ("blueprints/preflight/zones", ("tests/zones",)),

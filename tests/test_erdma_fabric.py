@@ -196,3 +196,14 @@ def test_a_malformed_data_file_names_its_file_row_and_column(tmp_path, monkeypat
     finally:
         monkeypatch.undo()
         loader.cache_clear()
+
+
+def test_an_ess_pool_refuses_nodes_whose_boot_assumes_jumbo_frames(monkeypatch):
+    from blueprints.architectures.autoscaling_pool.spec import AutoscalingPoolSpec
+
+    table = dict(f.jumbo_families())
+    table["gn8is"] = f.JumboSupport("gn8is", "yes", "a test source", "2026-12-02", "")
+    monkeypatch.setattr(f, "jumbo_families", lambda: table)
+    monkeypatch.setattr(AutoscalingPoolSpec, "jumbo_frame_blocker", None)  # a spec that forgot ESS cannot set them
+    with pytest.raises(Exception, match=re.escape("jumbo frames (MTU 8500) cannot be set on ESS nodes")):
+        offline_plan("autoscaling-training", profile=SKIP_AIT008, overrides=ERDMA_POOL)
