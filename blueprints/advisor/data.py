@@ -27,6 +27,9 @@ class MfuRow:
     linked by ``anchor_link`` (``node`` = a single node, ``rdma``, ``tcp``) at ``anchor_gbps_per_gpu`` Gbit/s
     per GPU (None = not published), training a model of communication class ``anchor_comm`` (the anchor's own
     model: LLMs and BERT-large are ``heavy``, ResNet-50 is ``light``; data/limits.csv ``comm_heavy_min_params``).
+    ``anchor_fabric_bound`` is False when the anchor's own figures show its fabric did not limit it (bandwidth not
+    published but MFU high at scale; BLOOM's measured throughput): its scaling loss is then taken at the fastest
+    row of its link instead of the row its bandwidth falls in (``sizing.anchor_scaling``).
     """
 
     gpu_class: str
@@ -40,6 +43,7 @@ class MfuRow:
     anchor_link: str
     anchor_gbps_per_gpu: float | None
     anchor_comm: str
+    anchor_fabric_bound: bool
     confidence: str
     derivation: str
     source: str
@@ -101,6 +105,14 @@ class MemoryRow:
         return self.weight_bytes + self.grad_bytes + self.optimizer_bytes
 
 
+def _flag(row: dict[str, str], column: str) -> bool:
+    """A ``true`` / ``false`` cell of an advisor data file (anything else is a data error, named with its row)."""
+    value = row[column]
+    if value not in ("true", "false"):
+        raise ValueError(f"data/mfu.csv: {column} = {value!r} in row {row}: must be true or false")
+    return value == "true"
+
+
 @functools.lru_cache(maxsize=None)
 def mfu_rows() -> tuple[MfuRow, ...]:
     """All rows of ``data/mfu.csv``."""
@@ -117,6 +129,7 @@ def mfu_rows() -> tuple[MfuRow, ...]:
             r["anchor_link"],
             float(r["anchor_gbps_per_gpu"]) if r["anchor_gbps_per_gpu"] else None,
             r["anchor_comm"],
+            _flag(r, "anchor_fabric_bound"),
             r["confidence"],
             r["derivation"],
             r["source"],

@@ -18,7 +18,11 @@ SECONDS_PER_HOUR = 3600.0
 
 # A800 and H800 have the same math as A100 and H100; only NVLink differs (training-performance.md §1).
 _CLASS_ALIASES = {"A800": "A100", "H800": "H100"}
-_CLASS_RE = re.compile(r"(L40S|H100|H800|H200|H20|A100|A800|A30|A10|V100|T4|P100|L20)", re.IGNORECASE)
+# Blackwell-generation names (B200, B300; GB200 is B200 with a Grace CPU; the RTX PRO Blackwell cards the ebmgn9g*
+# families carry) get a class so that "no anchor" names them; none has a published training MFU yet (§8.5).
+_CLASS_RE = re.compile(
+    r"(L40S|H100|H800|H200|H20|A100|A800|A30|A10|V100|T4|P100|L20|B200|B300|RTX[- ]?PRO[- ]?\d{4})", re.IGNORECASE
+)
 
 
 def training_flops(job: Job) -> float:
@@ -46,7 +50,7 @@ def gpu_class(gpu_model: str | None) -> str | None:
     match = _CLASS_RE.search(gpu_model)
     if not match:
         return None
-    name = match.group(1).upper()
+    name = re.sub(r"^RTX[- ]?PRO[- ]?", "RTX-PRO-", match.group(1).upper())
     return _CLASS_ALIASES.get(name, name)
 
 
@@ -180,11 +184,12 @@ def anchor_scaling(row: MfuRow) -> Scaling:
     The anchor's own model decides its communication class, not the user's: BLOOM's 176B gradients over 50 Gbit/s
     lost what a heavy model loses there, whatever model is being estimated.
 
-    An anchor whose fabric bandwidth is not published is taken at the fastest row of its link: the MFU it reached
-    at that scale shows the fabric was not the bottleneck (each such row says so in its derivation).
+    An anchor whose fabric did not limit it (``anchor_fabric_bound`` false: bandwidth not published but MFU high at
+    that scale, or BLOOM, whose own throughput rules the fabric out) is taken at the fastest row of its link; each
+    such row says why in its derivation. Dividing out a fabric loss the anchor did not have would raise its MFU.
     """
     gbps = row.anchor_gbps_per_gpu
-    if gbps is None and row.anchor_link in ("rdma", "tcp"):
+    if not row.anchor_fabric_bound and row.anchor_link in ("rdma", "tcp"):
         gbps = max(r.min_gbps_per_gpu for r in scaling_rows() if r.link == row.anchor_link)
     node_gbps = None if gbps is None else gbps * row.anchor_gpus_per_node
     return scaling_efficiency(
