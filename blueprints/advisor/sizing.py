@@ -8,7 +8,16 @@ import math
 import re
 from dataclasses import dataclass
 
-from blueprints.advisor.data import LEVELS, MfuRow, ScalingRow, limits, memory_rows, mfu_rows, scaling_rows
+from blueprints.advisor.data import (
+    LEVELS,
+    MfuRow,
+    ScalingRow,
+    limits,
+    memory_rows,
+    mfu_rows,
+    range_checks,
+    scaling_rows,
+)
 from blueprints.advisor.job import Job
 
 GIB = 2.0**30
@@ -86,6 +95,38 @@ def default_mfu(gpu_model: str | None, model_kind: str, precision: str) -> MfuRa
     if missing:
         raise LookupError(f"data/mfu.csv: {cls} {model_kind}/{group} lacks the {', '.join(missing)} row")
     return MfuRange(found["tuned"], found["typical"], found["conservative"])
+
+
+def model_size_note(job: Job, mfu_range: MfuRange) -> str | None:
+    """A caveat when the job's model is smaller than every model the range was measured on or checked against.
+
+    Published MFU falls with model size (Megatron-LM, same cluster and code: 41.5% at 22B, 56.3% at 1T;
+    training-performance.md §4.1): smaller matrices keep the tensor cores less busy, so for such a job even the
+    conservative end may be optimistic. The smallest size is the smallest anchor model or, where published runs were
+    checked against the range (``data/range_checks.csv``), the smallest of those. None inside, or when a size is
+    not recorded (the CNN anchors).
+    """
+    sizes = [r.anchor_params for r in mfu_range.levels()]
+    if any(size is None for size in sizes):
+        return None
+    known = [size for size in sizes if size is not None]
+    row = mfu_range.typical
+    checked = [
+        c
+        for c in range_checks()
+        if (c.gpu_class, c.model_kind, c.precision_group) == (row.gpu_class, row.model_kind, row.precision_group)
+    ]
+    smallest = min(known + [c.min_params for c in checked])
+    if job.params >= smallest:
+        return None
+    also = "".join(
+        f" and checked against {c.inside} published runs of {c.min_params:.3g}–{c.max_params:.3g}" for c in checked
+    )
+    return (
+        f"range: the MFU anchors were measured on {min(known):.3g}–{max(known):.3g}-parameter models{also}; this "
+        f"job has {job.params:.3g}, fewer than any: published MFU falls with model size (training-performance.md "
+        "§4.1), so even the conservative end may be optimistic; set mfu: to a measured fraction if you have one"
+    )
 
 
 def comm_class(job: Job) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import pytest
 
 from blueprints.advisor.choice import estimate
+from blueprints.advisor.data import range_checks
 from blueprints.advisor.job import parse_job
 from blueprints.catalog import load_catalog
 
@@ -85,3 +86,35 @@ def test_the_runs_stay_inside_on_smaller_clusters(nodes: int):
         if not (run_estimate(params, tokens, nodes)[0] <= published <= run_estimate(params, tokens, nodes)[2])
     ]
     assert outside == []
+
+
+def test_range_checks_csv_records_this_test():
+    # data/range_checks.csv is what the advisor quotes; it must say what this file measures.
+    (row,) = [
+        c for c in range_checks() if (c.gpu_class, c.model_kind, c.precision_group) == ("A100", "transformer", "mixed")
+    ]
+    inside = sum(
+        run_estimate(params, tokens, nodes)[0] <= published <= run_estimate(params, tokens, nodes)[2]
+        for _, params, tokens, published, nodes in RUNS
+    )
+    assert (row.min_params, row.max_params, row.inside) == (min(r[1] for r in RUNS), max(r[1] for r in RUNS), inside)
+    assert "test_llama_runs.py" in row.source
+
+
+def _findings(params: float) -> list[str]:
+    job = parse_job(
+        {"name": "size", "model_kind": "transformer", "params": params, "tokens": 1e11, "precision": "bf16"}
+    )
+    return estimate(job, load_catalog(), SCC, 1)[2]
+
+
+def test_a_model_smaller_than_every_checked_run_is_told_the_range_may_be_optimistic():
+    (note,) = [f for f in _findings(1.2e9) if f.startswith("range:")]
+    assert note.startswith(
+        "range: the MFU anchors were measured on 7e+10–5.3e+11-parameter models and checked against 8 published runs "
+        "of 6.7e+09–7e+10; this job has 1.2e+09, fewer than any"
+    )
+    assert "even the conservative end may be optimistic" in note
+    # Inside the checked sizes the range holds published runs, so nothing is said.
+    assert not [f for f in _findings(6.7e9) if f.startswith("range:")]
+    assert not [f for f in _findings(70e9) if f.startswith("range:")]
