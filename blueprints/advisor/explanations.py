@@ -9,6 +9,7 @@ from blueprints.advisor import sizing
 from blueprints.advisor.job import Job
 from blueprints.advisor.options import HARD, INF, STANDING_COSTS, Option, scaling_for
 from blueprints.advisor.storage import StorageChoice
+from blueprints.catalog.availability import region_availability
 
 if TYPE_CHECKING:
     from blueprints.advisor.budget import BudgetTier
@@ -248,11 +249,9 @@ def option_notes(job: Job, catalog: Any, option: Option) -> list[str]:
             f"{option.mfu * scaling.efficiency:.3f} of peak"
         )
     out += [f"scaling: {n}" for n in scaling.notes]
-    if not catalog.known_regions(inst):
-        out.append(
-            f"{inst.instance_type}: availability in {job.region} is not "
-            "recorded in the catalog; check the console before applying"
-        )
+    availability = region_availability(catalog, inst, job.region)
+    if availability:
+        out.append(availability)
     if option.price_cny_per_hour is not None:
         region = getattr(inst, "price_region", None)
         date = getattr(inst, "price_date", None)
