@@ -90,13 +90,25 @@ def zones(
         )
 
     from blueprints.preflight.aliyun import SdkReader
-    from blueprints.preflight.zones import SOURCE_PREFIX, ask, render_text
+    from blueprints.preflight.zones import SOURCE_PREFIX, ask, render_text, unlisted_named
 
     classes = sdk_classes("aitrain zones")
     surveyed = sorted(it.instance_type for it in catalog.instance_types.values() if it.is_gpu)
     answers = ask(regions, surveyed, lambda r: SdkReader(r, client_classes=classes))
     typer.echo(f"credentials: {source}")
     typer.echo(render_text(answers, day, len(surveyed)), nl=False)
+    named = [
+        (z.instance_type, z.region)
+        for z in catalog.instance_zones
+        if z.instance_type in surveyed and not z.source.startswith(SOURCE_PREFIX)
+    ]
+    for answer in answers:
+        stale = unlisted_named(answer, named)
+        if stale:
+            typer.echo(
+                f"{answer.region}: the catalog's documents name {len(stale)} type(s) here that the answer does not "
+                f"list (the answer wins; --write drops those rows): {', '.join(stale)}"
+            )
     nowhere = sorted(set(surveyed) - {t for a in answers for t in a.offered()})
     if nowhere and any(a.answered for a in answers):
         # The catalog has no way to say "nowhere": an empty `regions` cell means unknown, and unknown types stay in.
