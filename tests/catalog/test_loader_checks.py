@@ -341,7 +341,8 @@ def test_zone_row_listed_twice(data):
 def test_zone_list_repeated(data):
     line = zone_rows(data, {"instance_type": "gn7e", "region": "cn-shanghai", "zones": "cn-shanghai-e;cn-shanghai-e"})
     assert message(data) == (
-        f"instance_zones.csv line {line}, column 'zones': must not list a zone twice (got 'cn-shanghai-e;cn-shanghai-e')"
+        f"instance_zones.csv line {line}, column 'zones': "
+        "must not list a zone twice (got 'cn-shanghai-e;cn-shanghai-e')"
     )
 
 
