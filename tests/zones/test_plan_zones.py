@@ -57,3 +57,26 @@ def test_plan_note_says_when_no_source_names_a_region(catalog_copy: Path) -> Non
     after = load_catalog(catalog_copy)
     assert zone_source_note(after, "ecs.gn7e-c16g1.32xlarge", "cn-beijing") is None
     assert region_availability(after, after.instance_types["ecs.gn7e-c16g1.32xlarge"], "cn-beijing") is None
+
+
+def test_a_document_naming_shanghai_never_rules_beijing_out_for_the_advisor() -> None:
+    from blueprints.advisor.job import parse_job
+    from blueprints.advisor.options import enumerate_options
+
+    catalog = load_catalog()
+    job = parse_job(
+        {
+            "name": "beijing-job",
+            "model_kind": "transformer",
+            "params": 1e9,
+            "tokens": 1e11,
+            "max_nodes": 2,
+            "precision": "fp16",
+            "region": "cn-beijing",
+        }
+    )
+    options = enumerate_options(job, catalog)
+    named_in_shanghai = {z.instance_type for z in catalog.instance_zones if z.region == "cn-shanghai"}
+    considered = {o.instance_type for o in options}
+    assert named_in_shanghai & considered
+    assert not [o.instance_type for o in options if o.has("region")]
