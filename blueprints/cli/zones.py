@@ -18,6 +18,9 @@ HELP = (
     'instance_zones.csv rows (source "DescribeAvailableResource, <region>, <date>"), the types\' `regions` cells, '
     "zones the region's row in regions.csv lacked, and VERSION (suffix +zones.<date>). Point AITRAIN_CATALOG_DIR at "
     "that folder and the region filter of `aitrain recommend` / `catalog` and the plan's zone choice use it.\n\n"
+    "The answer wins over the catalog's documents (rows naming a region without zones, e.g. a dated price listing): "
+    "it prints the types a document names in an answered region that the answer does not list, and --write replaces "
+    "every row of the surveyed types in each region that answered.\n\n"
     "A type a surveyed region does not list leaves that region's `regions` cell; survey every region you plan in "
     "(the default: all regions of the catalog), or the types found "
     "elsewhere are filtered out of the regions not asked.\n\n"
