@@ -9,6 +9,7 @@ from blueprints.advisor import sizing
 from blueprints.advisor.job import Job
 from blueprints.advisor.options import HARD, INF, STANDING_COSTS, Option, scaling_for
 from blueprints.advisor.storage import StorageChoice
+from blueprints.catalog.availability import region_availability
 
 if TYPE_CHECKING:
     from blueprints.advisor.budget import BudgetTier
@@ -251,11 +252,9 @@ def option_notes(job: Job, catalog: Any, option: Option) -> list[str]:
     mfu_range = None if job.mfu is not None else sizing.default_mfu(option.gpu_model, job.model_kind, job.precision)
     size_note = None if mfu_range is None else sizing.model_size_note(job, mfu_range)
     out += [size_note] if size_note is not None else []
-    if not catalog.known_regions(inst):
-        out.append(
-            f"{inst.instance_type}: availability in {job.region} is not "
-            "recorded in the catalog; check the console before applying"
-        )
+    availability = region_availability(catalog, inst, job.region)
+    if availability:
+        out.append(availability)
     if option.price_cny_per_hour is not None:
         region = getattr(inst, "price_region", None)
         date = getattr(inst, "price_date", None)

@@ -141,10 +141,11 @@ def type_context(job: Job, catalog: Any, instance: Any) -> TypeContext:
         else (gpu.memory_gib if gpu is not None else None)
     )
     has_fp16 = gpu is not None and gpu.peak_tflops("fp16") is not None
-    known = catalog.known_regions(instance)
+    # Only a complete region list rules a region out; a source naming another region does not.
+    only = catalog.sold_only_in(instance)
     region_reason = None
-    if known and job.region not in known:
-        region_reason = Reason("region", f"not offered in {job.region}; sold in {', '.join(sorted(known))}")
+    if only and job.region not in only:
+        region_reason = Reason("region", f"not offered in {job.region}; sold in {', '.join(sorted(only))}")
     return TypeContext(
         instance,
         instance.gpu_model,

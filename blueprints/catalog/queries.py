@@ -74,7 +74,7 @@ class Catalog:
         # ACK versions, GPU node-pool families and add-ons
         # (catalog/kubernetes.py); empty for a catalog built without them.
         self.kubernetes = kubernetes or KubernetesFacts()
-        self._zones_by_key = MappingProxyType({(z.instance_type, z.region): z.zones for z in self.instance_zones})
+        self._zone_rows = MappingProxyType({(z.instance_type, z.region): z for z in self.instance_zones})
 
     def price(self, item: str, tier: str | None, region: str) -> tuple[PriceRow, bool] | None:
         """The ``prices.csv`` row for ``item``/``tier`` in ``region``, and whether its scope covers the region.
@@ -132,25 +132,46 @@ class Catalog:
         found = self.regions.get(region)
         return found.zones if found else ()
 
-    def zones_offering(self, instance_type: str, region: str) -> tuple[str, ...] | None:
-        """Zones of ``region`` that offer ``instance_type``; None when the catalog does not know (not "nowhere").
+    def zone_row(self, instance_type: str, region: str) -> InstanceZones | None:
+        """The ``instance_zones.csv`` row that speaks for ``instance_type`` in ``region``; None when no source does.
 
-        A row for the exact type wins over a row for its family (``instance_zones.csv``).
+        A row for the exact type wins over a row for its family. A row may name the region without its zones
+        (``zones`` empty: the source says the type is sold there, not in which zones).
         """
-        found = self._zones_by_key.get((instance_type, region))
+        found = self._zone_rows.get((instance_type, region))
         if found is None:
             it = self.instance_types.get(instance_type)
             if it is not None:
-                found = self._zones_by_key.get((it.family, region))
+                found = self._zone_rows.get((it.family, region))
         return found
 
+    def zones_offering(self, instance_type: str, region: str) -> tuple[str, ...] | None:
+        """Zones of ``region`` that offer ``instance_type``; None when the catalog does not know (not "nowhere").
+
+        None too when a source names the region but not its zones (see ``zone_row``).
+        """
+        found = self.zone_row(instance_type, region)
+        return found.zones if found is not None and found.zones else None
+
     def known_regions(self, instance: InstanceType) -> tuple[str, ...]:
-        """Regions the type is known to be sold in: its ``regions`` cell plus regions with zone data; () = unknown."""
+        """Regions some source names for the type: its ``regions`` cell plus its ``instance_zones.csv`` regions.
+
+        () = no source names one. A zone row says where the type is sold, never where it is not: only the
+        ``regions`` cell (``sold_only_in``) is a complete list.
+        """
         regions = list(instance.regions)
         for z in self.instance_zones:
             if z.instance_type in (instance.instance_type, instance.family) and z.region not in regions:
                 regions.append(z.region)
         return tuple(regions)
+
+    def sold_only_in(self, instance: InstanceType) -> tuple[str, ...]:
+        """The complete list of regions selling the type (its ``regions`` cell); () = not known to be limited.
+
+        ``aitrain zones --write`` fills it from the regions it asked; a document naming one region where a type is
+        sold (a dated price listing, say) goes to ``instance_zones.csv`` instead and never hides the type elsewhere.
+        """
+        return instance.regions
 
     def software_for(self, instance: InstanceType) -> GpuSoftware | None:
         """How ``instance`` gets its GPU driver (by family); None for a CPU type or a family without a row."""
@@ -202,9 +223,9 @@ class Catalog:
 
         ``gpu_model`` matches a model key case-insensitively, or a key prefix ending at a dash, so
         ``"A100"`` finds ``A100-SXM4-80GB`` and ``A100-SXM4-40GB`` but ``"A10"`` finds only ``A10``.
-        ``region`` keeps rows whose known regions (``known_regions``: the ``regions`` cell and the
-        regions of ``instance_zones.csv``) include it, and rows with no known region at all (unknown
-        is not "no").
+        ``region`` drops rows whose complete region list (``sold_only_in``, the ``regions`` cell) leaves it
+        out, and keeps rows with no such list (unknown is not "no"; a zone row naming another region is not
+        a "no" either).
         """
         out = []
         for it in self.instance_types.values():
@@ -215,8 +236,8 @@ class Catalog:
             if max_gpus is not None and it.gpu_count > max_gpus:
                 continue
             if region is not None:
-                known = self.known_regions(it)
-                if known and region not in known:
+                only = self.sold_only_in(it)
+                if only and region not in only:
                     continue
             if priced_only and it.price_cny_per_hour is None:
                 continue

@@ -317,10 +317,18 @@ def _nonempty_list(raw: str) -> tuple[str, ...]:
     return items
 
 
+def _zone_list(raw: str) -> tuple[str, ...]:
+    # Empty = the source names the region but not its zones ("region known, zones unknown").
+    items = _list(raw)
+    if len(set(items)) != len(items):
+        raise _CellError("must not list a zone twice")
+    return items
+
+
 ZONES_SCHEMA: Schema = {
     "instance_type": _text,
     "region": _text,
-    "zones": _nonempty_list,
+    "zones": _zone_list,
     "source": _text,
     "source_date": _date,
 }

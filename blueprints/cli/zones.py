@@ -18,6 +18,9 @@ HELP = (
     'instance_zones.csv rows (source "DescribeAvailableResource, <region>, <date>"), the types\' `regions` cells, '
     "zones the region's row in regions.csv lacked, and VERSION (suffix +zones.<date>). Point AITRAIN_CATALOG_DIR at "
     "that folder and the region filter of `aitrain recommend` / `catalog` and the plan's zone choice use it.\n\n"
+    "The answer wins over the catalog's documents (rows naming a region without zones, e.g. a dated price listing): "
+    "it prints the types a document names in an answered region that the answer does not list, and --write replaces "
+    "every row of the surveyed types in each region that answered.\n\n"
     "A type a surveyed region does not list leaves that region's `regions` cell; survey every region you plan in "
     "(the default: all regions of the catalog), or the types found "
     "elsewhere are filtered out of the regions not asked.\n\n"
@@ -90,13 +93,25 @@ def zones(
         )
 
     from blueprints.preflight.aliyun import SdkReader
-    from blueprints.preflight.zones import SOURCE_PREFIX, ask, render_text
+    from blueprints.preflight.zones import SOURCE_PREFIX, ask, render_text, unlisted_named
 
     classes = sdk_classes("aitrain zones")
     surveyed = sorted(it.instance_type for it in catalog.instance_types.values() if it.is_gpu)
     answers = ask(regions, surveyed, lambda r: SdkReader(r, client_classes=classes))
     typer.echo(f"credentials: {source}")
     typer.echo(render_text(answers, day, len(surveyed)), nl=False)
+    named = [
+        (z.instance_type, z.region)
+        for z in catalog.instance_zones
+        if z.instance_type in surveyed and not z.source.startswith(SOURCE_PREFIX)
+    ]
+    for answer in answers:
+        stale = unlisted_named(answer, named)
+        if stale:
+            typer.echo(
+                f"{answer.region}: the catalog's documents name {len(stale)} type(s) here that the answer does not "
+                f"list (the answer wins; --write drops those rows): {', '.join(stale)}"
+            )
     nowhere = sorted(set(surveyed) - {t for a in answers for t in a.offered()})
     if nowhere and any(a.answered for a in answers):
         # The catalog has no way to say "nowhere": an empty `regions` cell means unknown, and unknown types stay in.

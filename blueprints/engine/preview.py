@@ -16,6 +16,7 @@ from pulumi.runtime.stack import Stack, run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from blueprints.catalog import Catalog
+from blueprints.catalog.availability import zone_source_note
 from blueprints.core.errors import MISSING, Problem, UserInputError
 from blueprints.core.layout import LayoutError
 from blueprints.kinds import kind_of
@@ -370,11 +371,9 @@ def _zone_notes(profile: ProfileBase, outputs: dict[str, Any], catalog: Catalog)
             f"storage.zone is not set: the file system goes to {storage_zone}, the region's first zone; record it in "
             f"the stack config (storage.zone: {storage_zone})."
         )
-    if not catalog.zones_offering(profile.compute.instance_type, profile.region):
-        notes.append(
-            f"The catalog does not say which zones of {profile.region} offer {profile.compute.instance_type}: the "
-            "offline plan assumes every zone, while pulumi up asks the cloud."
-        )
+    note = zone_source_note(catalog, profile.compute.instance_type, profile.region)
+    if note:
+        notes.append(note)
     return notes
 
 

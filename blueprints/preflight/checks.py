@@ -278,7 +278,13 @@ def stock(region: str, group: ComputeNeed, reader: CloudReader) -> list[Check]:
         except CloudError as exc:
             results.append((zone, UNKNOWN, str(exc)))
             continue
-        results.append((zone, *_stock_status(body, zone, group.instance_type)))
+        status, detail = _stock_status(body, zone, group.instance_type)
+        if detail.startswith(NOT_OFFERED) and not group.zones_from_catalog:
+            detail += (
+                "; the offline plan assumed this zone because the catalog lists no zones for the type here: "
+                "run `aitrain zones --write` and plan again"
+            )
+        results.append((zone, status, detail))
     any_ok = any(s in (OK, WARN) for _, s, _ in results)
     checks = []
     for zone, status, detail in results:
@@ -300,6 +306,9 @@ def stock(region: str, group: ComputeNeed, reader: CloudReader) -> list[Check]:
     return checks
 
 
+NOT_OFFERED = "not offered in this zone"
+
+
 def _stock_status(body: Mapping[str, Any], zone: str, instance_type: str) -> tuple[str, str]:
     for zone_id, items in instance_types_by_zone(body):
         if zone_id != zone:
@@ -313,7 +322,7 @@ def _stock_status(body: Mapping[str, Any], zone: str, instance_type: str) -> tup
                 if category == "ClosedWithStock":
                     return WARN, f"{text}: low stock that will not be replenished"
                 return OK, text
-    return SHORT, "not offered in this zone (absent from DescribeAvailableResource)"
+    return SHORT, f"{NOT_OFFERED} (absent from DescribeAvailableResource)"
 
 
 def instance_types_by_zone(body: Mapping[str, Any]) -> list[tuple[str, list[Mapping[str, Any]]]]:

@@ -35,6 +35,8 @@ class ComputeNeed:
     spot_strategy: str
     vcpus_per_node: int | None
     gpus_per_node: int | None
+    # False when the catalog lists no zones for the type in the region, so the offline plan assumed its zones.
+    zones_from_catalog: bool = True
 
     @property
     def spot(self) -> bool:
@@ -134,7 +136,9 @@ def needs_from_plan(plan: Plan, catalog: Catalog) -> Needs:
         kind = kind_of(r.type)
         if kind is not None and kind.capacity is not None:
             zones = _zones(r, around.by_name)
-            compute.extend(_group(r, group.inputs, group.nodes, zones, catalog) for group in kind.capacity(r, around))
+            compute.extend(
+                _group(r, group.inputs, group.nodes, zones, catalog, plan.region) for group in kind.capacity(r, around)
+            )
     storage = next(
         (_storage(r, plan, around.by_name) for r in plan.resources if r.short_type == "nas.FileSystem"), None
     )
@@ -142,7 +146,7 @@ def needs_from_plan(plan: Plan, catalog: Catalog) -> Needs:
 
 
 def _group(
-    r: PlannedResource, inputs: Mapping[str, Any], nodes: int, zones: tuple[str, ...], catalog: Catalog
+    r: PlannedResource, inputs: Mapping[str, Any], nodes: int, zones: tuple[str, ...], catalog: Catalog, region: str
 ) -> ComputeNeed:
     name = str(inputs.get("instanceType"))
     known = catalog.instance_types.get(name)
@@ -155,6 +159,7 @@ def _group(
         spot_strategy=str(inputs.get("spotStrategy") or NO_SPOT),
         vcpus_per_node=known.vcpus if known else None,
         gpus_per_node=known.gpu_count if known else None,
+        zones_from_catalog=catalog.zones_offering(name, region) is not None,
     )
 
 

@@ -123,3 +123,15 @@ def render_text(answers: Iterable[RegionAnswer], day: str, total: int) -> str:
             note = f"  (sold out now: {', '.join(sold_out)})" if sold_out else ""
             lines.append(f"  {instance_type.ljust(width)}  {', '.join(answer.zones_of(instance_type))}{note}")
     return "\n".join(lines) + "\n"
+
+
+def unlisted_named(answer: RegionAnswer, named: Iterable[tuple[str, str]]) -> tuple[str, ...]:
+    """Types a catalog source names in the answer's region (``named``: (type, region) pairs) that the answer omits.
+
+    A document's region (a dated price listing, say) may be out of date or not apply to this account; the
+    account's answer wins, and ``--write`` drops those rows for the region.
+    """
+    if not answer.answered:
+        return ()
+    offered = set(answer.offered())
+    return tuple(sorted({t for t, r in named if r == answer.region and t not in offered}))

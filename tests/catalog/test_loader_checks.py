@@ -338,19 +338,29 @@ def test_zone_row_listed_twice(data):
     )
 
 
-@pytest.mark.parametrize(
-    "zones, problem",
-    [
-        ("", "must not be empty (got '')"),
-        ("cn-shanghai-e;cn-shanghai-e", "must not list a zone twice (got 'cn-shanghai-e;cn-shanghai-e')"),
-    ],
-)
-def test_zone_list_empty_or_repeated(data, zones, problem):
-    line = zone_rows(data, {"instance_type": "gn7e", "region": "cn-shanghai", "zones": zones})
-    assert message(data) == f"instance_zones.csv line {line}, column 'zones': {problem}"
+def test_zone_list_repeated(data):
+    line = zone_rows(data, {"instance_type": "gn7e", "region": "cn-shanghai", "zones": "cn-shanghai-e;cn-shanghai-e"})
+    assert message(data) == (
+        f"instance_zones.csv line {line}, column 'zones': "
+        "must not list a zone twice (got 'cn-shanghai-e;cn-shanghai-e')"
+    )
 
 
-def test_zone_rows_answer_zones_offering_and_filter_query(data):
+def test_zone_row_without_zones_knows_the_region_not_the_zones(data):
+    zone_rows(
+        data,
+        {"instance_type": "ecs.gn7e-c16g1.32xlarge", "region": "cn-shanghai", "zones": ""},
+        {"instance_type": "gn7e", "region": "cn-beijing", "zones": "cn-beijing-c"},
+    )
+    catalog = load_catalog(data)
+    # The row is found (the region is known) but the zones are not: callers assume every zone of the region.
+    row = catalog.zone_row("ecs.gn7e-c16g1.32xlarge", "cn-shanghai")
+    assert row is not None and row.zones == () and row.source == "https://example.com/zones"
+    assert catalog.zones_offering("ecs.gn7e-c16g1.32xlarge", "cn-shanghai") is None
+    assert catalog.known_regions(catalog.instance_types["ecs.gn7e-c16g1.32xlarge"]) == ("cn-shanghai", "cn-beijing")
+
+
+def test_zone_rows_answer_zones_offering_and_never_rule_a_region_out(data):
     zone_rows(
         data,
         {"instance_type": "gn7e", "region": "cn-shanghai", "zones": "cn-shanghai-e;cn-shanghai-f"},
@@ -362,22 +372,26 @@ def test_zone_rows_answer_zones_offering_and_filter_query(data):
     assert catalog.zones_offering("ecs.gn7e-c16g1.16xlarge", "cn-shanghai") == ("cn-shanghai-e", "cn-shanghai-f")
     # Unknown stays unknown: another region, another family, an unknown name.
     assert catalog.zones_offering("ecs.gn7e-c16g1.16xlarge", "cn-beijing") is None
-    assert catalog.zones_offering("ecs.gn7i-c32g1.8xlarge", "cn-shanghai") is None
+    assert catalog.zones_offering("ecs.gn7i-c32g1.8xlarge", "cn-beijing") is None
     assert catalog.zones_offering("ecs.nothing", "cn-shanghai") is None
-    # The region filter now drops gn7e outside Shanghai and keeps types with no known region.
+    # A zone row says where gn7e is sold, not where it is not: the region filter keeps gn7e in Beijing.
     beijing = {it.instance_type for it in catalog.query(min_gpus=1, region="cn-beijing")}
-    shanghai = {it.instance_type for it in catalog.query(min_gpus=1, region="cn-shanghai")}
     gn7e = {name for name, it in catalog.instance_types.items() if it.family == "gn7e"}
-    assert gn7e and gn7e <= shanghai and not gn7e & beijing
-    assert "ecs.gn7i-c32g1.8xlarge" in beijing
+    assert gn7e and gn7e <= beijing
+    assert all(catalog.sold_only_in(catalog.instance_types[name]) == () for name in gn7e)
 
 
-def test_shipped_zone_data_is_unknown_everywhere():
-    # No public source lists which zones of a region offer each GPU family (see the README), so the
-    # shipped file has no rows and every answer is "unknown"; this test changes when a sourced row is added.
+def test_shipped_zone_rows_are_sourced_and_name_regions_only(data):
+    # The shipped rows come from documents that name a region (each with its source and date); none lists zones
+    # (no public page lists zones per GPU type), so every plan still assumes every zone of its region.
     catalog = load_catalog()
-    assert catalog.instance_zones == ()
+    assert catalog.instance_zones
+    assert all(z.source and z.source_date and z.zones == () for z in catalog.instance_zones)
     assert catalog.zones_offering("ecs.gn7e-c16g1.32xlarge", "cn-shanghai") is None
+    row = catalog.zone_row("ecs.gn7e-c16g1.32xlarge", "cn-shanghai")
+    assert row is not None and "2023-06-17-gpu-prices.md" in row.source and row.source_date == "2023-06"
+    # No shipped type is known to be limited to some regions, so no region filter drops one.
+    assert all(catalog.sold_only_in(it) == () for it in catalog.instance_types.values())
 
 
 # ----------------------------------------------------------------------------------------------

@@ -142,6 +142,14 @@ def test_single_zone_sold_out_is_short(imaging_plan: Plan, catalog: Catalog) -> 
         run_checks(needs, ReplayReader({AVAILABLE_RESOURCE: {"AvailableZones": {"AvailableZone": []}}})), "stock."
     )
     assert absent.status == SHORT and "not offered in this zone" in absent.detail
+    # The shipped catalog lists no zones for the type, so the plan assumed this one: the check says how to fix that.
+    assert needs.compute[0].zones_from_catalog is False
+    assert "the offline plan assumed this zone" in absent.detail and "aitrain zones --write" in absent.detail
+    listed = dataclasses.replace(needs, compute=(dataclasses.replace(needs.compute[0], zones_from_catalog=True),))
+    (plain,) = by_id(
+        run_checks(listed, ReplayReader({AVAILABLE_RESOURCE: {"AvailableZones": {"AvailableZone": []}}})), "stock."
+    )
+    assert plain.detail == "not offered in this zone (absent from DescribeAvailableResource)"
 
 
 def test_storage_zone_not_offered_lists_the_zones_that_are(imaging_plan: Plan, catalog: Catalog) -> None:

@@ -176,7 +176,12 @@ def test_failed_region_exits_1_and_writes_the_others(replay: ZonesReplay, catalo
     assert (
         "cn-shanghai (DescribeAvailableResource" not in result.output
     )  # no zone count for a region that did not answer
-    assert {z.region for z in load_catalog(catalog_copy).instance_zones} == {"cn-beijing"}
+    after = load_catalog(catalog_copy).instance_zones
+    assert {z.region for z in after if z.source.startswith("DescribeAvailableResource")} == {"cn-beijing"}
+    # The region that did not answer keeps the rows the catalog had (the shipped cn-shanghai rows from a document).
+    assert {z for z in after if z.region == "cn-shanghai"} == {
+        z for z in load_catalog().instance_zones if z.region == "cn-shanghai"
+    }
 
 
 def test_invalid_catalog_copy_exits_2(replay: ZonesReplay, catalog_copy: Path) -> None:
@@ -185,3 +190,21 @@ def test_invalid_catalog_copy_exits_2(replay: ZonesReplay, catalog_copy: Path) -
         app, ["zones", "--region", "cn-beijing", "--catalog-dir", str(catalog_copy), "--write"], env=CREDS
     )
     assert result.exit_code == 2 and "VERSION" in result.output
+
+
+def test_answer_contradicting_a_document_says_so_and_write_drops_the_rows(
+    replay: ZonesReplay, catalog_copy: Path
+) -> None:
+    # The shipped cn-shanghai rows come from a 2023 price listing; the recorded answer lists only two GPU types there.
+    documented = {z.instance_type for z in load_catalog(catalog_copy).instance_zones if z.region == "cn-shanghai"}
+    args = ["zones", "--region", "cn-shanghai", "--catalog-dir", str(catalog_copy), "--write", "--today", "2026-11-30"]
+    result = runner.invoke(app, args, env=CREDS)
+    assert result.exit_code == 0, result.output
+    line = next(ln for ln in result.output.splitlines() if ln.startswith("cn-shanghai: the catalog's documents name"))
+    stale = line.rsplit(": ", 1)[1].split(", ")
+    assert stale and set(stale) <= documented and GN7E in stale
+    after = load_catalog(catalog_copy)
+    # The answer wins: the documents' rows for the types it does not list are gone, the listed ones have zones now.
+    assert not any(after.zone_row(t, "cn-shanghai") for t in stale)
+    shanghai = [z for z in after.instance_zones if z.region == "cn-shanghai"]
+    assert shanghai and all(z.zones and z.source.startswith("DescribeAvailableResource") for z in shanghai)

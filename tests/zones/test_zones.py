@@ -174,7 +174,14 @@ def test_failed_region_is_not_written(catalog_copy: Path) -> None:
     write(catalog_copy, survey("cn-beijing", "cn-shanghai", reader=reader), gpu_types(), DAY)
     after = load_catalog(catalog_copy)
     assert after.instance_types[GN7I].regions == ("cn-beijing",)
-    assert {z.region for z in after.instance_zones} == {"cn-beijing"}
+    assert {z.region for z in after.instance_zones if z.source.startswith("DescribeAvailableResource")} == {
+        "cn-beijing"
+    }
+    # cn-shanghai did not answer: its rows stay as the catalog had them, zones unknown.
+    assert {z for z in after.instance_zones if z.region == "cn-shanghai"} == {
+        z for z in load_catalog().instance_zones if z.region == "cn-shanghai"
+    }
+    assert after.zone_row(GN7I, "cn-shanghai") is not None and after.zones_offering(GN7I, "cn-shanghai") is None
 
 
 def test_writer_refuses_an_invalid_copy(catalog_copy: Path) -> None:
