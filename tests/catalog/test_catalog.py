@@ -624,6 +624,13 @@ def test_cli_refuses_a_catalog_copy_whose_type_lacks_a_required_cell(data_copy, 
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
 
 
+def test_plan_refuses_the_same_catalog_copy_with_exit_2(data_copy):
+    line = _edit_cell(data_copy, "instance_types.csv", _row_index("ecs.ebmgn9gc.64xlarge"), "memory_gib", "")
+    done = _run_cli(data_copy, "plan", "medical-imaging")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"instance_types.csv line {line}, column 'memory_gib': " in done.stderr
+
+
 def test_cli_refuses_a_catalog_copy_whose_row_lost_its_last_column(data_copy):
     path = data_copy / "instance_types.csv"
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
