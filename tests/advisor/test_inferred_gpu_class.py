@@ -1,5 +1,5 @@
 """Types whose GPU Alibaba does not name: an inferred class is used and said to be inferred; an unknown one is never
-picked (issue 22, item 1; catalog README "Inferred GPU models")."""
+picked (catalog README "Inferred GPU models")."""
 
 from __future__ import annotations
 

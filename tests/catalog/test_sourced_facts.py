@@ -105,7 +105,7 @@ def test_blackwell_families_carry_alibabas_own_figures_under_an_inferred_name(ca
 
 def test_new_l20_and_a10_bare_metal_families(catalog):
     expected = {
-        # type: vcpus, memory, model, GPUs, network, eRDMA Gbit/s, eRDMA NICs
+        # vcpus, memory, model, GPUs, network, eRDMA Gbit/s, eRDMA NICs per instance type
         "ecs.ebmgn8is.32xlarge": (128, 1024, "L20", 8, 160, 160, 2),
         "ecs.ebmgn8ia.64xlarge": (256, 1536, "L20", 4, 160, 160, None),
         "ecs.ebmgn7ix.32xlarge": (128, 512, "A10", 8, 160, 160, None),
