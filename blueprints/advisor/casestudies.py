@@ -70,7 +70,8 @@ def _fmt_cost(option: Option) -> str:
 
 
 def _option_line(option: Option) -> str:
-    text = f"{option.gpus} × {option.gpu_model or 'unnamed GPU'}: {_fmt_hours(option)}, {_fmt_cost(option)}"
+    gpu = option.gpu_label if option.gpu_model else "unnamed GPU"  # an inferred class keeps its "(inferred)"
+    text = f"{option.gpus} × {gpu}: {_fmt_hours(option)}, {_fmt_cost(option)}"
     problems = [r.message for r in option.reasons if r.code != "unpriced"]
     if problems:
         text += " — " + "; ".join(problems)
@@ -175,7 +176,7 @@ def _chosen_line(rec: Recommendation) -> str:
     if c is None:
         return "nothing feasible: " + (rec.relax[0] if rec.relax else "see below")
     blueprint = f"; {rec.tier.blueprint}" if rec.tier else ""
-    return f"{c.nodes} × {c.instance_type} ({c.gpus} × {c.gpu_model}): {_fmt_hours(c)}, {_fmt_cost(c)}{blueprint}"
+    return f"{c.nodes} × {c.instance_type} ({c.gpus} × {c.gpu_label}): {_fmt_hours(c)}, {_fmt_cost(c)}{blueprint}"
 
 
 def render_document(results: list[CaseResult], general: list[str], catalog_version: str) -> str:

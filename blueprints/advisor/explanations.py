@@ -235,9 +235,11 @@ def option_notes(job: Job, catalog: Any, option: Option) -> list[str]:
     inst = catalog.instance_types[option.instance_type]
     out = []
     if option.gpu_model_confidence == "inferred":
+        # Every estimate and recommendation that rests on an inferred model carries this line (README "Inferred GPU
+        # models"): the figures below are only as good as the inference.
         out.append(
-            f"GPU: {option.gpu_model} is inferred from the published peak and memory (the source does not name the "
-            "model); its peak TFLOPS and MFU anchor are used as such"
+            f"GPU: {option.gpu_model} is inferred from the published figures (the source does not name the model), "
+            f"so the GPU class is inferred: the peak TFLOPS and MFU anchor used here are those of {option.gpu_model}"
         )
     scaling = scaling_for(job, inst, option.nodes)
     if option.mfu_anchor is not None and option.mfu is not None:

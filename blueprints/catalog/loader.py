@@ -270,6 +270,8 @@ def _check_instance(file: str, line: int, v: dict[str, Any], gpus: Mapping[str, 
         )
     if v["rdma_gbps"] is not None and v["rdma"] not in ("erdma", "roce"):
         raise _fail(file, line, "rdma_gbps", "an RDMA bandwidth needs rdma erdma or roce")
+    if v["rdma_nics"] is not None and v["rdma"] not in ("erdma", "roce"):
+        raise _fail(file, line, "rdma_nics", "a count of RDMA NICs needs rdma erdma or roce")
     _check_price(
         file, line, v, "price_cny_per_hour", ("price_region", "price_date", "price_source", "price_confidence")
     )

@@ -66,6 +66,7 @@ class InstanceType:
     network_gbps: float | None
     rdma: str | None
     rdma_gbps: float | None  # RDMA (eRDMA or RoCE) bandwidth per node, Gbit/s; None = not published
+    rdma_nics: int | None  # ERIs (eRDMA NICs) per instance as PAI's eRDMA page states; None = not published
     nvlink: bool | None
     price_cny_per_hour: float | None
     price_region: str | None

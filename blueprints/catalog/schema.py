@@ -201,6 +201,7 @@ INSTANCE_SCHEMA: Schema = {
     "network_gbps": _opt_float,
     "rdma": _opt_choice(RDMA_KINDS),
     "rdma_gbps": _opt_float,
+    "rdma_nics": lambda raw: _int_pos(raw) if raw else None,
     "nvlink": _opt_bool,
     "price_cny_per_hour": _opt_float,
     "price_region": _opt_text,
@@ -298,8 +299,18 @@ def read_rows(path: pathlib.Path, schema: Schema) -> list[tuple[int, dict[str, A
             line = reader.line_num
             if not any(cells):
                 continue  # a blank line is harmless; skipping it keeps hand edits forgiving
-            if len(cells) != len(expected):
-                raise ValueError(f"{name} line {line}: expected {len(expected)} fields, got {len(cells)}")
+            if len(cells) < len(expected):
+                # Name the first column without a cell: a short row is a dropped cell or comma, and the user must
+                # know which column to look at (a column is never optional; empty means unknown).
+                raise ValueError(
+                    f"{name} line {line}, column {expected[len(cells)]!r}: missing; expected {len(expected)} fields, "
+                    f"got {len(cells)} (every column must be present, left empty where unknown)"
+                )
+            if len(cells) > len(expected):
+                raise ValueError(
+                    f"{name} line {line}: expected {len(expected)} fields, got {len(cells)} "
+                    "(quote a cell that contains a comma)"
+                )
             values: dict[str, Any] = {}
             for column, raw in zip(expected, cells, strict=True):
                 try:

@@ -33,6 +33,7 @@ def instance(
         network_gbps=network,
         rdma=rdma,
         rdma_gbps=rdma_gbps,
+        rdma_nics=None,
         nvlink=nvlink,
         price_cny_per_hour=price,
         price_region="cn-shanghai" if price else None,

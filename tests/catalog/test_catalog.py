@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import io
 import re
 import shutil
 import subprocess
@@ -25,7 +26,7 @@ from blueprints.catalog import (
 from blueprints.catalog.render import catalog_rows, render_catalog_table
 
 INSTANCE_COLUMNS = (
-    "instance_type,family,vcpus,memory_gib,gpu_model,gpu_model_confidence,gpu_count,gpu_memory_gib,network_gbps,rdma,rdma_gbps,nvlink,"
+    "instance_type,family,vcpus,memory_gib,gpu_model,gpu_model_confidence,gpu_count,gpu_memory_gib,network_gbps,rdma,rdma_gbps,rdma_nics,nvlink,"
     "price_cny_per_hour,price_region,price_date,price_source,price_confidence,spec_source,spec_date,regions,notes"
 ).split(",")
 DATE_RE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
@@ -134,12 +135,17 @@ def test_known_gpu_models_of_families(catalog):
         "ecs.gn8is.2xlarge": "L20",
         "ecs.gn6i-c4g1.xlarge": "T4",
         "ecs.gn7s-c32g1.32xlarge": "A30",
-        # Identified by its documented peak and memory (README "Inferred GPU models"):
+        "ecs.ebmgn8is.32xlarge": "L20",
+        "ecs.ebmgn8ia.64xlarge": "L20",
+        "ecs.ebmgn7ix.32xlarge": "A10",
+        # Identified by their documented figures (README "Inferred GPU models"):
         "ecs.sccgn7ex.32xlarge": "A100-SXM4-80GB",
+        "ecs.gn8v-8x.48xlarge": "H20",
+        "ecs.ebmgn8v.48xlarge": "H20",
+        "ecs.ebmgn9g.64xlarge": "RTX-PRO-5000-Blackwell-48GB",
+        "ecs.ebmgn9gc.64xlarge": "RTX-PRO-5000-Blackwell-72GB",
         # Neither named nor identified by the sources, so deliberately unknown:
         "ecs.gn5-c8g1.14xlarge": None,
-        "ecs.gn8v-8x.48xlarge": None,
-        "ecs.ebmgn8v.48xlarge": None,
     }
     for name, model in expected.items():
         assert catalog.instance_types[name].gpu_model == model, name
@@ -313,7 +319,7 @@ def test_gpu_peak_lookup_by_precision(catalog):
     with pytest.raises(ValueError, match="precision"):
         v100.peak_tflops("int8")
     assert catalog.gpu(catalog.instance_type("ecs.g7.large")) is None
-    assert catalog.gpu(catalog.instance_type("ecs.gn8v-8x.48xlarge")) is None  # GPU not named nor identified
+    assert catalog.gpu(catalog.instance_type("ecs.gn5-c8g1.14xlarge")) is None  # GPU not named nor identified
 
 
 def test_storage_throughput_formulas(catalog):
@@ -466,7 +472,9 @@ def test_bad_header_is_refused(data_copy):
 def test_short_row_is_refused(data_copy):
     path = data_copy / "images.csv"
     path.write_text(path.read_text(encoding="utf-8") + "*,debian\n", encoding="utf-8")
-    with pytest.raises(CatalogError, match=r"images\.csv line 4: expected 6 fields, got 2"):
+    with pytest.raises(
+        CatalogError, match=r"images\.csv line 4, column 'name_regex': missing; expected 6 fields, got 2"
+    ):
         load_catalog(data_copy)
 
 
@@ -505,8 +513,10 @@ def test_render_catalog_table(catalog):
     assert len(lines) == len(rows) + 2
     gn7e = next(line for line in lines if line.startswith("ecs.gn7e-c16g1.32xlarge "))
     assert gn7e.split() == ["ecs.gn7e-c16g1.32xlarge", "A100-SXM4-80GB", "8", "128", "1000", "64", "none", "277.93"]
+    gn5 = next(line for line in lines if line.startswith("ecs.gn5-c8g1.14xlarge "))
+    assert gn5.split()[1] == "?"  # a GPU type whose model no source names or identifies
     gn8v = next(line for line in lines if line.startswith("ecs.gn8v-8x.48xlarge "))
-    assert gn8v.split()[1] == "?"  # a GPU type whose model no source names or identifies
+    assert gn8v.split() == ["ecs.gn8v-8x.48xlarge", "H20", "(inferred)", "8", "192", "1024", "100", "erdma", "?"]
     scc = next(line for line in lines if line.startswith("ecs.sccgn7ex.32xlarge "))
     assert scc.split() == [
         "ecs.sccgn7ex.32xlarge",
@@ -586,6 +596,70 @@ def test_cli_reports_a_bad_catalog_dir_in_one_line_with_exit_2(tmp_path):
     assert done.returncode == 2 and done.stdout == ""
     assert "AITRAIN_CATALOG_DIR=" in done.stderr and "not a directory" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def _run_cli(env_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    import os
+
+    return subprocess.run(
+        [sys.executable, "-m", "blueprints.cli.main", *args],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, AITRAIN_CATALOG_DIR=str(env_dir)),
+        cwd=Path(__file__).resolve().parents[2],
+    )
+
+
+def _row_index(name: str) -> int:
+    return next(i for i, r in enumerate(raw_rows("instance_types.csv")) if r["instance_type"] == name)
+
+
+@pytest.mark.parametrize("column", ["vcpus", "memory_gib", "spec_source", "spec_date"])
+def test_cli_refuses_a_catalog_copy_whose_type_lacks_a_required_cell(data_copy, column):
+    # A user's copy (AITRAIN_CATALOG_DIR) with one required cell of a new family's row left empty.
+    line = _edit_cell(data_copy, "instance_types.csv", _row_index("ecs.ebmgn8is.32xlarge"), column, "")
+    done = _run_cli(data_copy, "catalog", "--min-gpus", "8")
+    assert done.returncode == 2 and done.stdout == ""
+    assert f"instance_types.csv line {line}, column {column!r}: " in done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_plan_refuses_the_same_catalog_copy_with_exit_2(data_copy):
+    line = _edit_cell(data_copy, "instance_types.csv", _row_index("ecs.ebmgn9gc.64xlarge"), "memory_gib", "")
+    done = _run_cli(data_copy, "plan", "medical-imaging")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"instance_types.csv line {line}, column 'memory_gib': " in done.stderr
+
+
+def test_cli_refuses_a_catalog_copy_whose_row_lost_its_last_column(data_copy):
+    path = data_copy / "instance_types.csv"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    index = _row_index("ecs.ebmgn9g.64xlarge")
+    cells = next(csv.reader([lines[index + 1]]))
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerow(cells[:-1])  # the notes cell and its comma dropped
+    lines[index + 1] = buffer.getvalue()
+    path.write_text("".join(lines), encoding="utf-8")
+    done = _run_cli(data_copy, "catalog")
+    assert done.returncode == 2
+    assert (
+        f"instance_types.csv line {index + 2}, column 'notes': missing; expected {len(INSTANCE_COLUMNS)} fields, "
+        f"got {len(INSTANCE_COLUMNS) - 1}"
+    ) in done.stderr
+
+
+def test_cli_refuses_a_catalog_copy_written_before_the_rdma_nics_column(data_copy):
+    path = data_copy / "instance_types.csv"
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    header = [c for c in rows[0] if c != "rdma_nics"]
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=header, extrasaction="ignore", lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    done = _run_cli(data_copy, "catalog")
+    assert done.returncode == 2
+    assert "instance_types.csv line 1: header must be exactly" in done.stderr and "missing ['rdma_nics']" in done.stderr
 
 
 def test_render_catalog_markdown(catalog):

@@ -43,7 +43,7 @@ def test_every_gpu_family_of_the_catalog_is_one_ack_lists():
     families = {it.family for it in catalog.instance_types.values() if it.is_gpu}
     assert families <= {f.family for f in catalog.kubernetes.gpu_families}
     named = {f.family for f in catalog.kubernetes.gpu_families if f.listed_as == f.family}
-    assert named == {"gn8v", "ebmgn8v", "ebmgn7ex", "ebmgn7e", "ebmgn7i"}
+    assert named == {"gn8v", "ebmgn8v", "ebmgn7ex", "ebmgn7e", "ebmgn7i", "ebmgn8is"}
     assert not catalog.kubernetes.supports_family("gn7i-vws")
 
 

@@ -167,7 +167,7 @@ def test_instance_price_without_its_provenance(data, column):
     "instance_type, confidence",
     [
         ("ecs.gn7e-c16g1.32xlarge", ""),
-        ("ecs.gn8v-8x.48xlarge", "inferred"),
+        ("ecs.gn5-c8g1.14xlarge", "inferred"),
     ],  # a model without confidence; confidence without a model
 )
 def test_confidence_is_set_exactly_with_a_gpu_model(data, instance_type, confidence):
@@ -224,6 +224,21 @@ def test_rdma_bandwidth_that_is_not_a_number(data):
     line = edit(data, "instance_types.csv", i, rdma_gbps="fast")
     text = message(data)
     assert text.startswith(f"instance_types.csv line {line}, column 'rdma_gbps': ") and "'fast'" in text
+
+
+def test_rdma_nic_count_needs_an_rdma_kind(data):
+    i = index_of(data, "instance_types.csv", "instance_type", "ecs.gn7e-c16g1.32xlarge")
+    line = edit(data, "instance_types.csv", i, rdma_nics="2")
+    assert message(data) == (
+        f"instance_types.csv line {line}, column 'rdma_nics': a count of RDMA NICs needs rdma erdma or roce"
+    )
+
+
+@pytest.mark.parametrize("value", ["0", "two", "1.5"])
+def test_rdma_nic_count_is_a_positive_whole_number(data, value):
+    i = index_of(data, "instance_types.csv", "instance_type", "ecs.ebmgn8is.32xlarge")
+    line = edit(data, "instance_types.csv", i, rdma_nics=value)
+    assert message(data).startswith(f"instance_types.csv line {line}, column 'rdma_nics': must be ")
 
 
 def test_region_list_read_from_the_file_filters_queries(data):

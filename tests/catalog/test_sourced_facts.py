@@ -39,6 +39,12 @@ def test_rdma_bandwidths_of_the_multi_node_types(catalog):
         "ecs.sccgn7ex.32xlarge": ("roce", 800.0),
         "ecs.ebmgn8v.48xlarge": ("erdma", 160.0),
         "ecs.ebmgn7ex.32xlarge": ("erdma", 160.0),
+        "ecs.ebmgn8is.32xlarge": ("erdma", 160.0),
+        "ecs.ebmgn8ia.64xlarge": ("erdma", 160.0),
+        "ecs.ebmgn7ix.32xlarge": ("erdma", 160.0),
+        "ecs.ebmgn9g.64xlarge": ("erdma", 360.0),
+        "ecs.ebmgn9ge.64xlarge": ("erdma", 360.0),
+        "ecs.ebmgn9gc.64xlarge": ("erdma", 360.0),
     }
     for name, (kind, gbps) in expected.items():
         it = catalog.instance_type(name)
@@ -62,16 +68,94 @@ def test_sccgn7ex_gpu_is_an_inferred_a100_80gb(catalog):
 def test_stated_models_stay_stated_and_unidentified_ones_empty(catalog):
     assert catalog.instance_type("ecs.gn7e-c16g1.32xlarge").gpu_model_confidence == "stated"
     assert not catalog.instance_type("ecs.gn7e-c16g1.32xlarge").gpu_inferred
-    for name in ("ecs.gn8v-8x.48xlarge", "ecs.ebmgn8v.48xlarge", "ecs.gn5-c8g1.14xlarge"):
+    gn5 = catalog.instance_type("ecs.gn5-c8g1.14xlarge")  # "NVIDIA P100" without SXM2 or PCIe: no row matches
+    assert gn5.gpu_model is None and gn5.gpu_model_confidence is None
+
+
+def test_gn8v_and_ebmgn8v_carry_the_inferred_h20_class(catalog):
+    rows = [it for it in catalog.instance_types.values() if it.family in ("gn8v", "ebmgn8v")]
+    assert len(rows) == 9
+    h20 = catalog.gpus["H20"]
+    # The figures the inference rests on (S1): 96 GB HBM3, 4 TB/s, NVLink 900 GB/s, FP8.
+    assert (h20.memory_gib, h20.memory_type, h20.memory_bandwidth_gb_s, h20.nvlink_gb_s) == (96, "HBM3", 4000, 900)
+    assert h20.fp8_tflops is not None and h20.bf16_tflops == pytest.approx(148.0)
+    for it in rows:
+        assert (it.gpu_model, it.gpu_model_confidence, it.gpu_memory_gib) == ("H20", "inferred", 96), it.instance_type
+        assert it.notes.startswith("GPU model inferred (class H20)"), it.instance_type
+        # The figure that does not match is kept in sight, not dropped.
+        assert "39.5" in it.notes and "44" in it.notes, it.instance_type
+
+
+def test_blackwell_families_carry_alibabas_own_figures_under_an_inferred_name(catalog):
+    for name, model, memory, ram in (
+        ("ecs.ebmgn9g.64xlarge", "RTX-PRO-5000-Blackwell-48GB", 48, 2304),
+        ("ecs.ebmgn9ge.64xlarge", "RTX-PRO-5000-Blackwell-72GB", 72, 2304),
+        ("ecs.ebmgn9gc.64xlarge", "RTX-PRO-5000-Blackwell-72GB", 72, 1536),
+    ):
         it = catalog.instance_type(name)
-        assert it.gpu_model is None and it.gpu_model_confidence is None, name
-    assert "39.5" in catalog.instance_type("ecs.ebmgn8v.48xlarge").notes  # why the H20 was not inferred
+        assert (it.vcpus, it.memory_gib, it.gpu_count, it.gpu_memory_gib) == (256, ram, 8, memory), name
+        assert (it.gpu_model, it.gpu_model_confidence, it.nvlink) == (model, "inferred", False), name
+        assert (it.network_gbps, it.rdma, it.rdma_gbps, it.rdma_nics) == (360, "erdma", 360, 2), name
+        assert it.notes.startswith("GPU model inferred") and "invitational preview" in it.notes, name
+        gpu = catalog.gpus[model]
+        assert (gpu.memory_gib, gpu.memory_bandwidth_gb_s, gpu.nvlink_gb_s) == (memory, 1344, 0)
+        assert (gpu.tf32_tflops, gpu.bf16_tflops, gpu.fp8_tflops) == pytest.approx((126.0, 266.0, 533.0))
+        assert "gpu-accelerated-compute-optimized-and-vgpu-accelerated-instance-families-1" in gpu.source
+
+
+def test_new_l20_and_a10_bare_metal_families(catalog):
+    expected = {
+        # vcpus, memory, model, GPUs, network, eRDMA Gbit/s, eRDMA NICs per instance type
+        "ecs.ebmgn8is.32xlarge": (128, 1024, "L20", 8, 160, 160, 2),
+        "ecs.ebmgn8ia.64xlarge": (256, 1536, "L20", 4, 160, 160, None),
+        "ecs.ebmgn7ix.32xlarge": (128, 512, "A10", 8, 160, 160, None),
+    }
+    for name, figures in expected.items():
+        it = catalog.instance_type(name)
+        got = (it.vcpus, it.memory_gib, it.gpu_model, it.gpu_count, it.network_gbps, it.rdma_gbps, it.rdma_nics)
+        assert got == figures, name
+        assert (it.rdma, it.gpu_model_confidence, it.nvlink) == ("erdma", "stated", False), name
+
+
+def test_every_gn7s_size_of_the_family_page(catalog):
+    sizes = {it.instance_type: (it.vcpus, it.memory_gib, it.gpu_count) for it in catalog.instance_types.values()}
+    gn7s = {name: figures for name, figures in sizes.items() if name.startswith("ecs.gn7s-")}
+    assert gn7s == {
+        "ecs.gn7s-c8g1.2xlarge": (8, 60, 1),
+        "ecs.gn7s-c16g1.4xlarge": (16, 120, 1),
+        "ecs.gn7s-c32g1.8xlarge": (32, 250, 1),
+        "ecs.gn7s-c32g1.16xlarge": (64, 500, 2),
+        "ecs.gn7s-c32g1.32xlarge": (128, 1000, 4),
+        "ecs.gn7s-c48g1.12xlarge": (48, 380, 1),
+        "ecs.gn7s-c56g1.14xlarge": (56, 440, 1),
+    }
+
+
+def test_erdma_nic_counts_from_the_pai_page(catalog):
+    pai = (
+        "https://www.alibabacloud.com/help/en/pai/user-guide/erdma-distributed-training-with-high-performance-networks"
+    )
+    expected = {
+        "ecs.ebmgn8v.48xlarge": 2,
+        "ecs.ebmgn8is.32xlarge": 2,
+        "ecs.gn8is.2xlarge": 1,
+        "ecs.gn8is.4xlarge": 1,
+        "ecs.gn8is-2x.8xlarge": 1,
+        "ecs.gn8is-4x.16xlarge": 1,
+    }
+    for name, nics in expected.items():
+        it = catalog.instance_type(name)
+        assert it.rdma_nics == nics and pai in it.spec_source, name
+    # PAI does not list gn8is-8x; ebmgn7ex's two ERIs come from its own family page (S24).
+    assert catalog.instance_type("ecs.gn8is-8x.32xlarge").rdma_nics is None
+    assert catalog.instance_type("ecs.ebmgn7ex.32xlarge").rdma_nics == 2
 
 
 def test_every_inferred_row_explains_itself(catalog):
-    inferred = [it for it in catalog.instance_types.values() if it.gpu_inferred]
-    assert [it.instance_type for it in inferred] == ["ecs.sccgn7ex.32xlarge"]
-    assert all("inferred" in it.notes.lower() for it in inferred)
+    inferred = {it.instance_type for it in catalog.instance_types.values() if it.gpu_inferred}
+    families = {catalog.instance_types[name].family for name in inferred}
+    assert families == {"sccgn7ex", "gn8v", "ebmgn8v", "ebmgn9g", "ebmgn9ge", "ebmgn9gc"}
+    assert all(catalog.instance_types[name].notes.startswith("GPU model inferred") for name in inferred)
 
 
 def test_catalog_output_marks_an_inferred_model(catalog):
