@@ -15,7 +15,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Iterable, Mapping, Protocol
 
 from blueprints.advisor.data import limits
-from blueprints.catalog import Catalog, CnyPrice, price_cny
+from blueprints.catalog import Catalog, CnyPrice, instance_price, price_cny
 from blueprints.kinds import Priced, kind_of, module_for
 from blueprints.review import costing_audit as audit
 
@@ -86,14 +86,8 @@ def _ref(value: Any) -> str | None:
 
 
 def _compute_price(catalog: Catalog, instance_type: str, region: str) -> CnyPrice:
-    """Pay-as-you-go CNY per node-hour from ``instance_types.csv``."""
-    it = catalog.instance_types.get(instance_type)
-    if it is None or it.price_cny_per_hour is None:
-        return CnyPrice(None, "unknown", f"the catalog has no price for {instance_type}", None)
-    # medium/high: a dated list price copied from the buy page; low: a third party's approximation (S22).
-    status = "third-party" if it.price_confidence == "low" else "list"
-    where = "" if it.price_region == region else f" ({it.price_region} price, applied to {region})"
-    return CnyPrice(it.price_cny_per_hour, status, f"{it.price_source}{where}", it.price_date)
+    """Pay-as-you-go CNY per node-hour from ``instance_prices.csv``, chosen for the plan's region."""
+    return instance_price(catalog, instance_type, region)
 
 
 @dataclass(frozen=True)
