@@ -29,8 +29,6 @@ INSTANCE_COLUMNS = (
     "instance_type,family,vcpus,memory_gib,gpu_model,gpu_model_confidence,gpu_count,gpu_memory_gib,network_gbps,rdma,rdma_gbps,nvlink,"
     "spec_source,spec_date,regions,notes"
 ).split(",")
-# The columns prices had before instance_prices.csv (tools/drop_price_columns.py drops them).
-LEGACY_PRICE_COLUMNS = ("price_cny_per_hour", "price_region", "price_date", "price_source", "price_confidence")
 PRICE_CELLS = ["price_cny_per_hour", "price_region", "price_date", "price_status", "price_source", "priced_regions"]
 DATE_RE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
 
@@ -57,7 +55,7 @@ def catalog() -> Catalog:
 
 def test_instance_types_header_is_exact():
     with (CATALOG_DIR / "instance_types.csv").open(newline="", encoding="utf-8") as handle:
-        assert [c for c in next(csv.reader(handle)) if c not in LEGACY_PRICE_COLUMNS] == INSTANCE_COLUMNS
+        assert next(csv.reader(handle)) == INSTANCE_COLUMNS
 
 
 @pytest.mark.parametrize("row", INSTANCE_ROWS, ids=[r["instance_type"] for r in INSTANCE_ROWS])
