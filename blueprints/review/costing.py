@@ -3,8 +3,9 @@
 Pure (no pulumi): it reads only the plan's resources and their inputs, so a user's own stack plan is priced the
 same way as a preset's. Each resource's kind (``blueprints.kinds``) says how it is priced: its pricer adds the
 lines, or it is declared free or unpriced; a type with no kind gets an unpriced line (and AIT039 an error). Prices
-come from the catalog (``instance_types.csv`` for compute, ``prices.csv`` for disks, file systems, the bucket, the
-NAT gateway and EIPs). An unknown price stays ``None`` and keeps the total incomplete; it is never counted as 0.
+come from the catalog (``instance_prices.csv`` for compute, chosen for the plan's region; ``prices.csv`` for disks,
+file systems, the bucket, the NAT gateway and EIPs). An unknown price stays ``None`` and keeps the total incomplete;
+it is never counted as 0.
 """
 
 from __future__ import annotations
