@@ -37,7 +37,9 @@ def refresh(
     instance_type: Annotated[
         Optional[list[str]],
         typer.Option(
-            "--type", help="An instance type of the catalog; repeatable. Default: every GPU type of the catalog."
+            "--type",
+            help="An instance type of the catalog; repeatable. "
+            "Default: every GPU type of the catalog, and every other type it already prices.",
         ),
     ] = None,
     catalog_dir: Annotated[
@@ -81,7 +83,9 @@ def refresh(
         zones_write.check_copy(catalog_dir)
     catalog = load_catalog(catalog_dir)
     regions = list(dict.fromkeys(region or catalog.regions))
-    types = list(dict.fromkeys(instance_type or sorted(t for t, it in catalog.instance_types.items() if it.is_gpu)))
+    # Default: every GPU type, and every other type the catalog already prices (login and controller nodes).
+    default = sorted(t for t, it in catalog.instance_types.items() if it.is_gpu or catalog.prices_of(t))
+    types = list(dict.fromkeys(instance_type or default))
     problems = [
         Problem(
             "--region", r, f"must be a region_id of the catalog's regions.csv: {join_allowed(sorted(catalog.regions))}"

@@ -106,6 +106,16 @@ def test_write_records_prices_in_the_copy_and_the_plan_uses_them(replay: PriceRe
     assert instance_price(load_catalog(CATALOG_DIR), GN7E, "cn-shanghai").cny == 277.93
 
 
+def test_by_default_every_gpu_type_and_every_priced_type_is_asked(replay: PriceReplay) -> None:
+    result = refresh("--region", "cn-shanghai")
+    catalog = load_catalog(CATALOG_DIR)
+    asked = {c["InstanceType"] for c in replay.calls}
+    gpu = {t for t, it in catalog.instance_types.items() if it.is_gpu}
+    assert gpu <= asked and "ecs.g7.xlarge" in asked  # a priced CPU type (the Slurm controller's)
+    assert not any(catalog.instance_types[t].gpu_count == 0 and not catalog.prices_of(t) for t in asked)
+    assert result.exit_code == 1  # the recording answers two of them; the rest fail as unrecorded, and are listed
+
+
 def test_a_failed_call_exits_1_and_keeps_the_rows(
     monkeypatch: pytest.MonkeyPatch, replay: PriceReplay, catalog_copy: Path
 ) -> None:
