@@ -349,7 +349,8 @@ def test_a_type_without_a_catalog_price_is_unknown_and_says_why():
     assert (compute["cny_per_hour"], compute["status"], compute["source"]) == (
         None,
         "unknown",
-        "no price for ecs.ebmgn7ex.32xlarge in the catalog's instance_prices.csv",
+        "no price for ecs.ebmgn7ex.32xlarge in the catalog's instance_prices.csv "
+        "(`aitrain catalog refresh --type ecs.ebmgn7ex.32xlarge` asks Alibaba for your account's)",
     )
 
 

@@ -79,7 +79,13 @@ def instance_price(catalog: Catalog, instance_type: str, region: str, billing: s
     """
     rows = catalog.prices_of(instance_type, billing)
     if not rows:
-        return CnyPrice(None, "unknown", f"no price for {instance_type} in the catalog's instance_prices.csv", None)
+        return CnyPrice(
+            None,
+            "unknown",
+            f"no price for {instance_type} in the catalog's instance_prices.csv "
+            f"(`aitrain catalog refresh --type {instance_type}` asks Alibaba for your account's)",
+            None,
+        )
     row = next((r for r in rows if r.region == region), None)
     where = ""
     if row is None:

@@ -53,7 +53,10 @@ def test_shipped_rows_carry_price_source_date_and_confidence():
 def test_the_kubernetes_presets_type_has_no_price_and_the_plan_says_why():
     price = instance_price(CATALOG, "ecs.ebmgn7ex.32xlarge", "cn-wulanchabu")
     assert (price.cny, price.status) == (None, "unknown")
-    assert price.source == "no price for ecs.ebmgn7ex.32xlarge in the catalog's instance_prices.csv"
+    assert price.source == (
+        "no price for ecs.ebmgn7ex.32xlarge in the catalog's instance_prices.csv "
+        "(`aitrain catalog refresh --type ecs.ebmgn7ex.32xlarge` asks Alibaba for your account's)"
+    )
 
 
 # --- which row a region gets ----------------------------------------------------------------------
