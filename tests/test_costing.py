@@ -6,13 +6,13 @@ import shutil
 
 import pytest
 
-from blueprints.catalog import CATALOG_DIR, load_catalog
+from blueprints.catalog import CATALOG_DIR, instance_price, load_catalog
 from blueprints.catalog.loader import _load
 from blueprints.review.costing import HOURS_PER_MONTH, CostContext, price_plan
 from blueprints.review.plan import PlannedResource
 
 CATALOG = load_catalog()
-GN7E = CATALOG.instance_types["ecs.gn7e-c16g1.32xlarge"].price_cny_per_hour
+GN7E = instance_price(CATALOG, "ecs.gn7e-c16g1.32xlarge", "cn-shanghai").cny
 RATE = CATALOG.price("usd_cny", None, "cn-shanghai")[0].amount  # type: ignore[index]
 
 
@@ -176,7 +176,7 @@ def test_pool_at_min_zero_is_a_zero_line_and_still_prices_its_max():
 
 def unpriced_pool(min_size: int, max_size: int) -> list[PlannedResource]:
     """A scaling group of a type the catalog has no price for (ebmgn7ex)."""
-    assert CATALOG.instance_types["ecs.ebmgn7ex.32xlarge"].price_cny_per_hour is None
+    assert not CATALOG.prices_of("ecs.ebmgn7ex.32xlarge")
     return [
         res("alicloud:ess/scalingGroup:ScalingGroup", "group", minSize=min_size, maxSize=max_size),
         res(
@@ -349,7 +349,28 @@ def test_a_type_without_a_catalog_price_is_unknown_and_says_why():
     assert (compute["cny_per_hour"], compute["status"], compute["source"]) == (
         None,
         "unknown",
-        "the catalog has no price for ecs.ebmgn7ex.32xlarge",
+        "no price for ecs.ebmgn7ex.32xlarge in the catalog's instance_prices.csv "
+        "(`aitrain catalog refresh --type ecs.ebmgn7ex.32xlarge` asks Alibaba for your account's)",
+    )
+
+
+def test_a_plan_in_another_mainland_region_uses_the_mainland_price_and_says_so():
+    node = res("alicloud:ecs/instance:Instance", "node-0", instanceType="ecs.gn7e-c16g1.32xlarge")
+    compute = line(price_plan([node], CATALOG, "cn-beijing"), "1 × ecs.gn7e-c16g1.32xlarge")
+    assert compute["cny_per_hour"] == GN7E
+    assert compute["source"].endswith(
+        "; cn-shanghai price applied to cn-beijing, which has no row in instance_prices.csv "
+        "(prices may differ by region, https://help.aliyun.com/document_detail/163808.html)"
+    )
+
+
+def test_a_plan_outside_the_mainland_never_gets_a_mainland_price():
+    node = res("alicloud:ecs/instance:Instance", "node-0", instanceType="ecs.gn7e-c16g1.32xlarge")
+    compute = line(price_plan([node], CATALOG, "ap-southeast-1"), "1 × ecs.gn7e-c16g1.32xlarge")
+    assert (compute["cny_per_hour"], compute["status"]) == (None, "unknown")
+    assert compute["source"].startswith(
+        "no price for ecs.gn7e-c16g1.32xlarge in ap-southeast-1: instance_prices.csv prices it only in cn-shanghai "
+        "(the Chinese mainland), and a mainland price is never applied outside the mainland, nor the reverse"
     )
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from blueprints.catalog import load_catalog
+from blueprints.catalog import instance_price, load_catalog
 from blueprints.review.costing import HOURS_PER_MONTH, price_plan
 from blueprints.review.plan import PlannedResource
 
@@ -108,7 +108,7 @@ def test_fixed_system_pool_runs_its_desired_size_at_its_catalog_price() -> None:
     )
     costs = price_plan([system], CATALOG, "cn-shanghai")
     node = next(x for x in lines_of(costs, "system") if "ecs.g7.xlarge" in x["item"])
-    per_hour = CATALOG.instance_types["ecs.g7.xlarge"].price_cny_per_hour
+    per_hour = instance_price(CATALOG, "ecs.g7.xlarge", "cn-shanghai").cny
     assert (node["item"], node["quantity"], node["unit_price_cny"]) == ("2 × ecs.g7.xlarge", 2.0, per_hour)
     assert node["cny_per_month"] == pytest.approx(2 * per_hour * HOURS_PER_MONTH, abs=0.01)  # type: ignore[operator]
     assert costs["scenarios"] == []

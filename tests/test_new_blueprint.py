@@ -21,7 +21,7 @@ import pytest
 
 import blueprints
 from blueprints.architectures import specs
-from blueprints.catalog import load_catalog
+from blueprints.catalog import instance_price, load_catalog
 from blueprints.profile.stackconfig import preset_names
 
 PACKAGE = Path(blueprints.__file__).resolve().parent
@@ -147,7 +147,7 @@ def test_the_new_blueprint_is_priced(plan):
         ("slurm-controller", 1, "ecs.g7.xlarge"),
     ):
         line = hourly[f"{PRESET}-{unit}-nodes-0"]
-        price = catalog.instance_type(instance_type).price_cny_per_hour
+        price = instance_price(catalog, instance_type, plan["summary"]["region"]).cny
         assert line["item"] == f"{count} × {instance_type}" and line["cny_per_hour"] == pytest.approx(count * price)
     assert plan["costs"]["totals"]["cny_per_hour"] >= sum(line["cny_per_hour"] for line in hourly.values())
     assert plan["summary"]["compute_price_basis"].endswith("compute nodes (the controller is its own cost line)")

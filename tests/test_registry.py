@@ -23,7 +23,7 @@ from blueprints.advisor.budget import BudgetTier
 from blueprints.advisor.data import limits
 from blueprints.architectures.base.build import BlueprintBuilder, builder_for
 from blueprints.architectures.base.spec import BlueprintSpec
-from blueprints.catalog import load_catalog
+from blueprints.catalog import instance_price, load_catalog
 from blueprints.profile.model import ProfileBase
 from blueprints.profile.stackconfig import load_preset, preset_names
 
@@ -75,7 +75,8 @@ def test_every_blueprint_provides_the_whole_contract(name, cls):
     summary = spec.summary()
     assert summary["blueprint"] == name and summary["instance_type"] == "ecs.gn7e-c16g1.32xlarge"
     nodes, _ = spec.price_basis()
-    assert summary["compute_cny_per_hour"] == pytest.approx(nodes * spec.instance.price_cny_per_hour)
+    price = instance_price(spec.catalog, spec.instance.instance_type, summary["region"]).cny
+    assert summary["compute_cny_per_hour"] == pytest.approx(nodes * price)
     # Its builder sits beside it, builds exactly this spec class, and is complete.
     builder = builder_for(spec)
     assert isinstance(builder, BlueprintBuilder) and not inspect.isabstract(type(builder)) and builder.spec is spec

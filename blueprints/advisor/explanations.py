@@ -258,12 +258,10 @@ def option_notes(job: Job, catalog: Any, option: Option) -> list[str]:
     if availability:
         out.append(availability)
     if option.price_cny_per_hour is not None:
-        region = getattr(inst, "price_region", None)
-        date = getattr(inst, "price_date", None)
-        out.append(
-            f"price: ¥{option.price_cny_per_hour:,.2f} per node-hour, pay-as-you-go list price "
-            f"({region or 'region unknown'}, {date or 'date unknown'}); spot is cheaper but varies"
-        )
+        basis = option.price_basis or "pay-as-you-go price (source unknown)"
+        out.append(f"price: ¥{option.price_cny_per_hour:,.2f} per node-hour, {basis}; spot is cheaper but varies")
+    elif option.price_basis:
+        out.append(option.price_basis)
     return out
 
 

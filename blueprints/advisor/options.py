@@ -10,6 +10,7 @@ from typing import Any, Literal
 from blueprints.advisor import cost as costs
 from blueprints.advisor import sizing
 from blueprints.advisor.job import Job
+from blueprints.catalog.pricing import CnyPrice, instance_price
 
 Objective = Literal["cost", "time"]
 OBJECTIVES = ("cost", "time")
@@ -61,6 +62,8 @@ class Option:
     cost_cny_per_run_conservative: float | None = None
     gpu_model_confidence: str | None = None
     mfu_anchor: str | None = None
+    # Where the price comes from (instance_prices.csv, chosen for the job's region), or why there is none.
+    price_basis: str | None = None
 
     @property
     def feasible(self) -> bool:
@@ -115,6 +118,7 @@ class TypeContext:
     has_fp16: bool
     region_reason: Reason | None = None
     mfu_anchor: str | None = None
+    price_basis: str | None = None
 
 
 def type_context(job: Job, catalog: Any, instance: Any) -> TypeContext:
@@ -141,6 +145,7 @@ def type_context(job: Job, catalog: Any, instance: Any) -> TypeContext:
         else (gpu.memory_gib if gpu is not None else None)
     )
     has_fp16 = gpu is not None and gpu.peak_tflops("fp16") is not None
+    price = instance_price(catalog, instance.instance_type, job.region)
     # Only a complete region list rules a region out; a source naming another region does not.
     only = catalog.sold_only_in(instance)
     region_reason = None
@@ -154,11 +159,22 @@ def type_context(job: Job, catalog: Any, instance: Any) -> TypeContext:
         peak,
         mfu_range,
         mfu,
-        instance.price_cny_per_hour,
+        price.cny,
         has_fp16,
         region_reason,
         anchor,
+        _price_basis(price, job.region),
     )
+
+
+def _price_basis(price: CnyPrice, region: str) -> str:
+    """How the option's price was found, in a few words: "pay-as-you-go list price (cn-shanghai, 2023-06)" (plus
+    "applied to <region>" when quoted for another one), or why there is none (the plan's cost lines cite the source).
+    """
+    if price.cny is None:
+        return f"price unknown: {price.source}"
+    where = "" if price.region == region else f", applied to {region}: prices may differ by region"
+    return f"pay-as-you-go {price.status} price ({price.region}, {price.date}{where})"
 
 
 def _deadline_reason(job: Job, hours: float, tuned: float | None) -> Reason:
@@ -259,6 +275,7 @@ def evaluate(job: Job, ctx: TypeContext, nodes: int, flops: float | None = None)
         else None,
         gpu_model_confidence=getattr(inst, "gpu_model_confidence", None),
         mfu_anchor=ctx.mfu_anchor,
+        price_basis=ctx.price_basis,
     )
 
 

@@ -9,6 +9,7 @@ the catalog's cited exchange rate and marked ``converted``; an unknown price sta
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any, Iterable
@@ -20,7 +21,7 @@ from blueprints.advisor.job import Job
 from blueprints.advisor.options import Option
 from blueprints.advisor.sizing import GIB, TB
 from blueprints.advisor.storage import StorageChoice
-from blueprints.catalog import CnyPrice, price_cny
+from blueprints.catalog import CnyPrice, instance_price, price_cny
 
 ALWAYS_ON = "always on"
 PARKED = "parked between runs"
@@ -145,13 +146,12 @@ def tier_standing_items(job: Job, catalog: Any, declared: Iterable[StandingCost]
     for cost in declared:
         quantity = cost.quantity * hours
         if cost.instance_type is not None:
-            inst = catalog.instance_types.get(cost.instance_type)
-            price = None if inst is None else inst.price_cny_per_hour
-            if price is None:
-                items.append(CostItem(cost.what, None, "unknown", f"no catalog price for {cost.instance_type}"))
+            price = instance_price(catalog, cost.instance_type, job.region)
+            if price.cny is None:
+                items.append(CostItem(cost.what, None, "unknown", price.source))
                 continue
-            source = f"catalog instance_types.csv, {inst.price_confidence} confidence: {inst.price_source}"
-            items.append(_priced(cost.what, quantity, cost.unit, CnyPrice(price, "list", source, inst.price_date)))
+            source = f"catalog instance_prices.csv ({price.region}): {price.source}"
+            items.append(_priced(cost.what, quantity, cost.unit, dataclasses.replace(price, source=source)))
         else:
             assert cost.item is not None, f"standing cost {cost.what!r} names neither a price item nor an instance type"
             items.append(

@@ -17,7 +17,7 @@ from blueprints.catalog.loader import (
     catalog_directory,
     load_catalog,
 )
-from blueprints.catalog.pricing import CnyPrice, price_cny, storage_price_key
+from blueprints.catalog.pricing import CnyPrice, instance_price, price_cny, storage_price_key
 from blueprints.catalog.queries import Catalog
 from blueprints.catalog.records import (
     FABRIC_LINKS,
@@ -27,6 +27,7 @@ from blueprints.catalog.records import (
     GpuModel,
     GpuSoftware,
     Image,
+    InstancePrice,
     InstanceType,
     LocalDisk,
     PriceRow,
@@ -52,12 +53,14 @@ __all__ = [
     "GpuModel",
     "GpuSoftware",
     "Image",
+    "InstancePrice",
     "InstanceType",
     "LocalDisk",
     "PriceRow",
     "Region",
     "StorageTier",
     "catalog_directory",
+    "instance_price",
     "load_catalog",
     "price_cny",
     "storage_price_key",

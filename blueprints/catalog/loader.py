@@ -8,6 +8,7 @@ import pathlib
 import re
 from typing import Any, Mapping
 
+from blueprints.catalog.instance_prices import load_instance_prices, read_instance_rows
 from blueprints.catalog.kubernetes import load_kubernetes
 from blueprints.catalog.queries import Catalog
 from blueprints.catalog.records import (
@@ -29,7 +30,6 @@ from blueprints.catalog.schema import (
     GPU_SCHEMA,
     GPU_SOFTWARE_SCHEMA,
     IMAGE_SCHEMA,
-    INSTANCE_SCHEMA,
     LOCAL_DISK_SCHEMA,
     PRICE_SCHEMA,
     REGION_SCHEMA,
@@ -80,7 +80,7 @@ def _load(directory: pathlib.Path) -> Catalog:
     _unique("gpus.csv", "gpu_model", gpu_rows)
     gpus = {v["gpu_model"]: GpuModel(**v) for _, v in gpu_rows}
 
-    it_rows = read_rows(directory / "instance_types.csv", INSTANCE_SCHEMA)
+    it_rows, legacy_prices = read_instance_rows(directory)
     _unique("instance_types.csv", "instance_type", it_rows)
     for line, v in it_rows:
         _check_instance("instance_types.csv", line, v, gpus)
@@ -188,11 +188,13 @@ def _load(directory: pathlib.Path) -> Catalog:
     local_disks = {v["instance_type"]: LocalDisk(**v) for _, v in local_rows}
 
     prices = _load_prices(directory)
+    instance_prices = load_instance_prices(directory, instance_types, regions, legacy_prices)
     kubernetes = load_kubernetes(directory)
 
     return Catalog(
         version=version,
         prices=prices,
+        instance_prices=instance_prices,
         gpu_software=gpu_software,
         disks=disks,
         local_disks=local_disks,
@@ -239,15 +241,6 @@ def _load_prices(directory: pathlib.Path) -> list[PriceRow]:
     return [PriceRow(**v) for _, v in rows]
 
 
-def _check_price(file: str, line: int, v: dict[str, Any], price_column: str, required: tuple[str, ...]) -> None:
-    # A price without where, when and from whom cannot be judged, so it is refused outright.
-    if v[price_column] is None:
-        return
-    for column in required:
-        if v[column] is None:
-            raise _fail(file, line, column, f"required because {price_column} is set")
-
-
 def _check_instance(file: str, line: int, v: dict[str, Any], gpus: Mapping[str, GpuModel]) -> None:
     if not v["instance_type"].startswith("ecs."):
         raise _fail(file, line, "instance_type", "real ECS types start with 'ecs.'")
@@ -272,9 +265,6 @@ def _check_instance(file: str, line: int, v: dict[str, Any], gpus: Mapping[str, 
         raise _fail(file, line, "rdma_gbps", "an RDMA bandwidth needs rdma erdma or roce")
     if v["rdma_nics"] is not None and v["rdma"] not in ("erdma", "roce"):
         raise _fail(file, line, "rdma_nics", "a count of RDMA NICs needs rdma erdma or roce")
-    _check_price(
-        file, line, v, "price_cny_per_hour", ("price_region", "price_date", "price_source", "price_confidence")
-    )
 
 
 def _check_alias(

@@ -13,6 +13,7 @@ from blueprints.catalog.records import (
     GpuModel,
     GpuSoftware,
     Image,
+    InstancePrice,
     InstanceType,
     InstanceZones,
     LocalDisk,
@@ -39,6 +40,7 @@ class Catalog:
     disks: tuple[DiskLimits, ...]
     local_disks: Mapping[str, LocalDisk]
     prices: tuple[PriceRow, ...]
+    instance_prices: tuple[InstancePrice, ...]
     kubernetes: KubernetesFacts
 
     def __init__(
@@ -56,6 +58,7 @@ class Catalog:
         disks: Iterable[DiskLimits] = (),
         local_disks: Mapping[str, LocalDisk] | None = None,
         prices: Iterable[PriceRow] = (),
+        instance_prices: Iterable[InstancePrice] = (),
         kubernetes: KubernetesFacts | None = None,
     ) -> None:
         self.version = version
@@ -71,6 +74,7 @@ class Catalog:
         self.disks = tuple(disks)
         self.local_disks = MappingProxyType(dict(local_disks or {}))
         self.prices = tuple(prices)
+        self.instance_prices = tuple(instance_prices)
         # ACK versions, GPU node-pool families and add-ons
         # (catalog/kubernetes.py); empty for a catalog built without them.
         self.kubernetes = kubernetes or KubernetesFacts()
@@ -92,6 +96,13 @@ class Catalog:
                 if scope_rank(row):
                     return row, True
         return (rows[0], False) if rows else None
+
+    def prices_of(self, instance_type: str, billing: str = "payg") -> tuple[InstancePrice, ...]:
+        """The ``instance_prices.csv`` rows of ``instance_type`` for ``billing``, in file order; () = never priced.
+
+        Which of them a plan uses is ``pricing.instance_price``'s choice (the plan's region, else its market).
+        """
+        return tuple(p for p in self.instance_prices if p.instance_type == instance_type and p.billing == billing)
 
     def __repr__(self) -> str:
         return (
@@ -239,7 +250,7 @@ class Catalog:
                 only = self.sold_only_in(it)
                 if only and region not in only:
                     continue
-            if priced_only and it.price_cny_per_hour is None:
+            if priced_only and not self.prices_of(it.instance_type):
                 continue
             out.append(it)
         return sorted(out, key=lambda it: it.instance_type)

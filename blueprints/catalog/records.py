@@ -53,7 +53,7 @@ class GpuModel:
 
 @dataclass(frozen=True)
 class InstanceType:
-    """One real ECS instance type with its specs, optional list price and sources."""
+    """One real ECS instance type with its specs and sources (its prices are in ``instance_prices.csv``)."""
 
     instance_type: str
     family: str
@@ -68,11 +68,6 @@ class InstanceType:
     rdma_gbps: float | None  # RDMA (eRDMA or RoCE) bandwidth per node, Gbit/s; None = not published
     rdma_nics: int | None  # ERIs (eRDMA NICs) per instance as PAI's eRDMA page states; None = not published
     nvlink: bool | None
-    price_cny_per_hour: float | None
-    price_region: str | None
-    price_date: str | None
-    price_source: str | None
-    price_confidence: str | None
     spec_source: str
     spec_date: str
     regions: tuple[str, ...]
@@ -260,3 +255,21 @@ class PriceRow:
         if "*" in self.region_scope or region in self.region_scope:
             return True
         return "cn-mainland" in self.region_scope and region.startswith("cn-") and region != "cn-hongkong"
+
+
+@dataclass(frozen=True)
+class InstancePrice:
+    """One row of ``instance_prices.csv``: what ``instance_type`` costs per hour in ``region`` under ``billing``,
+    in the currency the source quoted (USD is converted through ``prices.csv`` ``usd_cny`` when used), with its
+    date, source and confidence (high: Alibaba's own answer; medium: a dated copy of Alibaba's price; low: an
+    approximation)."""
+
+    instance_type: str
+    region: str
+    billing: str
+    price_per_hour: float
+    currency: str
+    date: str
+    source: str
+    confidence: str
+    notes: str

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Sequence
 
+from blueprints.catalog.pricing import instance_price
 from blueprints.catalog.queries import Catalog
 from blueprints.core.text import md_table, table
 
@@ -46,8 +47,24 @@ def catalog_rows(
     for it in catalog.query(gpu_model=gpu, min_gpus=min_gpus, region=region):
         row = dataclasses.asdict(it)
         row["regions"] = list(it.regions)
+        row.update(_price_cells(catalog, it.instance_type, region))
         rows.append(row)
     return rows
+
+
+def _price_cells(catalog: Catalog, instance_type: str, region: str | None) -> dict[str, Any]:
+    """The price columns of a row: the price a plan in ``region`` would use; without a region, the newest quote."""
+    quotes = catalog.prices_of(instance_type)
+    where = region or (max(quotes, key=lambda q: q.date).region if quotes else None)
+    price = instance_price(catalog, instance_type, where or "")
+    return {
+        "price_cny_per_hour": None if price.cny is None else round(price.cny, 4),
+        "price_region": price.region,
+        "price_date": price.date,
+        "price_status": price.status,
+        "price_source": price.source,
+        "priced_regions": sorted({q.region for q in quotes}),
+    }
 
 
 def render_catalog_table(rows: Sequence[dict[str, Any]]) -> str:

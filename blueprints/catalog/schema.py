@@ -15,10 +15,12 @@ and memory identify the class (see README.md, "inferred")."""
 """Allowed non-empty values of ``instance_types.csv:rdma``."""
 
 PRICE_CONFIDENCES = ("high", "medium", "low")
+"""Allowed values of ``instance_prices.csv:confidence``."""
 PRICE_CURRENCIES = ("CNY", "USD")
 # prices.csv: an official list price, a third party's figure, a figure someone converted (say how in notes), or none.
 PRICE_STATUSES = ("official", "third-party", "converted", "unknown")
-"""Allowed non-empty values of ``instance_types.csv:price_confidence``."""
+BILLINGS = ("payg",)
+"""Allowed values of ``instance_prices.csv:billing``: pay-as-you-go, the basis of every cost the plan shows."""
 
 # Sources state dates to different precision (a year for a 2020 example, a month for "as of
 # 2023.06"); we keep what the source says rather than inventing a day.
@@ -203,11 +205,6 @@ INSTANCE_SCHEMA: Schema = {
     "rdma_gbps": _opt_float,
     "rdma_nics": lambda raw: _int_pos(raw) if raw else None,
     "nvlink": _opt_bool,
-    "price_cny_per_hour": _opt_float,
-    "price_region": _opt_text,
-    "price_date": _opt_date,
-    "price_source": _opt_text,
-    "price_confidence": _opt_choice(PRICE_CONFIDENCES),
     "spec_source": _text,
     "spec_date": _date,
     "regions": _list,
@@ -392,3 +389,45 @@ PRICE_SCHEMA: Schema = {
     "date": _date,
     "notes": str,
 }
+
+
+def _required(why: str) -> Callable[[str], str]:
+    def parse(raw: str) -> str:
+        if not raw:
+            raise _CellError(f"must not be empty: {why}")
+        return raw
+
+    return parse
+
+
+def _price(raw: str) -> float:
+    if not raw:
+        raise _CellError("must be a number > 0 (an unknown price has no row: never 0 or empty)")
+    return _float_pos(raw)
+
+
+def _price_date(raw: str) -> str:
+    return _date(_required("a price without the day it was read cannot be judged")(raw))
+
+
+INSTANCE_PRICE_SCHEMA: Schema = {
+    "instance_type": _text,
+    "region": _text,
+    "billing": _choice(BILLINGS),
+    "price_per_hour": _price,
+    "currency": _choice(PRICE_CURRENCIES),
+    "date": _price_date,
+    "source": _required("a price needs the page, file or API answer it was read from"),
+    "confidence": _choice(PRICE_CONFIDENCES),
+    "notes": str,
+}
+
+LEGACY_PRICE_SCHEMA: Schema = {
+    "price_cny_per_hour": _opt_float,
+    "price_region": _opt_text,
+    "price_date": _opt_date,
+    "price_source": _opt_text,
+    "price_confidence": _opt_choice(PRICE_CONFIDENCES),
+}
+"""The price columns ``instance_types.csv`` had before ``instance_prices.csv``; an older copy may still carry them
+(``tools/drop_price_columns.py`` moves them out)."""

@@ -199,9 +199,17 @@ def presets() -> None:
         typer.echo(f"{name}\t{data.get('blueprint')}\t{data.get('description', '')}")
 
 
-@app.command()
+catalog_app = typer.Typer(
+    name="catalog",
+    invoke_without_command=True,  # `aitrain catalog [options]` lists; `aitrain catalog refresh` asks for prices
+    pretty_exceptions_enable=False,
+)
+
+
+@catalog_app.callback()
 @reports_user_errors
 def catalog(
+    ctx: typer.Context,
     gpu: Annotated[
         Optional[str],
         typer.Option(
@@ -235,8 +243,12 @@ def catalog(
 ) -> None:
     """List real Alibaba Cloud instance types from the versioned catalog, with specs, prices and sources.
 
-    Reads the shipped catalog, or the directory named by AITRAIN_CATALOG_DIR when it is set.
+    Reads the shipped catalog, or the directory named by AITRAIN_CATALOG_DIR when it is set. The price shown is the
+    one a plan in --region would use (without --region, the newest quote and its region). `aitrain catalog refresh`
+    asks Alibaba's pricing API for your account's prices.
     """
+    if ctx.invoked_subcommand is not None:
+        return
     from blueprints.catalog import load_catalog
     from blueprints.catalog.render import catalog_rows, render_catalog_markdown, render_catalog_table
     from blueprints.core.errors import Problem, UserInputError, did_you_mean, join_allowed
@@ -396,6 +408,13 @@ def _register_image() -> None:
     register(app)
 
 
+def _register_catalog() -> None:
+    from blueprints.cli.catalog_refresh import register
+
+    register(catalog_app)
+    app.add_typer(catalog_app)
+
+
 def _register_zones() -> None:
     from blueprints.cli.zones import register
 
@@ -423,6 +442,7 @@ _register_policy()
 _register_export()
 _register_preflight()
 _register_zones()
+_register_catalog()
 _register_image()
 _register_schema()
 

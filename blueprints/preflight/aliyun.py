@@ -14,6 +14,7 @@ from typing import Any, Callable, Mapping
 
 from blueprints.preflight.checks import ACCOUNT_ATTRIBUTES, AVAILABLE_RESOURCE, NAS_ZONES, PRODUCT_QUOTAS, CloudError
 from blueprints.preflight.credentials import CredentialSource, resolve_credentials
+from blueprints.preflight.prices import DESCRIBE_PRICE
 
 # Milliseconds (the SDK Config's unit): a preflight waits for an answer, not forever.
 CONNECT_TIMEOUT_MS = 5_000
@@ -63,6 +64,19 @@ def build_request(api: str, params: Mapping[str, Any]) -> tuple[str, str, Any]:
                 instance_type=params.get("InstanceType"),
                 instance_charge_type=params.get("InstanceChargeType"),
                 spot_strategy=params.get("SpotStrategy"),
+            ),
+        )
+    if api == DESCRIBE_PRICE:
+        from alibabacloud_ecs20140526 import models as ecs
+
+        return (
+            "ecs",
+            "describe_price",
+            ecs.DescribePriceRequest(
+                region_id=params["RegionId"],
+                resource_type=params["ResourceType"],
+                instance_type=params["InstanceType"],
+                price_unit=params["PriceUnit"],
             ),
         )
     if api == NAS_ZONES:

@@ -3,8 +3,9 @@
 Pure (no pulumi): it reads only the plan's resources and their inputs, so a user's own stack plan is priced the
 same way as a preset's. Each resource's kind (``blueprints.kinds``) says how it is priced: its pricer adds the
 lines, or it is declared free or unpriced; a type with no kind gets an unpriced line (and AIT039 an error). Prices
-come from the catalog (``instance_types.csv`` for compute, ``prices.csv`` for disks, file systems, the bucket, the
-NAT gateway and EIPs). An unknown price stays ``None`` and keeps the total incomplete; it is never counted as 0.
+come from the catalog (``instance_prices.csv`` for compute, chosen for the plan's region; ``prices.csv`` for disks,
+file systems, the bucket, the NAT gateway and EIPs). An unknown price stays ``None`` and keeps the total incomplete;
+it is never counted as 0.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Iterable, Mapping, Protocol
 
 from blueprints.advisor.data import limits
-from blueprints.catalog import Catalog, CnyPrice, price_cny
+from blueprints.catalog import Catalog, CnyPrice, instance_price, price_cny
 from blueprints.kinds import Priced, kind_of, module_for
 from blueprints.review import costing_audit as audit
 
@@ -86,14 +87,8 @@ def _ref(value: Any) -> str | None:
 
 
 def _compute_price(catalog: Catalog, instance_type: str, region: str) -> CnyPrice:
-    """Pay-as-you-go CNY per node-hour from ``instance_types.csv``."""
-    it = catalog.instance_types.get(instance_type)
-    if it is None or it.price_cny_per_hour is None:
-        return CnyPrice(None, "unknown", f"the catalog has no price for {instance_type}", None)
-    # medium/high: a dated list price copied from the buy page; low: a third party's approximation (S22).
-    status = "third-party" if it.price_confidence == "low" else "list"
-    where = "" if it.price_region == region else f" ({it.price_region} price, applied to {region})"
-    return CnyPrice(it.price_cny_per_hour, status, f"{it.price_source}{where}", it.price_date)
+    """Pay-as-you-go CNY per node-hour from ``instance_prices.csv``, chosen for the plan's region."""
+    return instance_price(catalog, instance_type, region)
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from blueprints.catalog import Catalog, GpuModel, InstanceType, Region, StorageTier
+from blueprints.catalog import Catalog, GpuModel, InstancePrice, InstanceType, Region, StorageTier
 
 A100 = GpuModel("A100-SXM4-80GB", 80, "HBM2e", 2039, 19.5, 156, 312, 312, None, 600, 400, "test", "2026-01-01")
 V100 = GpuModel("V100-SXM2-32GB", 32, "HBM2", 900, 15.7, None, 125, None, None, 300, 300, "test", "2026-01-01")
@@ -14,13 +14,12 @@ def instance(
     name: str,
     gpu: GpuModel | None,
     count: int,
-    price: float | None,
     network: float | None,
     nvlink: bool | None = True,
     rdma: str | None = "none",
     rdma_gbps: float | None = None,
 ) -> InstanceType:
-    """A GPU instance type with only the fields the advisor reads set to meaningful values."""
+    """A GPU instance type with only the fields the advisor reads set to meaningful values (prices: ``PRICES``)."""
     return InstanceType(
         instance_type=name,
         family=name.split(".")[1],
@@ -35,11 +34,6 @@ def instance(
         rdma_gbps=rdma_gbps,
         rdma_nics=None,
         nvlink=nvlink,
-        price_cny_per_hour=price,
-        price_region="cn-shanghai" if price else None,
-        price_date="2023-06" if price else None,
-        price_source="test" if price else None,
-        price_confidence="medium" if price else None,
         spec_source="test",
         spec_date="2026-01-01",
         regions=(),
@@ -82,10 +76,10 @@ def fake_catalog(sold_in: dict[str, tuple[str, ...]] | None = None) -> Catalog:
     ``sold_in`` gives a type its known regions (by default none is known).
     """
     types = [
-        instance("ecs.a8.32xlarge", A100, 8, 240.0, 64.0),
-        instance("ecs.a1.4xlarge", A100, 1, 40.0, 8.0, nvlink=None),
-        instance("ecs.v8.24xlarge", V100, 8, 160.0, 32.0),
-        instance("ecs.x8.32xlarge", A100, 8, None, 64.0),
+        instance("ecs.a8.32xlarge", A100, 8, 64.0),
+        instance("ecs.a1.4xlarge", A100, 1, 8.0, nvlink=None),
+        instance("ecs.v8.24xlarge", V100, 8, 32.0),
+        instance("ecs.x8.32xlarge", A100, 8, 64.0),
     ]
     types = [dataclasses.replace(t, regions=(sold_in or {}).get(t.instance_type, ())) for t in types]
     return Catalog(
@@ -96,4 +90,14 @@ def fake_catalog(sold_in: dict[str, tuple[str, ...]] | None = None) -> Catalog:
         storage=storage(),
         aliases={},
         images=(),
+        instance_prices=[price(name, cny) for name, cny in PRICES.items()],
     )
+
+
+PRICES = {"ecs.a8.32xlarge": 240.0, "ecs.a1.4xlarge": 40.0, "ecs.v8.24xlarge": 160.0}
+"""Pay-as-you-go CNY per hour in cn-shanghai of the fake types (ecs.x8 has none)."""
+
+
+def price(name: str, cny: float, region: str = "cn-shanghai") -> InstancePrice:
+    """A medium-confidence pay-as-you-go row of ``instance_prices.csv``."""
+    return InstancePrice(name, region, "payg", cny, "CNY", "2023-06", "test", "medium", "")

@@ -17,7 +17,7 @@ from blueprints.advisor.job import parse_job
 from blueprints.advisor.tiers import served, tier_for
 from blueprints.advisor.yearly import tier_standing_items
 from blueprints.architectures import budget_tiers, job_engines
-from blueprints.catalog import load_catalog
+from blueprints.catalog import instance_price, load_catalog
 from blueprints.catalog.records import PriceRow
 from blueprints.cli.advisor import register
 from tests.advisor.fakes import fake_catalog
@@ -186,7 +186,7 @@ def test_the_cluster_standing_costs_are_priced_or_unknown_never_zero():
     real = load_catalog()
     unknown = {i.what: i for i in tier_standing_items(job(), _catalog_with_ack(None), tier.standing)}
     assert unknown[fee.what].amount is None and unknown[fee.what].status == "unknown"
-    price = real.instance_types[system.instance_type].price_cny_per_hour
+    price = instance_price(real, system.instance_type, job().region).cny
     assert unknown[system.what].amount == pytest.approx(system.quantity * price * HOURS)
     priced = {i.what: i for i in tier_standing_items(job(), _catalog_with_ack(0.64), tier.standing)}
     assert priced[fee.what].amount == pytest.approx(0.64 * HOURS) and priced[fee.what].status == "list"

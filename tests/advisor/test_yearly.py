@@ -28,7 +28,7 @@ from blueprints.advisor.yearly import (
     yearly_cost,
 )
 from blueprints.architectures import budget_tiers
-from blueprints.catalog import load_catalog, price_cny
+from blueprints.catalog import instance_price, load_catalog, price_cny
 from blueprints.cli.advisor import register
 
 from .fakes import fake_catalog
@@ -63,7 +63,7 @@ def expected_medical():
     hours, computed here rather than copied from output."""
     rec = medical()
     c = rec.chosen
-    price = CATALOG.instance_types[c.instance_type].price_cny_per_hour
+    price = instance_price(CATALOG, c.instance_type, rec.job.region).cny
     compute = price * c.nodes * c.estimated_hours * 12
     bucket = math.ceil(100e12 / 2**30) * 12 * cny("oss", "Standard")
     nat = HOURS * cny("nat_instance")

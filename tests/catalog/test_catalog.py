@@ -21,14 +21,16 @@ from blueprints.catalog import (
     Catalog,
     CatalogError,
     InstanceType,
+    instance_price,
     load_catalog,
 )
 from blueprints.catalog.render import catalog_rows, render_catalog_table
 
 INSTANCE_COLUMNS = (
     "instance_type,family,vcpus,memory_gib,gpu_model,gpu_model_confidence,gpu_count,gpu_memory_gib,network_gbps,rdma,rdma_gbps,rdma_nics,nvlink,"
-    "price_cny_per_hour,price_region,price_date,price_source,price_confidence,spec_source,spec_date,regions,notes"
+    "spec_source,spec_date,regions,notes"
 ).split(",")
+PRICE_CELLS = ["price_cny_per_hour", "price_region", "price_date", "price_status", "price_source", "priced_regions"]
 DATE_RE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
 
 
@@ -81,14 +83,6 @@ def test_instance_row_invariants(row):
     assert DATE_RE.match(row["spec_date"])
     if row["network_gbps"]:
         assert float(row["network_gbps"]) > 0
-    if row["price_cny_per_hour"]:
-        assert float(row["price_cny_per_hour"]) > 0
-        assert DATE_RE.match(row["price_date"])
-        assert row["price_region"] and row["price_source"]
-        assert row["price_confidence"] in ("high", "medium", "low")
-    else:
-        # Price metadata without a price is a half-edited row.
-        assert not (row["price_date"] or row["price_region"] or row["price_source"] or row["price_confidence"])
     for region in filter(None, row["regions"].split(";")):
         assert re.match(r"^[a-z]{2}-[a-z0-9-]+$", region)
 
@@ -154,13 +148,15 @@ def test_known_gpu_models_of_families(catalog):
 def test_hand_checked_rows(catalog):
     it = catalog.instance_type("ecs.gn7e-c16g1.32xlarge")
     assert (it.vcpus, it.memory_gib, it.gpu_count, it.gpu_memory_gib, it.network_gbps) == (128, 1000.0, 8, 80.0, 64.0)
-    assert it.price_cny_per_hour == 277.93 and it.price_region == "cn-shanghai" and it.price_date == "2023-06"
-    assert it.price_confidence == "medium" and it.nvlink is True and it.rdma == "none"
+    assert it.nvlink is True and it.rdma == "none"
+    price = instance_price(catalog, it.instance_type, "cn-shanghai")
+    assert (price.cny, price.region, price.date, price.status) == (277.93, "cn-shanghai", "2023-06", "list")
     scc = catalog.instance_type("ecs.sccgn7ex.32xlarge")
-    assert scc.rdma == "roce" and scc.price_cny_per_hour is None
+    assert scc.rdma == "roce" and instance_price(catalog, scc.instance_type, "cn-shanghai").cny is None
     cpu = catalog.instance_type("ecs.g7.8xlarge")
     assert (cpu.vcpus, cpu.memory_gib, cpu.gpu_count, cpu.is_gpu) == (32, 128.0, 0, False)
-    assert cpu.price_confidence == "low"
+    # A low-confidence price is a third party's approximation, and says so.
+    assert instance_price(catalog, cpu.instance_type, "cn-hangzhou").status == "third-party"
 
 
 def test_gpus_table():
@@ -379,7 +375,8 @@ def test_query_filters(catalog):
     cpu = catalog.query(max_gpus=0)
     assert cpu and all(not it.is_gpu for it in cpu)
     priced = catalog.query(priced_only=True)
-    assert priced and all(it.price_cny_per_hour is not None for it in priced)
+    assert priced and all(catalog.prices_of(it.instance_type) for it in priced)
+    assert len(priced) < len(catalog.instance_types)
     # Regions are unknown on every row today, so a region filter must keep them all.
     assert len(catalog.query(region="cn-wulanchabu")) == len(catalog.instance_types)
 
@@ -438,8 +435,8 @@ def test_bad_enum_is_refused(data_copy):
 
 
 def test_price_without_date_is_refused(data_copy):
-    line = _edit_cell(data_copy, "instance_types.csv", 0, "price_date", "")
-    with pytest.raises(CatalogError, match=rf"line {line}, column 'price_date'"):
+    line = _edit_cell(data_copy, "instance_prices.csv", 0, "date", "")
+    with pytest.raises(CatalogError, match=rf"instance_prices\.csv line {line}, column 'date'"):
         load_catalog(data_copy)
 
 
@@ -487,13 +484,30 @@ def test_catalog_rows_are_typed_dicts_with_csv_columns(catalog):
     rows = catalog_rows(catalog)
     assert len(rows) == len(catalog.instance_types)
     for row in rows:
-        assert list(row) == INSTANCE_COLUMNS
+        assert list(row) == INSTANCE_COLUMNS + PRICE_CELLS
         assert isinstance(row["vcpus"], int) and isinstance(row["gpu_count"], int)
         assert isinstance(row["memory_gib"], float) and isinstance(row["regions"], list)
         assert row["price_cny_per_hour"] is None or isinstance(row["price_cny_per_hour"], float)
         assert row["nvlink"] in (None, True, False)
     filtered = catalog_rows(catalog, gpu="V100", min_gpus=8)
     assert filtered and all(r["gpu_model"].startswith("V100") and r["gpu_count"] >= 8 for r in filtered)
+
+
+def test_catalog_rows_price_the_region_asked(catalog):
+    """With --region a row shows the price a plan there would use; without it, the newest quote and its region."""
+    by_name = {r["instance_type"]: r for r in catalog_rows(catalog)}
+    assert (
+        by_name["ecs.gn7e-c16g1.32xlarge"]["price_cny_per_hour"],
+        by_name["ecs.gn7e-c16g1.32xlarge"]["price_region"],
+    ) == (
+        277.93,
+        "cn-shanghai",
+    )
+    assert by_name["ecs.gn7e-c16g1.32xlarge"]["priced_regions"] == ["cn-shanghai"]
+    abroad = {r["instance_type"]: r for r in catalog_rows(catalog, region="ap-southeast-1")}
+    gn7e = abroad["ecs.gn7e-c16g1.32xlarge"]
+    assert gn7e["price_cny_per_hour"] is None and gn7e["price_status"] == "unknown"
+    assert "prices it only in cn-shanghai" in gn7e["price_source"]
 
 
 def test_render_catalog_table(catalog):
@@ -551,12 +565,12 @@ def test_instance_type_dataclass_fields_match_csv_columns():
 
 def test_catalog_dir_variable_selects_the_users_catalog(data_copy, monkeypatch):
     (data_copy / "VERSION").write_text("2030-01-01.7\n", encoding="utf-8")
-    _edit_cell(data_copy, "instance_types.csv", 0, "price_cny_per_hour", "1.5")
-    name = raw_rows("instance_types.csv")[0]["instance_type"]
+    _edit_cell(data_copy, "instance_prices.csv", 0, "price_per_hour", "1.5")
+    first = raw_rows("instance_prices.csv")[0]
     monkeypatch.setenv("AITRAIN_CATALOG_DIR", str(data_copy))
     mine = load_catalog()
     assert mine.version == "2030-01-01.7"
-    assert mine.instance_types[name].price_cny_per_hour == 1.5
+    assert instance_price(mine, first["instance_type"], first["region"]).cny == 1.5
     assert load_catalog() is mine  # cached per resolved directory
     monkeypatch.delenv("AITRAIN_CATALOG_DIR")
     shipped = load_catalog()

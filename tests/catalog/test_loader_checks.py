@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from blueprints.catalog import CATALOG_DIR, CatalogError, load_catalog
+from blueprints.catalog import CATALOG_DIR, CatalogError, instance_price, load_catalog
 
 
 @pytest.fixture
@@ -154,13 +154,105 @@ def test_cpu_family_with_gpus(data):
     )
 
 
-@pytest.mark.parametrize("column", ["price_region", "price_date", "price_source", "price_confidence"])
-def test_instance_price_without_its_provenance(data, column):
-    line = edit(data, "instance_types.csv", 0, **{column: ""})
-    assert (
-        message(data)
-        == f"instance_types.csv line {line}, column {column!r}: required because price_cny_per_hour is set"
+@pytest.mark.parametrize(
+    "column, why",
+    [
+        ("date", "a price without the day it was read cannot be judged"),
+        ("source", "a price needs the page, file or API answer it was read from"),
+    ],
+)
+def test_instance_price_without_its_source_or_date(data, column, why):
+    line = edit(data, "instance_prices.csv", 0, **{column: ""})
+    assert message(data) == f"instance_prices.csv line {line}, column {column!r}: must not be empty: {why} (got '')"
+
+
+@pytest.mark.parametrize(
+    "cells, column, problem",
+    [
+        (
+            {"price_per_hour": ""},
+            "price_per_hour",
+            "must be a number > 0 (an unknown price has no row: never 0 or empty)",
+        ),
+        ({"price_per_hour": "0"}, "price_per_hour", "must be > 0"),
+        ({"billing": "spot"}, "billing", "must be one of payg"),
+        ({"currency": "EUR"}, "currency", "must be one of CNY, USD"),
+        ({"confidence": "sure"}, "confidence", "must be one of high, medium, low"),
+        ({"date": "June 2023"}, "date", "must be a date YYYY-MM-DD (or YYYY-MM / YYYY when the source is no finer)"),
+    ],
+)
+def test_instance_price_cells(data, cells, column, problem):
+    line = edit(data, "instance_prices.csv", 0, **cells)
+    got = next(iter(cells.values()))
+    assert message(data) == f"instance_prices.csv line {line}, column {column!r}: {problem} (got {got!r})"
+
+
+def test_instance_price_of_an_unknown_type_or_region(data):
+    line = edit(data, "instance_prices.csv", 0, instance_type="ecs.gn99.8xlarge")
+    assert message(data) == (
+        f"instance_prices.csv line {line}, column 'instance_type': 'ecs.gn99.8xlarge' is not in instance_types.csv"
     )
+    edit(data, "instance_prices.csv", 0, instance_type=rows(CATALOG_DIR, "instance_prices.csv")[0]["instance_type"])
+    edit(data, "instance_prices.csv", 0, region="mars-north-1")
+    assert message(data) == (
+        f"instance_prices.csv line {line}, column 'region': 'mars-north-1' is not a region_id in regions.csv "
+        "(add the region there first)"
+    )
+
+
+def test_instance_price_twice_for_one_region(data):
+    table = rows(data, "instance_prices.csv")
+    write(data, "instance_prices.csv", [*table, {**table[0], "price_per_hour": "1"}])
+    key = f"{table[0]['instance_type']}/{table[0]['region']}/payg"
+    assert message(data) == (
+        f"instance_prices.csv line {len(table) + 2}, column 'region': duplicate {key} (first on line 2)"
+    )
+
+
+def _with_legacy_price(directory: Path, amount: str) -> tuple[int, str]:
+    """instance_types.csv as it was before instance_prices.csv: the price columns back, one row priced."""
+    table = rows(directory, "instance_types.csv")
+    header = list(table[0])
+    if "price_cny_per_hour" not in header:
+        at = header.index("spec_source")
+        header[at:at] = ["price_cny_per_hour", "price_region", "price_date", "price_source", "price_confidence"]
+    for row in table:
+        row.setdefault("price_cny_per_hour", "")
+        for column in ("price_region", "price_date", "price_source", "price_confidence"):
+            row.setdefault(column, "")
+    i = index_of(directory, "instance_types.csv", "instance_type", "ecs.gn7e-c16g1.32xlarge")
+    table[i].update(
+        price_cny_per_hour=amount,
+        price_region="cn-shanghai",
+        price_date="2023-06",
+        price_source="https://example.com/prices",
+        price_confidence="medium",
+    )
+    write(directory, "instance_types.csv", table, header)
+    return i + 2, table[i]["instance_type"]
+
+
+def test_an_old_price_column_that_instance_prices_lacks_is_refused(data):
+    line, name = _with_legacy_price(data, "300")
+    assert message(data) == (
+        f"instance_types.csv line {line}, column 'price_cny_per_hour': prices live in instance_prices.csv now and it "
+        f"has no {name} / cn-shanghai row of 300 CNY; run tools/drop_price_columns.py on the catalog folder to move "
+        "them into instance_prices.csv"
+    )
+
+
+def test_an_old_price_column_without_instance_prices_is_refused(data):
+    _with_legacy_price(data, "277.93")
+    (data / "instance_prices.csv").unlink()
+    assert message(data) == (
+        "instance_prices.csv: missing, and instance_types.csv still holds prices; run tools/drop_price_columns.py "
+        "on the catalog folder to move them into instance_prices.csv"
+    )
+
+
+def test_an_old_price_column_that_matches_instance_prices_is_read_past(data):
+    _with_legacy_price(data, "277.93")
+    assert instance_price(load_catalog(data), "ecs.gn7e-c16g1.32xlarge", "cn-shanghai").cny == 277.93
 
 
 @pytest.mark.parametrize(

@@ -136,6 +136,8 @@ class BlueprintSpec(ABC, Generic[P]):
 
     def summary(self) -> dict[str, Any]:
         """What a reviewer reads first: hardware, counts, storage and the compute price, with its source."""
+        from blueprints.catalog.pricing import instance_price
+
         profile, instance, catalog = self.profile, self.instance, self.catalog
         summary: dict[str, Any] = {
             "blueprint": self.name,
@@ -170,14 +172,15 @@ class BlueprintSpec(ABC, Generic[P]):
             spot=profile.cost.spot,
             admin_cidr=profile.network.admin_cidr,
         )
-        if instance.price_cny_per_hour is None:
-            summary["compute_price"] = f"unknown: the catalog has no price for {instance.instance_type}"
+        price = instance_price(catalog, instance.instance_type, profile.region)
+        if price.cny is None:
+            summary["compute_price"] = f"unknown: {price.source}"
         else:
             nodes, basis = self.price_basis()
-            summary["compute_cny_per_hour"] = round(instance.price_cny_per_hour * nodes, 2)
+            summary["compute_cny_per_hour"] = round(price.cny * nodes, 2)
             summary["compute_price_basis"] = (
-                f"{nodes} × {instance.price_cny_per_hour} CNY/h pay-as-you-go list price"
-                f" ({instance.price_region}, {instance.price_date}; {instance.price_source})"
+                f"{nodes} × {price.cny:g} CNY/h pay-as-you-go {price.status} price"
+                f" ({price.region}, {price.date}; {price.source})"
                 + (f"; {basis}" if basis else "")
                 + ("; spot pays less, by a varying discount" if profile.cost.spot else "")
             )
