@@ -9,6 +9,7 @@ from typing import Any, Iterable, Sequence
 from blueprints.advisor import sizing
 from blueprints.advisor.budget import BudgetTier
 from blueprints.advisor.cost import cost_cny_per_year
+from blueprints.advisor.feed import feed_findings
 from blueprints.advisor.explanations import data_path_findings, option_notes, tier_reasons, what_to_relax, why_not
 from blueprints.advisor.job import Job
 from blueprints.advisor.options import (
@@ -137,6 +138,7 @@ def recommend(
             else tier_reasons(job, catalog, chosen, tier, yearly, tiers, _alone(job, catalog, chosen, tier, tiers))
         )
         findings += data_path_findings(job, chosen, storage)
+        findings += feed_findings(job, catalog, chosen.instance_type, chosen.nodes, chosen.estimated_hours)
         if storage.kind == "cpfs":
             findings.append(
                 "storage: only CPFS meets this capacity and throughput, "
@@ -267,5 +269,6 @@ def estimate(job: Job, catalog: Any, instance_type: str, nodes: int) -> tuple[Op
     if option.estimated_hours is not None:
         storage = choose_storage(catalog, needed_mb_s(job, option.estimated_hours), job.dataset_tb, job.region)
         findings += data_path_findings(job, option, storage)
+        findings += feed_findings(job, catalog, option.instance_type, option.nodes, option.estimated_hours)
     findings += option_notes(job, catalog, option)
     return option, storage, findings
