@@ -9,8 +9,8 @@ from typing import Any, Iterable, Sequence
 from blueprints.advisor import sizing
 from blueprints.advisor.budget import BudgetTier
 from blueprints.advisor.cost import cost_cny_per_year
-from blueprints.advisor.feed import feed_findings
 from blueprints.advisor.explanations import data_path_findings, option_notes, tier_reasons, what_to_relax, why_not
+from blueprints.advisor.feed import feed_findings
 from blueprints.advisor.job import Job
 from blueprints.advisor.options import (
     HARD,
