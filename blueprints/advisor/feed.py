@@ -21,6 +21,9 @@ from blueprints.advisor.job import Job
 # The CPU type a preprocessing group uses unless the profile names another (docs/sources/alibaba-cloud-facts.md,
 # section 5 "Suggested generator defaults": preprocessing on g7 or g8i 8xlarge).
 DEFAULT_GROUP_TYPE = "ecs.g7.8xlarge"
+# The blueprints whose profiles take a ``preprocess:`` section (blueprints/profile/preprocess.py); a test holds this
+# to the profile models that have the field, so `aitrain recommend --write` only writes it where it is accepted.
+PREPROCESS_BLUEPRINTS = ("fixed-cluster", "autoscaling-pool")
 # torchrun starts one training process per GPU (aitrain-torchrun --nproc-per-node); each keeps one vCPU busy, so
 # the input pipeline gets the rest. A modelling choice, stated in every finding.
 VCPUS_PER_TRAINING_PROCESS = 1
@@ -168,6 +171,14 @@ def _roomier_type(catalog: Any, inst: Any, per_vcpu: float) -> tuple[str, float]
     best = max(same, key=lambda t: (t.vcpus, t.instance_type))
     vcpus = best.vcpus - VCPUS_PER_TRAINING_PROCESS * best.gpu_count
     return best.instance_type, vcpus * per_vcpu
+
+
+def cpu_group_for(job: Job, catalog: Any, instance_type: str, nodes: int, hours: float | None) -> CpuGroup | None:
+    """The CPU preprocessing group a configuration needs (None: its vCPUs feed its GPUs, or the check cannot run)."""
+    if job.input_kind is None or hours is None:
+        return None
+    feed = check_feed(job, catalog, instance_type, nodes, hours)
+    return None if feed is None else feed.group
 
 
 def feed_findings(job: Job, catalog: Any, instance_type: str, nodes: int, hours: float | None) -> list[str]:
