@@ -30,6 +30,7 @@ def test_the_group_is_a_component_of_cpu_instances_with_their_own_scoped_role(gr
     names = _by_name(grouped)
     unit = names["medical-imaging-preprocess"]
     assert unit.type == "aitrain:compute:CpuPreprocessGroup" and not unit.custom
+    assert unit.registered_outputs == ("instance_ids", "private_ips", "role_name")
     children = {r.name: r.short_type for r in grouped.children("medical-imaging-preprocess")}
     assert children == {
         "medical-imaging-preprocess-node-role": "ram.Role",

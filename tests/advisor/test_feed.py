@@ -11,10 +11,10 @@ import pytest
 
 from blueprints.advisor import feed
 from blueprints.advisor.choice import estimate, recommend
+from blueprints.advisor.data import limits
 from blueprints.advisor.job import load_job_dict, parse_job
 from blueprints.advisor.stack import profile_dict
 from blueprints.architectures import budget_tiers, parse, profile_models
-from blueprints.advisor.data import limits
 from blueprints.catalog import load_catalog
 from blueprints.core.errors import UserInputError
 
@@ -48,7 +48,7 @@ def test_every_rate_has_a_source_and_its_derivation_gives_its_value():
             continue
         formula = row["derivation"].split(":", 1)[0]
         assert re.fullmatch(r"[0-9./+() ]+", formula), formula
-        assert float(row["per_vcpu_per_second"]) == pytest.approx(eval(formula), abs=0.5), row  # noqa: S307
+        assert float(row["per_vcpu_per_second"]) == pytest.approx(eval(formula), abs=0.5), row
     levels = {r["level"]: float(r["per_vcpu_per_second"]) for r in rows if r["input_kind"] == "jpeg_images"}
     assert levels["tuned"] > levels["typical"] > levels["conservative"]
 
