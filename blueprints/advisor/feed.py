@@ -17,10 +17,11 @@ from typing import Any
 
 from blueprints.advisor.data import DATA_DIR, LEVELS
 from blueprints.advisor.job import Job
+from blueprints.profile.preprocess import DEFAULT_PREPROCESS_TYPE, PREPROCESS_MAX_NODES
 
-# The CPU type a preprocessing group uses unless the profile names another (docs/sources/alibaba-cloud-facts.md,
-# section 5 "Suggested generator defaults": preprocessing on g7 or g8i 8xlarge).
-DEFAULT_GROUP_TYPE = "ecs.g7.8xlarge"
+# The CPU type a group falls back to when no CPU type of the catalog is priced (docs/sources/alibaba-cloud-facts.md,
+# section 5 "Suggested generator defaults": preprocessing on g7 or g8i 8xlarge); the profile section's default too.
+DEFAULT_GROUP_TYPE = DEFAULT_PREPROCESS_TYPE
 # The blueprints whose profiles take a ``preprocess:`` section (blueprints/profile/preprocess.py); a test holds this
 # to the profile models that have the field, so `aitrain recommend --write` only writes it where it is accepted.
 PREPROCESS_BLUEPRINTS = ("fixed-cluster", "autoscaling-pool")
@@ -100,6 +101,7 @@ class Feed:
     group: CpuGroup | None  # the CPU group that covers the typical shortfall (None: no shortfall)
     group_conservative: CpuGroup | None  # the group that covers it at the conservative rate
     roomier_type: tuple[str, float] | None  # a type with the same GPUs and more vCPUs, and its typical supply
+    gpu_price_cny_per_hour: float | None = None  # per GPU node, to price the wait against the group
 
     @property
     def shortfall_per_node(self) -> float:
@@ -147,16 +149,32 @@ def check_feed(job: Job, catalog: Any, instance_type: str, nodes: int, hours: fl
         group = size_group(catalog, (needed - supply[1]) * nodes, per_vcpu[1])
         cautious = size_group(catalog, (needed - supply[2]) * nodes, per_vcpu[2])
         roomier = _roomier_type(catalog, inst, per_vcpu[1])
-    return Feed(unit, nodes, needed, vcpus, supply, hours, group, cautious, roomier)
+    return Feed(unit, nodes, needed, vcpus, supply, hours, group, cautious, roomier, inst.price_cny_per_hour)
 
 
-def size_group(
-    catalog: Any, missing_per_second: float, per_vcpu: float, instance_type: str = DEFAULT_GROUP_TYPE
-) -> CpuGroup:
-    """The fewest nodes of CPU type ``instance_type`` whose vCPUs prepare ``missing_per_second`` more samples/s."""
-    cpu = catalog.instance_types[instance_type]
-    nodes = max(1, math.ceil(missing_per_second / (cpu.vcpus * per_vcpu)))
-    return CpuGroup(instance_type, nodes, cpu.vcpus, cpu.price_cny_per_hour)
+def size_group(catalog: Any, missing_per_second: float, per_vcpu: float) -> CpuGroup:
+    """The cheapest CPU group whose vCPUs prepare ``missing_per_second`` more samples/s: over every priced CPU type
+    of the catalog, the fewest nodes of it that cover the gap, at the lowest price per hour (ties: fewer nodes, then
+    the name). With no priced CPU type it is ``DEFAULT_GROUP_TYPE``, unpriced."""
+    best: CpuGroup | None = None
+    for cpu in catalog.instance_types.values():
+        if cpu.is_gpu or cpu.price_cny_per_hour is None or cpu.vcpus < 1:
+            continue
+        nodes = max(1, math.ceil(missing_per_second / (cpu.vcpus * per_vcpu)))
+        if nodes > PREPROCESS_MAX_NODES:
+            continue
+        group = CpuGroup(cpu.instance_type, nodes, cpu.vcpus, cpu.price_cny_per_hour)
+        if best is None or _cheaper(group, best):
+            best = group
+    if best is not None:
+        return best
+    cpu = catalog.instance_types[DEFAULT_GROUP_TYPE]
+    return CpuGroup(cpu.instance_type, max(1, math.ceil(missing_per_second / (cpu.vcpus * per_vcpu))), cpu.vcpus, None)
+
+
+def _cheaper(one: CpuGroup, other: CpuGroup) -> bool:
+    assert one.cny_per_hour is not None and other.cny_per_hour is not None
+    return (one.cny_per_hour, one.nodes, one.instance_type) < (other.cny_per_hour, other.nodes, other.instance_type)
 
 
 def _roomier_type(catalog: Any, inst: Any, per_vcpu: float) -> tuple[str, float] | None:
@@ -225,6 +243,12 @@ def _verdict(job: Job, feed: Feed) -> str:
         + ("" if cautious is None else f"; {cautious.nodes} at the conservative rate")
         + ")"
     )
+    if feed.gpu_price_cny_per_hour is not None and group.cny_per_hour is not None:
+        waiting = feed.nodes * feed.gpu_price_cny_per_hour * (feed.cpu_bound_hours - feed.hours)
+        text += (
+            f"; per run the group costs ¥{group.cny_per_hour * feed.hours:,.0f} against ¥{waiting:,.0f} of GPU time "
+            "spent waiting"
+        )
     if feed.roomier_type is not None:
         name, supply = feed.roomier_type
         text += f", or a type with more vCPUs per GPU: {name} prepares {supply:,.0f} {feed.unit}/s per node"

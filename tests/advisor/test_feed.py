@@ -88,16 +88,26 @@ def test_resnet50_on_one_a100_is_cpu_bound_and_gets_a_sized_priced_group(catalog
     assert supply < needed  # ResNet-50 on an A100 eats images faster than 11 vCPUs decode them
     assert check.shortfall_per_node == pytest.approx(needed - supply)
     assert check.cpu_bound_hours == pytest.approx(chosen.estimated_hours * needed / supply)
-    cpu = catalog.instance_types[feed.DEFAULT_GROUP_TYPE]
     group = check.group
-    assert group is not None and group.instance_type == cpu.instance_type and not cpu.is_gpu
-    assert group.nodes == math.ceil((needed - supply) * chosen.nodes / (cpu.vcpus * 257))
+    assert group is not None
+    cpu = catalog.instance_types[group.instance_type]
+    assert not cpu.is_gpu and group.vcpus_per_node == cpu.vcpus
+    missing = (needed - supply) * chosen.nodes
+    # Enough vCPUs for the gap, one node fewer would not be, and no priced CPU type covers it for less.
+    assert group.nodes * cpu.vcpus * 257 >= missing > (group.nodes - 1) * cpu.vcpus * 257
     assert group.cny_per_hour == pytest.approx(group.nodes * cpu.price_cny_per_hour)
+    for other in catalog.instance_types.values():
+        if not other.is_gpu and other.price_cny_per_hour is not None:
+            cost = math.ceil(missing / (other.vcpus * 257)) * other.price_cny_per_hour
+            assert cost >= group.cny_per_hour - 1e-9, other.instance_type
     # The conservative rate needs at least as many nodes.
     assert check.group_conservative is not None and check.group_conservative.nodes >= group.nodes
     line = next(f for f in rec.findings if f.startswith("input pipeline"))
     assert "SHORTFALL" in line and f"{group.nodes} × {cpu.instance_type}" in line
     assert f"{check.cpu_bound_hours:,.1f} h instead of {chosen.estimated_hours:,.1f} h" in line
+    gpu_price = catalog.instance_types[chosen.instance_type].price_cny_per_hour
+    waiting = chosen.nodes * gpu_price * (check.cpu_bound_hours - chosen.estimated_hours)
+    assert f"group costs ¥{group.cny_per_hour * chosen.estimated_hours:,.0f} against ¥{waiting:,.0f}" in line
     # The written profile carries the group, and the blueprint accepts it.
     profile = profile_dict(rec)
     assert profile is not None and profile["preprocess"] == {"instance_type": cpu.instance_type, "nodes": group.nodes}
