@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from blueprints.catalog import load_catalog
 from blueprints.core import userdata
@@ -70,9 +71,13 @@ def test_user_data_mounts_the_shared_file_system_and_points_at_the_bucket(groupe
     node = _by_name(grouped)["medical-imaging-preprocess-cpu-000"].inputs
     text = userdata.decode(node["userData"])
     assert text is not None and text.startswith("#cloud-config\n")
-    mount = next(line for line in text.splitlines() if line.startswith("  - [") and '"nfs"' in line)
-    assert '"${medical-imaging-storage-mount-target.mountTargetDomain}:/share", "/mnt/shared", "nfs"' in mount
-    assert "  - mount -a -t nfs" in text.splitlines()
+    doc = yaml.safe_load(text)
+    gpu_doc = yaml.safe_load(userdata.decode(_by_name(grouped)["medical-imaging-cluster-template"].inputs["userData"]))
+    # The same NFS mount as the GPU nodes (source, path, options), mounted at boot.
+    (mount,) = doc["mounts"]
+    assert mount[:2] == ["${medical-imaging-storage-mount-target.mountTargetDomain}:/share", "/mnt/shared"]
+    assert mount == gpu_doc["mounts"][0]
+    assert "mount -a -t nfs" in doc["runcmd"] and gpu_doc["packages"][0] in doc["packages"]
     bucket = grouped.outputs["bucket"]
     assert f"OSS_BUCKET={bucket}" in text and "ALIBABA_CLOUD_ECS_METADATA=medical-imaging-preprocess-node" in text
     # Not a training node: no launcher, no host registry, no GPU driver install.
