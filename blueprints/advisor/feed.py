@@ -22,9 +22,6 @@ from blueprints.profile.preprocess import DEFAULT_PREPROCESS_TYPE, PREPROCESS_MA
 # The CPU type a group falls back to when no CPU type of the catalog is priced (docs/sources/alibaba-cloud-facts.md,
 # section 5 "Suggested generator defaults": preprocessing on g7 or g8i 8xlarge); the profile section's default too.
 DEFAULT_GROUP_TYPE = DEFAULT_PREPROCESS_TYPE
-# The blueprints whose profiles take a ``preprocess:`` section (blueprints/profile/preprocess.py); a test holds this
-# to the profile models that have the field, so `aitrain recommend --write` only writes it where it is accepted.
-PREPROCESS_BLUEPRINTS = ("fixed-cluster", "autoscaling-pool")
 # torchrun starts one training process per GPU (aitrain-torchrun --nproc-per-node); each keeps one vCPU busy, so
 # the input pipeline gets the rest. A modelling choice, stated in every finding.
 VCPUS_PER_TRAINING_PROCESS = 1

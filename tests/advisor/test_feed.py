@@ -176,6 +176,9 @@ def test_bad_input_names_the_field(field, value, needle):
     assert needle in problems[0].message
 
 
-def test_the_blueprints_that_take_a_group_are_the_ones_whose_profiles_have_the_section():
-    having = {name for name, model in profile_models().items() if "preprocess" in model.model_fields}
-    assert having == set(feed.PREPROCESS_BLUEPRINTS)
+def test_the_tiers_that_write_a_group_are_the_ones_whose_profiles_take_the_section():
+    models = profile_models()
+    tiers = budget_tiers(limits())
+    assert {t.blueprint for t in tiers if t.cpu_preprocess} == {"fixed-cluster", "autoscaling-pool"}
+    for tier in tiers:
+        assert tier.cpu_preprocess == ("preprocess" in models[tier.blueprint].model_fields), tier.name

@@ -222,6 +222,7 @@ class AutoscalingPoolSpec(EcsSpec[AutoscalingProfile]):
                 cls.compute_from_choice,
                 spot_when_allowed=True,
                 scales_to_zero=True,
+                cpu_preprocess=True,
             ),
         )
 

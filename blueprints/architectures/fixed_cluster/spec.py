@@ -162,6 +162,7 @@ class FixedClusterSpec(EcsSpec[FixedClusterProfile]):
                 limits["tier_dedicated_min_cny_per_year"],
                 "dedicated training cluster",
                 cls.compute_from_choice,
+                cpu_preprocess=True,
             ),
             BudgetTier(
                 "single-node",
@@ -171,6 +172,7 @@ class FixedClusterSpec(EcsSpec[FixedClusterProfile]):
                 cls.compute_from_choice,
                 spot_when_allowed=True,
                 single_node=True,
+                cpu_preprocess=True,
             ),
         )
 
