@@ -27,6 +27,11 @@ class MfuRow:
     linked by ``anchor_link`` (``node`` = a single node, ``rdma``, ``tcp``) at ``anchor_gbps_per_gpu`` Gbit/s
     per GPU (None = not published), training a model of communication class ``anchor_comm`` (the anchor's own
     model: LLMs and BERT-large are ``heavy``, ResNet-50 is ``light``; data/limits.csv ``comm_heavy_min_params``).
+    ``anchor_fabric_bound`` is False when the anchor's own figures show its fabric did not limit it (bandwidth not
+    published but MFU high at scale; BLOOM's measured throughput): its scaling loss is then taken at the fastest
+    row of its link instead of the row its bandwidth falls in (``sizing.anchor_scaling``). ``anchor_params`` is the
+    parameter count of the anchor's own model (None = not recorded: the CNN rows), so the advisor can say when a job
+    is smaller than every model its range was measured on (``sizing.model_size_note``).
     """
 
     gpu_class: str
@@ -39,7 +44,9 @@ class MfuRow:
     anchor_nvlink: bool
     anchor_link: str
     anchor_gbps_per_gpu: float | None
+    anchor_params: float | None
     anchor_comm: str
+    anchor_fabric_bound: bool
     confidence: str
     derivation: str
     source: str
@@ -101,6 +108,14 @@ class MemoryRow:
         return self.weight_bytes + self.grad_bytes + self.optimizer_bytes
 
 
+def _flag(row: dict[str, str], column: str) -> bool:
+    """A ``true`` / ``false`` cell of an advisor data file (anything else is a data error, named with its row)."""
+    value = row[column]
+    if value not in ("true", "false"):
+        raise ValueError(f"data/mfu.csv: {column} = {value!r} in row {row}: must be true or false")
+    return value == "true"
+
+
 @functools.lru_cache(maxsize=None)
 def mfu_rows() -> tuple[MfuRow, ...]:
     """All rows of ``data/mfu.csv``."""
@@ -116,12 +131,47 @@ def mfu_rows() -> tuple[MfuRow, ...]:
             r["anchor_nvlink"] == "true",
             r["anchor_link"],
             float(r["anchor_gbps_per_gpu"]) if r["anchor_gbps_per_gpu"] else None,
+            float(r["anchor_params"]) if r["anchor_params"] else None,
             r["anchor_comm"],
+            _flag(r, "anchor_fabric_bound"),
             r["confidence"],
             r["derivation"],
             r["source"],
         )
         for r in _rows("mfu.csv")
+    )
+
+
+@dataclass(frozen=True)
+class RangeCheck:
+    """Published runs a class's tuned–conservative range was checked against: their model sizes and how many fell
+    inside (``data/range_checks.csv``; the test named in ``source`` recomputes it)."""
+
+    gpu_class: str
+    model_kind: str
+    precision_group: str
+    runs: str
+    min_params: float
+    max_params: float
+    inside: int
+    source: str
+
+
+@functools.lru_cache(maxsize=None)
+def range_checks() -> tuple[RangeCheck, ...]:
+    """All rows of ``data/range_checks.csv``."""
+    return tuple(
+        RangeCheck(
+            r["gpu_class"],
+            r["model_kind"],
+            r["precision_group"],
+            r["runs"],
+            float(r["min_params"]),
+            float(r["max_params"]),
+            int(r["inside"]),
+            r["source"],
+        )
+        for r in _rows("range_checks.csv")
     )
 
 

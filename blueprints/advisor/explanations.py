@@ -248,6 +248,9 @@ def option_notes(job: Job, catalog: Any, option: Option) -> list[str]:
             f"{option.mfu * scaling.efficiency:.3f} of peak"
         )
     out += [f"scaling: {n}" for n in scaling.notes]
+    mfu_range = None if job.mfu is not None else sizing.default_mfu(option.gpu_model, job.model_kind, job.precision)
+    size_note = None if mfu_range is None else sizing.model_size_note(job, mfu_range)
+    out += [size_note] if size_note is not None else []
     if not catalog.known_regions(inst):
         out.append(
             f"{inst.instance_type}: availability in {job.region} is not "

@@ -8,7 +8,16 @@ import math
 import re
 from dataclasses import dataclass
 
-from blueprints.advisor.data import LEVELS, MfuRow, ScalingRow, limits, memory_rows, mfu_rows, scaling_rows
+from blueprints.advisor.data import (
+    LEVELS,
+    MfuRow,
+    ScalingRow,
+    limits,
+    memory_rows,
+    mfu_rows,
+    range_checks,
+    scaling_rows,
+)
 from blueprints.advisor.job import Job
 
 GIB = 2.0**30
@@ -18,7 +27,11 @@ SECONDS_PER_HOUR = 3600.0
 
 # A800 and H800 have the same math as A100 and H100; only NVLink differs (training-performance.md §1).
 _CLASS_ALIASES = {"A800": "A100", "H800": "H100"}
-_CLASS_RE = re.compile(r"(L40S|H100|H800|H200|H20|A100|A800|A30|A10|V100|T4|P100|L20)", re.IGNORECASE)
+# Blackwell-generation names (B200, B300; GB200 is B200 with a Grace CPU; the RTX PRO Blackwell cards the ebmgn9g*
+# families carry) get a class so that "no anchor" names them; none has a published training MFU yet (§8.5).
+_CLASS_RE = re.compile(
+    r"(L40S|H100|H800|H200|H20|A100|A800|A30|A10|V100|T4|P100|L20|B200|B300|RTX[- ]?PRO[- ]?\d{4})", re.IGNORECASE
+)
 
 
 def training_flops(job: Job) -> float:
@@ -46,7 +59,7 @@ def gpu_class(gpu_model: str | None) -> str | None:
     match = _CLASS_RE.search(gpu_model)
     if not match:
         return None
-    name = match.group(1).upper()
+    name = re.sub(r"^RTX[- ]?PRO[- ]?", "RTX-PRO-", match.group(1).upper())
     return _CLASS_ALIASES.get(name, name)
 
 
@@ -82,6 +95,38 @@ def default_mfu(gpu_model: str | None, model_kind: str, precision: str) -> MfuRa
     if missing:
         raise LookupError(f"data/mfu.csv: {cls} {model_kind}/{group} lacks the {', '.join(missing)} row")
     return MfuRange(found["tuned"], found["typical"], found["conservative"])
+
+
+def model_size_note(job: Job, mfu_range: MfuRange) -> str | None:
+    """A caveat when the job's model is smaller than every model the range was measured on or checked against.
+
+    Published MFU falls with model size (Megatron-LM, same cluster and code: 41.5% at 22B, 56.3% at 1T;
+    training-performance.md §4.1): smaller matrices keep the tensor cores less busy, so for such a job even the
+    conservative end may be optimistic. The smallest size is the smallest anchor model or, where published runs were
+    checked against the range (``data/range_checks.csv``), the smallest of those. None inside, or when a size is
+    not recorded (the CNN anchors).
+    """
+    sizes = [r.anchor_params for r in mfu_range.levels()]
+    if any(size is None for size in sizes):
+        return None
+    known = [size for size in sizes if size is not None]
+    row = mfu_range.typical
+    checked = [
+        c
+        for c in range_checks()
+        if (c.gpu_class, c.model_kind, c.precision_group) == (row.gpu_class, row.model_kind, row.precision_group)
+    ]
+    smallest = min(known + [c.min_params for c in checked])
+    if job.params >= smallest:
+        return None
+    also = "".join(
+        f" and checked against {c.inside} published runs of {c.min_params:.3g}–{c.max_params:.3g}" for c in checked
+    )
+    return (
+        f"range: the MFU anchors were measured on {min(known):.3g}–{max(known):.3g}-parameter models{also}; this "
+        f"job has {job.params:.3g}, fewer than any: published MFU falls with model size (training-performance.md "
+        "§4.1), so even the conservative end may be optimistic; set mfu: to a measured fraction if you have one"
+    )
 
 
 def comm_class(job: Job) -> str:
@@ -180,11 +225,12 @@ def anchor_scaling(row: MfuRow) -> Scaling:
     The anchor's own model decides its communication class, not the user's: BLOOM's 176B gradients over 50 Gbit/s
     lost what a heavy model loses there, whatever model is being estimated.
 
-    An anchor whose fabric bandwidth is not published is taken at the fastest row of its link: the MFU it reached
-    at that scale shows the fabric was not the bottleneck (each such row says so in its derivation).
+    An anchor whose fabric did not limit it (``anchor_fabric_bound`` false: bandwidth not published but MFU high at
+    that scale, or BLOOM, whose own throughput rules the fabric out) is taken at the fastest row of its link; each
+    such row says why in its derivation. Dividing out a fabric loss the anchor did not have would raise its MFU.
     """
     gbps = row.anchor_gbps_per_gpu
-    if gbps is None and row.anchor_link in ("rdma", "tcp"):
+    if not row.anchor_fabric_bound and row.anchor_link in ("rdma", "tcp"):
         gbps = max(r.min_gbps_per_gpu for r in scaling_rows() if r.link == row.anchor_link)
     node_gbps = None if gbps is None else gbps * row.anchor_gpus_per_node
     return scaling_efficiency(

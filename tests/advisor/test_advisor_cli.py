@@ -160,10 +160,11 @@ def test_estimate_json_fields():
         assert doc[key] is not None
     # 6 × 1.2e9 × 2e10 = 1.44e20 FLOPs ÷ (16 × 312e12 × 0.479624 × 0.954286) ÷ 3600 = 35.07 h
     assert abs(doc["estimated_hours"] - 1.44e20 / (16 * 312e12 * node_mfu * (1 - 0.32 / 7)) / 3600) < 1e-3
-    # The range: the same configuration at the LLaMA-65B (tuned) and BLOOM (conservative) anchors, each normalised to
-    # its own cluster: 0.477 / 0.906430 (256 nodes) and 0.318 / (1 − 0.32/7 × log2(48)) (48 nodes at 50 Gbit/s per GPU).
-    tuned = 0.477 / (1 - 0.0584 / 5 * 8)
-    conservative = 0.318 / (1 - 0.32 / 7 * math.log2(48))
+    # The range: the same configuration at the Megatron-LM 530B (tuned) and BLOOM (conservative) anchors, each
+    # normalised to its own cluster at ≥ 100 Gbit/s per GPU (neither fabric-bound): 0.542 / (1 − 0.01168 × log2(280))
+    # (2,240 GPUs) and 0.318 / (1 − 0.01168 × log2(48)) (384 GPUs).
+    tuned = 0.542 / (1 - 0.0584 / 5 * math.log2(280))
+    conservative = 0.318 / (1 - 0.0584 / 5 * math.log2(48))
     hours = doc["estimated_hours"]
     assert doc["estimated_hours_range"]["tuned"] == pytest.approx(hours * node_mfu / tuned, abs=2e-3)
     assert doc["estimated_hours_range"]["conservative"] == pytest.approx(hours * node_mfu / conservative, abs=2e-3)

@@ -91,7 +91,7 @@ def test_job_mfu_collapses_the_range():
 
 def test_deadline_reason_says_when_only_the_tuned_end_meets_it():
     # Fake ecs.a8 (8 × A100) × 1, 6e20 FLOPs: typical 6e20 / (8 × 312e12 × 0.435/0.906960) / 3600 = 139.2 h = 5.8 days;
-    # tuned 0.477/0.906430 → 126.9 h = 5.3 days. A 5.5-day deadline sits between them.
+    # tuned 0.542/0.905052 (Megatron-LM 530B, 280 nodes) → 111.5 h = 4.6 days. A 5.5-day deadline sits between them.
     job = parse_job(
         {
             "name": "range-job",
@@ -104,14 +104,14 @@ def test_deadline_reason_says_when_only_the_tuned_end_meets_it():
     )
     options = {(o.instance_type, o.nodes): o for o in enumerate_options(job, fake_catalog())}
     reason = next(r for r in options[("ecs.a8.32xlarge", 1)].reasons if r.code == "deadline")
-    assert reason.message == "typical 5.8 days misses the 5.5-day deadline; only the tuned end (5.3 days) meets it"
+    assert reason.message == "typical 5.8 days misses the 5.5-day deadline; only the tuned end (4.6 days) meets it"
     tight = {
         (o.instance_type, o.nodes): o
-        for o in enumerate_options(job.model_copy(update={"deadline_days": 5.0}), fake_catalog())
+        for o in enumerate_options(job.model_copy(update={"deadline_days": 4.5}), fake_catalog())
     }
     assert (
         next(r for r in tight[("ecs.a8.32xlarge", 1)].reasons if r.code == "deadline").message
-        == "takes 5.8 days (tuned end 5.3 days); the deadline is 5 days"
+        == "takes 5.8 days (tuned end 4.6 days); the deadline is 4.5 days"
     )
 
 

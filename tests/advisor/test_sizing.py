@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import math
 import re
 
@@ -42,12 +43,12 @@ def test_training_flops(fields, expected):
 @pytest.mark.parametrize(
     "gpu, kind, precision, tuned, typical, conservative",
     [
-        # LLaMA-65B 5.48e23/(1,022,362 h × 3600)/312e12; Llama-2-70B 8.4e23/(1,720,320 h × 3600)/312e12; BLOOM
+        # Megatron-LM 530B 54.2% MFU (Korthikanti et al. 2022); Llama-2-70B 8.4e23/(1,720,320 h × 3600)/312e12; BLOOM
         # 3.87e23/(1,082,990 h × 3600)/312e12
-        ("A100-SXM4-80GB", "transformer", "bf16", 0.477, 0.435, 0.318),
-        ("A800-SXM4-80GB", "transformer", "fp16", 0.477, 0.435, 0.318),  # A800 = A100 math (§1)
-        ("A100-SXM4-40GB", "transformer", "tf32", 0.521, 0.474, 0.347),  # × 2505/4591 × 312/156
-        ("V100-SXM2-16GB", "transformer", "fp16", 0.453, 0.413, 0.302),  # × (1746/125)/(4591/312)
+        ("A100-SXM4-80GB", "transformer", "bf16", 0.542, 0.435, 0.318),
+        ("A800-SXM4-80GB", "transformer", "fp16", 0.542, 0.435, 0.318),  # A800 = A100 math (§1)
+        ("A100-SXM4-40GB", "transformer", "tf32", 0.591, 0.474, 0.347),  # × 2505/4591 × 312/156
+        ("V100-SXM2-16GB", "transformer", "fp16", 0.514, 0.413, 0.302),  # × (1746/125)/(4591/312)
         ("H100-SXM5-80GB", "transformer", "bf16", 0.43, 0.405, 0.38),  # Llama 3 405B 38–43%
         (
             "A100-SXM4-80GB",
@@ -81,7 +82,7 @@ def test_training_flops(fields, expected):
             "A30",
             "transformer",
             "bf16",
-            0.363,
+            0.412,
             0.298,
             0.163,
         ),  # A100 levels × MLPerf BERT per-peak ratios 0.760 / 0.685 / 0.512
@@ -103,6 +104,14 @@ def test_default_mfu_range(gpu, kind, precision, tuned, typical, conservative):
         (None, "cnn", "fp32"),
         ("T4", "cnn", "fp16"),
         ("A100-SXM4-80GB", "other", "bf16"),
+        # Issue 22's new classes: no published training measurement (training-performance.md §8.5), so no row.
+        ("H20", "transformer", "bf16"),
+        ("H20", "transformer", "fp8"),
+        ("H20", "cnn", "fp16"),
+        ("L20", "transformer", "bf16"),
+        ("L20", "cnn", "fp16"),
+        ("RTX-PRO-5000-Blackwell-72GB", "transformer", "bf16"),
+        ("RTX-PRO-5000-Blackwell-48GB", "cnn", "fp16"),
     ],
 )
 def test_no_anchor_means_no_default(gpu, kind, precision):
@@ -326,14 +335,23 @@ def test_cost_functions():
 
 
 def test_an_anchor_is_normalised_with_its_own_models_communication_class():
-    """BLOOM-176B (48 nodes, 50 Gbit/s per GPU) lost what a heavy model loses there, whatever job is estimated."""
-    bloom = next(
-        r
+    """Llama 2 (250 nodes at 200 Gbit/s per GPU) is normalised with the heavy ≥ 100 Gbit/s row, whatever job is
+    estimated; BLOOM-176B (48 nodes, 50 Gbit/s per GPU) is marked not fabric-bound, so its 50 Gbit/s does not put it
+    in the bandwidth-bound row (1 − 0.32/7 × log2(48) = 0.745 would need 64% on one node, above any A100 figure)."""
+    rows = {
+        r.level: r
         for r in mfu_rows()
-        if (r.gpu_class, r.model_kind, r.precision_group, r.level) == ("A100", "transformer", "mixed", "conservative")
-    )
+        if (r.gpu_class, r.model_kind, r.precision_group) == ("A100", "transformer", "mixed")
+    }
+    llama2, bloom = rows["typical"], rows["conservative"]
+    assert (llama2.anchor_nodes, llama2.anchor_gbps_per_gpu, llama2.anchor_fabric_bound) == (250, 200, True)
+    assert sizing.node_mfu(llama2) == pytest.approx(0.435 / (1 - 0.0584 / 5 * math.log2(250)))
     assert (bloom.anchor_nodes, bloom.anchor_gbps_per_gpu, bloom.anchor_comm) == (48, 50, "heavy")
-    assert sizing.node_mfu(bloom) == pytest.approx(bloom.mfu / (1 - 0.32 / 7 * math.log2(48)))
+    assert bloom.anchor_fabric_bound is False
+    assert sizing.node_mfu(bloom) == pytest.approx(bloom.mfu / (1 - 0.0584 / 5 * math.log2(48)))
+    # Had the fabric been the limit, the bandwidth-bound row would apply: the flag is what moves it.
+    bound = dataclasses.replace(bloom, anchor_fabric_bound=True)
+    assert sizing.node_mfu(bound) == pytest.approx(bloom.mfu / (1 - 0.32 / 7 * math.log2(48)))
     resnet = next(r for r in mfu_rows() if (r.gpu_class, r.model_kind, r.level) == ("A100", "cnn", "typical"))
     assert resnet.anchor_comm == "light"
     assert {r.anchor_comm for r in mfu_rows() if r.model_kind == "transformer"} == {"heavy"}
@@ -382,3 +400,21 @@ def test_a_class_with_an_incomplete_range_is_a_data_error(monkeypatch):
     monkeypatch.setattr(sizing, "mfu_rows", lambda: rows)
     with pytest.raises(LookupError, match="data/mfu.csv: A100 cnn/mixed lacks the conservative row"):
         sizing.default_mfu("A100-SXM4-80GB", "cnn", "bf16")
+
+
+@pytest.mark.parametrize(
+    "gpu, cls",
+    [
+        ("H20", "H20"),
+        ("H200", "H200"),
+        ("L20", "L20"),
+        ("H800-SXM5-80GB", "H100"),
+        ("RTX-PRO-5000-Blackwell-72GB", "RTX-PRO-5000"),
+        ("NVIDIA RTX PRO 6000 Blackwell", "RTX-PRO-6000"),
+        ("GB200", "B200"),
+        ("B300", "B300"),
+        ("Unknown-GPU", None),
+    ],
+)
+def test_gpu_class_names_the_new_classes(gpu, cls):
+    assert sizing.gpu_class(gpu) == cls
