@@ -166,6 +166,7 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "blueprints/catalog/kubernetes.py",
         ("tests/catalog/test_kubernetes_catalog.py", "tests/test_kubernetes_profile.py"),
     ),
+    ("blueprints/components/preprocess.py", ("tests/test_preprocess_group.py",)),
     (
         "blueprints/components/",
         (

@@ -50,3 +50,6 @@ class BudgetTier:
     pool_max_nodes: int | None = None
     # Why the blueprint suits parallel jobs (what it does for them), shown with the numbers when the tier is chosen.
     why_parallel: str = ""
+    # The blueprint's profile takes a ``preprocess:`` CPU group (blueprints/profile/preprocess.py), so a recommendation
+    # whose CPUs cannot feed its GPUs writes the group the advisor sized (blueprints/advisor/feed.py).
+    cpu_preprocess: bool = False

@@ -10,6 +10,7 @@ from blueprints.advisor import sizing
 from blueprints.advisor.budget import BudgetTier
 from blueprints.advisor.cost import cost_cny_per_year
 from blueprints.advisor.explanations import data_path_findings, option_notes, tier_reasons, what_to_relax, why_not
+from blueprints.advisor.feed import CpuGroup, cpu_group_for, feed_findings
 from blueprints.advisor.job import Job
 from blueprints.advisor.options import (
     HARD,
@@ -53,6 +54,8 @@ class Recommendation:
     yearly: YearlyCost | None = None
     # Why the tier's blueprint and not the others, each reason with its numbers (``explanations.tier_reasons``).
     tier_reasons: tuple[str, ...] = field(default=())
+    # The CPU preprocessing group the chosen option needs to feed its GPUs (``feed.check_feed``); None: not needed.
+    cpu_group: CpuGroup | None = None
 
 
 def _group(option: Option, family: str) -> str:
@@ -137,6 +140,7 @@ def recommend(
             else tier_reasons(job, catalog, chosen, tier, yearly, tiers, _alone(job, catalog, chosen, tier, tiers))
         )
         findings += data_path_findings(job, chosen, storage)
+        findings += feed_findings(job, catalog, chosen.instance_type, chosen.nodes, chosen.estimated_hours)
         if storage.kind == "cpfs":
             findings.append(
                 "storage: only CPFS meets this capacity and throughput, "
@@ -164,6 +168,9 @@ def recommend(
         tuple(findings),
         yearly,
         tuple(reasons),
+        cpu_group=None
+        if chosen is None
+        else cpu_group_for(job, catalog, chosen.instance_type, chosen.nodes, chosen.estimated_hours),
     )
 
 
@@ -267,5 +274,6 @@ def estimate(job: Job, catalog: Any, instance_type: str, nodes: int) -> tuple[Op
     if option.estimated_hours is not None:
         storage = choose_storage(catalog, needed_mb_s(job, option.estimated_hours), job.dataset_tb, job.region)
         findings += data_path_findings(job, option, storage)
+        findings += feed_findings(job, catalog, option.instance_type, option.nodes, option.estimated_hours)
     findings += option_notes(job, catalog, option)
     return option, storage, findings

@@ -14,6 +14,8 @@ from blueprints.core.errors import Problem, UserInputError, did_you_mean, join_a
 ModelKind = Literal["transformer", "cnn", "other"]
 Precision = Literal["fp32", "tf32", "bf16", "fp16", "fp8"]
 Optimizer = Literal["adam", "adamw", "sgd", "sgd_momentum"]
+# What the input pipeline decodes per sample (blueprints/advisor/feed.py; rates in data/input_pipeline.csv).
+InputKind = Literal["jpeg_images", "raw_text", "pretokenized"]
 
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8")
 
@@ -32,6 +34,8 @@ _NUMBER_FIELDS = (
     "budget_cny_per_run",
     "budget_cny_per_year",
     "mfu",
+    "tokens_per_sample",
+    "preprocess_per_vcpu",
 )
 _INT_FIELDS = ("max_nodes", "jobs_in_parallel")
 
@@ -114,6 +118,23 @@ class Job(BaseModel):
         gt=0,
         le=1,
         description="Measured model FLOPs utilisation (fraction) to use instead of the published default.",
+    )
+    input_kind: InputKind | None = Field(
+        default=None,
+        description=(
+            "What the input pipeline decodes per sample: jpeg_images (decode + crop/flip/normalize), raw_text "
+            "(tokenised while training) or pretokenized; sets the CPU-feed check. Empty: not checked."
+        ),
+    )
+    tokens_per_sample: float | None = Field(
+        default=None,
+        gt=0,
+        description="Tokens per image, count (a transformer on images, e.g. 196 for 224² pixels in 16² patches).",
+    )
+    preprocess_per_vcpu: float | None = Field(
+        default=None,
+        gt=0,
+        description="Measured samples (or tokens) per second one vCPU prepares, instead of the published rates.",
     )
     jobs_in_parallel: int = Field(
         default=1,
@@ -209,6 +230,8 @@ _EXAMPLES = {
     "max_nodes": "100",
     "jobs_in_parallel": "3",
     "mfu": "0.4 (a measured fraction, 0 < mfu ≤ 1)",
+    "tokens_per_sample": "196",
+    "preprocess_per_vcpu": "250",
 }
 
 

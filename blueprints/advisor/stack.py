@@ -36,6 +36,9 @@ def profile_dict(rec: Recommendation) -> dict[str, Any] | None:
             # The throughput needs CPFS, which the NAS API cannot encrypt; the profile requires saying so explicitly.
             storage["allow_unencrypted_cpfs"] = True
         profile["storage"] = storage
+    if rec.cpu_group is not None and tier.cpu_preprocess:
+        # The vCPUs of the chosen nodes cannot feed their GPUs: the CPU group the input-pipeline check sized.
+        profile["preprocess"] = {"instance_type": rec.cpu_group.instance_type, "nodes": rec.cpu_group.nodes}
     profile["network"] = {"vpc_cidr": "10.0.0.0/16"}
     profile["cost"] = {"spot": tier.spot}
     profile["tags"] = {"workload": job.name, "sized-by": "aitrain-recommend"}

@@ -27,6 +27,7 @@ class Tier:
     min_jobs_in_parallel: int = 1
     standing: tuple[StandingCost, ...] = ()  # what the blueprint keeps up all year beyond the shared foundation
     why_parallel: str = ""
+    cpu_preprocess: bool = False  # the blueprint's profile takes a ``preprocess:`` CPU group
 
 
 def served(job: Job, tiers: Sequence[BudgetTier]) -> list[BudgetTier]:
@@ -92,4 +93,5 @@ def tier_for(
         tier.min_jobs_in_parallel,
         tier.standing,
         tier.why_parallel,
+        tier.cpu_preprocess,
     )

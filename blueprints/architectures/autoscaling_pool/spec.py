@@ -11,6 +11,7 @@ from blueprints.architectures.base.repair import pool_repair_note
 from blueprints.architectures.ecs.spec import EcsSpec
 from blueprints.core.errors import FieldError
 from blueprints.profile.model import ESS_MAX_SIZE, ComputeBase, ProfileBase
+from blueprints.profile.preprocess import PreprocessGroup, preprocess_summary
 from blueprints.review.costing import CostContext
 
 # The article's scale-out band ("scale out at 65–75 % CPU"); outside it only on purpose.
@@ -99,6 +100,10 @@ class AutoscalingProfile(ProfileBase):
 
     blueprint: Literal["autoscaling-pool"] = Field(description="Which blueprint builds this profile.")
     compute: AutoscalingCompute = Field(description="GPU node type and scaling bounds.")
+    preprocess: PreprocessGroup | None = Field(
+        default=None,
+        description="Optional CPU preprocessing node group (decode, augmentation beside the GPU nodes); empty: none.",
+    )
 
     @model_validator(mode="after")
     def _erdma_pool_skips_imdsv2(self) -> "AutoscalingProfile":
@@ -185,6 +190,9 @@ class AutoscalingPoolSpec(EcsSpec[AutoscalingProfile]):
             summary["off_hours_start_date"] = off.first_day(self.today).isoformat() + (
                 "" if off.start_date else " (tomorrow by the run's clock; pin cost.off_hours.start_date)"
             )
+        if self.profile.preprocess is not None:
+            summary.update(preprocess_summary(self.profile.preprocess, self.catalog))
+            summary["preprocess_scaling"] = "fixed: the CPU group keeps its nodes while the pool scales (and sleeps)"
         return summary
 
     def cost_context(self) -> CostContext:
@@ -218,6 +226,7 @@ class AutoscalingPoolSpec(EcsSpec[AutoscalingProfile]):
                 cls.compute_from_choice,
                 spot_when_allowed=True,
                 scales_to_zero=True,
+                cpu_preprocess=True,
             ),
         )
 

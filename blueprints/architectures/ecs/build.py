@@ -9,6 +9,7 @@ from typing import Any, Sequence, TypeVar
 import pulumi
 
 from blueprints.architectures.base.build import BlueprintBuilder, Foundation, login_node_outputs
+from blueprints.architectures.ecs.preprocess import build_preprocess_group
 from blueprints.architectures.ecs.spec import EcsSpec
 from blueprints.bootstrap import LAUNCHER_PATH, BootSpec, render_user_data
 from blueprints.bootstrap.monitoring import node_metric_producers
@@ -84,6 +85,7 @@ class EcsBuilder(BlueprintBuilder[E]):
         # What reads a metric (filled by build_compute: the pool's alarms) and what the boot above makes produce it.
         self.metric_readers: dict[tuple[str, str], Sequence[str]] = {}
         outputs.update(self.build_compute(network, node))
+        outputs.update(build_preprocess_group(spec, foundation, image.image_id, image.nfs_package, self.opts))
         outputs["metric_producers"] = metric_producers(
             node_metric_producers(boot.cloudmonitor), self.metric_readers, load_metrics(), spec.metric_namespaces
         )

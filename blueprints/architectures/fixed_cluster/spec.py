@@ -12,6 +12,7 @@ from blueprints.architectures.ecs.spec import EcsSpec
 from blueprints.core.errors import FieldError
 from blueprints.profile.context import context_of
 from blueprints.profile.model import ComputeBase, ProfileBase
+from blueprints.profile.preprocess import PreprocessGroup, preprocess_summary
 
 # An eRDMA cluster is one ecs.Instance per node (instance sets cannot ask for an ERI), so its plan grows by one
 # resource per node (about 12 ms and 0.5 MB each under the offline preview, measured with `aitrain plan`). aitrain's
@@ -97,6 +98,10 @@ class FixedClusterProfile(ProfileBase):
 
     blueprint: Literal["fixed-cluster"] = Field(description="Which blueprint builds this profile.")
     compute: FixedCompute = Field(description="GPU node type and count.")
+    preprocess: PreprocessGroup | None = Field(
+        default=None,
+        description="Optional CPU preprocessing node group (decode, augmentation beside the GPU nodes); empty: none.",
+    )
 
     @model_validator(mode="after")
     def _no_off_hours(self) -> "FixedClusterProfile":
@@ -141,6 +146,8 @@ class FixedClusterSpec(EcsSpec[FixedClusterProfile]):
                 "yes: no compute; the file system and the bucket are kept (set "
                 "compute.nodes, or `aitrain park --resume N`, to run again)"
             )
+        elif self.profile.preprocess is not None:
+            summary.update(preprocess_summary(self.profile.preprocess, self.catalog))
         return summary
 
     def price_basis(self) -> tuple[int, str]:
@@ -157,6 +164,7 @@ class FixedClusterSpec(EcsSpec[FixedClusterProfile]):
                 limits["tier_dedicated_min_cny_per_year"],
                 "dedicated training cluster",
                 cls.compute_from_choice,
+                cpu_preprocess=True,
             ),
             BudgetTier(
                 "single-node",
@@ -166,6 +174,7 @@ class FixedClusterSpec(EcsSpec[FixedClusterProfile]):
                 cls.compute_from_choice,
                 spot_when_allowed=True,
                 single_node=True,
+                cpu_preprocess=True,
             ),
         )
 
