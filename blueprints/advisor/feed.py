@@ -17,6 +17,7 @@ from typing import Any
 
 from blueprints.advisor.data import DATA_DIR, LEVELS
 from blueprints.advisor.job import Job
+from blueprints.catalog import instance_price
 from blueprints.profile.preprocess import DEFAULT_PREPROCESS_TYPE, PREPROCESS_MAX_NODES
 
 # The CPU type a group falls back to when no CPU type of the catalog is priced (docs/sources/alibaba-cloud-facts.md,
@@ -143,24 +144,26 @@ def check_feed(job: Job, catalog: Any, instance_type: str, nodes: int, hours: fl
     supply = (vcpus * per_vcpu[0], vcpus * per_vcpu[1], vcpus * per_vcpu[2])
     group = cautious = roomier = None
     if needed > supply[1]:
-        group = size_group(catalog, (needed - supply[1]) * nodes, per_vcpu[1])
-        cautious = size_group(catalog, (needed - supply[2]) * nodes, per_vcpu[2])
+        group = size_group(catalog, job.region, (needed - supply[1]) * nodes, per_vcpu[1])
+        cautious = size_group(catalog, job.region, (needed - supply[2]) * nodes, per_vcpu[2])
         roomier = _roomier_type(catalog, inst, per_vcpu[1])
-    return Feed(unit, nodes, needed, vcpus, supply, hours, group, cautious, roomier, inst.price_cny_per_hour)
+    gpu_price = instance_price(catalog, inst.instance_type, job.region).cny
+    return Feed(unit, nodes, needed, vcpus, supply, hours, group, cautious, roomier, gpu_price)
 
 
-def size_group(catalog: Any, missing_per_second: float, per_vcpu: float) -> CpuGroup:
-    """The cheapest CPU group whose vCPUs prepare ``missing_per_second`` more samples/s: over every priced CPU type
-    of the catalog, the fewest nodes of it that cover the gap, at the lowest price per hour (ties: fewer nodes, then
-    the name). With no priced CPU type it is ``DEFAULT_GROUP_TYPE``, unpriced."""
+def size_group(catalog: Any, region: str, missing_per_second: float, per_vcpu: float) -> CpuGroup:
+    """The cheapest CPU group whose vCPUs prepare ``missing_per_second`` more samples/s: over every CPU type priced
+    for ``region`` (``catalog.instance_price``), the fewest nodes of it that cover the gap, at the lowest price per
+    hour (ties: fewer nodes, then the name). With no priced CPU type it is ``DEFAULT_GROUP_TYPE``, unpriced."""
     best: CpuGroup | None = None
     for cpu in catalog.instance_types.values():
-        if cpu.is_gpu or cpu.price_cny_per_hour is None or cpu.vcpus < 1:
+        price = None if cpu.is_gpu or cpu.vcpus < 1 else instance_price(catalog, cpu.instance_type, region).cny
+        if price is None:
             continue
         nodes = max(1, math.ceil(missing_per_second / (cpu.vcpus * per_vcpu)))
         if nodes > PREPROCESS_MAX_NODES:
             continue
-        group = CpuGroup(cpu.instance_type, nodes, cpu.vcpus, cpu.price_cny_per_hour)
+        group = CpuGroup(cpu.instance_type, nodes, cpu.vcpus, price)
         if best is None or _cheaper(group, best):
             best = group
     if best is not None:

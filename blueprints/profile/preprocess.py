@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, ValidationInfo, model_validator
 
+from blueprints.catalog import instance_price
 from blueprints.core.errors import FieldError, did_you_mean, join_allowed
 from blueprints.profile.context import context_of
 from blueprints.profile.strict import Strict
@@ -71,7 +72,7 @@ class PreprocessGroup(Strict):
         return self
 
 
-def preprocess_summary(group: PreprocessGroup | None, catalog: "Catalog") -> dict[str, Any]:
+def preprocess_summary(group: PreprocessGroup | None, catalog: "Catalog", region: str) -> dict[str, Any]:
     """The plan summary's lines for the group (none without one): its size, what it shares, and its price."""
     if group is None:
         return {}
@@ -87,12 +88,13 @@ def preprocess_summary(group: PreprocessGroup | None, catalog: "Catalog") -> dic
             "attached to it)"
         ),
     }
-    if cpu.price_cny_per_hour is None:
-        out["preprocess_price"] = f"unknown: the catalog has no price for {cpu.instance_type}"
+    price = instance_price(catalog, cpu.instance_type, region)
+    if price.cny is None:
+        out["preprocess_price"] = f"unknown: {price.source}"
     else:
-        out["preprocess_cny_per_hour"] = round(cpu.price_cny_per_hour * group.nodes, 2)
+        out["preprocess_cny_per_hour"] = round(price.cny * group.nodes, 2)
         out["preprocess_price_basis"] = (
-            f"{group.nodes} × {cpu.price_cny_per_hour} CNY/h pay-as-you-go list price"
-            f" ({cpu.price_region}, {cpu.price_date}; {cpu.price_source})"
+            f"{group.nodes} × {price.cny:g} CNY/h pay-as-you-go ({price.status}; {price.region}, {price.date}; "
+            f"{price.source})"
         )
     return out

@@ -15,7 +15,7 @@ from blueprints.advisor.data import limits
 from blueprints.advisor.job import load_job_dict, parse_job
 from blueprints.advisor.stack import profile_dict
 from blueprints.architectures import budget_tiers, parse, profile_models
-from blueprints.catalog import load_catalog
+from blueprints.catalog import instance_price, load_catalog
 from blueprints.core.errors import UserInputError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -95,17 +95,22 @@ def test_resnet50_on_one_a100_is_cpu_bound_and_gets_a_sized_priced_group(catalog
     missing = (needed - supply) * chosen.nodes
     # Enough vCPUs for the gap, one node fewer would not be, and no priced CPU type covers it for less.
     assert group.nodes * cpu.vcpus * 257 >= missing > (group.nodes - 1) * cpu.vcpus * 257
-    assert group.cny_per_hour == pytest.approx(group.nodes * cpu.price_cny_per_hour)
+
+    def price(name: str) -> float | None:
+        return instance_price(catalog, name, job.region).cny
+
+    assert group.cny_per_hour == pytest.approx(group.nodes * (price(cpu.instance_type) or 0.0))
     for other in catalog.instance_types.values():
-        if not other.is_gpu and other.price_cny_per_hour is not None:
-            cost = math.ceil(missing / (other.vcpus * 257)) * other.price_cny_per_hour
+        other_price = None if other.is_gpu else price(other.instance_type)
+        if other_price is not None:
+            cost = math.ceil(missing / (other.vcpus * 257)) * other_price
             assert cost >= group.cny_per_hour - 1e-9, other.instance_type
     # The conservative rate needs at least as many nodes.
     assert check.group_conservative is not None and check.group_conservative.nodes >= group.nodes
     line = next(f for f in rec.findings if f.startswith("input pipeline"))
     assert "SHORTFALL" in line and f"{group.nodes} × {cpu.instance_type}" in line
     assert f"{check.cpu_bound_hours:,.1f} h instead of {chosen.estimated_hours:,.1f} h" in line
-    gpu_price = catalog.instance_types[chosen.instance_type].price_cny_per_hour
+    gpu_price = price(chosen.instance_type) or 0.0
     waiting = chosen.nodes * gpu_price * (check.cpu_bound_hours - chosen.estimated_hours)
     assert f"group costs ¥{group.cny_per_hour * chosen.estimated_hours:,.0f} against ¥{waiting:,.0f}" in line
     # The written profile carries the group, and the blueprint accepts it.

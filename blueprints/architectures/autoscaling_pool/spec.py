@@ -191,7 +191,7 @@ class AutoscalingPoolSpec(EcsSpec[AutoscalingProfile]):
                 "" if off.start_date else " (tomorrow by the run's clock; pin cost.off_hours.start_date)"
             )
         if self.profile.preprocess is not None:
-            summary.update(preprocess_summary(self.profile.preprocess, self.catalog))
+            summary.update(preprocess_summary(self.profile.preprocess, self.catalog, self.profile.region))
             summary["preprocess_scaling"] = "fixed: the CPU group keeps its nodes while the pool scales (and sleeps)"
         return summary
 

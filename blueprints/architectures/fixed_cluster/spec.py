@@ -147,7 +147,7 @@ class FixedClusterSpec(EcsSpec[FixedClusterProfile]):
                 "compute.nodes, or `aitrain park --resume N`, to run again)"
             )
         elif self.profile.preprocess is not None:
-            summary.update(preprocess_summary(self.profile.preprocess, self.catalog))
+            summary.update(preprocess_summary(self.profile.preprocess, self.catalog, self.profile.region))
         return summary
 
     def price_basis(self) -> tuple[int, str]:
