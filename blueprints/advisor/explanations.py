@@ -230,6 +230,22 @@ def data_path_findings(job: Job, option: Option, storage: StorageChoice | None) 
     return out
 
 
+def _deadline_margin_note(job: Job, option: Option) -> str | None:
+    """A warning when the typical estimate meets the deadline but the range's conservative end does not: the
+    selection ranks on the typical hours, and a run at the conservative anchor's MFU would finish late."""
+    deadline, span = job.deadline_hours, option.hours_range
+    if deadline is None or span is None or option.estimated_hours is None or option.estimated_hours > deadline:
+        return None
+    if span[1] <= deadline:
+        return None
+    return (
+        f"deadline: the typical estimate ({_days(option.estimated_hours)}) meets the {job.deadline_days:g}-day "
+        f"deadline, but the conservative end of the range ({_days(span[1])}) does not: a run at the conservative "
+        "anchor's MFU finishes late, so leave that margin or choose a larger configuration "
+        "(`aitrain estimate --nodes N` shows the range of another size)"
+    )
+
+
 def option_notes(job: Job, catalog: Any, option: Option) -> list[str]:
     """Caveats that travel with an option: the MFU anchor and its fabric, slow scaling, inferred GPU, regions, price."""
     inst = catalog.instance_types[option.instance_type]
@@ -254,6 +270,8 @@ def option_notes(job: Job, catalog: Any, option: Option) -> list[str]:
     mfu_range = None if job.mfu is not None else sizing.default_mfu(option.gpu_model, job.model_kind, job.precision)
     size_note = None if mfu_range is None else sizing.model_size_note(job, mfu_range)
     out += [size_note] if size_note is not None else []
+    deadline_note = _deadline_margin_note(job, option)
+    out += [deadline_note] if deadline_note is not None else []
     availability = region_availability(catalog, inst, job.region)
     if availability:
         out.append(availability)

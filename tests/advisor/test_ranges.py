@@ -166,3 +166,23 @@ def test_recommend_table_keeps_its_lines():
     body = lines[start + 3 : start + 3 + len(rec.considered)]
     assert [line.lstrip("* ").split()[0] for line in body] == [c.option.gpu_label.split()[0] for c in rec.considered]
     assert body[0].startswith("*") and body[0].rstrip().endswith("CHOSEN")
+
+
+def test_a_deadline_the_typical_estimate_meets_but_the_conservative_end_misses_is_flagged():
+    catalog = load_catalog()
+    job = parse_job(load_job_dict(EXAMPLES / "medical-imaging.yaml"))
+    rec = recommend(job, catalog)
+    chosen = rec.chosen
+    assert chosen is not None and chosen.hours_range is not None and job.deadline_hours is not None
+    typical, conservative = chosen.estimated_hours, chosen.hours_range[1]
+    # The example's 7-day deadline lies between the two: 121.9 h typical, 171.9 h conservative on 3 × gn7.
+    assert typical <= job.deadline_hours < conservative
+    line = next(f for f in rec.findings if f.startswith("deadline:"))
+    assert f"({typical / 24:,.1f} days) meets the 7-day deadline" in line
+    assert f"conservative end of the range ({conservative / 24:,.1f} days) does not" in line
+    # On the same configuration, a deadline the conservative end meets too gives no such line.
+    roomy = parse_job(load_job_dict(EXAMPLES / "medical-imaging.yaml", {"deadline_days": conservative / 24 + 1}))
+    _, _, findings = estimate(roomy, catalog, chosen.instance_type, chosen.nodes)
+    assert findings and not any(f.startswith("deadline:") for f in findings)
+    _, _, findings = estimate(job, catalog, chosen.instance_type, chosen.nodes)
+    assert any(f.startswith("deadline:") for f in findings)
