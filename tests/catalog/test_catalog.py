@@ -466,7 +466,7 @@ def test_bad_header_is_refused(data_copy):
 def test_short_row_is_refused(data_copy):
     path = data_copy / "images.csv"
     path.write_text(path.read_text(encoding="utf-8") + "*,debian\n", encoding="utf-8")
-    with pytest.raises(CatalogError, match=r"images\.csv line 4: expected 6 fields, got 2"):
+    with pytest.raises(CatalogError, match=r"images\.csv line 6: expected 9 fields, got 2"):
         load_catalog(data_copy)
 
 
