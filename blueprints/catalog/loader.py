@@ -21,7 +21,6 @@ from blueprints.catalog.records import (
     Region,
     StorageTier,
 )
-from blueprints.catalog.software import load_driver_minimums, load_gpu_software, load_images
 from blueprints.catalog.schema import (
     ALIAS_SCHEMA,
     DISK_SCHEMA,
@@ -34,6 +33,7 @@ from blueprints.catalog.schema import (
     ZONES_SCHEMA,
     read_rows,
 )
+from blueprints.catalog.software import load_driver_minimums, load_gpu_software, load_images
 from blueprints.core.errors import UserInputError
 
 __all__ = ["CATALOG_DIR", "CATALOG_DIR_ENV", "GPU_FAMILY_RE", "CatalogError", "catalog_directory", "load_catalog"]

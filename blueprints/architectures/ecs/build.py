@@ -31,8 +31,11 @@ class EcsBuilder(BlueprintBuilder[E]):
         network, storage, bucket = foundation
         spec = self.spec
         p: ProfileBase = spec.profile
-        image = self.image()
-        login = self.build_login_node(network, image.image_id)
+        # Alibaba's image with the GPU stack where the catalog has one for the family and region (the nodes skip the
+        # install script and its reboot); the login node, which has no GPU and a small disk, boots the plain OS image.
+        gpu_image = spec.preinstalled_image()
+        image = self.image(None if p.compute.image_id else gpu_image)
+        login = self.build_login_node(network, (self.image(pinned_ok=False) if gpu_image else image).image_id)
         # The nodes must fit their vSwitches, or `pulumi up` fails mid-way launching the last ones (the login node has
         # its own); a network too small for them is the network's error.
         with names_resource(network):
