@@ -396,6 +396,12 @@ def _register_image() -> None:
     register(app)
 
 
+def _register_bake() -> None:
+    from blueprints.cli.bake import register
+
+    register(app)
+
+
 def _register_zones() -> None:
     from blueprints.cli.zones import register
 
@@ -424,6 +430,7 @@ _register_export()
 _register_preflight()
 _register_zones()
 _register_image()
+_register_bake()
 _register_schema()
 
 

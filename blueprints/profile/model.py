@@ -81,6 +81,13 @@ class ComputeBase(Strict):
             "install script and its reboot. Empty: what the catalog records (its GPU images per family and region)."
         ),
     )
+    bake_image: bool = Field(
+        default=False,
+        description=(
+            "Build the team's own image with this family's GPU stack once (ECS Image Builder: `aitrain bake` sets "
+            "it); then pin it with compute.image_id and compute.gpu_stack_in_image true, and set this back to false."
+        ),
+    )
     system_disk_gib: int = Field(
         default=200, ge=20, le=2048, description="System disk size in GiB (ESSD, encrypted), 20–2048."
     )
