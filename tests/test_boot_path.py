@@ -180,3 +180,14 @@ def test_the_login_node_beside_gpu_image_nodes_boots_the_plain_os_image():
     assert login.inputs["imageId"] == PLAIN_IMAGE and login.inputs["systemDiskSize"] == 40
     (template,) = plan.find("ecs.EcsLaunchTemplate")
     assert template.inputs["imageId"] == GPU_IMAGE
+
+
+def test_the_under_100k_tier_maps_to_the_preconfigured_images():
+    from blueprints.advisor.tiers import preconfigured_image
+    from blueprints.catalog import load_catalog
+
+    catalog = load_catalog()
+    alibaba = preconfigured_image(catalog, "ecs.gn7i-c32g1.8xlarge", "cn-shanghai")
+    assert "Alibaba's ^ubuntu_22_04_x64_100G_with_gpu_driver_and_cuda_alibase_ (NVIDIA driver 580.126.09" in alibaba
+    assert "`aitrain bake`" in preconfigured_image(catalog, "ecs.gn7e-c16g1.32xlarge", "cn-shanghai")
+    assert preconfigured_image(catalog, "ecs.g6.4xlarge", "cn-shanghai") == ""
