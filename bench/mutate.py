@@ -90,7 +90,9 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     ("blueprints/review/diff/reimage.py", ("tests/test_diff_reimage.py", "tests/test_image_pin.py")),
     ("blueprints/review/diff/reboot.py", ("tests/test_diff_reboot.py",)),
-    ("blueprints/profile/image.py", ("tests/test_image_pin.py",)),
+    ("blueprints/profile/image.py", ("tests/test_image_pin.py", "tests/test_boot_path.py")),
+    ("blueprints/components/bake.py", ("tests/test_boot_path.py",)),
+    ("blueprints/bootstrap/bake.py", ("tests/test_boot_path.py",)),
     ("blueprints/cli/image.py", ("tests/test_image_pin.py",)),
     (
         "blueprints/review/diff/replacement.py",
@@ -244,6 +246,7 @@ def default_targets() -> list[str]:
         "blueprints/review/diff/reimage.py",
         "blueprints/review/costing.py",
         loader,
+        "blueprints/catalog/software.py",
     ]
 
 

@@ -12,7 +12,7 @@ from conftest import beyond_opt_in
 
 from blueprints.catalog import load_catalog
 from blueprints.core import userdata
-from blueprints.engine.preview import record
+from blueprints.engine.preview import catalog_images, record
 from blueprints.profile.stackconfig import PRESET_KEY, PROFILE_KEY, preset_names
 from blueprints.testing import assert_guardrails, offline_plan
 from tests.test_golden import plan_of
@@ -22,10 +22,9 @@ SHANGHAI = list(load_catalog().zones("cn-shanghai"))
 
 
 def run_infra_main(config: dict[str, str]):
-    image = load_catalog().image_for("cn-shanghai")
-    return record(
-        lambda: runpy.run_path(str(PROGRAM), run_name="__main__"), config, zones=SHANGHAI, image_id=image.image_id
-    )
+    # get_images answered per name pattern, as the cloud does (Alibaba's GPU image and the plain OS image differ).
+    images = catalog_images(load_catalog(), "cn-shanghai")
+    return record(lambda: runpy.run_path(str(PROGRAM), run_name="__main__"), config, zones=SHANGHAI, image_id=images)
 
 
 @pytest.mark.parametrize("preset", preset_names())

@@ -183,7 +183,9 @@ def _tier_and_year(
     basis = (
         "its yearly cost always on" if year.mode.name == ALWAYS_ON else "its yearly cost with nodes only during runs"
     )
-    tier = tier_for(job, chosen, tiers, year.total() if year.mode.compute.amount is not None else None, basis)
+    tier = tier_for(
+        job, chosen, tiers, year.total() if year.mode.compute.amount is not None else None, basis, catalog=catalog
+    )
     if tier is not None and (tier.scales_to_zero or tier.standing):
         year = yearly_cost(
             job,

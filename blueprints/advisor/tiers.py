@@ -43,8 +43,32 @@ def served(job: Job, tiers: Sequence[BudgetTier]) -> list[BudgetTier]:
     return [t for t in reached if t.min_jobs_in_parallel == level]
 
 
+def preconfigured_image(catalog: Any, instance_type: str, region: str) -> str:
+    """The article's under-¥100k "pre-configured AI images from the Marketplace", as the catalog has them: Alibaba's
+    image with the GPU stack for the type's family and region (images.csv), else the team's own via `aitrain bake`."""
+    instance = catalog.instance_types.get(instance_type)
+    if instance is None or not instance.is_gpu:
+        return ""
+    image = catalog.gpu_image_for(region, instance.family)
+    if image is not None:
+        return (
+            f"; pre-configured image: Alibaba's {image.name_regex} (NVIDIA driver {image.driver_version}, CUDA "
+            f"{image.cuda_version} preinstalled for {instance.family} in {region}), so a node is ready without the "
+            "driver install and its reboot"
+        )
+    return (
+        f"; pre-configured image: the catalog names none with the GPU stack for {instance.family} in {region}, so "
+        "`aitrain bake` builds the team's own once (ECS Image Builder) and later nodes skip the driver install"
+    )
+
+
 def tier_for(
-    job: Job, chosen: Option | None, tiers: Sequence[BudgetTier], yearly_cny: float | None, basis: str
+    job: Job,
+    chosen: Option | None,
+    tiers: Sequence[BudgetTier],
+    yearly_cny: float | None,
+    basis: str,
+    catalog: Any = None,
 ) -> Tier | None:
     """Map the article's budget tiers to the blueprint that declares them (boundaries in data/limits.csv).
 
@@ -81,6 +105,8 @@ def tier_for(
                 "; the article's under-¥100k tier is one node, but this "
                 f"job needs {chosen.nodes} nodes to meet its constraints"
             )
+        if catalog is not None:
+            note += preconfigured_image(catalog, chosen.instance_type, job.region)
     return Tier(
         tier.name,
         tier.blueprint,

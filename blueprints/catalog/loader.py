@@ -15,8 +15,6 @@ from blueprints.catalog.records import (
     Alias,
     DiskLimits,
     GpuModel,
-    GpuSoftware,
-    Image,
     InstanceType,
     InstanceZones,
     LocalDisk,
@@ -28,8 +26,6 @@ from blueprints.catalog.schema import (
     ALIAS_SCHEMA,
     DISK_SCHEMA,
     GPU_SCHEMA,
-    GPU_SOFTWARE_SCHEMA,
-    IMAGE_SCHEMA,
     LOCAL_DISK_SCHEMA,
     PRICE_SCHEMA,
     REGION_SCHEMA,
@@ -37,6 +33,7 @@ from blueprints.catalog.schema import (
     ZONES_SCHEMA,
     read_rows,
 )
+from blueprints.catalog.software import load_driver_minimums, load_gpu_software, load_images
 from blueprints.core.errors import UserInputError
 
 __all__ = ["CATALOG_DIR", "CATALOG_DIR_ENV", "GPU_FAMILY_RE", "CatalogError", "catalog_directory", "load_catalog"]
@@ -110,18 +107,6 @@ def _load(directory: pathlib.Path) -> Catalog:
         _check_alias("aliases.csv", line, v, instance_types, gpus)
     aliases = {v["alias"]: Alias(**v) for _, v in alias_rows}
 
-    image_rows = read_rows(directory / "images.csv", IMAGE_SCHEMA)
-    for line, v in image_rows:
-        try:
-            re.compile(v["name_regex"])
-        except re.error as exc:
-            raise _fail("images.csv", line, "name_regex", f"not a valid regex: {exc}") from None
-        if not re.match(v["name_regex"], v["image_id"]):
-            raise _fail(
-                "images.csv", line, "image_id", f"{v['image_id']!r} does not match name_regex {v['name_regex']!r}"
-            )
-    images = [Image(**v) for _, v in image_rows]
-
     zone_rows = read_rows(directory / "instance_zones.csv", ZONES_SCHEMA)
     for line, v in zone_rows:
         _check_zones("instance_zones.csv", line, v, instance_types, regions)
@@ -133,38 +118,9 @@ def _load(directory: pathlib.Path) -> Catalog:
     )
     instance_zones = [InstanceZones(**v) for _, v in zone_rows]
 
-    software_rows = read_rows(directory / "gpu_software.csv", GPU_SOFTWARE_SCHEMA)
-    _unique("gpu_software.csv", "family", software_rows)
-    for line, v in software_rows:
-        if (v["method"] == "driver_image") != bool(v["image_name_regex"]):
-            raise _fail(
-                "gpu_software.csv", line, "image_name_regex", "is required for method driver_image and only for it"
-            )
-        if bool(v["pytorch_version"]) != bool(v["pytorch_index_url"]):
-            raise _fail(
-                "gpu_software.csv",
-                line,
-                "pytorch_index_url",
-                "pytorch_version and pytorch_index_url go together (both empty: nodes get no PyTorch)",
-            )
-        if v["pytorch_wheel_sha256"] and not v["pytorch_version"]:
-            raise _fail(
-                "gpu_software.csv",
-                line,
-                "pytorch_wheel_sha256",
-                "needs pytorch_version (the wheels these digests check)",
-            )
-        if v["fabric_manager_min_gpus"] and not v["cuda_repo_key_fingerprint"]:
-            raise _fail(
-                "gpu_software.csv",
-                line,
-                "cuda_repo_key_fingerprint",
-                "is required with fabric_manager_min_gpus (nodes check NVIDIA's CUDA keyring against it)",
-            )
-    gpu_software = {v["family"]: GpuSoftware(**v) for _, v in software_rows}
-    missing = sorted({it.family for it in instance_types.values() if it.is_gpu} - set(gpu_software))
-    if missing:
-        raise ValueError(f"gpu_software.csv: no row for GPU families {missing}; every GPU family needs its driver path")
+    driver_minimums = load_driver_minimums(directory)
+    gpu_software = load_gpu_software(directory, instance_types, driver_minimums)
+    images = load_images(directory, gpu_software, instance_types, driver_minimums)
 
     disk_rows = read_rows(directory / "disks.csv", DISK_SCHEMA)
     _unique(
@@ -196,6 +152,7 @@ def _load(directory: pathlib.Path) -> Catalog:
         prices=prices,
         instance_prices=instance_prices,
         gpu_software=gpu_software,
+        driver_minimums=tuple(row for _, row in driver_minimums),
         disks=disks,
         local_disks=local_disks,
         instance_types=instance_types,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from types import MappingProxyType
 from typing import Iterable, Mapping
 
@@ -10,6 +11,7 @@ from blueprints.catalog.kubernetes import KubernetesFacts
 from blueprints.catalog.records import (
     Alias,
     DiskLimits,
+    DriverMinimum,
     GpuModel,
     GpuSoftware,
     Image,
@@ -37,6 +39,7 @@ class Catalog:
     images: tuple[Image, ...]
     instance_zones: tuple[InstanceZones, ...]
     gpu_software: Mapping[str, GpuSoftware]
+    driver_minimums: tuple[DriverMinimum, ...]
     disks: tuple[DiskLimits, ...]
     local_disks: Mapping[str, LocalDisk]
     prices: tuple[PriceRow, ...]
@@ -55,6 +58,7 @@ class Catalog:
         images: Iterable[Image],
         instance_zones: Iterable[InstanceZones] = (),
         gpu_software: Mapping[str, GpuSoftware] | None = None,
+        driver_minimums: Iterable[DriverMinimum] = (),
         disks: Iterable[DiskLimits] = (),
         local_disks: Mapping[str, LocalDisk] | None = None,
         prices: Iterable[PriceRow] = (),
@@ -71,6 +75,7 @@ class Catalog:
         self.images = tuple(images)
         self.instance_zones = tuple(instance_zones)
         self.gpu_software = MappingProxyType(dict(gpu_software or {}))
+        self.driver_minimums = tuple(driver_minimums)
         self.disks = tuple(disks)
         self.local_disks = MappingProxyType(dict(local_disks or {}))
         self.prices = tuple(prices)
@@ -212,13 +217,31 @@ class Catalog:
         return tuple(s for s in self.storage if s.kind == kind.lower())
 
     def image_for(self, region: str, os: str | None = None) -> Image | None:
-        """The image to use in ``region`` (optionally for ``os``): a
+        """The plain OS image to use in ``region`` (optionally for ``os``): a
         region row beats a ``*`` row; file order is preference."""
-        matching = [i for i in self.images if os is None or i.os.lower() == os.lower()]
+        matching = [i for i in self.images if not i.has_gpu_stack and (os is None or i.os.lower() == os.lower())]
         for wanted in (region, "*"):
             for image in matching:
                 if image.region == wanted:
                     return image
+        return None
+
+    def gpu_image_for(self, region: str, family: str) -> Image | None:
+        """The image with the NVIDIA stack preinstalled for ``family`` in ``region`` (a region row beats ``*``), or
+        None where the catalog names none: those nodes run the install script (or boot an image `aitrain bake` made)."""
+        for wanted in (region, "*"):
+            for image in self.images:
+                if image.has_gpu_stack and family in image.families and image.region == wanted:
+                    return image
+        return None
+
+    def image_regions(self, image_id: str) -> tuple[tuple[str, ...], Image] | None:
+        """The regions the catalog records an image for, when ``image_id`` matches one of its patterns (``*``: all);
+        None for an ID no pattern matches (a custom ``m-…`` image: its region is not known offline)."""
+        for image in self.images:
+            if re.match(image.name_regex, image_id):
+                regions = tuple(i.region for i in self.images if i.name_regex == image.name_regex)
+                return regions, image
         return None
 
     def query(

@@ -176,8 +176,17 @@ class Image:
     os: str
     name_regex: str
     image_id: str
+    # GPU families the image ships the NVIDIA stack for (driver, CUDA) in this region; empty: a plain OS image.
+    families: tuple[str, ...]
+    driver_version: str | None
+    cuda_version: str | None
     source: str
     source_date: str
+
+    @property
+    def has_gpu_stack(self) -> bool:
+        """True for an image with the NVIDIA driver preinstalled (nodes skip the install script and its reboot)."""
+        return bool(self.families)
 
 
 GPU_SOFTWARE_METHODS = ("driver_image", "install_script")
@@ -198,7 +207,9 @@ class GpuSoftware:
     driver_version: str
     cuda_version: str
     cudnn_version: str | None
+    nccl_version: str | None  # the NCCL the PyTorch wheels bring (nodes use no other)
     fabric_manager_min_gpus: int | None
+    fabric_manager_version: str | None  # exactly driver_version wherever Fabric Manager is used
     pytorch_version: str | None
     pytorch_index_url: str | None
     pytorch_wheel_sha256: tuple[str, ...]
@@ -210,6 +221,20 @@ class GpuSoftware:
     def needs_fabric_manager(self, instance: InstanceType) -> bool:
         """True when ``instance`` has enough GPUs to sit on the family's NVSwitch baseboard."""
         return self.fabric_manager_min_gpus is not None and instance.gpu_count >= self.fabric_manager_min_gpus
+
+
+@dataclass(frozen=True)
+class DriverMinimum:
+    """The oldest NVIDIA driver a GPU architecture runs on (the driver of the first CUDA that compiles for it)."""
+
+    architecture: str
+    gpu_models: tuple[str, ...]
+    families: tuple[str, ...]
+    min_driver_version: str
+    first_cuda: str
+    source: str
+    source_date: str
+    notes: str
 
 
 @dataclass(frozen=True)

@@ -267,8 +267,23 @@ IMAGE_SCHEMA: Schema = {
     "os": _text,
     "name_regex": _text,
     "image_id": _text,
+    "families": _list,
+    "driver_version": _opt_version,
+    "cuda_version": _opt_version,
     "source": _text,
     "source_date": _date,
+}
+
+
+DRIVER_MINIMUM_SCHEMA: Schema = {
+    "architecture": _text,
+    "gpu_models": _list,
+    "families": _list,
+    "min_driver_version": _version,
+    "first_cuda": _version,
+    "source": _text,
+    "source_date": _date,
+    "notes": str,
 }
 
 
@@ -349,7 +364,9 @@ GPU_SOFTWARE_SCHEMA: Schema = {
     "driver_version": _version,
     "cuda_version": _version,
     "cudnn_version": _opt_version,
+    "nccl_version": _opt_version,
     "fabric_manager_min_gpus": lambda raw: _int_pos(raw) if raw else None,
+    "fabric_manager_version": _opt_version,
     "pytorch_version": _opt_version,
     "pytorch_index_url": _opt_index_url,
     "pytorch_wheel_sha256": _sha256_list,

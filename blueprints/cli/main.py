@@ -415,6 +415,12 @@ def _register_catalog() -> None:
     app.add_typer(catalog_app)
 
 
+def _register_bake() -> None:
+    from blueprints.cli.bake import register
+
+    register(app)
+
+
 def _register_zones() -> None:
     from blueprints.cli.zones import register
 
@@ -444,6 +450,7 @@ _register_preflight()
 _register_zones()
 _register_catalog()
 _register_image()
+_register_bake()
 _register_schema()
 
 

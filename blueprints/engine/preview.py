@@ -39,6 +39,8 @@ def reference(name: str, attribute: str) -> str:
 
 
 ZoneAnswer = Union[Sequence[str], Callable[[Optional[str]], Sequence[str]]]
+# ``get_images``: one ID for every lookup, or an answer per name_regex (the catalog's images of the region).
+ImageAnswer = Union[str, Callable[[Optional[str]], Optional[str]], None]
 
 
 class OfflineMocks(pulumi.runtime.Mocks):
@@ -48,7 +50,7 @@ class OfflineMocks(pulumi.runtime.Mocks):
     (``None`` when the call names none), as the cloud answers per type.
     """
 
-    def __init__(self, zones: ZoneAnswer, image_id: str | None):
+    def __init__(self, zones: ZoneAnswer, image_id: ImageAnswer):
         self.zones = zones
         self.image_id = image_id
         self.registered: list[pulumi.runtime.MockResourceArgs] = []
@@ -78,7 +80,8 @@ class OfflineMocks(pulumi.runtime.Mocks):
             zones = [{"id": z, "localName": z, "availableInstanceTypes": [wanted] if wanted else []} for z in ids]
             return {"ids": ids, "zones": zones}
         if args.token == "alicloud:ecs/getImages:getImages":
-            ids = [self.image_id] if self.image_id else []
+            answer = self.image_id(args.args.get("nameRegex")) if callable(self.image_id) else self.image_id
+            ids = [answer] if answer else []
             return {"ids": ids, "images": [{"id": i, "name": i} for i in ids]}
         if args.token == "alicloud:ecs/getInstances:getInstances":
             # The instances an instance set launched: their private IPs are known after deployment.
@@ -135,7 +138,7 @@ def run_program(
     config: dict[str, str],
     *,
     zones: ZoneAnswer,
-    image_id: str | None,
+    image_id: ImageAnswer,
     project: str = "aitrain",
     mocks: OfflineMocks | None = None,
 ) -> tuple[list[pulumi.runtime.MockResourceArgs], dict[tuple[str, str], dict[str, Any]], dict[str, Any]]:
@@ -237,7 +240,11 @@ def _finish_tasks(loop: asyncio.AbstractEventLoop) -> None:
 
 
 def record(
-    program: Callable[[], None], config: dict[str, str] | None = None, *, zones: ZoneAnswer, image_id: str | None = None
+    program: Callable[[], None],
+    config: dict[str, str] | None = None,
+    *,
+    zones: ZoneAnswer,
+    image_id: ImageAnswer = None,
 ) -> tuple[list[PlannedResource], dict[str, Any]]:
     """Run any Pulumi program offline; return its resources in tree order and its stack outputs."""
     registered, options, outputs = run_program(program, config or {}, zones=zones, image_id=image_id)
@@ -280,6 +287,20 @@ def provider_name(reference: str | None) -> str | None:
     return urn.rsplit("::", 1)[-1] or None
 
 
+def catalog_images(catalog: Catalog, region: str) -> Callable[[Optional[str]], Optional[str]]:
+    """``get_images`` as the catalog answers it in ``region``: the image ID of the row with that name pattern (the
+    plain OS image and Alibaba's GPU images have different patterns); None when the region has no such row."""
+
+    def answer(name_regex: str | None) -> str | None:
+        for wanted in (region, "*"):
+            for image in catalog.images:
+                if image.name_regex == name_regex and image.region == wanted:
+                    return image.image_id
+        return None
+
+    return answer
+
+
 def catalog_zones(catalog: Catalog, region: str) -> Callable[[Optional[str]], list[str]]:
     """``get_zones`` as the cloud answers it: the zones of ``region`` that offer the type, from the catalog.
 
@@ -315,13 +336,15 @@ def preview(
     settings = read_settings(config, source="(offline plan)")
     _, profile = resolve(settings, profile_models(), catalog=catalog, today=today)
     spec = spec_for(profile, catalog, today)
-    image = catalog.image_for(profile.region)
+    # The pattern the nodes' image came from: Alibaba's GPU image for the family where the catalog has one.
+    preinstalled = getattr(spec, "preinstalled_image", None)
+    image = (preinstalled() if preinstalled else None) or catalog.image_for(profile.region)
     try:
         resources, outputs = record(
             program or (lambda: run(catalog, today)),
             config,
             zones=catalog_zones(catalog, profile.region),
-            image_id=newest_image or (image.image_id if image else None),
+            image_id=newest_image or catalog_images(catalog, profile.region),
         )
     except (pulumi.RunError, LayoutError) as exc:
         # The program's own message (a layout the cloud would refuse), as a user error: exit 2, no traceback. A

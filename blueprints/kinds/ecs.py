@@ -1,4 +1,5 @@
-"""ECS kinds: security groups, EIPs, launch templates, instance sets, instances, disks, key pairs, snapshot policies."""
+"""ECS kinds: security groups, EIPs, launch templates, instance sets, instances, disks, key pairs, snapshot policies,
+image pipelines (`aitrain bake`)."""
 
 from __future__ import annotations
 
@@ -188,6 +189,25 @@ KINDS = (
         token="alicloud:ecs/keyPair:KeyPair",
         key_properties=("keyPairName",),
         pricing=Free(_NO_CHARGE),
+        terraform=_MAPPED,
+        replacing_inputs=ReplacingInputs.UNKNOWN,
+    ),
+    Kind(
+        # `aitrain bake`: the image template (pulumi_alicloud 4.0.0 ecs/ecs_image_pipeline.py).
+        token="alicloud:ecs/ecsImagePipeline:EcsImagePipeline",
+        key_properties=("imageName", "baseImage", "instanceType", "systemDiskSize", "internetMaxBandwidthOut"),
+        pricing=Free("an image template costs nothing; its executions run the build instance"),
+        terraform=_MAPPED,
+        replacing_inputs=ReplacingInputs.UNKNOWN,
+    ),
+    Kind(
+        # One run of the template (ecs/image_pipeline_execution.py): a temporary instance of the template's type.
+        token="alicloud:ecs/imagePipelineExecution:ImagePipelineExecution",
+        key_properties=("imagePipelineId",),
+        pricing=Unpriced(
+            "the build runs a pay-as-you-go instance of the template's type for as long as the build takes (unknown "
+            "offline), and the image's snapshots bill per GiB-month stored"
+        ),
         terraform=_MAPPED,
         replacing_inputs=ReplacingInputs.UNKNOWN,
     ),

@@ -62,6 +62,27 @@ def unpinned_note(node_image: Any, name_regex: str | None, effect: str) -> str |
     )
 
 
+def image_region_problem(image_id: str | None, region: str, catalog: Any) -> str | None:
+    """Why ``image_id`` cannot boot in ``region``, judged offline from the catalog's images.csv: an ID of a pattern the
+    catalog records only for other regions (a ``*`` row covers every region). None when it can, or when no pattern
+    matches (a custom ``m-…`` image, whose region only the account knows: ``pulumi up`` finds out)."""
+    if not image_id:
+        return None
+    found = catalog.image_regions(image_id)
+    if found is None:
+        return None
+    regions, image = found
+    if region in regions or "*" in regions:
+        return None
+    return (
+        f"is an image of pattern {image.name_regex} that the catalog (images.csv) records only in "
+        f"{', '.join(sorted(regions))}, not in region {region}: ECS boots an image only in a region that has it; "
+        f"allowed: an image of {region} (`aitrain image pin --newest` looks it up), a custom image copied to {region}, "
+        "empty (the newest matching image at `pulumi up`), or, where your account has it there, a row for {region} in "
+        "your catalog copy's images.csv (AITRAIN_CATALOG_DIR)"
+    )
+
+
 def checked_image_id(value: str, where: str) -> str:
     """``value`` when it is an ECS image ID; exit 2 naming ``where`` otherwise."""
     if not IMAGE_ID_RE.fullmatch(value):

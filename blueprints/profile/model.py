@@ -17,7 +17,7 @@ from blueprints.core import objectstore
 from blueprints.core.errors import FieldError, did_you_mean, join_allowed
 from blueprints.profile.context import context_of
 from blueprints.profile.guardrails import Guardrails
-from blueprints.profile.image import IMAGE_ID_RE
+from blueprints.profile.image import IMAGE_ID_RE, image_region_problem
 from blueprints.profile.schedule import OffHours
 from blueprints.profile.sections import Access, Bucket, Scratch, scratch_for
 from blueprints.profile.security import Security
@@ -72,6 +72,20 @@ class ComputeBase(Strict):
         description=(
             "ECS image ID; when empty, the newest system image matching the catalog's name pattern is looked up at "
             "every `pulumi up` (a newer one re-images the nodes): `aitrain image pin` records the one they booted."
+        ),
+    )
+    gpu_stack_in_image: bool | None = Field(
+        default=None,
+        description=(
+            "Whether compute.image_id ships the NVIDIA driver and CUDA (an image `aitrain bake` made): true skips the "
+            "install script and its reboot. Empty: what the catalog records (its GPU images per family and region)."
+        ),
+    )
+    bake_image: bool = Field(
+        default=False,
+        description=(
+            "Build the team's own image with this family's GPU stack once (ECS Image Builder: `aitrain bake` sets "
+            "it); then pin it with compute.image_id and compute.gpu_stack_in_image true, and set this back to false."
         ),
     )
     system_disk_gib: int = Field(
@@ -387,6 +401,13 @@ class ProfileBase(Strict):
                 self.storage.zone,
                 f"is not a zone of region {self.region}; allowed: {join_allowed(known)}",
             )
+        return self
+
+    @model_validator(mode="after")
+    def _image_in_region(self, info: ValidationInfo) -> "ProfileBase":
+        problem = image_region_problem(self.compute.image_id, self.region, context_of(info).catalog)
+        if problem:
+            raise FieldError("compute.image_id", self.compute.image_id, problem)
         return self
 
     @model_validator(mode="after")

@@ -338,10 +338,10 @@ def test_single_node_tier_says_when_the_job_needs_more_nodes():
     # A deadline one node cannot meet, on a year under ¥100k: the tier keeps the nodes and says so.
     rec = recommend(small_job(runs_per_year=1, deadline_days=4), fake_catalog())
     assert rec.chosen.nodes > 1 and rec.tier.name == "single-node"
-    assert rec.tier.note.endswith(
+    assert (
         "; the article's under-¥100k tier is one node, but this job "
-        f"needs {rec.chosen.nodes} nodes to meet its constraints"
-    )
+        f"needs {rec.chosen.nodes} nodes to meet its constraints; pre-configured image: "
+    ) in rec.tier.note
     rec = recommend(small_job(runs_per_year=1, deadline_days=30), fake_catalog())
     assert rec.chosen.nodes == 1 and "tier is one node" not in rec.tier.note
 

@@ -470,7 +470,7 @@ def test_short_row_is_refused(data_copy):
     path = data_copy / "images.csv"
     path.write_text(path.read_text(encoding="utf-8") + "*,debian\n", encoding="utf-8")
     with pytest.raises(
-        CatalogError, match=r"images\.csv line 4, column 'name_regex': missing; expected 6 fields, got 2"
+        CatalogError, match=r"images\.csv line 6, column 'name_regex': missing; expected 9 fields, got 2"
     ):
         load_catalog(data_copy)
 

@@ -16,6 +16,7 @@ import pulumi_alicloud as alicloud
 
 from blueprints.architectures.base.spec import BlueprintSpec
 from blueprints.bootstrap import DEFAULT_MAX_RESTARTS
+from blueprints.catalog import Image
 from blueprints.components.access import LoginNode, LoginNodeArgs
 from blueprints.components.audit import AccountTrail, AccountTrailArgs
 from blueprints.components.base import SHARED_MOUNT_PATH
@@ -214,15 +215,17 @@ class BlueprintBuilder(ABC, Generic[S]):
         network.admit_ssh_from(login.security_group_id)
         return login
 
-    def image(self) -> ResolvedImage:
+    def image(self, gpu_image: Image | None = None, pinned_ok: bool = True) -> ResolvedImage:
         """The node image: the profile's (pinned), or the newest system image matching the catalog's pattern (not
         pinned: a later `pulumi up` may resolve a newer one and re-image every node; `aitrain image pin` records it).
+        ``gpu_image``: the catalog's image with the GPU stack to look up instead of the plain OS pattern;
+        ``pinned_ok`` False: the plain OS image even when the profile pins one (a login node beside GPU nodes).
 
         Without one, the error names the region's provider: the lookup runs through it, and its region has no image.
         """
         p: ProfileBase = self.spec.profile
-        image_id = p.compute.image_id
-        row = self.catalog.image_for(p.region)
+        image_id = p.compute.image_id if pinned_ok else None
+        row = gpu_image or self.catalog.image_for(p.region)
         package = "nfs-common" if row is not None and "ubuntu" in row.os.lower() else "nfs-utils"
         if image_id:
             return ResolvedImage(image_id, package, pinned=True)

@@ -12,9 +12,11 @@ from blueprints.architectures.base.build import BlueprintBuilder, Foundation, lo
 from blueprints.architectures.ecs.preprocess import build_preprocess_group
 from blueprints.architectures.ecs.spec import EcsSpec
 from blueprints.bootstrap import LAUNCHER_PATH, BootSpec, render_user_data
+from blueprints.bootstrap.bake import bake_build_content
 from blueprints.bootstrap.monitoring import node_metric_producers
 from blueprints.catalog.metrics import load_metrics, metric_producers
-from blueprints.components.errors import names_resource
+from blueprints.components.bake import ImageBake, ImageBakeArgs
+from blueprints.components.errors import ResourceError, names_resource
 from blueprints.components.network import TrainingNetwork
 from blueprints.components.node import NodeSpec
 from blueprints.core.layout import check_vswitch_room
@@ -32,8 +34,11 @@ class EcsBuilder(BlueprintBuilder[E]):
         network, storage, bucket = foundation
         spec = self.spec
         p: ProfileBase = spec.profile
-        image = self.image()
-        login = self.build_login_node(network, image.image_id)
+        # Alibaba's image with the GPU stack where the catalog has one for the family and region (the nodes skip the
+        # install script and its reboot); the login node, which has no GPU and a small disk, boots the plain OS image.
+        gpu_image = spec.preinstalled_image()
+        image = self.image(None if p.compute.image_id else gpu_image)
+        login = self.build_login_node(network, (self.image(pinned_ok=False) if gpu_image else image).image_id)
         # The nodes must fit their vSwitches, or `pulumi up` fails mid-way launching the last ones (the login node has
         # its own); a network too small for them is the network's error.
         with names_resource(network):
@@ -81,6 +86,8 @@ class EcsBuilder(BlueprintBuilder[E]):
             tags=p.tags,
         )
         outputs: dict[str, object] = {"launcher": LAUNCHER_PATH, "node_image": image.output()}
+        if p.compute.bake_image:
+            outputs["image_bake"] = self.build_image_bake(network, image.image_id if p.compute.image_id else None)
         outputs.update(login_node_outputs(login))
         # What reads a metric (filled by build_compute: the pool's alarms) and what the boot above makes produce it.
         self.metric_readers: dict[tuple[str, str], Sequence[str]] = {}
@@ -90,6 +97,35 @@ class EcsBuilder(BlueprintBuilder[E]):
             node_metric_producers(boot.cloudmonitor), self.metric_readers, load_metrics(), spec.metric_namespaces
         )
         return outputs
+
+    def build_image_bake(self, network: TrainingNetwork, base_image: str | None) -> dict[str, object]:
+        """`aitrain bake`: one Image Builder run that installs this family's pins on the plain OS image."""
+        spec, p = self.spec, self.spec.profile
+        software = self.catalog.software_for(self.instance)
+        if software is None:
+            raise ResourceError(f"{self.instance.instance_type} has no GPU: there is no GPU stack to bake", network)
+        pins = dataclasses.replace(spec.gpu_software(), method="install_script")
+        name = f"{p.name}-{self.instance.family}-{software.driver_version.replace('.', '-')}"
+        bake = ImageBake(
+            f"{p.name}-bake",
+            ImageBakeArgs(
+                image_name=name,
+                base_image=base_image or self.image(pinned_ok=False).image_id,
+                instance_type=self.instance.instance_type,
+                vswitch_id=network.vswitch_id(network.compute_zone_ids[0]),
+                build_content=bake_build_content(pins),
+                system_disk_gib=p.compute.system_disk_gib,
+                tags=p.tags,
+            ),
+            opts=self.opts,
+        )
+        return {
+            "image_name": name,
+            "pipeline_id": bake.pipeline.id,
+            "next": "when the execution finishes, pin the image it made (ECS console: Images, or `aliyun ecs "
+            f"DescribeImages --ImageName {name}*`) with `aitrain image pin --image-id m-... --write`, set "
+            "compute.gpu_stack_in_image true and compute.bake_image false",
+        }
 
     @abstractmethod
     def build_compute(self, network: TrainingNetwork, node: NodeSpec) -> dict[str, object]:

@@ -132,6 +132,10 @@ class KubernetesPoolSpec(BlueprintSpec[KubernetesProfile]):
                 else "; driver: ACK's default for the node image"
             )
             + "; PyTorch comes from each job's container image",
+            # ACK installs the driver when a node joins the pool; no Alibaba page gives how long that takes.
+            "boot_to_ready": "unknown (UNVERIFIED): ACK installs the driver as a node joins the pool and states no "
+            "time (https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/"
+            "ack-supported-nvidia-driver-version-list); aitrain's own image paths do not apply to ACK's node image",
             "fabric": ERDMA_SUMMARY if self.fabric_link == "erdma" else FABRIC_SUMMARY[self.fabric_link],
         }
 
