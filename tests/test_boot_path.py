@@ -36,7 +36,7 @@ def test_a_family_with_alibabas_gpu_image_boots_it_and_skips_the_install(autosca
     assert summary["gpu_software"].startswith(
         "NVIDIA driver 580.126.09, CUDA 12.8, preinstalled in Alibaba's GPU image"
     )
-    assert summary["boot_to_ready"].startswith("2-5 min per node, no install and no reboot (source: UNVERIFIED")
+    assert summary["boot_to_ready"].startswith("unknown per node, no install and no reboot (source: unknown: no Alibaba page")
     assert "boot_faster" not in summary
     (template,) = autoscaling_plan.find("ecs.EcsLaunchTemplate")
     assert template.inputs["imageId"] == GPU_IMAGE
@@ -100,7 +100,7 @@ def test_a_baked_image_skips_the_install_and_says_so():
         "medical-imaging", overrides={"compute.image_id": "m-uf6bake0001", "compute.gpu_stack_in_image": True}
     )
     assert "preinstalled in the team's own image m-uf6bake0001 (`aitrain bake`)" in plan.summary["gpu_software"]
-    assert plan.summary["boot_to_ready"].startswith("2-5 min per node, no install and no reboot")
+    assert plan.summary["boot_to_ready"].startswith("unknown per node, no install and no reboot")
 
 
 def test_a_pinned_image_without_the_flag_keeps_the_install_script():

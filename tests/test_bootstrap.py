@@ -257,9 +257,9 @@ def test_endpoint_and_boot_minutes():
         spec(region="cn-hangzhou")
     )
     assert b.boot_minutes(GPUS["install_script"]) == (10, 20)
-    assert "UNVERIFIED" in b.BOOT_MINUTES["driver_image"][2]
-    low, high = b.boot_minutes(GPUS["driver_image"])
-    assert low < high < 10
+    # No Alibaba page gives a figure for an image with the GPU stack: unknown, never a guess.
+    assert b.boot_minutes(GPUS["driver_image"]) == (None, None)
+    assert b.BOOT_MINUTES["driver_image"][2].startswith("unknown: no Alibaba page")
 
 
 SHELLCHECK = shutil.which("shellcheck") or shutil.which("shellcheck", path=str(Path(sys.executable).parent))

@@ -148,8 +148,8 @@ class UserDataTooLarge(ValueError):
     """The rendered user data is over the ECS limit."""
 
 
-# Boot-to-ready minutes per method, with where the figure comes from.
-BOOT_MINUTES: dict[str, tuple[int, int, str]] = {
+# Boot-to-ready minutes per method, with where the figure comes from; None = no published figure (unknown).
+BOOT_MINUTES: dict[str, tuple[int | None, int | None, str]] = {
     "install_script": (
         10,
         20,
@@ -158,16 +158,18 @@ BOOT_MINUTES: dict[str, tuple[int, int, str]] = {
         "then the instance reboots; the GPU is unusable meanwhile. v4.0 timing UNVERIFIED.",
     ),
     "driver_image": (
-        2,
-        5,
-        "UNVERIFIED estimate (no Alibaba figure found): an ordinary boot plus cloud-init; the driver is in the image.",
+        None,
+        None,
+        "unknown: no Alibaba page states a boot-to-ready time for an image with the GPU stack; what is known is "
+        "that the install script's 10-20 min and its reboot are skipped (an ordinary boot plus cloud-init)",
     ),
-    "none": (2, 5, "UNVERIFIED estimate: an ordinary boot plus cloud-init, no GPU software."),
+    "none": (None, None, "unknown: no published figure for an ordinary boot plus cloud-init without GPU software"),
 }
 
 
-def boot_minutes(gpu: GpuSoftware) -> tuple[int, int]:
-    """(low, high) minutes from boot to ``state=ready``; ``BOOT_MINUTES`` says where each figure comes from."""
+def boot_minutes(gpu: GpuSoftware) -> tuple[int | None, int | None]:
+    """(low, high) minutes from boot to ``state=ready`` (None: no published figure); ``BOOT_MINUTES`` says where
+    each figure comes from."""
     low, high, _source = BOOT_MINUTES[gpu.method]
     return low, high
 

@@ -183,7 +183,7 @@ class EcsSpec(BlueprintSpec[P], Generic[P]):
         method = "driver_image" if path in ("preinstalled", "baked") else "install_script"
         low, high, source = BOOT_MINUTES[method]
         out["boot_to_ready"] = (
-            f"{low}-{high} min per node"
+            ("unknown per node" if low is None or high is None else f"{low}-{high} min per node")
             + (", then a reboot" if method == "install_script" else ", no install and no reboot")
             + f" (source: {source})"
         )
