@@ -36,7 +36,9 @@ def test_a_family_with_alibabas_gpu_image_boots_it_and_skips_the_install(autosca
     assert summary["gpu_software"].startswith(
         "NVIDIA driver 580.126.09, CUDA 12.8, preinstalled in Alibaba's GPU image"
     )
-    assert summary["boot_to_ready"].startswith("unknown per node, no install and no reboot (source: unknown: no Alibaba page")
+    assert summary["boot_to_ready"].startswith(
+        "unknown per node, no install and no reboot (source: unknown: no Alibaba page"
+    )
     assert "boot_faster" not in summary
     (template,) = autoscaling_plan.find("ecs.EcsLaunchTemplate")
     assert template.inputs["imageId"] == GPU_IMAGE
