@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import csv
 import io
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from blueprints.catalog.instance_prices import PRICES_FILE
+from blueprints.catalog.rewrite import replace_checked
 from blueprints.catalog.schema import INSTANCE_PRICE_SCHEMA, LEGACY_PRICE_SCHEMA
-from blueprints.core.files import replace_atomically
 
 MOVED_NOTE = "moved from the price_* columns of instance_types.csv"
 
@@ -86,18 +84,5 @@ def move_price_columns(directory: Path) -> MoveResult:
         "instance_types.csv": _text([[row[i] for i in keep] for row in types]),
         PRICES_FILE: _text(prices),
     }
-    _replace_checked(directory, texts)
+    replace_checked(directory, texts)
     return MoveResult(added, kept, dropped)
-
-
-def _replace_checked(directory: Path, texts: dict[str, str]) -> None:
-    from blueprints.catalog.loader import load_catalog
-
-    with tempfile.TemporaryDirectory() as scratch:
-        trial = Path(scratch) / "catalog"
-        shutil.copytree(directory, trial)
-        for name, text in texts.items():
-            (trial / name).write_text(text, encoding="utf-8")
-        load_catalog(trial)  # a CatalogError names the file, line and column
-    for name, text in texts.items():
-        replace_atomically(directory / name, text)

@@ -3,12 +3,19 @@ region today; ``--write`` records it in a catalog copy."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
-from blueprints.cli.support import reports_user_errors, require_credentials, sdk_classes
+from blueprints.cli.catalog_copy import (
+    CatalogDirOption,
+    RegionOption,
+    TodayOption,
+    WriteOption,
+    start_survey,
+    unknown_region_problems,
+)
+from blueprints.cli.support import reports_user_errors, sdk_classes
 
 HELP = (
     "Ask ECS DescribePrice (ResourceType instance, PriceUnit Hour: pay-as-you-go; one read-only call per region and "
@@ -27,13 +34,7 @@ HELP = (
 
 
 def refresh(
-    region: Annotated[
-        Optional[list[str]],
-        typer.Option(
-            "--region",
-            help="A region_id of the catalog's regions.csv; repeatable. Default: every region of the catalog.",
-        ),
-    ] = None,
+    region: RegionOption = None,
     instance_type: Annotated[
         Optional[list[str]],
         typer.Option(
@@ -42,57 +43,20 @@ def refresh(
             "Default: every GPU type of the catalog, and every other type it already prices.",
         ),
     ] = None,
-    catalog_dir: Annotated[
-        Optional[Path],
-        typer.Option(
-            "--catalog-dir",
-            help="A copy of the catalog (cp -r blueprints/catalog/data DIR) to read, and with --write to update.",
-        ),
-    ] = None,
-    write_: Annotated[bool, typer.Option("--write", help="Record the answer in --catalog-dir.")] = False,
-    today: Annotated[
-        Optional[str],
-        typer.Option(
-            "--today", help="The date recorded in the rows (YYYY-MM-DD); default: $AITRAIN_TODAY, else the system date."
-        ),
-    ] = None,
+    catalog_dir: CatalogDirOption = None,
+    write_: WriteOption = False,
+    today: TodayOption = None,
 ) -> None:
     """Ask what the catalog's types cost per hour and optionally record it in a catalog copy (see HELP)."""
-    from blueprints.catalog import load_catalog
-    from blueprints.core import clock
-    from blueprints.core.errors import Problem, UserInputError, did_you_mean, join_allowed
+    from blueprints.core.errors import Problem, UserInputError, did_you_mean
+    from blueprints.preflight import prices_write
 
-    source = require_credentials()
-    day = (clock.parse_today(today, "--today") if today else clock.today()).isoformat()
-    if write_ and catalog_dir is None:
-        raise UserInputError(
-            "--write needs a catalog copy",
-            [
-                Problem(
-                    "--catalog-dir",
-                    None,
-                    "give the folder to write (cp -r blueprints/catalog/data DIR first); the shipped catalog is never "
-                    "written",
-                )
-            ],
-        )
-
-    from blueprints.preflight import prices_write, zones_write
-
-    if write_ and catalog_dir is not None:
-        zones_write.check_copy(catalog_dir)
-    catalog = load_catalog(catalog_dir)
-    regions = list(dict.fromkeys(region or catalog.regions))
+    survey = start_survey(region, catalog_dir, write_, today)
+    source, day, catalog, regions = survey.credentials, survey.day, survey.catalog, survey.regions
     # Default: every GPU type, and every other type the catalog already prices (login and controller nodes).
     default = sorted(t for t, it in catalog.instance_types.items() if it.is_gpu or catalog.prices_of(t))
     types = list(dict.fromkeys(instance_type or default))
-    problems = [
-        Problem(
-            "--region", r, f"must be a region_id of the catalog's regions.csv: {join_allowed(sorted(catalog.regions))}"
-        )
-        for r in regions
-        if r not in catalog.regions
-    ] + [
+    problems = unknown_region_problems(survey, catalog_dir) + [
         Problem(
             "--type",
             t,

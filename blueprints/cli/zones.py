@@ -3,12 +3,17 @@ region offers, and in which zones; ``--write`` records it."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated, Optional
-
 import typer
 
-from blueprints.cli.support import reports_user_errors, require_credentials, sdk_classes
+from blueprints.cli.catalog_copy import (
+    CatalogDirOption,
+    RegionOption,
+    TodayOption,
+    WriteOption,
+    start_survey,
+    unknown_region_problems,
+)
+from blueprints.cli.support import reports_user_errors, sdk_classes
 
 HELP = (
     "Ask ECS DescribeAvailableResource (DestinationResource "
@@ -31,66 +36,21 @@ HELP = (
 
 
 def zones(
-    region: Annotated[
-        Optional[list[str]],
-        typer.Option(
-            "--region",
-            help="A region_id of the catalog's regions.csv; repeatable. Default: every region of the catalog.",
-        ),
-    ] = None,
-    catalog_dir: Annotated[
-        Optional[Path],
-        typer.Option(
-            "--catalog-dir",
-            help="A copy of the catalog (cp -r blueprints/catalog/data DIR) to read, and with --write to update.",
-        ),
-    ] = None,
-    write_: Annotated[bool, typer.Option("--write", help="Record the answer in --catalog-dir.")] = False,
-    today: Annotated[
-        Optional[str],
-        typer.Option(
-            "--today", help="The date recorded in the rows (YYYY-MM-DD); default: $AITRAIN_TODAY, else the system date."
-        ),
-    ] = None,
+    region: RegionOption = None,
+    catalog_dir: CatalogDirOption = None,
+    write_: WriteOption = False,
+    today: TodayOption = None,
 ) -> None:
     """Ask which zones offer the catalog's GPU types and optionally record it in a catalog copy (see HELP)."""
     from blueprints.catalog import load_catalog
-    from blueprints.core import clock
-    from blueprints.core.errors import Problem, UserInputError, join_allowed
-
-    source = require_credentials()
-    day = (clock.parse_today(today, "--today") if today else clock.today()).isoformat()
-    if write_ and catalog_dir is None:
-        raise UserInputError(
-            "--write needs a catalog copy",
-            [
-                Problem(
-                    "--catalog-dir",
-                    None,
-                    "give the folder to write (cp -r blueprints/catalog/data "
-                    "DIR first); the shipped catalog is never written",
-                )
-            ],
-        )
-
+    from blueprints.core.errors import UserInputError
     from blueprints.preflight import zones_write
 
-    if write_ and catalog_dir is not None:
-        zones_write.check_copy(catalog_dir)
-    catalog = load_catalog(catalog_dir)
-    regions = list(dict.fromkeys(region or catalog.regions))
-    unknown = [r for r in regions if r not in catalog.regions]
+    survey = start_survey(region, catalog_dir, write_, today)
+    source, day, catalog, regions = survey.credentials, survey.day, survey.catalog, survey.regions
+    unknown = unknown_region_problems(survey, catalog_dir)
     if unknown:
-        where = (
-            f"{catalog_dir}/regions.csv" if catalog_dir else "the catalog's regions.csv (copy the catalog to add one)"
-        )
-        raise UserInputError(
-            "unknown region",
-            [
-                Problem("--region", r, f"must be a region_id in {where}: {join_allowed(sorted(catalog.regions))}")
-                for r in unknown
-            ],
-        )
+        raise UserInputError("unknown region", unknown)
 
     from blueprints.preflight.aliyun import SdkReader
     from blueprints.preflight.zones import SOURCE_PREFIX, ask, render_text, unlisted_named

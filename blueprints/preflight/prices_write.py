@@ -9,16 +9,13 @@ from __future__ import annotations
 
 import csv
 import io
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from blueprints.catalog import load_catalog
 from blueprints.catalog.instance_prices import PRICES_FILE
+from blueprints.catalog.rewrite import replace_checked
 from blueprints.catalog.schema import INSTANCE_PRICE_SCHEMA
-from blueprints.core.files import replace_atomically
 from blueprints.preflight.prices import RESOURCE, Quote, RegionPrices, source_text
 
 VERSION_TAG = "+prices."
@@ -68,17 +65,5 @@ def write(directory: Path, answers: Iterable[RegionPrices], day: str) -> WriteRe
     csv.writer(out, lineterminator="\n").writerows(table)
     version_text = (directory / "VERSION").read_text(encoding="utf-8")
     version = version_text.strip().split(VERSION_TAG)[0] + VERSION_TAG + day
-    _replace_checked(directory, {PRICES_FILE: out.getvalue(), "VERSION": version + "\n"})
+    replace_checked(directory, {PRICES_FILE: out.getvalue(), "VERSION": version + "\n"})
     return WriteResult(replaced, len(fresh), version)
-
-
-def _replace_checked(directory: Path, texts: dict[str, str]) -> None:
-    # Check the result in a scratch copy first: a failed check leaves the user's files as they were.
-    with tempfile.TemporaryDirectory() as scratch:
-        trial = Path(scratch) / "catalog"
-        shutil.copytree(directory, trial)
-        for name, text in texts.items():
-            (trial / name).write_text(text, encoding="utf-8")
-        load_catalog(trial)
-    for name, text in texts.items():
-        replace_atomically(directory / name, text)

@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import csv
 import io
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
 from blueprints.catalog import load_catalog
 from blueprints.catalog.loader import CATALOG_DIR
+from blueprints.catalog.rewrite import replace_checked
 from blueprints.core.errors import Problem, UserInputError
-from blueprints.core.files import replace_atomically
 from blueprints.preflight.zones import RegionAnswer, source_text
 
 VERSION_TAG = "+zones."
@@ -121,7 +119,7 @@ def write(directory: Path, answers: Iterable[RegionAnswer], surveyed: Iterable[s
 
     version = texts["VERSION"].strip().split(VERSION_TAG)[0] + VERSION_TAG + day
     texts["VERSION"] = version + "\n"
-    _replace_checked(directory, texts)
+    replace_checked(directory, texts)
     return WriteResult(len(fresh), changed, new_zones, version)
 
 
@@ -133,16 +131,3 @@ def _text(rows: list[list[str]]) -> str:
     out = io.StringIO()
     csv.writer(out, lineterminator="\n").writerows(rows)
     return out.getvalue()
-
-
-def _replace_checked(directory: Path, texts: dict[str, str]) -> None:
-    # Check the result in a scratch copy first: a failed check leaves the user's files as they were.
-    with tempfile.TemporaryDirectory() as scratch:
-        trial = Path(scratch) / "catalog"
-        shutil.copytree(directory, trial)
-        for name, text in texts.items():
-            (trial / name).write_text(text, encoding="utf-8")
-        load_catalog(trial)
-    for name, text in texts.items():
-        # Each file is replaced whole, so an interruption never leaves one truncated.
-        replace_atomically(directory / name, text)

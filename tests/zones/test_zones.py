@@ -234,7 +234,7 @@ def test_the_sdk_request_carries_the_same_parameters() -> None:
 def test_a_result_that_fails_the_catalog_checks_leaves_the_copy_as_it_was(
     catalog_copy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from blueprints.preflight import zones_write
+    from blueprints.catalog import loader
 
     before = {p.name: p.read_bytes() for p in catalog_copy.iterdir()}
 
@@ -243,7 +243,7 @@ def test_a_result_that_fails_the_catalog_checks_leaves_the_copy_as_it_was(
         if "+zones." in (directory / "VERSION").read_text():
             raise ValueError(f"instance_zones.csv line 2: rejected in {directory}")
 
-    monkeypatch.setattr(zones_write, "load_catalog", reject)
+    monkeypatch.setattr(loader, "load_catalog", reject)  # the check catalog.rewrite runs on the scratch copy
     with pytest.raises(ValueError, match="rejected"):
         write(catalog_copy, survey("cn-beijing"), gpu_types(), DAY)
     assert {p.name: p.read_bytes() for p in catalog_copy.iterdir()} == before
@@ -251,8 +251,8 @@ def test_a_result_that_fails_the_catalog_checks_leaves_the_copy_as_it_was(
 
 def test_a_failed_write_never_truncates_a_catalog_file(monkeypatch, tmp_path):
     """The catalog copy's files are replaced whole (blueprints.core.files): a crash mid-write keeps the old text."""
+    from blueprints.catalog import loader, rewrite
     from blueprints.core import files
-    from blueprints.preflight import zones_write
 
     target = tmp_path / "instance_zones.csv"
     target.write_text("old\n", encoding="utf-8")
@@ -261,8 +261,8 @@ def test_a_failed_write_never_truncates_a_catalog_file(monkeypatch, tmp_path):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(files.os, "replace", broken_replace)
-    monkeypatch.setattr(zones_write, "load_catalog", lambda directory: None)  # the scratch check passes
+    monkeypatch.setattr(loader, "load_catalog", lambda directory: None)  # the scratch check passes
     with pytest.raises(OSError, match="No space left"):
-        zones_write._replace_checked(tmp_path, {"instance_zones.csv": "new\n"})
+        rewrite.replace_checked(tmp_path, {"instance_zones.csv": "new\n"})
     assert target.read_text(encoding="utf-8") == "old\n"
     assert [p.name for p in tmp_path.iterdir()] == ["instance_zones.csv"]
