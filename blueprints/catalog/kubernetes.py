@@ -11,7 +11,8 @@ import pathlib
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from blueprints.catalog.schema import _CellError, _choice, _date, _opt_text, _text, read_rows
+from blueprints.catalog.cells import _CellError, _choice, _date, _opt_text, _text
+from blueprints.catalog.schema import read_rows
 
 # When a default add-on is installed: on every cluster, or only when the GPU type has eRDMA.
 ADDON_WHEN = ("always", "erdma")

@@ -12,7 +12,8 @@ import pathlib
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
-from blueprints.catalog.schema import _CellError, _date, _opt_text, _text, read_rows
+from blueprints.catalog.cells import _CellError, _date, _opt_text, _text
+from blueprints.catalog.schema import read_rows
 
 # What produces a metric. "ecs" needs nothing on the node; the agent is installed by the node boot (aitrain-node
 # cms-agent); the GPU exporter comes with ACK's GPU monitoring once the Prometheus add-on is on the cluster.
