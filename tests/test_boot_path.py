@@ -142,6 +142,10 @@ def test_bake_adds_an_image_pipeline_that_installs_the_familys_pins():
     assert "torch==2.5.1" in pipeline.inputs["buildContent"]
     assert execution.inputs["imagePipelineId"] == "${" + pipeline.name + ".id}"
     assert plan.outputs["image_bake"]["image_name"].startswith("medical-imaging-gn7e-550-127-08")
+    # One component holds both, so a review sees the bake as a unit, and it registers what it made.
+    (bake,) = [r for r in plan.resources if r.type == "aitrain:image:ImageBake"]
+    assert {r.name for r in plan.children(bake.name)} == {pipeline.name, execution.name}
+    assert bake.registered_outputs == ("execution_id", "pipeline_id")
 
 
 def test_bake_content_refuses_a_path_without_install_pins():
