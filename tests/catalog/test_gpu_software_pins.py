@@ -94,6 +94,20 @@ def test_a_fabric_manager_pin_other_than_the_driver_is_refused(data):  # noqa: F
     )
 
 
+@pytest.mark.parametrize(
+    ("family", "cells"),
+    [
+        ("gn7e", {"fabric_manager_version": ""}),  # an NVSwitch family whose Fabric Manager pin went missing
+        ("gn7i", {"fabric_manager_version": "550.127.08"}),  # a stray pin on a family that never runs it
+    ],
+)
+def test_a_fabric_manager_pin_goes_with_fabric_manager_min_gpus_and_only_with_it(data, family, cells):  # noqa: F811
+    line = edit(data, "gpu_software.csv", index_of(data, "gpu_software.csv", "family", family), **cells)
+    assert message(data) == (
+        f"gpu_software.csv line {line}, column 'fabric_manager_version': is set exactly when fabric_manager_min_gpus is"
+    )
+
+
 def test_a_gpu_image_shipping_a_driver_older_than_its_families_need_is_refused(data):  # noqa: F811
     index = next(i for i, r in enumerate(rows(data, "images.csv")) if r["families"])
     line = edit(data, "images.csv", index, families="gn9t", driver_version="560.35.03")
