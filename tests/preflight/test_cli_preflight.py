@@ -12,22 +12,10 @@ from typer.testing import CliRunner
 from blueprints import preflight
 from blueprints.cli.main import app
 from blueprints.preflight import aliyun
+from tests.cloud_env import NO_CREDS
 from tests.preflight.replay import ReplayReader, unreachable_client_classes
 
 runner = CliRunner()
-NO_CREDS = {
-    "ALIBABA_CLOUD_ACCESS_KEY_ID": "",
-    "ALIBABA_CLOUD_ACCESS_KEY_SECRET": "",
-    "ALIBABA_CLOUD_ROLE_ARN": "",
-    "ALIBABA_CLOUD_ECS_METADATA": "",
-    "ALIBABA_CLOUD_CREDENTIALS_FILE": "",
-    "ALIBABA_CLOUD_CREDENTIALS_URI": "",
-    "ALIBABA_CLOUD_CLI_PROFILE_DISABLED": "true",
-    "ALICLOUD_ACCESS_KEY": "",
-    "ALICLOUD_SECRET_KEY": "",
-    "ALICLOUD_SECURITY_TOKEN": "",
-    "ALICLOUD_PROFILE": "",
-}
 CREDS = {**NO_CREDS, "ALIBABA_CLOUD_ACCESS_KEY_ID": "id", "ALIBABA_CLOUD_ACCESS_KEY_SECRET": "secret"}
 PULUMI_CREDS = {**NO_CREDS, "ALICLOUD_ACCESS_KEY": "pulumi-id", "ALICLOUD_SECRET_KEY": "pulumi-secret"}
 ALL_KINDS = "vcpu-quota,instance-type-quota,stock,storage-zone"

@@ -14,19 +14,10 @@ from blueprints.cli.main import app
 from blueprints.preflight import aliyun
 from blueprints.preflight.checks import CloudError
 from blueprints.preflight.prices import DESCRIBE_PRICE, ask_region, parse, request
+from tests.cloud_env import CREDS, NO_CREDS, replay_sdk
 from tests.prices.conftest import PriceReplay
 
 runner = CliRunner()
-CREDS = {"ALIBABA_CLOUD_ACCESS_KEY_ID": "id", "ALIBABA_CLOUD_ACCESS_KEY_SECRET": "secret", "AITRAIN_CATALOG_DIR": ""}
-NO_CREDS = {
-    "ALIBABA_CLOUD_ACCESS_KEY_ID": "",
-    "ALIBABA_CLOUD_ACCESS_KEY_SECRET": "",
-    "ALIBABA_CLOUD_ROLE_ARN": "",
-    "ALIBABA_CLOUD_ECS_METADATA": "",
-    "ALIBABA_CLOUD_CREDENTIALS_FILE": "",
-    "ALIBABA_CLOUD_CREDENTIALS_URI": "",
-    "ALIBABA_CLOUD_CLI_PROFILE_DISABLED": "true",
-}
 GN7E = "ecs.gn7e-c16g1.32xlarge"
 EX = "ecs.ebmgn7ex.32xlarge"  # the Kubernetes preset's type, unpriced in the shipped catalog
 TWO = ["--type", GN7E, "--type", EX]
@@ -35,16 +26,7 @@ TWO = ["--type", GN7E, "--type", EX]
 @pytest.fixture
 def replay(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> PriceReplay:
     """The CLI's SDK reader replaced by the recorded answers; the SDK clients are never built."""
-    reader = PriceReplay()
-    monkeypatch.setattr(aliyun, "sdk_client_classes", lambda: {})
-
-    def build(region: str, **_: Any) -> PriceReplay:
-        reader.readers_built.append(region)
-        return reader
-
-    monkeypatch.setattr(aliyun, "SdkReader", build)
-    monkeypatch.setenv("HOME", str(tmp_path))
-    return reader
+    return replay_sdk(monkeypatch, tmp_path, PriceReplay())
 
 
 def refresh(*args: str, env: dict[str, str] | None = None) -> Any:

@@ -13,19 +13,10 @@ from blueprints.catalog.loader import CATALOG_DIR
 from blueprints.cli.main import app
 from blueprints.preflight import aliyun
 from blueprints.preflight.checks import CloudError
+from tests.cloud_env import CREDS, NO_CREDS, replay_sdk
 from tests.zones.replay import ZonesReplay
 
 runner = CliRunner()
-CREDS = {"ALIBABA_CLOUD_ACCESS_KEY_ID": "id", "ALIBABA_CLOUD_ACCESS_KEY_SECRET": "secret", "AITRAIN_CATALOG_DIR": ""}
-NO_CREDS = {
-    "ALIBABA_CLOUD_ACCESS_KEY_ID": "",
-    "ALIBABA_CLOUD_ACCESS_KEY_SECRET": "",
-    "ALIBABA_CLOUD_ROLE_ARN": "",
-    "ALIBABA_CLOUD_ECS_METADATA": "",
-    "ALIBABA_CLOUD_CREDENTIALS_FILE": "",
-    "ALIBABA_CLOUD_CREDENTIALS_URI": "",
-    "ALIBABA_CLOUD_CLI_PROFILE_DISABLED": "true",
-}
 GN7E = "ecs.gn7e-c16g1.32xlarge"
 GPU_TYPES = sum(1 for it in load_catalog(CATALOG_DIR).instance_types.values() if it.is_gpu)
 
@@ -33,16 +24,7 @@ GPU_TYPES = sum(1 for it in load_catalog(CATALOG_DIR).instance_types.values() if
 @pytest.fixture
 def replay(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> ZonesReplay:
     """The CLI's SDK reader replaced by the recorded answers; the SDK clients are never built."""
-    reader = ZonesReplay()
-    monkeypatch.setattr(aliyun, "sdk_client_classes", lambda: {})
-
-    def build(region: str, **_: Any) -> ZonesReplay:
-        reader.readers_built.append(region)
-        return reader
-
-    monkeypatch.setattr(aliyun, "SdkReader", build)
-    monkeypatch.setenv("HOME", str(tmp_path))
-    return reader
+    return replay_sdk(monkeypatch, tmp_path, ZonesReplay())
 
 
 def test_no_credentials_exits_3_before_any_call(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
