@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
+from blueprints.cli.choose import choose
 from blueprints.cli.support import (
     PRESET,
     SET,
@@ -46,7 +47,11 @@ HELP = (
     "--accept-unanswered name) or the preflight extra is not installed; "
     "3 no credentials found (checked before the plan is built and before any API call); "
     "4 a check went unanswered (no network, a missing RAM permission, "
-    "an answer without the number): nothing proves the plan fits."
+    "an answer without the number): nothing proves the plan fits.\n\n"
+    "--choose (with --stack-config): try the profile's shape, then each of its capacity.fallbacks in order, each with "
+    "its own offline plan and these checks, and pin the first that fits into the stack config as explicit settings "
+    "(--write writes it; without, the diff is shown). Exit 0 a shape fits, 1 none does (each one's reason listed; "
+    "nothing written). Nothing falls back during `pulumi up` itself."
 )
 
 
@@ -80,14 +85,38 @@ def preflight(
             ),
         ),
     ] = None,
+    choose_: Annotated[
+        bool,
+        typer.Option(
+            "--choose",
+            help="Walk the profile's shape, then capacity.fallbacks; pin the first that fits (needs --stack-config).",
+        ),
+    ] = False,
+    write: Annotated[
+        bool, typer.Option("--write", help="With --choose: write the chosen shape into the stack config.")
+    ] = False,
 ) -> None:
     """Check the plan's needs against the account's quotas, the zones' stock and the file system's zone (see HELP)."""
     require_profile(preset, stack_config)
     accepted = accepted_kinds(accept_unanswered or [])
+    _choose_options(choose_, write, stack_config, preset, set_ or [], output_format, out)
     source = require_credentials()
+    from blueprints.preflight.aliyun import SdkReader
+
+    if choose_:
+        assert stack_config is not None
+        classes = sdk_classes("aitrain preflight --choose")
+        code = choose(
+            stack_config,
+            credentials=source,
+            accepted=accepted,
+            today=today,
+            write=write,
+            reader_for=lambda region: SdkReader(region, client_classes=classes),
+        )
+        raise typer.Exit(code=code)
     plan, catalog = offline_plan(preset, stack_config, set_ or [], today)
 
-    from blueprints.preflight.aliyun import SdkReader
     from blueprints.preflight.checks import run_checks
     from blueprints.preflight.needs import needs_from_plan
     from blueprints.preflight.report import Report, render_text
@@ -98,6 +127,34 @@ def preflight(
     emit(report.to_json() if output_format is PreflightFormat.json else render_text(report), out)
     if report.exit_code:
         raise typer.Exit(code=report.exit_code)
+
+
+def _choose_options(
+    choose_: bool,
+    write: bool,
+    stack_config: Optional[Path],
+    preset: Optional[str],
+    assignments: list[str],
+    output_format: PreflightFormat,
+    out: Optional[Path],
+) -> None:
+    """Exit 2 for option combinations --choose cannot honour (it rewrites one stack file, as `pulumi up` reads it)."""
+    from blueprints.core.errors import Problem, UserInputError
+
+    problems = []
+    if write and not choose_:
+        problems.append(Problem("--write", True, "goes with --choose (plain preflight writes nothing)"))
+    if choose_:
+        if stack_config is None:
+            problems.append(Problem("--choose", True, "needs --stack-config: the stack file it pins the choice in"))
+        if preset is not None:
+            problems.append(Problem("preset", preset, "--choose reads the preset from the stack config; drop it"))
+        if assignments:
+            problems.append(Problem("--set", assignments, "--choose plans the stack file as written; drop --set"))
+        if output_format is not PreflightFormat.text or out is not None:
+            problems.append(Problem("--format/--out", output_format.value, "--choose prints text to the terminal"))
+    if problems:
+        raise UserInputError("invalid preflight options", problems)
 
 
 def accepted_kinds(values: list[str]) -> tuple[str, ...]:

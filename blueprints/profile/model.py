@@ -15,6 +15,7 @@ from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_
 
 from blueprints.core import objectstore
 from blueprints.core.errors import FieldError, did_you_mean, join_allowed
+from blueprints.profile.capacity import Capacity, Shape, check_capacity
 from blueprints.profile.context import context_of
 from blueprints.profile.guardrails import Guardrails
 from blueprints.profile.image import IMAGE_ID_RE, image_region_problem
@@ -317,6 +318,8 @@ class ProfileBase(Strict):
 
     # Which compute fields count nodes: an article alias multiplies them by its node count.
     alias_count_fields: ClassVar[tuple[str, ...]] = ()
+    # Whether the blueprint's nodes can draw from capacity.reservation (a private pool in Target mode).
+    takes_reservation: ClassVar[bool] = False
     # Set by parse_profile when the instance type was one of the article's aliases.
     _alias_note: str | None = PrivateAttr(default=None)
 
@@ -348,6 +351,10 @@ class ProfileBase(Strict):
     security: Security = Field(
         default_factory=Security,
         description="Customer-managed KMS key, VPC flow log, ActionTrail and egress allow-list (all off by default).",
+    )
+    capacity: Capacity = Field(
+        default_factory=Capacity,
+        description="Fallback shapes for `aitrain preflight --choose`, reserved capacity, all-or-nothing nodes.",
     )
 
     @field_validator("name")
@@ -402,6 +409,28 @@ class ProfileBase(Strict):
                 f"is not a zone of region {self.region}; allowed: {join_allowed(known)}",
             )
         return self
+
+    @model_validator(mode="after")
+    def _capacity(self, info: ValidationInfo) -> "ProfileBase":
+        if self.capacity.reservation is not None and not self.takes_reservation:
+            raise FieldError(
+                "capacity.reservation",
+                self.capacity.reservation.kind,
+                f"is not available on blueprint {self.blueprint!r}: its nodes do not draw from a reservation in this "
+                "release (a fixed cluster's do); remove it",
+            )
+        check_capacity(self.capacity, self.shape, context_of(info).catalog, nodes=self.reserved_nodes)
+        return self
+
+    @property
+    def shape(self) -> Shape:
+        """Where and on what the nodes run: region, preferred zones, instance type, spot."""
+        return Shape(self.region, self.network.zones, self.compute.instance_type, self.cost.spot)
+
+    @property
+    def reserved_nodes(self) -> int | None:
+        """The nodes that draw from ``capacity.reservation`` (a blueprint that takes one says how many)."""
+        return None
 
     @model_validator(mode="after")
     def _image_in_region(self, info: ValidationInfo) -> "ProfileBase":

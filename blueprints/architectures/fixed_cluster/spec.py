@@ -95,6 +95,7 @@ class FixedClusterProfile(ProfileBase):
     """Profile of the ``fixed-cluster`` blueprint."""
 
     alias_count_fields: ClassVar[tuple[str, ...]] = ("nodes",)
+    takes_reservation: ClassVar[bool] = True
 
     blueprint: Literal["fixed-cluster"] = Field(description="Which blueprint builds this profile.")
     compute: FixedCompute = Field(description="GPU node type and count.")
@@ -102,6 +103,11 @@ class FixedClusterProfile(ProfileBase):
         default=None,
         description="Optional CPU preprocessing node group (decode, augmentation beside the GPU nodes); empty: none.",
     )
+
+    @property
+    def reserved_nodes(self) -> int | None:
+        """Every node of the cluster draws from the reservation."""
+        return self.compute.nodes
 
     @model_validator(mode="after")
     def _no_off_hours(self) -> "FixedClusterProfile":
