@@ -302,6 +302,7 @@ def test_every_rule_has_a_violating_fixture():
         OWNED as KUBERNETES_OWNED,
     )  # the ACK rules' cases: tests/test_guardrails_kubernetes.py
     from test_guardrails_nodes import OWNED  # the node rules' cases live in tests/test_guardrails_nodes.py
+    from test_capacity_cluster import OWNED as CAPACITY_OWNED  # AIT041's cases: tests/test_capacity_cluster.py
     from test_metrics import OWNED as METRICS_OWNED  # AIT040's cases: tests/test_metrics.py
 
     # AIT013 reads the summary, not a resource: test_scratch_below_three_times_memory_is_a_warning_with_the_numbers.
@@ -314,6 +315,7 @@ def test_every_rule_has_a_violating_fixture():
         | DATA_OWNED
         | set(KUBERNETES_OWNED)
         | set(METRICS_OWNED)
+        | set(CAPACITY_OWNED)
     )
     assert {r.id for r in guardrails.RULES} <= covered
     assert [r.id for r in guardrails.RULES] == sorted(r.id for r in guardrails.RULES)

@@ -19,6 +19,7 @@ from blueprints.components.node import (
     node_launch_template,
     scratch_disk_fields,
 )
+from blueprints.components.reservation import TARGET, CapacityHold, hold_capacity
 from blueprints.core.layout import instance_batches
 
 # The tag that carries a node's replacement generation (compute.replace_nodes), and the property path Pulumi's
@@ -38,6 +39,14 @@ class GpuClusterArgs:
     vswitch_id: pulumi.Input[str]
     # Node name (node-003) → replacement generation; only one-instance-per-node (eRDMA) clusters can honour it.
     replace_generations: Mapping[str, int] = field(default_factory=dict)
+    # Capacity held for the nodes before any starts; they start from it (Target mode) or not at all.
+    hold: CapacityHold | None = None
+
+    @property
+    def one_instance_per_node(self) -> bool:
+        """eRDMA nodes (an ERI each) and nodes drawing from a private pool are one ecs.Instance each: neither an ERI
+        nor private pool options are arguments of ecs.EcsInstanceSet (pulumi-alicloud 4.0.0)."""
+        return self.node.eri or self.hold is not None
 
 
 class GpuCluster(pulumi.ComponentResource):
@@ -64,12 +73,18 @@ class GpuCluster(pulumi.ComponentResource):
             opts=child(self),
         )
         self.user_data = pulumi.Output.from_input(node.user_data).apply(encoded_user_data)
-        if node.eri:
+        self.reservation = (
+            hold_capacity(self, name, args.hold, node.instance_type, args.zone_id, self.tags)
+            if args.hold is not None
+            else None
+        )
+        if args.one_instance_per_node:
             self.instance_ids, self.private_ips = self._one_instance_per_node(name, args)
         else:
             self.instance_ids, self.private_ips = self._instance_sets(name, args)
         self.register_outputs(
             {
+                "reservation_id": self.reservation.id if self.reservation is not None else None,
                 "deployment_set_id": self.deployment_set.id,
                 "instance_ids": self.instance_ids,
                 "private_ips": self.private_ips,
@@ -150,6 +165,9 @@ class GpuCluster(pulumi.ComponentResource):
     ) -> tuple[pulumi.Output[list[str]], pulumi.Output[list[str]]]:
         node = args.node
         scratch = [alicloud.ecs.InstanceDataDiskArgs(**scratch_disk_fields(node))] if node.scratch_disk_gib else None
+        # Only what applies is set (None leaves an input out), so a cluster without eRDMA or a reservation plans
+        # exactly as before.
+        pool_id = self.reservation.id if self.reservation is not None else None
         self.instances: list[alicloud.ecs.Instance] = []
         for index in range(args.nodes):
             generation = args.replace_generations.get(f"node-{index:03d}")
@@ -171,10 +189,14 @@ class GpuCluster(pulumi.ComponentResource):
                     spot_strategy=node.spot_strategy,
                     internet_max_bandwidth_out=0,
                     http_tokens="required",
-                    network_interface_traffic_mode=ERI_TRAFFIC_MODE,
-                    # The boot sets the MTU for this state (8500 on, 1400 off): "an incorrect MTU causes data
-                    # consistency issues" (ECS "Configure eRDMA on a GPU instance"; bootstrap/data/fabric_links.csv).
-                    enable_jumbo_frame=node.jumbo_frames,
+                    # eRDMA: an ERI, and the jumbo-frame state the boot's MTU assumes (8500 on, 1400 off): "an
+                    # incorrect MTU causes data consistency issues" (ECS "Configure eRDMA on a GPU instance";
+                    # bootstrap/data/fabric_links.csv).
+                    network_interface_traffic_mode=ERI_TRAFFIC_MODE if node.eri else None,
+                    enable_jumbo_frame=node.jumbo_frames if node.eri else None,
+                    # Nodes start only from the capacity held for them (Target mode), or not at all.
+                    private_pool_options_match_criteria=TARGET if pool_id is not None else None,
+                    private_pool_options_id=pool_id,
                     system_disk_category="cloud_essd",
                     system_disk_size=node.system_disk_gib,
                     system_disk_performance_level=node.system_disk_performance_level,

@@ -1,4 +1,4 @@
-"""The ``capacity:`` section every profile shares: ordered fallbacks, reserved capacity and all-or-nothing nodes.
+"""The ``capacity:`` section every profile shares: ordered fallbacks and reserved capacity.
 
 Nothing here falls back by itself: ``aitrain preflight --choose`` walks ``fallbacks`` against the cloud's quota and
 stock and writes the first shape that fits into the stack config as an explicit choice, so the plan, the review and
@@ -104,6 +104,15 @@ class Reservation(Strict):
 
     @model_validator(mode="after")
     def _term_for_assurance(self) -> "Reservation":
+        # period 1-12 with period_unit Month or Year (terraform-provider-alicloud's alicloud_ecs_elasticity_assurance
+        # schema: IntInSlice 1..12): a term is whole months up to a year, else whole years.
+        if self.term_months is not None and self.term_months > 12 and self.term_months % 12:
+            raise FieldError(
+                "term_months",
+                self.term_months,
+                "must be 1–12 months, or whole years (24, 36, 48 or 60): an assurance is bought by the month or "
+                "by the year",
+            )
         if self.kind == "elasticity_assurance" and self.term_months is None:
             raise FieldError(
                 "term_months",
@@ -120,7 +129,8 @@ class Reservation(Strict):
 
 
 class Capacity(Strict):
-    """Fallback shapes, reserved capacity and whether a fixed set of nodes starts whole or not at all."""
+    """Fallback shapes and reserved capacity. Whether a fixed cluster starts whole or not at all is guardrail AIT041
+    (a warning, or a reasoned skip that accepts a partial start)."""
 
     fallbacks: tuple[Alternative, ...] = Field(
         default=(),
@@ -132,13 +142,6 @@ class Capacity(Strict):
     )
     reservation: Reservation | None = Field(
         default=None, description="Reserve the nodes' capacity in their zone (fixed-cluster). Empty: none."
-    )
-    all_or_nothing: bool = Field(
-        default=True,
-        description=(
-            "A fixed cluster starts all its nodes or none (the plan says by which mechanism); false accepts a "
-            "partial cluster, which the plan then warns about."
-        ),
     )
 
 

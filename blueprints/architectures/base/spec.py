@@ -172,6 +172,12 @@ class BlueprintSpec(ABC, Generic[P]):
             spot=profile.cost.spot,
             admin_cidr=profile.network.admin_cidr,
         )
+        if profile.capacity.fallbacks:
+            summary["fallbacks"] = (
+                "; ".join(f"{i + 1}. {a.label()}" for i, a in enumerate(profile.capacity.fallbacks))
+                + " (tried in this order by `aitrain preflight --choose`, which pins the first that fits; never by "
+                "`pulumi up`)"
+            )
         price = instance_price(catalog, instance.instance_type, profile.region)
         if price.cny is None:
             summary["compute_price"] = f"unknown: {price.source}"

@@ -8,6 +8,7 @@ from blueprints.architectures.fixed_cluster.spec import FixedClusterSpec
 from blueprints.components.compute import GpuCluster, GpuClusterArgs
 from blueprints.components.network import TrainingNetwork
 from blueprints.components.node import NodeSpec
+from blueprints.components.reservation import CapacityHold
 
 
 class FixedClusterBuilder(EcsBuilder[FixedClusterSpec]):
@@ -26,6 +27,12 @@ class FixedClusterBuilder(EcsBuilder[FixedClusterSpec]):
         if nodes == 0:
             return {**outputs, "node_instance_ids": [], "node_private_ips": []}
         zone = network.compute_zone_ids[0]
+        reservation = self.spec.profile.capacity.reservation
+        hold = (
+            CapacityHold(reservation.kind, reservation.nodes or nodes, reservation.term_months)
+            if reservation is not None
+            else None
+        )
         cluster = GpuCluster(
             self.spec.compute_unit_name,
             GpuClusterArgs(
@@ -34,6 +41,7 @@ class FixedClusterBuilder(EcsBuilder[FixedClusterSpec]):
                 zone_id=zone,
                 vswitch_id=network.vswitch_id(zone),
                 replace_generations=generations,
+                hold=hold,
             ),
             opts=self.opts,
         )

@@ -10,6 +10,7 @@ from pydantic import Field, ValidationInfo, model_validator
 from blueprints.advisor.budget import BudgetTier
 from blueprints.architectures.ecs.spec import EcsSpec
 from blueprints.core.errors import FieldError
+from blueprints.core.layout import MAX_INSTANCES_PER_SET, instance_batches
 from blueprints.profile.context import context_of
 from blueprints.profile.model import ComputeBase, ProfileBase
 from blueprints.profile.preprocess import PreprocessGroup, preprocess_summary
@@ -110,6 +111,20 @@ class FixedClusterProfile(ProfileBase):
         return self.compute.nodes
 
     @model_validator(mode="after")
+    def _reserved_cluster_size(self) -> "FixedClusterProfile":
+        # Nodes that draw from a reservation are one ecs.Instance each (private pool options are not arguments of
+        # ecs.EcsInstanceSet), so the eRDMA cluster's limit on one-instance-per-node plans applies.
+        if self.capacity.reservation is not None and self.compute.nodes > ERI_CLUSTER_MAX_NODES:
+            raise FieldError(
+                "capacity.reservation",
+                self.capacity.reservation.kind,
+                f"makes each of the {self.compute.nodes} nodes one ecs.Instance (a node draws from a reservation "
+                f"only through its own private pool options), above aitrain's {ERI_CLUSTER_MAX_NODES} for such a "
+                "cluster; use at most that many nodes, or no reservation",
+            )
+        return self
+
+    @model_validator(mode="after")
     def _no_off_hours(self) -> "FixedClusterProfile":
         if self.cost.off_hours.enabled:
             raise ValueError(
@@ -152,9 +167,49 @@ class FixedClusterSpec(EcsSpec[FixedClusterProfile]):
                 "yes: no compute; the file system and the bucket are kept (set "
                 "compute.nodes, or `aitrain park --resume N`, to run again)"
             )
-        elif self.profile.preprocess is not None:
-            summary.update(preprocess_summary(self.profile.preprocess, self.catalog, self.profile.region))
+        else:
+            summary.update(self.capacity_summary())
+            if self.profile.preprocess is not None:
+                summary.update(preprocess_summary(self.profile.preprocess, self.catalog, self.profile.region))
         return summary
+
+    def capacity_summary(self) -> dict[str, Any]:
+        """Whether the nodes start all together or not at all, by which mechanism, and the capacity held for them."""
+        nodes, reservation = self.nodes, self.profile.capacity.reservation
+        out: dict[str, Any] = {}
+        if reservation is not None:
+            held = reservation.nodes or nodes
+            if reservation.kind == "capacity_reservation":
+                terms = (
+                    "released with the cluster (parking it releases it); bills at the pay-as-you-go rate for every "
+                    "reserved node no instance uses"
+                )
+            else:
+                terms = (
+                    f"bought for {reservation.term_months} months up front and not releasable before the term ends "
+                    "(parking the cluster does not stop its fee); its fee is not in the catalog"
+                )
+            out["reservation"] = (
+                f"{reservation.kind}: {held} × {self.instance.instance_type} held in the nodes' zone in Target mode, "
+                f"drawn by all {nodes} nodes; {terms}"
+            )
+        if nodes < 2:
+            return out
+        if reservation is not None:
+            out["all_or_nothing"] = f"yes: every node starts from the {reservation.kind} held before any node starts"
+        elif self.fabric_link != "erdma" and nodes <= MAX_INSTANCES_PER_SET:
+            out["all_or_nothing"] = (
+                f"yes: one RunInstances call for all {nodes} nodes (ecs.EcsInstanceSet without MinAmount: short stock "
+                "starts none)"
+            )
+        else:
+            why = (
+                f"{nodes} nodes are {nodes} ecs.Instance calls (eRDMA)"
+                if self.fabric_link == "erdma"
+                else f"{nodes} nodes are {len(instance_batches(nodes))} instance sets"
+            )
+            out["all_or_nothing"] = f"no: {why}; add capacity.reservation to hold them first (guardrail AIT041)"
+        return out
 
     def price_basis(self) -> tuple[int, str]:
         """Every node runs all the time the cluster exists."""
