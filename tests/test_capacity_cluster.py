@@ -204,3 +204,35 @@ def test_without_held_capacity_a_sold_out_node_leaves_the_others_started() -> No
 def test_with_held_capacity_a_reservation_that_cannot_be_held_starts_no_node() -> None:
     started = run_out_of_stock({f"{MED}-cluster-reservation"}, *ERDMA, "compute.nodes=4", *RESERVED)
     assert started == []
+
+
+# ---- `pulumi up` itself: a zone that no longer offers the type names the next fallback ----
+
+
+@pytest.mark.parametrize(
+    ("fallbacks", "needle"),
+    [
+        (
+            "capacity.fallbacks=[{zone: cn-shanghai-b}]",
+            "the profile's next shape is capacity.fallbacks[0] (zone cn-shanghai-b): `aitrain preflight --choose",
+        ),
+        (None, "list alternatives under capacity.fallbacks"),
+    ],
+)
+def test_the_program_names_the_next_fallback_when_the_cloud_offers_no_zone(fallbacks: str | None, needle: str) -> None:
+    """Under `pulumi up` the zones come from the cloud (get_zones): here it offers the type in cn-shanghai-c only."""
+    from blueprints.architectures import profile_models
+
+    catalog = load_catalog()
+    assignments = ["network.zones=[cn-shanghai-a]", *([fallbacks] if fallbacks else [])]
+    config = with_cli_inputs({}, MED, parse_overrides(assignments, profile_models()))
+    with pytest.raises(pulumi.RunError) as caught:
+        run_program(
+            run,
+            config,
+            zones=lambda instance_type: ["cn-shanghai-c"],
+            image_id=catalog_images(catalog, "cn-shanghai"),
+        )
+    text = str(caught.value)
+    assert text.startswith(f"aitrain:network:TrainingNetwork ({MED}-network): no zone among network.zones")
+    assert "offers ecs.gn7e-c16g1.32xlarge (zones that do: cn-shanghai-c)" in text and needle in text

@@ -53,6 +53,8 @@ class TrainingNetworkArgs:
     egress_allow: tuple[EgressAllow, ...] | None = None
     # A vSwitch of its own for the login node (in the storage zone), apart from every compute vSwitch.
     login_vswitch: bool = False
+    # What to do when no zone offers the type: the profile's next fallback, or how to find one.
+    zone_next_step: str = "change network.zones, the region or compute.instance_type"
 
 
 class TrainingNetwork(pulumi.ComponentResource):
@@ -85,6 +87,7 @@ class TrainingNetwork(pulumi.ComponentResource):
                 region_zones=args.region_zones,
                 instance_type=args.instance_type,
                 region=args.region,
+                next_step=args.zone_next_step,
             )
             self.zone_ids = network_zones(args.storage_zone, self.compute_zone_ids, args.region_zones)
             cidrs = {zone: vswitch_cidr(args.vpc_cidr, zone, args.region_zones) for zone in self.zone_ids}

@@ -120,12 +120,14 @@ def choose_compute_zones(
     region_zones: tuple[str, ...],
     instance_type: str,
     region: str,
+    next_step: str = "change network.zones, the region or compute.instance_type",
 ) -> list[str]:
     """Pick up to ``count`` zones that offer the instance type for compute.
 
     ``available`` is what the cloud reports for the type (``alicloud.get_zones``), kept in the catalog's order;
     ``preferred`` is the profile's ``network.zones`` (empty: the storage zone first when it offers the type,
-    then the others). Compute follows storage when it can; storage never follows compute.
+    then the others). Compute follows storage when it can; storage never follows compute. ``next_step`` ends the
+    error: what to do, naming the profile's next fallback where it has one.
     """
     offered = [z for z in region_zones if z in set(available)]
     if preferred:
@@ -135,10 +137,7 @@ def choose_compute_zones(
     if not usable:
         wanted = f" among network.zones {list(preferred)}" if preferred else ""
         listed = ", ".join(offered) or "none"
-        raise LayoutError(
-            f"no zone{wanted} in {region} offers {instance_type} (zones that do: {listed}); "
-            "change network.zones, the region or compute.instance_type"
-        )
+        raise LayoutError(f"no zone{wanted} in {region} offers {instance_type} (zones that do: {listed}); {next_step}")
     return usable[:count]
 
 

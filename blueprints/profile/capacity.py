@@ -145,6 +145,21 @@ class Capacity(Strict):
     )
 
 
+def next_step(capacity: Capacity) -> str:
+    """What to do when the shape cannot start: switch to the profile's first fallback, or give it some."""
+    if capacity.fallbacks:
+        return (
+            f"the profile's next shape is capacity.fallbacks[0] ({capacity.fallbacks[0].label()}): "
+            "`aitrain preflight --choose --stack-config Pulumi.<stack>.yaml --write` checks the fallbacks in order and "
+            "pins the first with quota and stock"
+        )
+    return (
+        "list alternatives under capacity.fallbacks (zones, types of the same GPU, regions, spot or not) and run "
+        "`aitrain preflight --choose --stack-config Pulumi.<stack>.yaml --write`, or see which zones offer the type "
+        "with `aitrain zones --write`"
+    )
+
+
 @dataclass(frozen=True)
 class Shape:
     """Where and on what a profile's nodes run: the part of a profile an alternative can change."""

@@ -26,6 +26,7 @@ from blueprints.components.network import EgressAllow, TrainingNetwork, Training
 from blueprints.components.storage import SharedStorage, SharedStorageArgs
 from blueprints.health.gate import health_gate_output
 from blueprints.launch.torchrun import OUTPUTS_VERSION
+from blueprints.profile.capacity import next_step
 from blueprints.profile.image import node_image_output
 from blueprints.profile.model import ProfileBase
 
@@ -110,6 +111,7 @@ class BlueprintBuilder(ABC, Generic[S]):
                 if p.security.egress
                 else None,
                 login_vswitch=spec.wants_login_node,
+                zone_next_step=next_step(p.capacity),
             ),
             opts=self.opts,
         )
