@@ -76,7 +76,12 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("blueprints/review/diff/guardrails.py", ("tests/test_plandiff_guardrails.py",)),
     (
         "blueprints/export/",
-        ("tests/test_export_terraform.py", "tests/test_export_kubernetes.py", "tests/test_scan_compare.py"),
+        (
+            "tests/test_export_terraform.py",
+            "tests/test_export_kubernetes.py",
+            "tests/test_scan_compare.py",
+            "tests/test_kinds_reservation.py",
+        ),
     ),
     (
         "blueprints/policy/",
@@ -115,6 +120,7 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "tests/test_costing_kubernetes.py",
             "tests/test_costing_audit.py",
             "tests/test_money.py",
+            "tests/test_kinds_reservation.py",
         ),
     ),
     ("blueprints/review/render/diff.py", ("tests/test_render_diff.py", "tests/test_plandiff.py")),
@@ -206,6 +212,7 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "tests/test_kinds.py",
             "tests/test_kinds_consumers.py",
+            "tests/test_kinds_reservation.py",
             "tests/test_costing.py",
             "tests/test_costing_kubernetes.py",
             "tests/test_guardrails.py",

@@ -59,6 +59,30 @@ SAMPLES: dict[str, tuple[tuple[str, str, dict], tuple[tuple[str, str, dict], ...
         (),
         "node",
     ),
+    "alicloud:ecs/capacityReservation:CapacityReservation": (
+        (
+            "alicloud:ecs/capacityReservation:CapacityReservation",
+            "reservation",
+            {"instanceType": "ecs.g7.large", "instanceAmount": 2, "zoneIds": ["cn-shanghai-b"]},
+        ),
+        (
+            (
+                "alicloud:ecs/instance:Instance",
+                "node",
+                {"instanceType": "ecs.g7.large", "privatePoolOptionsId": "${reservation.id}"},
+            ),
+        ),
+        "reservation",
+    ),
+    "alicloud:ecs/elasticityAssurance:ElasticityAssurance": (
+        (
+            "alicloud:ecs/elasticityAssurance:ElasticityAssurance",
+            "assurance",
+            {"instanceType": "ecs.g7.large", "instanceAmount": 2, "period": 1, "periodUnit": "Month"},
+        ),
+        (),
+        "assurance",
+    ),
     "alicloud:ecs/ecsDisk:EcsDisk": (
         ("alicloud:ecs/ecsDisk:EcsDisk", "disk", {"category": "cloud_essd", "size": 500, "performanceLevel": "PL1"}),
         (),

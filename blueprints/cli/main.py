@@ -397,9 +397,11 @@ def _register_export() -> None:
 
 
 def _register_preflight() -> None:
+    from blueprints.cli.explain import register as register_explain
     from blueprints.cli.preflight import register
 
     register(app)
+    register_explain(app)
 
 
 def _register_image() -> None:

@@ -17,12 +17,14 @@ from blueprints.cli.support import (
     TODAY,
     emit,
     offline_plan,
+    offline_profile,
     reports_user_errors,
     require_credentials,
     require_profile,
     sdk_classes,
 )
 from blueprints.preflight.checks import KIND_NAMES
+from blueprints.profile.capacity import next_step
 
 if TYPE_CHECKING:
     pass
@@ -123,7 +125,13 @@ def preflight(
 
     classes = sdk_classes("aitrain preflight")
     needs = needs_from_plan(plan, catalog)
-    report = Report(needs, tuple(run_checks(needs, SdkReader(needs.region, client_classes=classes))), source, accepted)
+    report = Report(
+        needs,
+        tuple(run_checks(needs, SdkReader(needs.region, client_classes=classes))),
+        source,
+        accepted,
+        next_step=next_step(offline_profile(preset, stack_config, set_ or [], today).capacity),
+    )
     emit(report.to_json() if output_format is PreflightFormat.json else render_text(report), out)
     if report.exit_code:
         raise typer.Exit(code=report.exit_code)

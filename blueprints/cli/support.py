@@ -183,6 +183,21 @@ def offline_plan(
     return preview(inputs, catalog=catalog, today=day), catalog
 
 
+def offline_profile(preset: str | None, stack_config: Path | None, assignments: list[str], today: str | None) -> Any:
+    """The validated profile ``offline_plan`` plans, read the same way (no mocks run)."""
+    from blueprints.architectures import profile_models
+    from blueprints.catalog import load_catalog
+    from blueprints.core import clock
+    from blueprints.profile.stackconfig import engine_config, parse_overrides, read_settings, resolve, with_cli_inputs
+
+    day = clock.parse_today(today, "--today") if today else clock.today()
+    inputs = with_cli_inputs(
+        engine_config(stack_config) if stack_config else {}, preset, parse_overrides(assignments, profile_models())
+    )
+    settings = read_settings(inputs, source="(preflight)")
+    return resolve(settings, profile_models(), catalog=load_catalog(), today=day)[1]
+
+
 @dataclasses.dataclass(frozen=True)
 class StackEdit:
     """A stack config opened for a rewrite (park, replace-node, image pin): its text, settings and resolved profile."""

@@ -233,6 +233,10 @@ class _Context:
 
     def value(self, type_names: TypeNames | None, value: Any, path: str, where: str) -> Any:
         """One input value; ``path`` is its dotted Pulumi path inside the resource (list indices dropped)."""
+        if type_names is not None and path in type_names.single_blocks and not isinstance(value, (dict, list)):
+            # A MaxItems-1 list of scalars the bridge flattens (ecs.ElasticityAssurance instanceType): a scalar in
+            # Pulumi, a one-element list in Terraform.
+            return [self.value(None, value, path, where)]
         if isinstance(value, str):
             return self._string(value, where)
         if isinstance(value, list):

@@ -1,5 +1,5 @@
 """ECS kinds: security groups, EIPs, launch templates, instance sets, instances, disks, key pairs, snapshot policies,
-image pipelines (`aitrain bake`)."""
+image pipelines (`aitrain bake`), reserved capacity (capacity reservations, elasticity assurances)."""
 
 from __future__ import annotations
 
@@ -71,6 +71,94 @@ def _disk_cost(costs: Costs, r: Resource) -> None:
         costs.add(r, f"ECS disk {category} {level} {float(size):g} GiB", float(size), "GiB-month", price, "monthly")
     else:
         costs.add(r, f"ECS disk {category} {level} (size not in the plan)", 0, "GiB-month", price, "usage")
+
+
+def _pool_priced_nodes(inputs: Mapping[str, Any]) -> tuple[int, bool]:
+    """The nodes an ACK node pool's own cost lines are at, and whether it scales: ``scalingConfig.minSize`` when it
+    scales, else ``desiredSize`` (or the older ``nodeCount``); the same count as ``blueprints.kinds.cs._pool_cost``
+    (tests/test_kinds_reservation.py checks the two agree)."""
+    scaling = inputs.get("scalingConfig") or {}
+    if scaling.get("enable"):
+        return int(scaling.get("minSize") or 0), True
+    return int(inputs.get("desiredSize") or inputs.get("nodeCount") or 0), False
+
+
+def _drawn_nodes(costs: Costs, reservation: Resource) -> tuple[int, bool]:
+    """How many of the plan's nodes name ``reservation`` as their private pool, and whether a scaling pool is among
+    them: an ``ecs.Instance`` by ``privatePoolOptionsId``, a ``cs.NodePool`` by
+    ``privatePoolOptions.privatePoolOptionsId`` (counted as its own lines count it)."""
+    drawn, scales = 0, False
+    for r in costs.resources:
+        if r.short_type == "ecs.Instance" and _names(costs, r.inputs.get("privatePoolOptionsId"), reservation):
+            drawn += 1
+        elif r.short_type == "cs.NodePool":
+            options = r.inputs.get("privatePoolOptions") or {}
+            if _names(costs, options.get("privatePoolOptionsId"), reservation):
+                nodes, scaling = _pool_priced_nodes(r.inputs)
+                drawn, scales = drawn + nodes, scales or scaling
+    return drawn, scales
+
+
+def _names(costs: Costs, value: Any, reservation: Resource) -> bool:
+    """Whether ``value`` is a reference (``${name.id}``) to ``reservation``."""
+    return getattr(costs.referenced(value), "name", None) == reservation.name
+
+
+# An immediate capacity reservation "is billed at the pay-as-you-go rate of the specified instance type regardless of
+# whether you create pay-as-you-go instances in the reserved capacity" (Resource Assurance billing,
+# https://www.alibabacloud.com/help/en/elastic-compute-service/latest/resource-assurance-bill), and "after an instance
+# matches a private pool, you are billed for its configured resources" (CreateCapacityReservation,
+# https://help.aliyun.com/en/ecs/developer-reference/api-ecs-2014-05-26-createcapacityreservation). The nodes that
+# draw from it are priced on their own lines, so the reservation's line is the idle part only: (instanceAmount − the
+# plan's nodes that name it) × the type's pay-as-you-go hourly price; together the lines come to instanceAmount × the
+# price while the drawing nodes run. An Open reservation (the API's default) also serves matching instances that do
+# not name it ("Open: ... The system selects an open private node pool to launch instances", pulumi_alicloud 4.0.0
+# cs/_inputs.py privatePoolOptionsMatchCriteria); only the nodes that name it are counted, so its idle part may be
+# smaller than the line says (the blueprints' nodes name theirs in Target mode).
+def _capacity_reservation_cost(costs: Costs, r: Resource) -> None:
+    instance_type = r.inputs.get("instanceType")
+    amount = r.inputs.get("instanceAmount")
+    label = f"capacity reservation {instance_type or '(instanceType unset)'}"
+    if not isinstance(amount, int) or isinstance(amount, bool):
+        price = CnyPrice(None, "unknown", f"instanceAmount is not a number in the plan ({amount!r})", None)
+        costs.add(r, f"{label}: instanceAmount not in the plan", 1, "reservation-hour", price, "hourly")
+        return
+    price = (
+        costs.instance_price(str(instance_type))
+        if instance_type
+        else CnyPrice(None, "unknown", "the reservation names no instanceType", None)
+    )
+    drawn, scales = _drawn_nodes(costs, r)
+    idle = max(amount - drawn, 0)
+    item = f"{label}: {amount} reserved, {drawn} drawn by nodes, {idle} idle"
+    if drawn == 0:
+        item += " (the whole reservation is idle: no node in the plan draws from it)"
+    elif drawn > amount:
+        item += f" ({drawn - amount} more nodes name it than it reserves)"
+    if scales:
+        item += "; a scaling pool counts at its minimum, as its own lines do"
+    costs.add(r, item, idle, "node-hour", price, "hourly")
+
+
+# Elasticity assurance: "guaranteed access to resources for a period of one month to five years by paying only a
+# small assurance fee" (https://www.alibabacloud.com/help/en/eci/user-guide/use-the-private-pool-of-an-elasticity-
+# assurance-to-create-a-pod), paid once at purchase; "after you purchase an elasticity assurance, you cannot request a
+# refund" (CreateElasticityAssurance, https://alibabacloud.com/help/doc-detail/190002.htm). No page states the fee as a
+# formula or a number, so the line is unknown (the total stays incomplete), never a made-up price.
+EA_FEE_NOT_IN_CATALOG = (
+    "the elasticity assurance fee is not in the catalog: Alibaba quotes it per order (ECS console / DescribePrice); "
+    "instances drawing from it are billed as pay-as-you-go instances"
+)
+
+
+def _elasticity_assurance_cost(costs: Costs, r: Resource) -> None:
+    # Default term: period 1, periodUnit Year (pulumi_alicloud 4.0.0 ecs/elasticity_assurance.py).
+    term = f"{r.inputs.get('period') or 1} {r.inputs.get('periodUnit') or 'Year'}"
+    item = (
+        f"elasticity assurance {r.inputs.get('instanceType') or '(instanceType unset)'} × "
+        f"{r.inputs.get('instanceAmount')} for {term}: assurance fee, paid once for the term, not refunded"
+    )
+    costs.add(r, item, 1, "order", CnyPrice(None, "unknown", EA_FEE_NOT_IN_CATALOG, None), "upfront")
 
 
 def _instance_set_nodes(r: Resource, _: Neighbours) -> Sequence[NodeGroup]:
@@ -210,6 +298,35 @@ KINDS = (
         ),
         terraform=_MAPPED,
         replacing_inputs=ReplacingInputs.UNKNOWN,
+    ),
+    # Reserved capacity the nodes draw from (ecs.Instance privatePoolOptionsId, cs.NodePool privatePoolOptions).
+    # Neither is a COMPUTE_GROUP (no node runs in it: the drawing nodes are the groups) nor STATEFUL (it holds no
+    # data; protect + retain_on_delete would keep a reservation billing after `pulumi destroy`). Deletion differs:
+    # a capacity reservation stops billing when released (the provider's delete calls ReleaseCapacityReservation);
+    # an elasticity assurance's fee is paid once for the term, and it "cannot be manually released" and is not
+    # refundable (the links above; the provider's delete asks BSS RefundInstance since v1.261.0), so deleting it
+    # saves nothing, and replacing it (a ForceNew input, blueprints/data/replacing_inputs.csv) buys a second term:
+    # the diff names the replacement, and its cost line says the fee is never refunded.
+    Kind(
+        token="alicloud:ecs/capacityReservation:CapacityReservation",
+        key_properties=("instanceType", "instanceAmount", "zoneIds", "matchCriteria", "endTimeType"),
+        pricing=Priced(_capacity_reservation_cost),
+        terraform=_MAPPED,
+        replacing_inputs=_DOCS,
+    ),
+    Kind(
+        token="alicloud:ecs/elasticityAssurance:ElasticityAssurance",
+        key_properties=(
+            "instanceType",
+            "instanceAmount",
+            "zoneIds",
+            "privatePoolOptionsMatchCriteria",
+            "period",
+            "periodUnit",
+        ),
+        pricing=Priced(_elasticity_assurance_cost),
+        terraform=_MAPPED,
+        replacing_inputs=_DOCS,
     ),
     Kind(
         token="alicloud:ecs/autoSnapshotPolicy:AutoSnapshotPolicy",

@@ -113,8 +113,13 @@ class Costs(Protocol):
         """The catalog's ``prices.csv`` price of ``item``/``tier``
         in the plan's region (unknown, never 0, without a row)."""
 
+    def instance_price(self, instance_type: str) -> CnyPrice:
+        """What one ``instance_type`` node costs per hour, pay-as-you-go, in the plan's region: the price ``nodes``
+        prices a node at (``instance_prices.csv``; unknown with the reason, never 0, without a row)."""
+
     def add(self, resource: Resource, item: str, quantity: float, unit: str, price: CnyPrice, billing: str) -> None:
-        """One cost line; ``billing`` is hourly (per unit-hour), monthly (per unit-month) or usage (no amount)."""
+        """One cost line; ``billing`` is hourly (per unit-hour), monthly (per unit-month), usage (no amount) or
+        upfront (a one-off fee per order, no hourly or monthly amount)."""
 
     def nodes(self, owner: Resource, count: int, node: Mapping[str, Any], system: Mapping[str, Any] | None) -> None:
         """Compute and disk lines of ``count`` identical nodes built from ``node`` (a fixed group; none at 0 nodes)."""

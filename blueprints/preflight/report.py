@@ -25,6 +25,8 @@ class Report:
     checks: tuple[Check, ...]
     credentials: str
     accepted: tuple[str, ...] = ()
+    # What to do when something is short: the profile's next fallback and the command that pins it, or how to add one.
+    next_step: str = ""
 
     def count(self, status: str) -> int:
         """How many checks ended with ``status`` (ok / warn / short / unknown)."""
@@ -68,6 +70,7 @@ class Report:
             },
             "verdict": self.verdict,
             "exit_code": self.exit_code,
+            "next_step": self.next_step if self.count(SHORT) else "",
         }
 
     def to_json(self) -> str:
@@ -108,6 +111,8 @@ def render_text(report: Report) -> str:
     blocking, accepted = report.unanswered(accepted=False), report.unanswered(accepted=True)
     if short:
         lines.append(f"SHORT: {short} check(s) fall short (exit 1); {warn} warning(s), {unknown} unanswered.")
+        if report.next_step:
+            lines.append(f"Next: {report.next_step}.")
     elif blocking:
         kinds = ",".join(k for k in KIND_NAMES if any(c.kind == k for c in blocking))
         lines.append(

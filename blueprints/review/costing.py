@@ -120,7 +120,8 @@ class _Lines:
         self.lines: list[dict[str, Any]] = []
 
     def add(self, resource: Named, item: str, quantity: float, unit: str, price: CnyPrice, billing: str) -> None:
-        """One line; ``billing`` hourly (per unit-hour), monthly (per unit-month) or usage (no amount from the plan)."""
+        """One line; ``billing`` hourly (per unit-hour), monthly (per unit-month), usage (no amount from the plan) or
+        upfront (a one-off fee per order: no hourly or monthly amount)."""
         hour = month = None
         # No units of an unpriced item cost nothing: a pool at 0 nodes is ¥0 at min whatever a node costs (its
         # scenarios at max still name the missing price).
@@ -284,6 +285,10 @@ class _PlanCosts:
     def price(self, item: str, tier: str | None) -> CnyPrice:
         """The catalog's price in the plan's region."""
         return price_cny(self._catalog, item, tier, self._region)
+
+    def instance_price(self, instance_type: str) -> CnyPrice:
+        """Pay-as-you-go CNY per node-hour of ``instance_type`` in the plan's region (what ``nodes`` prices)."""
+        return _compute_price(self._catalog, instance_type, self._region)
 
     def add(self, resource: Named, item: str, quantity: float, unit: str, price: CnyPrice, billing: str) -> None:
         """One cost line."""

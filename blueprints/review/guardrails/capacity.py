@@ -19,7 +19,6 @@ from blueprints.review.guardrails.model import Rule
 from blueprints.review.plan import Plan
 
 GPU_CLUSTER = "aitrain:compute:GpuCluster"
-_POOLS = ("ecs.CapacityReservation", "ecs.ElasticityAssurance")
 
 
 def starts_whole(plan: Plan) -> Iterator[tuple[str, str]]:
@@ -47,7 +46,8 @@ def starts_whole(plan: Plan) -> Iterator[tuple[str, str]]:
 
 def _from_held_capacity(inputs: Mapping[str, Any], by_name: Mapping[str, Any]) -> bool:
     pool = by_name.get(referenced(inputs.get("privatePoolOptionsId")) or "")
-    return inputs.get("privatePoolOptionsMatchCriteria") == "Target" and getattr(pool, "short_type", None) in _POOLS
+    held = getattr(pool, "short_type", None) in ("ecs.CapacityReservation", "ecs.ElasticityAssurance")
+    return inputs.get("privatePoolOptionsMatchCriteria") == "Target" and held
 
 
 RULES: tuple[Rule, ...] = (
