@@ -75,6 +75,7 @@ regen: $(STAMP)
 	$(BIN)/python tests/test_readme_figures.py
 	$(BIN)/aitrain case-studies --write docs/case-studies.md
 	$(BIN)/python -c "from blueprints.review.render.findings import rules_document; open('docs/guardrails.md', 'w', encoding='utf-8').write(rules_document())"
+	$(BIN)/python -c "from blueprints.preflight.explain import errors_document; open('docs/capacity-errors.md', 'w', encoding='utf-8').write(errors_document())"
 
 golden: regen
 

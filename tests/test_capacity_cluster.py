@@ -236,3 +236,32 @@ def test_the_program_names_the_next_fallback_when_the_cloud_offers_no_zone(fallb
     text = str(caught.value)
     assert text.startswith(f"aitrain:network:TrainingNetwork ({MED}-network): no zone among network.zones")
     assert "offers ecs.gn7e-c16g1.32xlarge (zones that do: cn-shanghai-c)" in text and needle in text
+
+
+# ---- what held capacity costs a year ----
+
+
+def test_a_spare_reserved_node_costs_a_running_node_a_year_and_the_summary_shows_both_totals() -> None:
+    from blueprints.catalog import instance_price
+    from blueprints.review.costing import HOURS_PER_MONTH
+
+    plan = plan_of(MED, *RESERVED, "capacity.reservation.nodes=13")
+    (line,) = [line for line in plan.costs["lines"] if line["type"] == "ecs.CapacityReservation"]
+    assert line["item"] == "capacity reservation ecs.gn7e-c16g1.32xlarge: 13 reserved, 12 drawn by nodes, 1 idle"
+    node_hour = instance_price(load_catalog(), "ecs.gn7e-c16g1.32xlarge", "cn-shanghai").cny
+    assert node_hour is not None
+    assert plan.summary["reservation_cny_per_year"] == pytest.approx(node_hour * HOURS_PER_MONTH * 12, abs=0.01)
+    with_it, without = plan.summary["yearly_cny_with_reservation"], plan.summary["yearly_cny_without_reservation"]
+    assert with_it == pytest.approx(plan.costs["totals"]["cny_per_month"] * 12, abs=0.01)
+    assert with_it - without == pytest.approx(plan.summary["reservation_cny_per_year"], abs=0.01)
+    # Every node drawing from it: the reservation adds nothing to the year.
+    exact = plan_of(MED, *RESERVED)
+    assert exact.summary["reservation_cny_per_year"] == 0
+    assert exact.summary["yearly_cny_with_reservation"] == exact.summary["yearly_cny_without_reservation"]
+
+
+def test_an_assurance_fee_is_unknown_not_zero() -> None:
+    plan = plan_of(MED, "capacity.reservation.kind=elasticity_assurance", "capacity.reservation.term_months=12")
+    assert str(plan.summary["reservation_cny_per_year"]).startswith("unknown: elasticity assurance")
+    assert "yearly_cny_with_reservation" not in plan.summary
+    assert plan.costs["totals"]["complete"] is False

@@ -25,6 +25,7 @@ from blueprints.profile.image import unpinned_note
 from blueprints.profile.model import ProfileBase
 from blueprints.review import guardrails
 from blueprints.review.costing import price_plan, storage_summary
+from blueprints.review.costing_capacity import reservation_summary
 from blueprints.review.diff.reimage import newer_image_effect
 from blueprints.review.plan import Plan, PlannedResource
 
@@ -356,7 +357,7 @@ def preview(
         blueprint=profile.blueprint,
         region=profile.region,
         profile_name=profile.name,
-        summary={**spec.summary(), **storage_summary(costs)},
+        summary={**spec.summary(), **storage_summary(costs), **reservation_summary(costs)},
         costs=costs,
         notes=tuple(
             n
