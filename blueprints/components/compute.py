@@ -82,15 +82,15 @@ class GpuCluster(pulumi.ComponentResource):
             self.instance_ids, self.private_ips = self._one_instance_per_node(name, args)
         else:
             self.instance_ids, self.private_ips = self._instance_sets(name, args)
-        self.register_outputs(
-            {
-                "reservation_id": self.reservation.id if self.reservation is not None else None,
-                "deployment_set_id": self.deployment_set.id,
-                "instance_ids": self.instance_ids,
-                "private_ips": self.private_ips,
-                "role_name": self.role.role_name,
-            }
-        )
+        outputs: dict[str, object] = {
+            "deployment_set_id": self.deployment_set.id,
+            "instance_ids": self.instance_ids,
+            "private_ips": self.private_ips,
+            "role_name": self.role.role_name,
+        }
+        if self.reservation is not None:
+            outputs["reservation_id"] = self.reservation.id
+        self.register_outputs(outputs)
 
     def _instance_sets(
         self, name: str, args: GpuClusterArgs
