@@ -295,6 +295,7 @@ def test_rule_fires_alone_with_its_message(
 
 
 def test_every_rule_has_a_violating_fixture():
+    from test_capacity_cluster import OWNED as CAPACITY_OWNED  # AIT041's cases: tests/test_capacity_cluster.py
     from test_guardrails_data import (
         OWNED as DATA_OWNED,
     )  # the data and account rules' cases: tests/test_guardrails_data.py
@@ -302,7 +303,6 @@ def test_every_rule_has_a_violating_fixture():
         OWNED as KUBERNETES_OWNED,
     )  # the ACK rules' cases: tests/test_guardrails_kubernetes.py
     from test_guardrails_nodes import OWNED  # the node rules' cases live in tests/test_guardrails_nodes.py
-    from test_capacity_cluster import OWNED as CAPACITY_OWNED  # AIT041's cases: tests/test_capacity_cluster.py
     from test_metrics import OWNED as METRICS_OWNED  # AIT040's cases: tests/test_metrics.py
 
     # AIT013 reads the summary, not a resource: test_scratch_below_three_times_memory_is_a_warning_with_the_numbers.

@@ -92,8 +92,8 @@ def test_choose_pins_the_second_zone_and_the_diff_leaves_storage_alone(
     )
     assert "FITS  capacity.fallbacks[0] (network.zones: [cn-shanghai-b])" in result.output
     assert (
-        "compute zone cn-shanghai-a (network.zones empty: the storage zone first) → cn-shanghai-b (a new vSwitch; the file system stays in cn-shanghai-a"
-        in result.output
+        "compute zone cn-shanghai-a (network.zones empty: the storage zone first) → cn-shanghai-b (a new vSwitch; "
+        "the file system stays in cn-shanghai-a" in result.output
     )
     assert "not asked: capacity.fallbacks[1]" in result.output
     # Zone c was never asked about: the walk stops at the first shape that fits.
