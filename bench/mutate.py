@@ -58,6 +58,7 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("tests/test_guardrails_kubernetes.py", "tests/test_cli_guardrails.py"),
     ),
     ("blueprints/review/guardrails/metrics.py", ("tests/test_metrics.py", "tests/test_guardrails.py")),
+    ("blueprints/review/guardrails/capacity.py", ("tests/test_capacity_cluster.py", "tests/test_guardrails.py")),
     (
         "blueprints/review/guardrails/",
         (
@@ -113,6 +114,7 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "tests/test_render_diff.py",
         ),
     ),
+    ("blueprints/review/costing_capacity.py", ("tests/test_capacity_cluster.py",)),
     (
         "blueprints/review/costing",
         (
@@ -140,6 +142,7 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "tests/test_components.py",
             "tests/test_golden.py",
             "tests/test_erdma_fabric.py",
+            "tests/test_capacity_cluster.py",
         ),
     ),
     (
@@ -175,6 +178,8 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("tests/catalog/test_kubernetes_catalog.py", "tests/test_kubernetes_profile.py"),
     ),
     ("blueprints/components/preprocess.py", ("tests/test_preprocess_group.py",)),
+    ("blueprints/components/reservation.py", ("tests/test_capacity_cluster.py",)),
+    ("blueprints/profile/capacity.py", ("tests/test_capacity_cluster.py", "tests/preflight/test_choose.py")),
     (
         "blueprints/components/",
         (

@@ -17,6 +17,7 @@ from typing import Any, Iterable
 from blueprints.advisor import cost as costs
 from blueprints.advisor.budget import StandingCost
 from blueprints.advisor.data import limits
+from blueprints.advisor.held import HeldCapacity, held_capacity
 from blueprints.advisor.job import Job
 from blueprints.advisor.options import Option
 from blueprints.advisor.sizing import GIB, TB
@@ -82,6 +83,16 @@ class YearlyCost:
     def unknown(self, mode: Mode | None = None) -> tuple[CostItem, ...]:
         """Items whose price is unknown (the same in every mode, except an unpriced compute)."""
         return tuple(i for i in self.items(mode) if i.amount is None)
+
+    def held(self) -> HeldCapacity:
+        """What a capacity reservation of the node count, kept all year, adds to the chosen mode."""
+        always = next(m for m in (self.mode, *self.alternatives) if m.name == ALWAYS_ON)
+        return held_capacity(
+            self.mode.name,
+            always_on=self.mode.name == ALWAYS_ON,
+            mode_cny=self.mode.compute.amount,
+            always_on_cny=always.compute.amount,
+        )
 
     def over_by_cny(self, mode: Mode | None = None) -> float | None:
         """Total minus the budget (positive = over); None without a budget or a compute price."""
@@ -328,6 +339,7 @@ def rows(yc: YearlyCost) -> list[tuple[str, str]]:
         ("operating mode", f"{yc.mode.name} ({yc.mode.shape}): {yc.why}"),
         ("yearly cost", breakdown(yc)),
         ("budget", verdict(yc)),
+        ("held capacity", _held_text(yc)),
     ]
     same = (
         "the same standing costs"
@@ -356,9 +368,23 @@ def rows(yc: YearlyCost) -> list[tuple[str, str]]:
     return out
 
 
+def _held_text(yc: YearlyCost) -> str:
+    """The held-capacity sentence, and where the year lands with it against the budget."""
+    held = yc.held()
+    if not held.cny_per_year or yc.budget_cny_per_year is None:
+        return held.text
+    year = yc.total() + held.cny_per_year
+    side = "over" if year > yc.budget_cny_per_year else "within"
+    return f"{held.text}; with it the year is {money(year)}, {side} the {money(yc.budget_cny_per_year)} budget"
+
+
 def lines(yc: YearlyCost) -> list[str]:
     """Summary lines for the terminal and Markdown (``Operating mode: …``, ``Yearly cost: …``, …)."""
     return [f"{label[0].upper()}{label[1:]}: {text}" for label, text in rows(yc)]
+
+
+def _r2(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)
 
 
 def _item_dict(item: CostItem) -> dict[str, Any]:
@@ -394,5 +420,6 @@ def yearly_dict(yc: YearlyCost | None) -> dict[str, Any] | None:
         items=[_item_dict(i) for i in yc.items()],
         unknown=[i.what for i in yc.unknown()],
         notes=list(yc.notes),
+        held_capacity={"cny_per_year": _r2(yc.held().cny_per_year), "text": yc.held().text},
         alternatives=[_mode_dict(yc, m) for m in yc.alternatives],
     )
