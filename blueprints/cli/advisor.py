@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import functools
 from pathlib import Path
@@ -237,6 +238,26 @@ def recommend(
             ),
         ),
     ] = False,
+    regions: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--regions",
+            help=(
+                "Recommend in each of these regions (comma-separated or repeated) and choose the one where the job "
+                "is cheapest per run; the output ends with every region's choice. Overrides the job's region."
+            ),
+        ),
+    ] = None,
+    check_stock: Annotated[
+        bool,
+        typer.Option(
+            "--check-stock",
+            help=(
+                "With --regions: ask ECS (DescribeAvailableResource, read-only, the credentials `aitrain preflight` "
+                "uses) whether each region's chosen type is in stock, and choose among the regions that have it."
+            ),
+        ),
+    ] = False,
 ) -> None:
     """Recommend the cheapest (or fastest) real Alibaba Cloud configuration that meets the job's deadline and budget.
 
@@ -262,21 +283,30 @@ def recommend(
                 )
             ],
         )
+    region_list = [n.strip() for v in regions or [] for n in v.split(",") if n.strip()]
+    source = _region_options(region_list, check_stock)
     catalog = load_catalog()
     job = build_job(job_file, _job_flags(job_values), catalog)
     today = clock.today()
-    rec = choose(job, catalog, objective.value, tiers=budget_tiers(limits()))
+    comparison = ""
+    if region_list:
+        rec, comparison, compared = _across_regions(job, catalog, objective.value, region_list, source)
+    else:
+        rec = choose(job, catalog, objective.value, tiers=budget_tiers(limits()))
     stack_text = None
     if write is not None and rec.chosen is not None:
         stack_text = stack_config_text(
             rec, functools.partial(parse, catalog=catalog, today=today, source="recommended profile")
         )
     if output_format is OutputFormat.json:
-        text = to_json(recommendation_dict(rec, catalog.version))
+        document = recommendation_dict(rec, catalog.version)
+        if region_list:
+            document["regions"] = compared
+        text = to_json(document)
     elif output_format is OutputFormat.markdown:
-        text = render_markdown(rec)
+        text = render_markdown(rec) + comparison
     else:
-        text = render_table(rec)
+        text = render_table(rec) + comparison
     written = None
     if stack_text is not None and write is not None:
         from blueprints.profile.stackfile import write_stack_file
@@ -370,6 +400,86 @@ def estimate(
             job, option, storage, findings, markdown=output_format is OutputFormat.markdown, yearly=yearly
         )
     emit(text, out)
+
+
+def _region_options(region_list: list[str], check_stock: bool) -> str | None:
+    """Exit 2 for --check-stock without --regions; exit 3 without credentials (before anything is computed).
+    Where the credentials come from, when stock is to be checked."""
+    if check_stock and not region_list:
+        raise UserInputError(
+            "invalid recommend options", [Problem("--check-stock", True, "goes with --regions (the regions to check)")]
+        )
+    if not check_stock:
+        return None
+    from blueprints.cli.support import require_credentials
+
+    return require_credentials()
+
+
+def _across_regions(
+    job: Any, catalog: Any, objective: str, region_list: list[str], credentials: str | None
+) -> tuple[Any, str, list[dict[str, Any]]]:
+    """The recommendation in the cheapest region (with stock, when checked), the regions text and their JSON rows."""
+    from blueprints.advisor.choice import recommend as choose
+    from blueprints.advisor.data import limits
+    from blueprints.advisor.regions import cheapest, compare, regions_text
+    from blueprints.architectures import budget_tiers
+    from blueprints.core.errors import did_you_mean, join_allowed
+
+    unknown = [r for r in region_list if r not in catalog.regions]
+    if unknown:
+        raise UserInputError(
+            "unknown region",
+            [
+                Problem(
+                    "--regions",
+                    r,
+                    f"the catalog knows {join_allowed(catalog.regions)}",
+                    did_you_mean(r, catalog.regions),
+                )
+                for r in unknown
+            ],
+        )
+    tiers = budget_tiers(limits())
+    stock_of = _stock_reader() if credentials is not None else None
+    results = compare(
+        list(dict.fromkeys(region_list)),
+        lambda region: choose(job.model_copy(update={"region": region}), catalog, objective, tiers=tiers),
+        stock_of,
+    )
+    best, why = cheapest(results)
+    chosen = best.recommendation if best is not None else results[0].recommendation
+    if best is None:
+        # Nothing to recommend anywhere: the first region's answer (nothing feasible, or unpriced) with the table.
+        chosen = dataclasses.replace(chosen, chosen=None)
+    return chosen, regions_text(results, best, why), [r.row() for r in results]
+
+
+def _stock_reader() -> Any:
+    """(region, instance type) → RegionStock, through the preflight SDK reader (one client per region)."""
+    from blueprints.advisor.regions import RegionStock
+    from blueprints.cli.support import sdk_classes
+    from blueprints.preflight.aliyun import SdkReader
+    from blueprints.preflight.checks import AVAILABLE_RESOURCE, CloudError, zones_with_stock
+
+    classes = sdk_classes("aitrain recommend --check-stock")
+
+    def stock_of(region: str, instance_type: str) -> RegionStock:
+        params = {
+            "RegionId": region,
+            "DestinationResource": "InstanceType",
+            "IoOptimized": "optimized",
+            "InstanceType": instance_type,
+            "InstanceChargeType": "PostPaid",
+            "SpotStrategy": "NoSpot",
+        }
+        try:
+            body = SdkReader(region, client_classes=classes).call(AVAILABLE_RESOURCE, params)
+        except CloudError as exc:
+            return RegionStock(unanswered=str(exc))
+        return RegionStock(zones=zones_with_stock(body, instance_type))
+
+    return stock_of
 
 
 def resolve_instance(catalog: Any, name: str, nodes: int) -> tuple[str, int, str | None]:

@@ -325,6 +325,21 @@ def _stock_status(body: Mapping[str, Any], zone: str, instance_type: str) -> tup
     return SHORT, f"{NOT_OFFERED} (absent from DescribeAvailableResource)"
 
 
+def zones_with_stock(body: Mapping[str, Any], instance_type: str) -> tuple[str, ...]:
+    """The zones of a region-wide DescribeAvailableResource body where ``instance_type`` can start now (Available,
+    not WithoutStock), in the answer's order."""
+    return tuple(
+        zone
+        for zone, items in instance_types_by_zone(body)
+        if any(
+            i.get("Value") == instance_type
+            and i.get("Status") == "Available"
+            and i.get("StatusCategory") != "WithoutStock"
+            for i in items
+        )
+    )
+
+
 def instance_types_by_zone(body: Mapping[str, Any]) -> list[tuple[str, list[Mapping[str, Any]]]]:
     """(ZoneId, its InstanceType SupportedResource items) for every zone of a DescribeAvailableResource body.
 
