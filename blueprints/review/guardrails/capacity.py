@@ -57,10 +57,12 @@ RULES: tuple[Rule, ...] = (
         "a fixed GPU cluster starts all its nodes or none",
         starts_whole,
         rationale=(
-            "Partial provisioning is the second most reported capacity failure of cluster tools (Cluster Toolkit "
-            "#1536, #4058; ParallelCluster's all-or-nothing scaling, aws-parallelcluster-node #560): a cluster short "
-            "of nodes cannot run its job but bills for the nodes it has. One RunInstances call without MinAmount "
-            "creates all its instances or none; nodes in Target mode start only from capacity already held."
+            "Partial provisioning is the second most reported capacity failure of cluster tools "
+            "(https://github.com/GoogleCloudPlatform/cluster-toolkit/issues/1536, "
+            "https://github.com/GoogleCloudPlatform/cluster-toolkit/issues/4058; ParallelCluster's all-or-nothing "
+            "scaling, https://github.com/aws/aws-parallelcluster-node/pull/560): a cluster short of nodes cannot run "
+            "its job but bills for the nodes it has. One RunInstances call without MinAmount creates all its "
+            "instances or none; nodes in Target mode start only from capacity already held."
         ),
         fix=(
             "Add capacity.reservation: {kind: capacity_reservation} (a Target pool of the node count, created "
