@@ -128,7 +128,8 @@ def needs_from_plan(plan: Plan, catalog: Catalog) -> Needs:
     """The compute groups and the file system a plan creates, sized from the catalog.
 
     Each resource's kind (``blueprints.kinds``) says how it counts: its capacity is the node groups it can run at
-    most (an instance set's amount, a pool at its max size, a node pool per instance type); other kinds run none.
+    most (an instance set's amount, a pool at its max size, a node pool per instance type, a reservation's nodes that
+    no node draws from); other kinds run none.
     """
     around = Neighbours.of(plan.resources)
     compute: list[ComputeNeed] = []
@@ -164,10 +165,13 @@ def _group(
 
 
 def _zones(r: Resource, by_name: Mapping[str, Resource]) -> tuple[str, ...]:
-    """The zone a resource names, else the zones of the vSwitches it references (in order, once each)."""
+    """The zone a resource names (a reservation: its zoneIds), else the zones of the vSwitches it references (in
+    order, once each)."""
     for key in ("zoneId", "availabilityZone"):
         if r.inputs.get(key):
             return (str(r.inputs[key]),)
+    if isinstance(r.inputs.get("zoneIds"), list) and r.inputs["zoneIds"]:
+        return tuple(str(z) for z in r.inputs["zoneIds"])
     refs = referenced_names({k: r.inputs.get(k) for k in ("vswitchId", "vswitchIds")})
     zones = [str(by_name[n].inputs["zoneId"]) for n in refs if n in by_name and by_name[n].inputs.get("zoneId")]
     return tuple(dict.fromkeys(zones))
