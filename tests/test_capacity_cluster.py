@@ -265,3 +265,21 @@ def test_an_assurance_fee_is_unknown_not_zero() -> None:
     assert str(plan.summary["reservation_cny_per_year"]).startswith("unknown: elasticity assurance")
     assert "yearly_cny_with_reservation" not in plan.summary
     assert plan.costs["totals"]["complete"] is False
+
+
+# ---- parking and replacing nodes keep working ----
+
+
+def test_a_reserved_cluster_replaces_one_node_and_repairs_by_replace_node() -> None:
+    """Nodes drawing from a reservation are one ecs.Instance each, so replace-node can name one (the new node starts
+    from the capacity its predecessor gave back to the pool)."""
+    plan = plan_of(MED, *RESERVED, "compute.replace_nodes={node-003: 1}")
+    node = next(r for r in plan.resources if r.name == f"{MED}-cluster-node-003")
+    assert node.replace_on_changes == ('tags["aitrain-generation"]',)
+    assert node.inputs["privatePoolOptionsId"] == f"${{{MED}-cluster-reservation.id}}"
+    others = [r for r in plan.resources if r.short_type == "ecs.Instance" and r.name != node.name]
+    assert all(not r.replace_on_changes for r in others)
+    assert plan.outputs["repair"]["replace_node"] is True
+    # Without the reservation the same cluster is instance sets: replace_nodes is refused, naming both ways out.
+    with pytest.raises(UserInputError, match="eRDMA types and reserved clusters"):
+        plan_of(MED, "compute.replace_nodes={node-003: 1}")

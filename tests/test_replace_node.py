@@ -185,7 +185,7 @@ ERDMA = {"compute.instance_type": "ecs.ebmgn7ex.32xlarge", "compute.nodes": 4, "
     [
         (
             {"compute.replace_nodes": {"node-001": 1}},  # the preset's type has no eRDMA
-            "needs one ecs.Instance per node, which only eRDMA types get",
+            "needs one ecs.Instance per node, which eRDMA types and reserved clusters (capacity.reservation) get",
         ),
         ({**ERDMA, "compute.replace_nodes": {"node-7": 1}}, "must be a node name"),
         ({**ERDMA, "compute.replace_nodes": {"node-004": 1}}, "is not a node of this 4-node cluster"),

@@ -105,12 +105,12 @@ def _refusal(profile: Any, blueprints: dict[str, Any], catalog: Any) -> Problem 
         )
     if profile.compute.nodes == 0:
         return Problem("compute.nodes", 0, "the cluster is parked: it has no nodes (`aitrain park --resume N` first)")
-    instance = catalog.instance_types.get(profile.compute.instance_type)
-    if instance is not None and instance.fabric_link != "erdma":
+    if not profile.one_instance_per_node(catalog):
         return Problem(
             "compute.instance_type",
             profile.compute.instance_type,
-            f"has no eRDMA, so its {profile.compute.nodes} nodes come from ecs.EcsInstanceSet batches of up to 100; "
+            f"has no eRDMA and the cluster no capacity.reservation, so its {profile.compute.nodes} nodes come from "
+            "ecs.EcsInstanceSet batches of up to 100; "
             "Pulumi can replace a batch only whole (every node in it), never one of its instances, so aitrain will "
             f"not promise to replace one node; {_BATCH_ALTERNATIVE}",
         )

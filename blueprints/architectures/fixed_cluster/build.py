@@ -22,7 +22,11 @@ class FixedClusterBuilder(EcsBuilder[FixedClusterSpec]):
             "nodes": nodes,
             "gpus": nodes * self.instance.gpu_count,
             "expected_nodes": nodes,
-            "repair": fixed_cluster_repair(nodes=nodes, one_instance_per_node=node.eri, generations=generations),
+            "repair": fixed_cluster_repair(
+                nodes=nodes,
+                one_instance_per_node=self.spec.profile.one_instance_per_node(self.catalog),
+                generations=generations,
+            ),
         }
         if nodes == 0:
             return {**outputs, "node_instance_ids": [], "node_private_ips": []}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field, ValidationInfo, model_validator
 
@@ -14,6 +14,9 @@ from blueprints.core.layout import MAX_INSTANCES_PER_SET, instance_batches
 from blueprints.profile.context import context_of
 from blueprints.profile.model import ComputeBase, ProfileBase
 from blueprints.profile.preprocess import PreprocessGroup, preprocess_summary
+
+if TYPE_CHECKING:
+    from blueprints.catalog import Catalog
 
 # An eRDMA cluster is one ecs.Instance per node (instance sets cannot ask for an ERI), so its plan grows by one
 # resource per node (about 12 ms and 0.5 MB each under the offline preview, measured with `aitrain plan`). aitrain's
@@ -55,14 +58,6 @@ class FixedCompute(ComputeBase):
     def _replace_nodes_exist(self, info: ValidationInfo) -> "FixedCompute":
         if not self.replace_nodes:
             return self
-        instance = context_of(info).catalog.instance_types.get(self.instance_type)
-        if instance is not None and instance.fabric_link != "erdma":
-            raise FieldError(
-                "replace_nodes",
-                self.replace_nodes,
-                f"needs one ecs.Instance per node, which only eRDMA types get; {self.instance_type} nodes come from "
-                "ecs.EcsInstanceSet batches, which Pulumi can only replace whole (see `aitrain replace-node --help`)",
-            )
         allowed = node_names(self.nodes)
         for name, generation in self.replace_nodes.items():
             if not NODE_NAME_RE.match(name):
@@ -104,6 +99,24 @@ class FixedClusterProfile(ProfileBase):
         default=None,
         description="Optional CPU preprocessing node group (decode, augmentation beside the GPU nodes); empty: none.",
     )
+
+    def one_instance_per_node(self, catalog: "Catalog") -> bool:
+        """Whether each node is its own ecs.Instance: eRDMA nodes (an ERI each) and nodes that draw from a
+        reservation (private pool options); otherwise the nodes are ecs.EcsInstanceSet batches."""
+        instance = catalog.instance_types.get(self.compute.instance_type)
+        return (instance is not None and instance.fabric_link == "erdma") or self.capacity.reservation is not None
+
+    @model_validator(mode="after")
+    def _replace_nodes_need_instances(self, info: ValidationInfo) -> "FixedClusterProfile":
+        if self.compute.replace_nodes and not self.one_instance_per_node(context_of(info).catalog):
+            raise FieldError(
+                "compute.replace_nodes",
+                self.compute.replace_nodes,
+                f"needs one ecs.Instance per node, which eRDMA types and reserved clusters (capacity.reservation) get; "
+                f"{self.compute.instance_type} nodes come from ecs.EcsInstanceSet batches, which Pulumi can only "
+                "replace whole (see `aitrain replace-node --help`)",
+            )
+        return self
 
     @property
     def reserved_nodes(self) -> int | None:
@@ -197,7 +210,7 @@ class FixedClusterSpec(EcsSpec[FixedClusterProfile]):
             return out
         if reservation is not None:
             out["all_or_nothing"] = f"yes: every node starts from the {reservation.kind} held before any node starts"
-        elif self.fabric_link != "erdma" and nodes <= MAX_INSTANCES_PER_SET:
+        elif not self.profile.one_instance_per_node(self.catalog) and nodes <= MAX_INSTANCES_PER_SET:
             out["all_or_nothing"] = (
                 f"yes: one RunInstances call for all {nodes} nodes (ecs.EcsInstanceSet without MinAmount: short stock "
                 "starts none)"
