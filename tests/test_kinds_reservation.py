@@ -210,10 +210,11 @@ def test_an_assurance_without_a_term_reads_the_apis_default_term():
 
 
 @pytest.mark.parametrize("token", [CR, EA])
-def test_reserved_capacity_runs_no_node_and_holds_no_data(token):
+def test_reserved_capacity_runs_no_node_holds_no_data_and_holds_capacity(token):
     kind = kind_of(token)
     assert kind is not None
-    assert not kind.has(Role.COMPUTE_GROUP) and not kind.has(Role.STATEFUL) and kind.roles == frozenset()
+    assert not kind.has(Role.COMPUTE_GROUP) and not kind.has(Role.STATEFUL)
+    assert kind.roles == frozenset({Role.CAPACITY_HOLD})  # what AIT041 and the yearly cost read
 
 
 def test_the_plan_table_shows_the_key_properties():

@@ -152,9 +152,9 @@ def test_an_erdma_fixed_cluster_gets_an_eri_on_every_node():
     assert plan.summary["fabric"].startswith("eRDMA")
     nccl = files(user_data(plan))["/etc/aitrain/nccl.env"]
     assert "NCCL_IB_GID_INDEX=1" in nccl and "NCCL_SOCKET_IFNAME=eth0" in nccl
-    assert_guardrails(
-        plan, skip=["AIT016", "AIT027"]
-    )  # the unapplied snapshot policy; the preset's HTTPS to any address (tests/test_egress_guardrails.py)
+    # The unapplied snapshot policy; the preset's HTTPS to any address (tests/test_egress_guardrails.py); separate
+    # instances without held capacity can start partly (AIT041, tests/test_capacity_cluster.py).
+    assert_guardrails(plan, skip=["AIT016", "AIT027", "AIT041"])
     assert plan.outputs["node_instance_ids"] == [f"${{medical-imaging-cluster-node-{i:03d}.id}}" for i in range(12)]
 
 

@@ -190,8 +190,10 @@ def test_terminal_text_is_one_table_and_plain(medical):
         "",
         "nodes: 12 → 16",
         "gpus: 96 → 128",
+        "all_or_nothing: yes: one RunInstances call for all 12 nodes (ecs.EcsInstanceSet without MinAmount: short "
+        "stock star… → yes: one RunInstances call for all 16 nodes (ecs.EcsInstanceSet without MinAmount: short stock "
+        "star…",
         "compute_cny_per_hour: 3335.16 → 4446.88",
-        text.splitlines()[5],
     ]
     assert "1 replace-delete-first; 0 data risks" in text
     assert any(

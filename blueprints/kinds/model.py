@@ -41,6 +41,10 @@ class Role(enum.Enum):
     DISKS = "disks"
     # A Pulumi provider: every resource it manages is replaced when it is.
     PROVIDER = "provider"
+    # Holds capacity in a private pool that nodes start from in Target mode (a capacity reservation, an elasticity
+    # assurance): the nodes that name it start from held capacity or not at all (AIT041), and its cost is what
+    # holding adds to the year.
+    CAPACITY_HOLD = "capacity hold"
 
 
 @dataclass(frozen=True)

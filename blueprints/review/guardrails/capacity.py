@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Mapping
 
+from blueprints.kinds import Role, has_role
 from blueprints.review.guardrails.inputs import referenced
 from blueprints.review.guardrails.model import Rule
 from blueprints.review.plan import Plan
@@ -46,7 +47,7 @@ def starts_whole(plan: Plan) -> Iterator[tuple[str, str]]:
 
 def _from_held_capacity(inputs: Mapping[str, Any], by_name: Mapping[str, Any]) -> bool:
     pool = by_name.get(referenced(inputs.get("privatePoolOptionsId")) or "")
-    held = getattr(pool, "short_type", None) in ("ecs.CapacityReservation", "ecs.ElasticityAssurance")
+    held = pool is not None and has_role(pool.type, Role.CAPACITY_HOLD)
     return inputs.get("privatePoolOptionsMatchCriteria") == "Target" and held
 
 
