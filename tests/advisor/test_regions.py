@@ -11,9 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from blueprints.cli.main import app
-from blueprints.preflight import aliyun
 from blueprints.preflight.checks import AVAILABLE_RESOURCE, zones_with_stock
-from tests.cloud_env import NO_CREDS
+from tests.cloud_env import NO_CREDS, replay_sdk
 from tests.preflight.replay import DATA
 
 runner = CliRunner()
@@ -25,6 +24,7 @@ RECORDED = json.loads((DATA / "choose" / "regions_stock.json").read_text(encodin
 class StockReader:
     def __init__(self) -> None:
         self.calls: list[dict[str, Any]] = []
+        self.readers_built: list[str] = []
 
     def call(self, api: str, params: Mapping[str, Any]) -> dict[str, Any]:
         assert api == AVAILABLE_RESOURCE
@@ -37,11 +37,7 @@ class StockReader:
 
 @pytest.fixture
 def reader(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> StockReader:
-    found = StockReader()
-    monkeypatch.setattr(aliyun, "sdk_client_classes", lambda: {})
-    monkeypatch.setattr(aliyun, "SdkReader", lambda region, **_: found)
-    monkeypatch.setenv("HOME", str(tmp_path))
-    return found
+    return replay_sdk(monkeypatch, tmp_path, StockReader())
 
 
 def test_zones_with_stock_reads_available_and_not_without_stock() -> None:

@@ -14,11 +14,10 @@ from typer.testing import CliRunner
 from blueprints.catalog import load_catalog
 from blueprints.cli.main import app
 from blueprints.engine.preview import preview
-from blueprints.preflight import aliyun
 from blueprints.preflight.checks import ACCOUNT_ATTRIBUTES, AVAILABLE_RESOURCE
 from blueprints.profile.stackconfig import engine_config
 from blueprints.review.diff.compare import diff_plans
-from tests.cloud_env import NO_CREDS
+from tests.cloud_env import NO_CREDS, replay_sdk
 from tests.preflight.replay import DATA, ReplayReader
 
 runner = CliRunner()
@@ -45,6 +44,10 @@ config:
 class ScenarioReader(ReplayReader):
     """The zone-sold-out scenario (tests/data/preflight/choose) first, the shared recordings for the other APIs."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.readers_built: list[str] = []
+
     def call(self, api: str, params: Mapping[str, Any]) -> dict[str, Any]:
         files = {
             AVAILABLE_RESOURCE: "describe_available_resource.json",
@@ -62,11 +65,7 @@ class ScenarioReader(ReplayReader):
 
 @pytest.fixture
 def scenario(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> ScenarioReader:
-    reader = ScenarioReader()
-    monkeypatch.setattr(aliyun, "sdk_client_classes", lambda: {})
-    monkeypatch.setattr(aliyun, "SdkReader", lambda region, **_: reader)
-    monkeypatch.setenv("HOME", str(tmp_path))
-    return reader
+    return replay_sdk(monkeypatch, tmp_path, ScenarioReader())
 
 
 def plan_dict(stack: Path) -> dict[str, Any]:
