@@ -179,7 +179,10 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     ("blueprints/components/preprocess.py", ("tests/test_preprocess_group.py",)),
     ("blueprints/components/reservation.py", ("tests/test_capacity_cluster.py",)),
-    ("blueprints/profile/capacity.py", ("tests/test_capacity_cluster.py", "tests/preflight/test_choose.py")),
+    (
+        "blueprints/profile/capacity.py",
+        ("tests/test_capacity_profile.py", "tests/test_capacity_cluster.py", "tests/preflight/test_choose.py"),
+    ),
     (
         "blueprints/components/",
         (

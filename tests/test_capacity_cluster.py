@@ -254,6 +254,8 @@ def test_a_spare_reserved_node_costs_a_running_node_a_year_and_the_summary_shows
     with_it, without = plan.summary["yearly_cny_with_reservation"], plan.summary["yearly_cny_without_reservation"]
     assert with_it == pytest.approx(plan.costs["totals"]["cny_per_month"] * 12, abs=0.01)
     assert with_it - without == pytest.approx(plan.summary["reservation_cny_per_year"], abs=0.01)
+    # No reservation: no reservation figures in the summary at all (not a ¥0 reservation).
+    assert not {k for k in plan_of(MED).summary if "reservation" in k}
     # Every node drawing from it: the reservation adds nothing to the year.
     exact = plan_of(MED, *RESERVED)
     assert exact.summary["reservation_cny_per_year"] == 0
