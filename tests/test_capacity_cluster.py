@@ -285,3 +285,29 @@ def test_a_reserved_cluster_replaces_one_node_and_repairs_by_replace_node() -> N
     # Without the reservation the same cluster is instance sets: replace_nodes is refused, naming both ways out.
     with pytest.raises(UserInputError, match="eRDMA types and reserved clusters"):
         plan_of(MED, "compute.replace_nodes={node-003: 1}")
+
+
+# ---- the ACK GPU pool draws from held capacity too ----
+
+
+def test_an_ack_gpu_pool_draws_from_a_reservation_of_its_max_nodes() -> None:
+    from blueprints.preflight.needs import needs_from_plan
+
+    plan = plan_of("kubernetes-training", *RESERVED)
+    (pool,) = [r for r in plan.resources if r.short_type == "ecs.CapacityReservation"]
+    assert pool.name == "kubernetes-training-k8s-gpu-reservation"
+    assert (pool.inputs["instanceAmount"], pool.inputs["matchCriteria"]) == (8, "Target")
+    (gpu,) = [r for r in plan.resources if r.name == "kubernetes-training-k8s-gpu-pool"]
+    assert gpu.inputs["privatePoolOptions"] == {
+        "privatePoolOptionsMatchCriteria": "Target",
+        "privatePoolOptionsId": "${kubernetes-training-k8s-gpu-reservation.id}",
+    }
+    (system,) = [r for r in plan.resources if r.name == "kubernetes-training-k8s-system-pool"]
+    assert "privatePoolOptions" not in system.inputs  # the CPU system pool holds nothing
+    assert pool.inputs["zoneIds"] == [r.inputs["zoneId"] for r in plan.resources if r.short_type == "vpc.Switch"][:1]
+    assert plan.summary["reservation"].startswith("capacity_reservation: 8 × ecs.ebmgn7ex.32xlarge held")
+    # Preflight counts the pool at its max, which the reservation covers: nothing asked twice.
+    found = needs_from_plan(plan, load_catalog())
+    assert [g.resource for g in found.compute if g.instance_type == "ecs.ebmgn7ex.32xlarge"] == [gpu.name]
+    with pytest.raises(UserInputError, match="is fewer than the 8 nodes that draw from it"):
+        plan_of("kubernetes-training", *RESERVED, "capacity.reservation.nodes=4")

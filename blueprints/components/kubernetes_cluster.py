@@ -11,6 +11,7 @@ import pulumi_alicloud as alicloud
 from blueprints.components.base import child, node_role, with_tags
 from blueprints.components.bucket import attach_bucket_policy
 from blueprints.components.node import SCRATCH_DISK_NAME
+from blueprints.components.reservation import TARGET, CapacityHold, hold_capacity
 
 # Where every node sees its scratch disk, as on the ECS blueprints (NodePoolDataDisk mount_target, with auto_format).
 SCRATCH_MOUNT_PATH = "/mnt/scratch"
@@ -69,6 +70,9 @@ class KubernetesClusterArgs:
     kubeconfig_minutes: int
     kms_key_id: str | None = None
     tags: dict[str, str] = field(default_factory=dict)
+    # Capacity held for the GPU pool in its zone before any node starts; the pool's nodes start from it (Target mode).
+    hold: CapacityHold | None = None
+    zone_id: str = ""
 
 
 class KubernetesCluster(pulumi.ComponentResource):
@@ -95,6 +99,11 @@ class KubernetesCluster(pulumi.ComponentResource):
             if args.bucket_policy_name is not None
             else None
         )
+        self.reservation = (
+            hold_capacity(self, f"{name}-gpu", args.hold, args.instance_type, args.zone_id, self.tags)
+            if args.hold is not None
+            else None
+        )
         self.gpu_pool = self._gpu_pool(name, args)
         # The cluster autoscaler's settings (one per cluster): scale in a GPU node below the profile's GPU use, and
         # scale the GPU pool up from zero nodes when a job is pending (ACK's defaults are 0.5 and true).
@@ -114,13 +123,14 @@ class KubernetesCluster(pulumi.ComponentResource):
             opts=pulumi.InvokeOutputOptions(parent=self),
         )
         self.kubeconfig: pulumi.Output[str] = pulumi.Output.secret(credential.kube_config)
-        self.register_outputs(
-            {
-                "cluster_id": self.cluster.id,
-                "gpu_node_pool_id": self.gpu_pool.node_pool_id,
-                "gpu_role_name": self.gpu_role.role_name,
-            }
-        )
+        outputs: dict[str, object] = {
+            "cluster_id": self.cluster.id,
+            "gpu_node_pool_id": self.gpu_pool.node_pool_id,
+            "gpu_role_name": self.gpu_role.role_name,
+        }
+        if self.reservation is not None:
+            outputs["reservation_id"] = self.reservation.id
+        self.register_outputs(outputs)
 
     def _cluster(self, name: str, args: KubernetesClusterArgs) -> alicloud.cs.ManagedKubernetes:
         project = args.audit_log_project
@@ -247,6 +257,12 @@ class KubernetesCluster(pulumi.ComponentResource):
             data_disks=scratch,
             # GPU metrics (GpuUtilization) in CloudMonitor.
             install_cloud_monitor=True,
+            # Every node the autoscaler adds starts from the capacity held for the pool, or does not start.
+            private_pool_options=alicloud.cs.NodePoolPrivatePoolOptionsArgs(
+                private_pool_options_match_criteria=TARGET, private_pool_options_id=self.reservation.id
+            )
+            if self.reservation is not None
+            else None,
             opts=child(self, depends_on=[self.bucket_attachment] if self.bucket_attachment is not None else None),
             **self._node_args(args),
         )

@@ -10,6 +10,7 @@ held capacity or not at all.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_alicloud as alicloud
@@ -34,6 +35,13 @@ class CapacityHold:
         """The assurance's (period, period_unit): 1–12 Month, else whole Years (the provider's validator)."""
         months = self.term_months or 1
         return (months, "Month") if months <= 12 else (months // 12, "Year")
+
+
+def hold_for(reservation: Any, nodes: int) -> CapacityHold | None:
+    """The hold a profile's ``capacity.reservation`` asks for (its ``nodes``, else ``nodes``); None without one."""
+    if reservation is None:
+        return None
+    return CapacityHold(reservation.kind, reservation.nodes or nodes, reservation.term_months)
 
 
 def hold_capacity(

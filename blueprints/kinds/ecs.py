@@ -132,7 +132,7 @@ def _capacity_reservation_cost(costs: Costs, r: Resource) -> None:
     drawn, scales = _drawn_nodes(costs, r)
     idle = max(amount - drawn, 0)
     item = f"{label}: {amount} reserved, {drawn} drawn by nodes, {idle} idle"
-    if drawn == 0:
+    if drawn == 0 and not scales:
         item += " (the whole reservation is idle: no node in the plan draws from it)"
     elif drawn > amount:
         item += f" ({drawn - amount} more nodes name it than it reserves)"
@@ -177,11 +177,19 @@ def _reserved_idle_nodes(r: Resource, around: Neighbours) -> Sequence[NodeGroup]
     amount = r.inputs.get("instanceAmount")
     if not isinstance(amount, int) or isinstance(amount, bool):
         return ()
-    drawn = sum(
-        1
-        for node in around.resources
-        if node.short_type == "ecs.Instance" and r.name in referenced_names(node.inputs.get("privatePoolOptionsId"))
-    )
+    drawn = 0
+    for node in around.resources:
+        if node.short_type == "ecs.Instance" and r.name in referenced_names(node.inputs.get("privatePoolOptionsId")):
+            drawn += 1
+        elif node.short_type == "cs.NodePool" and r.name in referenced_names(node.inputs.get("privatePoolOptions")):
+            # Preflight counts a node pool at its most nodes (``blueprints.kinds.cs._pool_nodes``): so does what it
+            # draws from the reservation.
+            scaling = node.inputs.get("scalingConfig") or {}
+            drawn += int(
+                scaling.get("maxSize") or 0
+                if scaling.get("enable")
+                else node.inputs.get("desiredSize") or node.inputs.get("nodeCount") or 0
+            )
     idle = amount - drawn
     return (NodeGroup({"instanceType": r.inputs.get("instanceType")}, idle),) if idle > 0 else ()
 

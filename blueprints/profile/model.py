@@ -417,7 +417,7 @@ class ProfileBase(Strict):
                 "capacity.reservation",
                 self.capacity.reservation.kind,
                 f"is not available on blueprint {self.blueprint!r}: its nodes do not draw from a reservation in this "
-                "release (a fixed cluster's do); remove it",
+                "release (a fixed cluster's and an ACK GPU pool's do); remove it",
             )
         check_capacity(self.capacity, self.shape, context_of(info).catalog, nodes=self.reserved_nodes)
         return self

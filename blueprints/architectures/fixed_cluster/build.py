@@ -8,7 +8,7 @@ from blueprints.architectures.fixed_cluster.spec import FixedClusterSpec
 from blueprints.components.compute import GpuCluster, GpuClusterArgs
 from blueprints.components.network import TrainingNetwork
 from blueprints.components.node import NodeSpec
-from blueprints.components.reservation import CapacityHold
+from blueprints.components.reservation import hold_for
 
 
 class FixedClusterBuilder(EcsBuilder[FixedClusterSpec]):
@@ -31,12 +31,7 @@ class FixedClusterBuilder(EcsBuilder[FixedClusterSpec]):
         if nodes == 0:
             return {**outputs, "node_instance_ids": [], "node_private_ips": []}
         zone = network.compute_zone_ids[0]
-        reservation = self.spec.profile.capacity.reservation
-        hold = (
-            CapacityHold(reservation.kind, reservation.nodes or nodes, reservation.term_months)
-            if reservation is not None
-            else None
-        )
+        hold = hold_for(self.spec.profile.capacity.reservation, nodes)
         cluster = GpuCluster(
             self.spec.compute_unit_name,
             GpuClusterArgs(

@@ -16,6 +16,7 @@ from blueprints.components.kubernetes_cluster import (
     KubernetesClusterArgs,
 )
 from blueprints.components.kubernetes_workloads import KubernetesWorkloads, KubernetesWorkloadsArgs
+from blueprints.components.reservation import hold_for
 from blueprints.core.layout import check_vswitch_room
 from blueprints.profile.image import node_image_output, platform_image_output
 
@@ -68,6 +69,8 @@ class KubernetesPoolBuilder(BlueprintBuilder[KubernetesPoolSpec]):
                 kubeconfig_minutes=KUBECONFIG_MINUTES,
                 kms_key_id=p.security.kms_key_id,
                 tags=p.tags,
+                hold=hold_for(p.capacity.reservation, compute.max_nodes),
+                zone_id=network.compute_zone_ids[0],
             ),
             opts=self.opts,
         )

@@ -291,12 +291,18 @@ class KubernetesProfile(ProfileBase):
     """Profile of the ``kubernetes-pool`` blueprint."""
 
     alias_count_fields: ClassVar[tuple[str, ...]] = ("min_nodes", "max_nodes", "nodes_per_job")
+    takes_reservation: ClassVar[bool] = True
 
     blueprint: Literal["kubernetes-pool"] = Field(description="Which blueprint builds this profile.")
     compute: KubernetesCompute = Field(description="GPU node type and the GPU node pool's bounds.")
     kubernetes: KubernetesSettings = Field(
         default_factory=KubernetesSettings, description="The ACK cluster's version and add-ons."
     )
+
+    @property
+    def reserved_nodes(self) -> int | None:
+        """The GPU pool draws from the reservation up to its max_nodes (every node the autoscaler may add)."""
+        return self.compute.max_nodes
 
     @model_validator(mode="after")
     def _ack_fits(self, info: ValidationInfo) -> "KubernetesProfile":

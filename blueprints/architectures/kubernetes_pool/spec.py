@@ -119,6 +119,22 @@ class KubernetesPoolSpec(BlueprintSpec[KubernetesProfile]):
                 f"{compute.min_nodes}–{compute.max_nodes} × {self.instance.instance_type} (cluster autoscaler)"
             ),
             "addons": ", ".join(f"{name}@{version or 'ACK default'}" for name, version, _ in self.addons()),
+            **self._reservation_summary(),
+        }
+
+    def _reservation_summary(self) -> dict[str, Any]:
+        """The capacity held for the GPU pool, and what it costs while the pool runs below it."""
+        reservation, compute = self.profile.capacity.reservation, self.compute
+        if reservation is None:
+            return {}
+        held = reservation.nodes or compute.max_nodes
+        return {
+            "reservation": (
+                f"{reservation.kind}: {held} × {self.instance.instance_type} held in the GPU pool's zone in Target "
+                f"mode; every node the autoscaler adds starts from it. Between min_nodes ({compute.min_nodes}) and "
+                f"{held}, the reserved nodes no pod runs on bill at the pay-as-you-go rate"
+                + ("" if reservation.kind == "capacity_reservation" else " (an assurance: its fee, for its term)")
+            )
         }
 
     def node_software_summary(self) -> dict[str, Any]:
