@@ -188,9 +188,11 @@ def _price_change(primary: Shape, shape: Shape, catalog: "Catalog", nodes: int) 
 
 
 def _fabric(instance: Any) -> str:
-    if instance.rdma:
-        speed = f" {instance.rdma_gbps:g} Gbit/s" if instance.rdma_gbps else ""
-        return f"{instance.rdma}{speed}"
+    """``eRDMA 160 Gbit/s`` or ``TCP 64 Gbit/s``: the link NCCL uses between nodes, as the catalog knows it."""
+    link = instance.fabric_link
+    if link != "tcp":
+        speed = f" {instance.rdma_gbps:g} Gbit/s" if instance.rdma_gbps else " (bandwidth not published)"
+        return f"{'eRDMA' if link == 'erdma' else 'RoCE'}{speed}"
     return f"TCP {instance.network_gbps:g} Gbit/s" if instance.network_gbps else "TCP (bandwidth unknown)"
 
 
