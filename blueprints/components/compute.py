@@ -37,7 +37,8 @@ class GpuClusterArgs:
     nodes: int
     zone_id: str
     vswitch_id: pulumi.Input[str]
-    # Node name (node-003) → replacement generation; only one-instance-per-node (eRDMA) clusters can honour it.
+    # Node name (node-003) → replacement generation; only one-instance-per-node clusters (eRDMA, or drawing from a
+    # reservation) can honour it.
     replace_generations: Mapping[str, int] = field(default_factory=dict)
     # Capacity held for the nodes before any starts; they start from it (Target mode) or not at all.
     hold: CapacityHold | None = None
@@ -57,7 +58,10 @@ class GpuCluster(pulumi.ComponentResource):
     resources whatever the node count; a launch template carries what an instance set cannot (encrypted system
     disk, user data, IMDSv2). Types with eRDMA need an ERI, which neither instance sets nor launch templates can
     request (pulumi-alicloud 4.0.0; ready-to-train.md §2b), so each node is one ``ecs.Instance`` with a
-    HighPerformance primary NIC, named by its index so a resize adds or removes only the last nodes.
+    HighPerformance primary NIC, named by its index so a resize adds or removes only the last nodes. With capacity
+    held for them (``args.hold``), a capacity reservation or elasticity assurance is created first and every node is
+    likewise one ``ecs.Instance`` that starts from it in Target mode (private pool options are not arguments of an
+    instance set): the nodes start from held capacity or not at all.
     """
 
     def __init__(self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions | None = None):
