@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from blueprints.kinds.ecs import system_disk
+from blueprints.kinds.ecs import pool_size, system_disk
 from blueprints.kinds.model import (
     Costs,
     Free,
@@ -47,11 +47,11 @@ def _pool_cost(costs: Costs, r: Resource) -> None:
     """
     types = r.inputs.get("instanceTypes") or []
     node = {**r.inputs, "instanceType": types[0] if types else None}
-    scaling = r.inputs.get("scalingConfig") or {}
-    if scaling.get("enable"):
-        costs.pool(r, node, system_disk(r.inputs), int(scaling.get("minSize") or 0), int(scaling.get("maxSize") or 0))
+    fewest, most, scales = pool_size(r.inputs)
+    if scales:
+        costs.pool(r, node, system_disk(r.inputs), fewest, most)
     else:
-        costs.nodes(r, int(r.inputs.get("desiredSize") or r.inputs.get("nodeCount") or 0), node, system_disk(r.inputs))
+        costs.nodes(r, fewest, node, system_disk(r.inputs))
 
 
 def _pool_nodes(r: Resource, _: Neighbours) -> Sequence[NodeGroup]:
@@ -59,13 +59,8 @@ def _pool_nodes(r: Resource, _: Neighbours) -> Sequence[NodeGroup]:
 
     A pool that lists several types may launch any of them, so each is counted for the whole pool (an upper bound).
     """
-    scaling = r.inputs.get("scalingConfig") or {}
-    nodes = (
-        int(scaling.get("maxSize", 0))
-        if scaling.get("enable")
-        else int(r.inputs.get("desiredSize") or r.inputs.get("nodeCount") or 0)
-    )
-    return tuple(NodeGroup({**r.inputs, "instanceType": name}, nodes) for name in r.inputs.get("instanceTypes") or ())
+    most = pool_size(r.inputs)[1]
+    return tuple(NodeGroup({**r.inputs, "instanceType": name}, most) for name in r.inputs.get("instanceTypes") or ())
 
 
 KINDS = (

@@ -74,35 +74,30 @@ def _disk_cost(costs: Costs, r: Resource) -> None:
         costs.add(r, f"ECS disk {category} {level} (size not in the plan)", 0, "GiB-month", price, "usage")
 
 
-def _pool_priced_nodes(inputs: Mapping[str, Any]) -> tuple[int, bool]:
-    """The nodes an ACK node pool's own cost lines are at, and whether it scales: ``scalingConfig.minSize`` when it
-    scales, else ``desiredSize`` (or the older ``nodeCount``); the same count as ``blueprints.kinds.cs._pool_cost``
-    (tests/test_kinds_reservation.py checks the two agree)."""
+def pool_size(inputs: Mapping[str, Any]) -> tuple[int, int, bool]:
+    """(fewest, most, scales): an ACK node pool's ``scalingConfig`` min and max sizes when it scales, else its
+    ``desiredSize`` (or the older ``nodeCount``) twice. Its cost lines are at the fewest, preflight at the most."""
     scaling = inputs.get("scalingConfig") or {}
     if scaling.get("enable"):
-        return int(scaling.get("minSize") or 0), True
-    return int(inputs.get("desiredSize") or inputs.get("nodeCount") or 0), False
+        return int(scaling.get("minSize") or 0), int(scaling.get("maxSize") or 0), True
+    fixed = int(inputs.get("desiredSize") or inputs.get("nodeCount") or 0)
+    return fixed, fixed, False
 
 
-def _drawn_nodes(costs: Costs, reservation: Resource) -> tuple[int, bool]:
-    """How many of the plan's nodes name ``reservation`` as their private pool, and whether a scaling pool is among
-    them: an ``ecs.Instance`` by ``privatePoolOptionsId``, a ``cs.NodePool`` by
-    ``privatePoolOptions.privatePoolOptionsId`` (counted as its own lines count it)."""
-    drawn, scales = 0, False
-    for r in costs.resources:
-        if r.short_type == "ecs.Instance" and _names(costs, r.inputs.get("privatePoolOptionsId"), reservation):
-            drawn += 1
+def _drawing(resources: Sequence[Resource], reservation: Resource) -> list[tuple[int, int, bool]]:
+    """(fewest, most, scales) nodes of each node group that names ``reservation`` as its private pool: an
+    ``ecs.Instance`` by ``privatePoolOptionsId`` (one node), a ``cs.NodePool`` by
+    ``privatePoolOptions.privatePoolOptionsId`` (its ``pool_size``)."""
+    out = []
+    for r in resources:
+        if r.short_type == "ecs.Instance":
+            if reservation.name in referenced_names(r.inputs.get("privatePoolOptionsId")):
+                out.append((1, 1, False))
         elif r.short_type == "cs.NodePool":
             options = r.inputs.get("privatePoolOptions") or {}
-            if _names(costs, options.get("privatePoolOptionsId"), reservation):
-                nodes, scaling = _pool_priced_nodes(r.inputs)
-                drawn, scales = drawn + nodes, scales or scaling
-    return drawn, scales
-
-
-def _names(costs: Costs, value: Any, reservation: Resource) -> bool:
-    """Whether ``value`` is a reference (``${name.id}``) to ``reservation``."""
-    return getattr(costs.referenced(value), "name", None) == reservation.name
+            if reservation.name in referenced_names(options.get("privatePoolOptionsId")):
+                out.append(pool_size(r.inputs))
+    return out
 
 
 # An immediate capacity reservation "is billed at the pay-as-you-go rate of the specified instance type regardless of
@@ -129,7 +124,9 @@ def _capacity_reservation_cost(costs: Costs, r: Resource) -> None:
         if instance_type
         else CnyPrice(None, "unknown", "the reservation names no instanceType", None)
     )
-    drawn, scales = _drawn_nodes(costs, r)
+    groups = _drawing(costs.resources, r)
+    # The drawing nodes as their own lines count them: a scaling pool at its fewest.
+    drawn, scales = sum(fewest for fewest, _, _ in groups), any(scaling for _, _, scaling in groups)
     idle = max(amount - drawn, 0)
     item = f"{label}: {amount} reserved, {drawn} drawn by nodes, {idle} idle"
     if drawn == 0 and not scales:
@@ -177,19 +174,8 @@ def _reserved_idle_nodes(r: Resource, around: Neighbours) -> Sequence[NodeGroup]
     amount = r.inputs.get("instanceAmount")
     if not isinstance(amount, int) or isinstance(amount, bool):
         return ()
-    drawn = 0
-    for node in around.resources:
-        if node.short_type == "ecs.Instance" and r.name in referenced_names(node.inputs.get("privatePoolOptionsId")):
-            drawn += 1
-        elif node.short_type == "cs.NodePool" and r.name in referenced_names(node.inputs.get("privatePoolOptions")):
-            # Preflight counts a node pool at its most nodes (``blueprints.kinds.cs._pool_nodes``): so does what it
-            # draws from the reservation.
-            scaling = node.inputs.get("scalingConfig") or {}
-            drawn += int(
-                scaling.get("maxSize") or 0
-                if scaling.get("enable")
-                else node.inputs.get("desiredSize") or node.inputs.get("nodeCount") or 0
-            )
+    # Preflight counts a node pool at its most nodes (``blueprints.kinds.cs._pool_nodes``): so does what it draws.
+    drawn = sum(most for _, most, _ in _drawing(around.resources, r))
     idle = amount - drawn
     return (NodeGroup({"instanceType": r.inputs.get("instanceType")}, idle),) if idle > 0 else ()
 
