@@ -413,6 +413,7 @@ def yearly_dict(yc: YearlyCost | None) -> dict[str, Any] | None:
     """JSON form: the chosen mode with every item, the CNY total, the verdict, and the alternatives."""
     if yc is None:
         return None
+    held = yc.held()
     return dict(
         _mode_dict(yc, yc.mode),
         why=yc.why,
@@ -420,6 +421,6 @@ def yearly_dict(yc: YearlyCost | None) -> dict[str, Any] | None:
         items=[_item_dict(i) for i in yc.items()],
         unknown=[i.what for i in yc.unknown()],
         notes=list(yc.notes),
-        held_capacity={"cny_per_year": _r2(yc.held().cny_per_year), "text": yc.held().text},
+        held_capacity={"cny_per_year": _r2(held.cny_per_year), "text": held.text},
         alternatives=[_mode_dict(yc, m) for m in yc.alternatives],
     )

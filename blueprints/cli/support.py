@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import datetime as dt
 import enum
 import functools
 import json
@@ -170,15 +171,10 @@ def offline_plan(
 ) -> "tuple[Plan, Catalog]":
     """The offline plan of the profile a command names, and the catalog it was planned with: the stack config, the
     preset, then ``--set``, read exactly as `pulumi up` reads them; the day from ``--today`` or the clock."""
-    from blueprints.architectures import profile_models
     from blueprints.catalog import load_catalog
-    from blueprints.core import clock
     from blueprints.engine.preview import preview
-    from blueprints.profile.stackconfig import engine_config, parse_overrides, with_cli_inputs
 
-    day = clock.parse_today(today, "--today") if today else clock.today()
-    overrides = parse_overrides(assignments, profile_models())
-    inputs = with_cli_inputs(engine_config(stack_config) if stack_config else {}, preset, overrides)
+    inputs, day = _offline_inputs(preset, stack_config, assignments, today)
     catalog = load_catalog()
     return preview(inputs, catalog=catalog, today=day), catalog
 
@@ -187,15 +183,24 @@ def offline_profile(preset: str | None, stack_config: Path | None, assignments: 
     """The validated profile ``offline_plan`` plans, read the same way (no mocks run)."""
     from blueprints.architectures import profile_models
     from blueprints.catalog import load_catalog
-    from blueprints.core import clock
-    from blueprints.profile.stackconfig import engine_config, parse_overrides, read_settings, resolve, with_cli_inputs
+    from blueprints.profile.stackconfig import read_settings, resolve
 
-    day = clock.parse_today(today, "--today") if today else clock.today()
-    inputs = with_cli_inputs(
-        engine_config(stack_config) if stack_config else {}, preset, parse_overrides(assignments, profile_models())
-    )
+    inputs, day = _offline_inputs(preset, stack_config, assignments, today)
     settings = read_settings(inputs, source="(preflight)")
     return resolve(settings, profile_models(), catalog=load_catalog(), today=day)[1]
+
+
+def _offline_inputs(
+    preset: str | None, stack_config: Path | None, assignments: list[str], today: str | None
+) -> "tuple[dict[str, str], dt.date]":
+    """The engine-form config a command names (stack config, preset, ``--set``) and the day it plans for."""
+    from blueprints.architectures import profile_models
+    from blueprints.core import clock
+    from blueprints.profile.stackconfig import engine_config, parse_overrides, with_cli_inputs
+
+    day = clock.parse_today(today, "--today") if today else clock.today()
+    overrides = parse_overrides(assignments, profile_models())
+    return with_cli_inputs(engine_config(stack_config) if stack_config else {}, preset, overrides), day
 
 
 @dataclasses.dataclass(frozen=True)
