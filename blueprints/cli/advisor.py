@@ -460,19 +460,14 @@ def _stock_reader() -> Any:
     from blueprints.advisor.regions import RegionStock
     from blueprints.cli.support import sdk_classes
     from blueprints.preflight.aliyun import SdkReader
-    from blueprints.preflight.checks import AVAILABLE_RESOURCE, CloudError, zones_with_stock
+    from blueprints.preflight.checks import AVAILABLE_RESOURCE, CloudError, stock_request, zones_with_stock
+    from blueprints.preflight.needs import NO_SPOT, POSTPAID
 
     classes = sdk_classes("aitrain recommend --check-stock")
 
     def stock_of(region: str, instance_type: str) -> RegionStock:
-        params = {
-            "RegionId": region,
-            "DestinationResource": "InstanceType",
-            "IoOptimized": "optimized",
-            "InstanceType": instance_type,
-            "InstanceChargeType": "PostPaid",
-            "SpotStrategy": "NoSpot",
-        }
+        # Pay-as-you-go, not spot: the price the recommendation is compared on.
+        params = stock_request(region, instance_type, POSTPAID, NO_SPOT)
         try:
             body = SdkReader(region, client_classes=classes).call(AVAILABLE_RESOURCE, params)
         except CloudError as exc:

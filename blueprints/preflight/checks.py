@@ -261,18 +261,7 @@ def stock(region: str, group: ComputeNeed, reader: CloudReader) -> list[Check]:
     """
     results: list[tuple[str, str, str]] = []  # (zone, status, detail)
     for zone in group.zones:
-        # IoOptimized=optimized with InstanceType is what the API reference recommends for this query:
-        # https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-describeavailableresource
-        params = {
-            "RegionId": region,
-            "ZoneId": zone,
-            "DestinationResource": "InstanceType",
-            "IoOptimized": "optimized",
-            "InstanceType": group.instance_type,
-            "InstanceChargeType": group.charge_type,
-        }
-        if group.charge_type == "PostPaid":
-            params["SpotStrategy"] = group.spot_strategy
+        params = stock_request(region, group.instance_type, group.charge_type, group.spot_strategy, zone=zone)
         try:
             body = reader.call(AVAILABLE_RESOURCE, params)
         except CloudError as exc:
@@ -307,6 +296,26 @@ def stock(region: str, group: ComputeNeed, reader: CloudReader) -> list[Check]:
 
 
 NOT_OFFERED = "not offered in this zone"
+
+
+def stock_request(
+    region: str, instance_type: str, charge_type: str, spot_strategy: str, *, zone: str | None = None
+) -> dict[str, Any]:
+    """DescribeAvailableResource's parameters for one type's stock, in one zone or (no ``zone``) every zone of the
+    region. IoOptimized=optimized with InstanceType is what the API reference recommends for this query:
+    https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-describeavailableresource"""
+    params: dict[str, Any] = {"RegionId": region}
+    if zone is not None:
+        params["ZoneId"] = zone
+    params.update(
+        DestinationResource="InstanceType",
+        IoOptimized="optimized",
+        InstanceType=instance_type,
+        InstanceChargeType=charge_type,
+    )
+    if charge_type == "PostPaid":
+        params["SpotStrategy"] = spot_strategy
+    return params
 
 
 def _stock_status(body: Mapping[str, Any], zone: str, instance_type: str) -> tuple[str, str]:
