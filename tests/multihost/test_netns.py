@@ -186,6 +186,7 @@ def test_a_killed_host_comes_back_and_the_run_resumes_from_its_last_checkpoint(c
     # it stops the run on every node (`aitrain launch --resume` is the way back from that, not --max-restarts).
     victim, survivors = cluster.hosts[2], cluster.hosts[:2]
     group = int(cluster.status(victim, run_id)["pid"])
+    survivor_launchers = {h.hostname: cluster.status(h, run_id)["pid"] for h in survivors}
     os.killpg(group, signal.SIGKILL)  # the launcher's process group: the launcher and torchrun's agent
     wait_until("the process group gone", 10, lambda: not group_alive(group), cluster, run_id)
     # torchrun starts each worker in a session of its own (torch/distributed/elastic/multiprocessing/
@@ -207,10 +208,18 @@ def test_a_killed_host_comes_back_and_the_run_resumes_from_its_last_checkpoint(c
     starts = {h.hostname: START.findall(cluster.log(h, run_id)) for h in cluster.hosts}
     # Every host: a start at step 0 in a world of 3, then a start at the last checkpoint's step, still 3.
     for host in cluster.hosts:
-        (first_step, first_world, _, _), (step, world, restart, name) = starts[host.hostname]
+        (first_step, first_world, _, _), (step, world, _, name) = starts[host.hostname]
         assert (first_step, first_world, step, world, name) == ("0", "3", str(last), "3", host.hostname), starts
-        # The survivors' agents restarted their workers once; the victim's is a new agent (restart count 0).
-        assert restart == ("0" if host is victim else "1"), starts
+    # The survivors' own agents restarted their workers (the same launchers ran to the end); the victim's is a new
+    # agent, restart count 0. A survivor's count is 1 when its worker failed on the lost peer, or 0 when the other
+    # survivor's agent rejoined the rendezvous first: torchrun restarts a healthy group on "new nodes waiting" and
+    # "membership changes do not count as retries" (torch/distributed/elastic/agent/server/api.py, _invoke_run). Which
+    # comes first is a race; that at least one survivor failed is not, since nothing else ends the first round.
+    assert {h.hostname: states[h.hostname]["pid"] for h in survivors} == survivor_launchers, states
+    restarts = {name: found[1][2] for name, found in starts.items()}
+    assert restarts[victim.hostname] == "0", starts
+    assert {restarts[h.hostname] for h in survivors} <= {"0", "1"}, starts
+    assert "1" in {restarts[h.hostname] for h in survivors}, starts
     assert 0 < last < STEPS
     done = [DONE.findall(cluster.log(h, run_id)) for h in cluster.hosts]
     assert all(len(d) == 1 and d[0][:2] == (str(STEPS), "3") for d in done), done
