@@ -53,6 +53,20 @@ MUST_KILL_KEYWORDS = ("protect", "retain_on_delete", "depends_on", *NODE_AND_BUC
 
 # Focused tests per target (first match wins); fastest and most sensitive first, so -x stops early.
 TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    # Kueue, Kubeflow Trainer v2 and the queue commands (before the packages' catch-all entries below).
+    ("blueprints/launch/kubernetes", ("tests/test_launch_kubernetes.py", "tests/test_launch_trainjob.py")),
+    ("blueprints/launch/pytorchjob.py", ("tests/test_launch_kubernetes.py",)),
+    ("blueprints/launch/trainjob.py", ("tests/test_launch_trainjob.py", "tests/test_kubernetes_workloads.py")),
+    ("blueprints/launch/queue", ("tests/test_queue_cli.py",)),
+    ("blueprints/cli/queue.py", ("tests/test_queue_cli.py",)),
+    ("blueprints/architectures/kubernetes_pool/queues.py", ("tests/test_queue_profile.py",)),
+    ("blueprints/architectures/kubernetes_pool/kueue.py", ("tests/test_kueue_objects.py", "tests/test_queue_profile.py")),
+    ("blueprints/review/diff/quota.py", ("tests/test_plandiff_quota.py",)),
+    (
+        "blueprints/components/job_queue.py",
+        ("tests/test_kubernetes_workloads.py", "tests/test_kubernetes_queue.py"),
+    ),
+    ("blueprints/components/vendored.py", ("tests/test_kubernetes_workloads.py", "tests/test_kubernetes_queue.py")),
     (
         "blueprints/review/guardrails/kubernetes.py",
         ("tests/test_guardrails_kubernetes.py", "tests/test_cli_guardrails.py"),
@@ -209,7 +223,6 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("blueprints/core/files.py", ("tests/test_stackfile.py", "tests/zones")),
     ("blueprints/cli/zones.py", ("tests/zones",)),
     ("blueprints/cli/preflight.py", ("tests/preflight",)),
-    ("blueprints/launch/kubernetes.py", ("tests/test_launch_kubernetes.py",)),
     (
         "blueprints/health/",
         ("tests/test_health_verdict.py", "tests/test_health_script.py", "tests/test_health_cli.py"),

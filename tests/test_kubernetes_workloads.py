@@ -10,27 +10,36 @@ from pathlib import Path
 import pytest
 import yaml
 
+from blueprints.catalog.engines import KUEUE_BUNDLE, TRAINING_OPERATOR_VERSION
 from blueprints.components.errors import ResourceError
 from blueprints.components.kubernetes_workloads import (
     OPERATOR_DIR,
-    OPERATOR_KINDS,
-    TRAINING_OPERATOR_VERSION,
     KubernetesWorkloads,
     KubernetesWorkloadsArgs,
     nas_volume_attributes,
     operator_objects,
     oss_volume_attributes,
+    trainer_objects,
 )
+from blueprints.components.vendored import VENDORED_KINDS, bundle
 from blueprints.testing import offline_mocks, offline_plan
 
 PRESET = "kubernetes-training"
 UNIT = "kubernetes-training-workloads"
+QUEUE = "kubernetes-training-queue"
 ROOT = Path(__file__).resolve().parents[1]
+LEGACY = {"kubernetes.job_engine": "training-operator-v1"}
 
 
 @pytest.fixture(scope="module")
 def k8s_plan():
     return offline_plan(PRESET)
+
+
+@pytest.fixture(scope="module")
+def legacy_plan():
+    """The same stack on the legacy engine (the Kubeflow training operator v1.9.0), kept for one release."""
+    return offline_plan(PRESET, overrides=LEGACY)
 
 
 def one(plan, name):
@@ -48,8 +57,13 @@ def test_every_kubernetes_object_uses_the_provider_made_from_the_clusters_kubeco
     # The kubeconfig is the cluster's credential, shown as a secret reference, never the ambient ~/.kube/config.
     assert provider.inputs["kubeconfig"] == "[secret] ${kubernetes-training-k8s-cluster.kubeConfig}"
     objects = in_cluster(k8s_plan)
-    assert len(objects) == 16  # 2 namespaces, 2 network policies, two volumes and their claims, 8 operator objects
-    assert {r.provider for r in objects} == {f"{UNIT}-kubeconfig"} and {r.parent for r in objects} == {UNIT}
+    # The jobs' namespace, 2 network policies, two volumes and their claims, Trainer with JobSet and the runtime
+    # (KubernetesWorkloads); Kueue and the queues: 1 priority, the flavor, the cohort, 2 ClusterQueues, 2 LocalQueues.
+    workloads = 1 + 2 + 4 + len(trainer_objects()) + 1
+    queue = len(bundle(KUEUE_BUNDLE)) + 7
+    assert len(objects) == workloads + queue == 43 + 86
+    assert {r.provider for r in objects} == {f"{UNIT}-kubeconfig"}
+    assert sum(r.parent == UNIT for r in objects) == workloads and sum(r.parent == QUEUE for r in objects) == queue
     # Nothing goes into the cluster before both node pools exist.
     assert all(
         {"kubernetes-training-k8s-gpu-pool", "kubernetes-training-k8s-system-pool"} <= set(r.depends_on)
@@ -60,7 +74,8 @@ def test_every_kubernetes_object_uses_the_provider_made_from_the_clusters_kubeco
         "namespace",
         "shared_claim",
         "bucket_claim",
-        "training_operator_version",
+        "job_engine_version",
+        "training_runtime",
     }
     # A destroy or a cluster replacement drops the objects of a cluster that no longer answers instead of failing.
     assert one(k8s_plan, f"{UNIT}-kubeconfig").inputs["deleteUnreachable"] == "true"
@@ -125,7 +140,8 @@ def test_the_file_system_is_still_protected_and_retained_beside_the_volume(k8s_p
     assert fs.protect and fs.retain_on_delete
 
 
-def test_the_training_operator_is_the_vendored_release_pytorchjob_only(k8s_plan):
+def test_the_legacy_training_operator_is_the_vendored_release_pytorchjob_only(legacy_plan):
+    k8s_plan = legacy_plan
     crd = one(k8s_plan, f"{UNIT}-operator-customresourcedefinition-pytorchjobs.kubeflow.org").inputs
     assert crd["spec"]["group"] == "kubeflow.org" and crd["spec"]["names"]["kind"] == "PyTorchJob"
     deployment = one(k8s_plan, f"{UNIT}-operator-deployment-training-operator").inputs
@@ -145,6 +161,10 @@ def test_the_training_operator_is_the_vendored_release_pytorchjob_only(k8s_plan)
     assert webhook.ignore_changes == ("webhooks",)
     assert one(k8s_plan, f"{UNIT}-operator-secret-training-operator-webhook-cert").ignore_changes == ("data",)
     assert k8s_plan.outputs["training_operator_version"] == TRAINING_OPERATOR_VERSION == "v1.9.0"
+    assert k8s_plan.outputs["job_api"] == "kubeflow.org/v1" and "trainer_version" not in k8s_plan.outputs
+    # The legacy engine installs no Trainer, no JobSet and no runtime; Kueue admits its PyTorchJobs all the same.
+    assert not [r for r in in_cluster(k8s_plan) if r.name.startswith((f"{UNIT}-trainer-", f"{UNIT}-runtime-"))]
+    assert one(k8s_plan, f"{QUEUE}-clusterqueue-kubernetes-training-llm")
     # Deleting the CRD would delete every running PyTorchJob: it stays in the cluster; the operator's other objects go.
     retained = {
         r.inputs["kind"] for r in in_cluster(k8s_plan) if r.name.startswith(f"{UNIT}-operator-") and r.retain_on_delete
@@ -155,7 +175,10 @@ def test_the_training_operator_is_the_vendored_release_pytorchjob_only(k8s_plan)
 def test_the_operator_image_can_come_from_your_own_registry():
     plan = offline_plan(
         PRESET,
-        overrides={"kubernetes.operator_image": "registry.cn-shanghai.aliyuncs.com/team/training-operator:v1-5170a36"},
+        overrides={
+            **LEGACY,
+            "kubernetes.operator_image": "registry.cn-shanghai.aliyuncs.com/team/training-operator:v1-5170a36",
+        },
     )
     deployment = one(plan, f"{UNIT}-operator-deployment-training-operator").inputs
     assert (
@@ -184,7 +207,7 @@ def test_the_vendored_crd_is_the_releases_file_and_every_object_has_a_resource_t
             "Secret",
         ]
     )
-    assert {(o["apiVersion"], o["kind"]) for o in operator_objects()} == set(OPERATOR_KINDS)
+    assert {(o["apiVersion"], o["kind"]) for o in operator_objects()} <= set(VENDORED_KINDS)
     namespaced = [o for o in operator_objects() if o["kind"] in ("ServiceAccount", "Service", "Deployment", "Secret")]
     assert {o["metadata"]["namespace"] for o in namespaced} == {"kubeflow"}
 
@@ -209,7 +232,17 @@ def test_names_come_from_the_profile_name_so_a_pool_change_never_renames_a_volum
     bigger = offline_plan(PRESET, overrides={"compute.max_nodes": 16, "compute.min_nodes": 2})
     before = {r.name: r.inputs for r in in_cluster(k8s_plan)}
     after = {r.name: r.inputs for r in in_cluster(bigger)}
-    assert before == after
+    cohort = f"{QUEUE}-cohort-kubernetes-training"
+    assert before.keys() == after.keys()
+    # Only the cohort changes: it holds the pool's GPUs no team's quota has (0 of 64, then 64 of 128).
+    assert {name for name in before if before[name] != after[name]} == {cohort}
+
+    def cohort_gpus(inputs):
+        (group,) = inputs["spec"]["resourceGroups"]
+        (flavor,) = group["flavors"]
+        return {q["name"]: q["nominalQuota"] for q in flavor["resources"]}["nvidia.com/gpu"]
+
+    assert (cohort_gpus(before[cohort]), cohort_gpus(after[cohort])) == ("0", "64")
 
 
 def test_cpfs_is_refused_for_kubernetes_pool_with_the_allowed_kinds():
@@ -266,6 +299,10 @@ def test_the_component_refuses_a_storage_kind_without_a_volume_recipe():
     [
         ("kubernetes.namespace=kubeflow", "the training operator's own namespace"),
         ("kubernetes.namespace=default", "every cluster already has it"),
+        ("kubernetes.namespace=kueue-system", "Kueue's own namespace"),
+        ("kubernetes.namespace=kubeflow-system", "Kubeflow Trainer's and JobSet's own namespace"),
+        ("kubernetes.images.kueue=Registry/UPPER", "must be a container image reference"),
+        ("kubernetes.operator_image=registry.example.com/op:v1", "applies to job_engine training-operator-v1 only"),
         ("kubernetes.operator_image=bad image", "must be a container image reference"),
         ("kubernetes.operator_image=Registry/UPPER", "must be a container image reference"),
     ],
@@ -304,6 +341,9 @@ def _workloads(**bucket):
             file_system_id="f",
             mount_source="abc.cn-shanghai.nas.aliyuncs.com:/",
             capacity_gib=100,
+            gpus_per_node=8,
+            node_selector={"aitrain.io/node-pool": "gpu"},
+            gpu_taint={"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"},
             **bucket,
         ),
     )
@@ -338,9 +378,11 @@ def test_the_bucket_is_a_static_oss_volume_mounted_with_the_gpu_nodes_role_and_n
     assert spec["accessModes"] == ["ReadWriteMany"] and spec["storageClassName"] == ""
     # Keyless: no Secret reference and no AccessKey anywhere in the volume.
     assert "nodePublishSecretRef" not in spec["csi"] and not {"akId", "akSecret"} & set(spec["csi"]["volumeAttributes"])
-    assert [r.inputs["kind"] for r in stack.resources if r.type == "kubernetes:core/v1:Secret"] == [
-        "Secret"
-    ]  # only the operator's webhook cert
+    # The only Secrets are the engines' webhook certificates, which their controllers fill.
+    assert sorted(r.inputs["metadata"]["name"] for r in stack.resources if r.type == "kubernetes:core/v1:Secret") == [
+        "jobset-webhook-server-cert",
+        "kubeflow-trainer-webhook-cert",
+    ]
     assert (claim.inputs["metadata"]["name"], claim.inputs["metadata"]["namespace"]) == ("llama-data", "training")
     assert claim.inputs["spec"]["volumeName"] == "llama-data" and claim.inputs["spec"]["storageClassName"] == ""
     assert claim.inputs["spec"]["resources"] == {"requests": {"storage": "100Gi"}} and spec["capacity"] == {

@@ -1,8 +1,8 @@
-"""`aitrain launch --kubernetes`: the PyTorchJob it writes (validated against the vendored CRD), --apply, refusals."""
+"""`aitrain launch --kubernetes` on a legacy stack (job_api kubeflow.org/v1): the PyTorchJob it writes (validated
+against the vendored CRD), --apply, refusals. Trainer stacks' TrainJobs: tests/test_launch_trainjob.py."""
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import subprocess
@@ -21,7 +21,11 @@ from blueprints.bootstrap import nccl_env
 from blueprints.cli.main import app
 from blueprints.core.errors import UserInputError
 from blueprints.launch import kubernetes as lk
+from blueprints.launch import kubernetes_outputs as lko
+from blueprints.launch import pytorchjob as lp
 from blueprints.launch import torchrun as lc
+from blueprints.launch import trainjob as lt
+from tests.crdschema import crd_validator
 
 runner = CliRunner()
 RUN = "20261201T093000Z"
@@ -42,53 +46,15 @@ def llama(**changes: Any) -> dict[str, Any]:
     return data
 
 
-def strict_schema() -> dict[str, Any]:
-    """The CRD's openAPIV3Schema as JSON Schema, strict the way the API server is with kubectl's --validate=strict.
-
-    x-kubernetes-* keywords are left in: jsonschema ignores unknown keywords. What they mean is applied here:
-    ``x-kubernetes-int-or-string`` becomes ``anyOf [integer, string]`` where the CRD does not spell it, and every
-    object with ``properties`` that neither preserves unknown fields nor has ``additionalProperties`` gets
-    ``additionalProperties: false`` (the API server prunes or, strictly, rejects unknown fields), so a misspelt
-    field fails here as it would on the cluster.
-    """
-    doc = yaml.safe_load(CRD.read_text())
-    (version,) = [v for v in doc["spec"]["versions"] if v["name"] == "v1"]
-    schema = copy.deepcopy(version["schema"]["openAPIV3Schema"])
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            if node.get("x-kubernetes-int-or-string") and "anyOf" not in node and "type" not in node:
-                node["anyOf"] = [{"type": "integer"}, {"type": "string"}]
-            if (
-                "properties" in node
-                and "additionalProperties" not in node
-                and not node.get("x-kubernetes-preserve-unknown-fields")
-            ):
-                node["additionalProperties"] = False
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
-
-    walk(schema)
-    # metadata is `type: object` in a CRD (the API server checks
-    # it); the job's name and namespace are checked elsewhere.
-    return schema
-
-
-SCHEMA = strict_schema()
-
-
 def validate(manifest: dict[str, Any]) -> None:
-    jsonschema.validate(manifest, SCHEMA, cls=jsonschema.Draft4Validator)
+    crd_validator(CRD, "PyTorchJob", "v1").validate(manifest)
 
 
 def job_for(
     data: dict[str, Any], nodes: int | None = None, command: tuple[str, ...] = ("python", "train.py", "--lr", "3e-4")
 ) -> dict[str, Any]:
-    outputs = lk.parse_kubernetes_outputs(data, "outputs.json", ENGINES)
-    return lk.build_job(outputs, name="llama-sft", image=IMAGE, run_id=RUN, command=command, nodes=nodes)
+    outputs = lko.parse_kubernetes_outputs(data, "outputs.json", ENGINES)
+    return lp.build_job(outputs, name="llama-sft", image=IMAGE, run_id=RUN, command=command, nodes=nodes)
 
 
 @pytest.fixture(autouse=True)
@@ -454,6 +420,12 @@ BAD = {
     "bare python": (llama(), ["--image", IMAGE, "--", "python"], "python needs a script or -m MODULE"),
     "python -m alone": (llama(), ["--image", IMAGE, "--", "python", "-m"], "python needs a script or -m MODULE"),
     "via ssh": (llama(), ["--image", IMAGE, "--via", "ssh"], "drop --via with --kubernetes"),
+    "team on a v1 stack": (
+        llama(),
+        ["--image", IMAGE, "--team", "ml"],
+        "teams and their Kueue queues need a Kubeflow Trainer stack",
+    ),
+    "team without kubernetes": ({"aitrain_outputs": "v1", "blueprint": "fixed-cluster"}, ["--team", "ml"], "--team"),
     "k8s option on torchrun": ({"aitrain_outputs": "v1", "blueprint": "fixed-cluster"}, ["--image", IMAGE], None),
 }
 
@@ -463,7 +435,7 @@ def test_bad_input_is_exit_2_one_message_nothing_applied_out_untouched(case, out
     data, args, message = BAD[case]
     out = tmp_path / "job.yaml"
     out.write_text("previous job\n")
-    kube = [] if case == "k8s option on torchrun" else ["--kubernetes"]
+    kube = [] if case in ("k8s option on torchrun", "team without kubernetes") else ["--kubernetes"]
     command = [] if "--" in args else ["--", "python", "t.py"]
     result = runner.invoke(
         app, ["launch", *kube, "--stack", outputs_file(data), "--out", str(out), "--apply", *args, *command]
@@ -500,14 +472,14 @@ def test_apply_without_kubectl_is_exit_2_and_writes_nothing(outputs_file, tmp_pa
 
 
 def test_pure_helpers_refuse_bad_values():
-    outputs = lk.parse_kubernetes_outputs(llama(), "o.json", ENGINES)
+    outputs = lko.parse_kubernetes_outputs(llama(), "o.json", ENGINES)
     assert lk.job_nodes(outputs, None) == 4
     with pytest.raises(UserInputError, match="DNS-1035"):
-        lk.build_job(outputs, name="-bad", image=IMAGE, run_id=RUN, command=["python", "t.py"])
+        lp.build_job(outputs, name="-bad", image=IMAGE, run_id=RUN, command=["python", "t.py"])
     with pytest.raises(UserInputError):
-        lk.build_job(outputs, name="ok", image="has space", run_id=RUN, command=["python", "t.py"])
+        lp.build_job(outputs, name="ok", image="has space", run_id=RUN, command=["python", "t.py"])
     with pytest.raises(UserInputError):
-        lk.build_job(outputs, name="ok", image=IMAGE, run_id="x" * 64, command=["python", "t.py"])
+        lp.build_job(outputs, name="ok", image=IMAGE, run_id="x" * 64, command=["python", "t.py"])
     assert lk.default_job_name("llama", "Run_1.2") == "llama-run-1-2"
 
 
@@ -531,20 +503,21 @@ def test_pure_helpers_refuse_bad_values():
 )
 def test_each_malformed_output_is_one_problem_naming_key_value_and_what_is_allowed(key, value, allowed):
     with pytest.raises(UserInputError) as caught:
-        lk.parse_kubernetes_outputs(llama(**{key: value}), "o.json", ENGINES)
+        lko.parse_kubernetes_outputs(llama(**{key: value}), "o.json", ENGINES)
     (problem,) = caught.value.problems
     assert problem.path == f"o.json: {key}" and problem.value == value and allowed in problem.message
 
 
 def test_outputs_without_a_bucket_claim_have_none_and_missing_required_keys_are_all_listed():
-    assert lk.parse_kubernetes_outputs(llama(bucket_volume_claim=None), "o.json", ENGINES).bucket_claim is None
+    assert lko.parse_kubernetes_outputs(llama(bucket_volume_claim=None), "o.json", ENGINES).bucket_claim is None
     with pytest.raises(UserInputError) as caught:
-        lk.parse_kubernetes_outputs(llama(gpus_per_node=None, fabric=None, gpu_taint=None), "o.json", ENGINES)
+        lko.parse_kubernetes_outputs(llama(gpus_per_node=None, fabric=None, gpu_taint=None), "o.json", ENGINES)
     assert [p.path for p in caught.value.problems] == ["o.json: gpus_per_node", "o.json: fabric", "o.json: gpu_taint"]
 
 
 def test_the_kubernetes_training_presets_own_outputs_give_a_valid_job():
-    """The seam end to end: the preset's stack outputs (as `pulumi stack output --json` gives them once deployed)."""
+    """The seam end to end: the preset's stack outputs (as `pulumi stack output --json` gives them once deployed)
+    give the job their job_api names, valid against its vendored CRD, on the preset's pool."""
     from blueprints.testing import offline_plan
 
     deployed = {
@@ -552,6 +525,25 @@ def test_the_kubernetes_training_presets_own_outputs_give_a_valid_job():
         "gpu_node_pool_id": "np4f1c2d3e4b5a6978899aabbccddeeff",
     }
     data = {key: deployed.get(key, value) for key, value in offline_plan("kubernetes-training").outputs.items()}
+    outputs = lko.parse_kubernetes_outputs(data, "outputs.json", ENGINES)
+    assert outputs.namespace == "training" and outputs.gpus_per_node == 8 and outputs.nodes_per_job == 4
+    if outputs.job_api == lko.TRAINER_API:  # the default engine: a TrainJob on the stack's runtime, in a team's queue
+        assert outputs.trainer is not None
+        args: dict[str, Any] = {"name": "llama-sft", "image": IMAGE, "run_id": RUN, "command": ["python", "t.py"]}
+        team = outputs.trainer.default_team
+        if team is None:  # several teams (the preset's llm and vision): a job names its team
+            with pytest.raises(UserInputError, match="no default team"):
+                lt.build_trainjob(outputs, **args)
+            team = next(iter(outputs.trainer.queues))
+        job = lt.build_trainjob(outputs, team=team, **args)
+        trainer_crd = Path(lk.__file__).parents[1] / "data" / "kubeflow" / "trainer-v2.3.0" / "trainer.yaml"
+        crd_validator(trainer_crd, "TrainJob", "v1alpha1").validate(job)
+        assert job["spec"]["runtimeRef"]["name"] == outputs.trainer.runtime
+        assert job["spec"]["trainer"]["numNodes"] == 4 and job["spec"]["trainer"]["numProcPerNode"] == 8
+        assert job["spec"]["trainer"]["resourcesPerNode"] == {"limits": {"nvidia.com/gpu": 8, "aliyun/erdma": 1}}
+        queue = outputs.trainer.queues[team]
+        assert job["metadata"]["labels"][lt.QUEUE_LABEL] == queue.local_queue
+        return
     job = job_for(data)
     validate(job)
     master, worker = (job["spec"]["pytorchReplicaSpecs"][k] for k in ("Master", "Worker"))
@@ -567,6 +559,16 @@ def test_the_kubernetes_training_presets_own_outputs_give_a_valid_job():
     assert claims == {"kubernetes-training-shared", "kubernetes-training-data"}  # the file system and the bucket
 
 
+def test_the_pytorchjob_is_byte_for_byte_the_one_written_before_trainer_v2():
+    """Splitting the PyTorchJob out of kubernetes.py changed nothing a v1 stack gets: the sha256 of the rendered job,
+    recorded with the pre-split module (blueprints/launch/kubernetes.py at 83d48ec)."""
+    text = lk.render_job(job_for(llama()))
+    assert hashlib.sha256(text.encode()).hexdigest() == (
+        "a67148bcb609967fa19fb2ebb627ef3e4d6e1ddf2d0e0d1b8ace86c5e571d8de"
+    )
+    assert "trainer.kubeflow.org" not in text and "kueue" not in text
+
+
 def run_env(run_id: str) -> dict[str, str]:
     """What every pod gets besides NCCL's settings: the run id and its checkpoint directory on the shared volume."""
     return {
@@ -577,8 +579,8 @@ def run_env(run_id: str) -> dict[str, str]:
 
 
 def test_max_restarts_reaches_the_elastic_policy_and_the_crd_takes_it():
-    outputs = lk.parse_kubernetes_outputs(llama(), "o", ENGINES)
-    job = lk.build_job(outputs, name="j", image=IMAGE, run_id=RUN, command=["python", "t.py"], nodes=2, max_restarts=7)
+    outputs = lko.parse_kubernetes_outputs(llama(), "o", ENGINES)
+    job = lp.build_job(outputs, name="j", image=IMAGE, run_id=RUN, command=["python", "t.py"], nodes=2, max_restarts=7)
     validate(job)
     assert job["spec"]["elasticPolicy"]["maxRestarts"] == 7
     assert all(s["restartPolicy"] == "OnFailure" for s in job["spec"]["pytorchReplicaSpecs"].values())

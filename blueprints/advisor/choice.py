@@ -23,8 +23,18 @@ from blueprints.advisor.options import (
     type_context,
 )
 from blueprints.advisor.storage import StorageChoice, choose_storage
+from blueprints.advisor.teams import check_fits
 from blueprints.advisor.tiers import Tier, served, tier_for
-from blueprints.advisor.yearly import ALWAYS_ON, YearlyCost, standing_items, tier_standing_items, total_cny, yearly_cost
+from blueprints.advisor.yearly import (
+    ALWAYS_ON,
+    YearlyCost,
+    pool_gpus,
+    pool_text,
+    standing_items,
+    tier_standing_items,
+    total_cny,
+    yearly_cost,
+)
 
 
 @dataclass(frozen=True)
@@ -132,6 +142,14 @@ def recommend(
     tier = None
     findings: list[str] = []
     if chosen is not None:
+        # The job is validated before any pool is chosen: only now is there a pool to hold the teams' GPUs against.
+        check_fits(
+            job.teams,
+            pool_gpus(job, chosen),
+            pool_text(job, chosen),
+            "the pool the recommendation picks",
+            "raise jobs_in_parallel (the pool holds every parallel job's nodes at once)",
+        )
         storage = choose_storage(catalog, needed_mb_s(job, chosen.estimated_hours), job.dataset_tb, job.region)
         tier, yearly = _tier_and_year(job, catalog, chosen, storage, tiers)
         reasons = (
@@ -263,7 +281,12 @@ def _chosen_why(objective: str) -> str:
 
 
 def estimate_yearly(job: Job, catalog: Any, option: Option, storage: StorageChoice | None) -> YearlyCost:
-    """The year of a fixed configuration (``aitrain estimate``): a fixed cluster, parked between runs or always on."""
+    """The year of a fixed configuration (``aitrain estimate``): a fixed cluster, parked between runs or always on.
+
+    ``UserInputError`` when the job's teams hold more GPUs than the configuration has."""
+    check_fits(
+        job.teams, pool_gpus(job, option), pool_text(job, option), "the configuration estimated", "give more --nodes"
+    )
     return yearly_cost(job, catalog, option, storage)
 
 

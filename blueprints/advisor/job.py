@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from typing import Annotated, Any, Literal, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from blueprints.advisor.data import limits
+from blueprints.advisor.teams import LABEL_MAX, LABEL_PATTERN, check_teams
 from blueprints.core import yamlsafe
 from blueprints.core.errors import Problem, UserInputError, did_you_mean, join_allowed, problems_from_validation_error
 
@@ -148,6 +158,26 @@ class Job(BaseModel):
         "dataset of dataset_tb (give the total if they do not). "
         "2 or more selects a blueprint that declares a tier for jobs sharing a pool.",
     )
+    teams: (
+        Annotated[
+            dict[str, int],
+            Field(
+                json_schema_extra={
+                    "minProperties": 1,
+                    "propertyNames": {"pattern": LABEL_PATTERN, "maxLength": LABEL_MAX},
+                    "additionalProperties": {"type": "integer", "minimum": 1},
+                }
+            ),
+        ]
+        | None
+    ) = Field(
+        default=None,
+        description=(
+            "Teams sharing the pool, each with its GPU quota: team name (a DNS-1123 label, e.g. research) → GPUs, a "
+            "positive whole number (the team's nominal quota of the pool's GPUs, as a Kueue queue's gpus). The yearly "
+            "cost is split by each team's GPUs ÷ all the teams' GPUs; their sum may not exceed the chosen pool's GPUs."
+        ),
+    )
 
     @field_validator(*_NUMBER_FIELDS, mode="before")
     @classmethod
@@ -173,6 +203,21 @@ class Job(BaseModel):
         if isinstance(value, float) and value.is_integer():
             return int(value)
         return value
+
+    @field_validator("teams", mode="before")
+    @classmethod
+    def _teams(cls, value: Any) -> Any:
+        """Team names are DNS-1123 labels, GPUs positive whole numbers (``blueprints.advisor.teams.check_teams``)."""
+        return check_teams(value)
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Without teams the job's JSON leaves ``teams`` out, so it prints as it did before the field (pydantic ≥ 2.6:
+        ``Field(exclude_if=…)`` needs 2.11)."""
+        data: dict[str, Any] = handler(self)
+        if self.teams is None:
+            data.pop("teams", None)
+        return data
 
     @field_validator("name")
     @classmethod

@@ -11,10 +11,12 @@ from blueprints.advisor.choice import Considered, Recommendation
 from blueprints.advisor.options import Option
 from blueprints.advisor.stack import profile_dict
 from blueprints.advisor.storage import StorageChoice
+from blueprints.advisor.teams import HEADERS as TEAM_HEADERS
+from blueprints.advisor.teams import NUMERIC as TEAM_NUMERIC
 from blueprints.advisor.yearly import YearlyCost, runs_text, yearly_dict
 from blueprints.advisor.yearly import lines as yearly_lines
 from blueprints.advisor.yearly import rows as yearly_rows
-from blueprints.core.text import md_cell, md_text, plain, table
+from blueprints.core.text import md_cell, md_table, md_text, plain, table
 
 RECOMMENDATION_SCHEMA = "aitrain.recommendation/v1"
 ESTIMATE_SCHEMA = "aitrain.estimate/v1"
@@ -208,6 +210,37 @@ def hours_text(option: Option) -> str:
     return f"{option.estimated_hours:,.1f} h, range {_hours_range(option)} h (tuned–conservative)"
 
 
+def by_team_text(yearly: YearlyCost | None) -> list[str]:
+    """The terminal's "By team" table after the yearly cost (nothing when the job names no teams)."""
+    split = None if yearly is None else yearly.by_team()
+    if split is None:
+        return []
+    unknown = split.unknown_text()
+    return [
+        "",
+        plain(f"By team: {split.basis()}:"),
+        *table(TEAM_HEADERS, split.rows(), right=TEAM_NUMERIC).split("\n"),
+        *([] if unknown is None else [plain(unknown[:1].upper() + unknown[1:])]),
+    ]
+
+
+def by_team_markdown(yearly: YearlyCost | None) -> list[str]:
+    """The Markdown "By team" section after the yearly cost (nothing when the job names no teams)."""
+    split = None if yearly is None else yearly.by_team()
+    if split is None:
+        return []
+    basis, unknown = split.basis(), split.unknown_text()
+    return [
+        "",
+        "### By team",
+        "",
+        md_text(basis[:1].upper() + basis[1:] + "."),
+        "",
+        md_table(TEAM_HEADERS, split.rows(), right=TEAM_NUMERIC),
+        *([] if unknown is None else ["", md_text(unknown[:1].upper() + unknown[1:] + ".")]),
+    ]
+
+
 def _rows(rec: Recommendation) -> list[list[str]]:
     rows = []
     for item in rec.considered:
@@ -306,6 +339,7 @@ def _summary_lines(rec: Recommendation) -> list[str]:
 def render_table(rec: Recommendation) -> str:
     """Terminal text: summary, the considered options (CHOSEN marked *), why each was not chosen, findings."""
     lines = [plain(line) for line in _summary_lines(rec)]
+    lines += by_team_text(rec.yearly)
     # Cells are made plain before the table is laid out: plain() turns line breaks into spaces, so the table's
     # own lines must not pass through it.
     cells = [[plain(cell) for cell in row] for row in _rows(rec)]
@@ -338,6 +372,7 @@ def render_markdown(rec: Recommendation) -> str:
         for i, line in enumerate(lines)
         for x in ([line] if i == 0 or lines[i - 1].startswith("- ") <= line.startswith("- ") else ["", line])
     ]
+    lines += by_team_markdown(rec.yearly)
     lines += [
         "",
         "| | GPU | configuration | GPUs | hours | tuned–cons. h | days | CNY/run | CNY/year | MFU | scaling | why |",
@@ -418,11 +453,13 @@ def render_estimate_text(
         rows += yearly_rows(yearly)
     if markdown:
         lines = ["## aitrain estimate", "", "| | |", "|---|---|"] + [f"| {k} | {md_cell(v)} |" for k, v in rows]
+        lines += by_team_markdown(yearly)
         if findings:
             lines += ["", "### Findings", ""] + [f"- {md_text(f)}" for f in findings]
         return "\n".join(lines)
     width = max(len(k) for k, _ in rows)
-    lines = [f"{k.ljust(width)}  {v}" for k, v in rows]
+    lines = [plain(f"{k.ljust(width)}  {v}") for k, v in rows]
+    lines += by_team_text(yearly)
     if findings:
-        lines += ["", "Findings:"] + [f"  - {f}" for f in findings]
-    return "\n".join(plain(line) for line in lines)
+        lines += ["", "Findings:"] + [plain(f"  - {f}") for f in findings]
+    return "\n".join(lines)

@@ -22,6 +22,7 @@ from blueprints.advisor.job import Job
 from blueprints.advisor.options import Option
 from blueprints.advisor.sizing import GIB, TB
 from blueprints.advisor.storage import StorageChoice
+from blueprints.advisor.teams import TeamSplit, split_by_team
 from blueprints.catalog import CnyPrice, instance_price, price_cny
 
 ALWAYS_ON = "always on"
@@ -70,6 +71,9 @@ class YearlyCost:
     # What the chosen mode's blueprint keeps up on top (a cluster fee, a system pool): not part of the alternatives,
     # which are fixed clusters without it.
     own: tuple[CostItem, ...] = ()
+    # The teams sharing the pool, each with its GPUs (the job's ``teams``, in its order), and the GPUs the pool has.
+    teams: tuple[tuple[str, int], ...] = ()
+    pool_gpus: int = 0
 
     def items(self, mode: Mode | None = None) -> tuple[CostItem, ...]:
         """The mode's compute plus the standing items (default: the chosen mode, with its blueprint's own items)."""
@@ -93,6 +97,12 @@ class YearlyCost:
             mode_cny=self.mode.compute.amount,
             always_on_cny=always.compute.amount,
         )
+
+    def by_team(self) -> TeamSplit | None:
+        """The known total split by each team's GPUs ÷ the teams' GPUs (None when the job names no teams)."""
+        if not self.teams:
+            return None
+        return split_by_team(self.teams, self.total(), self.pool_gpus, [i.what for i in self.unknown()])
 
     def over_by_cny(self, mode: Mode | None = None) -> float | None:
         """Total minus the budget (positive = over); None without a budget or a compute price."""
@@ -277,8 +287,31 @@ def yearly_cost(
     alternatives = tuple(m for name, m in modes.items() if name != chosen.name)
     own = tier_standing_items(job, catalog, tier_standing)
     return YearlyCost(
-        chosen, why, alternatives, standing_items(job, catalog, storage), job.budget_cny_per_year, notes, own
+        chosen,
+        why,
+        alternatives,
+        standing_items(job, catalog, storage),
+        job.budget_cny_per_year,
+        notes,
+        own,
+        tuple((job.teams or {}).items()),
+        pool_gpus(job, option),
     )
+
+
+def pool_gpus(job: Job, option: Option) -> int:
+    """The GPUs of the pool ``option`` makes: its nodes × GPUs per node for every parallel job at once."""
+    return option.gpus * job.jobs_in_parallel
+
+
+def pool_text(job: Job, option: Option) -> str:
+    """How the pool's GPUs are counted: ``6 nodes × 8 GPUs of ecs.…, 2 per job × 3 jobs_in_parallel``."""
+    nodes = option.nodes * job.jobs_in_parallel
+    per_node = option.gpus // option.nodes if option.nodes else 0
+    text = f"{nodes:,} node{'' if nodes == 1 else 's'} × {per_node} GPUs of {option.instance_type}"
+    if job.jobs_in_parallel > 1:
+        text += f", {option.nodes} per job × {job.jobs_in_parallel} jobs_in_parallel"
+    return text
 
 
 def _runs_factor(job: Job) -> str:
@@ -414,6 +447,7 @@ def yearly_dict(yc: YearlyCost | None) -> dict[str, Any] | None:
     if yc is None:
         return None
     held = yc.held()
+    split = yc.by_team()
     return dict(
         _mode_dict(yc, yc.mode),
         why=yc.why,
@@ -423,4 +457,6 @@ def yearly_dict(yc: YearlyCost | None) -> dict[str, Any] | None:
         notes=list(yc.notes),
         held_capacity={"cny_per_year": _r2(held.cny_per_year), "text": held.text},
         alternatives=[_mode_dict(yc, m) for m in yc.alternatives],
+        # Only when the job names teams, so a job without them prints as it did before.
+        **({} if split is None else {"by_team": split.as_dict()}),
     )

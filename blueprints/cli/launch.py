@@ -74,7 +74,12 @@ def launch(
         bool,
         typer.Option(
             "--kubernetes",
-            help="Kubernetes stacks (kubernetes-pool): write a PyTorchJob (kubeflow.org/v1), one pod per GPU node.",
+            help=(
+                "Kubernetes stacks (kubernetes-pool): write the job the stack's outputs name (job_api): a Kubeflow "
+                "Trainer v2 TrainJob (trainer.kubeflow.org/v1alpha1, the default) in the team's Kueue queue, or on a "
+                "legacy stack (kubernetes.job_engine: training-operator-v1) a PyTorchJob (kubeflow.org/v1); one pod "
+                "per GPU node."
+            ),
         ),
     ] = False,
     image: Annotated[
@@ -90,7 +95,9 @@ def launch(
     name: Annotated[
         Optional[str],
         typer.Option(
-            "--name", help="--kubernetes: the PyTorchJob's name (DNS-1035 label); default <profile>-<run-id>."
+            "--name",
+            help="--kubernetes: the job's name (DNS-1035 label; at most 44 characters for a TrainJob, 50 for a "
+            "PyTorchJob); default <profile>-<run-id>.",
         ),
     ] = None,
     nodes: Annotated[
@@ -98,6 +105,14 @@ def launch(
         typer.Option(
             "--nodes",
             help="--kubernetes: nodes (pods) of the job, 1 to max_nodes; default: the outputs' nodes_per_job.",
+        ),
+    ] = None,
+    team: Annotated[
+        Optional[str],
+        typer.Option(
+            "--team",
+            help="--kubernetes on a Trainer stack: the team whose Kueue queue (and GPU quota) the TrainJob joins; "
+            "default: the outputs' default_team (a stack of several teams has none: name one).",
         ),
     ] = None,
     out: Annotated[
@@ -127,7 +142,7 @@ def launch(
     ] = None,
 ) -> None:
     """Start aitrain-torchrun on every node at once, or (--kubernetes)
-    write and apply a PyTorchJob; print exactly what runs first.
+    write and apply a TrainJob (or a legacy stack's PyTorchJob); print exactly what runs first.
 
     The quick health gate (`aitrain check`) runs first unless --skip-check REASON; --on-unhealthy says what a
     failing node means.
@@ -153,7 +168,8 @@ def launch(
                     Problem(
                         "--via",
                         via.value,
-                        "a PyTorchJob is started by the training operator, not over ssh: drop --via with --kubernetes",
+                        "a Kubernetes job is started by its operator (Kubeflow Trainer or the training operator), "
+                        "not over ssh: drop --via with --kubernetes",
                     )
                 ],
             )
@@ -166,6 +182,7 @@ def launch(
             image=image,
             name=name,
             nodes=nodes,
+            team=team,
             out=out,
             apply=apply,
             dry_run=dry_run,
@@ -173,7 +190,14 @@ def launch(
             resumed=resumed is not None,
         )
         return
-    k8s_only = {"--image": image, "--name": name, "--nodes": nodes, "--out": out, "--apply": apply or None}
+    k8s_only = {
+        "--image": image,
+        "--name": name,
+        "--nodes": nodes,
+        "--team": team,
+        "--out": out,
+        "--apply": apply or None,
+    }
     given = [option for option, value in k8s_only.items() if value is not None]
     if given:
         raise UserInputError(
@@ -182,7 +206,7 @@ def launch(
                 Problem(
                     given[0],
                     str(k8s_only[given[0]]),
-                    "applies to `aitrain launch --kubernetes` (a PyTorchJob); add --kubernetes or drop it",
+                    "applies to `aitrain launch --kubernetes` (a TrainJob or PyTorchJob); add --kubernetes or drop it",
                 )
             ],
         )
@@ -248,19 +272,26 @@ def _launch_kubernetes(
     image: Optional[str],
     name: Optional[str],
     nodes: Optional[int],
+    team: Optional[str],
     out: Optional[Path],
     apply: bool,
     dry_run: bool,
     max_restarts: int,
     resumed: bool,
 ) -> None:
-    """Build the PyTorchJob; print it (or write --out); with --apply
+    """Build the TrainJob (Trainer stacks) or PyTorchJob (legacy stacks); print it (or write --out); with --apply
     run `kubectl apply` on it, printing the command first."""
     from blueprints.core.files import write_atomic
     from blueprints.launch import kubernetes as lk
+    from blueprints.launch import kubernetes_outputs as lko
+    from blueprints.launch import pytorchjob as lp
     from blueprints.launch import torchrun as lc
+    from blueprints.launch import trainjob as lt
 
-    outputs = lk.parse_kubernetes_outputs(data, source, engines)
+    outputs = lko.parse_kubernetes_outputs(data, source, engines)
+    trainer = outputs.trainer is not None
+    if team is not None and not trainer:
+        raise lt.refuse_team(outputs, team)
     rid = lc.check_run_id(run_id) if run_id is not None else lc.default_run_id(lc.utc_now())
     if image is None:
         raise UserInputError(
@@ -274,14 +305,29 @@ def _launch_kubernetes(
                 )
             ],
         )
-    # A resumed run is a new PyTorchJob (the finished one may still exist) with the same run id and checkpoints.
+    # A resumed run is a new job (the finished one may still exist) with the same run id and checkpoints.
+    limit = lt.MAX_TRAINJOB_NAME if trainer else lk.MAX_JOB_NAME
     default = lk.default_job_name(
-        outputs.profile_name, rid + (f"-{lc.default_run_id(lc.utc_now())}" if resumed else "")
+        outputs.profile_name, rid + (f"-{lc.default_run_id(lc.utc_now())}" if resumed else ""), limit
     )
-    job_name = lk.check_job_name(name if name is not None else default)
-    job = lk.build_job(
-        outputs, name=job_name, image=image, run_id=rid, command=cmd, nodes=nodes, max_restarts=max_restarts
-    )
+    job_name = lk.check_job_name(name if name is not None else default, limit)
+    if trainer:
+        job = lt.build_trainjob(
+            outputs,
+            name=job_name,
+            image=image,
+            run_id=rid,
+            command=cmd,
+            team=team,
+            nodes=nodes,
+            max_restarts=max_restarts,
+        )
+        summary = lt.describe_trainjob(outputs, job)
+    else:
+        job = lp.build_job(
+            outputs, name=job_name, image=image, run_id=rid, command=cmd, nodes=nodes, max_restarts=max_restarts
+        )
+        summary = lp.describe(outputs, job)
     if resumed:
         typer.echo(
             f"resuming run {rid}: the pods get AITRAIN_CHECKPOINT_DIR={lk.checkpoint_dir(outputs, rid)}; not checked "
@@ -302,7 +348,7 @@ def _launch_kubernetes(
                 )
             ],
         )
-    typer.echo(lk.describe(outputs, job), err=out is None and not dry_run)
+    typer.echo(summary, err=out is None and not dry_run)
     if dry_run:
         typer.echo(manifest.rstrip("\n"))
         if apply:
@@ -325,6 +371,9 @@ def _launch_kubernetes(
     if result.returncode != 0:
         typer.echo(f"failed (exit {result.returncode}): {shlex.join(argv)}\n{result.stderr.strip()}", err=True)
         raise typer.Exit(code=1)
+    if trainer:
+        typer.echo(lt.follow_hint(job))
+        return
     typer.echo(
         f"follow with: kubectl -n {outputs.namespace} get pods -l {lk.RUN_LABEL}={rid}; "
         f"kubectl -n {outputs.namespace} logs -f {job_name}-master-0"

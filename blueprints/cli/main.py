@@ -366,10 +366,12 @@ def _register_advisor() -> None:
 
 def _register_launch() -> None:
     from blueprints.cli.launch import register
+    from blueprints.cli.queue import register as register_queue
     from blueprints.cli.runs import register as register_runs
 
     register(app)
     register_runs(app)
+    register_queue(app)
 
 
 def _register_check() -> None:

@@ -3,19 +3,31 @@ static volumes, and the Kubeflow training operator (the job engine), all through
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Sequence, cast
+from typing import Any, Mapping, Sequence, cast
 
 import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
+from blueprints.catalog.engines import (
+    JOBSET_DEPLOYMENT,
+    JOBSET_IMAGE,
+    LEGACY_ENGINE,
+    TRAINER_BUNDLE,
+    TRAINER_DEPLOYMENT,
+    TRAINER_ENGINE,
+    TRAINER_IMAGE,
+    TRAINER_VERSION,
+    TRAINING_OPERATOR_VERSION,
+)
 from blueprints.components.base import child
 from blueprints.components.errors import ResourceError
+from blueprints.components.vendored import KubernetesObject, bundle, install_bundle, with_container_image
+from blueprints.launch.trainjob import RUNTIME_NAME, torch_runtime
 
-TRAINING_OPERATOR_VERSION = "v1.9.0"
 # Vendored from github.com/kubeflow/training-operator v1.9.0: the PyTorchJob CRD as released (PYTORCHJOB_CRD.md) and
 # the standalone install rendered by scan/render_training_operator.py (PyTorchJob scheme only; see its header).
 OPERATOR_DIR = (
@@ -43,9 +55,6 @@ OSS_AUTH_TYPE = "sts"
 # allow_other: containers that do not run as root read the mount too; max_stat_cache_size=0: other writers' objects are
 # seen at once (both from the ACK example's otherOpts).
 OSS_OTHER_OPTS = "-o max_stat_cache_size=0 -o allow_other"
-# The operator's objects keep fields the operator writes itself (its webhook certificate and CA bundle): Pulumi must
-# not take them back on the next `pulumi up`.
-OPERATOR_OWNED_FIELDS = {"Secret": ["data"], "ValidatingWebhookConfiguration": ["webhooks"]}
 
 # The jobs' namespace is default-deny (Terway enforces NetworkPolicy; the catalog's terway-eniip add-on turns it on).
 # What the job pods still need: each other (rendezvous, NCCL, the operator's headless services, all in the namespace)
@@ -88,11 +97,26 @@ class KubernetesWorkloadsArgs:
     capacity_gib: int
     operator_image: str = OPERATOR_IMAGE
     depends_on: Sequence[pulumi.Resource] = ()
+    # The job engine: Kubeflow Trainer v2 (with JobSet and the stack's TrainingRuntime) or the legacy operator.
+    job_engine: str = TRAINER_ENGINE
+    trainer_image: str = TRAINER_IMAGE
+    jobset_image: str = JOBSET_IMAGE
+    # What the TrainingRuntime gives every pod: GPUs per node (torchrun's processes), the fabric (eRDMA: host network
+    # and NCCL's settings), and the GPU pool's label and taint.
+    gpus_per_node: int = 1
+    fabric: str = "tcp"
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    gpu_taint: Mapping[str, str] = field(default_factory=dict)
     # The bucket as a second volume, mounted with the GPU nodes' RAM role (which holds the one-bucket policy); all
     # three or none (then no bucket volume and ``bucket_claim`` is None).
     bucket: pulumi.Input[str] | None = None
     bucket_endpoint: pulumi.Input[str] | None = None
     node_role_name: pulumi.Input[str] | None = None
+
+
+def trainer_objects() -> tuple[dict[str, Any], ...]:
+    """The vendored Kubeflow Trainer install with its JobSet controller (CRDs, RBAC, webhooks, controllers)."""
+    return bundle(TRAINER_BUNDLE)
 
 
 @lru_cache(maxsize=1)
@@ -205,14 +229,22 @@ class KubernetesWorkloads(pulumi.ComponentResource):
             else None
         )
         self.namespace = args.namespace
-        self.training_operator_version = TRAINING_OPERATOR_VERSION
-        self._training_operator(name, args, on_cluster)
+        self.namespace_resource = namespace
+        if args.job_engine == LEGACY_ENGINE:
+            self.engine_version = TRAINING_OPERATOR_VERSION
+            self.runtime_name: str | None = None
+            self._training_operator(name, args, on_cluster)
+        else:
+            self.engine_version = TRAINER_VERSION
+            self.runtime_name = RUNTIME_NAME
+            self._trainer(name, args, on_cluster, namespace)
         self.register_outputs(
             {
                 "shared_claim": self.shared_claim,
                 "bucket_claim": self.bucket_claim,
                 "namespace": self.namespace,
-                "training_operator_version": self.training_operator_version,
+                "job_engine_version": self.engine_version,
+                "training_runtime": self.runtime_name,
             }
         )
 
@@ -267,56 +299,45 @@ class KubernetesWorkloads(pulumi.ComponentResource):
 
     def _training_operator(self, name: str, args: KubernetesWorkloadsArgs, opts: pulumi.ResourceOptions) -> None:
         """The vendored operator objects (the CRD, RBAC, webhook, service, deployment), one typed resource each."""
-        for obj in operator_objects():
-            kind, meta = obj["kind"], obj["metadata"]
-            resource_type = OPERATOR_KINDS[(obj["apiVersion"], kind)]
-            fields = {
-                _snake(key): value
-                for key, value in _with_image(obj, args.operator_image).items()
-                if key not in ("apiVersion", "kind")
-            }
-            owned = OPERATOR_OWNED_FIELDS.get(kind)
-            # Deleting a CRD deletes every object of its kind: removing or replacing the operator must never delete
-            # the PyTorchJobs that are running, so the CRD is left in the cluster.
-            extra = pulumi.ResourceOptions(
-                ignore_changes=owned, retain_on_delete=kind == "CustomResourceDefinition" or None
-            )
-            resource_type(
-                f"{name}-operator-{kind.lower()}-{meta['name']}",
-                opts=pulumi.ResourceOptions.merge(opts, extra),
-                **fields,
-            )
+        install_bundle(
+            f"{name}-operator",
+            operator_objects(),
+            opts,
+            lambda obj: with_container_image(obj, "training-operator", args.operator_image),
+        )
 
+    def _trainer(
+        self,
+        name: str,
+        args: KubernetesWorkloadsArgs,
+        opts: pulumi.ResourceOptions,
+        namespace: k8s.core.v1.Namespace,
+    ) -> None:
+        """Kubeflow Trainer and JobSet (vendored), then the jobs' TrainingRuntime once Trainer's webhook answers."""
+        images = {TRAINER_DEPLOYMENT: args.trainer_image, JOBSET_DEPLOYMENT: args.jobset_image}
 
-# Every kind the vendored operator install contains (apiVersion, kind) → its pulumi_kubernetes resource.
-OPERATOR_KINDS: dict[tuple[str, str], Any] = {
-    ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): k8s.apiextensions.v1.CustomResourceDefinition,
-    ("v1", "Namespace"): k8s.core.v1.Namespace,
-    ("v1", "ServiceAccount"): k8s.core.v1.ServiceAccount,
-    ("v1", "Service"): k8s.core.v1.Service,
-    ("v1", "Secret"): k8s.core.v1.Secret,
-    ("rbac.authorization.k8s.io/v1", "ClusterRole"): k8s.rbac.v1.ClusterRole,
-    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): k8s.rbac.v1.ClusterRoleBinding,
-    ("apps/v1", "Deployment"): k8s.apps.v1.Deployment,
-    (
-        "admissionregistration.k8s.io/v1",
-        "ValidatingWebhookConfiguration",
-    ): k8s.admissionregistration.v1.ValidatingWebhookConfiguration,
-}
+        def image(obj: dict[str, Any]) -> dict[str, Any]:
+            deployment = obj["metadata"]["name"] if obj.get("kind") == "Deployment" else ""
+            return with_container_image(obj, deployment, images[deployment]) if deployment in images else obj
 
-
-def _snake(key: str) -> str:
-    """A manifest's top-level key as the resource argument (``roleRef`` → ``role_ref``)."""
-    return "".join(f"_{c.lower()}" if c.isupper() else c for c in key)
-
-
-def _with_image(obj: dict[str, Any], image: str) -> dict[str, Any]:
-    """The operator Deployment with ``image`` (a mirror the cluster can pull from); every other object as is."""
-    if obj.get("kind") != "Deployment":
-        return obj
-    template = obj["spec"]["template"]
-    containers = [{**c, "image": image} for c in template["spec"]["containers"]]
-    return {
-        **obj,
-        "spec": {**obj["spec"], "template": {**template, "spec": {**template["spec"], "containers": containers}}},
-    }
+        made = install_bundle(f"{name}-trainer", trainer_objects(), opts, image)
+        # The runtime is validated by Trainer's webhook (served by its Deployment, which Pulumi waits to be ready)
+        # and needs its CRD; the jobs' namespace holds it, next to the claims it mounts.
+        after = [namespace, made[("Deployment", TRAINER_DEPLOYMENT)]]
+        after += [r for (kind, _), r in made.items() if kind == "CustomResourceDefinition"]
+        runtime = torch_runtime(
+            name=RUNTIME_NAME,
+            namespace=args.namespace,
+            gpus_per_node=args.gpus_per_node,
+            fabric=args.fabric,
+            node_selector=dict(args.node_selector),
+            taint=dict(args.gpu_taint),
+            shared_claim=self.shared_claim,
+            bucket_claim=self.bucket_claim,
+            labels={"app.kubernetes.io/managed-by": "aitrain", "aitrain.io/profile": args.name},
+        )
+        KubernetesObject(
+            f"{name}-runtime-{RUNTIME_NAME}",
+            runtime,
+            opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=after)),
+        )

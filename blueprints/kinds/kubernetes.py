@@ -1,5 +1,6 @@
 """Kubernetes kinds: the objects aitrain puts into an ACK cluster (volumes, claims, namespaces, network policies,
-the vendored training operator) and the other kinds its replacement data covers.
+the vendored engines: Kueue, Kubeflow Trainer with JobSet, the legacy training operator; the queues and the runtime)
+and the other kinds its replacement data covers.
 
 They run on the cluster's nodes, so most cost nothing of their own (the node pools are priced); the export refuses
 them (``--cloud-only`` leaves them out); their replacing inputs are pulumi-kubernetes' forceNewProperties.
@@ -76,4 +77,14 @@ KINDS = (
     _object("admissionregistration.k8s.io/v1:MutatingWebhookConfiguration", ("metadata.name",)),
     _object("scheduling.k8s.io/v1:PriorityClass", ("metadata.name", "value", "preemptionPolicy")),
     _object("storage.k8s.io/v1:StorageClass", ("metadata.name", "provisioner", "reclaimPolicy", "volumeBindingMode")),
+    _object("apiregistration.k8s.io/v1:APIService", ("metadata.name", "spec.service.name", "spec.service.namespace")),
+    # Kueue's objects (kueue.x-k8s.io/v1beta2, its storage version in v0.19.2): the queues and what they admit.
+    _object("kueue.x-k8s.io/v1beta2:ResourceFlavor", ("metadata.name", "spec.nodeLabels", "spec.nodeTaints")),
+    _object("kueue.x-k8s.io/v1beta2:Cohort", ("metadata.name", "spec.resourceGroups")),
+    _object("kueue.x-k8s.io/v1beta2:ClusterQueue", ("metadata.name", "spec.cohortName", "spec.resourceGroups")),
+    _object("kueue.x-k8s.io/v1beta2:LocalQueue", (*_NAMED, "spec.clusterQueue")),
+    _object("kueue.x-k8s.io/v1beta2:WorkloadPriorityClass", ("metadata.name", "value")),
+    _object("kueue.x-k8s.io/v1beta2:Topology", ("metadata.name", "spec.levels")),
+    # Kubeflow Trainer v2's runtime, which every TrainJob of the stack names.
+    _object("trainer.kubeflow.org/v1alpha1:TrainingRuntime", (*_NAMED, "spec.mlPolicy")),
 )

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from blueprints.architectures.base.build import BlueprintBuilder, Foundation, login_node_outputs
 from blueprints.architectures.base.repair import kubernetes_repair
-from blueprints.architectures.kubernetes_pool.spec import KUBECONFIG_MINUTES, PYTORCHJOB_API, KubernetesPoolSpec
+from blueprints.architectures.kubernetes_pool.kueue import ECS_POOL_TOPOLOGY, configure_manager, kueue_objects
+from blueprints.architectures.kubernetes_pool.spec import KUBECONFIG_MINUTES, KubernetesPoolSpec
 from blueprints.catalog.metrics import PROMETHEUS_ADDON, load_metrics, metric_producers
 from blueprints.components.errors import names_resource
+from blueprints.components.job_queue import JobQueue, JobQueueArgs
 from blueprints.components.kubernetes_cluster import (
     AUTO_REPAIR_RESTARTS_NODE,
     GPU_POOL_LABEL,
@@ -89,6 +91,7 @@ class KubernetesPoolBuilder(BlueprintBuilder[KubernetesPoolSpec]):
                 "nodes the pool adds (no upgrade_policy), so running nodes are never re-imaged"
             )
         outputs.update(login_node_outputs(login))
+        gpu_taint = dict(zip(("key", "value", "effect"), GPU_TAINT, strict=True))
         # Inside the cluster, through its own kubeconfig: the jobs' namespace, the file system as a static volume, and
         # the Kubeflow training operator; all after both node pools exist (the operator needs a node to run on).
         workloads = KubernetesWorkloads(
@@ -109,6 +112,36 @@ class KubernetesPoolBuilder(BlueprintBuilder[KubernetesPoolSpec]):
                 bucket=bucket.bucket,
                 bucket_endpoint=bucket.internal_endpoint,
                 node_role_name=cluster.gpu_role.role_name,
+                job_engine=k8s.job_engine,
+                trainer_image=k8s.images.trainer,
+                jobset_image=k8s.images.jobset,
+                gpus_per_node=self.instance.gpu_count,
+                fabric=spec.fabric_link,
+                node_selector=dict([GPU_POOL_LABEL]),
+                gpu_taint=gpu_taint,
+            ),
+            opts=self.opts,
+        )
+        # Kueue, after the namespace it admits jobs from: a ClusterQueue and a LocalQueue per team of queues.teams.
+        queue = JobQueue(
+            f"{p.name}-queue",
+            JobQueueArgs(
+                provider=workloads.provider,
+                image=k8s.images.kueue,
+                configure=lambda text: configure_manager(text, jobs_namespace=k8s.namespace, queues=p.queues),
+                queue_objects=kueue_objects(
+                    profile_name=p.name,
+                    namespace=k8s.namespace,
+                    gpus_per_node=self.instance.gpu_count,
+                    node_vcpus=self.instance.vcpus,
+                    node_memory_gib=self.instance.memory_gib,
+                    max_nodes=compute.max_nodes,
+                    node_labels=dict([GPU_POOL_LABEL]),
+                    node_taint=gpu_taint,
+                    queues=p.queues,
+                    topology=ECS_POOL_TOPOLOGY.levels,
+                ),
+                depends_on=[*cluster.ready, workloads.namespace_resource],
             ),
             opts=self.opts,
         )
@@ -125,9 +158,9 @@ class KubernetesPoolBuilder(BlueprintBuilder[KubernetesPoolSpec]):
             shared_volume_claim=workloads.shared_claim,
             **({"bucket_volume_claim": workloads.bucket_claim} if workloads.bucket_claim is not None else {}),
             gpu_node_selector=dict([GPU_POOL_LABEL]),
-            gpu_taint=dict(zip(("key", "value", "effect"), GPU_TAINT, strict=True)),
-            job_api=PYTORCHJOB_API,
-            training_operator_version=workloads.training_operator_version,
+            gpu_taint=gpu_taint,
+            **spec.engine_outputs(workloads.runtime_name),
+            kueue_version=queue.version,
             # GPU metrics come from ACK's GPU exporter once Managed Service for Prometheus is on; nothing here reads
             # them yet (the node pool scales on its own utilisation), so every row says read_by [].
             metric_producers=metric_producers(

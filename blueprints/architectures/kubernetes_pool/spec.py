@@ -8,18 +8,24 @@ from typing import TYPE_CHECKING, Any
 from blueprints.advisor.budget import BudgetTier, StandingCost
 from blueprints.architectures.base.repair import kubernetes_repair_note
 from blueprints.architectures.base.spec import FABRIC_SUMMARY, BlueprintSpec
-from blueprints.architectures.kubernetes_pool.profile import (
-    NODE_POOL_MAX_SIZE,
-    KubernetesCompute,
-    KubernetesProfile,
-    KubernetesSettings,
+from blueprints.architectures.kubernetes_pool.kueue import ECS_POOL_TOPOLOGY, queue_summary
+from blueprints.architectures.kubernetes_pool.profile import KubernetesCompute, KubernetesProfile
+from blueprints.architectures.kubernetes_pool.settings import NODE_POOL_MAX_SIZE, KubernetesSettings
+from blueprints.catalog.engines import (
+    JOBSET_VERSION,
+    KUEUE_VERSION,
+    LEGACY_ENGINE,
+    TRAINER_VERSION,
+    TRAINING_OPERATOR_VERSION,
 )
 from blueprints.catalog.metrics import PROMETHEUS_ADDON
 
 if TYPE_CHECKING:
     from blueprints.catalog.kubernetes import AckAddon
 
-# The job engine's API, written into every PyTorchJob (`aitrain launch --kubernetes`).
+# The job engines' APIs, written into every job `aitrain launch --kubernetes` makes: a TrainJob (Kubeflow Trainer v2)
+# or, with kubernetes.job_engine training-operator-v1, a PyTorchJob (the legacy operator).
+TRAINJOB_API = "trainer.kubeflow.org/v1alpha1"
 PYTORCHJOB_API = "kubeflow.org/v1"
 
 # The kubeconfig the stack's Kubernetes provider uses is a temporary credential: get_cluster_credential's
@@ -119,7 +125,69 @@ class KubernetesPoolSpec(BlueprintSpec[KubernetesProfile]):
                 f"{compute.min_nodes}–{compute.max_nodes} × {self.instance.instance_type} (cluster autoscaler)"
             ),
             "addons": ", ".join(f"{name}@{version or 'ACK default'}" for name, version, _ in self.addons()),
+            **self._queue_summary(),
             **self._reservation_summary(),
+        }
+
+    def queues(self) -> dict[str, Any]:
+        """The Kueue queues the plan shows and the stack exports (per team: queues, GPUs, borrowing, priority)."""
+        return queue_summary(
+            profile_name=self.profile.name,
+            namespace=self.settings.namespace,
+            gpus_per_node=self.instance.gpu_count,
+            max_nodes=self.compute.max_nodes,
+            queues=self.profile.queues,
+            topology=ECS_POOL_TOPOLOGY,
+        )
+
+    def engine_outputs(self, runtime_name: str | None) -> dict[str, Any]:
+        """The stack outputs `aitrain launch --kubernetes` and `aitrain queue` read: the job API and engine version,
+        the TrainingRuntime, and each team's queues (``default_team``: the team a job without --team goes to, when
+        there is exactly one)."""
+        queues = self.queues()
+        teams = {
+            t["team"]: {k: v for k, v in t.items() if k not in ("team", "priority_value")} for t in queues["teams"]
+        }
+        engine: dict[str, Any] = (
+            {"job_api": PYTORCHJOB_API, "training_operator_version": TRAINING_OPERATOR_VERSION}
+            if self.settings.job_engine == LEGACY_ENGINE
+            else {"job_api": TRAINJOB_API, "trainer_version": TRAINER_VERSION, "training_runtime": runtime_name}
+        )
+        return {**engine, "queues": teams, "default_team": next(iter(teams)) if len(teams) == 1 else None}
+
+    def _queue_summary(self) -> dict[str, Any]:
+        """The job engine and the queues, as the plan's summary lines."""
+        queues, k8s = self.queues(), self.settings
+        admission = queues["admission"]
+        engine = (
+            f"Kubeflow training operator {TRAINING_OPERATOR_VERSION} (legacy; PyTorchJob {PYTORCHJOB_API})"
+            if k8s.job_engine == LEGACY_ENGINE
+            else f"Kubeflow Trainer {TRAINER_VERSION} with JobSet {JOBSET_VERSION} (TrainJob {TRAINJOB_API})"
+        )
+        teams = "; ".join(
+            f"{t['team']}: {t['gpus']} GPUs (LocalQueue {t['local_queue']} → ClusterQueue {t['cluster_queue']}), "
+            + (
+                "borrows without limit"
+                if t["borrowing_limit_gpus"] is None
+                else f"borrows up to {t['borrowing_limit_gpus']}"
+            )
+            + f", priority {t['priority_class']} ({t['priority_value']})"
+            for t in queues["teams"]
+        )
+        return {
+            "job_engine": engine,
+            "queueing": (
+                f"Kueue {KUEUE_VERSION}: cohort {queues['cohort']} of {queues['pool_gpus']} GPUs "
+                f"({queues['shared_gpus']} shared, in no team's quota); jobs without a queue are "
+                f"{admission['jobs_without_queue']}"
+            ),
+            "queues": teams,
+            "admission": (
+                f"all or nothing: a job's pods must all be ready within {admission['pods_ready_timeout_minutes']} "
+                f"min or Kueue evicts and requeues it (deactivated after {admission['requeue_backoff_limit']} "
+                f"timeouts); {admission['preemption']}"
+            ),
+            "topology": queues["topology"],
         }
 
     def _reservation_summary(self) -> dict[str, Any]:

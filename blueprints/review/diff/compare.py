@@ -21,6 +21,7 @@ from blueprints.core.tokens import referenced_names, short_type
 from blueprints.kinds import Role, kind_of
 from blueprints.review.diff.costs import CostDiff, cost_diff
 from blueprints.review.diff.guardrails import GuardrailDiff, guardrail_diff
+from blueprints.review.diff.quota import QuotaCut, quota_cuts
 from blueprints.review.diff.reboot import Reboot, reboots
 from blueprints.review.diff.reboot import headline as reboot_headline
 from blueprints.review.diff.reimage import Reimage, image_changes
@@ -114,6 +115,8 @@ class PlanDiff:
     reimage: Reimage = field(default_factory=Reimage)
     # Nodes updated in place that the provider reboots (a changed user data): downtime risks too (diff.reboot).
     reboots: tuple[Reboot, ...] = ()
+    # Teams whose Kueue GPU quota shrinks, flagged below one job of the stack's size (blueprints.review.diff.quota).
+    quota_cuts: tuple[QuotaCut, ...] = ()
 
     def downtime_risks(self) -> list[str]:
         """Every downtime risk (re-imaged, then rebooted nodes), prefixed by its resource."""
@@ -162,6 +165,17 @@ class PlanDiff:
             "downtime_risks": self.downtime_risks(),
             "reimage": self.reimage.to_dict(),
             "reboots": [r.to_dict() for r in self.reboots],
+            "quota_cuts": [
+                {
+                    "resource": c.resource,
+                    "queue": c.queue,
+                    "old_gpus": c.old_gpus,
+                    "new_gpus": c.new_gpus,
+                    "below_job": c.below_job,
+                    "message": c.message(),
+                }
+                for c in self.quota_cuts
+            ],
             "guardrails": self.guardrails.to_dict() if self.guardrails else None,
         }
 
@@ -339,6 +353,7 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any], table: ReplacementTable
         guardrail_diff(old, new),
         reimage,
         reboots(changes, after, reimage),
+        quota_cuts(old, new),
     )
 
 

@@ -27,7 +27,7 @@ _DOWNTIME_COLUMNS = ("type", "takes_down", "unavailable_for", "source")
 # A plan's short type (``ecs.EcsInstanceSet``), a Kubernetes token (``kubernetes:core/v1:PersistentVolume``, which
 # the plan keeps whole) or a provider token; an engine (camelCase) input, dots for nesting.
 _TYPE_RE = re.compile(
-    r"^([a-z]+\.[A-Z][A-Za-z0-9]*|kubernetes:[a-z0-9.]+/v[0-9a-z]+:[A-Z][A-Za-z0-9]*|pulumi:providers:[a-z]+)$"
+    r"^([a-z]+\.[A-Z][A-Za-z0-9]*|kubernetes:[a-z0-9.-]+/v[0-9a-z]+:[A-Z][A-Za-z0-9]*|pulumi:providers:[a-z]+)$"
 )
 _INPUT_RE = re.compile(r"^([a-z][A-Za-z0-9]*)(\.[a-z][A-Za-z0-9]*)*$")
 

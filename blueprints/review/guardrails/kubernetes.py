@@ -211,7 +211,8 @@ def images_pinned(plan: Plan) -> Iterator[tuple[str, str]]:
                     (
                         f"container {container.get('name')!r} runs image {image!r}, a mutable tag: whoever controls "
                         "the registry can change what the cluster runs;"
-                        " pin it as <image>@sha256:<64 hex> (kubernetes.operator_image), "
+                        " pin it as <image>@sha256:<64 hex> (kubernetes.images.kueue, .trainer or .jobset; "
+                        "kubernetes.operator_image on the legacy engine), "
                         "from a registry the cluster reaches (ACR)"
                     ),
                 )
@@ -322,15 +323,14 @@ RULES: tuple[Rule, ...] = (
         "cluster workloads run images pinned by digest",
         images_pinned,
         rationale=(
-            "a tag is a pointer the registry owner can move: the training "
-            "operator runs cluster-wide with RBAC over pods and jobs,"
-            " so what it runs should be fixed by content (image digest, OCI "
-            "image spec); Kubeflow publishes the v1.9.0 image by tag only"
-            " (manifests/overlays/standalone/kustomization.yaml), so aitrain cannot ship a digest it has not seen"
+            "a tag is a pointer the registry owner can move: the job engine and Kueue run cluster-wide with RBAC "
+            "over pods and jobs, so what they run should be fixed by content (image digest, OCI image spec); Kueue "
+            "v0.19.2, Kubeflow Trainer v2.3.0, JobSet v0.12.0 and the training operator v1.9.0 are published by tag "
+            "in their release manifests, so aitrain cannot ship a digest it has not seen"
         ),
         fix=(
-            "copy the operator image to your registry (ACR), read its digest, and "
-            "set kubernetes.operator_image to <registry>/<repo>@sha256:<digest>"
+            "copy each controller image to your registry (ACR), read its digest, and set kubernetes.images.kueue, "
+            ".trainer and .jobset (kubernetes.operator_image on the legacy engine) to <registry>/<repo>@sha256:<digest>"
         ),
     ),
 )

@@ -39,6 +39,10 @@ def verdict(diff: PlanDiff) -> str:
     if downtime:
         # A node re-imaged or rebooted in place is an "update" to Pulumi: the verdict says what that does to a job.
         line += f"; {downtime} downtime risk{'' if downtime == 1 else 's'}: {diff.downtime_headline()}"
+    below = sum(1 for cut in diff.quota_cuts if cut.below_job)
+    if diff.quota_cuts:
+        line += f"; {len(diff.quota_cuts)} queue quota cut{'' if len(diff.quota_cuts) == 1 else 's'}"
+        line += f" ({below} below one job)" if below else ""
     return line
 
 
@@ -88,6 +92,8 @@ def render_diff_text(diff: PlanDiff) -> str:
     if diff.risks:
         lines += ["", "Data-safety risks:"] + [f"- {plain(risk)}" for risk in diff.risks]
     lines += image_lines(diff, plain)
+    if diff.quota_cuts:
+        lines += ["", "Queue quota cuts:"] + [f"- {plain(cut.message())}" for cut in diff.quota_cuts]
     lines += guardrail_lines(diff, plain)
     return "\n".join(lines) + "\n"
 
@@ -105,7 +111,8 @@ def render_diff_markdown(diff: PlanDiff, limit: int = COMMENT_BUDGET) -> str:
         ]
         head += "### Summary\n\n| Field | Before | After |\n|---|---|---|\n" + "".join(rows) + "\n"
     head += _cost_markdown(diff.costs)
-    tail = _risks_markdown(diff) + _image_markdown(diff) + _guardrails_markdown(diff) + _diagram_markdown(diff)
+    tail = _risks_markdown(diff) + _image_markdown(diff) + _quota_markdown(diff)
+    tail += _guardrails_markdown(diff) + _diagram_markdown(diff)
     if not diff.changes:
         return head + tail
     head += "### Changes\n\n| Action | Resource | Type | What changes and why |\n|---|---|---|---|\n"
@@ -251,6 +258,13 @@ def _image_markdown(diff: PlanDiff) -> str:
             _DOWNTIME_BUDGET // 3,
         )
     return out
+
+
+def _quota_markdown(diff: PlanDiff) -> str:
+    """The queue quota cuts as Markdown (few: one per team); nothing when no team's quota shrinks."""
+    if not diff.quota_cuts:
+        return ""
+    return "### Queue quota cuts\n\n" + "".join(f"- {md_text(c.message())}\n" for c in diff.quota_cuts) + "\n"
 
 
 def _guardrails_markdown(diff: PlanDiff) -> str:
