@@ -432,9 +432,9 @@ class Values:
         if b:
             low, high = b.get("ge", b.get("gt")), b.get("le", b.get("lt"))
             step = 1 if int in self.kinds(path) else rng.choice([1, 1e-9, 0.5])
-            return rng.choice(
-                [v for v in (low - step, low, low + step, high - step, high, high + step) if v is not None]
-            )
+            # A bound may be one-sided (ge without le: queues.teams[].borrow_gpus): probe the sides that exist.
+            edges = [edge for edge in (low, high) if edge is not None]
+            return rng.choice([edge + delta for edge in edges for delta in (-step, 0, step)])
         return self.valid(rng, path)
 
     def wrong_type(self, rng: random.Random, path: str) -> Any:

@@ -99,7 +99,7 @@ def test_the_kubernetes_preset_is_refused_with_exit_2_and_nothing_written(tmp_pa
     )
     assert (
         done.returncode == 2
-        and "Kubernetes objects (kubernetes:admissionregistration.k8s.io/v1:ValidatingWebhookConfiguration"
+        and "Kubernetes objects (kubernetes:admissionregistration.k8s.io/v1:MutatingWebhookConfiguration, "
         in done.stderr
     )
     assert "pass --cloud-only to write the alicloud resources alone" in done.stderr
@@ -151,16 +151,16 @@ def test_cloud_only_export_of_the_kubernetes_preset_writes_its_alicloud_side_and
     for pool in document["resource"]["alicloud_cs_kubernetes_node_pool"].values():
         assert pool["management"][0]["auto_repair"] is True
     skipped = kubernetes_objects(plan)
-    assert len(skipped) == 17 and {r.type for r in skipped} >= {
+    assert len(skipped) == 130 and {r.type for r in skipped} >= {
         "kubernetes:apps/v1:Deployment",
         "pulumi:providers:kubernetes",
     }
     assert (
-        "Cloud side only (--cloud-only): 16 Kubernetes objects left out: "
-        "kubernetes:admissionregistration.k8s.io/v1:ValidatingWebhookConfiguration, " in document["//"]
+        "Cloud side only (--cloud-only): 129 Kubernetes objects left out: "
+        "kubernetes:admissionregistration.k8s.io/v1:MutatingWebhookConfiguration (3), " in document["//"]
     )
     assert document["//"].endswith(
-        "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding, and 1 pulumi:providers:kubernetes; they are "
+        "kubernetes:trainer.kubeflow.org/v1alpha1:TrainingRuntime, and 1 pulumi:providers:kubernetes; they are "
         "deployed by Pulumi, not by this file."
     )
     assert "kubernetes:core/v1:PersistentVolume (2)" in document["//"]
@@ -199,6 +199,6 @@ def test_cli_cloud_only_writes_the_cloud_side_and_says_what_it_left_out(tmp_path
     assert (tmp_path / "main.tf.json").read_text(encoding="utf-8") == to_terraform_json(plan, cloud_only=True)
     assert (
         f"wrote {tmp_path / 'main.tf.json'} ({len(managed(plan))} resources of "
-        "kubernetes-training); cloud side only, 16 Kubernetes objects left out: " in result.output
+        "kubernetes-training); cloud side only, 129 Kubernetes objects left out: " in result.output
     )
     assert len(managed(plan)) == 36

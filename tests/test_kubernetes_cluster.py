@@ -166,8 +166,9 @@ def test_outputs_are_the_seam(k8s_plan):
     ) == ("training", 0, 8, 64, 4, 8)
     assert (
         out["fabric"] == "erdma"
-        and out["job_api"] == "kubeflow.org/v1"
-        and out["training_operator_version"] == "v1.9.0"
+        and out["job_api"] == "trainer.kubeflow.org/v1alpha1"
+        and out["trainer_version"] == "v2.3.0"
+        and out["training_runtime"] == "aitrain-torch"
     )
     # The bucket is a keyless OSS volume (the CSI driver's authType
     # sts with the GPU pool's role), next to the file system's.
@@ -245,6 +246,7 @@ def test_names_storage_and_bucket_do_not_move_when_the_pool_changes(k8s_plan):
             "compute.min_nodes": 1,
             "compute.max_nodes": 3,
             "compute.nodes_per_job": 2,
+            "queues.teams": [{"name": "llm", "gpus": 16}, {"name": "vision", "gpus": 8}],
             "compute.scratch_gib": 3000,
         },
     )

@@ -4,7 +4,8 @@ Hand-made plan dicts first (fast, so most mutants of quota.py fail here), then r
 preset's teams llm and vision hold 32 GPUs each of an 8-node × 8-GPU pool, and one job is 4 nodes × 8 GPUs = 32 GPUs.
 
 The diffs are built with an empty replacement table: quota cuts read the two plans alone, so these tests stay off
-replacing_inputs.csv (whether a changed ClusterQueue is updated or replaced is test_replacement_kubernetes.py's).
+replacing_inputs.csv (whether a changed ClusterQueue is updated or replaced is not theirs to say); one test runs
+``aitrain diff --format json`` itself, with the shipped table.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ import copy
 import json
 
 import pytest
+from typer.testing import CliRunner
 
+from blueprints.cli.main import app
 from blueprints.core.errors import UserInputError
 from blueprints.review.diff.compare import diff_plans
 from blueprints.review.diff.quota import CLUSTER_QUEUE, QuotaCut, quota_cuts
@@ -283,6 +286,8 @@ def test_llm_cut_to_16_with_unlimited_borrowing_runs_only_on_borrowed_gpus(plans
             "queue": "kubernetes-training-llm",
             "old_gpus": 32,
             "new_gpus": 16,
+            "borrowing_limit": None,
+            "job_gpus": 32,
             "below_job": False,
             "message": RUNS_ON_BORROWED,
         }
@@ -294,6 +299,29 @@ def test_llm_cut_to_16_with_unlimited_borrowing_runs_only_on_borrowed_gpus(plans
     markdown = render_diff(d, markdown=True)
     assert f"**Verdict:** {verdict(d)}\n" in markdown
     assert section(markdown, "### Queue quota cuts\n") == [f"- {RUNS_ON_BORROWED}"]
+
+
+def test_aitrain_diff_json_carries_the_quota_cuts(plans, tmp_path):
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    old.write_text(json.dumps(plans(teams(32))))
+    new.write_text(json.dumps(plans(teams(16))))
+    result = CliRunner().invoke(app, ["diff", str(old), str(new), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["quota_cuts"] == [
+        {
+            "resource": LLM,
+            "queue": "kubernetes-training-llm",
+            "old_gpus": 32,
+            "new_gpus": 16,
+            "borrowing_limit": None,
+            "job_gpus": 32,
+            "below_job": False,
+            "message": RUNS_ON_BORROWED,
+        }
+    ]
+    text = CliRunner().invoke(app, ["diff", str(old), str(new)])
+    assert text.exit_code == 0, text.output
+    assert "; 1 queue quota cut\n" in text.stdout and f"\n\nQueue quota cuts:\n- {RUNS_ON_BORROWED}\n" in text.stdout
 
 
 def test_llm_cut_to_16_with_16_to_borrow_still_holds_one_job(plans):

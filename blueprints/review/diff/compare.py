@@ -171,6 +171,8 @@ class PlanDiff:
                     "queue": c.queue,
                     "old_gpus": c.old_gpus,
                     "new_gpus": c.new_gpus,
+                    "borrowing_limit": c.borrowing_limit,
+                    "job_gpus": c.job_gpus,
                     "below_job": c.below_job,
                     "message": c.message(),
                 }

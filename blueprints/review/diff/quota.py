@@ -42,7 +42,7 @@ class QuotaCut:
     def below_job(self) -> bool:
         """Whether the team can no longer hold one job of the stack's size (its quota plus what it may borrow)."""
         if self.job_gpus is None or self.borrowing_limit is None:
-            return self.job_gpus is not None and self.new_gpus < self.job_gpus and self.borrowing_limit == 0
+            return False  # job size unknown, or it may borrow the rest of the cohort without limit
         return self.new_gpus + self.borrowing_limit < self.job_gpus
 
     def message(self) -> str:
@@ -119,9 +119,8 @@ def _total(counts: Iterable[int | None]) -> int | None:
 
 
 def _count(value: Any) -> int | None:
-    """A Kubernetes quantity of whole devices (``8``, ``"8"``, ``"1k"``), rounded down; None when absent or not one."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        return None
+    """A Kubernetes quantity of whole devices (``8``, ``"8"``, ``"1k"``), rounded down; None when absent or not one
+    (None, ``True``, a list: what ``str`` makes of them is no quantity)."""
     match = _QUANTITY.fullmatch(str(value))
     if match is None:
         return None
