@@ -60,7 +60,10 @@ TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("blueprints/launch/queue", ("tests/test_queue_cli.py",)),
     ("blueprints/cli/queue.py", ("tests/test_queue_cli.py",)),
     ("blueprints/architectures/kubernetes_pool/queues.py", ("tests/test_queue_profile.py",)),
-    ("blueprints/architectures/kubernetes_pool/kueue.py", ("tests/test_kueue_objects.py", "tests/test_queue_profile.py")),
+    (
+        "blueprints/architectures/kubernetes_pool/kueue.py",
+        ("tests/test_kueue_objects.py", "tests/test_queue_profile.py"),
+    ),
     ("blueprints/review/diff/quota.py", ("tests/test_plandiff_quota.py",)),
     (
         "blueprints/components/job_queue.py",

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+from typing import Any
 
 import pytest
 
@@ -22,6 +24,18 @@ def pytest_addoption(parser):
             "the run (review and commit); `make regen` is the normal way"
         ),
     )
+
+
+@pytest.fixture
+def outputs_file(tmp_path):
+    """Writes stack outputs (``pulumi stack output --json``) to a file and returns its path, for the launch tests."""
+
+    def write(data: Any) -> str:
+        path = tmp_path / "outputs.json"
+        path.write_text(json.dumps(data), encoding="utf-8")
+        return str(path)
+
+    return write
 
 
 @pytest.fixture(scope="session")

@@ -177,7 +177,9 @@ def test_the_outputs_name_each_teams_queues_and_no_default_team_when_there_are_t
 
 def test_the_plan_summary_shows_engine_queues_and_admission(k8s_plan):
     summary = k8s_plan.summary
-    assert summary["job_engine"] == "Kubeflow Trainer v2.3.0 with JobSet v0.12.0 (TrainJob trainer.kubeflow.org/v1alpha1)"
+    assert (
+        summary["job_engine"] == "Kubeflow Trainer v2.3.0 with JobSet v0.12.0 (TrainJob trainer.kubeflow.org/v1alpha1)"
+    )
     assert summary["queues"] == (
         "llm: 32 GPUs (LocalQueue llm → ClusterQueue kubernetes-training-llm), borrows without limit, priority normal "
         "(100); vision: 32 GPUs (LocalQueue vision → ClusterQueue kubernetes-training-vision), borrows without limit, "

@@ -127,16 +127,6 @@ def pinned_clock(monkeypatch):
 
 
 @pytest.fixture
-def outputs_file(tmp_path):
-    def write(data: Any) -> str:
-        path = tmp_path / "outputs.json"
-        path.write_text(json.dumps(data), encoding="utf-8")
-        return str(path)
-
-    return write
-
-
-@pytest.fixture
 def fake_kubectl(tmp_path, monkeypatch):
     """A PATH holding only a fake `kubectl` that records its argv and stdin (JSON lines)."""
     bin_dir = tmp_path / "bin"

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from blueprints import architectures
-from blueprints.architectures.kubernetes_pool.queues import MAX_TEAMS, QueueSettings, Team
+from blueprints.architectures.kubernetes_pool.queues import MAX_PRIORITIES, MAX_TEAMS, QueueSettings, Team
 from blueprints.catalog import load_catalog
 from blueprints.cli.main import app
 from blueprints.core.errors import UserInputError
@@ -64,6 +64,12 @@ def test_good_teams_are_taken_as_written() -> None:
     )
     assert [queues.priority_of(t) for t in queues.teams] == ["high", "normal"]
     assert queues.teams_for(POOL) == queues.teams and queues.pods_ready_timeout_minutes == 10
+
+
+def test_sixteen_priorities_are_allowed() -> None:
+    priorities = {f"p{i}": i for i in range(MAX_PRIORITIES)}
+    assert MAX_PRIORITIES == 16
+    assert parse({"priorities": priorities, "default_priority": "p0"}).queues.priorities == priorities
 
 
 def test_quotas_may_fill_the_pool_exactly_and_a_team_may_hold_exactly_one_job() -> None:
@@ -139,6 +145,12 @@ def test_quotas_may_fill_the_pool_exactly_and_a_team_may_hold_exactly_one_job() 
         ),
         ({"priorities": {"Urgent!": 5}}, "queues.priorities.Urgent! = 'Urgent!'", ["DNS-1123 label"]),
         ({"priorities": {}}, "queues.priorities = {}", ["at least one priority"]),
+        # more priorities than is sensible (each is a WorkloadPriorityClass and a line of the plan)
+        (
+            {"priorities": {f"p{i}": i for i in range(MAX_PRIORITIES + 1)}, "default_priority": "p0"},
+            "queues.priorities",
+            [f"names {MAX_PRIORITIES + 1} priorities", f"at most {MAX_PRIORITIES} are allowed"],
+        ),
         ({"pods_ready_timeout_minutes": 0}, "queues.pods_ready_timeout_minutes = 0", ["greater than or equal to 1"]),
         ({"teams": [{"name": "a", "gpus": 8, "quota": 8}]}, "queues.teams[0].quota", ["unknown key"]),
     ],

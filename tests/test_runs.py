@@ -19,6 +19,7 @@ from blueprints.launch import runs
 from blueprints.launch import torchrun as lc
 from tests.test_launch import fixed_outputs, pool_outputs
 from tests.test_launch_kubernetes import llama
+from tests.test_launch_trainjob import trainer_stack
 
 runner = CliRunner()
 RUN = "20261201T093000Z"
@@ -292,6 +293,23 @@ def test_runs_through_cloud_assistant_polls_until_finished_and_prints_the_table(
         (("cancel", "{stack}", RUN, "--via", "ssh"), fixed_outputs(2), "no login_node_public_ip"),
         (("runs", "{stack}"), fixed_outputs(0, node_instance_ids=[], node_private_ips=[]), "is parked (no nodes)"),
         (("runs", "{stack}"), llama(), "kubectl -n training get pytorchjobs"),
+        (
+            ("runs", "{stack}"),
+            trainer_stack(),
+            "its runs are TrainJobs; use kubectl -n training get trainjobs, and `aitrain queue --stack OUTPUTS.json`",
+        ),
+        (
+            ("logs", "{stack}", RUN),
+            trainer_stack(),
+            f"kubectl -n training logs -f <job>-node-0-0-<suffix> (one pod per node); kubectl -n training get pods "
+            f"-l aitrain.io/run-id={RUN}",
+        ),
+        (
+            ("cancel", "{stack}", RUN),
+            trainer_stack(),
+            f"kubectl -n training delete trainjob <job> (find it with kubectl -n training get trainjobs "
+            f"-l aitrain.io/run-id={RUN})",
+        ),
         (
             ("cancel", "{stack}", RUN),
             llama(),

@@ -44,7 +44,8 @@ def _outputs(stack: Path, verb: str, run_id: str | None) -> Any:
     engines = job_engines()
     if lk.job_engine_of(data, str(stack), engines) == lk.KUBERNETES_ENGINE:
         namespace = data.get("kubernetes_namespace") if isinstance(data, dict) else None
-        raise runs.refuse_kubernetes(verb, namespace if isinstance(namespace, str) else None, run_id)
+        legacy = isinstance(data, dict) and data.get("job_api") == "kubeflow.org/v1"
+        raise runs.refuse_kubernetes(verb, namespace if isinstance(namespace, str) else None, run_id, legacy=legacy)
     return lc.parse_outputs(data, str(stack), engines)
 
 

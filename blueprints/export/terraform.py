@@ -84,9 +84,10 @@ def _refuse_kubernetes(resources: list[PlannedResource]) -> None:
         raise NotExportable(
             f"the plan holds Kubernetes objects ({', '.join(kinds)}), "
             "which the Terraform export does not write: it maps"
-            " alicloud resources only, and a Terraform file without the volumes, the queues and the job engine would not be this"
-            " stack; pass --cloud-only to write the alicloud resources alone (the Kubernetes objects are left out and"
-            " named in the file and the output; deploy them with Pulumi), or deploy the stack with Pulumi"
+            " alicloud resources only, and a Terraform file without the volumes, the queues and the job engine"
+            " would not be this stack; pass --cloud-only to write the alicloud resources alone (the Kubernetes"
+            " objects are left out and named in the file and the output; deploy them with Pulumi), or deploy the"
+            " stack with Pulumi"
         )
 
 

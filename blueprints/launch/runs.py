@@ -269,18 +269,25 @@ def render_runs(rows: Sequence[NodeStatus]) -> str:
     return "\n".join(out)
 
 
-def refuse_kubernetes(verb: str, namespace: str | None, run_id: str | None) -> UserInputError:
-    """Kubernetes runs are PyTorchJobs: kubectl reads and stops them."""
+def refuse_kubernetes(verb: str, namespace: str | None, run_id: str | None, *, legacy: bool = False) -> UserInputError:
+    """Kubernetes runs are TrainJobs (PyTorchJobs on a legacy stack): kubectl reads and stops them."""
     ns = namespace or "<namespace>"
     label = f" -l aitrain.io/run-id={run_id}" if run_id else ""
+    kind = "pytorchjob" if legacy else "trainjob"
+    pods = "<job>-master-0 (workers: <job>-worker-N)" if legacy else "<job>-node-0-0-<suffix> (one pod per node)"
     how = {
-        "runs": f"kubectl -n {ns} get pytorchjobs{label}",
-        "logs": f"kubectl -n {ns} logs -f <job>-master-0 (workers: <job>-worker-N); kubectl -n {ns} get pods{label}",
-        "cancel": f"kubectl -n {ns} delete pytorchjob <job> (find it with kubectl -n {ns} get pytorchjobs{label})",
+        "runs": f"kubectl -n {ns} get {kind}s{label}"
+        + ("" if legacy else ", and `aitrain queue --stack OUTPUTS.json` for what waits in Kueue and why"),
+        "logs": f"kubectl -n {ns} logs -f {pods}; kubectl -n {ns} get pods{label}",
+        "cancel": f"kubectl -n {ns} delete {kind} <job> (find it with kubectl -n {ns} get {kind}s{label})",
     }[verb]
     return UserInputError(
         f"aitrain {verb} is for torchrun launches",
-        [Problem("--stack", "a Kubernetes stack", f"its runs are PyTorchJobs; use {how}")],
+        [
+            Problem(
+                "--stack", "a Kubernetes stack", f"its runs are {'PyTorchJobs' if legacy else 'TrainJobs'}; use {how}"
+            )
+        ],
     )
 
 

@@ -51,9 +51,10 @@ ERDMA_SUMMARY = (
 class KubernetesPoolSpec(BlueprintSpec[KubernetesProfile]):
     """Kubernetes pool: an ACK Pro cluster with a GPU node pool that many training jobs share.
 
-    Recommended when several training jobs run at once on one pool of GPUs: Kubernetes places each job's
-    pods, queues what does not fit and restarts failed workers, and the Kubeflow training operator turns a
-    ``PyTorchJob`` into one worker per node. The GPU pool scales between ``min_nodes`` (0 allowed) and
+    Recommended when several training jobs (and teams) run at once on one pool of GPUs: Kueue queues each team's
+    jobs against its GPU quota and admits a job whole or not at all, Kubeflow Trainer v2 turns a ``TrainJob`` into
+    one pod per node, and Kubernetes places them and restarts failed workers. The GPU pool scales between
+    ``min_nodes`` (0 allowed) and
     ``max_nodes``; the shared file system and the bucket are volumes every job mounts, and both outlive the cluster.
     """
 
@@ -252,9 +253,9 @@ class KubernetesPoolSpec(BlueprintSpec[KubernetesProfile]):
         )
         why = (
             "Kubernetes is the scheduler the jobs share: it places each "
-            "job's workers (one PyTorchJob worker per node, Kubeflow "
-            "training operator), queues a job that does not fit until "
-            "nodes free up, restarts failed workers, and the cluster "
+            "job's workers (one TrainJob pod per node, Kubeflow "
+            "Trainer), Kueue queues a job that does not fit its team's quota until "
+            "GPUs free up and admits it whole, Kubernetes restarts failed workers, and the cluster "
             "autoscaler adds GPU nodes for queued jobs and removes idle "
             "ones; a fixed cluster or an ESS pool has no such queue, "
             "so parallel jobs there need a stack each or wait for one another by hand"
@@ -360,7 +361,7 @@ class KubernetesPoolSpec(BlueprintSpec[KubernetesProfile]):
             notes.append(
                 "Kubernetes Secrets are NOT encrypted with a key of yours: without security.kms_key_id the cluster "
                 "gets no encryption_provider_key, so Secrets "
-                "(the operator's webhook certificate, any a job creates) sit in etcd under ACK's own protection only. "
+                "(the engines' webhook certificates, any a job creates) sit in etcd under ACK's own protection only. "
                 "Set security.kms_key_id to encrypt them with KMS."
             )
         if self.fabric_link == "erdma":
