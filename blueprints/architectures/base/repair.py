@@ -114,6 +114,7 @@ def kubernetes_repair_note() -> str:
         "drains and restarts it or starts a hardware repair (an instance fault). A drain evicts the training pods "
         "on that node mid-job: the job (a TrainJob's JobSet, or a legacy PyTorchJob) restarts them under its restart "
         "policy, from the last checkpoint it wrote. ACK repairs one node at a time and never replaces the instance; "
-        "faults and repairs appear as node conditions and events in the Event Center. GPU fault isolation (fencing a GPU with XID errors from new "
-        "pods) needs the device plugin's isolation triggers, which aitrain does not configure."
+        "faults and repairs appear as node conditions and events in the Event Center. GPU fault isolation (fencing a "
+        "GPU with XID errors from new pods) needs the device plugin's isolation triggers, which aitrain does not "
+        "configure."
     )
