@@ -75,6 +75,14 @@ def test_every_kueue_object_is_installed_once_and_crds_outlive_the_stack(k8s_pla
     assert plain.ignore_changes == ()
 
 
+def test_the_queue_component_registers_its_kueue_version(k8s_plan):
+    # A component that never registers its outputs stays "creating" in the engine's view of the stack.
+    component = one(k8s_plan, QUEUE)
+    assert component.type == "aitrain:kubernetes:JobQueue"
+    assert component.registered_outputs == ("kueue_version",)
+    assert k8s_plan.outputs["kueue_version"] == "v0.19.2"
+
+
 def test_kueue_admits_all_or_nothing_and_manages_every_job_of_the_jobs_namespace(k8s_plan):
     config = kueue_config(k8s_plan)
     ready = config["waitForPodsReady"]

@@ -262,17 +262,17 @@ def test_the_runtime_is_deterministic_and_does_not_share_its_inputs():
 
 
 @pytest.mark.parametrize(
-    "change",
+    "change, message",
     [
-        {"gpus_per_node": 0},
-        {"gpus_per_node": True},
-        {"fabric": "infiniband"},
-        {"node_selector": {}},
-        {"taint": {}},  # an empty taint would become a toleration of every taint
-        {"taint": {"key": "nvidia.com/gpu"}},
+        ({"gpus_per_node": 0}, "gpus_per_node must be a whole number, 1 or more (got 0)"),
+        ({"gpus_per_node": True}, "gpus_per_node must be a whole number, 1 or more (got True)"),
+        ({"fabric": "infiniband"}, "fabric must be one of 'erdma', 'roce', 'tcp' (got 'infiniband')"),
+        ({"node_selector": {}}, "node_selector must not be empty: the runtime's pods run on the GPU node pool only"),
+        ({"taint": {}}, "taint must have a key and an effect (got {})"),  # else a toleration of every taint
+        ({"taint": {"key": "nvidia.com/gpu"}}, "taint must have a key and an effect (got {'key': 'nvidia.com/gpu'})"),
     ],
 )
-def test_the_runtime_refuses_what_would_misplace_its_pods(change):
+def test_the_runtime_refuses_what_would_misplace_its_pods(change, message):
     args: dict[str, Any] = {
         "name": "r",
         "namespace": "n",
@@ -284,8 +284,9 @@ def test_the_runtime_refuses_what_would_misplace_its_pods(change):
         "bucket_claim": None,
         "labels": {},
     }
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError) as caught:
         lt.torch_runtime(**{**args, **change})
+    assert str(caught.value) == message
 
 
 # --- the TrainJob ---------------------------------------------------------------------------------------------------
@@ -483,6 +484,25 @@ def test_the_pools_max_gpus_bounds_a_team_without_a_borrowing_limit():
     lt.check_quota(outputs, queue, 4)  # 32 GPUs: the whole pool
     with pytest.raises(UserInputError, match="may borrow without limit, up to the pool's 32 GPUs"):
         lt.check_quota(outputs, queue, 5)
+
+
+def test_a_v1_stack_has_no_team_queues_and_builds_no_trainjob():
+    legacy = outputs_of(json.loads((DATA / "llama-erdma.json").read_text()))
+    assert legacy.trainer is None
+    for team, value in (("ml", "ml"), (None, "")):
+        with pytest.raises(UserInputError) as caught:
+            lt.team_queue(legacy, team)
+        (problem,) = caught.value.problems
+        assert (problem.path, problem.value) == ("--team", value)
+        assert problem.message.startswith(
+            "teams and their Kueue queues need a Kubeflow Trainer stack, and outputs.json runs the legacy training "
+            "operator (job_api kubeflow.org/v1, profile setting kubernetes.job_engine: training-operator-v1)"
+        )
+    # The launch builds a PyTorchJob for such a stack; asking it for a TrainJob is a programming error, not a team's.
+    with pytest.raises(ValueError) as built:
+        lt.build_trainjob(legacy, name="llama-sft", image=IMAGE, run_id=RUN, command=["python", "train.py"])
+    assert not isinstance(built.value, UserInputError)
+    assert str(built.value) == "outputs.json is a kubeflow.org/v1 stack: build its PyTorchJob instead"
 
 
 def test_an_unknown_team_lists_the_stacks_teams():
