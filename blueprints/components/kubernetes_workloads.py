@@ -1,5 +1,6 @@
 """What a kubernetes-pool stack puts inside its cluster: the jobs' namespace, the shared file system and the bucket as
-static volumes, and the Kubeflow training operator (the job engine), all through the cluster's own kubeconfig."""
+static volumes, and the job engine (Kubeflow Trainer v2 with JobSet and the stack's TrainingRuntime, or the legacy
+Kubeflow training operator), all through the cluster's own kubeconfig."""
 
 from __future__ import annotations
 
@@ -155,7 +156,7 @@ def nas_volume_attributes(mount_source: str) -> dict[str, str]:
 
 
 class KubernetesWorkloads(pulumi.ComponentResource):
-    """The jobs' namespace, the shared file system as a PersistentVolume and claim, and the training operator.
+    """The jobs' namespace, the shared file system as a PersistentVolume and claim, and the job engine.
 
     Every object goes through a Kubernetes provider made from the cluster's kubeconfig, never the ambient one. The
     volume is static and keeps its data (reclaim policy Retain; the file system itself is protected and retained by

@@ -92,8 +92,9 @@ class KubernetesPoolBuilder(BlueprintBuilder[KubernetesPoolSpec]):
             )
         outputs.update(login_node_outputs(login))
         gpu_taint = dict(zip(("key", "value", "effect"), GPU_TAINT, strict=True))
-        # Inside the cluster, through its own kubeconfig: the jobs' namespace, the file system as a static volume, and
-        # the Kubeflow training operator; all after both node pools exist (the operator needs a node to run on).
+        # Inside the cluster, through its own kubeconfig: the jobs' namespace, the file system and the bucket as static
+        # volumes, and the job engine (Kubeflow Trainer with its runtime, or the legacy training operator); all after
+        # both node pools exist (the controllers need a node to run on).
         workloads = KubernetesWorkloads(
             f"{p.name}-workloads",
             KubernetesWorkloadsArgs(
