@@ -6,8 +6,6 @@ from __future__ import annotations
 import hashlib
 import json
 import subprocess
-import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +24,7 @@ from blueprints.launch import pytorchjob as lp
 from blueprints.launch import torchrun as lc
 from blueprints.launch import trainjob as lt
 from tests.crdschema import crd_validator
+from tests.fake_kubectl import install as fake_kubectl_on_path
 
 runner = CliRunner()
 RUN = "20261201T093000Z"
@@ -128,25 +127,8 @@ def pinned_clock(monkeypatch):
 
 @pytest.fixture
 def fake_kubectl(tmp_path, monkeypatch):
-    """A PATH holding only a fake `kubectl` that records its argv and stdin (JSON lines)."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    calls = tmp_path / "kubectl.jsonl"
-    script = textwrap.dedent(
-        f"""\
-        #!{sys.executable}
-        import json, sys
-        stdin = sys.stdin.read() if "-" in sys.argv else ""
-        with open({str(calls)!r}, "a") as f:
-            f.write(json.dumps({{"argv": sys.argv[1:], "stdin": stdin}}) + "\\n")
-        print("trainjob.trainer.kubeflow.org/llama-sft created")
-        """
-    )
-    exe = bin_dir / "kubectl"
-    exe.write_text(script)
-    exe.chmod(0o755)
-    monkeypatch.setenv("PATH", str(bin_dir))
-    return lambda: [json.loads(line) for line in calls.read_text().splitlines()] if calls.exists() else []
+    """A PATH holding only a fake `kubectl` (tests/fake_kubectl.py); returns the calls it recorded."""
+    return fake_kubectl_on_path(tmp_path, monkeypatch, "trainjob.trainer.kubeflow.org/llama-sft created", "trainjobs")
 
 
 # --- the vendored CRDs and the upstream facts -------------------------------------------------------------------------
