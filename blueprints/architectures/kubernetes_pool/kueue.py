@@ -14,22 +14,20 @@ from typing import Any, Mapping
 import yaml
 
 from blueprints.architectures.kubernetes_pool.queues import DEFAULT_TEAM, QueueSettings, Team
+from blueprints.launch.kubernetes import ERDMA_RESOURCE, GPU_RESOURCE
+from blueprints.launch.trainjob import PRIORITY_LABEL, QUEUE_LABEL
 
 API_VERSION = "kueue.x-k8s.io/v1beta2"
-GPU_RESOURCE = "nvidia.com/gpu"
-# The eRDMA device the ack-erdma-controller advertises (blueprints/launch/kubernetes.py ERDMA_RESOURCE). Kueue refuses
-# a workload that requests a resource its ClusterQueue does not cover ("resource %s unavailable in ClusterQueue",
-# pkg/scheduler/flavorassigner/flavorassigner.go@v0.19.2; "By default, administrators must specify all resources
-# required by Pods", site/content/en/docs/tasks/manage/administer_cluster_quotas.md@v0.19.2), so the device is left
-# out of quota accounting by prefix (resources.excludeResourcePrefixes, a strings.HasPrefix match in
+# ERDMA_RESOURCE: the eRDMA device the ack-erdma-controller advertises, which every eRDMA job pod asks for. Kueue
+# refuses a workload that requests a resource its ClusterQueue does not cover ("resource %s unavailable in
+# ClusterQueue", pkg/scheduler/flavorassigner/flavorassigner.go@v0.19.2; "By default, administrators must specify all
+# resources required by Pods", site/content/en/docs/tasks/manage/administer_cluster_quotas.md@v0.19.2), so the device is
+# left out of quota accounting by prefix (resources.excludeResourcePrefixes, a strings.HasPrefix match in
 # pkg/workload/workload.go@v0.19.2 dropExcludedResources): one per pod, never the scarce resource.
-ERDMA_RESOURCE = "aliyun/erdma"
-# The order every flavor lists its resources in, as coveredResources does (a ResourceGroup's flavors "MUST list all
-# the resources listed for this group in the same order", apis/kueue/v1beta2/clusterqueue_types.go@v0.19.2).
+# The order every flavor lists its resources in, as coveredResources does (a ResourceGroup's flavors "MUST list all the
+# resources listed for this group in the same order", apis/kueue/v1beta2/clusterqueue_types.go@v0.19.2).
 COVERED_RESOURCES = ("cpu", "memory", GPU_RESOURCE)
 NAMESPACE_LABEL = "kubernetes.io/metadata.name"  # set by Kubernetes on every namespace
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 MANAGED_LABELS = {"app.kubernetes.io/managed-by": "aitrain"}
 
 # The job kinds Kueue admits (Integrations.frameworks, apis/config/v1beta2/configuration_types.go@v0.19.2):
