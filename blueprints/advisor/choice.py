@@ -12,6 +12,7 @@ from blueprints.advisor.cost import cost_cny_per_year
 from blueprints.advisor.explanations import data_path_findings, option_notes, tier_reasons, what_to_relax, why_not
 from blueprints.advisor.feed import CpuGroup, cpu_group_for, feed_findings
 from blueprints.advisor.job import Job
+from blueprints.advisor.lingjun import lingjun_lines
 from blueprints.advisor.options import (
     HARD,
     OBJECTIVES,
@@ -66,6 +67,8 @@ class Recommendation:
     tier_reasons: tuple[str, ...] = field(default=())
     # The CPU preprocessing group the chosen option needs to feed its GPUs (``feed.check_feed``); None: not needed.
     cpu_group: CpuGroup | None = None
+    # The Lingjun (eflo) machine types weighed against the chosen option (``lingjun.lingjun_lines``); () without any.
+    lingjun: tuple[str, ...] = ()
 
 
 def _group(option: Option, family: str) -> str:
@@ -189,6 +192,7 @@ def recommend(
         cpu_group=None
         if chosen is None
         else cpu_group_for(job, catalog, chosen.instance_type, chosen.nodes, chosen.estimated_hours),
+        lingjun=lingjun_lines(job, catalog, chosen),
     )
 
 

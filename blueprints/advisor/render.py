@@ -8,6 +8,7 @@ from typing import Any
 
 from blueprints.advisor import sizing
 from blueprints.advisor.choice import Considered, Recommendation
+from blueprints.advisor.lingjun import HEADING as LINGJUN_HEADING
 from blueprints.advisor.options import Option
 from blueprints.advisor.stack import profile_dict
 from blueprints.advisor.storage import StorageChoice
@@ -149,6 +150,7 @@ def recommendation_dict(rec: Recommendation, catalog_version: str | None = None)
         ],
         "relax": list(rec.relax),
         "findings": list(rec.findings),
+        "lingjun": list(rec.lingjun),
         "profile": profile_dict(rec),
         "job": rec.job.model_dump(mode="json"),
     }
@@ -347,9 +349,10 @@ def render_table(rec: Recommendation) -> str:
         "",
         "Considered (best option of each GPU model):",
         *table(_HEADERS, cells, right=_NUMERIC).split("\n"),
-        "",
-        "Why not chosen:",
     ]
+    if rec.lingjun:
+        lines += ["", LINGJUN_HEADING] + [plain(f"  - {line}") for line in rec.lingjun]
+    lines += ["", "Why not chosen:"]
     for item in rec.considered:
         lines.append(
             plain(f"  {item.option.gpu_label} — {item.option.nodes} × {item.option.instance_type}: {item.why}")
@@ -382,6 +385,8 @@ def render_markdown(rec: Recommendation) -> str:
         cells = ["**CHOSEN**" if item.chosen else ""] + row[1:11] + [item.why]
         # The CHOSEN marker is our own Markdown; every other cell is escaped.
         lines.append("| " + " | ".join(c if i == 0 else md_cell(c) for i, c in enumerate(cells)) + " |")
+    if rec.lingjun:
+        lines += ["", f"### {LINGJUN_HEADING.rstrip(':')}", ""] + [f"- {md_text(line)}" for line in rec.lingjun]
     if rec.findings:
         lines += ["", "### Findings", ""] + [f"- {md_text(f)}" for f in rec.findings]
     return "\n".join(lines)

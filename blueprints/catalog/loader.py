@@ -10,6 +10,7 @@ from typing import Any, Mapping
 
 from blueprints.catalog.instance_prices import load_instance_prices, read_instance_rows
 from blueprints.catalog.kubernetes import load_kubernetes
+from blueprints.catalog.lingjun import load_lingjun
 from blueprints.catalog.queries import Catalog
 from blueprints.catalog.records import (
     Alias,
@@ -146,6 +147,7 @@ def _load(directory: pathlib.Path) -> Catalog:
     prices = _load_prices(directory)
     instance_prices = load_instance_prices(directory, instance_types, regions, legacy_prices)
     kubernetes = load_kubernetes(directory)
+    lingjun = load_lingjun(directory, regions, gpus)
 
     return Catalog(
         version=version,
@@ -163,6 +165,7 @@ def _load(directory: pathlib.Path) -> Catalog:
         images=images,
         instance_zones=instance_zones,
         kubernetes=kubernetes,
+        lingjun=lingjun,
     )
 
 

@@ -8,6 +8,7 @@ from types import MappingProxyType
 from typing import Iterable, Mapping
 
 from blueprints.catalog.kubernetes import KubernetesFacts
+from blueprints.catalog.lingjun import LingjunNodeType
 from blueprints.catalog.records import (
     Alias,
     DiskLimits,
@@ -64,6 +65,7 @@ class Catalog:
         prices: Iterable[PriceRow] = (),
         instance_prices: Iterable[InstancePrice] = (),
         kubernetes: KubernetesFacts | None = None,
+        lingjun: Mapping[str, LingjunNodeType] | None = None,
     ) -> None:
         self.version = version
         # Read-only views: the default catalog is cached and shared, so nobody may mutate it.
@@ -83,6 +85,8 @@ class Catalog:
         # ACK versions, GPU node-pool families and add-ons
         # (catalog/kubernetes.py); empty for a catalog built without them.
         self.kubernetes = kubernetes or KubernetesFacts()
+        # Lingjun (eflo) machine types (catalog/lingjun.py): not ECS types, so apart from instance_types.
+        self.lingjun = MappingProxyType(dict(lingjun or {}))
         self._zone_rows = MappingProxyType({(z.instance_type, z.region): z for z in self.instance_zones})
 
     def price(self, item: str, tier: str | None, region: str) -> tuple[PriceRow, bool] | None:

@@ -62,6 +62,9 @@ def check_resource_name(value: str) -> str:
 class ComputeBase(Strict):
     """What every node of every blueprint is built from."""
 
+    # The catalog table ``instance_type`` names a row of (a blueprint whose nodes are not ECS types names its own).
+    node_catalog: ClassVar[str] = "instance_types"
+
     instance_type: str = Field(
         description=(
             "Real Alibaba Cloud ECS type (e.g. ecs.gn7e-c16g1.32xlarge) or "

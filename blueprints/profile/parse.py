@@ -86,7 +86,10 @@ def parse_profile(
     problems: list[Problem] = []
     compute = data.get("compute")
     note = None
-    if isinstance(compute, dict) and isinstance(compute.get("instance_type"), str):
+    # A compute section whose nodes come from another table than instance_types.csv (Lingjun machine types) checks its
+    # own type; the article's aliases resolve to ECS types only.
+    ecs_nodes = getattr(model.model_fields["compute"].annotation, "node_catalog", "instance_types") == "instance_types"
+    if ecs_nodes and isinstance(compute, dict) and isinstance(compute.get("instance_type"), str):
         compute, note, problem = _resolve_instance_type(compute, model, catalog)
         if problem:
             problems.append(problem)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from blueprints.architectures.base.build import BlueprintBuilder, Foundation, login_node_outputs
 from blueprints.architectures.base.repair import kubernetes_repair
-from blueprints.architectures.kubernetes_pool.kueue import ECS_POOL_TOPOLOGY, configure_manager, kueue_objects
+from blueprints.architectures.kubernetes_pool.kueue import configure_manager, kueue_objects
 from blueprints.architectures.kubernetes_pool.spec import KUBECONFIG_MINUTES, KubernetesPoolSpec
 from blueprints.catalog.metrics import PROMETHEUS_ADDON, load_metrics, metric_producers
 from blueprints.components.errors import names_resource
@@ -43,8 +43,7 @@ class KubernetesPoolBuilder(BlueprintBuilder[KubernetesPoolSpec]):
             )
         scratch = compute.scratch(self.catalog)
         addons = spec.addons()
-        cluster = KubernetesCluster(
-            spec.compute_unit_name,
+        cluster = self.make_cluster(
             KubernetesClusterArgs(
                 version=spec.kubernetes_version,
                 cluster_spec=k8s.cluster_spec,
@@ -74,7 +73,6 @@ class KubernetesPoolBuilder(BlueprintBuilder[KubernetesPoolSpec]):
                 hold=hold_for(p.capacity.reservation, compute.max_nodes),
                 zone_id=network.compute_zone_ids[0],
             ),
-            opts=self.opts,
         )
         outputs: dict[str, object] = {}
         if image is not None and login is not None:
@@ -140,7 +138,7 @@ class KubernetesPoolBuilder(BlueprintBuilder[KubernetesPoolSpec]):
                     node_labels=dict([GPU_POOL_LABEL]),
                     node_taint=gpu_taint,
                     queues=p.queues,
-                    topology=ECS_POOL_TOPOLOGY.levels,
+                    topology=spec.topology.levels,
                 ),
                 depends_on=[*cluster.ready, workloads.namespace_resource],
             ),
@@ -172,6 +170,10 @@ class KubernetesPoolBuilder(BlueprintBuilder[KubernetesPoolSpec]):
             repair=kubernetes_repair(restart_node=AUTO_REPAIR_RESTARTS_NODE, max_unavailable=REPAIR_MAX_UNAVAILABLE),
         )
         return outputs
+
+    def make_cluster(self, args: KubernetesClusterArgs) -> KubernetesCluster:
+        """The ACK cluster with its system pool and its GPU pool (an autoscaled ECS node pool here)."""
+        return KubernetesCluster(self.spec.compute_unit_name, args, opts=self.opts)
 
 
 BUILDER = KubernetesPoolBuilder

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from blueprints.advisor.budget import BudgetTier, StandingCost
 from blueprints.architectures.base.repair import kubernetes_repair_note
 from blueprints.architectures.base.spec import FABRIC_SUMMARY, BlueprintSpec
-from blueprints.architectures.kubernetes_pool.kueue import ECS_POOL_TOPOLOGY, queue_summary
+from blueprints.architectures.kubernetes_pool.kueue import ECS_POOL_TOPOLOGY, TopologyChoice, queue_summary
 from blueprints.architectures.kubernetes_pool.profile import KubernetesCompute, KubernetesProfile
 from blueprints.architectures.kubernetes_pool.settings import NODE_POOL_MAX_SIZE, KubernetesSettings
 from blueprints.catalog.engines import (
@@ -138,8 +138,13 @@ class KubernetesPoolSpec(BlueprintSpec[KubernetesProfile]):
             gpus_per_node=self.instance.gpu_count,
             max_nodes=self.compute.max_nodes,
             queues=self.profile.queues,
-            topology=ECS_POOL_TOPOLOGY,
+            topology=self.topology,
         )
+
+    @property
+    def topology(self) -> TopologyChoice:
+        """The network levels Kueue places a job's pods by: none on an ECS GPU pool (no such node labels)."""
+        return ECS_POOL_TOPOLOGY
 
     def engine_outputs(self, runtime_name: str | None) -> dict[str, Any]:
         """The stack outputs `aitrain launch --kubernetes` and `aitrain queue` read: the job API and engine version,

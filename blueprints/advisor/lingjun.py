@@ -1,0 +1,150 @@
+"""Lingjun (PAI-Lingjun, eflo) machine types weighed against the chosen ECS option, one line per kind of type.
+
+Alibaba publishes no spec and no price for a Lingjun type (``blueprints/catalog/lingjun.py``), only its fabric. So a
+line gives what the scaling model (``sizing.scaling_efficiency``) says that fabric would change for the chosen
+option's GPUs — a what-if: the same GPUs, nodes and NVLink, RDMA between the nodes — and why the type can be neither
+timed nor priced, so that it is never chosen automatically. Nothing else is estimated. Pure.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable
+
+from blueprints.advisor import sizing
+from blueprints.advisor.data import limits
+from blueprints.advisor.job import Job
+from blueprints.advisor.options import Option, scaling_for
+from blueprints.catalog.lingjun import LingjunNodeType
+
+HEADING = "Lingjun (PAI-Lingjun, eflo) considered:"
+_FABRIC_NAMES = {"roce": "RDMA (RoCE)"}
+_READ = "read them with eflo-controller ListMachineTypes and a quote"
+
+
+def lingjun_lines(job: Job, catalog: Any, chosen: Option | None) -> tuple[str, ...]:
+    """One line per group of Lingjun types with the same published facts in the job's region (one line naming the
+    regions the catalog shows them in when none is in it); nothing when the catalog has no Lingjun types."""
+    types = list(getattr(catalog, "lingjun", {}).values())
+    if not types:
+        return ()
+    here = [t for t in types if job.region in t.regions]
+    if not here:
+        return (_elsewhere(job.region, types),)
+    groups: dict[tuple[Any, ...], list[LingjunNodeType]] = {}
+    for t in here:
+        key = (t.gpu_count, t.gpu_model, t.fabric, t.fabric_gbps, t.fabric_scope, t.price)
+        groups.setdefault(key, []).append(t)
+    zones = set(catalog.regions[job.region].zones)
+    return tuple(_line(job, catalog, chosen, members, zones) for members in groups.values())
+
+
+def _names(types: Iterable[LingjunNodeType]) -> str:
+    return ", ".join(sorted(t.machine_type for t in types))
+
+
+def _elsewhere(region: str, types: list[LingjunNodeType]) -> str:
+    by_region: dict[str, list[LingjunNodeType]] = {}
+    for t in types:
+        for r in t.regions:
+            by_region.setdefault(r, []).append(t)
+    where = "; ".join(f"{_names(members)} in {r}" for r, members in sorted(by_region.items()))
+    return (
+        f"Lingjun: none in {region} in the catalog, whose sources show {where} (the zones they are seen in, not a "
+        f"complete list: ListMachineTypes in a region tells); set region: to one of those to weigh them here"
+    )
+
+
+def _line(job: Job, catalog: Any, chosen: Option | None, types: list[LingjunNodeType], zones: set[str]) -> str:
+    first = types[0]
+    seen = sorted({f"{z} (HPN zone {hpn})" for t in types for z, hpn in t.zones if z in zones})
+    price = "sold on quote" if first.price == "quote" else f"price: {first.price}"
+    fabric = _FABRIC_NAMES.get(first.fabric, first.fabric)
+    if first.fabric_gbps is None:
+        fabric += " of unstated bandwidth"
+    else:
+        scope = "stated per node" if first.fabric_scope == "node" else "stated for the cluster network, per node not"
+        fabric += f" at {first.fabric_gbps:g} Gbit/s ({scope} stated)"
+    missing = [
+        what for what, value in (("the GPU model", first.gpu_model), ("the GPU count", first.gpu_count)) if not value
+    ]
+    unknown = " nor ".join([*missing, "a price"] if first.price == "quote" else missing)
+    one = len(types) == 1
+    tail = (
+        f"not comparable on time or cost: Alibaba publishes neither {unknown} for "
+        f"{'this type' if one else 'these types'} ({_READ}), "
+        if unknown
+        else "not comparable on cost: "
+    )
+    figure = _figure(job, catalog, chosen, first)
+    return (
+        f"Lingjun {_names(types)} ({price}; seen in {', '.join(seen)}): {fabric} — {figure}; {tail}so "
+        f"{'it is' if one else 'they are'} never chosen automatically; plan {'it' if one else 'them'} with the "
+        "lingjun-cluster blueprint."
+    )
+
+
+def _link(scaling: sizing.Scaling) -> str:
+    per_gpu = "unknown bandwidth" if scaling.gbps_per_gpu is None else f"{scaling.gbps_per_gpu:g} Gbit/s per GPU"
+    return f"{scaling.link} {per_gpu}"
+
+
+def _figure(job: Job, catalog: Any, chosen: Option | None, lingjun: LingjunNodeType) -> str:
+    """What the scaling model gives the Lingjun fabric at the chosen option's GPUs, against the chosen option."""
+    if chosen is None:
+        return "no ECS option was chosen, so there is no GPU count to weigh its fabric at"
+    if lingjun.fabric_gbps is None:
+        return "with no stated bandwidth the scaling model has no figure for its fabric"
+    inst = catalog.instance_types[chosen.instance_type]
+    per_node = lingjun.gpu_count or int(inst.gpu_count or 0)
+    if per_node < 1:
+        return "the chosen type's GPUs per node are unknown, so the scaling model has no figure for its fabric"
+    nodes = math.ceil(chosen.gpus / per_node)
+    comm = sizing.comm_class(job)
+    ours = sizing.scaling_efficiency(
+        nodes=nodes,
+        gpus_per_node=per_node,
+        nvlink=inst.nvlink,
+        fabric_link=lingjun.fabric,
+        rdma_gbps_per_node=lingjun.fabric_gbps,
+        network_gbps=lingjun.fabric_gbps,
+        comm=comm,
+    )
+    theirs = scaling_for(job, inst, chosen.nodes)
+    whose = (
+        "stated" if lingjun.gpu_count else "GPUs per node and NVLink as the chosen type's: Lingjun's are not published"
+    )
+    at = f"at the chosen option's {chosen.gpus} GPUs on {nodes} × {per_node}-GPU nodes ({whose})"
+    versus = f"{ours.efficiency:.2f} vs {theirs.efficiency:.2f} for {chosen.nodes} × {chosen.instance_type}"
+    if nodes == 1 and chosen.nodes == 1:
+        gpus = f"{chosen.gpus} GPU{'' if chosen.gpus == 1 else 's'}"
+        return (
+            f"the chosen option runs on one node ({gpus}), so no traffic crosses a fabric: the scaling model gives "
+            f"{versus}, and the fabric does not matter at this size"
+        )
+    reading = f", taking the {lingjun.fabric_gbps:g} Gbit/s as each node's" if lingjun.fabric_scope == "cluster" else ""
+    optimistic = any(n.endswith("the efficiency is optimistic") for n in theirs.notes)
+    figures = (
+        f"{at}{reading}, the scaling model gives {versus} (between nodes {ours.inter_node:.2f} over {_link(ours)} vs "
+        f"{theirs.inter_node:.2f} over {_link(theirs)}{', an optimistic figure' if optimistic else ''}; inside a node "
+        f"{ours.intra_node:.2f} vs {theirs.intra_node:.2f})"
+    )
+    change = _hours_change(ours.efficiency, theirs.efficiency, upper=lingjun.fabric_scope == "cluster")
+    if comm == "light":
+        floor = limits()["comm_heavy_min_params"]
+        return (
+            f"this job is not communication-heavy ({job.params:.3g} parameters, below comm_heavy_min_params "
+            f"{floor:.3g}), so the fabric barely matters for it: {figures}, {change}"
+        )
+    return f"{figures}, {change}"
+
+
+def _hours_change(ours: float, theirs: float, *, upper: bool) -> str:
+    """Hours scale as 1 / efficiency at the same GPU and MFU: the change from the chosen option's to Lingjun's."""
+    same = "at the same GPU and MFU"
+    if math.isclose(ours, theirs, rel_tol=1e-9):
+        return f"i.e. the same hours {same}"
+    change = 1.0 - theirs / ours
+    if change > 0:
+        return f"i.e. {'up to ' if upper else ''}{change:.1%} fewer hours {same}"
+    return f"i.e. {'at least ' if upper else ''}{-change:.1%} more hours {same}"
