@@ -3,16 +3,24 @@ node pool naming them), its plan lines, and bad input refused with exit 2 naming
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from typer.testing import CliRunner
 
+from blueprints.architectures import job_engines
 from blueprints.architectures.lingjun_cluster.spec import fee_tier
 from blueprints.cli.main import app
 from blueprints.kinds import kind_of
+from blueprints.launch import kubernetes_outputs as lko
+from blueprints.launch import trainjob as lt
 from blueprints.testing import offline_plan
+from tests.crdschema import crd_validator
 
 runner = CliRunner()
 PRESET = "lingjun-training"
+BUNDLE = Path(lt.__file__).parents[1] / "data" / "kubeflow" / "trainer-v2.3.0" / "trainer.yaml"
 
 
 def refused(*settings: str) -> str:
@@ -130,17 +138,17 @@ def test_more_nodes_than_a_node_pool_holds_are_refused():
 
 
 def test_a_bmcpfs_in_another_region_is_refused():
-    out = refused("cpfs.file_system_id=bmcpfs-290w65p03ok64ya", "cpfs.region=cn-hangzhou", "cpfs.hpn_zone=A1")
+    out = refused(*cpfs_settings(region="cn-hangzhou"))
     assert "cpfs.region = 'cn-hangzhou': is not the profile's region cn-wulanchabu" in out
 
 
 def test_a_bmcpfs_in_another_hpn_zone_is_refused():
-    out = refused("cpfs.file_system_id=bmcpfs-290w65p03ok64ya", "cpfs.region=cn-wulanchabu", "cpfs.hpn_zone=B1")
+    out = refused(*cpfs_settings(hpn_zone="B1"))
     assert "cpfs.hpn_zone = 'B1': differs from compute.hpn_zone A1" in out
 
 
 def test_a_malformed_bmcpfs_id_is_refused():
-    out = refused("cpfs.file_system_id=cpfs-123456", "cpfs.region=cn-wulanchabu", "cpfs.hpn_zone=A1")
+    out = refused(*cpfs_settings(file_system_id="cpfs-123456"))
     assert "cpfs.file_system_id = 'cpfs-123456': is not a CPFS for Lingjun id" in out
 
 
@@ -162,14 +170,82 @@ def test_subscription_needs_its_term_and_gets_it_on_every_node():
     assert {(n.inputs["paymentType"], n.inputs["period"]) for n in nodes} == {("Subscription", 12)}
 
 
-def test_an_existing_cpfs_for_lingjun_is_exported(plan):
-    with_cpfs = offline_plan(
-        PRESET,
-        overrides={"cpfs": {"file_system_id": "bmcpfs-290w65p03ok64ya", "region": "cn-wulanchabu", "hpn_zone": "A1"}},
-    )
-    assert with_cpfs.outputs["cpfs_for_lingjun_id"] == "bmcpfs-290w65p03ok64ya"
-    assert "bmcpfs-290w65p03ok64ya" in with_cpfs.summary["cpfs_for_lingjun"]
-    assert "cpfs_for_lingjun_id" not in plan.outputs
+CPFS = {
+    "file_system_id": "bmcpfs-290w65p03ok64ya",
+    "region": "cn-wulanchabu",
+    "hpn_zone": "A1",
+    "vpc_mount_target": "bmcpfs-290w65p03ok64ya-vpc.cn-wulanchabu.cpfs.nas.aliyuncs.com",
+    "vsc_mount_target": "bmcpfs-290w65p03ok64ya-vsc.cn-wulanchabu.cpfs.nas.aliyuncs.com",
+    "capacity_gib": 102400,
+}
+
+
+def cpfs_settings(**changes: object) -> list[str]:
+    return [f"cpfs.{key}={value}" for key, value in {**CPFS, **changes}.items()]
+
+
+@pytest.fixture(scope="module")
+def cpfs_plan():
+    return offline_plan(PRESET, overrides={"cpfs": CPFS})
+
+
+def test_an_existing_cpfs_for_lingjun_is_a_static_volume_every_job_mounts(plan, cpfs_plan):
+    assert cpfs_plan.outputs["cpfs_for_lingjun_id"] == CPFS["file_system_id"]
+    assert cpfs_plan.outputs["cpfs_volume_claim"] == "lingjun-training-cpfs"
+    (volume,) = [r for r in cpfs_plan.resources if r.type == "kubernetes:core/v1:PersistentVolume" and "cpfs" in r.name]
+    assert volume.retain_on_delete
+    assert volume.inputs["spec"]["persistentVolumeReclaimPolicy"] == "Retain"
+    assert volume.inputs["spec"]["capacity"] == {"storage": "102400Gi"}
+    assert volume.inputs["spec"]["csi"] == {
+        "driver": "bmcpfsplugin.csi.alibabacloud.com",
+        "volumeHandle": CPFS["file_system_id"],
+        "volumeAttributes": {"vpcMountTarget": CPFS["vpc_mount_target"], "vscMountTarget": CPFS["vsc_mount_target"]},
+    }
+    (runtime,) = [r for r in cpfs_plan.resources if r.type.endswith(":TrainingRuntime")]
+    pod = runtime.inputs["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    assert {"name": "cpfs", "persistentVolumeClaim": {"claimName": "lingjun-training-cpfs"}} in pod["volumes"]
+    assert {"name": "cpfs", "mountPath": "/mnt/cpfs"} in pod["containers"][0]["volumeMounts"]
+    addons = {a["name"] for a in of_type(cpfs_plan, "cs.ManagedKubernetes")[0].inputs["addons"]}
+    assert "cnfs-nas-daemon" in addons
+    assert "cpfs_volume_claim" not in plan.outputs and "cpfs_for_lingjun_id" not in plan.outputs
+    assert "cnfs-nas-daemon" not in {a["name"] for a in of_type(plan, "cs.ManagedKubernetes")[0].inputs["addons"]}
+    assert CPFS["file_system_id"] in cpfs_plan.summary["cpfs_for_lingjun"]
+
+
+def test_a_mount_target_of_another_region_is_refused():
+    target = CPFS["vpc_mount_target"].replace("cn-wulanchabu", "cn-hangzhou")
+    out = refused(*cpfs_settings(vpc_mount_target=target))
+    assert f"cpfs.vpc_mount_target = '{target}': is a mount target in cn-hangzhou" in out
+
+
+def test_lingjun_pods_get_the_rdma_device_host_network_and_the_lingjun_toleration(plan):
+    addons = {a["name"] for a in of_type(plan, "cs.ManagedKubernetes")[0].inputs["addons"]}
+    assert "ack-rdma-device-plugin" in addons and "ack-erdma-controller" not in addons
+    (runtime,) = [r for r in plan.resources if r.type.endswith(":TrainingRuntime")]
+    crd_validator(BUNDLE, "TrainingRuntime", "v1alpha1").validate(runtime.inputs)
+    pod = runtime.inputs["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    assert pod["hostNetwork"] is True and pod["dnsPolicy"] == "ClusterFirstWithHostNet"
+    assert pod["tolerations"] == [
+        {"key": "node-role.alibabacloud.com/lingjun", "effect": "NoSchedule", "operator": "Exists"}
+    ]
+    (container,) = pod["containers"]
+    assert container["resources"]["limits"] == {"nvidia.com/gpu": 8, "rdma/hca": 1}
+    assert container["securityContext"] == {"capabilities": {"add": ["IPC_LOCK", "SYS_RESOURCE"]}}
+    env = {e["name"]: e["value"] for e in container["env"]}
+    assert env["NCCL_IB_HCA"] == "mlx5" and env["NCCL_IB_GID_INDEX"] == "3"
+    (pool,) = [r for r in of_type(plan, "cs.NodePool") if r.inputs.get("type") == "lingjun"]
+    assert pool.inputs["taints"] == [{"key": "node-role.alibabacloud.com/lingjun", "effect": "NoSchedule"}]
+
+
+def test_aitrain_launch_writes_a_lingjun_trainjob_from_the_stacks_outputs(cpfs_plan):
+    outputs = json.loads(json.dumps(cpfs_plan.outputs))
+    parsed = lko.parse_kubernetes_outputs(outputs, "outputs.json", job_engines())
+    assert parsed.rdma_device == "rdma/hca" and parsed.cpfs_claim == "lingjun-training-cpfs"
+    assert parsed.fabric == "roce" and parsed.gpus_per_node == 8 and parsed.nodes_per_job == 8
+    job = lt.build_trainjob(parsed, name="pretrain", image="img:1", run_id="20261202T100000Z", command=["train.py"])
+    crd_validator(BUNDLE, "TrainJob", "v1alpha1").validate(job)
+    assert job["spec"]["trainer"]["resourcesPerNode"] == {"limits": {"nvidia.com/gpu": 8, "rdma/hca": 1}}
+    assert job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "pretrain"
 
 
 def test_ecs_blueprints_still_refuse_a_lingjun_machine_type():

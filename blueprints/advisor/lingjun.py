@@ -48,10 +48,11 @@ def _elsewhere(region: str, types: list[LingjunNodeType]) -> str:
     for t in types:
         for r in t.regions:
             by_region.setdefault(r, []).append(t)
-    where = "; ".join(f"{_names(members)} in {r}" for r, members in sorted(by_region.items()))
+    where = " and ".join(f"{_names(members)} in {r}" for r, members in sorted(by_region.items()))
     return (
-        f"Lingjun: none in {region} in the catalog, whose sources show {where} (the zones they are seen in, not a "
-        f"complete list: ListMachineTypes in a region tells); set region: to one of those to weigh them here"
+        f"Lingjun: none in {region} in the catalog, so none is weighed here; its sources show {where} (zones where a "
+        "source uses them, not a complete list: ListMachineTypes in a region tells); recommend with region: set to "
+        "one of those to weigh them against that region's ECS choice"
     )
 
 

@@ -385,8 +385,6 @@ def render_markdown(rec: Recommendation) -> str:
         cells = ["**CHOSEN**" if item.chosen else ""] + row[1:11] + [item.why]
         # The CHOSEN marker is our own Markdown; every other cell is escaped.
         lines.append("| " + " | ".join(c if i == 0 else md_cell(c) for i, c in enumerate(cells)) + " |")
-    if rec.lingjun:
-        lines += ["", f"### {LINGJUN_HEADING.rstrip(':')}", ""] + [f"- {md_text(line)}" for line in rec.lingjun]
     if rec.findings:
         lines += ["", "### Findings", ""] + [f"- {md_text(f)}" for f in rec.findings]
     return "\n".join(lines)

@@ -52,6 +52,10 @@ NAS_NFS_VERSION = "3"
 # role name: the driver's note (pkg/oss/utils.go, AuthTypeSTS) says the metadata-URL form cannot use IMDSv2, which the
 # GPU pool enforces (http_tokens required).
 OSS_CSI_DRIVER = "ossplugin.csi.alibabacloud.com"
+# The CPFS for Lingjun CSI driver: a static volume's volumeHandle is the file system's id, and its attributes name the
+# VSC and VPC mount targets; Lingjun nodes mount over VSC, others over the VPC
+# (kubernetes-sigs/alibaba-cloud-csi-driver@8dbbf62866b69f632f89f24b23924614b16cc4ce docs/bmcpfs-helm-readme.md).
+BMCPFS_CSI_DRIVER = "bmcpfsplugin.csi.alibabacloud.com"
 OSS_AUTH_TYPE = "sts"
 # allow_other: containers that do not run as root read the mount too; max_stat_cache_size=0: other writers' objects are
 # seen at once (both from the ACK example's otherOpts).
@@ -108,6 +112,10 @@ class KubernetesWorkloadsArgs:
     fabric: str = "tcp"
     node_selector: Mapping[str, str] = field(default_factory=dict)
     gpu_taint: Mapping[str, str] = field(default_factory=dict)
+    # An RDMA device plugin's resource every pod asks for one of (Lingjun nodes: rdma/hca); None: none.
+    rdma_device: str | None = None
+    # An existing CPFS for Lingjun file system as a third volume: (id, VPC mount target, VSC mount target, GiB).
+    cpfs: tuple[str, str, str, int] | None = None
     # The bucket as a second volume, mounted with the GPU nodes' RAM role (which holds the one-bucket policy); all
     # three or none (then no bucket volume and ``bucket_claim`` is None).
     bucket: pulumi.Input[str] | None = None
@@ -229,6 +237,23 @@ class KubernetesWorkloads(pulumi.ComponentResource):
             if args.bucket is not None
             else None
         )
+        self.cpfs_claim = (
+            self._static_volume(
+                name,
+                "cpfs",
+                args,
+                labels,
+                namespace,
+                csi={
+                    "driver": BMCPFS_CSI_DRIVER,
+                    "volume_attributes": {"vpcMountTarget": args.cpfs[1], "vscMountTarget": args.cpfs[2]},
+                },
+                volume_handle=args.cpfs[0],
+                size_gib=args.cpfs[3],
+            )
+            if args.cpfs is not None
+            else None
+        )
         self.namespace = args.namespace
         self.namespace_resource = namespace
         if args.job_engine == LEGACY_ENGINE:
@@ -243,6 +268,7 @@ class KubernetesWorkloads(pulumi.ComponentResource):
             {
                 "shared_claim": self.shared_claim,
                 "bucket_claim": self.bucket_claim,
+                "cpfs_claim": self.cpfs_claim,
                 "namespace": self.namespace,
                 "job_engine_version": self.engine_version,
                 "training_runtime": self.runtime_name,
@@ -259,23 +285,27 @@ class KubernetesWorkloads(pulumi.ComponentResource):
         *,
         csi: dict[str, Any],
         mount_options: Sequence[str] = (),
+        volume_handle: str | None = None,
+        size_gib: int | None = None,
     ) -> str:
         """A static PersistentVolume ``<profile>-<use>`` through ``csi``
         and its claim bound to it by name; returns the claim's name.
 
         Both keep the data (reclaim policy Retain) and are retained on delete: a volume object is a pointer to data,
         so dropping it from the state is always safe. The size is the file system's: OSS has none, Kubernetes requires
-        one, and a claim binds to a volume at least as large, so both say the same.
+        one, and a claim binds to a volume at least as large, so both say the same. ``volume_handle``: the driver's
+        handle when it is not the PV's name (CPFS for Lingjun: the file system's id); ``size_gib``: when the volume is
+        not the shared file system.
         """
         claim_name = f"{args.name}-{use}"
-        size = f"{args.capacity_gib}Gi"
+        size = f"{size_gib if size_gib is not None else args.capacity_gib}Gi"
         spec: Any = {  # a PersistentVolumeSpecArgsDict, built up
             "capacity": {"storage": size},
             "access_modes": ["ReadWriteMany"],
             "persistent_volume_reclaim_policy": "Retain",
             "storage_class_name": "",
-            # The CSI drivers require volumeHandle == the PV's name.
-            "csi": {**csi, "volume_handle": claim_name},
+            # The NAS and OSS CSI drivers require volumeHandle == the PV's name.
+            "csi": {**csi, "volume_handle": volume_handle or claim_name},
         }
         if mount_options:
             spec["mount_options"] = list(mount_options)
@@ -336,6 +366,8 @@ class KubernetesWorkloads(pulumi.ComponentResource):
             shared_claim=self.shared_claim,
             bucket_claim=self.bucket_claim,
             labels={"app.kubernetes.io/managed-by": "aitrain", "aitrain.io/profile": args.name},
+            rdma_device=args.rdma_device,
+            cpfs_claim=self.cpfs_claim,
         )
         KubernetesObject(
             f"{name}-runtime-{RUNTIME_NAME}",

@@ -19,11 +19,16 @@ from blueprints.components.base import child, with_tags
 from blueprints.components.kubernetes_cluster import (
     AUTO_REPAIR_RESTARTS_NODE,
     GPU_POOL_LABEL,
-    GPU_TAINT,
     REPAIR_MAX_UNAVAILABLE,
     KubernetesCluster,
     KubernetesClusterArgs,
 )
+
+# The Lingjun node pool's taint: ACK's own for Lingjun nodes (node-role.alibabacloud.com/lingjun, NoSchedule: ACK
+# "Overview of Lingjun node pools", https://www.alibabacloud.com/help/en/ack/ack-lingjun-managed-clusters/user-guide/
+# overview-of-lingjun-node-pools), set by the pool too and without a value, so a pod tolerating the key (operator
+# Exists) lands whether ACK adds it or not.
+LINGJUN_TAINT = ("node-role.alibabacloud.com/lingjun", "NoSchedule")
 
 # eflo-controller's Lite cluster type: the one ACK's Lingjun node pools accept (the page above:
 # "灵骏集群类型: 基础灵骏集群服务(Lite)"); the API's types are AckEdgePro,
@@ -127,7 +132,7 @@ class LingjunKubernetesCluster(KubernetesCluster):
 
     def _gpu_pool(self, name: str, args: KubernetesClusterArgs) -> alicloud.cs.NodePool:
         key, value = GPU_POOL_LABEL
-        taint_key, taint_value, effect = GPU_TAINT
+        taint_key, effect = LINGJUN_TAINT
         lingjun = self._lingjun
         return alicloud.cs.NodePool(
             f"{name}-gpu-pool",
@@ -146,7 +151,7 @@ class LingjunKubernetesCluster(KubernetesCluster):
             system_disk_encrypted=True,
             system_disk_kms_key=args.kms_key_id,
             labels=[alicloud.cs.NodePoolLabelArgs(key=key, value=value)],
-            taints=[alicloud.cs.NodePoolTaintArgs(key=taint_key, value=taint_value, effect=effect)],
+            taints=[alicloud.cs.NodePoolTaintArgs(key=taint_key, effect=effect)],
             # ACK's auto repair covers Lingjun nodes too (custom node auto repair, Lingjun included:
             # https://help.aliyun.com/en/ack/ack-managed-and-ack-dedicated/user-guide/custom-node-auto-repair).
             management=alicloud.cs.NodePoolManagementArgs(

@@ -25,6 +25,8 @@ from blueprints.launch.torchrun import launch_error
 
 # Where the OSS bucket's claim is mounted in every pod (the shared file system keeps its node path, /mnt/shared).
 BUCKET_MOUNT_PATH = "/mnt/data"
+# Where a CPFS for Lingjun file system's claim is mounted in every pod (lingjun-cluster with cpfs: set).
+CPFS_MOUNT_PATH = "/mnt/cpfs"
 # Label that carries the run id on the job and on every pod it makes.
 RUN_LABEL = "aitrain.io/run-id"
 PROFILE_LABEL = "aitrain.io/profile"
@@ -32,6 +34,12 @@ PROFILE_LABEL = "aitrain.io/profile"
 # (ready-to-train.md §7b: ACK "Use eRDMA to accelerate container networks").
 ERDMA_RESOURCE = "aliyun/erdma"
 GPU_RESOURCE = "nvidia.com/gpu"
+# The RDMA device ACK's RDMA device plugin (ack-rdma-device-plugin) advertises on Lingjun nodes, and what a pod that
+# uses it needs: "rdma/hca: 1", hostNetwork (RDMA without it needs an IPv6 Lingjun cluster) and the IPC_LOCK and
+# SYS_RESOURCE capabilities (ACK "使用RDMA共享模式",
+# https://help.aliyun.com/zh/ack/ack-managed-and-ack-dedicated/user-guide/use-rdma-shared-mode).
+RDMA_DEVICE_RESOURCE = "rdma/hca"
+RDMA_CAPABILITIES = ("IPC_LOCK", "SYS_RESOURCE")
 # eRDMA pods use the node's network: "--hostNetwork true ensures that NCCL can reach the eRDMA device directly"
 # (https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/run-the-gdr-application-on-the-erdma-node-on-the-ack,
 # 2026-03-26), and the ACK eRDMA doc's NCCL pod has hostNetwork: true (ready-to-train.md §2). A host-network pod
@@ -151,19 +159,27 @@ def run_env(outputs: KubernetesOutputs, run_id: str) -> dict[str, str]:
     }
 
 
-def gpu_limits(gpus_per_node: int, fabric: str) -> dict[str, int]:
-    """A pod's limits: every GPU of its node, and on eRDMA one eRDMA device."""
+def gpu_limits(gpus_per_node: int, fabric: str, rdma_device: str | None = None) -> dict[str, int]:
+    """A pod's limits: every GPU of its node, on eRDMA one eRDMA device, with an RDMA device plugin one device."""
     limits = {GPU_RESOURCE: gpus_per_node}
     if fabric == "erdma":
         limits[ERDMA_RESOURCE] = 1
+    if rdma_device:
+        limits[rdma_device] = 1
     return limits
 
 
-def host_network(fabric: str) -> dict[str, Any]:
-    """The pod spec's network settings: the node's network on eRDMA (see ERDMA_HOST_NETWORK), else none."""
-    if fabric == "erdma" and ERDMA_HOST_NETWORK:
+def host_network(fabric: str, rdma_device: str | None = None) -> dict[str, Any]:
+    """The pod spec's network settings: the node's network on eRDMA (see ERDMA_HOST_NETWORK) and for an RDMA device
+    plugin's device (RDMA_DEVICE_RESOURCE), else none."""
+    if (fabric == "erdma" and ERDMA_HOST_NETWORK) or rdma_device:
         return {"hostNetwork": True, "dnsPolicy": "ClusterFirstWithHostNet"}
     return {}
+
+
+def rdma_security(rdma_device: str | None) -> dict[str, Any]:
+    """The container's securityContext for an RDMA device plugin's device (RDMA_CAPABILITIES), else none."""
+    return {"securityContext": {"capabilities": {"add": list(RDMA_CAPABILITIES)}}} if rdma_device else {}
 
 
 def toleration(taint: Mapping[str, str]) -> dict[str, str]:
@@ -172,9 +188,10 @@ def toleration(taint: Mapping[str, str]) -> dict[str, str]:
 
 
 def pod_storage(
-    shared_claim: str, shared_mount_path: str, bucket_claim: str | None
+    shared_claim: str, shared_mount_path: str, bucket_claim: str | None, cpfs_claim: str | None = None
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The container's volumeMounts and the pod's volumes: the shared file system, /dev/shm, the bucket if any."""
+    """The container's volumeMounts and the pod's volumes: the shared file system, /dev/shm, the bucket if any, and a
+    CPFS for Lingjun file system if any."""
     mounts = [{"name": "shared", "mountPath": shared_mount_path}, {"name": "dshm", "mountPath": "/dev/shm"}]
     volumes: list[dict[str, Any]] = [
         {"name": "shared", "persistentVolumeClaim": {"claimName": shared_claim}},
@@ -184,6 +201,9 @@ def pod_storage(
     if bucket_claim is not None:
         mounts.append({"name": "data", "mountPath": BUCKET_MOUNT_PATH})
         volumes.append({"name": "data", "persistentVolumeClaim": {"claimName": bucket_claim}})
+    if cpfs_claim is not None:
+        mounts.append({"name": "cpfs", "mountPath": CPFS_MOUNT_PATH})
+        volumes.append({"name": "cpfs", "persistentVolumeClaim": {"claimName": cpfs_claim}})
     return mounts, volumes
 
 

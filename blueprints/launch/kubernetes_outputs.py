@@ -46,6 +46,8 @@ _DNS1123 = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 # A DNS-1123 label of at most 63 characters: a valid name and a valid label value (team, queue, priority class).
 _NAME_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 _VERSION = re.compile(r"v\d+\.\d+\.\d+")
+# An extended resource name: a DNS subdomain prefix, a slash, a name (Kubernetes "Extended resources").
+_RESOURCE_NAME = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
 _QUEUE_EXAMPLE = "{ml: {local_queue: ml, cluster_queue: ml, gpus: 16, borrowing_limit_gpus: 8, priority_class: null}}"
 
 
@@ -97,6 +99,10 @@ class KubernetesOutputs:
     operator_version: str | None  # the training operator's release (kubeflow.org/v1 stacks only)
     job_api: str = JOB_API
     trainer: TrainerOutputs | None = None  # trainer.kubeflow.org/v1alpha1 stacks only
+    # The RDMA device plugin's resource every pod asks for one of (lingjun-cluster: rdma/hca); None: no such plugin.
+    rdma_device: str | None = None
+    # A CPFS for Lingjun file system's claim (lingjun-cluster with cpfs: set); None: none.
+    cpfs_claim: str | None = None
 
 
 def job_engine_of(data: Any, source: str, engines: Mapping[str, str]) -> str:
@@ -138,6 +144,8 @@ def parse_kubernetes_outputs(data: Any, source: str, engines: Mapping[str, str])
     bucket = get.text("bucket_volume_claim", _DNS1123, "a PersistentVolumeClaim name", required=False)
     selector = get.labels("gpu_node_selector")
     taint = get.labels("gpu_taint")
+    rdma_device = get.text("rdma_device", _RESOURCE_NAME, "an extended resource name such as rdma/hca", required=False)
+    cpfs = get.text("cpfs_volume_claim", _DNS1123, "a PersistentVolumeClaim name", required=False)
     api = get.choice("job_api", (JOB_API, TRAINER_API))
     operator = trainer = None
     if api == JOB_API:
@@ -196,6 +204,8 @@ def parse_kubernetes_outputs(data: Any, source: str, engines: Mapping[str, str])
         operator,
         api,
         trainer,
+        rdma_device,
+        cpfs,
     )
 
 

@@ -29,6 +29,7 @@ from blueprints.launch.kubernetes import (
     host_network,
     job_nodes,
     pod_storage,
+    rdma_security,
     run_env,
     toleration,
     torchrun_command,
@@ -92,7 +93,9 @@ def _replica(
     labels: dict[str, str],
     env_values: dict[str, str],
 ) -> dict[str, Any]:
-    mounts, volumes = pod_storage(outputs.shared_claim, outputs.shared_mount_path, outputs.bucket_claim)
+    mounts, volumes = pod_storage(
+        outputs.shared_claim, outputs.shared_mount_path, outputs.bucket_claim, outputs.cpfs_claim
+    )
     env = [{"name": key, "value": value} for key, value in {**nccl_env(outputs.fabric), **env_values}.items()]
     return {
         "replicas": replicas,
@@ -100,7 +103,7 @@ def _replica(
         "template": {
             "metadata": {"labels": dict(labels)},
             "spec": {
-                **host_network(outputs.fabric),
+                **host_network(outputs.fabric, outputs.rdma_device),
                 "nodeSelector": dict(outputs.node_selector),
                 "tolerations": [toleration(outputs.taint)],
                 "containers": [
@@ -109,7 +112,8 @@ def _replica(
                         "image": image,
                         "command": list(command),
                         "env": env,
-                        "resources": {"limits": gpu_limits(outputs.gpus_per_node, outputs.fabric)},
+                        "resources": {"limits": gpu_limits(outputs.gpus_per_node, outputs.fabric, outputs.rdma_device)},
+                        **rdma_security(outputs.rdma_device),
                         "volumeMounts": mounts,
                     }
                 ],
@@ -124,6 +128,7 @@ def describe(outputs: KubernetesOutputs, job: Mapping[str, Any]) -> str:
     spec = job["spec"]["pytorchReplicaSpecs"]
     nodes = sum(r["replicas"] for r in spec.values())
     extra = f", {ERDMA_RESOURCE} 1 per pod" if outputs.fabric == "erdma" else ""
+    extra += f", {outputs.rdma_device} 1 per pod (host network)" if outputs.rdma_device else ""
     bucket = f", bucket at {BUCKET_MOUNT_PATH}" if outputs.bucket_claim else ""
     return (
         "aitrain launch --kubernetes: PyTorchJob "

@@ -58,6 +58,7 @@ from blueprints.launch.kubernetes import (
     host_network,
     job_nodes,
     pod_storage,
+    rdma_security,
     run_env,
     toleration,
     torchrun_command,
@@ -113,6 +114,8 @@ def torch_runtime(
     bucket_claim: str | None,
     labels: dict[str, str],
     shared_mount_path: str = SHARED_MOUNT,
+    rdma_device: str | None = None,
+    cpfs_claim: str | None = None,
 ) -> dict[str, Any]:
     """The namespaced TrainingRuntime the stack installs in the jobs' namespace: upstream's torch-distributed runtime
     with aitrain's pod settings (the same a PyTorchJob's pods get), deterministic for the same arguments.
@@ -129,15 +132,16 @@ def torch_runtime(
         raise ValueError("node_selector must not be empty: the runtime's pods run on the GPU node pool only")
     if not {"key", "effect"} <= taint.keys():
         raise ValueError(f"taint must have a key and an effect (got {taint!r})")
-    mounts, volumes = pod_storage(shared_claim, shared_mount_path, bucket_claim)
+    mounts, volumes = pod_storage(shared_claim, shared_mount_path, bucket_claim, cpfs_claim)
     container = {
         "name": NODE,
         "env": [{"name": key, "value": value} for key, value in nccl_env(fabric).items()],
-        "resources": {"limits": gpu_limits(gpus_per_node, fabric)},
+        "resources": {"limits": gpu_limits(gpus_per_node, fabric, rdma_device)},
         "volumeMounts": mounts,
+        **rdma_security(rdma_device),
     }
     pod = {
-        **host_network(fabric),
+        **host_network(fabric, rdma_device),
         "restartPolicy": "OnFailure",
         # torchrun waits TORCH_ELASTIC_SHUTDOWN_TIMEOUT (= SHUTDOWN_SECONDS) for its workers after SIGTERM.
         "terminationGracePeriodSeconds": SHUTDOWN_SECONDS,
@@ -287,7 +291,7 @@ def build_trainjob(
                 "command": torchrun_command(command),
                 "numNodes": count,
                 "numProcPerNode": outputs.gpus_per_node,
-                "resourcesPerNode": {"limits": gpu_limits(outputs.gpus_per_node, outputs.fabric)},
+                "resourcesPerNode": {"limits": gpu_limits(outputs.gpus_per_node, outputs.fabric, outputs.rdma_device)},
                 "env": [{"name": key, "value": value} for key, value in env.items()],
             },
             # The run's labels on every pod (a TrainJob's own labels stay on the TrainJob).
@@ -309,6 +313,7 @@ def describe_trainjob(outputs: KubernetesOutputs, job: Mapping[str, Any]) -> str
     labels = meta["labels"]
     nodes = spec["trainer"]["numNodes"]
     extra = f", {ERDMA_RESOURCE} 1 per pod" if outputs.fabric == "erdma" else ""
+    extra += f", {outputs.rdma_device} 1 per pod (host network)" if outputs.rdma_device else ""
     bucket = f", bucket at {BUCKET_MOUNT_PATH}" if outputs.bucket_claim else ""
     queue = outputs.trainer.queues[labels[TEAM_LABEL]] if outputs.trainer else None
     cluster = f", ClusterQueue {queue.cluster_queue}" if queue else ""

@@ -89,7 +89,7 @@ class KubernetesPoolBuilder(BlueprintBuilder[KubernetesPoolSpec]):
                 "nodes the pool adds (no upgrade_policy), so running nodes are never re-imaged"
             )
         outputs.update(login_node_outputs(login))
-        gpu_taint = dict(zip(("key", "value", "effect"), GPU_TAINT, strict=True))
+        gpu_taint = self.gpu_taint()
         # Inside the cluster, through its own kubeconfig: the jobs' namespace, the file system and the bucket as static
         # volumes, and the job engine (Kubeflow Trainer with its runtime, or the legacy training operator); all after
         # both node pools exist (the controllers need a node to run on).
@@ -116,6 +116,8 @@ class KubernetesPoolBuilder(BlueprintBuilder[KubernetesPoolSpec]):
                 jobset_image=k8s.images.jobset,
                 gpus_per_node=self.instance.gpu_count,
                 fabric=spec.fabric_link,
+                rdma_device=spec.rdma_device,
+                cpfs=spec.cpfs_volume,
                 node_selector=dict([GPU_POOL_LABEL]),
                 gpu_taint=gpu_taint,
             ),
@@ -154,8 +156,10 @@ class KubernetesPoolBuilder(BlueprintBuilder[KubernetesPoolSpec]):
             nodes_per_job=compute.job_nodes,
             gpus_per_node=self.instance.gpu_count,
             fabric=spec.fabric_link,
+            **({"rdma_device": spec.rdma_device} if spec.rdma_device else {}),
             shared_volume_claim=workloads.shared_claim,
             **({"bucket_volume_claim": workloads.bucket_claim} if workloads.bucket_claim is not None else {}),
+            **({"cpfs_volume_claim": workloads.cpfs_claim} if workloads.cpfs_claim is not None else {}),
             gpu_node_selector=dict([GPU_POOL_LABEL]),
             gpu_taint=gpu_taint,
             **spec.engine_outputs(workloads.runtime_name),
@@ -170,6 +174,10 @@ class KubernetesPoolBuilder(BlueprintBuilder[KubernetesPoolSpec]):
             repair=kubernetes_repair(restart_node=AUTO_REPAIR_RESTARTS_NODE, max_unavailable=REPAIR_MAX_UNAVAILABLE),
         )
         return outputs
+
+    def gpu_taint(self) -> dict[str, str]:
+        """The GPU pool's taint, which every job pod tolerates (key, value, effect)."""
+        return dict(zip(("key", "value", "effect"), GPU_TAINT, strict=True))
 
     def make_cluster(self, args: KubernetesClusterArgs) -> KubernetesCluster:
         """The ACK cluster with its system pool and its GPU pool (an autoscaled ECS node pool here)."""

@@ -237,7 +237,7 @@ def kueue_objects(
         # Pods admitted on the flavor get its nodeLabels as node selectors; a pod set is assigned the flavor only when
         # it tolerates the flavor's nodeTaints (apis/kueue/v1beta2/resourceflavor_types.go@v0.19.2).
         "nodeLabels": dict(node_labels),
-        "nodeTaints": [{"key": node_taint["key"], "value": node_taint["value"], "effect": node_taint["effect"]}],
+        "nodeTaints": [{k: node_taint[k] for k in ("key", "value", "effect") if k in node_taint}],
     }
     if topology is not None:
         objects.append(

@@ -142,6 +142,16 @@ class KubernetesPoolSpec(BlueprintSpec[KubernetesProfile]):
         )
 
     @property
+    def cpfs_volume(self) -> tuple[str, str, str, int] | None:
+        """An existing CPFS for Lingjun file system the jobs mount (id, VPC and VSC mount targets, GiB): none here."""
+        return None
+
+    @property
+    def rdma_device(self) -> str | None:
+        """The RDMA device plugin's resource a job's pods ask for: none on an ECS GPU pool (eRDMA has its own)."""
+        return None
+
+    @property
     def topology(self) -> TopologyChoice:
         """The network levels Kueue places a job's pods by: none on an ECS GPU pool (no such node labels)."""
         return ECS_POOL_TOPOLOGY

@@ -7,7 +7,7 @@ from blueprints.architectures.base.build import Foundation
 from blueprints.architectures.kubernetes_pool.build import KubernetesPoolBuilder
 from blueprints.architectures.lingjun_cluster.spec import LingjunClusterSpec
 from blueprints.components.kubernetes_cluster import KubernetesCluster, KubernetesClusterArgs
-from blueprints.components.lingjun import LingjunKubernetesCluster, LingjunNodes, LingjunNodesArgs
+from blueprints.components.lingjun import LINGJUN_TAINT, LingjunKubernetesCluster, LingjunNodes, LingjunNodesArgs
 
 
 class LingjunClusterBuilder(KubernetesPoolBuilder):
@@ -48,6 +48,11 @@ class LingjunClusterBuilder(KubernetesPoolBuilder):
         if cpfs is not None:
             outputs["cpfs_for_lingjun_id"] = cpfs.file_system_id
         return outputs
+
+    def gpu_taint(self) -> dict[str, str]:
+        """ACK's Lingjun taint, without a value: job pods tolerate the key (operator Exists)."""
+        key, effect = LINGJUN_TAINT
+        return {"key": key, "effect": effect}
 
     def make_cluster(self, args: KubernetesClusterArgs) -> KubernetesCluster:
         """The ACK cluster whose GPU pool is the Lingjun node pool."""

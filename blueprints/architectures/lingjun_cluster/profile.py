@@ -63,6 +63,21 @@ class CpfsForLingjun(Strict):
     file_system_id: str = Field(description="Its id, bmcpfs-… (NAS console, CPFS for Lingjun).")
     region: str = Field(description="The region it was created in: the id does not say, and it mounts only there.")
     hpn_zone: str = Field(description="Its HPN zone: a pod's node must be in the same one to mount it.")
+    vpc_mount_target: str = Field(
+        pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$",
+        max_length=253,
+        description="Its VPC mount target domain (NAS console): the CSI driver's vpcMountTarget.",
+    )
+    vsc_mount_target: str = Field(
+        pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$",
+        max_length=253,
+        description="Its VSC mount target domain (NAS console): the CSI driver's vscMountTarget (Lingjun nodes).",
+    )
+    capacity_gib: int = Field(
+        ge=1,
+        le=20 * 1048576,
+        description="Its capacity in GiB, as the volume states it (CPFS for Lingjun: up to 1 PiB, 20 PiB by ticket).",
+    )
 
 
 class LingjunCompute(ComputeBase):
@@ -216,12 +231,12 @@ class LingjunProfile(ProfileBase):
                 model,
                 f"is not in the catalog's gpus.csv; allowed: {join_allowed(sorted(catalog.gpus))}",
             )
-        self._cpfs_fits()
+        self._cpfs_fits(catalog)
         self._kubernetes_fits(catalog)
         check_queues(self.queues, max_nodes=compute.nodes, job_nodes=compute.job_nodes, gpus_per_node=compute.node.gpus)
         return self
 
-    def _cpfs_fits(self) -> None:
+    def _cpfs_fits(self, catalog: "Catalog") -> None:
         cpfs = self.cpfs
         if cpfs is None:
             return
@@ -231,6 +246,16 @@ class LingjunProfile(ProfileBase):
                 cpfs.file_system_id,
                 "is not a CPFS for Lingjun id; allowed: bmcpfs- followed by 6–32 lowercase letters or digits",
             )
+        for field in ("vpc_mount_target", "vsc_mount_target"):
+            target = getattr(cpfs, field)
+            elsewhere = sorted(r for r in catalog.regions if r != self.region and f".{r}." in f".{target}.")
+            if elsewhere:
+                raise FieldError(
+                    f"cpfs.{field}",
+                    target,
+                    f"is a mount target in {elsewhere[0]}, not in the profile's region {self.region}; allowed: the "
+                    f"file system's mount target in {self.region}",
+                )
         if cpfs.region != self.region:
             raise FieldError(
                 "cpfs.region",

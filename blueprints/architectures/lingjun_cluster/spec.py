@@ -11,6 +11,7 @@ from blueprints.architectures.kubernetes_pool.spec import KubernetesPoolSpec
 from blueprints.architectures.lingjun_cluster.profile import LingjunCompute, LingjunProfile, lingjun_row
 from blueprints.catalog.pricing import price_cny
 from blueprints.catalog.records import InstanceType
+from blueprints.launch.kubernetes import RDMA_DEVICE_RESOURCE
 
 if TYPE_CHECKING:
     from blueprints.catalog import Catalog
@@ -25,6 +26,13 @@ LINGJUN_TOPOLOGY = TopologyChoice(
         f"lingjun-networktopology-collector sets on Lingjun nodes ({ACK_TOPOLOGY_DOC})"
     ),
 )
+
+# ACK's RDMA device plugin: it registers a Lingjun node's RDMA NICs as rdma/hca (ACK "RDMA Device Plugin",
+# https://help.aliyun.com/zh/ack/ack-managed-and-ack-dedicated/user-guide/rdma-device-plugin/).
+RDMA_DEVICE_PLUGIN = "ack-rdma-device-plugin"
+# ACK's CPFS mount client: CPFS mounts go through it once csi-plugin's FeatureGate AlinasMountProxy=true is set (ACK
+# "管理cnfs-nas-daemon组件", https://www.alibabacloud.com/help/zh/ack/ack-managed-and-ack-dedicated/user-guide/manage-cnfs-nas-daemon).
+CPFS_MOUNT_DAEMON = "cnfs-nas-daemon"
 
 # ACK's Lingjun node management fee tiers (prices.csv ack_lingjun_node_fee): (first GPU count above the tier, tier).
 FEE_TIERS = ((100, "gpus-0-100"), (500, "gpus-100-500"), (1000, "gpus-500-1000"), (None, "gpus-1000-"))
@@ -106,13 +114,30 @@ class LingjunClusterSpec(KubernetesPoolSpec):
         return compute
 
     @property
+    def cpfs_volume(self) -> tuple[str, str, str, int] | None:
+        """The profile's CPFS for Lingjun file system, as a static volume every job mounts at /mnt/cpfs."""
+        cpfs = self.lingjun_profile.cpfs
+        if cpfs is None:
+            return None
+        return (cpfs.file_system_id, cpfs.vpc_mount_target, cpfs.vsc_mount_target, cpfs.capacity_gib)
+
+    @property
+    def rdma_device(self) -> str | None:
+        """Lingjun nodes' RDMA NICs, as ACK's RDMA device plugin advertises them."""
+        return RDMA_DEVICE_RESOURCE
+
+    @property
     def topology(self) -> TopologyChoice:
         """Lingjun nodes carry ACK's PoD and access-switch labels."""
         return LINGJUN_TOPOLOGY
 
     def addons(self) -> tuple[tuple[str, str, str], ...]:
-        """As kubernetes-pool's, without eRDMA (the fabric is Lingjun's RDMA)."""
-        return tuple(a for a in super().addons() if a[0] != "ack-erdma-controller")
+        """As kubernetes-pool's without eRDMA, with ACK's RDMA device plugin: the fabric is Lingjun's RDMA."""
+        wanted = (RDMA_DEVICE_PLUGIN, CPFS_MOUNT_DAEMON) if self.lingjun_profile.cpfs else (RDMA_DEVICE_PLUGIN,)
+        base = super().addons()
+        chosen = [a for a in base if a[0] != "ack-erdma-controller" and a[0] not in wanted]
+        pinned = [next((a for a in base if a[0] == name), (name, "", "")) for name in wanted]
+        return (*chosen, *pinned)
 
     def compute_summary(self) -> dict[str, Any]:
         """The Lingjun nodes, their fabric and fee, then the cluster and queues as on kubernetes-pool."""
@@ -144,8 +169,10 @@ class LingjunClusterSpec(KubernetesPoolSpec):
                 f"ACK's Lingjun node management fee, {gpus} GPUs at tier {fee_tier(gpus)}: {per_day} ({fee.source})"
             ),
             cpfs_for_lingjun=(
-                f"{cpfs.file_system_id} (existing; HPN zone {cpfs.hpn_zone}), mounted by "
-                "jobs through ACK's bmcpfsplugin.csi.alibabacloud.com driver"
+                f"{cpfs.file_system_id} (existing; HPN zone {cpfs.hpn_zone}), a static volume every job mounts at "
+                "/mnt/cpfs through the bmcpfsplugin.csi.alibabacloud.com driver (VSC on Lingjun nodes); the "
+                f"{CPFS_MOUNT_DAEMON} add-on is installed, and csi-plugin's FeatureGate AlinasMountProxy=true is a "
+                "console step (ACK, manage cnfs-nas-daemon): aitrain does not know the add-on's config key for it"
                 if cpfs
                 else "none: pulumi-alicloud 4.0.0 cannot create CPFS for Lingjun (nas.FileSystem takes standard, "
                 "extreme, cpfs, cpfsse); create one in the NAS console (CPFS for Lingjun) in this region and HPN zone "
