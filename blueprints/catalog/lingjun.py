@@ -100,7 +100,7 @@ def load_lingjun(
     for line, v in rows:
 
         def fail(column: str, message: str, line: int = line) -> ValueError:
-            return ValueError(f"{name} line {line}, column {column}: {message}")
+            return ValueError(f"{name} line {line}, column '{column}': {message}")
 
         if v["machine_type"] in found:
             raise fail("machine_type", f"duplicate {v['machine_type']!r}")

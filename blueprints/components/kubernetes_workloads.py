@@ -268,7 +268,7 @@ class KubernetesWorkloads(pulumi.ComponentResource):
             {
                 "shared_claim": self.shared_claim,
                 "bucket_claim": self.bucket_claim,
-                "cpfs_claim": self.cpfs_claim,
+                **({"cpfs_claim": self.cpfs_claim} if self.cpfs_claim is not None else {}),
                 "namespace": self.namespace,
                 "job_engine_version": self.engine_version,
                 "training_runtime": self.runtime_name,
