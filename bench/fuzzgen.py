@@ -591,8 +591,35 @@ def base_profile(rng: random.Random, values: Values, blueprint: str) -> dict[str
                     "weekdays_only": rng.random() < 0.5,
                 }
             }
+    if blueprint == "lingjun-cluster":
+        return _lingjun_profile(rng, values, profile)
     if rng.random() < 0.3:
         profile["cost"] = {**profile.get("cost", {}), "spot": True}
+    return profile
+
+
+def _lingjun_profile(rng: random.Random, values: Values, profile: dict[str, Any]) -> dict[str, Any]:
+    """A lingjun-cluster profile: a Lingjun machine type where the catalog shows it, its zone and HPN zone, the node
+    spec Alibaba does not publish, an ACK-mountable file system; no spot, no off-hours schedule."""
+    row = rng.choice(sorted(values.catalog.lingjun.values(), key=lambda r: r.machine_type))
+    zone, hpn = rng.choice(row.zones)
+    region = next(r for r in row.regions if zone in values.catalog.zones(r))
+    nodes = rng.choice([1, 2, 16, 1000])
+    profile.update(region=region, network={**profile["network"], "zones": [zone]})
+    profile.pop("cost", None)
+    profile["storage"].update(kind=rng.choice(["nas", "extreme_nas"]), zone=rng.choice([zone, None]))
+    profile["storage"]["throughput_tier"] = next(t for k, t in values.tiers if k == profile["storage"]["kind"])
+    profile["storage"].pop("allow_unencrypted_cpfs", None)
+    profile["compute"] = {
+        "instance_type": row.machine_type,
+        "nodes": nodes,
+        "zone": zone,
+        "hpn_zone": hpn,
+        "node_image_id": "i198448731735114628708",
+        "node_spec": {"gpus": rng.choice([8, 16]), "vcpus": 192, "memory_gib": 1967, "source": "fuzz"},
+    }
+    if rng.random() < 0.5:
+        profile["compute"]["nodes_per_job"] = rng.randint(1, nodes)
     return profile
 
 

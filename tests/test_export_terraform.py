@@ -41,7 +41,8 @@ assert "kubernetes-training" in PLANS
 
 
 def cloud_only(name: str) -> bool:
-    return name == "kubernetes-training"
+    """Whether the plan holds Kubernetes objects (kubernetes-training, lingjun-training): its cloud side is exported."""
+    return any(r.type.startswith("kubernetes:") for r in plan_of(name).resources)
 
 
 def export_of(name: str) -> dict:

@@ -69,10 +69,10 @@ def tamper(plan, name: str, *, drop: tuple[str, ...] = (), **changes):
     return tampered
 
 
-UNKNOWN_EFLO = (
-    "alicloud:eflo/node:Node has no resource kind: aitrain cannot price, count, diff, export or guard a type it has no"
-    " record of; add Kind(token='alicloud:eflo/node:Node', …) to blueprints/kinds/eflo.py (a new service: create the"
-    " module; the registry finds it)"
+UNKNOWN_TYPE_FINDING = (
+    "alicloud:ehpc/jobTemplate:JobTemplate has no resource kind: aitrain cannot price, count, diff, export or guard a"
+    " type it has no record of; add Kind(token='alicloud:ehpc/jobTemplate:JobTemplate', …) to blueprints/kinds/ehpc.py"
+    " (a new service: create the module; the registry finds it)"
 )
 
 # (case id, preset, resource suffix, tamper kwargs, rule, expected message)
@@ -224,13 +224,13 @@ CASES = [
         "instance metadata must require tokens (IMDSv2: httpTokens=required)",
     ),
     (
-        # A type aitrain has no record of (here a security group rule turned into an EFLO node) fails closed.
+        # A type aitrain has no record of (here a security group rule turned into an UNKNOWN_TYPE node) fails closed.
         "unknown-kind",
         MED,
         "network-sg-intra-cluster",
-        dict(type="alicloud:eflo/node:Node"),
+        dict(type="alicloud:ehpc/jobTemplate:JobTemplate"),
         "AIT039",
-        UNKNOWN_EFLO,
+        UNKNOWN_TYPE_FINDING,
     ),
 ]
 

@@ -37,7 +37,7 @@ from blueprints.review.render import key_properties
 from blueprints.testing import offline_plan
 
 ROOT = Path(__file__).resolve().parents[1]
-EFLO = "alicloud:eflo/node:Node"
+UNKNOWN_TYPE = "alicloud:ehpc/jobTemplate:JobTemplate"
 # Every preset as it is, and every golden variant (test_golden.GOLDEN_PLANS), each planned once.
 VARIANTS = {f"{name} (preset)": (name, {}) for name in preset_names()} | {
     f"{name} (golden)": variant for name, variant in GOLDEN_PLANS.items()
@@ -124,8 +124,8 @@ DOWNTIME = "type,takes_down,unavailable_for,source\n"
     "row, message",
     [
         (
-            "eflo.Node,machineType,a,aliyun/terraform-provider-alicloud@x:y,ForceNew\n",
-            "line 2: type = 'eflo.Node': is not a resource kind: add its record to blueprints/kinds/",
+            "ehpc.JobTemplate,commandLine,a,aliyun/terraform-provider-alicloud@x:y,ForceNew\n",
+            "line 2: type = 'ehpc.JobTemplate': is not a resource kind: add its record to blueprints/kinds/",
         ),
         (
             "kms.Key,keySpec,a,aliyun/terraform-provider-alicloud@x:y,ForceNew\n",
@@ -140,11 +140,11 @@ DOWNTIME = "type,takes_down,unavailable_for,source\n"
 )
 def test_a_replacement_row_the_kinds_do_not_vouch_for_is_refused(tmp_path, row, message):
     (tmp_path / "replacing_inputs.csv").write_text(HEADER + row)
-    (tmp_path / "delete_first_downtime.csv").write_text(DOWNTIME + "eflo.Node,the nodes,10 min,somewhere\n")
+    (tmp_path / "delete_first_downtime.csv").write_text(DOWNTIME + "ehpc.JobTemplate,the jobs,10 min,somewhere\n")
     with pytest.raises(UserInputError) as err:
         load_replacement_table(tmp_path)
     assert message in err.value.render()
-    assert "delete_first_downtime.csv: line 2: type = 'eflo.Node': is not a resource kind" in err.value.render()
+    assert "delete_first_downtime.csv: line 2: type = 'ehpc.JobTemplate': is not a resource kind" in err.value.render()
 
 
 def test_each_module_declares_only_its_own_services():
@@ -155,7 +155,7 @@ def test_each_module_declares_only_its_own_services():
             assert module_for(kind.token) == f"blueprints/kinds/{module.__name__.rsplit('.', 1)[1]}.py"
             assert (ROOT / module_for(kind.token)).is_file()
     assert module_for("alicloud:log/store:Store") == "blueprints/kinds/audit.py"
-    assert module_for(EFLO) == "blueprints/kinds/eflo.py" and kinds.is_new_module(EFLO)
+    assert module_for(UNKNOWN_TYPE) == "blueprints/kinds/ehpc.py" and kinds.is_new_module(UNKNOWN_TYPE)
     assert module_for("kubernetes:batch/v1:Job") == "blueprints/kinds/kubernetes.py"
     assert module_for("pulumi:providers:random") == "blueprints/kinds/providers.py"
 
@@ -176,7 +176,13 @@ def test_roles_are_what_their_consumers_held():
     assert shorts(Role.NODE_TEMPLATE) == {"ecs.EcsLaunchTemplate", "ess.ScalingConfiguration"}
     assert shorts(Role.STATEFUL) == {"nas.FileSystem", "oss.Bucket", "ecs.EcsDisk", "kms.Key", "actiontrail.Trail"}
     assert shorts(Role.COMPUTE_GROUP) == {"ess.ScalingGroup", "ecs.EcsInstanceSet", "ecs.Instance"}
-    assert shorts(Role.IN_VSWITCH) == shorts(Role.COMPUTE_GROUP) | {"nas.MountTarget", "vpc.NatGateway"}
+    assert shorts(Role.IN_VSWITCH) == shorts(Role.COMPUTE_GROUP) | {
+        "nas.MountTarget",
+        "vpc.NatGateway",
+        "eflo.Node",
+        "eflo.HyperNode",
+        "eflo.NodeGroupAttachment",
+    }
     assert shorts(Role.STORAGE_ACCESS) == {"nas.MountTarget", "oss.Bucket"}
     assert shorts(Role.PROVIDER) == {"pulumi:providers:alicloud", "pulumi:providers:kubernetes"}
     assert {k.short_type: k.deletion_protection for k in KINDS.values() if k.deletion_protection} == {
@@ -232,9 +238,9 @@ def test_no_table_of_types_is_left_outside_the_registry():
 
 
 DECIDED = dict(
-    token="alicloud:eflo/node:Node",
-    key_properties=("machineType",),
-    pricing=Unpriced("no catalog price for Lingjun nodes"),
+    token="alicloud:ehpc/jobTemplate:JobTemplate",
+    key_properties=("commandLine",),
+    pricing=Unpriced("no catalog price for E-HPC job templates"),
     terraform=Terraform.UNMAPPED,
     replacing_inputs=ReplacingInputs.UNKNOWN,
 )
@@ -262,7 +268,7 @@ def test_a_record_without_a_decision_cannot_be_built(field):
         ({"roles": frozenset({Role.COMPUTE_GROUP})}, "a compute group runs nodes, so it needs a capacity"),
         ({"stateful_loss": "the nodes"}, "add Role.STATEFUL"),
         ({"roles": frozenset({Role.PROVIDER})}, "Role.PROVIDER is for pulumi:providers:* tokens"),
-        ({"token": "eflo.Node"}, "is not a Pulumi type token"),
+        ({"token": "ehpc.JobTemplate"}, "is not a Pulumi type token"),
     ],
 )
 def test_a_wrong_decision_is_refused_naming_the_token(change, message):
@@ -272,13 +278,13 @@ def test_a_wrong_decision_is_refused_naming_the_token(change, message):
 
 
 def test_none_on_purpose_is_a_decision():
-    kind = Kind(**{**DECIDED, "key_properties": NoKeyProperties("a Lingjun node's inputs are all ids")})
-    assert kind.key_inputs() == () and kind.short_type == "eflo.Node"
+    kind = Kind(**{**DECIDED, "key_properties": NoKeyProperties("a job template's inputs are all scripts")})
+    assert kind.key_inputs() == () and kind.short_type == "ehpc.JobTemplate"
 
 
 def test_a_token_declared_twice_is_refused():
     module = SimpleNamespace(__name__="blueprints.kinds.twice", KINDS=(Kind(**DECIDED), Kind(**DECIDED)))
-    with pytest.raises(KindError, match="kind alicloud:eflo/node:Node is declared twice"):
+    with pytest.raises(KindError, match="kind alicloud:ehpc/jobTemplate:JobTemplate is declared twice"):
         kinds._registry((module,))
 
 

@@ -17,7 +17,7 @@ from blueprints.review.costing import price_plan
 from blueprints.review.guardrails.known import known_kinds
 from blueprints.review.plan import Plan, PlannedResource
 
-EFLO = "alicloud:eflo/node:Node"
+UNKNOWN_TYPE = "alicloud:ehpc/jobTemplate:JobTemplate"
 
 # ---- every pricer runs on a plausible resource ----
 
@@ -130,6 +130,20 @@ SAMPLES: dict[str, tuple[tuple[str, str, dict], tuple[tuple[str, str, dict], ...
         "fs",
     ),
     "alicloud:oss/bucket:Bucket": (("alicloud:oss/bucket:Bucket", "bucket", {"bucket": "data"}), (), "bucket"),
+    "alicloud:eflo/node:Node": (
+        ("alicloud:eflo/node:Node", "lingjun", {"machineType": "efg1.nvga8n", "paymentType": "PayAsYouGo"}),
+        (),
+        "lingjun",
+    ),
+    "alicloud:eflo/hyperNode:HyperNode": (
+        (
+            "alicloud:eflo/hyperNode:HyperNode",
+            "hyper",
+            {"machineType": "efg3.GN9A.ch72", "paymentType": "Subscription"},
+        ),
+        (),
+        "hyper",
+    ),
     "kubernetes:core/v1:Service": (
         ("kubernetes:core/v1:Service", "lb", {"spec": {"type": "LoadBalancer", "ports": [{"port": 443}]}}),
         (),
@@ -163,14 +177,14 @@ def test_every_pricer_prices_a_plausible_resource(token):
 
 def test_a_type_without_a_kind_is_an_unpriced_line_never_a_silent_skip():
     costs = price_plan(
-        [PlannedResource(EFLO, "lingjun", None, True, {"machineType": "efg2.NC8"})], load_catalog(), "cn-shanghai"
+        [PlannedResource(UNKNOWN_TYPE, "hpc", None, True, {"commandLine": "run.sh"})], load_catalog(), "cn-shanghai"
     )
-    (line,) = [line for line in costs["lines"] if line["resource"] == "lingjun"]
-    assert line["item"] == f"{EFLO}: no resource kind, not priced" and line["cny_per_month"] is None
-    assert line["source"] == "no resource kind: add one to blueprints/kinds/eflo.py"
+    (line,) = [line for line in costs["lines"] if line["resource"] == "hpc"]
+    assert line["item"] == f"{UNKNOWN_TYPE}: no resource kind, not priced" and line["cny_per_month"] is None
+    assert line["source"] == "no resource kind: add one to blueprints/kinds/ehpc.py"
     assert (
         costs["totals"]["complete"] is False
-        and f"lingjun: {EFLO}: no resource kind, not priced" in costs["totals"]["unknown"]
+        and f"hpc: {UNKNOWN_TYPE}: no resource kind, not priced" in costs["totals"]["unknown"]
     )
 
 
@@ -188,31 +202,31 @@ def test_the_mocks_answer_computed_and_counted_outputs():
             assert state[attribute] == f"${{r.{attribute}}}", token
         for attribute, _ in kind.counted_outputs:
             assert state[attribute] == [f"${{r.{attribute}[{i}]}}" for i in range(3)], token
-    _, state = mocks.new_resource(SimpleNamespace(typ=EFLO, name="x", inputs={"zone": "a"}))
+    _, state = mocks.new_resource(SimpleNamespace(typ=UNKNOWN_TYPE, name="x", inputs={"zone": "a"}))
     assert state == {"zone": "a"}
 
 
 # ---- a type without a kind fails closed (AIT039) ----
 
-EFLO_FINDING = (
-    f"{EFLO} has no resource kind: aitrain cannot price, count, diff, export or guard a type it has no record of;"
-    f" add Kind(token='{EFLO}', …) to blueprints/kinds/eflo.py (a new service: create the module; the registry finds"
-    " it)"
+UNKNOWN_FINDING = (
+    f"{UNKNOWN_TYPE} has no resource kind: aitrain cannot price, count, diff, export or guard a type it has no record"
+    f" of; add Kind(token='{UNKNOWN_TYPE}', …) to blueprints/kinds/ehpc.py (a new service: create the module; the"
+    " registry finds it)"
 )
 
 
 def test_the_unknown_type_finding_names_the_type_and_its_file():
     job = "kubernetes:batch/v1:Job"
     resources = [
-        PlannedResource(EFLO, "n0", None, True, {}),
+        PlannedResource(UNKNOWN_TYPE, "n0", None, True, {}),
         PlannedResource("aitrain:x:Component", "component", None, False, {}),
-        PlannedResource(EFLO, "n1", None, True, {}),
+        PlannedResource(UNKNOWN_TYPE, "n1", None, True, {}),
         PlannedResource(job, "train", None, True, {}),
-        PlannedResource(EFLO, "n2", None, True, {}),
+        PlannedResource(UNKNOWN_TYPE, "n2", None, True, {}),
     ]
     plan = Plan("component", "cn-shanghai", "t", {}, (), tuple(resources))
     assert list(known_kinds(plan)) == [
-        ("n0", EFLO_FINDING.replace("has no resource kind:", "has no resource kind (and 2 more of its resources):")),
+        ("n0", UNKNOWN_FINDING.replace("has no resource kind:", "has no resource kind (and 2 more of its resources):")),
         (
             "train",
             f"{job} has no resource kind: aitrain cannot price, count, diff, export or guard a type it has no record"
@@ -222,20 +236,21 @@ def test_the_unknown_type_finding_names_the_type_and_its_file():
     assert {r.id: r.level for r in guardrails.RULES}["AIT039"] == "error"
 
 
-def test_a_plan_with_an_eflo_node_shows_the_error():
-    """The real engine path: a program with an alicloud.eflo.Node, previewed as `aitrain plan` previews a stack."""
+def test_a_plan_with_a_type_without_a_kind_shows_the_error():
+    """The real engine path: a program with an alicloud.ehpc.JobTemplate (a type without a kind), previewed as
+    `aitrain plan` previews a stack."""
     import pulumi_alicloud as alicloud
 
     from blueprints.engine.preview import preview
     from blueprints.profile.stackconfig import PRESET_KEY
 
     def program():
-        alicloud.eflo.Node("lingjun-node", machine_type="efg2.NC8", zone="cn-shanghai-b", hpn_zone="B1")
+        alicloud.ehpc.JobTemplate("hpc-job", command_line="run.sh", job_template_name="hpc-job")
 
     plan = preview(
         {PRESET_KEY: "medical-imaging"}, catalog=load_catalog(), today=dt.date(2026, 11, 30), program=program
     )
-    assert {"rule": "AIT039", "level": "error", "resource": "lingjun-node", "message": EFLO_FINDING} in plan.findings
+    assert {"rule": "AIT039", "level": "error", "resource": "hpc-job", "message": UNKNOWN_FINDING} in plan.findings
     assert plan.costs["totals"]["complete"] is False
 
 
@@ -245,9 +260,9 @@ def test_the_test_kit_fails_on_an_unknown_type():
     from blueprints.testing import assert_guardrails, offline_mocks
 
     with offline_mocks() as stack:
-        alicloud.eflo.Node("lingjun-node", machine_type="efg2.NC8", zone="cn-shanghai-b")
+        alicloud.ehpc.JobTemplate("hpc-job", command_line="run.sh", job_template_name="hpc-job")
     with pytest.raises(
-        AssertionError, match=r"error: \[AIT039\] lingjun-node: alicloud:eflo/node:Node has no resource kind"
+        AssertionError, match=r"error: \[AIT039\] hpc-job: alicloud:ehpc/jobTemplate:JobTemplate has no resource kind"
     ):
         assert_guardrails(stack.resources)
 
@@ -258,7 +273,7 @@ def test_a_preset_holds_no_unknown_type_and_a_retyped_resource_fires(medical_pla
     retyped = dataclasses.replace(
         medical_plan,
         resources=tuple(
-            dataclasses.replace(r, type=EFLO) if r.short_type == "ecs.EcsDeploymentSet" else r
+            dataclasses.replace(r, type=UNKNOWN_TYPE) if r.short_type == "ecs.EcsDeploymentSet" else r
             for r in medical_plan.resources
         ),
     )

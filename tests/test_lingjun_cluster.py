@@ -153,8 +153,8 @@ def test_a_malformed_bmcpfs_id_is_refused():
 
 
 def test_a_profile_without_the_node_spec_the_api_does_not_publish_is_refused():
-    out = refused("compute.node=")
-    assert "compute.node" in out
+    out = refused("compute.node_spec=")
+    assert "compute.node_spec" in out
 
 
 def test_a_profile_without_the_node_group_image_is_refused():

@@ -135,7 +135,7 @@ def test_the_cli_reads_skips_from_a_stack_config(tmp_path):
         (
             ["policy", "config"],
             "preset = None: name a preset (autoscaling-training, "
-            "kubernetes-training, medical-imaging) or give --stack-config",
+            "kubernetes-training, lingjun-training, medical-imaging) or give --stack-config",
         ),
         (["policy", "config", "medical-imaging", "--today", "2026-13-01"], "--today"),
     ],

@@ -259,7 +259,8 @@ def test_the_other_blueprints_keys_name_the_blueprint_that_takes_them():
     data = autoscaling()
     data["compute"]["nodes"] = 3
     (p,) = problems(data)
-    assert p.path == "compute.nodes" and "blueprint 'fixed-cluster'" in p.message
+    assert p.path == "compute.nodes" and "blueprints 'fixed-cluster', 'lingjun-cluster'" in p.message
+    assert p.hint == "set blueprint: fixed-cluster or lingjun-cluster to use it"
 
 
 def test_storage_zone_must_be_a_zone_of_the_region():

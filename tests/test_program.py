@@ -21,20 +21,21 @@ PROGRAM = Path(__file__).resolve().parents[1] / "infra" / "__main__.py"
 SHANGHAI = list(load_catalog().zones("cn-shanghai"))
 
 
-def run_infra_main(config: dict[str, str]):
+def run_infra_main(config: dict[str, str], region: str = "cn-shanghai"):
     # get_images answered per name pattern, as the cloud does (Alibaba's GPU image and the plain OS image differ).
-    images = catalog_images(load_catalog(), "cn-shanghai")
-    return record(lambda: runpy.run_path(str(PROGRAM), run_name="__main__"), config, zones=SHANGHAI, image_id=images)
+    images = catalog_images(load_catalog(), region)
+    zones = list(load_catalog().zones(region))
+    return record(lambda: runpy.run_path(str(PROGRAM), run_name="__main__"), config, zones=zones, image_id=images)
 
 
 @pytest.mark.parametrize("preset", preset_names())
 def test_infra_main_with_preset_config_creates_exactly_the_plan(preset, request):
-    resources, outputs = run_infra_main({PRESET_KEY: preset})
     plan = plan_of(preset, request)
+    resources, outputs = run_infra_main({PRESET_KEY: preset}, plan.region)
     assert [(r.type, r.name, r.parent, r.inputs, r.protect, r.retain_on_delete) for r in resources] == [
         (r.type, r.name, r.parent, r.inputs, r.protect, r.retain_on_delete) for r in plan.resources
     ]
-    assert outputs["blueprint"] == plan.blueprint and outputs["region"] == "cn-shanghai"
+    assert outputs["blueprint"] == plan.blueprint and outputs["region"] == plan.region
 
 
 def test_infra_main_accepts_a_structured_profile_object():

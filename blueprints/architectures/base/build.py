@@ -100,7 +100,7 @@ class BlueprintBuilder(ABC, Generic[S]):
                 vpc_cidr=p.network.vpc_cidr,
                 region_zones=self.catalog.zones(p.region),
                 storage_zone=p.storage_zone,
-                instance_type=self.instance.instance_type,
+                instance_type=spec.network_instance_type,
                 compute_zone_count=spec.compute_zone_count,
                 preferred_zones=p.network.zones,
                 # With a login node, SSH reaches training nodes only from it (rule added below), never from a range.

@@ -102,6 +102,11 @@ class BlueprintSpec(ABC, Generic[P]):
         return bool(self.profile.access.login_node and self.profile.network.admin_cidr is not None)
 
     @property
+    def network_instance_type(self) -> str:
+        """The ECS type whose zones the compute vSwitch must offer (the cloud is asked for them): the nodes' own."""
+        return self.instance.instance_type
+
+    @property
     def fabric_link(self) -> str:
         """The link NCCL uses between this blueprint's nodes (the
         catalog's, unless the compute unit cannot build it)."""

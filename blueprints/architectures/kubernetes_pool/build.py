@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any, TypeVar
+
 from blueprints.architectures.base.build import BlueprintBuilder, Foundation, login_node_outputs
 from blueprints.architectures.base.repair import kubernetes_repair
 from blueprints.architectures.kubernetes_pool.kueue import configure_manager, kueue_objects
-from blueprints.architectures.kubernetes_pool.spec import KUBECONFIG_MINUTES, KubernetesPoolSpec
+from blueprints.architectures.kubernetes_pool.spec import KUBECONFIG_MINUTES, AckPoolSpec, KubernetesPoolSpec
 from blueprints.catalog.metrics import PROMETHEUS_ADDON, load_metrics, metric_producers
 from blueprints.components.errors import names_resource
 from blueprints.components.job_queue import JobQueue, JobQueueArgs
@@ -22,8 +24,11 @@ from blueprints.components.reservation import hold_for
 from blueprints.core.layout import check_vswitch_room
 from blueprints.profile.image import node_image_output, platform_image_output
 
+# The spec an ACK builder builds (kubernetes-pool's, lingjun-cluster's).
+AS = TypeVar("AS", bound=AckPoolSpec[Any])
 
-class KubernetesPoolBuilder(BlueprintBuilder[KubernetesPoolSpec]):
+
+class AckPoolBuilder(BlueprintBuilder[AS]):
     """An ACK cluster on the training network; the file system and the bucket become volumes its jobs mount."""
 
     def build_nodes(self, foundation: Foundation) -> dict[str, object]:
@@ -182,6 +187,10 @@ class KubernetesPoolBuilder(BlueprintBuilder[KubernetesPoolSpec]):
     def make_cluster(self, args: KubernetesClusterArgs) -> KubernetesCluster:
         """The ACK cluster with its system pool and its GPU pool (an autoscaled ECS node pool here)."""
         return KubernetesCluster(self.spec.compute_unit_name, args, opts=self.opts)
+
+
+class KubernetesPoolBuilder(AckPoolBuilder[KubernetesPoolSpec]):
+    """kubernetes-pool: the ACK cluster with an autoscaled ECS GPU pool."""
 
 
 BUILDER = KubernetesPoolBuilder

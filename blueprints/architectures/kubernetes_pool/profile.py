@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
 
 from pydantic import Field, ValidationInfo, model_validator
 
@@ -12,6 +12,10 @@ from blueprints.architectures.kubernetes_pool.settings import NODE_POOL_MAX_SIZE
 from blueprints.core.errors import FieldError, did_you_mean, join_allowed
 from blueprints.profile.context import context_of
 from blueprints.profile.model import ComputeBase, ProfileBase
+
+if TYPE_CHECKING:
+    from blueprints.catalog import Catalog
+    from blueprints.profile.sections import Scratch
 
 
 class KubernetesCompute(ComputeBase):
@@ -67,7 +71,48 @@ class KubernetesCompute(ComputeBase):
         return self.nodes_per_job if self.nodes_per_job is not None else self.max_nodes
 
 
-class KubernetesProfile(ProfileBase):
+class GpuPool(Protocol):
+    """What the ACK builders read of a GPU node pool's compute section: kubernetes-pool's autoscaled ECS pool, or
+    lingjun-cluster's Lingjun node pool (bought nodes, min = max)."""
+
+    @property
+    def min_nodes(self) -> int: ...
+
+    @property
+    def max_nodes(self) -> int: ...
+
+    @property
+    def job_nodes(self) -> int: ...
+
+    @property
+    def scale_in_gpu_percent(self) -> float: ...
+
+    @property
+    def system_disk_gib(self) -> int: ...
+
+    @property
+    def system_disk_performance_level(self) -> str: ...
+
+    def scratch(self, catalog: "Catalog") -> "Scratch": ...
+
+
+class AckProfile(ProfileBase):
+    """A profile whose GPUs are an ACK node pool (kubernetes-pool, lingjun-cluster): its pool, cluster and queues."""
+
+    def gpu_pool(self) -> GpuPool:
+        """The GPU node pool's compute section."""
+        raise NotImplementedError
+
+    def ack_settings(self) -> KubernetesSettings:
+        """The ACK cluster's settings (the ``kubernetes`` section)."""
+        raise NotImplementedError
+
+    def team_queues(self) -> QueueSettings:
+        """The teams sharing the GPU pool (the ``queues`` section)."""
+        raise NotImplementedError
+
+
+class KubernetesProfile(AckProfile):
     """Profile of the ``kubernetes-pool`` blueprint."""
 
     alias_count_fields: ClassVar[tuple[str, ...]] = ("min_nodes", "max_nodes", "nodes_per_job")
@@ -88,6 +133,18 @@ class KubernetesProfile(ProfileBase):
     def reserved_nodes(self) -> int | None:
         """The GPU pool draws from the reservation up to its max_nodes (every node the autoscaler may add)."""
         return self.compute.max_nodes
+
+    def gpu_pool(self) -> KubernetesCompute:
+        """The autoscaled ECS GPU pool."""
+        return self.compute
+
+    def ack_settings(self) -> KubernetesSettings:
+        """The ``kubernetes`` section."""
+        return self.kubernetes
+
+    def team_queues(self) -> QueueSettings:
+        """The ``queues`` section."""
+        return self.queues
 
     @model_validator(mode="after")
     def _ack_fits(self, info: ValidationInfo) -> "KubernetesProfile":

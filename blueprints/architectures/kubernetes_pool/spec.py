@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from blueprints.advisor.budget import BudgetTier, StandingCost
 from blueprints.architectures.base.repair import kubernetes_repair_note
 from blueprints.architectures.base.spec import FABRIC_SUMMARY, BlueprintSpec
 from blueprints.architectures.kubernetes_pool.kueue import ECS_POOL_TOPOLOGY, TopologyChoice, queue_summary
-from blueprints.architectures.kubernetes_pool.profile import KubernetesCompute, KubernetesProfile
+from blueprints.architectures.kubernetes_pool.profile import AckProfile, GpuPool, KubernetesProfile
 from blueprints.architectures.kubernetes_pool.settings import NODE_POOL_MAX_SIZE, KubernetesSettings
 from blueprints.catalog.engines import (
     JOBSET_VERSION,
@@ -48,36 +48,26 @@ ERDMA_SUMMARY = (
 )
 
 
-class KubernetesPoolSpec(BlueprintSpec[KubernetesProfile]):
-    """Kubernetes pool: an ACK Pro cluster with a GPU node pool that many training jobs share.
+# The profile an ACK spec is written for (kubernetes-pool's, lingjun-cluster's).
+A = TypeVar("A", bound=AckProfile)
 
-    Recommended when several training jobs (and teams) run at once on one pool of GPUs: Kueue queues each team's
-    jobs against its GPU quota and admits a job whole or not at all, Kubeflow Trainer v2 turns a ``TrainJob`` into
-    one pod per node, and Kubernetes places them and restarts failed workers. The GPU pool scales between
-    ``min_nodes`` (0 allowed) and
-    ``max_nodes``; the shared file system and the bucket are volumes every job mounts, and both outlive the cluster.
-    """
 
-    name = "kubernetes-pool"
-    profile_model = KubernetesProfile
-    compute_unit = "k8s"
+class AckPoolSpec(BlueprintSpec[A]):
+    """What a blueprint whose GPUs are an ACK node pool means (kubernetes-pool's autoscaled ECS pool, lingjun-cluster's
+    Lingjun node pool): the cluster, its add-ons, the job engine and Kueue's queues, the plan's lines about them."""
+
     compute_zone_count = 1
-    node_repair = "ACK's node auto repair restarts or repairs its GPU nodes (managed node pool)"
-    park_refusal = (
-        "a Kubernetes GPU pool parks itself: set compute.min_nodes 0 and the cluster autoscaler removes idle GPU nodes"
-    )
     job_engine = "kubernetes"
-    foreign_node_image = "its GPU nodes boot ACK's image of kubernetes.image_type"
 
     @property
-    def compute(self) -> KubernetesCompute:
-        """The profile's compute section."""
-        return self.profile.compute
+    def compute(self) -> GpuPool:
+        """The profile's GPU pool (its compute section)."""
+        return self.profile.gpu_pool()
 
     @property
     def settings(self) -> KubernetesSettings:
         """The profile's kubernetes section."""
-        return self.profile.kubernetes
+        return self.profile.ack_settings()
 
     @property
     def kubernetes_version(self) -> str:
@@ -137,7 +127,7 @@ class KubernetesPoolSpec(BlueprintSpec[KubernetesProfile]):
             namespace=self.settings.namespace,
             gpus_per_node=self.instance.gpu_count,
             max_nodes=self.compute.max_nodes,
-            queues=self.profile.queues,
+            queues=self.profile.team_queues(),
             topology=self.topology,
         )
 
@@ -243,66 +233,6 @@ class KubernetesPoolSpec(BlueprintSpec[KubernetesProfile]):
         """Quoted at max_nodes: the most the GPU pool can cost per hour."""
         return self.compute.max_nodes, "GPU pool at max_nodes"
 
-    @classmethod
-    def budget_tiers(cls, limits: dict[str, float]) -> tuple[BudgetTier, ...]:
-        """Jobs that share one pool of GPUs, at any budget; the
-        cluster's own standing costs (fee, system pool) declared."""
-        defaults = KubernetesSettings.model_fields
-        system_type, system_nodes = defaults["system_instance_type"].default, defaults["system_nodes"].default
-        standing = (
-            # Billed per cluster per hour of use
-            # (https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/product-overview/cluster-management-fee);
-            # the price is the catalog's prices.csv row ack/pro-cluster-fee (unknown while absent, never 0).
-            StandingCost(
-                "ACK Pro cluster management fee", 1, "cluster-hours", item="ack", price_tier="pro-cluster-fee"
-            ),
-            StandingCost(
-                f"system node pool ({system_nodes} × {system_type})",
-                system_nodes,
-                "node-hours",
-                instance_type=system_type,
-            ),
-            # "A Classic Load Balancer (CLB) instance is required for the
-            # API server" (ACK Pro billing page, prices.csv clb_api_server).
-            StandingCost("API server load balancer (CLB)", 1, "hours", item="clb_api_server"),
-        )
-        why = (
-            "Kubernetes is the scheduler the jobs share: it places each "
-            "job's workers (one TrainJob pod per node, Kubeflow "
-            "Trainer), Kueue queues a job that does not fit its team's quota until "
-            "GPUs free up and admits it whole, Kubernetes restarts failed workers, and the cluster "
-            "autoscaler adds GPU nodes for queued jobs and removes idle "
-            "ones; a fixed cluster or an ESS pool has no such queue, "
-            "so parallel jobs there need a stack each or wait for one another by hand"
-        )
-        return (
-            BudgetTier(
-                "shared-pool",
-                cls.name,
-                0.0,
-                "Kubernetes GPU pool shared by parallel jobs",
-                cls.compute_from_choice,
-                spot_when_allowed=True,
-                scales_to_zero=True,
-                min_jobs_in_parallel=2,
-                standing=standing,
-                why_parallel=why,
-                # The pool's own bound (compute.max_nodes), so a recommended pool is always one the profile accepts.
-                pool_max_nodes=NODE_POOL_MAX_SIZE,
-            ),
-        )
-
-    @classmethod
-    def compute_from_choice(cls, instance_type: str, nodes: int, jobs_in_parallel: int = 1) -> dict[str, Any]:
-        """Empty between jobs; the pool holds every parallel job at
-        once (max_nodes = nodes × jobs), each job spans ``nodes``."""
-        return {
-            "instance_type": instance_type,
-            "min_nodes": 0,
-            "max_nodes": nodes * jobs_in_parallel,
-            "nodes_per_job": nodes,
-        }
-
     def expected_nodes(self) -> int:
         """A job spans nodes_per_job nodes (one worker each)."""
         return self.compute.job_nodes
@@ -395,6 +325,86 @@ class KubernetesPoolSpec(BlueprintSpec[KubernetesProfile]):
             "and are retained), so `pulumi destroy` may remove it."
         )
         return notes
+
+
+class KubernetesPoolSpec(AckPoolSpec[KubernetesProfile]):
+    """Kubernetes pool: an ACK Pro cluster with a GPU node pool that many training jobs share.
+
+    Recommended when several training jobs (and teams) run at once on one pool of GPUs: Kueue queues each team's
+    jobs against its GPU quota and admits a job whole or not at all, Kubeflow Trainer v2 turns a ``TrainJob`` into
+    one pod per node, and Kubernetes places them and restarts failed workers. The GPU pool scales between
+    ``min_nodes`` (0 allowed) and
+    ``max_nodes``; the shared file system and the bucket are volumes every job mounts, and both outlive the cluster.
+    """
+
+    name = "kubernetes-pool"
+    profile_model = KubernetesProfile
+    compute_unit = "k8s"
+    node_repair = "ACK's node auto repair restarts or repairs its GPU nodes (managed node pool)"
+    park_refusal = (
+        "a Kubernetes GPU pool parks itself: set compute.min_nodes 0 and the cluster autoscaler removes idle GPU nodes"
+    )
+    foreign_node_image = "its GPU nodes boot ACK's image of kubernetes.image_type"
+
+    @classmethod
+    def budget_tiers(cls, limits: dict[str, float]) -> tuple[BudgetTier, ...]:
+        """Jobs that share one pool of GPUs, at any budget; the
+        cluster's own standing costs (fee, system pool) declared."""
+        defaults = KubernetesSettings.model_fields
+        system_type, system_nodes = defaults["system_instance_type"].default, defaults["system_nodes"].default
+        standing = (
+            # Billed per cluster per hour of use
+            # (https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/product-overview/cluster-management-fee);
+            # the price is the catalog's prices.csv row ack/pro-cluster-fee (unknown while absent, never 0).
+            StandingCost(
+                "ACK Pro cluster management fee", 1, "cluster-hours", item="ack", price_tier="pro-cluster-fee"
+            ),
+            StandingCost(
+                f"system node pool ({system_nodes} × {system_type})",
+                system_nodes,
+                "node-hours",
+                instance_type=system_type,
+            ),
+            # "A Classic Load Balancer (CLB) instance is required for the
+            # API server" (ACK Pro billing page, prices.csv clb_api_server).
+            StandingCost("API server load balancer (CLB)", 1, "hours", item="clb_api_server"),
+        )
+        why = (
+            "Kubernetes is the scheduler the jobs share: it places each "
+            "job's workers (one TrainJob pod per node, Kubeflow "
+            "Trainer), Kueue queues a job that does not fit its team's quota until "
+            "GPUs free up and admits it whole, Kubernetes restarts failed workers, and the cluster "
+            "autoscaler adds GPU nodes for queued jobs and removes idle "
+            "ones; a fixed cluster or an ESS pool has no such queue, "
+            "so parallel jobs there need a stack each or wait for one another by hand"
+        )
+        return (
+            BudgetTier(
+                "shared-pool",
+                cls.name,
+                0.0,
+                "Kubernetes GPU pool shared by parallel jobs",
+                cls.compute_from_choice,
+                spot_when_allowed=True,
+                scales_to_zero=True,
+                min_jobs_in_parallel=2,
+                standing=standing,
+                why_parallel=why,
+                # The pool's own bound (compute.max_nodes), so a recommended pool is always one the profile accepts.
+                pool_max_nodes=NODE_POOL_MAX_SIZE,
+            ),
+        )
+
+    @classmethod
+    def compute_from_choice(cls, instance_type: str, nodes: int, jobs_in_parallel: int = 1) -> dict[str, Any]:
+        """Empty between jobs; the pool holds every parallel job at
+        once (max_nodes = nodes × jobs), each job spans ``nodes``."""
+        return {
+            "instance_type": instance_type,
+            "min_nodes": 0,
+            "max_nodes": nodes * jobs_in_parallel,
+            "nodes_per_job": nodes,
+        }
 
 
 SPEC = KubernetesPoolSpec

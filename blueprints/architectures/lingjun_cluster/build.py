@@ -4,21 +4,20 @@ runs inside it, with a Lingjun node pool as the GPU pool."""
 from __future__ import annotations
 
 from blueprints.architectures.base.build import Foundation
-from blueprints.architectures.kubernetes_pool.build import KubernetesPoolBuilder
+from blueprints.architectures.kubernetes_pool.build import AckPoolBuilder
 from blueprints.architectures.lingjun_cluster.spec import LingjunClusterSpec
 from blueprints.components.kubernetes_cluster import KubernetesCluster, KubernetesClusterArgs
 from blueprints.components.lingjun import LINGJUN_TAINT, LingjunKubernetesCluster, LingjunNodes, LingjunNodesArgs
 
 
-class LingjunClusterBuilder(KubernetesPoolBuilder):
-    """kubernetes-pool's builder with the Lingjun nodes first and a Lingjun node pool for GPUs."""
-
-    spec: LingjunClusterSpec
+class LingjunClusterBuilder(AckPoolBuilder[LingjunClusterSpec]):
+    """The ACK builder with the Lingjun nodes first and a Lingjun node pool for GPUs."""
 
     def build_nodes(self, foundation: Foundation) -> dict[str, object]:
         """The Lingjun nodes in the compute zone's vSwitch, then the ACK cluster and its workloads."""
         network = foundation.network
-        spec, compute = self.spec, self.spec.lingjun_compute
+        spec = self.spec
+        compute = spec.profile.compute
         p = spec.profile
         self.lingjun = LingjunNodes(
             f"{spec.compute_unit_name}-nodes",
@@ -44,7 +43,7 @@ class LingjunClusterBuilder(KubernetesPoolBuilder):
             lingjun_nodes=compute.nodes,
             hpn_zone=compute.hpn_zone,
         )
-        cpfs = getattr(p, "cpfs", None)
+        cpfs = p.cpfs
         if cpfs is not None:
             outputs["cpfs_for_lingjun_id"] = cpfs.file_system_id
         return outputs

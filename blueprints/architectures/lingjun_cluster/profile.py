@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import Field, ValidationInfo, model_validator
 
+from blueprints.architectures.kubernetes_pool.profile import AckProfile
 from blueprints.architectures.kubernetes_pool.queues import QueueSettings, check_queues
 from blueprints.architectures.kubernetes_pool.settings import NODE_POOL_MAX_SIZE, KubernetesSettings
 from blueprints.catalog.lingjun import LingjunNodeType
 from blueprints.core.errors import FieldError, did_you_mean, join_allowed
 from blueprints.profile.context import context_of
-from blueprints.profile.model import ComputeBase, ProfileBase
+from blueprints.profile.model import ComputeBase
 from blueprints.profile.sections import Scratch
 from blueprints.profile.strict import Strict
 
@@ -97,7 +98,9 @@ class LingjunCompute(ComputeBase):
     )
     zone: str = Field(description="The zone the nodes are in (eflo Node zone, node group az).")
     hpn_zone: str = Field(description="The HPN zone (the RDMA fabric's cluster number, e.g. A1) of the nodes.")
-    node: LingjunNodeSpec = Field(description="The node as ListMachineTypes reports it (Alibaba publishes no spec).")
+    node_spec: LingjunNodeSpec = Field(
+        description="The node as ListMachineTypes reports it (Alibaba publishes no spec)."
+    )
     node_image_id: str = Field(
         pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$",
         description="Lingjun image id of the node group (eflo NodeGroup image_id, required by the API; e.g. "
@@ -170,7 +173,7 @@ def lingjun_row(catalog: object, machine_type: str) -> LingjunNodeType | None:
     return getattr(catalog, "lingjun", {}).get(machine_type)
 
 
-class LingjunProfile(ProfileBase):
+class LingjunProfile(AckProfile):
     """Profile of the ``lingjun-cluster`` blueprint."""
 
     alias_count_fields: ClassVar[tuple[str, ...]] = ()
@@ -186,6 +189,18 @@ class LingjunProfile(ProfileBase):
     cpfs: CpfsForLingjun | None = Field(
         default=None, description="An existing CPFS for Lingjun file system the jobs mount (optional)."
     )
+
+    def gpu_pool(self) -> LingjunCompute:
+        """The Lingjun node pool."""
+        return self.compute
+
+    def ack_settings(self) -> KubernetesSettings:
+        """The ``kubernetes`` section."""
+        return self.kubernetes
+
+    def team_queues(self) -> QueueSettings:
+        """The ``queues`` section."""
+        return self.queues
 
     @model_validator(mode="after")
     def _lingjun_fits(self, info: ValidationInfo) -> "LingjunProfile":
@@ -216,6 +231,14 @@ class LingjunProfile(ProfileBase):
                 compute.zone,
                 f"has no {row.machine_type} in the catalog; allowed: {join_allowed(zones)}",
             )
+        if list(self.network.zones) != [compute.zone]:
+            raise FieldError(
+                "network.zones",
+                list(self.network.zones),
+                f"must be exactly [{compute.zone}] (compute.zone): the Lingjun nodes, the ACK cluster's vSwitch and "
+                "its pods share that zone (ACK: a Lingjun node pool's pod vSwitches must include the Lingjun "
+                f"cluster's zone); allowed: [{compute.zone}]",
+            )
         hpn = row.hpn_zones(compute.zone)
         if compute.hpn_zone not in hpn:
             raise FieldError(
@@ -224,16 +247,18 @@ class LingjunProfile(ProfileBase):
                 f"is not an HPN zone of {row.machine_type} in {compute.zone} in the catalog; "
                 f"allowed: {join_allowed(list(hpn))}",
             )
-        model = compute.node.gpu_model
+        model = compute.node_spec.gpu_model
         if model is not None and model not in catalog.gpus:
             raise FieldError(
-                "compute.node.gpu_model",
+                "compute.node_spec.gpu_model",
                 model,
                 f"is not in the catalog's gpus.csv; allowed: {join_allowed(sorted(catalog.gpus))}",
             )
         self._cpfs_fits(catalog)
         self._kubernetes_fits(catalog)
-        check_queues(self.queues, max_nodes=compute.nodes, job_nodes=compute.job_nodes, gpus_per_node=compute.node.gpus)
+        check_queues(
+            self.queues, max_nodes=compute.nodes, job_nodes=compute.job_nodes, gpus_per_node=compute.node_spec.gpus
+        )
         return self
 
     def _cpfs_fits(self, catalog: "Catalog") -> None:

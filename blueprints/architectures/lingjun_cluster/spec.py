@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from blueprints.advisor.budget import BudgetTier
 from blueprints.architectures.kubernetes_pool.kueue import ACK_TOPOLOGY_DOC, TopologyChoice
-from blueprints.architectures.kubernetes_pool.spec import KubernetesPoolSpec
+from blueprints.architectures.kubernetes_pool.spec import AckPoolSpec
 from blueprints.architectures.lingjun_cluster.profile import LingjunCompute, LingjunProfile, lingjun_row
 from blueprints.catalog.pricing import price_cny
 from blueprints.catalog.records import InstanceType
@@ -50,7 +50,7 @@ def fee_tier(gpus: int) -> str:
     return next(tier for bound, tier in FEE_TIERS if bound is None or gpus <= bound)
 
 
-class LingjunClusterSpec(KubernetesPoolSpec):
+class LingjunClusterSpec(AckPoolSpec[LingjunProfile]):
     """Lingjun cluster: PAI-Lingjun nodes on their own RDMA fabric (HPN), joined to an ACK Pro cluster as a Lingjun
     node pool, with Kueue and Kubeflow Trainer as on kubernetes-pool.
 
@@ -61,30 +61,24 @@ class LingjunClusterSpec(KubernetesPoolSpec):
     """
 
     name = "lingjun-cluster"
-    profile_model = LingjunProfile  # type: ignore[assignment]
+    profile_model = LingjunProfile
     compute_unit = "lingjun"
     node_repair = "ACK's node auto repair repairs the Lingjun nodes of its Lingjun node pool"
     park_refusal = "Lingjun nodes are bought whole: remove them (compute.nodes) or destroy the stack to stop paying"
     foreign_node_image = "its Lingjun nodes boot compute.node_image_id (a Lingjun image) with their own drivers"
 
     def __init__(self, profile: LingjunProfile, catalog: "Catalog", today: dt.date):
-        self.profile = profile  # type: ignore[assignment]
+        self.profile = profile
         self.catalog = catalog
         self.today = today
         self.instance = self.node_type()
-
-    @property
-    def lingjun_profile(self) -> LingjunProfile:
-        """The profile, as the Lingjun profile it is."""
-        assert isinstance(self.profile, LingjunProfile)
-        return self.profile
 
     def node_type(self) -> InstanceType:
         """The Lingjun node as an instance record: the catalog row's id and fabric, the profile's stated spec."""
         compute = self.lingjun_compute
         row = lingjun_row(self.catalog, compute.instance_type)
         assert row is not None  # the profile checked it
-        node = compute.node
+        node = compute.node_spec
         rdma_gbps = node.rdma_nics * node.rdma_gbps_per_nic if node.rdma_nics and node.rdma_gbps_per_nic else None
         return InstanceType(
             instance_type=row.machine_type,
@@ -100,7 +94,7 @@ class LingjunClusterSpec(KubernetesPoolSpec):
             rdma_gbps=rdma_gbps,
             rdma_nics=node.rdma_nics,
             nvlink=None,
-            spec_source=f"profile compute.node ({node.source}); id and fabric: {row.source}",
+            spec_source=f"profile compute.node_spec ({node.source}); id and fabric: {row.source}",
             spec_date=self.today.isoformat(),
             regions=row.regions,
             notes=row.notes,
@@ -108,15 +102,19 @@ class LingjunClusterSpec(KubernetesPoolSpec):
 
     @property
     def lingjun_compute(self) -> LingjunCompute:
-        """The profile's compute section."""
-        compute = self.lingjun_profile.compute
-        assert isinstance(compute, LingjunCompute)
-        return compute
+        """The profile's compute section: the Lingjun nodes."""
+        return self.profile.compute
+
+    @property
+    def network_instance_type(self) -> str:
+        """The ACK system pool's ECS type: Lingjun machine types are not ECS types, so no ECS zone query knows them;
+        the Lingjun nodes' zone is compute.zone, which the profile requires network.zones to be."""
+        return self.settings.system_instance_type
 
     @property
     def cpfs_volume(self) -> tuple[str, str, str, int] | None:
         """The profile's CPFS for Lingjun file system, as a static volume every job mounts at /mnt/cpfs."""
-        cpfs = self.lingjun_profile.cpfs
+        cpfs = self.profile.cpfs
         if cpfs is None:
             return None
         return (cpfs.file_system_id, cpfs.vpc_mount_target, cpfs.vsc_mount_target, cpfs.capacity_gib)
@@ -133,7 +131,7 @@ class LingjunClusterSpec(KubernetesPoolSpec):
 
     def addons(self) -> tuple[tuple[str, str, str], ...]:
         """As kubernetes-pool's without eRDMA, with ACK's RDMA device plugin: the fabric is Lingjun's RDMA."""
-        wanted = (RDMA_DEVICE_PLUGIN, CPFS_MOUNT_DAEMON) if self.lingjun_profile.cpfs else (RDMA_DEVICE_PLUGIN,)
+        wanted = (RDMA_DEVICE_PLUGIN, CPFS_MOUNT_DAEMON) if self.profile.cpfs else (RDMA_DEVICE_PLUGIN,)
         base = super().addons()
         chosen = [a for a in base if a[0] != "ack-erdma-controller" and a[0] not in wanted]
         pinned = [next((a for a in base if a[0] == name), (name, "", "")) for name in wanted]
@@ -142,14 +140,15 @@ class LingjunClusterSpec(KubernetesPoolSpec):
     def compute_summary(self) -> dict[str, Any]:
         """The Lingjun nodes, their fabric and fee, then the cluster and queues as on kubernetes-pool."""
         compute = self.lingjun_compute
-        gpus = compute.nodes * compute.node.gpus
+        node = compute.node_spec
+        gpus = compute.nodes * node.gpus
         summary = super().compute_summary()
         summary["node_pools"] = (
             f"system: {self.settings.system_nodes} × {self.settings.system_instance_type}; gpu: a Lingjun node pool "
             f"of {compute.nodes} × {compute.instance_type} (bought, not autoscaled)"
         )
         fee = price_cny(self.catalog, "ack_lingjun_node_fee", fee_tier(gpus), self.profile.region)
-        cpfs = self.lingjun_profile.cpfs
+        cpfs = self.profile.cpfs
         per_day = "unknown" if fee.cny is None else f"{fee.cny * gpus:,.2f} CNY/day"
         summary.update(
             lingjun=(
@@ -158,9 +157,9 @@ class LingjunClusterSpec(KubernetesPoolSpec):
                 + f") in {compute.zone}, HPN zone {compute.hpn_zone}, a Lite Lingjun cluster in the training VPC"
             ),
             lingjun_node_spec=(
-                f"{compute.node.gpus} × {compute.node.gpu_model or 'unnamed GPU'}, {compute.node.vcpus} vCPUs, "
-                f"{compute.node.memory_gib:g} GiB per node, as stated by the profile ({compute.node.source}): Alibaba "
-                "publishes no spec for Lingjun machine types (eflo-controller ListMachineTypes)"
+                f"{node.gpus} × {node.gpu_model or 'unnamed GPU'}, {node.vcpus} vCPUs, {node.memory_gib:g} GiB per "
+                f"node, as stated by the profile ({node.source}): Alibaba publishes no spec for Lingjun machine types "
+                "(eflo-controller ListMachineTypes)"
             ),
             lingjun_price=(
                 "sold on quote: no list price, so the nodes' cost lines stay unknown (prices.csv lingjun_node)"
