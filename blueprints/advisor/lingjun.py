@@ -131,6 +131,9 @@ def _figure(job: Job, catalog: Any, chosen: Option | None, lingjun: LingjunNodeT
         f"{ours.intra_node:.2f} vs {theirs.intra_node:.2f})"
     )
     change = _hours_change(ours.efficiency, theirs.efficiency, upper=lingjun.fabric_scope == "cluster")
+    erdma = _against_erdma(job, catalog, ours, nodes, inst, upper=lingjun.fabric_scope == "cluster")
+    if erdma:
+        change += f"; {erdma}"
     if comm == "light":
         floor = limits()["comm_heavy_min_params"]
         return (
@@ -138,6 +141,43 @@ def _figure(job: Job, catalog: Any, chosen: Option | None, lingjun: LingjunNodeT
             f"{floor:.3g}), so the fabric barely matters for it: {figures}, {change}"
         )
     return f"{figures}, {change}"
+
+
+def best_erdma_type(job: Job, catalog: Any, gpus_per_node: int) -> Any | None:
+    """The eRDMA ECS type with the most RDMA bandwidth per GPU among the GPU types of ``gpus_per_node`` GPUs that the
+    catalog does not rule out of the job's region (ties by name); None when there is none."""
+    candidates = [
+        inst
+        for inst in catalog.instance_types.values()
+        if inst.fabric_link == "erdma"
+        and inst.rdma_gbps
+        and inst.gpu_count == gpus_per_node
+        and (not catalog.sold_only_in(inst) or job.region in catalog.sold_only_in(inst))
+    ]
+    return max(candidates, key=lambda inst: (inst.rdma_gbps / inst.gpu_count, inst.instance_type), default=None)
+
+
+def _against_erdma(job: Job, catalog: Any, ours: sizing.Scaling, nodes: int, chosen: Any, *, upper: bool) -> str:
+    """The chosen option's GPUs on the best eRDMA ECS fabric (the same nodes, GPUs per node and NVLink, only the link
+    between nodes changed, as for Lingjun), as the scaling model gives them, against Lingjun's."""
+    per_node = int(chosen.gpu_count or 0)
+    inst = best_erdma_type(job, catalog, per_node)
+    if inst is None:
+        return f"no eRDMA ECS type of {per_node} GPUs per node to weigh it against"
+    theirs = sizing.scaling_efficiency(
+        nodes=nodes,
+        gpus_per_node=per_node,
+        nvlink=chosen.nvlink,
+        fabric_link="erdma",
+        rdma_gbps_per_node=inst.rdma_gbps,
+        network_gbps=inst.network_gbps,
+        comm=sizing.comm_class(job),
+    )
+    change = _hours_change(ours.efficiency, theirs.efficiency, upper=upper).removeprefix("i.e. ")
+    return (
+        f"against the fastest eRDMA of an ECS type with {per_node} GPUs ({inst.instance_type}, {_link(theirs)}) the "
+        f"same GPUs scale at {theirs.efficiency:.2f} (between nodes {theirs.inter_node:.2f}): {change}"
+    )
 
 
 def _hours_change(ours: float, theirs: float, *, upper: bool) -> str:

@@ -93,12 +93,51 @@ def test_a_tcp_option_gets_the_models_rdma_figure_and_the_hours_it_saves() -> No
     assert line.endswith("so it is never chosen automatically; plan it with the lingjun-cluster blueprint.")
 
 
+ERDMA = re.compile(
+    r"against the fastest eRDMA of an ECS type with (\d+) GPUs \((\S+), rdma ([\d.]+) Gbit/s per GPU\) the same "
+    r"GPUs scale at ([\d.]+) \(between nodes ([\d.]+)\)"
+)
+
+
+def test_the_line_weighs_lingjun_against_the_fastest_erdma_ecs_type_at_the_same_gpus() -> None:
+    the_job = job(LLAMA, "cn-wulanchabu")
+    catalog = load_catalog()
+    chosen = option(the_job, "ecs.gn7-c13g1.26xlarge", 30)
+    (line,) = lingjun_lines(the_job, catalog, chosen)
+    found = ERDMA.search(line)
+    assert found is not None, line
+    # The eRDMA type with the most RDMA bandwidth per GPU among the catalog's 8-GPU eRDMA types.
+    erdma = [
+        t for t in catalog.instance_types.values() if t.fabric_link == "erdma" and t.rdma_gbps and t.gpu_count == 8
+    ]
+    best = max(erdma, key=lambda t: (t.rdma_gbps / t.gpu_count, t.instance_type))
+    assert (found[1], found[2]) == ("8", best.instance_type)
+    assert float(found[3]) == pytest.approx(best.rdma_gbps / 8)
+    inst = catalog.instance_types[chosen.instance_type]
+    theirs = sizing.scaling_efficiency(
+        nodes=30,
+        gpus_per_node=8,
+        nvlink=inst.nvlink,
+        fabric_link="erdma",
+        rdma_gbps_per_node=best.rdma_gbps,
+        network_gbps=best.network_gbps,
+        comm=sizing.comm_class(the_job),
+    )
+    assert float(found[4]) == pytest.approx(theirs.efficiency, abs=0.005)
+    assert float(found[5]) == pytest.approx(theirs.inter_node, abs=0.005)
+    ours = what_if(the_job, chosen)
+    saved = re.compile(r": up to ([\d.]+)% fewer hours at the same GPU and MFU").match(line[found.end() :])
+    assert saved is not None, line
+    assert float(saved[1]) == pytest.approx(100 * (1 - theirs.efficiency / ours.efficiency), abs=0.05)
+
+
 def test_an_rdma_option_at_100_gbit_per_gpu_gains_nothing_in_the_model() -> None:
     the_job = job(LLAMA, "cn-wulanchabu")
     chosen = option(the_job, "ecs.sccgn7ex.32xlarge", 4)
     (line,) = lingjun_lines(the_job, load_catalog(), chosen)
     assert what_if(the_job, chosen).efficiency == pytest.approx(chosen.scaling_efficiency)
-    assert "i.e. the same hours at the same GPU and MFU" in line and "fewer hours" not in line
+    # Against the chosen RoCE type nothing changes; against eRDMA (under 100 Gbit/s per GPU) Lingjun still gains.
+    assert "i.e. the same hours at the same GPU and MFU; against the fastest eRDMA" in line
 
 
 def test_types_with_the_same_published_facts_share_one_line_in_their_region() -> None:
