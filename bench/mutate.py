@@ -54,7 +54,10 @@ MUST_KILL_KEYWORDS = ("protect", "retain_on_delete", "depends_on", *NODE_AND_BUC
 # Focused tests per target (first match wins); fastest and most sensitive first, so -x stops early.
 TESTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # The lingjun-cluster blueprint (before the packages' catch-all entries below).
-    ("blueprints/architectures/lingjun_cluster/", ("tests/test_lingjun_cluster.py",)),
+    (
+        "blueprints/architectures/lingjun_cluster/",
+        ("tests/test_lingjun_cluster.py", "tests/test_registry.py", "tests/test_program.py"),
+    ),
     ("blueprints/components/lingjun.py", ("tests/test_lingjun_cluster.py",)),
     ("blueprints/kinds/eflo.py", ("tests/test_lingjun_cluster.py", "tests/test_kinds.py")),
     ("blueprints/catalog/lingjun.py", ("tests/test_lingjun_cluster.py", "tests/catalog/test_lingjun_catalog.py")),

@@ -3,6 +3,7 @@ node pool naming them), its plan lines, and bad input refused with exit 2 naming
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from blueprints.cli.main import app
 from blueprints.kinds import kind_of
 from blueprints.launch import kubernetes_outputs as lko
 from blueprints.launch import trainjob as lt
-from blueprints.testing import offline_plan
+from blueprints.testing import assert_guardrails, offline_plan
 from tests.crdschema import crd_validator
 
 runner = CliRunner()
@@ -78,6 +79,10 @@ def test_the_gpu_pool_is_a_lingjun_node_pool_of_that_cluster_and_group_after_its
     assert "instanceTypes" not in gpu.inputs and "scalingConfig" not in gpu.inputs
     assert gpu.inputs["management"]["autoRepair"] is True
     assert gpu.inputs["instanceMetadataOptions"] == {"httpTokens": "required"}
+    assert gpu.inputs["systemDiskEncrypted"] is True
+    # Every guardrail holds on the preset: no error finding (AIT003 encryption, AIT008 IMDSv2, AIT039 unknown kinds…).
+    assert [f["rule"] for f in plan.findings if f["level"] == "error"] == []
+    assert_guardrails(plan.resources, fail_level="error")
     assert {n.name for n in of_type(plan, "eflo.Node")} <= set(gpu.depends_on)
 
 
@@ -252,3 +257,158 @@ def test_ecs_blueprints_still_refuse_a_lingjun_machine_type():
     result = runner.invoke(app, ["plan", "kubernetes-training", "--set", "compute.instance_type=efg1.nvga8n"])
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert "compute.instance_type" in result.output
+
+
+@pytest.mark.parametrize(
+    ("settings", "expected"),
+    [
+        (["compute.nodes_per_job=17"], "compute.nodes_per_job = 17: is greater than nodes (16); allowed: 1–16"),
+        (["compute.image_id=m-abc123"], "compute.image_id = 'm-abc123': does not apply to lingjun-cluster"),
+        (["compute.install_pytorch=false"], "compute.install_pytorch = False: does not apply to lingjun-cluster"),
+        (["compute.scratch_gib=100"], "compute.scratch_gib = 100: does not apply to lingjun-cluster"),
+        (
+            ["compute.zone=cn-wulanchabu-b", "network.zones=[cn-wulanchabu-b]"],
+            "compute.zone = 'cn-wulanchabu-b': has no efg1.nvga8n in the catalog; allowed: 'cn-wulanchabu-a'",
+        ),
+        (["network.zones=[cn-wulanchabu-b]"], "network.zones = ['cn-wulanchabu-b']: must be exactly [cn-wulanchabu-a]"),
+        (["network.zones=[]"], "network.zones = []: must be exactly [cn-wulanchabu-a]"),
+        (
+            ["compute.node_spec.gpu_model=Z100"],
+            "compute.node_spec.gpu_model = 'Z100': is not in the catalog's gpus.csv; allowed: ",
+        ),
+        (["kubernetes.version=1.30.1-aliyun.1"], "kubernetes.version = '1.30.1-aliyun.1': is not a version ACK offers"),
+        (
+            ["kubernetes.cluster_spec=ack.standard"],
+            "kubernetes.cluster_spec = 'ack.standard': must be an ACK managed Pro",
+        ),
+        (["kubernetes.system_instance_type=ecs.gn7e-c16g1.32xlarge"], "is not a CPU instance type in the catalog"),
+        (
+            ["storage.kind=cpfs", "storage.throughput_tier=advance_100", "storage.allow_unencrypted_cpfs=true"],
+            "storage.kind = 'cpfs': has no verified static-volume recipe for ACK",
+        ),
+        (["cost.spot=true"], "does not apply to lingjun-cluster: Lingjun nodes are bought whole (no spot"),
+        (["kubernetes.public_api_endpoint=true"], "kubernetes.public_api_endpoint = True: needs network.admin_cidr"),
+        (["queues.teams=[{name: pretrain, gpus: 200}]"], "queues.teams"),
+    ],
+)
+def test_every_profile_rule_refuses_naming_field_value_and_what_is_allowed(settings, expected):
+    assert expected in refused(*settings)
+
+
+def test_kubernetes_older_than_lingjun_node_pools_need_is_refused(tmp_path, monkeypatch):
+    """A catalog copy offering 1.30: in the catalog, but below ACK's 1.31 for Lingjun node pools."""
+    import shutil
+
+    from blueprints.catalog import CATALOG_DIR, CATALOG_DIR_ENV
+
+    copy = tmp_path / "catalog"
+    shutil.copytree(CATALOG_DIR, copy)
+    versions = copy / "kubernetes_versions.csv"
+    rows = versions.read_text(encoding="utf-8").splitlines()
+    rows.append(rows[-1].replace(rows[-1].split(",")[0], "1.30.7-aliyun.1", 1).replace(",1.35,", ",1.30,", 1))
+    versions.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    monkeypatch.setenv(CATALOG_DIR_ENV, str(copy))
+    out = refused("kubernetes.version=1.30.7-aliyun.1")
+    assert "kubernetes.version = '1.30.7-aliyun.1': is older than ACK's Lingjun node pools need; allowed: 1.31" in out
+
+
+def test_the_node_spec_the_profile_states_is_the_plans_node(plan):
+    summary = plan.summary
+    assert (summary["min_nodes"], summary["max_nodes"], summary["nodes_per_job"]) == (16, 16, 8)
+    assert (summary["gpus_per_node"], summary["vcpus_per_node"], summary["memory_gib_per_node"]) == (8, 192, 1967)
+    with_nics = offline_plan(
+        PRESET,
+        overrides={"compute": {"node_spec": {"rdma_nics": 4, "rdma_gbps_per_nic": 400, "gpu_model": "A100-SXM4-80GB"}}},
+    )
+    allreduce = with_nics.outputs["health_gate"]["allreduce"]
+    # 4 NICs × 400 Gbit/s from the profile: the health gate's all-reduce expects that node bandwidth, 0.8 of it to pass.
+    assert (allreduce["fabric"], allreduce["expected_busbw_gbps"], allreduce["threshold_gbps"]) == ("roce", 1600, 1280)
+    assert "profile compute.node_spec" in allreduce["source"]
+    assert plan.outputs["health_gate"]["allreduce"]["expected_busbw_gbps"] is None  # the preset states no NICs
+    assert with_nics.summary["gpu_model"] == "A100-SXM4-80GB"
+    assert "8 × A100-SXM4-80GB, 192 vCPUs, 1967 GiB per node" in with_nics.summary["lingjun_node_spec"]
+
+
+def stack_file(tmp_path: Path, *, subscription: bool = False) -> Path:
+    path = tmp_path / "Pulumi.lingjun.yaml"
+    extra = (
+        "  aitrain:set:\n    compute.payment_type: Subscription\n    compute.period_months: 12\n"
+        if subscription
+        else ""
+    )
+    path.write_text("config:\n  aitrain:preset: lingjun-training\n" + extra, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        (["park"], "'lingjun-cluster' cannot be parked: Lingjun nodes are bought whole: remove them (compute.nodes)"),
+        (["replace-node", "node-000"], "lingjun-cluster: ACK's node auto repair repairs the Lingjun nodes"),
+        (
+            ["image", "pin", "--newest"],
+            "its Lingjun nodes boot compute.node_image_id (a Lingjun image) with their own drivers",
+        ),
+    ],
+)
+def test_the_node_commands_say_what_a_lingjun_stack_does_instead(tmp_path, command, message):
+    path = stack_file(tmp_path)
+    before = path.read_bytes()
+    result = runner.invoke(app, [*command, "--stack-config", str(path), "--write"])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert message in result.output
+    assert path.read_bytes() == before
+
+
+def test_the_plan_summarises_the_lingjun_pool_its_software_and_its_price_basis(plan):
+    summary = plan.summary
+    assert summary["node_pools"] == (
+        "system: 2 × ecs.g7.xlarge; gpu: a Lingjun node pool of 16 × efg1.nvga8n (bought, not autoscaled)"
+    )
+    assert summary["lingjun"] == (
+        "16 × efg1.nvga8n (PayAsYouGo) in cn-wulanchabu-a, HPN zone A1, a Lite Lingjun cluster in the training VPC"
+    )
+    assert summary["gpu_software"].startswith("Lingjun nodes ship built-in drivers (node_image_id)")
+    assert summary["fabric"].startswith("Lingjun RDMA (HPN): RoCE through the node's mlx5 devices")
+    assert summary["boot_to_ready"].startswith("unknown (UNVERIFIED)")
+    assert summary["compute_price"].startswith("unknown: no price for efg1.nvga8n")
+    assert summary["storage_kind"] == "extreme_nas" and summary["bucket_managed"] is True
+
+
+def test_the_spec_serves_no_budget_tier_and_prices_every_node():
+    from blueprints.advisor.data import limits
+    from blueprints.architectures import parse, spec_for
+    from blueprints.architectures.lingjun_cluster.spec import LingjunClusterSpec
+    from blueprints.catalog import load_catalog
+    from blueprints.profile.stackconfig import load_preset
+
+    catalog = load_catalog()
+    today = dt.date(2026, 12, 2)
+    spec = spec_for(parse(load_preset(PRESET), catalog=catalog, today=today), catalog, today)
+    assert spec.price_basis() == (16, "every Lingjun node (bought, not autoscaled)")
+    assert spec.expected_nodes() == 8 and spec.network_instance_type == "ecs.g7.xlarge"
+    assert LingjunClusterSpec.budget_tiers(limits()) == ()
+    assert LingjunClusterSpec.compute_from_choice("efg1.nvga8n", 4, 2) == {
+        "instance_type": "efg1.nvga8n",
+        "nodes": 8,
+        "nodes_per_job": 4,
+    }
+    notes = spec.security_notes()
+    assert any(n.startswith("Lingjun: ACK's Lingjun node pools are allow-listed") for n in notes)
+    assert not any("Subscription Lingjun nodes" in n for n in notes)
+    subscribed = load_preset(PRESET)
+    subscribed["compute"] = {**subscribed["compute"], "payment_type": "Subscription", "period_months": 12}
+    notes = spec_for(parse(subscribed, catalog=catalog, today=today), catalog, today).security_notes()
+    assert any(n.startswith("Subscription Lingjun nodes (12 months): replacing a node") for n in notes)
+
+
+def test_the_stack_outputs_and_the_component_name_the_lingjun_cluster(plan):
+    (cluster,) = of_type(plan, "eflo.Cluster")
+    (group,) = of_type(plan, "eflo.NodeGroup")
+    outputs = plan.outputs
+    assert outputs["lingjun_cluster_id"] == f"${{{cluster.name}.id}}"
+    assert outputs["lingjun_node_group_id"] == f"${{{group.name}.nodeGroupId}}"
+    assert (outputs["lingjun_nodes"], outputs["hpn_zone"], outputs["rdma_device"]) == (16, "A1", "rdma/hca")
+    (component,) = [r for r in plan.resources if r.type == "aitrain:lingjun:LingjunNodes"]
+    assert component.registered_outputs == ("lingjun_cluster_id", "node_group_id", "nodes")
+    assert cluster.parent == component.name and group.parent == component.name

@@ -298,13 +298,27 @@ class LingjunProfile(AckProfile):
             )
 
     def _kubernetes_fits(self, catalog: "Catalog") -> None:
-        k8s = self.kubernetes
-        version = k8s.version or catalog.kubernetes.default_version or ""
+        k8s, ack = self.kubernetes, catalog.kubernetes
+        if k8s.version and k8s.version not in ack.version_names:
+            raise FieldError(
+                "kubernetes.version",
+                k8s.version,
+                f"is not a version ACK offers in the catalog; allowed: {join_allowed(ack.version_names)}",
+            )
+        version = k8s.version or ack.default_version or ""
         if tuple(int(p) for p in re.findall(r"\d+", version)[:2]) < MIN_KUBERNETES:
             raise FieldError(
                 "kubernetes.version",
                 version,
                 "is older than ACK's Lingjun node pools need; allowed: 1.31 or later",
+            )
+        system = catalog.instance_types.get(k8s.system_instance_type)
+        if system is None or system.is_gpu:
+            cpu_types = sorted(name for name, it in catalog.instance_types.items() if not it.is_gpu)
+            raise FieldError(
+                "kubernetes.system_instance_type",
+                k8s.system_instance_type,
+                f"is not a CPU instance type in the catalog; allowed: {join_allowed(cpu_types, limit=40)}",
             )
         if not k8s.cluster_spec.startswith("ack.pro."):
             raise FieldError(
