@@ -97,9 +97,8 @@ def _figure(job: Job, catalog: Any, chosen: Option | None, lingjun: LingjunNodeT
     if lingjun.fabric_gbps is None:
         return "with no stated bandwidth the scaling model has no figure for its fabric"
     inst = catalog.instance_types[chosen.instance_type]
-    per_node = lingjun.gpu_count or int(inst.gpu_count or 0)
-    if per_node < 1:
-        return "the chosen type's GPUs per node are unknown, so the scaling model has no figure for its fabric"
+    # A chosen option is a GPU type (the advisor considers no other), so it has at least one GPU per node.
+    per_node = lingjun.gpu_count or int(inst.gpu_count)
     nodes = math.ceil(chosen.gpus / per_node)
     comm = sizing.comm_class(job)
     ours = sizing.scaling_efficiency(

@@ -219,3 +219,59 @@ def test_without_lingjun_types_the_section_is_absent_and_the_rest_identical(no_l
     doc, empty_doc = (json.loads(_recommend("--format", "json", catalog=c)) for c in (None, no_lingjun))
     assert empty_doc.pop("lingjun") == [] and len(doc.pop("lingjun")) == 1
     assert doc == empty_doc
+
+
+def _edited_catalog(tmp_path: Path, **cells: str) -> Any:
+    """The shipped catalog with efg1.nvga8n's row edited (``column=value``), loaded."""
+    import csv as csv_module
+
+    copy = tmp_path / "edited"
+    shutil.copytree(CATALOG_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    path = copy / "lingjun_node_types.csv"
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv_module.DictReader(handle))
+    for row in rows:
+        if row["machine_type"] == "efg1.nvga8n":
+            row.update(cells)
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv_module.DictWriter(handle, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    return load_catalog(copy)
+
+
+def test_a_type_of_unstated_bandwidth_gets_no_figure(tmp_path: Path) -> None:
+    catalog = _edited_catalog(tmp_path, fabric_gbps="")
+    the_job = job(LLAMA, "cn-wulanchabu")
+    (line,) = lingjun_lines(the_job, catalog, option(the_job, "ecs.gn7-c13g1.26xlarge", 4))
+    assert "RDMA (RoCE) of unstated bandwidth — with no stated bandwidth the scaling model has no figure" in line
+    assert "%" not in line
+
+
+def test_a_slower_stated_fabric_says_more_hours_and_a_stated_gpu_count_is_used(tmp_path: Path) -> None:
+    # 80 Gbit/s stated per node over 8 GPUs (10 per GPU) is below sccgn7ex's RoCE 100 per GPU: Lingjun would be slower.
+    catalog = _edited_catalog(tmp_path, fabric_gbps="80", fabric_scope="node", gpu_count="8")
+    the_job = job(LLAMA, "cn-wulanchabu")
+    chosen = option(the_job, "ecs.sccgn7ex.32xlarge", 4)
+    (line,) = lingjun_lines(the_job, catalog, chosen)
+    assert "on 4 × 8-GPU nodes (stated)" in line and "taking the" not in line
+    assert re.search(r"i\.e\. (\d+\.\d)% more hours at the same GPU and MFU", line), line
+    assert catalog.lingjun["efg1.nvga8n"].gpu_count == 8
+
+
+def test_without_an_erdma_type_of_that_many_gpus_the_line_says_so(tmp_path: Path) -> None:
+    # The 4-GPU eRDMA type with a stated bandwidth is ebmgn8ia; with its rdma_gbps blank no 4-GPU type qualifies.
+    the_job = job(RESNET, "cn-hangzhou")
+    chosen = option(the_job, "ecs.gn7-c13g1.13xlarge", 3)  # 4 GPUs per node
+    (line,) = lingjun_lines(the_job, load_catalog(), chosen)
+    assert (
+        "against the fastest eRDMA of an ECS type with 4 GPUs (ecs.ebmgn8ia.64xlarge, rdma 40 Gbit/s per GPU)" in line
+    )
+    copy = tmp_path / "no-4-gpu-erdma"
+    shutil.copytree(CATALOG_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    types = copy / "instance_types.csv"
+    text = types.read_text(encoding="utf-8")
+    row = next(r for r in text.splitlines() if r.startswith("ecs.ebmgn8ia.64xlarge,"))
+    types.write_text(text.replace(row, row.replace(",erdma,160,", ",erdma,,", 1)), encoding="utf-8")
+    (line,) = lingjun_lines(the_job, load_catalog(copy), chosen)
+    assert "no eRDMA ECS type of 4 GPUs per node to weigh it against" in line

@@ -89,3 +89,10 @@ def test_a_missing_file_is_refused(data_copy):
     (data_copy / FILE).unlink()
     with pytest.raises(CatalogError, match="lingjun_node_types.csv: catalog file missing"):
         load_catalog(data_copy)
+
+
+def test_a_stated_spec_is_read_with_its_numbers(data_copy):
+    for column, value in (("gpu_count", "8"), ("vcpus", "192"), ("memory_gib", "1967"), ("gpu_memory_gib", "80")):
+        edit(data_copy, column, value)
+    row = load_catalog(data_copy).lingjun["efg1.nvga8n"]
+    assert (row.gpu_count, row.vcpus, row.memory_gib, row.gpu_memory_gib) == (8, 192, 1967.0, 80.0)
