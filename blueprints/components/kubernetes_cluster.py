@@ -40,6 +40,18 @@ AUTO_REPAIR_RESTARTS_NODE = True
 REPAIR_MAX_UNAVAILABLE = 1
 
 
+def auto_repair_management() -> alicloud.cs.NodePoolManagementArgs:
+    """A managed node pool with auto repair, one node at a time, no auto upgrade or CVE fix (see above)."""
+    return alicloud.cs.NodePoolManagementArgs(
+        enable=True,
+        auto_repair=True,
+        auto_repair_policy=alicloud.cs.NodePoolManagementAutoRepairPolicyArgs(restart_node=AUTO_REPAIR_RESTARTS_NODE),
+        auto_upgrade=False,
+        auto_vul_fix=False,
+        max_unavailable=REPAIR_MAX_UNAVAILABLE,
+    )
+
+
 @dataclass(frozen=True)
 class KubernetesClusterArgs:
     """An ACK managed cluster and its two node pools."""
@@ -191,16 +203,7 @@ class KubernetesCluster(pulumi.ComponentResource):
             system_disk_performance_level=args.system_disk_performance_level,
             system_disk_encrypted=True,
             system_disk_kms_key=args.kms_key_id,
-            management=alicloud.cs.NodePoolManagementArgs(
-                enable=True,
-                auto_repair=True,
-                auto_repair_policy=alicloud.cs.NodePoolManagementAutoRepairPolicyArgs(
-                    restart_node=AUTO_REPAIR_RESTARTS_NODE
-                ),
-                auto_upgrade=False,
-                auto_vul_fix=False,
-                max_unavailable=REPAIR_MAX_UNAVAILABLE,
-            ),
+            management=auto_repair_management(),
             tags=self.tags,
         )
 

@@ -17,11 +17,10 @@ import pulumi_alicloud as alicloud
 
 from blueprints.components.base import child, with_tags
 from blueprints.components.kubernetes_cluster import (
-    AUTO_REPAIR_RESTARTS_NODE,
     GPU_POOL_LABEL,
-    REPAIR_MAX_UNAVAILABLE,
     KubernetesCluster,
     KubernetesClusterArgs,
+    auto_repair_management,
 )
 
 # The Lingjun node pool's taint: ACK's own for Lingjun nodes (node-role.alibabacloud.com/lingjun, NoSchedule: ACK
@@ -154,16 +153,7 @@ class LingjunKubernetesCluster(KubernetesCluster):
             taints=[alicloud.cs.NodePoolTaintArgs(key=taint_key, effect=effect)],
             # ACK's auto repair covers Lingjun nodes too (custom node auto repair, Lingjun included:
             # https://help.aliyun.com/en/ack/ack-managed-and-ack-dedicated/user-guide/custom-node-auto-repair).
-            management=alicloud.cs.NodePoolManagementArgs(
-                enable=True,
-                auto_repair=True,
-                auto_repair_policy=alicloud.cs.NodePoolManagementAutoRepairPolicyArgs(
-                    restart_node=AUTO_REPAIR_RESTARTS_NODE
-                ),
-                auto_upgrade=False,
-                auto_vul_fix=False,
-                max_unavailable=REPAIR_MAX_UNAVAILABLE,
-            ),
+            management=auto_repair_management(),
             tags=self.tags,
             opts=child(
                 self,
