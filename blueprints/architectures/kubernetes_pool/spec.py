@@ -275,6 +275,10 @@ class AckPoolSpec(BlueprintSpec[A]):
             "not ACK's default worker role: node components that call cloud "
             "APIs with the node's credentials get only what that role grants."
         )
+        # Which job pods run on the node's network: eRDMA's, or those of an RDMA device plugin (Lingjun's rdma/hca).
+        host_jobs = (
+            "eRDMA" if self.fabric_link == "erdma" else (f"RDMA ({self.rdma_device})" if self.rdma_device else "")
+        )
         notes.append(
             f"The jobs' namespace {k8s.namespace} is default-deny (NetworkPolicy, "
             "enforced by Terway: the terway-eniip add-on with NetworkPolicy on): "
@@ -282,15 +286,15 @@ class AckPoolSpec(BlueprintSpec[A]):
             "internet, the API server or the metadata service (100.100.100.200). "
             "NetworkPolicy does not govern hostNetwork pods: "
             + (
-                "the eRDMA job pods use the node's own network, so for them "
+                f"the {host_jobs} job pods use the node's own network, so for them "
                 "only the node's security group and the node-egress rules apply."
-                if self.fabric_link == "erdma"
+                if host_jobs
                 else "a job that sets hostNetwork escapes it (aitrain launch sets it only on eRDMA types)."
             )
         )
         notes.append(
             "Instance metadata: every node requires IMDSv2 tokens. A hostNetwork "
-            f"pod{' (every eRDMA job pod)' if self.fabric_link == 'erdma' else ''} is on the node's network "
+            f"pod{f' (every {host_jobs} job pod)' if host_jobs else ''} is on the node's network "
             f"and gets the GPU node role's STS credentials ({self.node_role_name}) as any node process does; "
             "pulumi-alicloud 4.0.0 cs.NodePool "
             "instance_metadata_options has only http_tokens (no hop limit, which would not stop a hostNetwork pod "
