@@ -288,6 +288,10 @@ def test_ecs_blueprints_still_refuse_a_lingjun_machine_type():
         ),
         (["cost.spot=true"], "does not apply to lingjun-cluster: Lingjun nodes are bought whole (no spot"),
         (["kubernetes.public_api_endpoint=true"], "kubernetes.public_api_endpoint = True: needs network.admin_cidr"),
+        (
+            ["kubernetes.service_cidr=10.50.0.0/20"],
+            "kubernetes.service_cidr = '10.50.0.0/20': overlaps network.vpc_cidr",
+        ),
         (["queues.teams=[{name: pretrain, gpus: 200}]"], "queues.teams"),
     ],
 )

@@ -97,29 +97,9 @@ class GpuPool(Protocol):
 
 
 class AckProfile(ProfileBase):
-    """A profile whose GPUs are an ACK node pool (kubernetes-pool, lingjun-cluster): its pool, cluster and queues."""
+    """A profile whose GPUs are an ACK node pool (kubernetes-pool, lingjun-cluster): the cluster's settings, the teams'
+    queues and the checks every ACK cluster needs; a subclass says what its GPU pool is."""
 
-    def gpu_pool(self) -> GpuPool:
-        """The GPU node pool's compute section."""
-        raise NotImplementedError
-
-    def ack_settings(self) -> KubernetesSettings:
-        """The ACK cluster's settings (the ``kubernetes`` section)."""
-        raise NotImplementedError
-
-    def team_queues(self) -> QueueSettings:
-        """The teams sharing the GPU pool (the ``queues`` section)."""
-        raise NotImplementedError
-
-
-class KubernetesProfile(AckProfile):
-    """Profile of the ``kubernetes-pool`` blueprint."""
-
-    alias_count_fields: ClassVar[tuple[str, ...]] = ("min_nodes", "max_nodes", "nodes_per_job")
-    takes_reservation: ClassVar[bool] = True
-
-    blueprint: Literal["kubernetes-pool"] = Field(description="Which blueprint builds this profile.")
-    compute: KubernetesCompute = Field(description="GPU node type and the GPU node pool's bounds.")
     kubernetes: KubernetesSettings = Field(
         default_factory=KubernetesSettings, description="The ACK cluster's version and add-ons."
     )
@@ -129,25 +109,12 @@ class KubernetesProfile(AckProfile):
         "start timeout; empty: one team 'default' holding the whole pool.",
     )
 
-    @property
-    def reserved_nodes(self) -> int | None:
-        """The GPU pool draws from the reservation up to its max_nodes (every node the autoscaler may add)."""
-        return self.compute.max_nodes
-
-    def gpu_pool(self) -> KubernetesCompute:
-        """The autoscaled ECS GPU pool."""
-        return self.compute
-
-    def ack_settings(self) -> KubernetesSettings:
-        """The ``kubernetes`` section."""
-        return self.kubernetes
-
-    def team_queues(self) -> QueueSettings:
-        """The ``queues`` section."""
-        return self.queues
+    def gpu_pool(self) -> GpuPool:
+        """The GPU node pool's compute section."""
+        raise NotImplementedError
 
     @model_validator(mode="after")
-    def _ack_fits(self, info: ValidationInfo) -> "KubernetesProfile":
+    def _ack_cluster_fits(self, info: ValidationInfo) -> "AckProfile":
         catalog = context_of(info).catalog
         ack, k8s = catalog.kubernetes, self.kubernetes
         if k8s.version and k8s.version not in ack.version_names:
@@ -158,6 +125,61 @@ class KubernetesProfile(AckProfile):
                 f"is not a version ACK offers in the catalog; allowed: {join_allowed(ack.version_names)}"
                 + (f"; {hint}" if hint else ""),
             )
+        system = catalog.instance_types.get(k8s.system_instance_type)
+        if system is None or system.is_gpu:
+            cpu_types = sorted(name for name, it in catalog.instance_types.items() if not it.is_gpu)
+            raise FieldError(
+                "kubernetes.system_instance_type",
+                k8s.system_instance_type,
+                f"is not a CPU instance type in the catalog; allowed: {join_allowed(cpu_types, limit=40)}",
+            )
+        vpc = ipaddress.ip_network(self.network.vpc_cidr)
+        if ipaddress.ip_network(k8s.service_cidr).overlaps(vpc):
+            raise FieldError(
+                "kubernetes.service_cidr",
+                k8s.service_cidr,
+                f"overlaps network.vpc_cidr {self.network.vpc_cidr}; pick a "
+                "range outside the VPC (e.g. 172.20.0.0/16 with a 10.x VPC)",
+            )
+        if self.storage.kind == "cpfs":
+            raise FieldError(
+                "storage.kind",
+                "cpfs",
+                "has no verified static-volume recipe for ACK in aitrain (the CPFS CSI docs cover the old CPFS client "
+                "only); allowed here: nas, extreme_nas",
+            )
+        if k8s.public_api_endpoint and self.network.admin_cidr is None:
+            raise FieldError(
+                "kubernetes.public_api_endpoint",
+                True,
+                "needs network.admin_cidr (the range allowed to reach the API server); set it, or leave the endpoint "
+                "private and reach it from the VPC",
+            )
+        return self
+
+
+class KubernetesProfile(AckProfile):
+    """Profile of the ``kubernetes-pool`` blueprint."""
+
+    alias_count_fields: ClassVar[tuple[str, ...]] = ("min_nodes", "max_nodes", "nodes_per_job")
+    takes_reservation: ClassVar[bool] = True
+
+    blueprint: Literal["kubernetes-pool"] = Field(description="Which blueprint builds this profile.")
+    compute: KubernetesCompute = Field(description="GPU node type and the GPU node pool's bounds.")
+
+    @property
+    def reserved_nodes(self) -> int | None:
+        """The GPU pool draws from the reservation up to its max_nodes (every node the autoscaler may add)."""
+        return self.compute.max_nodes
+
+    def gpu_pool(self) -> KubernetesCompute:
+        """The autoscaled ECS GPU pool."""
+        return self.compute
+
+    @model_validator(mode="after")
+    def _ack_fits(self, info: ValidationInfo) -> "KubernetesProfile":
+        catalog = context_of(info).catalog
+        ack = catalog.kubernetes
         instance = catalog.instance_types.get(self.compute.instance_type)
         if instance is not None and instance.is_gpu and not ack.supports_family(instance.family):
             supported = sorted(
@@ -168,14 +190,6 @@ class KubernetesProfile(AckProfile):
                 self.compute.instance_type,
                 f"is of family {instance.family}, which ACK does not list as a GPU node-pool family (catalog "
                 f"kubernetes_gpu_families.csv); allowed: {join_allowed(supported, limit=40)}",
-            )
-        system = catalog.instance_types.get(k8s.system_instance_type)
-        if system is None or system.is_gpu:
-            cpu_types = sorted(name for name, it in catalog.instance_types.items() if not it.is_gpu)
-            raise FieldError(
-                "kubernetes.system_instance_type",
-                k8s.system_instance_type,
-                f"is not a CPU instance type in the catalog; allowed: {join_allowed(cpu_types, limit=40)}",
             )
         if "install_pytorch" in self.compute.model_fields_set:
             raise FieldError(
@@ -190,30 +204,6 @@ class KubernetesProfile(AckProfile):
                 True,
                 "does not apply to kubernetes-pool: with compute.min_nodes 0 the cluster autoscaler removes idle GPU "
                 "nodes, so no schedule is needed; set it false (or remove cost.off_hours)",
-            )
-        vpc = ipaddress.ip_network(self.network.vpc_cidr)
-        for field in ("service_cidr",):
-            value = getattr(k8s, field)
-            if ipaddress.ip_network(value).overlaps(vpc):
-                raise FieldError(
-                    f"kubernetes.{field}",
-                    value,
-                    f"overlaps network.vpc_cidr {self.network.vpc_cidr}; pick a "
-                    "range outside the VPC (e.g. 172.20.0.0/16 with a 10.x VPC)",
-                )
-        if self.storage.kind == "cpfs":
-            raise FieldError(
-                "storage.kind",
-                "cpfs",
-                "has no verified static-volume recipe for ACK in aitrain (the CPFS CSI docs cover the old CPFS client "
-                "only); allowed here: nas, extreme_nas",
-            )
-        if k8s.public_api_endpoint and self.network.admin_cidr is None:
-            raise FieldError(
-                "kubernetes.public_api_endpoint",
-                True,
-                "needs network.admin_cidr (the range allowed to reach the API server); set it, or leave the endpoint "
-                "private and reach it from the VPC",
             )
         return self
 

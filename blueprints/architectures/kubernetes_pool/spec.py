@@ -67,7 +67,7 @@ class AckPoolSpec(BlueprintSpec[A]):
     @property
     def settings(self) -> KubernetesSettings:
         """The profile's kubernetes section."""
-        return self.profile.ack_settings()
+        return self.profile.kubernetes
 
     @property
     def kubernetes_version(self) -> str:
@@ -127,7 +127,7 @@ class AckPoolSpec(BlueprintSpec[A]):
             namespace=self.settings.namespace,
             gpus_per_node=self.instance.gpu_count,
             max_nodes=self.compute.max_nodes,
-            queues=self.profile.team_queues(),
+            queues=self.profile.queues,
             topology=self.topology,
         )
 

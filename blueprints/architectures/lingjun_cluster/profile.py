@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 from pydantic import Field, ValidationInfo, model_validator
 
 from blueprints.architectures.kubernetes_pool.profile import AckProfile
-from blueprints.architectures.kubernetes_pool.queues import QueueSettings, check_queues
-from blueprints.architectures.kubernetes_pool.settings import NODE_POOL_MAX_SIZE, KubernetesSettings
+from blueprints.architectures.kubernetes_pool.queues import check_queues
+from blueprints.architectures.kubernetes_pool.settings import NODE_POOL_MAX_SIZE
 from blueprints.catalog.lingjun import LingjunNodeType
 from blueprints.core.errors import FieldError, did_you_mean, join_allowed
 from blueprints.profile.context import context_of
@@ -180,12 +180,6 @@ class LingjunProfile(AckProfile):
 
     blueprint: Literal["lingjun-cluster"] = Field(description="Which blueprint builds this profile.")
     compute: LingjunCompute = Field(description="Lingjun machine type, node count, zone and HPN zone.")
-    kubernetes: KubernetesSettings = Field(
-        default_factory=KubernetesSettings, description="The ACK cluster the Lingjun nodes join (Pro, 1.31+)."
-    )
-    queues: QueueSettings = Field(
-        default_factory=QueueSettings, description="Teams sharing the Lingjun nodes through Kueue (as kubernetes-pool)."
-    )
     cpfs: CpfsForLingjun | None = Field(
         default=None, description="An existing CPFS for Lingjun file system the jobs mount (optional)."
     )
@@ -193,14 +187,6 @@ class LingjunProfile(AckProfile):
     def gpu_pool(self) -> LingjunCompute:
         """The Lingjun node pool."""
         return self.compute
-
-    def ack_settings(self) -> KubernetesSettings:
-        """The ``kubernetes`` section."""
-        return self.kubernetes
-
-    def team_queues(self) -> QueueSettings:
-        """The ``queues`` section."""
-        return self.queues
 
     @model_validator(mode="after")
     def _lingjun_fits(self, info: ValidationInfo) -> "LingjunProfile":
@@ -298,38 +284,18 @@ class LingjunProfile(AckProfile):
             )
 
     def _kubernetes_fits(self, catalog: "Catalog") -> None:
-        k8s, ack = self.kubernetes, catalog.kubernetes
-        if k8s.version and k8s.version not in ack.version_names:
-            raise FieldError(
-                "kubernetes.version",
-                k8s.version,
-                f"is not a version ACK offers in the catalog; allowed: {join_allowed(ack.version_names)}",
-            )
-        version = k8s.version or ack.default_version or ""
+        # The checks every ACK cluster needs are AckProfile's; these are Lingjun node pools' own.
+        k8s = self.kubernetes
+        version = k8s.version or catalog.kubernetes.default_version or ""
         if tuple(int(p) for p in re.findall(r"\d+", version)[:2]) < MIN_KUBERNETES:
             raise FieldError(
                 "kubernetes.version",
                 version,
                 "is older than ACK's Lingjun node pools need; allowed: 1.31 or later",
             )
-        system = catalog.instance_types.get(k8s.system_instance_type)
-        if system is None or system.is_gpu:
-            cpu_types = sorted(name for name, it in catalog.instance_types.items() if not it.is_gpu)
-            raise FieldError(
-                "kubernetes.system_instance_type",
-                k8s.system_instance_type,
-                f"is not a CPU instance type in the catalog; allowed: {join_allowed(cpu_types, limit=40)}",
-            )
         if not k8s.cluster_spec.startswith("ack.pro."):
             raise FieldError(
                 "kubernetes.cluster_spec", k8s.cluster_spec, "must be an ACK managed Pro spec (ack.pro.*) for Lingjun"
-            )
-        if self.storage.kind == "cpfs":
-            raise FieldError(
-                "storage.kind",
-                "cpfs",
-                "has no verified static-volume recipe for ACK in aitrain; allowed here: nas, extreme_nas (and "
-                "cpfs: for CPFS for Lingjun)",
             )
         if self.cost.off_hours.enabled or self.cost.spot:
             raise FieldError(
@@ -338,5 +304,3 @@ class LingjunProfile(AckProfile):
                 "does not apply to lingjun-cluster: Lingjun nodes are bought whole (no spot, no schedule); set both "
                 "false",
             )
-        if k8s.public_api_endpoint and self.network.admin_cidr is None:
-            raise FieldError("kubernetes.public_api_endpoint", True, "needs network.admin_cidr")
