@@ -101,15 +101,7 @@ def _figure(job: Job, catalog: Any, chosen: Option | None, lingjun: LingjunNodeT
     per_node = lingjun.gpu_count or int(inst.gpu_count)
     nodes = math.ceil(chosen.gpus / per_node)
     comm = sizing.comm_class(job)
-    ours = sizing.scaling_efficiency(
-        nodes=nodes,
-        gpus_per_node=per_node,
-        nvlink=inst.nvlink,
-        fabric_link=lingjun.fabric,
-        rdma_gbps_per_node=lingjun.fabric_gbps,
-        network_gbps=lingjun.fabric_gbps,
-        comm=comm,
-    )
+    ours = _same_gpus(job, nodes, per_node, inst.nvlink, lingjun.fabric, lingjun.fabric_gbps, lingjun.fabric_gbps)
     theirs = scaling_for(job, inst, chosen.nodes)
     whose = (
         "stated" if lingjun.gpu_count else "GPUs per node and NVLink as the chosen type's: Lingjun's are not published"
@@ -130,9 +122,9 @@ def _figure(job: Job, catalog: Any, chosen: Option | None, lingjun: LingjunNodeT
         f"{ours.intra_node:.2f} vs {theirs.intra_node:.2f})"
     )
     change = _hours_change(ours.efficiency, theirs.efficiency, upper=lingjun.fabric_scope == "cluster")
-    erdma = _against_erdma(job, catalog, ours, nodes, inst, upper=lingjun.fabric_scope == "cluster")
-    if erdma:
-        change += f"; {erdma}"
+    change += "; " + _against_erdma(
+        job, catalog, ours, nodes, per_node, inst.nvlink, upper=lingjun.fabric_scope == "cluster"
+    )
     if comm == "light":
         floor = limits()["comm_heavy_min_params"]
         return (
@@ -156,22 +148,36 @@ def best_erdma_type(job: Job, catalog: Any, gpus_per_node: int) -> Any | None:
     return max(candidates, key=lambda inst: (inst.rdma_gbps / inst.gpu_count, inst.instance_type), default=None)
 
 
-def _against_erdma(job: Job, catalog: Any, ours: sizing.Scaling, nodes: int, chosen: Any, *, upper: bool) -> str:
-    """The chosen option's GPUs on the best eRDMA ECS fabric (the same nodes, GPUs per node and NVLink, only the link
-    between nodes changed, as for Lingjun), as the scaling model gives them, against Lingjun's."""
-    per_node = int(chosen.gpu_count or 0)
+def _same_gpus(
+    job: Job,
+    nodes: int,
+    per_node: int,
+    nvlink: bool | None,
+    link: str,
+    rdma_gbps: float | None,
+    network_gbps: float | None,
+) -> sizing.Scaling:
+    """The scaling model's figure for ``nodes`` × ``per_node`` GPUs (NVLink as given) over one inter-node link."""
+    return sizing.scaling_efficiency(
+        nodes=nodes,
+        gpus_per_node=per_node,
+        nvlink=nvlink,
+        fabric_link=link,
+        rdma_gbps_per_node=rdma_gbps,
+        network_gbps=network_gbps,
+        comm=sizing.comm_class(job),
+    )
+
+
+def _against_erdma(
+    job: Job, catalog: Any, ours: sizing.Scaling, nodes: int, per_node: int, nvlink: bool | None, *, upper: bool
+) -> str:
+    """The same nodes, GPUs per node and NVLink as Lingjun's what-if on the best eRDMA ECS fabric of that many GPUs
+    per node (only the link between nodes changed), as the scaling model gives them, against Lingjun's."""
     inst = best_erdma_type(job, catalog, per_node)
     if inst is None:
         return f"no eRDMA ECS type of {per_node} GPUs per node to weigh it against"
-    theirs = sizing.scaling_efficiency(
-        nodes=nodes,
-        gpus_per_node=per_node,
-        nvlink=chosen.nvlink,
-        fabric_link="erdma",
-        rdma_gbps_per_node=inst.rdma_gbps,
-        network_gbps=inst.network_gbps,
-        comm=sizing.comm_class(job),
-    )
+    theirs = _same_gpus(job, nodes, per_node, nvlink, "erdma", inst.rdma_gbps, inst.network_gbps)
     change = _hours_change(ours.efficiency, theirs.efficiency, upper=upper).removeprefix("i.e. ")
     return (
         f"against the fastest eRDMA of an ECS type with {per_node} GPUs ({inst.instance_type}, {_link(theirs)}) the "

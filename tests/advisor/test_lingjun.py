@@ -275,3 +275,13 @@ def test_without_an_erdma_type_of_that_many_gpus_the_line_says_so(tmp_path: Path
     types.write_text(text.replace(row, row.replace(",erdma,160,", ",erdma,,", 1)), encoding="utf-8")
     (line,) = lingjun_lines(the_job, load_catalog(copy), chosen)
     assert "no eRDMA ECS type of 4 GPUs per node to weigh it against" in line
+
+
+def test_the_erdma_comparison_uses_the_same_nodes_as_lingjuns_what_if(tmp_path: Path) -> None:
+    # A stated 16 GPUs per Lingjun node: its what-if runs 32 GPUs on 2 nodes, so eRDMA is weighed at 16 GPUs per node
+    # too (none in the catalog), never at the chosen type's 8.
+    catalog = _edited_catalog(tmp_path, gpu_count="16")
+    the_job = job(LLAMA, "cn-wulanchabu")
+    (line,) = lingjun_lines(the_job, catalog, option(the_job, "ecs.gn7-c13g1.26xlarge", 4))
+    assert "on 2 × 16-GPU nodes (stated)" in line
+    assert "no eRDMA ECS type of 16 GPUs per node to weigh it against" in line
